@@ -1,0 +1,293 @@
+// Package bench is the engine core: it schedules transactions of an Op in a
+// closed loop (N concurrent workers) or an open loop (a target rate), applies
+// the warm-up and steady-state windows, keeps the per-second series and
+// records every transaction into a metrics.Recorder.
+//
+// The engine never prints; progress leaves through Config.Progress.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// Op makes the per-worker executors of one kind of transaction.
+type Op interface {
+	// NewWorker returns the executor for worker id; each is used by one
+	// goroutine only.
+	NewWorker(id int) (Worker, error)
+}
+
+// Worker executes transactions one at a time.
+type Worker interface {
+	// Do performs one transaction starting now and fills s: the phase
+	// durations (Total from s.Start), the error class, bytes. It must return
+	// within the operation's own deadlines; ctx is cancelled only to abandon
+	// work (the sample is then discarded).
+	Do(ctx context.Context, s *metrics.Sample)
+}
+
+// Config says how to apply load. The zero value is not valid; see Defaults.
+type Config struct {
+	Concurrency int           // closed loop: workers; open loop: most in flight
+	Rate        float64       // transactions per second; 0 for closed loop
+	Duration    time.Duration // steady-state window
+	Warmup      time.Duration // before the window, excluded from statistics
+	// Drain bounds how long in-flight transactions may run after the window
+	// (or an interruption) before they are abandoned.
+	Drain  time.Duration
+	Shards int // histogram shards; 0 means 2×GOMAXPROCS
+	// Progress, if set, is called once a second from one goroutine.
+	Progress func(metrics.Second)
+}
+
+// Defaults returns the default configuration.
+func Defaults() Config {
+	return Config{Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: 30 * time.Second}
+}
+
+// Validate reports a configuration error.
+func (c Config) Validate() error {
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
+	case c.Rate < 0:
+		return fmt.Errorf("rate must not be negative, got %g", c.Rate)
+	case c.Duration <= 0:
+		return fmt.Errorf("duration must be positive, got %s", c.Duration)
+	case c.Warmup < 0:
+		return fmt.Errorf("warm-up must not be negative, got %s", c.Warmup)
+	}
+	return nil
+}
+
+// Result is what a run measured.
+type Result struct {
+	Snapshot    metrics.Snapshot
+	Series      []metrics.Second
+	Started     time.Time
+	SteadyStart time.Time
+	Ended       time.Time
+	// Window is the steady-state time actually covered: Duration, or less
+	// when the run was interrupted.
+	Window    time.Duration
+	Complete  bool
+	Late      int64 // open loop: started more than 1 ms after intended
+	Dropped   int64 // open loop: intended starts that never ran
+	Abandoned int64 // in flight when the drain bound expired; not recorded
+}
+
+// lateThreshold is how far behind its intended start a transaction may begin
+// before it counts as late.
+const lateThreshold = time.Millisecond
+
+// Run applies load until the duration ends or ctx is cancelled. Cancelling
+// ctx stops new transactions; in-flight ones finish (within Drain) and are
+// recorded, and the result says Complete: false.
+func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = 2 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.Drain <= 0 {
+		cfg.Drain = 30 * time.Second
+	}
+	workers := make([]Worker, cfg.Concurrency)
+	for i := range workers {
+		w, err := op.NewWorker(i)
+		if err != nil {
+			return nil, err
+		}
+		workers[i] = w
+	}
+
+	start := time.Now()
+	steadyStart := start.Add(cfg.Warmup)
+	end := steadyStart.Add(cfg.Duration)
+	rec := metrics.NewRecorder(cfg.Shards, start)
+	res := &Result{Started: start, SteadyStart: steadyStart}
+
+	// opCtx outlives ctx so that in-flight transactions finish and count;
+	// it is cancelled when the drain bound expires.
+	opCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
+	defer abandon()
+	stop := make(chan struct{}) // closed when no new transaction may start
+	var stopOnce sync.Once
+	stopAt := end
+	var stopMu sync.Mutex
+	halt := func(at time.Time) {
+		stopOnce.Do(func() {
+			stopMu.Lock()
+			stopAt = at
+			stopMu.Unlock()
+			close(stop)
+		})
+	}
+
+	var abandoned atomic.Int64
+	record := func(id int, s *metrics.Sample) {
+		if opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
+			abandoned.Add(1)
+			return
+		}
+		rec.Record(id, s)
+	}
+
+	var wg sync.WaitGroup
+	var late, dropped atomic.Int64
+	if cfg.Rate == 0 {
+		for i, w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					now := time.Now()
+					if !now.Before(end) {
+						return
+					}
+					s := metrics.Sample{Intended: now, Start: now, Steady: !now.Before(steadyStart)}
+					w.Do(opCtx, &s)
+					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+					record(i, &s)
+				}
+			}()
+		}
+	} else {
+		ticks := make(chan time.Time, cfg.Concurrency)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(ticks)
+			pace(start, end, cfg.Rate, stop, ticks, &dropped)
+		}()
+		for i, w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for intended := range ticks {
+					now := time.Now()
+					if now.Sub(intended) > lateThreshold {
+						late.Add(1)
+					}
+					s := metrics.Sample{Intended: intended, Start: now, Steady: !intended.Before(steadyStart)}
+					w.Do(opCtx, &s)
+					// Coordinated omission: the latency the user would
+					// have seen runs from the intended start (wrk2's
+					// expected_latency_start); the uncorrected figure is
+					// kept beside it.
+					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+					s.Dur[metrics.Total] += now.Sub(intended)
+					record(i, &s)
+				}
+			}()
+		}
+	}
+
+	// The series ticker: one entry per second since start.
+	tickDone := make(chan struct{})
+	var series []metrics.Second
+	go func() {
+		defer close(tickDone)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case now := <-t.C:
+				sec := rec.Tick(now)
+				series = append(series, sec)
+				if cfg.Progress != nil {
+					cfg.Progress(sec)
+				}
+			case <-tickDone:
+				return
+			}
+		}
+	}()
+
+	// Stop scheduling at the end of the window or on cancellation.
+	endTimer := time.NewTimer(time.Until(end))
+	select {
+	case <-endTimer.C:
+		halt(end)
+	case <-ctx.Done():
+		endTimer.Stop()
+		halt(time.Now())
+	}
+	// Wait for in-flight transactions, at most Drain.
+	waited := make(chan struct{})
+	go func() { wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(cfg.Drain):
+		abandon()
+		<-waited
+	}
+	tickDone <- struct{}{}
+	<-tickDone
+	final := rec.Tick(time.Now())
+	if final.Transactions+final.Errors > 0 {
+		series = append(series, final)
+	}
+
+	stopMu.Lock()
+	at := stopAt
+	stopMu.Unlock()
+	res.Ended = time.Now()
+	res.Complete = !at.Before(end)
+	if at.After(end) {
+		at = end
+	}
+	res.Window = max(at.Sub(steadyStart), 0)
+	res.Snapshot = rec.Snapshot()
+	res.Series = series
+	res.Late, res.Dropped, res.Abandoned = late.Load(), dropped.Load(), abandoned.Load()
+	return res, nil
+}
+
+// pace sends the intended start times of an open-loop schedule: the i-th
+// transaction is due at start + i/rate. A due start that finds every worker
+// busy and the queue full is dropped and counted, never delayed silently.
+func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for i := int64(0); ; i++ {
+		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
+		if !due.Before(end) {
+			return
+		}
+		if d := time.Until(due); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-stop:
+				return
+			}
+		} else {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+		select {
+		case ticks <- due:
+		default:
+			dropped.Add(1)
+		}
+	}
+}

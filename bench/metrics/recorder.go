@@ -1,0 +1,259 @@
+// Package metrics records transactions into sharded HDR histograms and
+// counters, and defines the persisted run record. It is a leaf package: it
+// imports nothing of tlsbench.
+//
+// All latencies are microseconds, in one histogram geometry (Lowest, Highest,
+// SigFigs), so that histograms from any run or agent merge exactly.
+package metrics
+
+import (
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The one histogram geometry. Values above Highest are recorded as Highest
+// and counted in Snapshot.OutOfRange.
+const (
+	Lowest  = 1           // 1 µs
+	Highest = 100_000_000 // 100 s
+	SigFigs = 3
+)
+
+// NewHistogram returns an empty histogram of the shared geometry.
+func NewHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, SigFigs) }
+
+// Phase is a part of a transaction that is timed separately.
+type Phase int
+
+// The phases of a transaction. Total runs from the transaction's intended
+// start (open loop) or actual start (closed loop) to its end; Uncorrected
+// runs from the actual start and differs from Total only in open loop.
+const (
+	Connect Phase = iota
+	Handshake
+	TTFB     // request written → first response byte
+	Transfer // first response byte → complete response (and close)
+	Total
+	Uncorrected
+	NumPhases
+)
+
+var phaseNames = [NumPhases]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected"}
+
+func (p Phase) String() string { return phaseNames[p] }
+
+// Sample is one transaction's outcome, filled by an operation and recorded
+// by the engine. A zero duration for a phase means the phase was not reached.
+type Sample struct {
+	Intended time.Time // when the scheduler wanted it to start
+	Start    time.Time // when it started
+	Dur      [NumPhases]time.Duration
+	Class    string // "" for success, else an error class
+	Err      error  // the error, for the record's examples; may be nil
+	// Handshake is true when the TLS handshake completed (whatever came next).
+	Handshake bool
+	BytesIn   int64 // application bytes received (headers + body)
+	BytesOut  int64 // application bytes sent
+	Steady    bool  // started inside the steady-state window
+}
+
+// Recorder accumulates samples. Record may be called concurrently with a
+// distinct or equal shard index; Tick and Snapshot may be called concurrently
+// with Record.
+type Recorder struct {
+	shards []shard
+	start  time.Time
+}
+
+type shard struct {
+	mu sync.Mutex
+	// Steady-state window only.
+	h        [NumPhases]*hdr.Histogram
+	ok       int64
+	errs     map[string]int64
+	examples map[string]string
+	bytesIn  int64
+	bytesOut int64
+	oor      int64
+	// Whole run (warm-up and drain too).
+	allOK, allErr, allHS int64
+	// Since the last Tick, whole run.
+	iv ivStats
+}
+
+type ivStats struct {
+	ok, errs, bytesIn int64
+	hs, total         *hdr.Histogram
+}
+
+// NewRecorder returns a Recorder with n shards (at least 1); start is the
+// time series offsets are measured from.
+func NewRecorder(n int, start time.Time) *Recorder {
+	if n < 1 {
+		n = 1
+	}
+	r := &Recorder{shards: make([]shard, n), start: start}
+	for i := range r.shards {
+		s := &r.shards[i]
+		for p := range s.h {
+			s.h[p] = NewHistogram()
+		}
+		s.errs = make(map[string]int64)
+		s.examples = make(map[string]string)
+		s.iv.hs = hdr.New(Lowest, Highest, 2)
+		s.iv.total = hdr.New(Lowest, Highest, 2)
+	}
+	return r
+}
+
+// Shards returns the number of shards.
+func (r *Recorder) Shards() int { return len(r.shards) }
+
+func us(d time.Duration) int64 { return int64(d / time.Microsecond) }
+
+// Record adds one sample to shard i (taken modulo the shard count).
+func (r *Recorder) Record(i int, s *Sample) {
+	sh := &r.shards[i%len(r.shards)]
+	sh.mu.Lock()
+	if s.Handshake {
+		sh.allHS++
+	}
+	if s.Class == "" {
+		sh.allOK++
+		sh.iv.ok++
+		sh.iv.bytesIn += s.BytesIn
+		sh.recordIv(sh.iv.hs, s.Dur[Handshake])
+		sh.recordIv(sh.iv.total, s.Dur[Total])
+	} else {
+		sh.allErr++
+		sh.iv.errs++
+	}
+	if s.Steady {
+		sh.bytesIn += s.BytesIn
+		sh.bytesOut += s.BytesOut
+		if s.Class == "" {
+			sh.ok++
+			for p, d := range s.Dur {
+				sh.record(sh.h[p], d)
+			}
+		} else {
+			sh.errs[s.Class]++
+			if _, ok := sh.examples[s.Class]; !ok && s.Err != nil {
+				sh.examples[s.Class] = s.Err.Error()
+			}
+		}
+	}
+	sh.mu.Unlock()
+}
+
+func (sh *shard) record(h *hdr.Histogram, d time.Duration) {
+	v := us(d)
+	if v > Highest {
+		v = Highest
+		sh.oor++
+	}
+	if v < 0 {
+		v = 0
+	}
+	if h.RecordValue(v) != nil {
+		sh.oor++
+	}
+}
+
+func (sh *shard) recordIv(h *hdr.Histogram, d time.Duration) {
+	v := us(d)
+	if v > Highest {
+		v = Highest
+	}
+	_ = h.RecordValue(max(v, 0)) // in range by construction
+}
+
+// Second is one entry of a run's per-second series. Counts are of
+// transactions that ended in that second (warm-up included; the record's
+// steady_start_s says where the window begins).
+type Second struct {
+	T            int     `json:"t"`    // seconds since the run started
+	Unix         int64   `json:"unix"` // absolute second (for merging agents)
+	Transactions int64   `json:"transactions"`
+	Errors       int64   `json:"errors"`
+	BytesIn      int64   `json:"bytes_in"`
+	HandshakeP99 float64 `json:"handshake_p99_us"`
+	TotalP50     float64 `json:"total_p50_us"`
+	TotalP99     float64 `json:"total_p99_us"`
+}
+
+// Tick closes the current interval: it returns the counts since the last
+// Tick and resets them. now names the second.
+func (r *Recorder) Tick(now time.Time) Second {
+	hs, total := hdr.New(Lowest, Highest, 2), hdr.New(Lowest, Highest, 2)
+	sec := Second{T: int(now.Sub(r.start).Round(time.Second) / time.Second), Unix: now.Unix()}
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		sec.Transactions += sh.iv.ok
+		sec.Errors += sh.iv.errs
+		sec.BytesIn += sh.iv.bytesIn
+		hs.Merge(sh.iv.hs)
+		total.Merge(sh.iv.total)
+		sh.iv.ok, sh.iv.errs, sh.iv.bytesIn = 0, 0, 0
+		sh.iv.hs.Reset()
+		sh.iv.total.Reset()
+		sh.mu.Unlock()
+	}
+	if hs.TotalCount() > 0 {
+		sec.HandshakeP99 = float64(hs.ValueAtQuantile(99))
+	}
+	if total.TotalCount() > 0 {
+		sec.TotalP50 = float64(total.ValueAtQuantile(50))
+		sec.TotalP99 = float64(total.ValueAtQuantile(99))
+	}
+	return sec
+}
+
+// Snapshot is the merged state of a Recorder.
+type Snapshot struct {
+	Hist       [NumPhases]*hdr.Histogram // steady window, successful transactions
+	OK         int64                     // steady window
+	Errors     map[string]int64          // steady window, by class
+	Examples   map[string]string         // first error message per class
+	BytesIn    int64
+	BytesOut   int64
+	OutOfRange int64
+	AllOK      int64 // whole run
+	AllErrors  int64 // whole run
+	Handshakes int64 // whole run: TLS handshakes completed by the client
+}
+
+// Snapshot merges the shards. It may be called while recording goes on.
+func (r *Recorder) Snapshot() Snapshot {
+	s := Snapshot{Errors: map[string]int64{}, Examples: map[string]string{}}
+	for p := range s.Hist {
+		s.Hist[p] = NewHistogram()
+	}
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		for p := range s.Hist {
+			s.Hist[p].Merge(sh.h[p])
+		}
+		s.OK += sh.ok
+		for k, v := range sh.errs {
+			s.Errors[k] += v
+		}
+		for k, v := range sh.examples {
+			if _, ok := s.Examples[k]; !ok {
+				s.Examples[k] = v
+			}
+		}
+		s.BytesIn += sh.bytesIn
+		s.BytesOut += sh.bytesOut
+		s.OutOfRange += sh.oor
+		s.AllOK += sh.allOK
+		s.AllErrors += sh.allErr
+		s.Handshakes += sh.allHS
+		sh.mu.Unlock()
+	}
+	return s
+}

@@ -1,0 +1,262 @@
+package metrics
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Schema identifies the run record format. A reader rejects records whose
+// schema it does not know.
+const Schema = "tlsbench/run/v1"
+
+// Run is the persisted record of one run: self-contained, so that reports can
+// be rendered and runs merged long after the fact.
+type Run struct {
+	Schema      string          `json:"schema"`
+	Engine      string          `json:"engine"`
+	Profile     string          `json:"profile"`
+	ProfileSpec json.RawMessage `json:"profile_spec,omitempty"`
+	Target      Target          `json:"target"`
+	Config      json.RawMessage `json:"config,omitempty"`
+	Tool        Tool            `json:"tool"`
+	Host        Host            `json:"host"`
+	Started     time.Time       `json:"started"`
+	Ended       time.Time       `json:"ended"`
+	// Complete is false when the run was interrupted before its duration.
+	Complete   bool       `json:"complete"`
+	Negotiated Negotiated `json:"negotiated"`
+	Load       Load       `json:"load"`
+
+	WarmupS      float64 `json:"warmup_s"`
+	SteadyStartS float64 `json:"steady_start_s"`
+	DurationS    float64 `json:"duration_s"` // the steady-state window measured
+	Transactions int64   `json:"transactions"`
+	CPS          float64 `json:"cps,omitempty"`
+	Resumed      int64   `json:"resumed"`
+	Handshakes   int64   `json:"handshakes"` // client-completed TLS handshakes, whole run
+	Errors       Errors  `json:"errors"`
+	Bytes        Bytes   `json:"bytes"`
+
+	Latency    map[string]Percentiles `json:"latency_us"`
+	Histograms map[string]string      `json:"histograms"` // phase → HdrHistogram V2 compressed, base64
+	OutOfRange int64                  `json:"latency_out_of_range,omitempty"`
+	Series     []Second               `json:"series"`
+	Whole      Whole                  `json:"whole_run"`
+	Client     Client                 `json:"client"`
+}
+
+// Target is what was measured.
+type Target struct {
+	URL        string `json:"url"`
+	Address    string `json:"address"` // dialled host:port
+	ServerName string `json:"server_name,omitempty"`
+	// InProcess is true when the reference target ran inside the generator.
+	InProcess bool `json:"in_process,omitempty"`
+	// InsecureSkipVerify records that chain verification was skipped.
+	InsecureSkipVerify bool `json:"insecure_skip_verify"`
+	CAFile             string `json:"ca_file,omitempty"`
+}
+
+// Tool identifies the generator build.
+type Tool struct {
+	Name      string `json:"name"`
+	Version   string `json:"version"`
+	GoVersion string `json:"go_version"`
+}
+
+// Host describes the generator machine.
+type Host struct {
+	Hostname string `json:"hostname"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpu_model,omitempty"`
+}
+
+// Negotiated is what the handshakes negotiated (all verified against the
+// profile; taken from the first verified connection).
+type Negotiated struct {
+	Version     string `json:"version"`
+	CipherSuite string `json:"cipher_suite"`
+	OpenSSL     string `json:"cipher_suite_openssl,omitempty"`
+	Group       string `json:"group"`
+	CertKey     string `json:"cert_key"`
+	// SuitePinned is false for TLS 1.3, where the suite is observed.
+	SuitePinned bool `json:"suite_pinned"`
+}
+
+// Load is how load was applied.
+type Load struct {
+	Mode        string  `json:"mode"` // "closed" or "open"
+	Concurrency int     `json:"concurrency"`
+	Rate        float64 `json:"rate,omitempty"`
+	Late        int64   `json:"late,omitempty"`    // open loop: started >1 ms after intended
+	Dropped     int64   `json:"dropped,omitempty"` // open loop: never started (no worker free)
+	Sources     int     `json:"source_addresses,omitempty"`
+}
+
+// Errors counts failed transactions of the steady-state window.
+type Errors struct {
+	Total    int64             `json:"total"`
+	ByClass  map[string]int64  `json:"by_class"`
+	Examples map[string]string `json:"examples,omitempty"`
+}
+
+// Bytes counts application bytes of the steady-state window.
+type Bytes struct {
+	In  int64 `json:"in"`
+	Out int64 `json:"out"`
+}
+
+// Whole counts the whole run, warm-up and drain included, for reconciling
+// with a server's counters.
+type Whole struct {
+	Transactions int64 `json:"transactions"`
+	Errors       int64 `json:"errors"`
+}
+
+// Client is the generator's own resource use during the run.
+type Client struct {
+	CPUSeconds  float64 `json:"cpu_s"`
+	UserS       float64 `json:"user_s"`
+	SysS        float64 `json:"sys_s"`
+	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	Cores       int     `json:"cores"`
+	// Utilization is CPU seconds ÷ (wall seconds × cores), 0..1.
+	Utilization float64 `json:"utilization"`
+	// CPUPerTxnUS is client CPU µs per completed transaction (whole run).
+	CPUPerTxnUS float64 `json:"cpu_per_transaction_us,omitempty"`
+	// IncludesTarget is true when an in-process target's CPU is included.
+	IncludesTarget bool `json:"includes_target,omitempty"`
+}
+
+// Percentiles summarises one phase in microseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	Min   int64   `json:"min"`
+	Mean  float64 `json:"mean"`
+	P50   int64   `json:"p50"`
+	P90   int64   `json:"p90"`
+	P99   int64   `json:"p99"`
+	P999  int64   `json:"p999"`
+	Max   int64   `json:"max"`
+}
+
+// Summarize computes the percentiles of h.
+func Summarize(h *hdr.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	return Percentiles{
+		Count: h.TotalCount(),
+		Min:   h.Min(),
+		Mean:  h.Mean(),
+		P50:   h.ValueAtQuantile(50),
+		P90:   h.ValueAtQuantile(90),
+		P99:   h.ValueAtQuantile(99),
+		P999:  h.ValueAtQuantile(99.9),
+		Max:   h.Max(),
+	}
+}
+
+// Fill sets the record's counts, percentiles and encoded histograms from a
+// snapshot of a steady window of length window.
+func (r *Run) Fill(s Snapshot, window time.Duration) error {
+	r.DurationS = window.Seconds()
+	r.Transactions = s.OK
+	if window > 0 {
+		r.CPS = float64(s.OK) / window.Seconds()
+	}
+	r.Errors = Errors{ByClass: s.Errors, Examples: s.Examples}
+	for _, v := range s.Errors {
+		r.Errors.Total += v
+	}
+	r.Resumed = s.Errors["resumed"]
+	r.Handshakes = s.Handshakes
+	r.Bytes = Bytes{In: s.BytesIn, Out: s.BytesOut}
+	r.OutOfRange = s.OutOfRange
+	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors}
+	r.Latency = make(map[string]Percentiles, NumPhases)
+	r.Histograms = make(map[string]string, NumPhases)
+	for p, h := range s.Hist {
+		name := Phase(p).String()
+		r.Latency[name] = Summarize(h)
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return fmt.Errorf("metrics: encoding %s histogram: %w", name, err)
+		}
+		r.Histograms[name] = string(enc)
+	}
+	return nil
+}
+
+// Histogram decodes the named phase's histogram from the record.
+func (r *Run) Histogram(phase string) (*hdr.Histogram, error) {
+	enc, ok := r.Histograms[phase]
+	if !ok {
+		return nil, fmt.Errorf("metrics: record has no %q histogram", phase)
+	}
+	h, err := hdr.Decode([]byte(enc))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: decoding %s histogram: %w", phase, err)
+	}
+	return h, nil
+}
+
+// ReadRun reads a run record and checks its schema.
+func ReadRun(file string) (*Run, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var r Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a run record: %w", file, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, want %q", file, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// WriteFile writes data to file atomically: a temporary file in the same
+// directory, fsynced, then renamed over file.
+func WriteFile(file string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(file)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// WriteJSON writes the record atomically as indented JSON.
+func (r *Run) WriteJSON(file string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return WriteFile(file, append(data, '\n'), 0o644)
+}

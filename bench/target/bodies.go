@@ -1,0 +1,113 @@
+package target
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/valyala/fasthttp"
+)
+
+// PatternPeriod is the period of the deterministic body pattern: byte i of
+// every object is Pattern[i%PatternPeriod]. A prime period makes shifted or
+// reordered data visible.
+const PatternPeriod = 251
+
+// Pattern is one period of the body pattern (printable ASCII).
+var Pattern = func() []byte {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	p := make([]byte, PatternPeriod)
+	for i := range p {
+		p[i] = alphabet[(i*7)%len(alphabet)]
+	}
+	return p
+}()
+
+// maxPrealloc is the largest object served straight from memory; larger
+// ones are streamed from the pattern.
+const maxPrealloc = 16 << 20
+
+type bodies struct {
+	buf []byte // maxPrealloc bytes of the pattern
+}
+
+func newBodies() *bodies {
+	b := &bodies{buf: make([]byte, maxPrealloc)}
+	for i := 0; i < len(b.buf); i += PatternPeriod {
+		copy(b.buf[i:], Pattern)
+	}
+	return b
+}
+
+// ParseSize parses an object size: "1024", "1k", "1m", "2g" (binary
+// multiples), "1KiB", "1MiB".
+func ParseSize(s string) (int64, error) {
+	t := bytes.TrimSpace([]byte(s))
+	mult := int64(1)
+	lower := bytes.ToLower(t)
+	for _, suf := range []struct {
+		s string
+		m int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if bytes.HasSuffix(lower, []byte(suf.s)) {
+			mult = suf.m
+			t = t[:len(t)-len(suf.s)]
+			break
+		}
+	}
+	n, err := strconv.ParseInt(string(t), 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad size %q (want a number with an optional k, m or g suffix)", s)
+	}
+	if n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return n * mult, nil
+}
+
+func (b *bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
+	var size int64
+	switch {
+	case string(path) == "/1k":
+		size = 1 << 10
+	case string(path) == "/1m":
+		size = 1 << 20
+	case bytes.HasPrefix(path, []byte("/bytes/")):
+		n, err := ParseSize(string(path[len("/bytes/"):]))
+		if err != nil {
+			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
+			return
+		}
+		size = n
+	default:
+		ctx.Error("not found; objects: /1k, /1m, /bytes/N[k|m|g], /stats", fasthttp.StatusNotFound)
+		return
+	}
+	ctx.SetContentType("application/octet-stream")
+	if size <= maxPrealloc {
+		ctx.Response.SetBodyRaw(b.buf[:size]) // no copy
+		return
+	}
+	ctx.Response.SetBodyStream(&patternReader{left: size}, int(size))
+}
+
+// patternReader yields size bytes of the pattern.
+type patternReader struct {
+	off, left int64
+}
+
+func (r *patternReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) && r.left > 0 {
+		i := int(r.off % PatternPeriod)
+		c := copy(p[n:min(len(p), n+int(r.left))], Pattern[i:])
+		n += c
+		r.off += int64(c)
+		r.left -= int64(c)
+	}
+	return n, nil
+}

@@ -1,0 +1,327 @@
+// Package target is the reference TLS target: fasthttp over crypto/tls, one
+// listener per cipher profile, each configured exactly as its profile, with
+// certificates generated in memory, session cache and tickets off. It serves
+// sized objects from preallocated memory and counts what it sees, so that
+// the engines' counts can be tested against it.
+package target
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/valyala/fasthttp"
+)
+
+// Config configures a Target.
+type Config struct {
+	Host     string // address to listen on; default 127.0.0.1
+	Port     int    // first port; listeners take consecutive ports; 0: any free port each
+	Profiles []*profiles.Profile
+	// Hostnames are added to the generated certificates' names (localhost,
+	// 127.0.0.1 and ::1 are always there).
+	Hostnames []string
+	// Cert, if set, is served on every listener instead of generated ones.
+	Cert *tls.Certificate
+	// Admin, if set, is the address of a plain-HTTP listener for /stats.
+	Admin string
+	// HandshakeTimeout bounds a client's handshake; default 10s.
+	HandshakeTimeout time.Duration
+	// OnHandshake, if set, is called after every completed handshake.
+	OnHandshake func(l *Listener, cs tls.ConnectionState)
+}
+
+// Target is a running reference target. Close stops it.
+type Target struct {
+	// CA issued the generated certificates (nil with Config.Cert).
+	CA        *cipher.CA
+	Listeners []*Listener
+	AdminAddr string
+
+	servers []*fasthttp.Server
+	lns     []net.Listener
+	wg      sync.WaitGroup
+	bodies  *bodies
+	closed  atomic.Bool
+}
+
+// Listener is one profile's listener and its counters.
+type Listener struct {
+	Profile *profiles.Profile
+	Addr    string // host:port
+
+	handshakes      atomic.Int64 // full handshakes (client traffic; /stats connections excluded)
+	resumed         atomic.Int64
+	requests        atomic.Int64
+	handshakeErrors atomic.Int64
+	statsConns      atomic.Int64
+}
+
+// Stats is a listener's counters as served by /stats.
+type Stats struct {
+	Profile         string `json:"profile"`
+	Address         string `json:"address"`
+	Handshakes      int64  `json:"handshakes"`
+	Resumed         int64  `json:"resumed"`
+	Requests        int64  `json:"requests"`
+	HandshakeErrors int64  `json:"handshake_errors"`
+}
+
+// Stats returns the listener's counters.
+func (l *Listener) Stats() Stats {
+	return Stats{
+		Profile: l.Profile.Name, Address: l.Addr,
+		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
+		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
+	}
+}
+
+// Start starts a listener per profile and, if configured, the admin listener.
+func Start(cfg Config) (*Target, error) {
+	if len(cfg.Profiles) == 0 {
+		return nil, errors.New("target: no profiles")
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = 10 * time.Second
+	}
+	t := &Target{bodies: newBodies()}
+	certs := map[string]tls.Certificate{}
+	if cfg.Cert == nil {
+		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA", 365*24*time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		t.CA = ca
+	} else if cfg.Cert.Leaf != nil {
+		got, _ := cipher.KeyTypeOf(cfg.Cert.Leaf.PublicKey)
+		for _, p := range cfg.Profiles {
+			if want := p.ServerCertKey(); !want.Matches(got) {
+				return nil, fmt.Errorf("target: profile %s is served with a %s certificate, the given certificate is %s", p.Name, want, got)
+			}
+		}
+	}
+	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, cfg.Hostnames...)
+	if cfg.Host != "127.0.0.1" && cfg.Host != "0.0.0.0" && cfg.Host != "::" {
+		hosts = append(hosts, cfg.Host)
+	}
+	for i, p := range cfg.Profiles {
+		var cert tls.Certificate
+		if cfg.Cert != nil {
+			cert = *cfg.Cert
+		} else {
+			kt := p.ServerCertKey()
+			c, ok := certs[kt.String()]
+			if !ok {
+				var err error
+				if c, err = t.CA.Leaf(kt, hosts, 365*24*time.Hour); err != nil {
+					t.Close()
+					return nil, err
+				}
+				certs[kt.String()] = c
+			}
+			cert = c
+		}
+		port := 0
+		if cfg.Port != 0 {
+			port = cfg.Port + i
+		}
+		addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("target: profile %s: %w", p.Name, err)
+		}
+		l := &Listener{Profile: p, Addr: ln.Addr().String()}
+		t.Listeners = append(t.Listeners, l)
+		tl := &tlsListener{Listener: ln, cfg: p.ServerConfig(cert), l: l, timeout: cfg.HandshakeTimeout, onHS: cfg.OnHandshake}
+		t.serve(tl, t.handler(l))
+	}
+	if cfg.Admin != "" {
+		ln, err := net.Listen("tcp", cfg.Admin)
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("target: admin listener: %w", err)
+		}
+		t.AdminAddr = ln.Addr().String()
+		t.serve(ln, t.adminHandler)
+	}
+	return t, nil
+}
+
+func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
+	srv := &fasthttp.Server{
+		Handler:                      h,
+		Name:                         "tlsbench",
+		ReadTimeout:                  30 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  60 * time.Second,
+		Logger:                       quietLogger{},
+		NoDefaultDate:                false,
+		CloseOnShutdown:              true,
+		DisablePreParseMultipartForm: true,
+	}
+	t.servers = append(t.servers, srv)
+	t.lns = append(t.lns, ln)
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		_ = srv.Serve(ln) // returns when the listener closes
+	}()
+}
+
+// Close stops the listeners and closes open connections.
+func (t *Target) Close() error {
+	if t.closed.Swap(true) {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, s := range t.servers {
+		_ = s.ShutdownWithContext(ctx)
+	}
+	for _, ln := range t.lns {
+		ln.Close()
+	}
+	t.wg.Wait()
+	return nil
+}
+
+// Stats returns every listener's counters.
+func (t *Target) Stats() []Stats {
+	out := make([]Stats, len(t.Listeners))
+	for i, l := range t.Listeners {
+		out[i] = l.Stats()
+	}
+	return out
+}
+
+// Listener returns the listener of the named profile, or nil.
+func (t *Target) Listener(profile string) *Listener {
+	for _, l := range t.Listeners {
+		if l.Profile.Name == profile {
+			return l
+		}
+	}
+	return nil
+}
+
+func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		path := ctx.Path()
+		if string(path) == "/stats" {
+			if c, ok := ctx.Conn().(*tlsConn); ok && c.counted && !c.stats {
+				// This connection came to read the counters: it is not
+				// client traffic.
+				c.stats = true
+				l.handshakes.Add(-1)
+				l.statsConns.Add(1)
+			}
+			writeJSON(ctx, l.Stats())
+			return
+		}
+		l.requests.Add(1)
+		t.bodies.serve(ctx, path)
+	}
+}
+
+func (t *Target) adminHandler(ctx *fasthttp.RequestCtx) {
+	if string(ctx.Path()) != "/stats" {
+		ctx.Error("not found", fasthttp.StatusNotFound)
+		return
+	}
+	writeJSON(ctx, struct {
+		Listeners []Stats `json:"listeners"`
+	}{t.Stats()})
+}
+
+func writeJSON(ctx *fasthttp.RequestCtx, v any) {
+	data, _ := json.Marshal(v)
+	ctx.SetContentType("application/json")
+	ctx.SetBody(append(data, '\n'))
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(string, ...any) {}
+
+// tlsListener wraps accepted connections in TLS and counts handshakes.
+type tlsListener struct {
+	net.Listener
+	cfg     *tls.Config
+	l       *Listener
+	timeout time.Duration
+	onHS    func(*Listener, tls.ConnectionState)
+}
+
+func (tl *tlsListener) Accept() (net.Conn, error) {
+	c, err := tl.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &tlsConn{Conn: tls.Server(c, tl.cfg), tl: tl}, nil
+}
+
+// tlsConn completes the handshake on first use, under its own deadline, and
+// counts it. It is used by one fasthttp worker goroutine at a time.
+type tlsConn struct {
+	*tls.Conn
+	tl      *tlsListener
+	done    bool
+	counted bool // counted in handshakes
+	stats   bool // has asked for /stats
+	hsErr   error
+}
+
+func (c *tlsConn) handshake() error {
+	if c.done {
+		return c.hsErr
+	}
+	c.done = true
+	ctx, cancel := context.WithTimeout(context.Background(), c.tl.timeout)
+	defer cancel()
+	if err := c.Conn.HandshakeContext(ctx); err != nil {
+		c.tl.l.handshakeErrors.Add(1)
+		c.hsErr = err
+		return err
+	}
+	cs := c.Conn.ConnectionState()
+	if cs.DidResume {
+		c.tl.l.resumed.Add(1)
+	} else {
+		c.tl.l.handshakes.Add(1)
+		c.counted = true
+	}
+	if c.tl.onHS != nil {
+		c.tl.onHS(c.tl.l, cs)
+	}
+	return nil
+}
+
+func (c *tlsConn) Read(p []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *tlsConn) Write(p []byte) (int, error) {
+	if err := c.handshake(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+var _ io.ReadWriter = (*tlsConn)(nil)

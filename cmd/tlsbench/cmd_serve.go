@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"text/tabwriter"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+const serveUsage = `tlsbench serve [flags]
+
+Runs the reference TLS target: one listener per profile on consecutive ports,
+each configured exactly as its profile (certificates generated in memory,
+session cache and tickets off). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+returns the listener's counters. Stops on SIGINT or SIGTERM and prints them.`
+
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("serve")
+	listen := fs.String("listen", "127.0.0.1", "`ADDRESS` to listen on")
+	port := fs.Int("port", 8443, "first `PORT`; the listeners take consecutive ports (0: any free ports)")
+	names := fs.StringArray("profile", nil, "serve this profile `NAME` (repeatable; default: every built-in)")
+	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	certFile := fs.String("cert", "", "serve this certificate chain `FILE` (PEM) instead of generated ones")
+	keyFile := fs.String("key", "", "private key `FILE` (PEM) of --cert")
+	admin := fs.String("admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
+	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
+	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
+	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	if *port < 0 || *port > 65535 {
+		return usagef("bad --port %d: not 0-65535", *port)
+	}
+	if net.ParseIP(*listen) == nil && *listen != "localhost" {
+		return usagef("bad --listen %q: not an IP address", *listen)
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return usagef("--cert and --key go together")
+	}
+	set, err := loadProfiles(*files)
+	if err != nil {
+		return err
+	}
+	var ps []*profiles.Profile
+	if len(*names) == 0 {
+		ps = set.All()
+	}
+	for _, n := range *names {
+		p, err := set.Get(n)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		ps = append(ps, p)
+	}
+	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin}
+	if *certFile != "" {
+		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+		if err != nil {
+			return usagef("--cert/--key: %v", err)
+		}
+		cfg.Cert = &c
+	}
+	t, err := target.Start(cfg)
+	if err != nil {
+		return err
+	}
+	defer t.Close()
+	if *caOut != "" && t.CA != nil {
+		if err := metrics.WriteFile(*caOut, t.CA.CertPEM(), 0o644); err != nil {
+			return fmt.Errorf("writing --ca-out: %w", err)
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tADDRESS\tSUITE\tGROUP\tCERT")
+	for _, l := range t.Listeners {
+		p := l.Profile
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, l.Addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
+	}
+	tw.Flush()
+	if t.AdminAddr != "" {
+		fmt.Fprintf(stdout, "admin: http://%s/stats\n", t.AdminAddr)
+	}
+	if *caOut != "" && t.CA != nil {
+		fmt.Fprintf(stdout, "CA certificate: %s (use --cacert)\n", *caOut)
+	}
+	fmt.Fprintln(stdout, "serving; SIGINT or SIGTERM stops")
+	if f, ok := stdout.(*os.File); ok {
+		_ = f.Sync()
+	}
+	<-ctx.Done()
+	t.Close()
+	fmt.Fprintln(stderr, "stopped")
+	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS")
+	for _, s := range t.Stats() {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors)
+	}
+	return tw.Flush()
+}

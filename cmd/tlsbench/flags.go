@@ -1,0 +1,206 @@
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// newFlags returns a flag set that prints nothing by itself.
+func newFlags(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.Usage = func() {}
+	fs.SetInterspersed(true)
+	return fs
+}
+
+// parseFlags parses args; help prints the usage to stdout and returns
+// errHelp.
+func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", usage, fs.FlagUsages())
+		return errHelp
+	}
+	if err != nil {
+		return usagef("%s", err)
+	}
+	return nil
+}
+
+// errHelp ends a command successfully after printing help.
+var errHelp = errors.New("help")
+
+// loadProfiles returns the built-in profiles plus the user's files.
+func loadProfiles(files []string) (*profiles.Set, error) {
+	set := profiles.Builtin()
+	for _, f := range files {
+		if err := set.LoadFile(f); err != nil {
+			return nil, usagef("%s", err)
+		}
+	}
+	return set, nil
+}
+
+// endpoint is a parsed https URL.
+type endpoint struct {
+	URL        *url.URL
+	Host       string // host name (or IP) of the URL
+	Port       string
+	Path       string // with query
+	Address    string // host:port to dial
+	ServerName string // SNI
+	HostHeader string
+}
+
+// parseTarget parses an https URL and applies --resolve and --sni.
+func parseTarget(raw string, resolves []string, sni string) (*endpoint, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, usagef("bad URL %q: %v", raw, errors.Unwrap(err))
+	}
+	if u.Scheme != "https" {
+		return nil, usagef("bad URL %q: the scheme must be https", raw)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, usagef("bad URL %q: no host", raw)
+	}
+	if u.User != nil {
+		return nil, usagef("bad URL %q: user information is not supported", raw)
+	}
+	t := &endpoint{URL: u, Host: u.Hostname(), Port: u.Port()}
+	if t.Port == "" {
+		t.Port = "443"
+	}
+	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
+		return nil, usagef("bad URL %q: port %q is not 1-65535", raw, t.Port)
+	}
+	t.Path = u.EscapedPath()
+	if t.Path == "" {
+		t.Path = "/1k"
+	}
+	if u.RawQuery != "" {
+		t.Path += "?" + u.RawQuery
+	}
+	t.Address = net.JoinHostPort(t.Host, t.Port)
+	t.HostHeader = u.Host
+	if net.ParseIP(t.Host) == nil {
+		t.ServerName = t.Host
+	}
+	for _, r := range resolves {
+		host, port, addr, err := parseResolve(r)
+		if err != nil {
+			return nil, err
+		}
+		if strings.EqualFold(host, t.Host) && port == t.Port {
+			t.Address = net.JoinHostPort(addr, port)
+		}
+	}
+	if sni != "" {
+		t.ServerName = sni
+	}
+	return t, nil
+}
+
+// parseResolve parses curl's --resolve form host:port:addr.
+func parseResolve(s string) (host, port, addr string, err error) {
+	bad := func(why string) error { return usagef("bad --resolve %q: %s (want host:port:addr)", s, why) }
+	parts := strings.SplitN(s, ":", 3)
+	if len(parts) != 3 {
+		return "", "", "", bad("too few fields")
+	}
+	host, port, addr = parts[0], parts[1], strings.Trim(parts[2], "[]")
+	if host == "" {
+		return "", "", "", bad("no host")
+	}
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return "", "", "", bad(fmt.Sprintf("port %q is not 1-65535", port))
+	}
+	if net.ParseIP(addr) == nil {
+		return "", "", "", bad(fmt.Sprintf("%q is not an IP address", addr))
+	}
+	return host, port, addr, nil
+}
+
+// parseSources parses --source: comma-separated addresses, ranges
+// (127.0.0.2-127.0.0.200) and CIDR blocks (127.0.1.0/24).
+func parseSources(specs []string) ([]net.IP, error) {
+	const limit = 1 << 16
+	var out []net.IP
+	for _, spec := range specs {
+		for _, item := range strings.Split(spec, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" {
+				continue
+			}
+			switch {
+			case strings.Contains(item, "/"):
+				_, n, err := net.ParseCIDR(item)
+				if err != nil || n.IP.To4() == nil {
+					return nil, usagef("bad --source %q: not an IPv4 CIDR block", item)
+				}
+				ones, bits := n.Mask.Size()
+				if bits-ones > 16 {
+					return nil, usagef("bad --source %q: more than %d addresses", item, limit)
+				}
+				first := binary.BigEndian.Uint32(n.IP.To4())
+				for i := uint32(0); i < 1<<(bits-ones); i++ {
+					out = append(out, u32IP(first+i))
+				}
+			case strings.Contains(item, "-"):
+				lo, hi, _ := strings.Cut(item, "-")
+				a, b := net.ParseIP(lo).To4(), net.ParseIP(hi).To4()
+				if a == nil || b == nil {
+					return nil, usagef("bad --source %q: a range is IPv4-IPv4", item)
+				}
+				x, y := binary.BigEndian.Uint32(a), binary.BigEndian.Uint32(b)
+				if y < x || y-x >= limit {
+					return nil, usagef("bad --source %q: empty range or more than %d addresses", item, limit)
+				}
+				for i := x; i <= y; i++ {
+					out = append(out, u32IP(i))
+				}
+			default:
+				ip := net.ParseIP(item)
+				if ip == nil {
+					return nil, usagef("bad --source %q: not an IP address", item)
+				}
+				out = append(out, ip)
+			}
+			if len(out) > limit {
+				return nil, usagef("--source: more than %d addresses", limit)
+			}
+		}
+	}
+	return out, nil
+}
+
+func u32IP(v uint32) net.IP {
+	ip := make(net.IP, 4)
+	binary.BigEndian.PutUint32(ip, v)
+	return ip
+}
+
+// parseHeaders parses repeated "Name: value" flags.
+func parseHeaders(hs []string) ([][2]string, error) {
+	var out [][2]string
+	for _, h := range hs {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
+			return nil, usagef("bad --header %q: want 'Name: value'", h)
+		}
+		out = append(out, [2]string{name, strings.TrimSpace(value)})
+	}
+	return out, nil
+}

@@ -1,0 +1,516 @@
+// Package profiles defines cipher profiles: what a client offers (TLS
+// versions, cipher suites, key-exchange groups) and what it must find
+// negotiated on every connection (version, suite, group, certificate key, and
+// never a resumed session). Built-in profiles are YAML files embedded in the
+// binary; users add their own with LoadFile.
+//
+// A Profile is immutable once loaded and safe for concurrent use; the
+// *tls.Config values it builds are new on every call and owned by the caller.
+package profiles
+
+import (
+	"bytes"
+	"crypto/tls"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/cipher"
+	"go.yaml.in/yaml/v3"
+)
+
+//go:embed *.yaml
+var builtinFS embed.FS
+
+// Profile is one cipher profile. The exported fields mirror the YAML file;
+// the resolved values are read through methods.
+type Profile struct {
+	Name         string   `yaml:"name" json:"name"`
+	Description  string   `yaml:"description,omitempty" json:"description,omitempty"`
+	MinVersion   string   `yaml:"min_version" json:"min_version"`
+	MaxVersion   string   `yaml:"max_version" json:"max_version"`
+	CipherSuites []string `yaml:"cipher_suites,omitempty" json:"cipher_suites,omitempty"`
+	Groups       []string `yaml:"groups" json:"groups"`
+	Expect       Expect   `yaml:"expect" json:"expect"`
+	Server       Server   `yaml:"server,omitempty" json:"server,omitempty"`
+
+	// Source is "builtin" or the file the profile came from.
+	Source string `yaml:"-" json:"source"`
+
+	min, max cipher.Version
+	suites   []cipher.Suite
+	groups   []cipher.Group
+	exp      expectation
+	raw      []byte // the YAML document as written
+}
+
+// Expect is what every connection must negotiate. A resumed session is
+// always an error: tlsbench measures full handshakes (SR=0).
+type Expect struct {
+	Version     string `yaml:"version" json:"version"`
+	CipherSuite string `yaml:"cipher_suite,omitempty" json:"cipher_suite,omitempty"`
+	// Group is the key-exchange group, or "none" for RSA key exchange.
+	Group string `yaml:"group,omitempty" json:"group,omitempty"`
+	// CertKey is the leaf key ("ECDSA P-256", "RSA 2048", or "ECDSA" for any
+	// curve). Optional.
+	CertKey string `yaml:"cert_key,omitempty" json:"cert_key,omitempty"`
+}
+
+// Server says how the reference target serves this profile.
+type Server struct {
+	CertKey string `yaml:"cert_key,omitempty" json:"cert_key,omitempty"`
+}
+
+type expectation struct {
+	version  cipher.Version
+	suite    *cipher.Suite // nil: not checked
+	group    *cipher.Group // nil: not checked; ID 0: RSA key exchange
+	certKey  cipher.KeyType
+	serverKT cipher.KeyType
+}
+
+// MinTLS and MaxTLS return the version range offered.
+func (p *Profile) MinTLS() cipher.Version { return p.min }
+func (p *Profile) MaxTLS() cipher.Version { return p.max }
+
+// Suites returns the TLS 1.2 suites offered (empty for TLS 1.3-only profiles).
+func (p *Profile) Suites() []cipher.Suite { return p.suites }
+
+// OfferedGroups returns the groups offered.
+func (p *Profile) OfferedGroups() []cipher.Group { return p.groups }
+
+// ExpectedVersion returns the version every connection must negotiate.
+func (p *Profile) ExpectedVersion() cipher.Version { return p.exp.version }
+
+// ExpectedSuite returns the expected suite; ok is false when any is accepted.
+func (p *Profile) ExpectedSuite() (cipher.Suite, bool) {
+	if p.exp.suite == nil {
+		return cipher.Suite{}, false
+	}
+	return *p.exp.suite, true
+}
+
+// SuitePinned reports whether the client's offer forces the suite (TLS 1.2);
+// a TLS 1.3 suite is only observed.
+func (p *Profile) SuitePinned() bool { return p.exp.suite != nil && !p.exp.suite.TLS13 }
+
+// ExpectedGroup returns the expected group (ID 0 for RSA key exchange); ok is
+// false when any is accepted.
+func (p *Profile) ExpectedGroup() (cipher.Group, bool) {
+	if p.exp.group == nil {
+		return cipher.Group{}, false
+	}
+	return *p.exp.group, true
+}
+
+// ExpectedCertKey returns the expected leaf key type (zero: not checked).
+func (p *Profile) ExpectedCertKey() cipher.KeyType { return p.exp.certKey }
+
+// ServerCertKey returns the key type the reference target serves.
+func (p *Profile) ServerCertKey() cipher.KeyType { return p.exp.serverKT }
+
+// YAML returns the profile's document as written.
+func (p *Profile) YAML() []byte { return p.raw }
+
+// SuiteLabel is the suite column of listings: the OpenSSL name, marked as
+// observed when the protocol does not let the client pin it.
+func (p *Profile) SuiteLabel() string {
+	s, ok := p.ExpectedSuite()
+	switch {
+	case !ok && p.exp.version == cipher.Version(tls.VersionTLS13):
+		return "(any TLS 1.3 suite, observed)"
+	case !ok:
+		return "(any)"
+	case s.TLS13:
+		return s.OpenSSL + " (observed)"
+	}
+	return s.OpenSSL
+}
+
+// GroupLabel is the group column of listings: "P-384 (secp384r1)", or "— (RSA
+// key exchange)".
+func (p *Profile) GroupLabel() string {
+	g, ok := p.ExpectedGroup()
+	switch {
+	case !ok:
+		return "(any)"
+	case g.ID == 0:
+		return "— (RSA key exchange)"
+	case !strings.EqualFold(g.OpenSSL, g.Name):
+		return fmt.Sprintf("%s (%s)", g.Name, g.OpenSSL)
+	}
+	return g.Name
+}
+
+// Error is a problem in a profile file: the file, the line (0 if unknown)
+// and what is wrong, all on one line.
+type Error struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("profile %s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("profile %s: %s", e.File, e.Msg)
+}
+
+// Set is a collection of profiles by name. The zero Set is empty; a Set is
+// not safe for concurrent modification.
+type Set struct {
+	byName map[string]*Profile
+	order  []string
+}
+
+// builtinOrder lists the built-in profiles: the reference study's three
+// first, then the modern ones. A test checks it names every embedded file.
+var builtinOrder = []string{
+	"ecdhe-ecdsa-aes128-sha256-p384",
+	"ecdhe-ecdsa-aes128-sha256-p256",
+	"rsa2048-aes128-gcm-sha256",
+	"ecdhe-rsa-aes128-gcm-sha256-p256",
+	"ecdhe-ecdsa-aes128-gcm-sha256-p256",
+	"tls13-aes128-gcm-x25519",
+	"tls13-x25519mlkem768",
+}
+
+// SeedProfiles are the reference study's profiles, in its table's order.
+var SeedProfiles = builtinOrder[:3]
+
+// Builtin returns a new Set holding the built-in profiles.
+func Builtin() *Set {
+	s := &Set{}
+	for _, name := range builtinOrder {
+		file := name + ".yaml"
+		data, err := builtinFS.ReadFile(file)
+		if err != nil {
+			panic(err)
+		}
+		ps, err := Parse(path.Join("builtin", file), data)
+		if err != nil {
+			panic(fmt.Sprintf("built-in profile invalid: %v", err)) // caught by tests
+		}
+		for _, p := range ps {
+			p.Source = "builtin"
+			if err := s.Add(p); err != nil {
+				panic(err)
+			}
+		}
+	}
+	return s
+}
+
+// Add adds p; a name that is already present is an error.
+func (s *Set) Add(p *Profile) error {
+	if s.byName == nil {
+		s.byName = make(map[string]*Profile)
+	}
+	if old, ok := s.byName[p.Name]; ok {
+		return fmt.Errorf("profile %q from %s is already defined (%s)", p.Name, p.Source, old.Source)
+	}
+	s.byName[p.Name] = p
+	s.order = append(s.order, p.Name)
+	return nil
+}
+
+// LoadFile parses a profile file (one or more YAML documents) and adds its
+// profiles.
+func (s *Set) LoadFile(file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("profile file: %w", err)
+	}
+	ps, err := Parse(file, data)
+	if err != nil {
+		return err
+	}
+	for _, p := range ps {
+		p.Source = file
+		if err := s.Add(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Get returns the named profile or an error listing the known names.
+func (s *Set) Get(name string) (*Profile, error) {
+	if p, ok := s.byName[name]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("unknown profile %q (known: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// Names returns the profile names, built-ins in file order then user
+// profiles in load order.
+func (s *Set) Names() []string { return append([]string(nil), s.order...) }
+
+// All returns the profiles in Names order.
+func (s *Set) All() []*Profile {
+	out := make([]*Profile, len(s.order))
+	for i, n := range s.order {
+		out[i] = s.byName[n]
+	}
+	return out
+}
+
+// Parse decodes every YAML document in data strictly (unknown fields are
+// errors) and validates each profile. file names the source in errors.
+func Parse(file string, data []byte) ([]*Profile, error) {
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	loose := yaml.NewDecoder(bytes.NewReader(data))
+	var out []*Profile
+	for {
+		var node yaml.Node
+		if err := loose.Decode(&node); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, yamlError(file, err)
+		}
+		var p Profile
+		if err := strict.Decode(&p); err != nil {
+			return nil, yamlError(file, err)
+		}
+		if node.Kind == 0 || (len(node.Content) > 0 && node.Content[0].Kind != yaml.MappingNode) {
+			return nil, &Error{File: file, Line: node.Line, Msg: "a profile is a mapping of fields (name, min_version, …)"}
+		}
+		raw, _ := yaml.Marshal(&node)
+		p.raw = raw
+		if err := p.resolve(); err != nil {
+			var fe *fieldError
+			if errors.As(err, &fe) {
+				return nil, &Error{File: file, Line: lineOf(&node, fe.path...), Msg: fe.msg}
+			}
+			return nil, &Error{File: file, Line: node.Line, Msg: err.Error()}
+		}
+		out = append(out, &p)
+	}
+	if len(out) == 0 {
+		return nil, &Error{File: file, Msg: "no profile in file"}
+	}
+	return out, nil
+}
+
+// yamlError turns a yaml.v3 error into one line with the first problem.
+func yamlError(file string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg := te.Errors[0]
+		var line int
+		if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+			msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+		}
+		msg = strings.Replace(msg, "not found in type profiles.Profile", "is not a profile field", 1)
+		msg = strings.Replace(msg, "not found in type profiles.Expect", "is not an expect field", 1)
+		msg = strings.Replace(msg, "not found in type profiles.Server", "is not a server field", 1)
+		return &Error{File: file, Line: line, Msg: msg}
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
+		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
+	}
+	return &Error{File: file, Line: line, Msg: strings.ReplaceAll(msg, "\n", " ")}
+}
+
+type fieldError struct {
+	path []string
+	msg  string
+}
+
+func (e *fieldError) Error() string { return e.msg }
+
+func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+
+// lineOf finds the line of the value at path (mapping keys) in a document.
+func lineOf(doc *yaml.Node, path ...string) int {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := n.Line
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return line
+		}
+		found := false
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				n = n.Content[i+1]
+				line = n.Line
+				if line == 0 {
+					line = n.Content[i].Line
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			return line
+		}
+	}
+	return line
+}
+
+// resolve checks the profile and fills in the resolved values.
+func (p *Profile) resolve() error {
+	var err error
+	if p.Name == "" {
+		return ferr("name is required", "name")
+	}
+	if strings.ContainsAny(p.Name, " \t/\\") {
+		return ferr(fmt.Sprintf("name %q must not contain spaces or slashes", p.Name), "name")
+	}
+	if p.MinVersion == "" {
+		return ferr("min_version is required", "min_version")
+	}
+	if p.min, err = cipher.ParseVersion(p.MinVersion); err != nil {
+		return ferr("min_version: "+err.Error(), "min_version")
+	}
+	if p.MaxVersion == "" {
+		return ferr("max_version is required", "max_version")
+	}
+	if p.max, err = cipher.ParseVersion(p.MaxVersion); err != nil {
+		return ferr("max_version: "+err.Error(), "max_version")
+	}
+	if p.min > p.max {
+		return ferr(fmt.Sprintf("min_version %s is above max_version %s", p.min.Short(), p.max.Short()), "min_version")
+	}
+	for _, name := range p.CipherSuites {
+		s, err := cipher.SuiteByName(name)
+		if err != nil {
+			return ferr("cipher_suites: "+err.Error(), "cipher_suites")
+		}
+		if s.TLS13 {
+			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites (the client always offers all three); remove it and put it under expect.cipher_suite, where it is observed and checked", s.IANA), "cipher_suites")
+		}
+		p.suites = append(p.suites, s)
+	}
+	if p.min <= tls.VersionTLS12 && len(p.suites) == 0 {
+		return ferr("cipher_suites is required when TLS 1.2 or older is offered (the offer must be explicit)", "cipher_suites")
+	}
+	if len(p.Groups) == 0 {
+		return ferr("groups is required (crypto/tls's default offer includes post-quantum groups; the offer must be explicit)", "groups")
+	}
+	seen := map[tls.CurveID]bool{}
+	for _, name := range p.Groups {
+		g, err := cipher.GroupByName(name)
+		if err != nil {
+			return ferr("groups: "+err.Error(), "groups")
+		}
+		if g.TLS13Only && p.max < tls.VersionTLS13 {
+			return ferr(fmt.Sprintf("groups: %s exists only in TLS 1.3, but max_version is %s", g.Name, p.max.Short()), "groups")
+		}
+		if seen[g.ID] {
+			return ferr(fmt.Sprintf("groups: %s is listed twice", g.Name), "groups")
+		}
+		seen[g.ID] = true
+		p.groups = append(p.groups, g)
+	}
+
+	// Expectations.
+	if p.Expect.Version == "" {
+		return ferr("expect.version is required", "expect", "version")
+	}
+	if p.exp.version, err = cipher.ParseVersion(p.Expect.Version); err != nil {
+		return ferr("expect.version: "+err.Error(), "expect", "version")
+	}
+	if p.exp.version < p.min || p.exp.version > p.max {
+		return ferr(fmt.Sprintf("expect.version %s is outside min_version..max_version", p.exp.version.Short()), "expect", "version")
+	}
+	if p.Expect.CipherSuite != "" {
+		s, err := cipher.SuiteByName(p.Expect.CipherSuite)
+		if err != nil {
+			return ferr("expect.cipher_suite: "+err.Error(), "expect", "cipher_suite")
+		}
+		if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
+			return ferr(fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short()), "expect", "cipher_suite")
+		}
+		if !s.TLS13 && !containsSuite(p.suites, s.ID) {
+			return ferr(fmt.Sprintf("expect.cipher_suite %s is not in cipher_suites", s.OpenSSL), "expect", "cipher_suite")
+		}
+		p.exp.suite = &s
+	} else if p.exp.version != tls.VersionTLS13 && len(p.suites) == 1 {
+		s := p.suites[0]
+		p.exp.suite = &s
+	}
+	if p.Expect.Group != "" {
+		var g cipher.Group
+		if strings.EqualFold(p.Expect.Group, "none") {
+			if s := p.exp.suite; s == nil || s.KeyExch != "RSA" {
+				return ferr("expect.group none (RSA key exchange) needs an RSA key-exchange expect.cipher_suite", "expect", "group")
+			}
+		} else {
+			if g, err = cipher.GroupByName(p.Expect.Group); err != nil {
+				return ferr("expect.group: "+err.Error(), "expect", "group")
+			}
+			if !seen[g.ID] {
+				return ferr(fmt.Sprintf("expect.group %s is not in groups", g.Name), "expect", "group")
+			}
+			if s := p.exp.suite; s != nil && s.KeyExch == "RSA" {
+				return ferr(fmt.Sprintf("expect.group %s, but %s uses RSA key exchange (no group): use none", g.Name, s.OpenSSL), "expect", "group")
+			}
+		}
+		p.exp.group = &g
+	}
+	if p.Expect.CertKey != "" {
+		if p.exp.certKey, err = cipher.ParseKeyType(p.Expect.CertKey); err != nil {
+			return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
+		}
+		if err := suiteAcceptsKey(p.exp.suite, p.exp.certKey); err != nil {
+			return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
+		}
+	}
+	// Server side (reference target).
+	switch {
+	case p.Server.CertKey != "":
+		if p.exp.serverKT, err = cipher.ParseKeyType(p.Server.CertKey); err != nil {
+			return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
+		}
+		if !p.exp.serverKT.Concrete() {
+			return ferr(fmt.Sprintf("server.cert_key %s needs a size or curve to generate a key", p.exp.serverKT), "server", "cert_key")
+		}
+		if !p.exp.certKey.IsZero() && !p.exp.certKey.Matches(p.exp.serverKT) {
+			return ferr(fmt.Sprintf("server.cert_key %s does not satisfy expect.cert_key %s", p.exp.serverKT, p.exp.certKey), "server", "cert_key")
+		}
+		if err := suiteAcceptsKey(p.exp.suite, p.exp.serverKT); err != nil {
+			return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
+		}
+	case p.exp.certKey.Concrete():
+		p.exp.serverKT = p.exp.certKey
+	case p.exp.suite != nil && strings.HasSuffix(p.exp.suite.KeyExch, "RSA"):
+		p.exp.serverKT = cipher.KeyType{Alg: "RSA", Bits: 2048}
+	default:
+		p.exp.serverKT = cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}
+	}
+	return nil
+}
+
+func suiteAcceptsKey(s *cipher.Suite, k cipher.KeyType) error {
+	if s == nil || s.TLS13 {
+		return nil
+	}
+	switch {
+	case s.KeyExch == "ECDHE-ECDSA" && k.Alg != "ECDSA":
+		return fmt.Errorf("%s needs an ECDSA certificate, not %s", s.OpenSSL, k)
+	case (s.KeyExch == "ECDHE-RSA" || s.KeyExch == "RSA") && k.Alg != "RSA":
+		return fmt.Errorf("%s needs an RSA certificate, not %s", s.OpenSSL, k)
+	}
+	return nil
+}
+
+func containsSuite(ss []cipher.Suite, id uint16) bool {
+	for _, s := range ss {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
