@@ -58,7 +58,7 @@ type Target struct {
 	// InProcess is true when the reference target ran inside the generator.
 	InProcess bool `json:"in_process,omitempty"`
 	// InsecureSkipVerify records that chain verification was skipped.
-	InsecureSkipVerify bool `json:"insecure_skip_verify"`
+	InsecureSkipVerify bool   `json:"insecure_skip_verify"`
 	CAFile             string `json:"ca_file,omitempty"`
 }
 
