@@ -4,9 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
-	"strings"
 	"syscall"
 )
 
@@ -38,15 +38,32 @@ const (
 	StageResponse
 )
 
-// alertNames maps crypto/tls's alert texts ("tls: handshake failure") to
-// class suffixes ("handshake_failure").
+// rfcAlerts are the TLS alert names of the RFCs (8446 and earlier), the
+// names users know from OpenSSL and packet captures.
+var rfcAlerts = map[uint8]string{
+	0: "close_notify", 10: "unexpected_message", 20: "bad_record_mac", 21: "decryption_failed",
+	22: "record_overflow", 30: "decompression_failure", 40: "handshake_failure", 41: "no_certificate",
+	42: "bad_certificate", 43: "unsupported_certificate", 44: "certificate_revoked", 45: "certificate_expired",
+	46: "certificate_unknown", 47: "illegal_parameter", 48: "unknown_ca", 49: "access_denied",
+	50: "decode_error", 51: "decrypt_error", 60: "export_restriction", 70: "protocol_version",
+	71: "insufficient_security", 80: "internal_error", 86: "inappropriate_fallback", 90: "user_canceled",
+	100: "no_renegotiation", 109: "missing_extension", 110: "unsupported_extension",
+	111: "certificate_unobtainable", 112: "unrecognized_name", 113: "bad_certificate_status_response",
+	114: "bad_certificate_hash_value", 115: "unknown_psk_identity", 116: "certificate_required",
+	120: "no_application_protocol", 121: "ech_required",
+}
+
+// alertNames maps crypto/tls's alert texts ("tls: protocol version not
+// supported") to class suffixes ("protocol_version"); crypto/tls does not
+// export the alert code of a received alert, only its text.
 var alertNames = func() map[string]string {
 	m := make(map[string]string, 256)
 	for i := 0; i < 256; i++ {
-		text := tls.AlertError(i).Error()
-		name := strings.TrimPrefix(text, "tls: ")
-		name = strings.NewReplacer(" ", "_", "(", "", ")", "").Replace(name)
-		m[text] = name
+		name, ok := rfcAlerts[uint8(i)]
+		if !ok {
+			name = fmt.Sprintf("alert_%d", i)
+		}
+		m[tls.AlertError(i).Error()] = name
 	}
 	return m
 }()

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -20,6 +19,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/reports"
 )
 
 const cpsUsage = `tlsbench cps [flags] [URL]
@@ -238,7 +238,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		r.Client = meter.stop(res.Snapshot.AllOK)
 		r.Client.IncludesTarget = urlTarget == nil
 		runs = append(runs, r)
-		printRun(stdout, r)
+		reports.RunText(stdout, r)
 		if *jsonOut != "" {
 			file := *jsonOut
 			if len(ps) > 1 {
@@ -249,7 +249,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		}
 	}
-	printTable(stdout, runs)
+	reports.CPSTable(stdout, runs)
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
 			return noSuccess(r, set)
@@ -325,7 +325,7 @@ func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration) func
 		if time.Duration(s.T)*time.Second <= warmup && warmup > 0 {
 			phase = " (warm-up)"
 		}
-		line := fmt.Sprintf("%s %4ds%s  %7d cps  %d errors  handshake p99 %s", name, s.T, phase, s.Transactions, s.Errors, fmtUS(s.HandshakeP99))
+		line := fmt.Sprintf("%s %4ds%s  %7d cps  %d errors  handshake p99 %s", name, s.T, phase, s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {
@@ -347,84 +347,4 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-func fmtUS(us float64) string {
-	switch {
-	case us >= 1e6:
-		return fmt.Sprintf("%.2f s", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.2f ms", us/1e3)
-	}
-	return fmt.Sprintf("%.0f µs", us)
-}
-
-func printRun(w io.Writer, r *metrics.Run) {
-	fmt.Fprintf(w, "\n%s → %s", r.Profile, r.Target.Address)
-	if r.Target.InProcess {
-		fmt.Fprint(w, " (in-process reference target)")
-	}
-	if r.Target.InsecureSkipVerify {
-		fmt.Fprint(w, " [chain verification skipped]")
-	}
-	if !r.Complete {
-		fmt.Fprint(w, " [INTERRUPTED: incomplete]")
-	}
-	fmt.Fprintln(w)
-	n := r.Negotiated
-	if n.Version != "" {
-		suite := n.OpenSSL
-		if !n.SuitePinned {
-			suite += " (observed)"
-		}
-		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
-	}
-	fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
-	if r.Load.Mode == "open" {
-		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped\n", r.Load.Rate, r.Load.Late, r.Load.Dropped)
-	}
-	classes := make([]string, 0, len(r.Errors.ByClass))
-	for c := range r.Errors.ByClass {
-		classes = append(classes, c)
-	}
-	sort.Strings(classes)
-	for _, c := range classes {
-		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  latency\tp50\tp90\tp99\tp99.9\tmax\t")
-	for _, ph := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
-		l := r.Latency[ph]
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t\n", ph, fmtUS(float64(l.P50)), fmtUS(float64(l.P90)), fmtUS(float64(l.P99)), fmtUS(float64(l.P999)), fmtUS(float64(l.Max)))
-	}
-	tw.Flush()
-	c := r.Client
-	note := ""
-	if c.IncludesTarget {
-		note = " (includes the in-process target)"
-	}
-	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %.0f µs per transaction%s; max RSS %.1f MB\n",
-		c.CPUSeconds, c.Utilization*100, c.Cores, c.CPUPerTxnUS, note, float64(c.MaxRSSBytes)/1e6)
-}
-
-func printTable(w io.Writer, runs []*metrics.Run) {
-	if len(runs) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tCPS (SR=0)\tERRORS\tHANDSHAKE p99\tTOTAL p99\tCPU/TXN")
-	for _, r := range runs {
-		n := r.Negotiated
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			r.CPS, r.Errors.Total, fmtUS(float64(r.Latency["handshake"].P99)), fmtUS(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
-	}
-	tw.Flush()
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -1,0 +1,73 @@
+package bench_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+)
+
+func TestClassify(t *testing.T) {
+	timeout := &net.OpError{Op: "read", Err: os.ErrDeadlineExceeded}
+	for _, tc := range []struct {
+		stage bench.Stage
+		err   error
+		want  string
+	}{
+		{bench.StageConnect, &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, bench.ClassRefused},
+		{bench.StageConnect, timeout, bench.ClassConnectTimeout},
+		{bench.StageHandshake, timeout, bench.ClassHandshakeTimeout},
+		{bench.StageResponse, timeout, bench.ClassReadTimeout},
+		{bench.StageResponse, fmt.Errorf("reading: %w", syscall.ECONNRESET), bench.ClassReset},
+		{bench.StageHandshake, io.EOF, bench.ClassEOF},
+		{bench.StageResponse, io.ErrUnexpectedEOF, bench.ClassEOF},
+		{bench.StageHandshake, &tls.CertificateVerificationError{Err: errors.New("x")}, bench.ClassCertificate},
+		{bench.StageHandshake, tls.AlertError(40), "tls_alert:handshake_failure"},
+		{bench.StageResponse, errors.New("something else"), bench.ClassOther},
+	} {
+		if got := bench.Classify(tc.stage, tc.err); got != tc.want {
+			t.Errorf("Classify(%v, %v) = %q, want %q", tc.stage, tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestClassifyRemoteAlert: an alert sent by a real peer is classed by its
+// name.
+func TestClassifyRemoteAlert(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		// The server offers only TLS 1.3; the client only TLS 1.2.
+		s := tls.Server(c, &tls.Config{MinVersion: tls.VersionTLS13, GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return nil, errors.New("unused")
+		}})
+		_ = s.SetDeadline(time.Now().Add(5 * time.Second))
+		_ = s.Handshake()
+	}()
+	c, err := net.DialTimeout("tcp", ln.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	err = tls.Client(c, &tls.Config{MaxVersion: tls.VersionTLS12, InsecureSkipVerify: true}).HandshakeContext(context.Background())
+	if got, want := bench.Classify(bench.StageHandshake, err), "tls_alert:protocol_version"; got != want {
+		t.Errorf("class %q (%v), want %q", got, err, want)
+	}
+}

@@ -1,0 +1,165 @@
+package bench_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// fakeOp sleeps for a fixed time per transaction; every nth fails.
+type fakeOp struct {
+	sleep   time.Duration
+	failNth int64
+	calls   atomic.Int64
+}
+
+func (o *fakeOp) NewWorker(int) (bench.Worker, error) { return o, nil }
+
+func (o *fakeOp) Do(ctx context.Context, s *metrics.Sample) {
+	n := o.calls.Add(1)
+	select {
+	case <-time.After(o.sleep):
+	case <-ctx.Done():
+		s.Class, s.Err = bench.ClassOther, ctx.Err()
+	}
+	s.Handshake = true
+	s.Dur[metrics.Total] = time.Since(s.Start)
+	if o.failNth > 0 && n%o.failNth == 0 {
+		s.Class, s.Err = bench.ClassReset, errors.New("injected")
+	}
+}
+
+func TestClosedLoopCounts(t *testing.T) {
+	op := &fakeOp{sleep: 2 * time.Millisecond, failNth: 10}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Snapshot
+	if !res.Complete {
+		t.Error("run not complete")
+	}
+	// Every call was recorded exactly once, in the whole-run counts.
+	if got, want := s.AllOK+s.AllErrors, op.calls.Load(); got != want {
+		t.Errorf("recorded %d, executed %d", got, want)
+	}
+	if got, want := s.Errors[bench.ClassReset]+s.OK, s.AllOK+s.AllErrors; got >= want {
+		t.Errorf("steady window %d not smaller than whole run %d despite a warm-up", got, want)
+	}
+	if s.OK == 0 || s.Errors[bench.ClassReset] == 0 {
+		t.Fatalf("ok %d, reset %d", s.OK, s.Errors[bench.ClassReset])
+	}
+	if got, want := s.Hist[metrics.Total].TotalCount(), s.OK; got != want {
+		t.Errorf("total histogram holds %d, ok %d", got, want)
+	}
+	if got, want := res.Window, 300*time.Millisecond; got != want {
+		t.Errorf("window %s, want %s", got, want)
+	}
+}
+
+func TestOpenLoopRate(t *testing.T) {
+	op := &fakeOp{sleep: time.Millisecond}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200/s for 0.5 s: 100 intended starts, none dropped with idle workers.
+	if got, want := op.calls.Load()+res.Dropped, int64(100); got != want {
+		t.Errorf("started %d + dropped %d, want %d", op.calls.Load(), res.Dropped, want)
+	}
+	if res.Dropped != 0 {
+		t.Errorf("dropped %d with idle workers", res.Dropped)
+	}
+	// Corrected latency is never below uncorrected.
+	s := res.Snapshot
+	if s.Hist[metrics.Total].Max() < s.Hist[metrics.Uncorrected].Max() {
+		t.Error("corrected max below uncorrected max")
+	}
+}
+
+// TestOpenLoopDrops: one slow worker cannot keep up with the rate; the
+// starts it cannot take are dropped and counted, and the latency of the
+// ones it takes late runs from their intended start.
+func TestOpenLoopDrops(t *testing.T) {
+	op := &fakeOp{sleep: 50 * time.Millisecond}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Dropped == 0 {
+		t.Error("no drops although the worker is 5× too slow")
+	}
+	if got, want := op.calls.Load()+res.Dropped, int64(50); got != want {
+		t.Errorf("started %d + dropped %d, want %d intended", op.calls.Load(), res.Dropped, want)
+	}
+	if res.Late == 0 {
+		t.Error("no late starts")
+	}
+	s := res.Snapshot
+	if c, u := s.Hist[metrics.Total].ValueAtQuantile(50), s.Hist[metrics.Uncorrected].ValueAtQuantile(50); c <= u {
+		t.Errorf("corrected p50 %d µs not above uncorrected %d µs", c, u)
+	}
+}
+
+// TestInterrupt: cancelling stops new work, keeps what was measured, and
+// marks the result incomplete.
+func TestInterrupt(t *testing.T) {
+	op := &fakeOp{sleep: 5 * time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := bench.Run(ctx, bench.Config{Concurrency: 2, Duration: 10 * time.Second}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("took %s after cancel at 200ms", time.Since(start))
+	}
+	if res.Complete {
+		t.Error("interrupted run says complete")
+	}
+	if res.Window <= 0 || res.Window > time.Second {
+		t.Errorf("window %s", res.Window)
+	}
+	if got, want := res.Snapshot.AllOK, op.calls.Load(); got != want {
+		t.Errorf("in-flight work lost: recorded %d of %d", got, want)
+	}
+}
+
+// TestDrainBound: transactions that outlive the drain bound are abandoned,
+// not recorded, and the run still ends.
+func TestDrainBound(t *testing.T) {
+	op := &fakeOp{sleep: time.Hour}
+	start := time.Now()
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Fatalf("run took %s", time.Since(start))
+	}
+	if got, want := res.Abandoned, int64(3); got != want {
+		t.Errorf("abandoned %d, want %d", got, want)
+	}
+	if n := res.Snapshot.AllOK + res.Snapshot.AllErrors; n != 0 {
+		t.Errorf("recorded %d abandoned transactions", n)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []bench.Config{
+		{Concurrency: 0, Duration: time.Second},                       // no workers
+		{Concurrency: 1, Duration: 0},                                 // no window
+		{Concurrency: 1, Duration: time.Second, Rate: -1},             // negative rate
+		{Concurrency: 1, Duration: time.Second, Warmup: -time.Second}, // negative warm-up
+	} {
+		if err := c.Validate(); err == nil {
+			t.Errorf("%+v: no error", c)
+		}
+	}
+}

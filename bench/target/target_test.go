@@ -1,0 +1,305 @@
+package target_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// serverStates collects the server side of every handshake, per profile.
+type serverStates struct {
+	mu sync.Mutex
+	m  map[string][]tls.ConnectionState
+}
+
+func (s *serverStates) add(l *target.Listener, cs tls.ConnectionState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[l.Profile.Name] = append(s.m[l.Profile.Name], cs)
+}
+
+func (s *serverStates) get(name string) []tls.ConnectionState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]tls.ConnectionState(nil), s.m[name]...)
+}
+
+func startTarget(t *testing.T, ps []*profiles.Profile, states *serverStates) *target.Target {
+	t.Helper()
+	cfg := target.Config{Profiles: ps, Admin: "127.0.0.1:0"}
+	if states != nil {
+		cfg.OnHandshake = states.add
+	}
+	tg, err := target.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}
+
+// cpsRun measures one listener of tg for d with c connections.
+func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.Duration) (*cps.Op, *bench.Result) {
+	t.Helper()
+	cfg := cps.Defaults()
+	cfg.Profile = p
+	cfg.Address = tg.Listener(p.Name).Addr
+	cfg.Host = "localhost"
+	cfg.ExpectSize = 1024
+	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+	op, err := cps.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op, res
+}
+
+// TestEveryProfileNegotiates runs every built-in profile against its
+// listener and checks what both sides negotiated.
+func TestEveryProfileNegotiates(t *testing.T) {
+	all := profiles.Builtin().All()
+	states := &serverStates{m: map[string][]tls.ConnectionState{}}
+	tg := startTarget(t, all, states)
+	for _, p := range all {
+		t.Run(p.Name, func(t *testing.T) {
+			op, res := cpsRun(t, tg, p, 2, 300*time.Millisecond)
+			snap := res.Snapshot
+			if snap.OK == 0 || len(snap.Errors) != 0 {
+				t.Fatalf("transactions %d, errors %v %v", snap.OK, snap.Errors, snap.Examples)
+			}
+			n := op.Negotiated()
+			if n == nil {
+				t.Fatal("nothing negotiated")
+			}
+			if got, want := n.Version, p.ExpectedVersion().Short(); got != want {
+				t.Errorf("client version %s, want %s", got, want)
+			}
+			if s, ok := p.ExpectedSuite(); ok {
+				if got, want := n.CipherSuite, s.IANA; got != want {
+					t.Errorf("client suite %s, want %s", got, want)
+				}
+			}
+			if g, ok := p.ExpectedGroup(); ok {
+				if got, want := n.Group, cipher.GroupName(g.ID); got != want {
+					t.Errorf("client group %s, want %s", got, want)
+				}
+			}
+			if got, want := n.CertKey, p.ServerCertKey().String(); got != want {
+				t.Errorf("client saw certificate %s, want %s", got, want)
+			}
+			// The server side of every handshake agrees.
+			ss := states.get(p.Name)
+			if len(ss) == 0 {
+				t.Fatal("no server-side handshake observed")
+			}
+			for _, cs := range ss {
+				if cs.DidResume {
+					t.Fatal("server resumed a session")
+				}
+				if got, want := cipher.Version(cs.Version).Short(), n.Version; got != want {
+					t.Fatalf("server version %s, client %s", got, want)
+				}
+				if got, want := cipher.SuiteName(cs.CipherSuite), n.CipherSuite; got != want {
+					t.Fatalf("server suite %s, client %s", got, want)
+				}
+				if got, want := cipher.GroupName(cs.CurveID), n.Group; got != want {
+					t.Fatalf("server group %s, client %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestCountsExact: with no warm-up, the target's full handshakes equal the
+// engine's completed handshakes, and its requests equal the transactions.
+func TestCountsExact(t *testing.T) {
+	set := profiles.Builtin()
+	var ps []*profiles.Profile
+	for _, n := range profiles.SeedProfiles {
+		p, _ := set.Get(n)
+		ps = append(ps, p)
+	}
+	tg := startTarget(t, ps, nil)
+	for _, p := range ps {
+		t.Run(p.Name, func(t *testing.T) {
+			_, res := cpsRun(t, tg, p, 4, 500*time.Millisecond)
+			snap := res.Snapshot
+			st := adminStats(t, tg, p.Name)
+			if got, want := st.Handshakes, snap.Handshakes; got != want {
+				t.Errorf("target handshakes %d, engine handshakes %d", got, want)
+			}
+			if got, want := st.Handshakes, snap.AllOK+snap.AllErrors; got != want {
+				t.Errorf("target handshakes %d, engine transactions %d + failed %d", got, snap.AllOK, snap.AllErrors)
+			}
+			if got, want := st.Requests, snap.AllOK; got != want {
+				t.Errorf("target requests %d, engine transactions %d", got, want)
+			}
+			if st.Resumed != 0 {
+				t.Errorf("target resumed %d sessions", st.Resumed)
+			}
+			// With no warm-up every transaction is in the steady window.
+			if got, want := snap.OK, snap.AllOK; got != want {
+				t.Errorf("steady transactions %d, whole run %d", got, want)
+			}
+		})
+	}
+}
+
+func adminStats(t *testing.T, tg *target.Target, profile string) target.Stats {
+	t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + tg.AdminAddr + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var all struct{ Listeners []target.Stats }
+	if err := json.NewDecoder(resp.Body).Decode(&all); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range all.Listeners {
+		if s.Profile == profile {
+			return s
+		}
+	}
+	t.Fatalf("no listener %s in /stats", profile)
+	return target.Stats{}
+}
+
+// TestStatsOverTLS: a listener's own /stats does not count the connection
+// that asks for it.
+func TestStatsOverTLS(t *testing.T) {
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	tg := startTarget(t, []*profiles.Profile{p}, nil)
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
+	}}
+	url := "https://" + tg.Listener(p.Name).Addr
+	for i := 0; i < 3; i++ {
+		resp, err := c.Get(url + "/1k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if len(body) != 1024 {
+			t.Fatalf("body %d bytes", len(body))
+		}
+	}
+	c.CloseIdleConnections()
+	resp, err := c.Get(url + "/stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st target.Stats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	// net/http keeps the connection alive: one handshake served the three
+	// requests; the /stats connection is a second one, not counted.
+	if got, want := st.Handshakes, int64(1); got != want {
+		t.Errorf("handshakes %d, want %d", got, want)
+	}
+	if got, want := st.Requests, int64(3); got != want {
+		t.Errorf("requests %d, want %d", got, want)
+	}
+}
+
+// TestObjects checks the sizes and the pattern of the served objects.
+func TestObjects(t *testing.T) {
+	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
+	tg := startTarget(t, []*profiles.Profile{p}, nil)
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
+	}}
+	base := "https://" + tg.Listener(p.Name).Addr
+	for _, tc := range []struct {
+		path string
+		size int64
+		code int
+	}{
+		{"/1k", 1024, 200},
+		{"/1m", 1 << 20, 200},
+		{"/bytes/0", 0, 200},
+		{"/bytes/3k", 3 << 10, 200},
+		{"/bytes/17m", 17 << 20, 200}, // above the preallocated size: streamed
+		{"/bytes/x", -1, 400},         // not a size
+		{"/nope", -1, 404},            // unknown object
+	} {
+		resp, err := c.Get(base + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := resp.StatusCode, tc.code; got != want {
+			t.Errorf("%s: status %d, want %d", tc.path, got, want)
+			continue
+		}
+		if tc.size < 0 {
+			continue
+		}
+		if got, want := int64(len(body)), tc.size; got != want {
+			t.Errorf("%s: %d bytes, want %d", tc.path, got, want)
+		}
+		for i, b := range body {
+			if b != target.Pattern[i%target.PatternPeriod] {
+				t.Fatalf("%s: byte %d is %q, pattern says %q", tc.path, i, b, target.Pattern[i%target.PatternPeriod])
+			}
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1024", 1024, true},
+		{"1k", 1 << 10, true},
+		{"1m", 1 << 20, true},
+		{"2g", 2 << 30, true},
+		{"1MiB", 1 << 20, true},
+		{"-1", 0, false},   // negative
+		{"k", 0, false},    // no number
+		{"1.5m", 0, false}, // fractions are not sizes
+		{"99999999999g", 0, false},
+	} {
+		got, err := target.ParseSize(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func ExampleStart() {
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}})
+	if err != nil {
+		panic(err)
+	}
+	defer tg.Close()
+	fmt.Println(tg.Listeners[0].Profile.Name)
+	// Output: ecdhe-ecdsa-aes128-sha256-p256
+}

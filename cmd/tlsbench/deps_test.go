@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestDependencyRules keeps the package graph of docs/ARCHITECTURE.md
+// honest: every non-standard import of a package must be allowed for it.
+func TestDependencyRules(t *testing.T) {
+	const mod = "github.com/tlsbench/tlsbench/"
+	allowed := map[string][]string{
+		"cipher":        {},
+		"profiles":      {"cipher", "go.yaml.in/yaml/v3"},
+		"bench/metrics": {"github.com/HdrHistogram/hdrhistogram-go"},
+		"bench":         {"bench/metrics"},
+		"bench/cps":     {"bench", "bench/metrics", "profiles", "cipher", "github.com/valyala/fasthttp"},
+		"bench/target":  {"profiles", "cipher", "github.com/valyala/fasthttp"},
+		"reports":       {"bench/metrics"},
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, ":")
+		rel := strings.TrimPrefix(pkg, mod)
+		rules, ok := allowed[rel]
+		if !ok {
+			if strings.HasPrefix(rel, "cmd/") {
+				continue // composition roots may import anything
+			}
+			t.Errorf("package %s has no dependency rule", rel)
+			continue
+		}
+		seen++
+		for _, imp := range strings.Fields(imports) {
+			if !strings.Contains(strings.Split(imp, "/")[0], ".") {
+				continue // standard library
+			}
+			ok := false
+			for _, a := range rules {
+				if imp == a || imp == mod+a {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s imports %s, which docs/ARCHITECTURE.md does not allow", rel, imp)
+			}
+		}
+	}
+	if seen != len(allowed) {
+		t.Errorf("checked %d packages, have rules for %d", seen, len(allowed))
+	}
+}

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// invoke runs the CLI in-process and returns exit code, stdout and stderr.
+func invoke(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(ctx, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	badProfile := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(badProfile, []byte("name: x\nmin_version: TLS1.2\nmax_version: TLS1.2\nciphers: [AES128-SHA]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notPEM := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(notPEM, []byte("not a certificate"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in the one-line message
+	}{
+		{[]string{}, ""}, // no command: usage
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},                             // unknown command
+		{[]string{"cps", "--profile", "nope"}, `unknown profile "nope"`},                     // unknown profile
+		{[]string{"cps", "http://example.test/"}, "scheme must be https"},                    // plain HTTP
+		{[]string{"cps", "https://"}, "no host"},                                             // no host
+		{[]string{"cps", "https://a b/"}, "bad URL"},                                         // malformed URL
+		{[]string{"cps", "https://h:99999/"}, "port"},                                        // port out of range
+		{[]string{"cps", "https://h/", "https://i/"}, "one URL at most"},                     // two URLs
+		{[]string{"cps", "-d", "soon"}, "duration"},                                          // bad duration
+		{[]string{"cps", "-d", "0s"}, "duration must be positive"},                           // zero duration
+		{[]string{"cps", "--warmup", "-1s"}, "warm-up must not be negative"},                 // negative warm-up
+		{[]string{"cps", "-c", "0"}, "concurrency must be at least 1"},                       // no connections
+		{[]string{"cps", "--rate", "-5"}, "rate must not be negative"},                       // negative rate
+		{[]string{"cps", "--cacert", filepath.Join(dir, "missing.pem")}, "--cacert"},         // unreadable CA file
+		{[]string{"cps", "--cacert", notPEM}, "no PEM certificate"},                          // CA file without PEM
+		{[]string{"cps", "--resolve", "h:443"}, "bad --resolve"},                             // too few fields
+		{[]string{"cps", "--resolve", "h:x:127.0.0.1"}, "bad --resolve"},                     // bad port
+		{[]string{"cps", "--resolve", "h:443:not-an-ip"}, "bad --resolve"},                   // bad address
+		{[]string{"cps", "https://h/", "--resolve", ":443:127.0.0.1"}, "bad --resolve"},      // no host
+		{[]string{"cps", "--source", "127.0.0.300"}, "bad --source"},                         // bad source
+		{[]string{"cps", "--source", "127.0.0.9-127.0.0.1"}, "bad --source"},                 // empty range
+		{[]string{"cps", "--source", "10.0.0.0/8"}, "bad --source"},                          // too many sources
+		{[]string{"cps", "-H", "NoColon"}, "bad --header"},                                   // header without colon
+		{[]string{"cps", "--connect-timeout", "0s"}, "--connect-timeout must be positive"},   // zero deadline
+		{[]string{"cps", "--no-such-flag"}, "unknown flag"},                                  // unknown flag
+		{[]string{"cps", "--profile-file", badProfile}, "bad.yaml:4"},                        // bad profile file: file and line
+		{[]string{"cps", "--profile-file", filepath.Join(dir, "none.yaml")}, "profile file"}, // missing profile file
+		{[]string{"profiles", "show", "nope"}, `unknown profile "nope"`},                     // show unknown profile
+		{[]string{"profiles", "frob"}, "unknown arguments"},                                  // bad subcommand
+		{[]string{"serve", "--port", "70000"}, "bad --port"},                                 // port out of range
+		{[]string{"serve", "--listen", "nowhere"}, "bad --listen"},                           // not an address
+		{[]string{"serve", "--cert", "x.pem"}, "--cert and --key go together"},               // cert without key
+		{[]string{"serve", "--profile", "nope"}, `unknown profile "nope"`},                   // unknown profile
+		{[]string{"serve", "extra"}, "unexpected arguments"},                                 // stray argument
+		{[]string{"version", "extra"}, "takes no arguments"},                                 // stray argument
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage {
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tc.args, code, exitBadUsage, stderr)
+			continue
+		}
+		if tc.want == "" {
+			continue
+		}
+		if lines := strings.Count(stderr, "\n"); lines != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("%q: %d lines on stderr, want one: %q", tc.args, lines, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: stderr %q does not name %q", tc.args, stderr, tc.want)
+		}
+		if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+			t.Errorf("%q: stack trace on stderr", tc.args)
+		}
+	}
+}
+
+// TestUnreachable: a target that refuses connections is exit 1, in words.
+func TestUnreachable(t *testing.T) {
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-d", "1s", "https://127.0.0.1:1/1k")
+	if code != exitFailed {
+		t.Fatalf("exit %d, want %d: %s", code, exitFailed, stderr)
+	}
+	if !strings.Contains(stderr, "cannot connect to 127.0.0.1:1") || !strings.Contains(stderr, "refused") {
+		t.Errorf("stderr %q", stderr)
+	}
+}
+
+// TestCPSRecord runs cps against the in-process target and checks the run
+// record's contract fields.
+func TestCPSRecord(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s", "--json", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "CPS (SR=0)") {
+		t.Errorf("no summary table on stdout: %q", stdout)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"schema", "engine", "profile", "target", "complete",
+		"negotiated.version", "negotiated.cipher_suite", "negotiated.group", "negotiated.cert_key",
+		"duration_s", "transactions", "cps", "resumed", "errors.total", "errors.by_class",
+		"latency_us.connect.p50", "latency_us.handshake.p90", "latency_us.ttfb.p99", "latency_us.total.p999", "latency_us.total.max",
+		"histograms.handshake", "series", "client.cpu_s", "client.max_rss_bytes",
+	} {
+		if _, ok := lookup(rec, path); !ok {
+			t.Errorf("record has no %s", path)
+		}
+	}
+	if v, _ := lookup(rec, "negotiated.cipher_suite"); v != "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256" {
+		t.Errorf("negotiated.cipher_suite = %v", v)
+	}
+	if v, _ := lookup(rec, "negotiated.cert_key"); v != "ECDSA P-256" {
+		t.Errorf("negotiated.cert_key = %v", v)
+	}
+	if v, _ := lookup(rec, "complete"); v != true {
+		t.Errorf("complete = %v", v)
+	}
+	if v, _ := lookup(rec, "transactions"); v.(float64) <= 0 {
+		t.Errorf("transactions = %v", v)
+	}
+}
+
+func lookup(m map[string]any, path string) (any, bool) {
+	var cur any = m
+	for _, k := range strings.Split(path, ".") {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = mm[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// TestCPSInterrupted: an interrupted run writes its record, incomplete.
+func TestCPSInterrupted(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.json")
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	code, _, stderr := invoke(t, ctx, "cps", "-q", "-c", "2", "-d", "30s", "--warmup", "0s", "--json", file)
+	if code != exitFailed || !strings.Contains(stderr, "interrupted") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var rec struct {
+		Complete     bool    `json:"complete"`
+		Transactions int64   `json:"transactions"`
+		DurationS    float64 `json:"duration_s"`
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Complete || rec.Transactions == 0 || rec.DurationS <= 0 || rec.DurationS > 5 {
+		t.Errorf("record %+v", rec)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestServeAndMeasure starts `serve`, measures it with `cps` over its URL
+// and CA file, and checks the counts it prints when it stops.
+func TestServeAndMeasure(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--port", "0", "--profile", "rsa2048-aes128-gcm-sha256", "--ca-out", ca}, &out, &errb)
+	}()
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "rsa2048-aes128-gcm-sha256" {
+				addr = f[1]
+			}
+		}
+	}
+	if addr == "" {
+		t.Fatalf("serve printed no address: %q %q", out.String(), errb.String())
+	}
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	file := filepath.Join(dir, "run.json")
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s",
+		"--profile", "rsa2048-aes128-gcm-sha256", "--cacert", ca, "--resolve", "tlsbench.test:"+port+":127.0.0.1",
+		"--json", file, "https://tlsbench.test:"+port+"/1k")
+	// The certificate does not name tlsbench.test: every handshake fails
+	// chain verification, and the run says so.
+	if code != exitFailed || !strings.Contains(stderr, "certificate") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s",
+		"--profile", "rsa2048-aes128-gcm-sha256", "--cacert", ca, "--json", file, "https://localhost:"+port+"/1k")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("serve exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "HANDSHAKES") {
+		t.Errorf("serve printed no counts when stopped: %q", out.String())
+	}
+}

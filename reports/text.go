@@ -1,0 +1,95 @@
+// Package reports renders run records for people: text summaries and the
+// results table. It only formats; statistics live in bench/metrics.
+package reports
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// Micros formats a microsecond value with a readable unit.
+func Micros(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.2f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}
+
+// RunText writes a run's summary: target, negotiated parameters, rate,
+// errors by class, latency percentiles per phase and the client's CPU.
+func RunText(w io.Writer, r *metrics.Run) {
+	fmt.Fprintf(w, "\n%s → %s", r.Profile, r.Target.Address)
+	if r.Target.InProcess {
+		fmt.Fprint(w, " (in-process reference target)")
+	}
+	if r.Target.InsecureSkipVerify {
+		fmt.Fprint(w, " [chain verification skipped]")
+	}
+	if !r.Complete {
+		fmt.Fprint(w, " [INTERRUPTED: incomplete]")
+	}
+	fmt.Fprintln(w)
+	n := r.Negotiated
+	if n.Version != "" {
+		suite := n.OpenSSL
+		if !n.SuitePinned {
+			suite += " (observed)"
+		}
+		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
+	}
+	fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+	if r.Load.Mode == "open" {
+		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped\n", r.Load.Rate, r.Load.Late, r.Load.Dropped)
+	}
+	classes := make([]string, 0, len(r.Errors.ByClass))
+	for c := range r.Errors.ByClass {
+		classes = append(classes, c)
+	}
+	sort.Strings(classes)
+	for _, c := range classes {
+		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
+	}
+	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
+	for _, ph := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
+		l := r.Latency[ph]
+		fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", ph, Micros(float64(l.P50)), Micros(float64(l.P90)),
+			Micros(float64(l.P99)), Micros(float64(l.P999)), Micros(float64(l.Max)))
+	}
+	c := r.Client
+	note := ""
+	if c.IncludesTarget {
+		note = " (includes the in-process target)"
+	}
+	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %.0f µs per transaction%s; max RSS %.1f MB\n",
+		c.CPUSeconds, c.Utilization*100, c.Cores, c.CPUPerTxnUS, note, float64(c.MaxRSSBytes)/1e6)
+}
+
+// CPSTable writes one row per run: the published CPS table with its evidence.
+func CPSTable(w io.Writer, runs []*metrics.Run) {
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tCPS (SR=0)\tERRORS\tHANDSHAKE p99\tTOTAL p99\tCPU/TXN")
+	for _, r := range runs {
+		n := r.Negotiated
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			r.CPS, r.Errors.Total, Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
+	}
+	tw.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
