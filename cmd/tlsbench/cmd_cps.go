@@ -54,7 +54,7 @@ type cpsEcho struct {
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cps")
-	conc := fs.IntP("concurrency", "c", 32, "closed loop: `N` concurrent connections; open loop: most in flight")
+	conc := fs.IntP("concurrency", "c", 32, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)")
 	dur := fs.DurationP("duration", "d", 10*time.Second, "steady-state `DURATION` measured")
 	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `DURATION` before it, excluded from statistics")
 	rate := fs.Float64("rate", 0, "open loop: start `R` connections per second (latency from intended starts)")
@@ -76,6 +76,9 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	quiet := fs.BoolP("quiet", "q", false, "no live status line")
 	if err := parseFlags(fs, cpsUsage, args, stdout); err != nil {
 		return helpOK(err)
+	}
+	if *rate > 0 && !fs.Changed("concurrency") {
+		*conc = 1024
 	}
 	// Check everything before any load is sent.
 	if fs.NArg() > 1 {

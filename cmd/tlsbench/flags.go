@@ -94,9 +94,9 @@ func parseTarget(raw string, resolves []string, sni string) (*endpoint, error) {
 	}
 	t.Address = net.JoinHostPort(t.Host, t.Port)
 	t.HostHeader = u.Host
-	if net.ParseIP(t.Host) == nil {
-		t.ServerName = t.Host
-	}
+	// crypto/tls sends no SNI for an IP address but still verifies the
+	// certificate against it.
+	t.ServerName = t.Host
 	for _, r := range resolves {
 		host, port, addr, err := parseResolve(r)
 		if err != nil {
