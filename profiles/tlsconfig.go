@@ -141,6 +141,11 @@ func (c *chainCache) verify(certs []*x509.Certificate) error {
 	if len(certs) == 0 {
 		return &tls.CertificateVerificationError{Err: errors.New("tls: server sent no certificate")}
 	}
+	if c.name == "" {
+		// crypto/tls refuses this configuration; so must we, or any
+		// certificate of a trusted CA would do for any host.
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName or InsecureSkipVerify must be specified")}
+	}
 	now := time.Now()
 	leaf := certs[0]
 	c.mu.Lock()

@@ -142,6 +142,7 @@ type worker struct {
 // Do runs one transaction; see the package comment.
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	cfg := &w.op.cfg
+	w.fb.n = 0 // no response bytes yet (fail reports them)
 	if n := len(cfg.Sources); n > 0 {
 		w.dialer.LocalAddr = &net.TCPAddr{IP: cfg.Sources[w.next%n]}
 		w.next++
