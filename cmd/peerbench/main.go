@@ -1,0 +1,297 @@
+// Command peerbench measures, side by side and interleaved in one run, the
+// client CPU cost per transaction of `tlsbench cps` and of `ab` (both make a
+// full TLS handshake on every connection, HTTP/1.0) against two devices under
+// test on loopback: nginx (one worker) and the reference target
+// (`tlsbench serve`). The DUT is pinned to CPU 0, the generator to CPU 1.
+//
+// The figure of merit is generator CPU (user+sys from the child's rusage)
+// per completed transaction; the table quotes medians of the repetitions and
+// the ratio tlsbench/ab. See docs/PERFORMANCE.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitBadUsage = 2
+	exitSignal   = 130
+)
+
+// usageError is bad usage or a missing tool: one line, exit 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// profileSpec is how one seed profile is configured on nginx and asked of ab.
+type profileSpec struct {
+	Name    string
+	CertKey string // "ecdsa" (P-256) or "rsa" (2048)
+	Ciphers string // OpenSSL cipher string: nginx ssl_ciphers and ab -Z
+	Curve   string // nginx ssl_ecdh_curve; "" leaves nginx's default
+	Group   string // the group the handshake must negotiate ("" for RSA key exchange)
+}
+
+// seedProfiles are the three profiles of the reference study.
+var seedProfiles = []profileSpec{
+	{Name: "ecdhe-ecdsa-aes128-sha256-p256", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1", Group: "P-256"},
+	{Name: "ecdhe-ecdsa-aes128-sha256-p384", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "secp384r1", Group: "P-384"},
+	{Name: "rsa2048-aes128-gcm-sha256", CertKey: "rsa", Ciphers: "AES128-GCM-SHA256"},
+}
+
+func lookupProfile(name string) (profileSpec, bool) {
+	for _, p := range seedProfiles {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return profileSpec{}, false
+}
+
+// options are the parsed flags.
+type options struct {
+	tlsbench    string
+	ab          string
+	nginx       string
+	taskset     string
+	reps        int
+	duration    time.Duration
+	concurrency int
+	duts        []string
+	profiles    []profileSpec
+	out         string
+	tmp         string // the run's temporary directory
+}
+
+const usage = `peerbench [flags]
+
+Runs tlsbench cps and ab interleaved (tlsbench, ab, tlsbench, ab, …) against
+nginx and/or the reference target (tlsbench serve) on 127.0.0.1, DUT pinned to
+CPU 0 and generator to CPU 1, and prints, per DUT and profile, the median CPS
+and the median client CPU µs per transaction of each tool and their ratio.`
+
+func parseOptions(args []string, stdout io.Writer) (*options, error) {
+	fs := pflag.NewFlagSet("peerbench", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	o := &options{}
+	fs.StringVar(&o.tlsbench, "tlsbench", "bin/tlsbench", "`PATH` of the tlsbench binary (make build)")
+	fs.IntVar(&o.reps, "reps", 3, "`N` repetitions of each tool per DUT and profile")
+	fs.DurationVarP(&o.duration, "duration", "d", 5*time.Second, "each run's `DURATION`")
+	// On loopback one connection is latency-bound (~600 CPS on nginx) and 4
+	// already reach a one-core DUT's limit; 16 keeps its accept queue full
+	// through scheduling hiccups on a shared machine without costing either
+	// generator measurably more CPU per transaction (tlsbench: same µs/txn at
+	// 8 and 32; ab is one event loop).
+	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "`N` concurrent connections of each generator")
+	dut := fs.String("dut", "both", "`DUT`: nginx, target or both")
+	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles)")
+	fs.StringVar(&o.out, "out", "peerbench.json", "write raw samples and medians to `FILE` (JSON)")
+	err := fs.Parse(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", usage, fs.FlagUsages())
+		return nil, err
+	}
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected arguments %q", fs.Args())
+	}
+	if o.reps < 1 {
+		return nil, usagef("--reps must be at least 1, got %d", o.reps)
+	}
+	if o.duration < time.Second {
+		return nil, usagef("--duration must be at least 1s (ab's -t counts whole seconds), got %s", o.duration)
+	}
+	if o.concurrency < 1 {
+		return nil, usagef("-c must be at least 1, got %d", o.concurrency)
+	}
+	switch *dut {
+	case "nginx", "target":
+		o.duts = []string{*dut}
+	case "both":
+		o.duts = []string{"nginx", "target"}
+	default:
+		return nil, usagef("bad --dut %q: want nginx, target or both", *dut)
+	}
+	if len(*names) == 0 {
+		o.profiles = seedProfiles
+	}
+	for _, n := range *names {
+		p, ok := lookupProfile(strings.TrimSpace(n))
+		if !ok {
+			var known []string
+			for _, s := range seedProfiles {
+				known = append(known, s.Name)
+			}
+			return nil, usagef("unknown profile %q (known: %s)", n, strings.Join(known, ", "))
+		}
+		o.profiles = append(o.profiles, p)
+	}
+	return o, nil
+}
+
+// findTools resolves every external program before anything starts.
+func (o *options) findTools() error {
+	look := func(name, hint string) (string, error) {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", usagef("%s not found%s", name, hint)
+		}
+		return p, nil
+	}
+	var err error
+	if o.tlsbench, err = look(o.tlsbench, " (build it: make build, or pass --tlsbench PATH)"); err != nil {
+		return err
+	}
+	if o.ab, err = look("ab", " in PATH (Debian package apache2-utils)"); err != nil {
+		return err
+	}
+	if o.taskset, err = look("taskset", " in PATH (Debian package util-linux)"); err != nil {
+		return err
+	}
+	for _, d := range o.duts {
+		if d == "nginx" {
+			if o.nginx, err = look("nginx", " in PATH (Debian package nginx)"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stdout)
+	if errors.Is(err, pflag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil {
+		err = o.findTools()
+	}
+	if err == nil {
+		err = bench(ctx, o, stdout, stderr)
+	}
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "peerbench: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))
+	var ue *usageError
+	switch {
+	case errors.As(err, &ue):
+		return exitBadUsage
+	case ctx.Err() != nil:
+		return exitSignal
+	}
+	return exitFailed
+}
+
+// bench runs every DUT in turn and reports.
+func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	tmp, err := os.MkdirTemp("", "peerbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	o.tmp = tmp
+	// Traversable (not listable) so that nginx's unprivileged worker reaches
+	// the document root; the keys inside stay 0600, read by the master.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return err
+	}
+	certs, err := writeCerts(tmp, o.profiles)
+	if err != nil {
+		return err
+	}
+	rep := &report{
+		Started: time.Now(), Reps: o.reps, Duration: o.duration.String(), Concurrency: o.concurrency,
+		Host: hostInfo(), Tools: toolVersions(ctx, o),
+	}
+	var runErr error
+	for _, d := range o.duts {
+		if ctx.Err() != nil {
+			break
+		}
+		if runErr = benchDUT(ctx, o, d, tmp, certs, rep, stderr); runErr != nil {
+			break
+		}
+	}
+	rep.Ended = time.Now()
+	rep.Complete = runErr == nil && ctx.Err() == nil
+	rep.summarize()
+	printTable(stdout, rep)
+	if err := rep.write(o.out); err != nil {
+		return fmt.Errorf("writing --out %s: %w", o.out, err)
+	}
+	fmt.Fprintf(stdout, "\nraw samples and medians: %s\n", o.out)
+	if runErr != nil {
+		return runErr
+	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted; the samples so far are written")
+	}
+	return nil
+}
+
+// benchDUT starts one DUT, runs the interleaved repetitions on each profile
+// and stops it.
+func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFiles, rep *report, stderr io.Writer) error {
+	var d *dut
+	var err error
+	switch name {
+	case "nginx":
+		d, err = startNginx(ctx, o, tmp, certs)
+	case "target":
+		d, err = startTarget(ctx, o, tmp)
+	}
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	fmt.Fprintf(stderr, "%s: pid %d, CPU 0; %s\n", d.name, d.pid(), d.describe())
+	for _, p := range o.profiles {
+		addr := d.addrs[p.Name]
+		for r := 1; r <= o.reps; r++ {
+			for _, tool := range []string{"tlsbench", "ab"} {
+				if ctx.Err() != nil {
+					return nil
+				}
+				if err := d.alive(); err != nil {
+					return err
+				}
+				s := measure(ctx, o, d, tool, p, addr, r)
+				if ctx.Err() != nil {
+					return nil // an interrupted run is no sample
+				}
+				rep.Samples = append(rep.Samples, s)
+				fmt.Fprintln(stderr, s.line())
+				time.Sleep(300 * time.Millisecond) // let the DUT finish closing
+			}
+		}
+	}
+	return nil
+}

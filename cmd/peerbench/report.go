@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// report is the JSON written to --out.
+type report struct {
+	Started     time.Time         `json:"started"`
+	Ended       time.Time         `json:"ended"`
+	Complete    bool              `json:"complete"`
+	Reps        int               `json:"reps"`
+	Duration    string            `json:"duration"`
+	Concurrency int               `json:"concurrency"`
+	Host        map[string]string `json:"host"`
+	Tools       map[string]string `json:"tools"`
+	Samples     []*sample         `json:"samples"`
+	Rows        []*row            `json:"medians"`
+}
+
+// median summarises one tool's samples on one DUT and profile.
+type median struct {
+	Samples     int     `json:"samples"` // successful samples the medians are of
+	Runs        int     `json:"runs"`    // all runs, failed ones included
+	CPS         float64 `json:"cps"`
+	CPUPerTxnUS float64 `json:"cpu_per_txn_us"`
+	GenUtil     float64 `json:"generator_utilization"`
+	DUTUtil     float64 `json:"dut_utilization"`
+	OtherUtil   float64 `json:"other_utilization"`
+	Failed      int64   `json:"failed"` // failed transactions, summed over all runs
+}
+
+// row is one DUT × profile.
+type row struct {
+	DUT      string  `json:"dut"`
+	Profile  string  `json:"profile"`
+	Tlsbench median  `json:"tlsbench"`
+	AB       median  `json:"ab"`
+	Ratio    float64 `json:"ratio_cpu_per_txn_tlsbench_over_ab,omitempty"`
+}
+
+func (r *report) summarize() {
+	r.Rows = nil
+	index := map[string]*row{}
+	for _, s := range r.Samples {
+		key := s.DUT + "\x00" + s.Profile
+		if index[key] == nil {
+			index[key] = &row{DUT: s.DUT, Profile: s.Profile}
+			r.Rows = append(r.Rows, index[key])
+		}
+	}
+	for _, rw := range r.Rows {
+		rw.Tlsbench = r.median(rw.DUT, rw.Profile, "tlsbench")
+		rw.AB = r.median(rw.DUT, rw.Profile, "ab")
+		if rw.Tlsbench.Samples > 0 && rw.AB.Samples > 0 && rw.AB.CPUPerTxnUS > 0 {
+			rw.Ratio = rw.Tlsbench.CPUPerTxnUS / rw.AB.CPUPerTxnUS
+		}
+	}
+}
+
+func (r *report) median(dut, profile, tool string) median {
+	var m median
+	var cps, us, gen, du, other []float64
+	for _, s := range r.Samples {
+		if s.DUT != dut || s.Profile != profile || s.Tool != tool {
+			continue
+		}
+		m.Runs++
+		m.Failed += s.Failed
+		if !s.ok() {
+			continue
+		}
+		m.Samples++
+		cps, us = append(cps, s.CPS), append(us, s.CPUPerTxnUS)
+		gen, du, other = append(gen, s.GenUtil), append(du, s.DUTUtil), append(other, s.OtherUtil)
+	}
+	m.CPS, m.CPUPerTxnUS, m.GenUtil, m.DUTUtil, m.OtherUtil = med(cps), med(us), med(gen), med(du), med(other)
+	return m
+}
+
+// med is the median (the mean of the middle two for an even count).
+func med(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = append([]float64(nil), v...)
+	sort.Float64s(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+func printTable(w io.Writer, r *report) {
+	if len(r.Rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nClient CPU per transaction, tlsbench cps vs ab (medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
+		r.Reps, r.Duration, r.Concurrency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench CPS\tµs/txn\tgen\tDUT\tother\terrors\t│\tab CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\tRATIO tlsbench/ab\t")
+	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+	cell := func(m median) string {
+		if m.Samples == 0 {
+			return fmt.Sprintf("no result (%d runs)\t-\t-\t-\t-\t%d", m.Runs, m.Failed)
+		}
+		n := ""
+		if m.Samples < m.Runs {
+			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
+		}
+		return fmt.Sprintf("%.1f%s\t%.0f\t%s\t%s\t%s\t%d", m.CPS, n, m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
+	}
+	for _, rw := range r.Rows {
+		ratio := "-"
+		if rw.Ratio > 0 {
+			ratio = fmt.Sprintf("%.2f", rw.Ratio)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench), cell(rw.AB), ratio)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nµs/txn: the generator's user+sys CPU (its rusage, start-up included) per completed transaction;")
+	fmt.Fprintln(w, "gen/DUT: CPU of the generator / of the DUT processes over the run's wall time (100% = its core busy);")
+	fmt.Fprintln(w, "other: CPU used meanwhile by the rest of this shared 2-core machine (/proc/stat busy+steal minus both; up to 200%);")
+	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). Lower ratio = tlsbench cheaper.")
+}
+
+func (r *report) write(file string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+func hostInfo() map[string]string {
+	h := map[string]string{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				h["cpu_model"] = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return h
+}
+
+// toolVersions records the first line each tool prints about its version.
+func toolVersions(ctx context.Context, o *options) map[string]string {
+	v := map[string]string{"go": runtime.Version()}
+	probe := func(key, name string, args ...string) {
+		if name == "" {
+			return
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		out, _ := exec.CommandContext(cctx, name, args...).CombinedOutput()
+		for _, l := range strings.Split(string(out), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				v[key] = l
+				return
+			}
+		}
+	}
+	probe("tlsbench", o.tlsbench, "version")
+	probe("ab", o.ab, "-V")
+	probe("nginx", o.nginx, "-v")
+	probe("openssl", "openssl", "version")
+	return v
+}
