@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/cipher"
@@ -181,7 +182,7 @@ var builtinOrder = []string{
 }
 
 // SeedProfiles are the reference study's profiles, in its table's order.
-var SeedProfiles = builtinOrder[:3]
+var SeedProfiles = builtinOrder[:3:3]
 
 // Builtin returns a new Set holding the built-in profiles.
 func Builtin() *Set {
@@ -230,8 +231,19 @@ func (s *Set) LoadFile(file string) error {
 	if err != nil {
 		return err
 	}
+	// All or nothing: check every name before adding any.
+	seen := map[string]bool{}
 	for _, p := range ps {
 		p.Source = file
+		if old, ok := s.byName[p.Name]; ok {
+			return fmt.Errorf("profile %q from %s is already defined (%s)", p.Name, file, old.Source)
+		}
+		if seen[p.Name] {
+			return fmt.Errorf("profile %q from %s is already defined (earlier in the same file)", p.Name, file)
+		}
+		seen[p.Name] = true
+	}
+	for _, p := range ps {
 		if err := s.Add(p); err != nil {
 			return err
 		}
@@ -337,6 +349,13 @@ func lineOf(doc *yaml.Node, path ...string) int {
 	}
 	line := n.Line
 	for _, key := range path {
+		if i, err := strconv.Atoi(key); err == nil && n.Kind == yaml.SequenceNode {
+			if i < len(n.Content) {
+				n = n.Content[i]
+				line = n.Line
+			}
+			continue
+		}
 		if n.Kind != yaml.MappingNode {
 			return line
 		}
@@ -383,13 +402,14 @@ func (p *Profile) resolve() error {
 	if p.min > p.max {
 		return ferr(fmt.Sprintf("min_version %s is above max_version %s", p.min.Short(), p.max.Short()), "min_version")
 	}
-	for _, name := range p.CipherSuites {
+	for i, name := range p.CipherSuites {
+		at := []string{"cipher_suites", strconv.Itoa(i)}
 		s, err := cipher.SuiteByName(name)
 		if err != nil {
-			return ferr("cipher_suites: "+err.Error(), "cipher_suites")
+			return ferr("cipher_suites: "+err.Error(), at...)
 		}
 		if s.TLS13 {
-			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites (the client always offers all three); remove it and put it under expect.cipher_suite, where it is observed and checked", s.IANA), "cipher_suites")
+			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites (the client always offers all three); remove it and put it under expect.cipher_suite, where it is observed and checked", s.IANA), at...)
 		}
 		p.suites = append(p.suites, s)
 	}
@@ -400,16 +420,17 @@ func (p *Profile) resolve() error {
 		return ferr("groups is required (crypto/tls's default offer includes post-quantum groups; the offer must be explicit)", "groups")
 	}
 	seen := map[tls.CurveID]bool{}
-	for _, name := range p.Groups {
+	for i, name := range p.Groups {
+		at := []string{"groups", strconv.Itoa(i)}
 		g, err := cipher.GroupByName(name)
 		if err != nil {
-			return ferr("groups: "+err.Error(), "groups")
+			return ferr("groups: "+err.Error(), at...)
 		}
 		if g.TLS13Only && p.max < tls.VersionTLS13 {
-			return ferr(fmt.Sprintf("groups: %s exists only in TLS 1.3, but max_version is %s", g.Name, p.max.Short()), "groups")
+			return ferr(fmt.Sprintf("groups: %s exists only in TLS 1.3, but max_version is %s", g.Name, p.max.Short()), at...)
 		}
 		if seen[g.ID] {
-			return ferr(fmt.Sprintf("groups: %s is listed twice", g.Name), "groups")
+			return ferr(fmt.Sprintf("groups: %s is listed twice", g.Name), at...)
 		}
 		seen[g.ID] = true
 		p.groups = append(p.groups, g)
@@ -453,6 +474,9 @@ func (p *Profile) resolve() error {
 			}
 			if !seen[g.ID] {
 				return ferr(fmt.Sprintf("expect.group %s is not in groups", g.Name), "expect", "group")
+			}
+			if g.TLS13Only && p.exp.version < tls.VersionTLS13 {
+				return ferr(fmt.Sprintf("expect.group %s exists only in TLS 1.3, but expect.version is %s", g.Name, p.exp.version.Short()), "expect", "group")
 			}
 			if s := p.exp.suite; s != nil && s.KeyExch == "RSA" {
 				return ferr(fmt.Sprintf("expect.group %s, but %s uses RSA key exchange (no group): use none", g.Name, s.OpenSSL), "expect", "group")

@@ -115,7 +115,7 @@ func us(d time.Duration) int64 { return int64(d / time.Microsecond) }
 
 // Record adds one sample to shard i (taken modulo the shard count).
 func (r *Recorder) Record(i int, s *Sample) {
-	sh := &r.shards[i%len(r.shards)]
+	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
 	if s.Handshake {
 		sh.allHS++
