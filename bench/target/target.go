@@ -63,7 +63,7 @@ type Listener struct {
 	handshakes      atomic.Int64 // full handshakes (client traffic; /stats connections excluded)
 	resumed         atomic.Int64
 	requests        atomic.Int64
-	handshakeErrors atomic.Int64
+	handshakeErrors atomic.Int64 // failed after the client sent something
 	statsConns      atomic.Int64
 }
 
@@ -271,13 +271,28 @@ func (tl *tlsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tlsConn{Conn: tls.Server(c, tl.cfg), tl: tl}, nil
+	raw := &countingConn{Conn: c}
+	return &tlsConn{Conn: tls.Server(raw, tl.cfg), raw: raw, tl: tl}, nil
+}
+
+// countingConn counts the bytes a client sent, to tell a failed handshake
+// from a connection that closed without a ClientHello (a reachability probe).
+type countingConn struct {
+	net.Conn
+	n int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // tlsConn completes the handshake on first use, under its own deadline, and
 // counts it. It is used by one fasthttp worker goroutine at a time.
 type tlsConn struct {
 	*tls.Conn
+	raw     *countingConn
 	tl      *tlsListener
 	done    bool
 	counted bool // counted in handshakes
@@ -293,7 +308,9 @@ func (c *tlsConn) handshake() error {
 	ctx, cancel := context.WithTimeout(context.Background(), c.tl.timeout)
 	defer cancel()
 	if err := c.Conn.HandshakeContext(ctx); err != nil {
-		c.tl.l.handshakeErrors.Add(1)
+		if c.raw.n > 0 {
+			c.tl.l.handshakeErrors.Add(1)
+		}
 		c.hsErr = err
 		return err
 	}

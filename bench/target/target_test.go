@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync"
 	"testing"
@@ -302,4 +303,42 @@ func ExampleStart() {
 	defer tg.Close()
 	fmt.Println(tg.Listeners[0].Profile.Name)
 	// Output: ecdhe-ecdsa-aes128-sha256-p256
+}
+
+// TestHandshakeErrors: a connection that closes without a ClientHello (a
+// reachability probe) is not a failed handshake; one that sends garbage is.
+func TestHandshakeErrors(t *testing.T) {
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	tg := startTarget(t, []*profiles.Profile{p}, nil)
+	addr := tg.Listener(p.Name).Addr
+	dial := func(payload string) {
+		t.Helper()
+		c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+		if payload != "" {
+			_, _ = c.Write([]byte(payload))
+			_, _ = io.Copy(io.Discard, c) // until the server gives up
+		}
+		c.Close()
+	}
+	dial("")
+	dial("GET / HTTP/1.0\r\n\r\n")
+	// The server counts when its handshake returns; poll with a deadline.
+	var st target.Stats
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st = tg.Listener(p.Name).Stats(); st.HandshakeErrors > 0 {
+			break
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let a wrongly counted probe show up too
+	st = tg.Listener(p.Name).Stats()
+	if got, want := st.HandshakeErrors, int64(1); got != want {
+		t.Errorf("handshake errors %d, want %d (the probe must not count)", got, want)
+	}
+	if st.Handshakes != 0 {
+		t.Errorf("handshakes %d", st.Handshakes)
+	}
 }
