@@ -133,8 +133,8 @@ func TestRecordSnapshot(t *testing.T) {
 		// Handshakes completed, whatever the outcome, whole run.
 		{"Handshakes", s.Handshakes, 5},
 		// Bytes of every steady transaction, failed ones included.
-		{"BytesIn", s.BytesIn, 2000 + 4000 + 7},
-		{"BytesOut", s.BytesOut, 200 + 400 + 50},
+		{"BytesIn", s.Bytes.In, 2000 + 4000 + 7},
+		{"BytesOut", s.Bytes.Out, 200 + 400 + 50},
 		// Nothing out of range.
 		{"OutOfRange", s.OutOfRange, 0},
 	})
@@ -341,11 +341,11 @@ func TestTick(t *testing.T) {
 		var d [metrics.NumPhases]time.Duration
 		d[metrics.Handshake] = time.Duration(i) * time.Millisecond
 		d[metrics.Total] = 2 * time.Duration(i) * time.Millisecond
-		r.Record(i, &metrics.Sample{Steady: i > 30, Dur: d, BytesIn: 10, Handshake: true})
+		r.Record(i, &metrics.Sample{Steady: i > 30, Dur: d, Payload: 10, Handshake: true})
 	}
 	// 5 errors, bytes not counted in the interval.
 	for i := range 5 {
-		r.Record(i, &metrics.Sample{Steady: true, Class: "timeout", BytesIn: 1000})
+		r.Record(i, &metrics.Sample{Steady: true, Class: "timeout", Payload: 1000})
 	}
 
 	sec := r.Tick(t0.Add(3*time.Second + 400*time.Millisecond))
@@ -357,7 +357,7 @@ func TestTick(t *testing.T) {
 		{"Transactions", sec.Transactions, 100},
 		{"Errors", sec.Errors, 5},
 		// Bytes of successful transactions.
-		{"BytesIn", sec.BytesIn, 1000},
+		{"PayloadBytes", sec.PayloadBytes, 1000},
 	})
 	// Two significant figures: within 1%.
 	floats := []struct {
@@ -387,8 +387,8 @@ func TestTick(t *testing.T) {
 	}
 
 	// Only what came after the last tick is counted.
-	r.Record(0, &metrics.Sample{Dur: durs(time.Millisecond), BytesIn: 3})
-	if got := r.Tick(t0.Add(5 * time.Second)); got.Transactions != 1 || got.BytesIn != 3 {
+	r.Record(0, &metrics.Sample{Dur: durs(time.Millisecond), Payload: 3})
+	if got := r.Tick(t0.Add(5 * time.Second)); got.Transactions != 1 || got.PayloadBytes != 3 {
 		t.Errorf("third Tick = %+v, want 1 transaction of 3 bytes", got)
 	}
 }

@@ -54,9 +54,41 @@ type Sample struct {
 	Err      error  // the error, for the record's examples; may be nil
 	// Handshake is true when the TLS handshake completed (whatever came next).
 	Handshake bool
-	BytesIn   int64 // application bytes received (headers + body)
-	BytesOut  int64 // application bytes sent
-	Steady    bool  // started inside the steady-state window
+	// Opened is true when this transaction opened a connection (always in
+	// CPS; on the first request of each connection in throughput).
+	Opened   bool
+	BytesIn  int64 // application bytes received (headers + body)
+	BytesOut int64 // application bytes sent
+	Payload  int64 // response body bytes received (partial ones on errors)
+	WireIn   int64 // TLS bytes read from the socket
+	WireOut  int64 // TLS bytes written to the socket
+	Steady   bool  // started inside the steady-state window
+}
+
+// ByteCounts are the byte counters kept per shard and in a Snapshot.
+type ByteCounts struct {
+	In, Out, Payload, PayloadPartial, WireIn, WireOut int64
+}
+
+func (b *ByteCounts) add(s *Sample) {
+	b.In += s.BytesIn
+	b.Out += s.BytesOut
+	b.WireIn += s.WireIn
+	b.WireOut += s.WireOut
+	if s.Class == "" {
+		b.Payload += s.Payload
+	} else {
+		b.PayloadPartial += s.Payload
+	}
+}
+
+func (b *ByteCounts) merge(o ByteCounts) {
+	b.In += o.In
+	b.Out += o.Out
+	b.Payload += o.Payload
+	b.PayloadPartial += o.PayloadPartial
+	b.WireIn += o.WireIn
+	b.WireOut += o.WireOut
 }
 
 // Recorder accumulates samples. Record may be called concurrently with a
@@ -74,18 +106,18 @@ type shard struct {
 	ok       int64
 	errs     map[string]int64
 	examples map[string]string
-	bytesIn  int64
-	bytesOut int64
+	bytes    ByteCounts
+	opened   int64
 	oor      int64
 	// Whole run (warm-up and drain too).
-	allOK, allErr, allHS int64
+	allOK, allErr, allHS, allOpened int64
 	// Since the last Tick, whole run.
 	iv ivStats
 }
 
 type ivStats struct {
-	ok, errs, bytesIn int64
-	hs, total         *hdr.Histogram
+	ok, errs, payload, wireIn int64
+	hs, total                 *hdr.Histogram
 }
 
 // NewRecorder returns a Recorder with n shards (at least 1); start is the
@@ -120,23 +152,35 @@ func (r *Recorder) Record(i int, s *Sample) {
 	if s.Handshake {
 		sh.allHS++
 	}
+	if s.Opened {
+		sh.allOpened++
+	}
+	sh.iv.wireIn += s.WireIn
 	if s.Class == "" {
 		sh.allOK++
 		sh.iv.ok++
-		sh.iv.bytesIn += s.BytesIn
-		sh.recordIv(sh.iv.hs, s.Dur[Handshake])
+		sh.iv.payload += s.Payload
+		if s.Dur[Handshake] > 0 {
+			sh.recordIv(sh.iv.hs, s.Dur[Handshake])
+		}
 		sh.recordIv(sh.iv.total, s.Dur[Total])
 	} else {
 		sh.allErr++
 		sh.iv.errs++
 	}
 	if s.Steady {
-		sh.bytesIn += s.BytesIn
-		sh.bytesOut += s.BytesOut
+		sh.bytes.add(s)
+		if s.Opened {
+			sh.opened++
+		}
 		if s.Class == "" {
 			sh.ok++
+			// A phase that did not happen in this transaction (connect
+			// and handshake on a reused connection) is not recorded.
 			for p, d := range s.Dur {
-				sh.record(sh.h[p], d)
+				if d > 0 || Phase(p) == Total || Phase(p) == Uncorrected {
+					sh.record(sh.h[p], d)
+				}
 			}
 		} else {
 			sh.errs[s.Class]++
@@ -178,7 +222,8 @@ type Second struct {
 	Unix         int64   `json:"unix"` // absolute second (for merging agents)
 	Transactions int64   `json:"transactions"`
 	Errors       int64   `json:"errors"`
-	BytesIn      int64   `json:"bytes_in"`
+	PayloadBytes int64   `json:"payload_bytes"`
+	WireInBytes  int64   `json:"wire_in_bytes"`
 	HandshakeP99 float64 `json:"handshake_p99_us"`
 	TotalP50     float64 `json:"total_p50_us"`
 	TotalP99     float64 `json:"total_p99_us"`
@@ -194,10 +239,11 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sh.mu.Lock()
 		sec.Transactions += sh.iv.ok
 		sec.Errors += sh.iv.errs
-		sec.BytesIn += sh.iv.bytesIn
+		sec.PayloadBytes += sh.iv.payload
+		sec.WireInBytes += sh.iv.wireIn
 		hs.Merge(sh.iv.hs)
 		total.Merge(sh.iv.total)
-		sh.iv.ok, sh.iv.errs, sh.iv.bytesIn = 0, 0, 0
+		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn = 0, 0, 0, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
 		sh.mu.Unlock()
@@ -218,12 +264,13 @@ type Snapshot struct {
 	OK         int64                     // steady window
 	Errors     map[string]int64          // steady window, by class
 	Examples   map[string]string         // first error message per class
-	BytesIn    int64
-	BytesOut   int64
+	Bytes      ByteCounts                // steady window
+	Opened     int64                     // steady window: connections opened
 	OutOfRange int64
 	AllOK      int64 // whole run
 	AllErrors  int64 // whole run
 	Handshakes int64 // whole run: TLS handshakes completed by the client
+	AllOpened  int64 // whole run: connections opened
 }
 
 // Snapshot merges the shards. It may be called while recording goes on.
@@ -247,8 +294,9 @@ func (r *Recorder) Snapshot() Snapshot {
 				s.Examples[k] = v
 			}
 		}
-		s.BytesIn += sh.bytesIn
-		s.BytesOut += sh.bytesOut
+		s.Bytes.merge(sh.bytes)
+		s.Opened += sh.opened
+		s.AllOpened += sh.allOpened
 		s.OutOfRange += sh.oor
 		s.AllOK += sh.allOK
 		s.AllErrors += sh.allErr

@@ -37,10 +37,17 @@ type Run struct {
 	DurationS    float64 `json:"duration_s"` // the steady-state window measured
 	Transactions int64   `json:"transactions"`
 	CPS          float64 `json:"cps,omitempty"`
-	Resumed      int64   `json:"resumed"`
-	Handshakes   int64   `json:"handshakes"` // client-completed TLS handshakes, whole run
-	Errors       Errors  `json:"errors"`
-	Bytes        Bytes   `json:"bytes"`
+	// Throughput engine: requests are its transactions; Gbps counts
+	// response payload (bodies), WireGbps the TLS bytes read.
+	Requests          int64   `json:"requests,omitempty"`
+	RPS               float64 `json:"requests_per_s,omitempty"`
+	Gbps              float64 `json:"gbps,omitempty"`
+	WireGbps          float64 `json:"wire_gbps,omitempty"`
+	ConnectionsOpened int64   `json:"connections_opened"`
+	Resumed           int64   `json:"resumed"`
+	Handshakes        int64   `json:"handshakes"` // client-completed TLS handshakes, whole run
+	Errors            Errors  `json:"errors"`
+	Bytes             Bytes   `json:"bytes"`
 
 	Latency    map[string]Percentiles `json:"latency_us"`
 	Histograms map[string]string      `json:"histograms"` // phase → HdrHistogram V2 compressed, base64
@@ -107,17 +114,24 @@ type Errors struct {
 	Examples map[string]string `json:"examples,omitempty"`
 }
 
-// Bytes counts application bytes of the steady-state window.
+// Bytes counts the steady-state window's bytes.
 type Bytes struct {
-	In  int64 `json:"in"`
-	Out int64 `json:"out"`
+	In  int64 `json:"in"`  // application bytes received (headers and bodies)
+	Out int64 `json:"out"` // application bytes sent (requests)
+	// Payload is the body bytes of successful transactions; PayloadPartial
+	// the body bytes received by failed ones (not in Gbps).
+	Payload        int64 `json:"payload"`
+	PayloadPartial int64 `json:"payload_partial"`
+	WireIn         int64 `json:"wire_in"`  // TLS bytes read from sockets
+	WireOut        int64 `json:"wire_out"` // TLS bytes written to sockets
 }
 
 // Whole counts the whole run, warm-up and drain included, for reconciling
 // with a server's counters.
 type Whole struct {
-	Transactions int64 `json:"transactions"`
-	Errors       int64 `json:"errors"`
+	Transactions      int64 `json:"transactions"`
+	Errors            int64 `json:"errors"`
+	ConnectionsOpened int64 `json:"connections_opened"`
 }
 
 // Client is the generator's own resource use during the run.
@@ -178,9 +192,11 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	}
 	r.Resumed = s.Errors["resumed"]
 	r.Handshakes = s.Handshakes
-	r.Bytes = Bytes{In: s.BytesIn, Out: s.BytesOut}
+	b := s.Bytes
+	r.Bytes = Bytes{In: b.In, Out: b.Out, Payload: b.Payload, PayloadPartial: b.PayloadPartial, WireIn: b.WireIn, WireOut: b.WireOut}
+	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
-	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors}
+	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
 	r.Latency = make(map[string]Percentiles, NumPhases)
 	r.Histograms = make(map[string]string, NumPhases)
 	for p, h := range s.Hist {

@@ -15,7 +15,8 @@ func TestDependencyRules(t *testing.T) {
 		"profiles":      {"cipher", "go.yaml.in/yaml/v3"},
 		"bench/metrics": {"github.com/HdrHistogram/hdrhistogram-go"},
 		"bench":         {"bench/metrics"},
-		"bench/cps":     {"bench", "bench/metrics", "profiles", "cipher", "github.com/valyala/fasthttp"},
+		"bench/tlsconn": {"bench", "bench/metrics", "profiles", "cipher"},
+		"bench/cps":     {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/target":  {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":       {"bench/metrics"},
 	}

@@ -1,0 +1,246 @@
+// Package tlsconn opens the connections of the engines' operations: TCP
+// connect from the configured source addresses, a full TLS handshake with the
+// profile's configuration, verification against the profile, and byte
+// counting at the socket. It also classifies what can go wrong on the way.
+package tlsconn
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// Config says where and how to connect.
+type Config struct {
+	Profile *profiles.Profile
+	Address string // host:port to dial
+	TLS     profiles.ClientOptions
+	// Sources are local addresses to dial from, used in turn.
+	Sources          []net.IP
+	ConnectTimeout   time.Duration
+	HandshakeTimeout time.Duration
+	// LingerZero closes with RST instead of FIN (no TIME_WAIT).
+	LingerZero bool
+}
+
+// Validate reports a missing field.
+func (c *Config) Validate() error {
+	switch {
+	case c.Profile == nil:
+		return errors.New("no profile")
+	case c.Address == "":
+		return errors.New("no address")
+	case c.ConnectTimeout <= 0 || c.HandshakeTimeout <= 0:
+		return errors.New("connect and handshake deadlines must be positive")
+	}
+	return nil
+}
+
+// Client holds what the workers of one run share: the TLS configuration
+// (built once per run) and what the first verified connection negotiated.
+// It is safe for concurrent use.
+type Client struct {
+	cfg Config
+	tls *tls.Config
+
+	mu         sync.Mutex
+	negotiated *metrics.Negotiated
+}
+
+// NewClient checks cfg and builds the run's TLS configuration.
+func NewClient(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
+}
+
+// Negotiated returns what the first verified connection negotiated, or nil.
+func (c *Client) Negotiated() *metrics.Negotiated {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.negotiated
+}
+
+// Observe keeps cs as the run's negotiated parameters if it is the first.
+func (c *Client) Observe(cs *tls.ConnectionState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.negotiated != nil {
+		return
+	}
+	n := &metrics.Negotiated{
+		Version:     cipher.Version(cs.Version).Short(),
+		CipherSuite: cipher.SuiteName(cs.CipherSuite),
+		OpenSSL:     cipher.OpenSSLName(cs.CipherSuite),
+		Group:       cipher.GroupName(cs.CurveID),
+		SuitePinned: cs.Version != tls.VersionTLS13,
+	}
+	if len(cs.PeerCertificates) > 0 {
+		if kt, ok := cipher.KeyTypeOf(cs.PeerCertificates[0].PublicKey); ok {
+			n.CertKey = kt.String()
+		}
+	}
+	c.negotiated = n
+}
+
+// Dialer opens connections for one worker; it is not safe for concurrent use.
+type Dialer struct {
+	c      *Client
+	dialer net.Dialer
+	next   int // source address turn
+}
+
+// NewDialer returns a worker's dialer; id staggers the source addresses.
+func (c *Client) NewDialer(id int) *Dialer {
+	d := &Dialer{c: c, next: id}
+	d.dialer.Timeout = c.cfg.ConnectTimeout
+	return d
+}
+
+// Conn is a verified TLS connection that counts its wire bytes. It is used
+// by one goroutine.
+type Conn struct {
+	*tls.Conn
+	raw   *countingConn
+	State tls.ConnectionState
+}
+
+// WireIn and WireOut return the TLS bytes read and written so far.
+func (c *Conn) WireIn() int64  { return c.raw.in }
+func (c *Conn) WireOut() int64 { return c.raw.out }
+
+// Close closes the TCP connection without a close_notify: the peer has
+// usually closed already (HTTP/1.0), and the alert would only draw a RST.
+func (c *Conn) Close() error { return c.raw.Close() }
+
+// SetDeadline sets the deadline of the underlying TCP connection.
+func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
+
+// Dial connects and handshakes, filling s's Connect and Handshake durations,
+// Opened, Handshake and wire bytes. On failure it returns the stage and the
+// error, the connection closed; the caller classifies it with Class.
+func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stage, error) {
+	cfg := &d.c.cfg
+	if n := len(cfg.Sources); n > 0 {
+		d.dialer.LocalAddr = &net.TCPAddr{IP: cfg.Sources[d.next%n]}
+		d.next++
+	}
+	t0 := time.Now()
+	raw, err := d.dialer.DialContext(ctx, "tcp", cfg.Address)
+	t1 := time.Now()
+	s.Dur[metrics.Connect] = t1.Sub(t0)
+	s.Opened = true
+	if err != nil {
+		return nil, bench.StageConnect, err
+	}
+	if cfg.LingerZero {
+		if tc, ok := raw.(*net.TCPConn); ok {
+			_ = tc.SetLinger(0)
+		}
+	}
+	cc := &countingConn{Conn: raw}
+	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
+	tc := tls.Client(cc, d.c.tls)
+	err = tc.HandshakeContext(ctx)
+	s.Dur[metrics.Handshake] = time.Since(t1)
+	s.WireIn, s.WireOut = cc.in, cc.out
+	if err != nil {
+		raw.Close()
+		return nil, bench.StageHandshake, err
+	}
+	s.Handshake = true
+	// VerifyConnection checked all but the group of a TLS 1.2 full
+	// handshake; now that it is known, check everything.
+	cs := tc.ConnectionState()
+	if err := cfg.Profile.Verify(cs); err != nil {
+		raw.Close()
+		return nil, bench.StageHandshake, err
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return &Conn{Conn: tc, raw: cc, State: cs}, bench.StageHandshake, nil
+}
+
+// Class maps an error to its class: a profile mismatch or a resumed
+// session first, then bench.Classify.
+func Class(stage bench.Stage, err error) string {
+	var me *profiles.MismatchError
+	switch {
+	case errors.Is(err, profiles.ErrResumed):
+		return bench.ClassResumed
+	case errors.As(err, &me):
+		return bench.ClassMismatch
+	}
+	return bench.Classify(stage, err)
+}
+
+// countingConn counts the bytes crossing the socket.
+type countingConn struct {
+	net.Conn
+	in, out int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.in += int64(n)
+	return n, err
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.out += int64(n)
+	return n, err
+}
+
+// Reader reads a response: it pushes the read deadline forward before each
+// read, notes when the first byte came, counts bytes, and keeps the
+// transport's own error (fasthttp reports any error on a response's first
+// byte as io.EOF). Reset it before each response.
+type Reader struct {
+	r       io.Reader
+	conn    *Conn
+	timeout time.Duration
+	First   time.Time // when the first byte arrived
+	N       int64     // bytes read since Reset
+	err     error
+}
+
+// Reset starts a new response on conn.
+func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
+	*f = Reader{r: conn.Conn, conn: conn, timeout: timeout}
+}
+
+// Mark starts a new response on the same connection, keeping the reader.
+func (f *Reader) Mark() {
+	f.First, f.N, f.err = time.Time{}, 0, nil
+}
+
+func (f *Reader) Read(p []byte) (int, error) {
+	_ = f.conn.raw.SetReadDeadline(time.Now().Add(f.timeout))
+	n, err := f.r.Read(p)
+	if n > 0 && f.First.IsZero() {
+		f.First = time.Now()
+	}
+	f.N += int64(n)
+	if err != nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// Cause prefers the transport's error over a parser's summary of it.
+func (f *Reader) Cause(err error) error {
+	if f.err != nil && f.err != io.EOF {
+		return f.err
+	}
+	return err
+}
