@@ -22,6 +22,7 @@ const (
 	ClassResumed          = "resumed"
 	ClassStatus           = "status"
 	ClassBodySize         = "body_size"
+	ClassBodyMismatch     = "body_mismatch"
 	ClassReadTimeout      = "read_timeout"
 	ClassEOF              = "eof"
 	ClassOther            = "other"

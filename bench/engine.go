@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -25,13 +26,22 @@ type Op interface {
 	NewWorker(id int) (Worker, error)
 }
 
-// Worker executes transactions one at a time.
+// Worker executes transactions one at a time. A Worker that also implements
+// io.Closer is closed when it will run no more.
 type Worker interface {
 	// Do performs one transaction starting now and fills s: the phase
 	// durations (Total from s.Start), the error class, bytes. It must return
 	// within the operation's own deadlines; ctx is cancelled only to abandon
 	// work (the sample is then discarded).
 	Do(ctx context.Context, s *metrics.Sample)
+}
+
+// closeWorker closes a worker that holds resources across transactions
+// (a kept-alive connection), once it will run no more.
+func closeWorker(w Worker) {
+	if c, ok := w.(io.Closer); ok {
+		_ = c.Close()
+	}
 }
 
 // Config says how to apply load. The zero value is not valid; see Defaults.
@@ -149,6 +159,7 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer closeWorker(w)
 				for {
 					select {
 					case <-stop:
@@ -178,6 +189,7 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer closeWorker(w)
 				for intended := range ticks {
 					now := time.Now()
 					if now.Sub(intended) > lateThreshold {

@@ -44,7 +44,15 @@ func RunText(w io.Writer, r *metrics.Run) {
 		}
 		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
 	}
-	fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+	switch {
+	case r.CPSResult != nil:
+		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+	case r.ThroughputResult != nil:
+		fmt.Fprintf(w, "  throughput   %.3f Gbps payload, %.3f Gbps wire (%d requests in %.1f s, %.1f/s; %d errors)\n",
+			r.Gbps, r.WireGbps, r.Requests, r.DurationS, r.RPS, r.Errors.Total)
+		fmt.Fprintf(w, "  bytes        %d payload (+%d partial), %d wire in, %d wire out; %d connections opened (whole run %d)\n",
+			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut, r.ConnectionsOpened, r.Whole.ConnectionsOpened)
+	}
 	if r.Load.Mode == "open" {
 		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped\n", r.Load.Rate, r.Load.Late, r.Load.Dropped)
 	}
@@ -59,6 +67,10 @@ func RunText(w io.Writer, r *metrics.Run) {
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
 	for _, ph := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
 		l := r.Latency[ph]
+		if l.Count == 0 {
+			fmt.Fprintf(w, "  %-12s %9s\n", ph, "-")
+			continue
+		}
 		fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", ph, Micros(float64(l.P50)), Micros(float64(l.P90)),
 			Micros(float64(l.P99)), Micros(float64(l.P999)), Micros(float64(l.Max)))
 	}
@@ -67,8 +79,12 @@ func RunText(w io.Writer, r *metrics.Run) {
 	if c.IncludesTarget {
 		note = " (includes the in-process target)"
 	}
-	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %.0f µs per transaction%s; max RSS %.1f MB\n",
-		c.CPUSeconds, c.Utilization*100, c.Cores, c.CPUPerTxnUS, note, float64(c.MaxRSSBytes)/1e6)
+	cost := fmt.Sprintf("%.0f µs per transaction", c.CPUPerTxnUS)
+	if r.ThroughputResult != nil {
+		cost = fmt.Sprintf("%.2f s per GB", CPUPerGB(r))
+	}
+	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
+		c.CPUSeconds, c.Utilization*100, c.Cores, cost, note, float64(c.MaxRSSBytes)/1e6)
 }
 
 // CPSTable writes one row per run: the published CPS table with its evidence.
@@ -81,8 +97,12 @@ func CPSTable(w io.Writer, runs []*metrics.Run) {
 	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tCPS (SR=0)\tERRORS\tHANDSHAKE p99\tTOTAL p99\tCPU/TXN")
 	for _, r := range runs {
 		n := r.Negotiated
+		cps := 0.0
+		if r.CPSResult != nil {
+			cps = r.CPS
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			r.CPS, r.Errors.Total, Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
+			cps, r.Errors.Total, Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
 	}
 	tw.Flush()
 }
@@ -92,4 +112,36 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// CPUPerGB is the generator's CPU seconds per GB (10^9 bytes) of payload
+// received over the whole run (the CPU is measured over the whole run too).
+func CPUPerGB(r *metrics.Run) float64 {
+	if r.Bytes.Payload == 0 || r.DurationS == 0 {
+		return 0
+	}
+	// Scale the window's payload to the whole run's wall time.
+	wall := r.Ended.Sub(r.Started).Seconds()
+	gb := float64(r.Bytes.Payload) / 1e9 * wall / r.DurationS
+	return r.Client.CPUSeconds / gb
+}
+
+// ThroughputTable writes one row per throughput run.
+func ThroughputTable(w io.Writer, runs []*metrics.Run) {
+	if len(runs) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tTHROUGHPUT\tWIRE\tREQ/S\tERRORS\tTTFB p99\tTOTAL p99\tCPU/GB")
+	for _, r := range runs {
+		n := r.Negotiated
+		var gbps, wire, rps float64
+		if r.ThroughputResult != nil {
+			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f Gbps\t%.3f Gbps\t%.1f\t%d\t%s\t%s\t%.2f s\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)), CPUPerGB(r))
+	}
+	tw.Flush()
 }

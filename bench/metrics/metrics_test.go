@@ -453,6 +453,7 @@ func TestFill(t *testing.T) {
 		{"Resumed", run.Resumed, int64(2)},
 		{"Handshakes", run.Handshakes, int64(5000)},
 		{"Bytes", run.Bytes, metrics.Bytes{In: 500_000, Out: 50_000}},
+		{"ThroughputResult", run.ThroughputResult, (*metrics.ThroughputResult)(nil)},
 		{"OutOfRange", run.OutOfRange, snap.OutOfRange},
 		{"Whole", run.Whole, metrics.Whole{Transactions: 5000, Errors: 4}},
 	}
@@ -476,8 +477,15 @@ func TestFill(t *testing.T) {
 	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if empty.CPS != 0 || empty.Transactions != 0 || empty.Latency["total"] != (metrics.Percentiles{}) {
-		t.Errorf("empty Fill: CPS=%v Transactions=%d total=%+v", empty.CPS, empty.Transactions, empty.Latency["total"])
+	if empty.CPSResult != nil || empty.Transactions != 0 || empty.Latency["total"] != (metrics.Percentiles{}) {
+		t.Errorf("empty Fill: CPSResult=%v Transactions=%d total=%+v", empty.CPSResult, empty.Transactions, empty.Latency["total"])
+	}
+	empty.Engine = "cps"
+	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if empty.CPS != 0 {
+		t.Errorf("empty window: CPS %v", empty.CPS)
 	}
 }
 

@@ -36,18 +36,15 @@ type Run struct {
 	SteadyStartS float64 `json:"steady_start_s"`
 	DurationS    float64 `json:"duration_s"` // the steady-state window measured
 	Transactions int64   `json:"transactions"`
-	CPS          float64 `json:"cps,omitempty"`
-	// Throughput engine: requests are its transactions; Gbps counts
-	// response payload (bodies), WireGbps the TLS bytes read.
-	Requests          int64   `json:"requests,omitempty"`
-	RPS               float64 `json:"requests_per_s,omitempty"`
-	Gbps              float64 `json:"gbps,omitempty"`
-	WireGbps          float64 `json:"wire_gbps,omitempty"`
-	ConnectionsOpened int64   `json:"connections_opened"`
-	Resumed           int64   `json:"resumed"`
-	Handshakes        int64   `json:"handshakes"` // client-completed TLS handshakes, whole run
-	Errors            Errors  `json:"errors"`
-	Bytes             Bytes   `json:"bytes"`
+	// The engine's own rates, at the top level of the JSON: one of them is
+	// set, by Fill, according to Engine.
+	*CPSResult
+	*ThroughputResult
+	ConnectionsOpened int64  `json:"connections_opened"`
+	Resumed           int64  `json:"resumed"`
+	Handshakes        int64  `json:"handshakes"` // client-completed TLS handshakes, whole run
+	Errors            Errors `json:"errors"`
+	Bytes             Bytes  `json:"bytes"`
 
 	Latency    map[string]Percentiles `json:"latency_us"`
 	Histograms map[string]string      `json:"histograms"` // phase → HdrHistogram V2 compressed, base64
@@ -55,6 +52,21 @@ type Run struct {
 	Series     []Second               `json:"series"`
 	Whole      Whole                  `json:"whole_run"`
 	Client     Client                 `json:"client"`
+}
+
+// CPSResult is the CPS engine's rate.
+type CPSResult struct {
+	CPS float64 `json:"cps"` // successful transactions per second
+}
+
+// ThroughputResult is the throughput engine's rates. A request and its
+// response are its transaction; Gbps counts response bodies, WireGbps the
+// TLS bytes read from the sockets.
+type ThroughputResult struct {
+	Requests int64   `json:"requests"`
+	RPS      float64 `json:"requests_per_s"`
+	Gbps     float64 `json:"gbps"`
+	WireGbps float64 `json:"wire_gbps"`
 }
 
 // Target is what was measured.
@@ -178,13 +190,26 @@ func Summarize(h *hdr.Histogram) Percentiles {
 	}
 }
 
-// Fill sets the record's counts, percentiles and encoded histograms from a
-// snapshot of a steady window of length window.
+// Fill sets the record's counts, rates, percentiles and encoded histograms
+// from a snapshot of a steady window of length window. The rates are those
+// of r.Engine ("cps" or "throughput").
 func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.DurationS = window.Seconds()
 	r.Transactions = s.OK
-	if window > 0 {
-		r.CPS = float64(s.OK) / window.Seconds()
+	per := func(v float64) float64 {
+		if window <= 0 {
+			return 0
+		}
+		return v / window.Seconds()
+	}
+	switch r.Engine {
+	case "cps":
+		r.CPSResult = &CPSResult{CPS: per(float64(s.OK))}
+	case "throughput":
+		r.ThroughputResult = &ThroughputResult{
+			Requests: s.OK, RPS: per(float64(s.OK)),
+			Gbps: per(float64(s.Bytes.Payload)*8) / 1e9, WireGbps: per(float64(s.Bytes.WireIn)*8) / 1e9,
+		}
 	}
 	r.Errors = Errors{ByClass: s.Errors, Examples: s.Examples}
 	for _, v := range s.Errors {

@@ -39,6 +39,9 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// OnHandshake, if set, is called after every completed handshake.
 	OnHandshake func(l *Listener, cs tls.ConnectionState)
+	// Plain serves one plain-HTTP listener instead (a backend behind a TLS
+	// terminator: "client TLS, server plaintext"); Profiles is ignored.
+	Plain bool
 }
 
 // Target is a running reference target. Close stops it.
@@ -77,10 +80,18 @@ type Stats struct {
 	HandshakeErrors int64  `json:"handshake_errors"`
 }
 
+// Name is the listener's profile name, or "plain".
+func (l *Listener) Name() string {
+	if l.Profile == nil {
+		return "plain"
+	}
+	return l.Profile.Name
+}
+
 // Stats returns the listener's counters.
 func (l *Listener) Stats() Stats {
 	return Stats{
-		Profile: l.Profile.Name, Address: l.Addr,
+		Profile: l.Name(), Address: l.Addr,
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
 	}
@@ -88,7 +99,7 @@ func (l *Listener) Stats() Stats {
 
 // Start starts a listener per profile and, if configured, the admin listener.
 func Start(cfg Config) (*Target, error) {
-	if len(cfg.Profiles) == 0 {
+	if len(cfg.Profiles) == 0 && !cfg.Plain {
 		return nil, errors.New("target: no profiles")
 	}
 	if cfg.Host == "" {
@@ -98,6 +109,9 @@ func Start(cfg Config) (*Target, error) {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
 	t := &Target{bodies: newBodies()}
+	if cfg.Plain {
+		return t, t.startPlain(cfg)
+	}
 	certs := map[string]tls.Certificate{}
 	if cfg.Cert == nil {
 		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA", 365*24*time.Hour)
@@ -149,16 +163,37 @@ func Start(cfg Config) (*Target, error) {
 		tl := &tlsListener{Listener: ln, cfg: p.ServerConfig(cert), l: l, timeout: cfg.HandshakeTimeout, onHS: cfg.OnHandshake}
 		t.serve(tl, t.handler(l))
 	}
-	if cfg.Admin != "" {
-		ln, err := net.Listen("tcp", cfg.Admin)
-		if err != nil {
-			t.Close()
-			return nil, fmt.Errorf("target: admin listener: %w", err)
-		}
-		t.AdminAddr = ln.Addr().String()
-		t.serve(ln, t.adminHandler)
+	if err := t.startAdmin(cfg.Admin); err != nil {
+		return nil, err
 	}
 	return t, nil
+}
+
+// startAdmin starts the admin listener, if addr is set.
+func (t *Target) startAdmin(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Close()
+		return fmt.Errorf("target: admin listener: %w", err)
+	}
+	t.AdminAddr = ln.Addr().String()
+	t.serve(ln, t.adminHandler)
+	return nil
+}
+
+// startPlain starts the plain-HTTP listener and the admin listener.
+func (t *Target) startPlain(cfg Config) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("target: plain listener: %w", err)
+	}
+	l := &Listener{Addr: ln.Addr().String()}
+	t.Listeners = append(t.Listeners, l)
+	t.serve(ln, t.handler(l))
+	return t.startAdmin(cfg.Admin)
 }
 
 func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
@@ -211,7 +246,7 @@ func (t *Target) Stats() []Stats {
 // Listener returns the listener of the named profile, or nil.
 func (t *Target) Listener(profile string) *Listener {
 	for _, l := range t.Listeners {
-		if l.Profile.Name == profile {
+		if l.Name() == profile {
 			return l
 		}
 	}

@@ -2,23 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
-	"os"
-	"path/filepath"
-	"sort"
-	"strings"
-	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -31,323 +20,24 @@ GET, the complete response, the server's close. URL is https://host[:port]/path
 With several --profile flags the runs follow one another and one table ends
 the output.`
 
-// cpsEcho is the configuration as echoed in the run record.
-type cpsEcho struct {
-	URL              string   `json:"url"`
-	Path             string   `json:"path"`
-	Concurrency      int      `json:"concurrency"`
-	Rate             float64  `json:"rate,omitempty"`
-	Duration         string   `json:"duration"`
-	Warmup           string   `json:"warmup"`
-	ConnectTimeout   string   `json:"connect_timeout"`
-	HandshakeTimeout string   `json:"handshake_timeout"`
-	ReadTimeout      string   `json:"read_timeout"`
-	Resolve          []string `json:"resolve,omitempty"`
-	CAFile           string   `json:"cacert,omitempty"`
-	Insecure         bool     `json:"insecure"`
-	SNI              string   `json:"sni,omitempty"`
-	Sources          []string `json:"source,omitempty"`
-	Headers          []string `json:"headers,omitempty"`
-	ExpectSize       int64    `json:"expect_size"`
-	LingerZero       bool     `json:"linger0,omitempty"`
-}
-
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cps")
-	conc := fs.IntP("concurrency", "c", 32, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)")
-	dur := fs.DurationP("duration", "d", 10*time.Second, "steady-state `DURATION` measured")
-	warmup := fs.Duration("warmup", 2*time.Second, "warm-up `DURATION` before it, excluded from statistics")
-	rate := fs.Float64("rate", 0, "open loop: start `R` connections per second (latency from intended starts)")
-	names := fs.StringArray("profile", nil, "cipher profile `NAME` (repeatable; default ecdhe-ecdsa-aes128-sha256-p256)")
-	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	resolves := fs.StringArray("resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)")
-	caFile := fs.String("cacert", "", "verify the server with the CA certificates in `FILE` (PEM)")
-	insecure := fs.BoolP("insecure", "k", false, "skip certificate chain verification (recorded in the results)")
-	sni := fs.String("sni", "", "send this server `NAME` (SNI) instead of the URL's host")
-	sources := fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)")
-	headers := fs.StringArrayP("header", "H", nil, "extra request header `'Name: value'` (repeatable)")
-	expectSize := fs.Int64("expect-size", -1, "any other body size than `N` bytes is an error")
-	jsonOut := fs.String("json", "", "write the run record to `FILE` (several profiles: a directory)")
-	connectTO := fs.Duration("connect-timeout", 5*time.Second, "TCP connect `DEADLINE`")
-	handshakeTO := fs.Duration("handshake-timeout", 5*time.Second, "TLS handshake `DEADLINE`")
-	readTO := fs.Duration("read-timeout", 10*time.Second, "first byte and each later read `DEADLINE`")
-	linger0 := fs.Bool("linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)")
-	keylog := fs.String("keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)")
-	quiet := fs.BoolP("quiet", "q", false, "no live status line")
-	if err := parseFlags(fs, cpsUsage, args, stdout); err != nil {
-		return helpOK(err)
+	lf := addLoadFlags(fs, 32, "connections")
+	spec := engineSpec{
+		name: "cps", defaultPath: "/1k",
+		build: func(conn tlsconn.Config, host, path string) (loadOp, error) {
+			hdrs, _ := parseHeaders(*lf.headers) // checked by runLoad
+			cfg := cps.Defaults()
+			cfg.Config = conn
+			cfg.Host, cfg.Path, cfg.Headers = host, path, hdrs
+			cfg.ExpectSize, cfg.ReadTimeout = *lf.expectSize, *lf.readTO
+			cfg.UserAgent = "tlsbench/" + version
+			return cps.New(cfg)
+		},
+		status: func(s metrics.Second) string {
+			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
+		},
+		table: reports.CPSTable,
 	}
-	if *rate > 0 && !fs.Changed("concurrency") {
-		*conc = 1024
-	}
-	// Check everything before any load is sent.
-	if fs.NArg() > 1 {
-		return usagef("one URL at most, got %d arguments", fs.NArg())
-	}
-	engine := bench.Config{Concurrency: *conc, Rate: *rate, Duration: *dur, Warmup: *warmup}
-	if err := engine.Validate(); err != nil {
-		return usagef("%s", err)
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--connect-timeout", *connectTO}, {"--handshake-timeout", *handshakeTO}, {"--read-timeout", *readTO}} {
-		if d.v <= 0 {
-			return usagef("%s must be positive, got %s", d.name, d.v)
-		}
-	}
-	set, err := loadProfiles(*files)
-	if err != nil {
-		return err
-	}
-	if len(*names) == 0 {
-		*names = []string{"ecdhe-ecdsa-aes128-sha256-p256"}
-	}
-	var ps []*profiles.Profile
-	for _, n := range *names {
-		p, err := set.Get(n)
-		if err != nil {
-			return usagef("%s", err)
-		}
-		ps = append(ps, p)
-	}
-	srcIPs, err := parseSources(*sources)
-	if err != nil {
-		return err
-	}
-	hdrs, err := parseHeaders(*headers)
-	if err != nil {
-		return err
-	}
-	var roots *x509.CertPool
-	if *caFile != "" {
-		pem, err := os.ReadFile(*caFile)
-		if err != nil {
-			return usagef("--cacert: %v", err)
-		}
-		roots = x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pem) {
-			return usagef("--cacert %s: no PEM certificate in it", *caFile)
-		}
-	}
-	var tgt *target.Target
-	var urlTarget *endpoint
-	if fs.NArg() == 1 {
-		t, err := parseTarget(fs.Arg(0), *resolves, *sni)
-		if err != nil {
-			return err
-		}
-		urlTarget = t
-	} else {
-		for _, r := range *resolves {
-			if _, _, _, err := parseResolve(r); err != nil {
-				return err
-			}
-		}
-	}
-	var keylogW io.Writer
-	if *keylog != "" {
-		f, err := os.OpenFile(*keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			return usagef("--keylog: %v", err)
-		}
-		defer f.Close()
-		keylogW = f
-		fmt.Fprintln(stderr, "tlsbench cps: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative")
-	}
-	if *jsonOut != "" && len(ps) > 1 {
-		if err := os.MkdirAll(*jsonOut, 0o755); err != nil {
-			return usagef("--json %s: %v", *jsonOut, err)
-		}
-	}
-
-	// The in-process reference target, when no URL was given.
-	if urlTarget == nil {
-		tgt, err = target.Start(target.Config{Port: 0, Profiles: ps})
-		if err != nil {
-			return err
-		}
-		defer tgt.Close()
-		fmt.Fprintf(stderr, "tlsbench cps: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n")
-	}
-
-	echo := cpsEcho{
-		Concurrency: *conc, Rate: *rate, Duration: dur.String(), Warmup: warmup.String(),
-		ConnectTimeout: connectTO.String(), HandshakeTimeout: handshakeTO.String(), ReadTimeout: readTO.String(),
-		Resolve: *resolves, CAFile: *caFile, Insecure: *insecure, SNI: *sni, Sources: *sources,
-		Headers: *headers, ExpectSize: *expectSize, LingerZero: *linger0,
-	}
-	var runs []*metrics.Run
-	for _, p := range ps {
-		if ctx.Err() != nil {
-			break
-		}
-		cfg := cps.Defaults()
-		cfg.Profile = p
-		cfg.Headers = hdrs
-		cfg.ExpectSize = *expectSize
-		cfg.Sources = srcIPs
-		cfg.ConnectTimeout, cfg.HandshakeTimeout, cfg.ReadTimeout = *connectTO, *handshakeTO, *readTO
-		cfg.LingerZero = *linger0
-		cfg.UserAgent = "tlsbench/" + version
-		cfg.TLS = profiles.ClientOptions{RootCAs: roots, InsecureSkipVerify: *insecure, KeyLogWriter: keylogW}
-		recTarget := metrics.Target{InsecureSkipVerify: *insecure, CAFile: *caFile}
-		if urlTarget != nil {
-			t := urlTarget
-			cfg.Address, cfg.Host, cfg.Path, cfg.TLS.ServerName = t.Address, t.HostHeader, t.Path, t.ServerName
-			recTarget.URL, recTarget.Address, recTarget.ServerName = t.URL.String(), t.Address, t.ServerName
-			if err := probe(ctx, t.Address, *connectTO); err != nil {
-				return fmt.Errorf("cannot connect to %s (%s): %v", t.Address, t.URL, err)
-			}
-		} else {
-			l := tgt.Listener(p.Name)
-			cfg.Address, cfg.Host, cfg.Path, cfg.TLS.ServerName = l.Addr, "localhost", "/1k", "localhost"
-			if !*insecure {
-				cfg.TLS.RootCAs = tgt.CA.Pool()
-			}
-			recTarget.URL = "https://localhost:" + portOf(l.Addr) + "/1k"
-			recTarget.Address, recTarget.ServerName, recTarget.InProcess = l.Addr, "localhost", true
-		}
-		echo.URL, echo.Path = recTarget.URL, cfg.Path
-		op, err := cps.New(cfg)
-		if err != nil {
-			return err
-		}
-		engine.Progress = statusLine(stderr, p.Name, *quiet, *warmup)
-		meter := startCPU()
-		res, err := bench.Run(ctx, engine, op)
-		if err != nil {
-			return err
-		}
-		endStatus(stderr, *quiet)
-		r := &metrics.Run{
-			Schema: metrics.Schema, Engine: "cps", Profile: p.Name, Target: recTarget,
-			Tool: toolInfo(), Host: hostInfo(), Started: res.Started, Ended: res.Ended, Complete: res.Complete,
-			WarmupS: warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
-			Load: metrics.Load{Mode: "closed", Concurrency: *conc, Rate: *rate, Late: res.Late, Dropped: res.Dropped, Sources: len(srcIPs)},
-		}
-		if *rate > 0 {
-			r.Load.Mode = "open"
-		}
-		r.ProfileSpec, _ = json.Marshal(p)
-		r.Config, _ = json.Marshal(echo)
-		if err := r.Fill(res.Snapshot, res.Window); err != nil {
-			return err
-		}
-		r.Series = res.Series
-		if n := op.Negotiated(); n != nil {
-			r.Negotiated = *n
-		}
-		r.Client = meter.stop(res.Snapshot.AllOK)
-		r.Client.IncludesTarget = urlTarget == nil
-		runs = append(runs, r)
-		reports.RunText(stdout, r)
-		if *jsonOut != "" {
-			file := *jsonOut
-			if len(ps) > 1 {
-				file = filepath.Join(*jsonOut, p.Name+".json")
-			}
-			if err := r.WriteJSON(file); err != nil {
-				return fmt.Errorf("writing the run record: %w", err)
-			}
-		}
-	}
-	reports.CPSTable(stdout, runs)
-	for _, r := range runs {
-		if r.Whole.Transactions == 0 {
-			return noSuccess(r, set)
-		}
-	}
-	if ctx.Err() != nil {
-		return errors.New("interrupted; the records written say complete: false")
-	}
-	return nil
-}
-
-func portOf(addr string) string {
-	_, p, _ := net.SplitHostPort(addr)
-	return p
-}
-
-// probe checks that the target accepts TCP connections before load is sent.
-func probe(ctx context.Context, addr string, timeout time.Duration) error {
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) && op.Err != nil {
-			return op.Err
-		}
-		return err
-	}
-	return c.Close()
-}
-
-// noSuccess explains, in the user's terms, why a run produced no result.
-func noSuccess(r *metrics.Run, set *profiles.Set) error {
-	p, _ := set.Get(r.Profile)
-	offer := r.Profile
-	if p != nil {
-		var suites, groups []string
-		for _, s := range p.Suites() {
-			suites = append(suites, s.OpenSSL)
-		}
-		if len(suites) == 0 {
-			suites = []string{"any TLS 1.3 suite"}
-		}
-		for _, g := range p.OfferedGroups() {
-			groups = append(groups, g.Name)
-		}
-		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
-	}
-	classes := make([]string, 0, len(r.Errors.ByClass))
-	for c := range r.Errors.ByClass {
-		classes = append(classes, c)
-	}
-	sort.Slice(classes, func(i, j int) bool { return r.Errors.ByClass[classes[i]] > r.Errors.ByClass[classes[j]] })
-	answer := "nothing (no transaction completed in the run)"
-	if len(classes) > 0 {
-		c := classes[0]
-		answer = fmt.Sprintf("%s ×%d", c, r.Errors.ByClass[c])
-		if ex := r.Errors.Examples[c]; ex != "" {
-			answer += " (" + ex + ")"
-		}
-	}
-	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: %s", r.Target.Address, r.Profile, offer, answer)
-}
-
-// statusLine returns the progress callback: once a second, rewritten in
-// place on a terminal, one line per second otherwise.
-func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration) func(metrics.Second) {
-	if quiet {
-		return nil
-	}
-	tty := isTerminal(w)
-	return func(s metrics.Second) {
-		phase := ""
-		if time.Duration(s.T)*time.Second <= warmup && warmup > 0 {
-			phase = " (warm-up)"
-		}
-		line := fmt.Sprintf("%s %4ds%s  %7d cps  %d errors  handshake p99 %s", name, s.T, phase, s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
-		if tty {
-			fmt.Fprintf(w, "\r\033[K%s", line)
-		} else {
-			fmt.Fprintln(w, line)
-		}
-	}
-}
-
-func endStatus(w io.Writer, quiet bool) {
-	if !quiet && isTerminal(w) {
-		fmt.Fprintln(w)
-	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
 }

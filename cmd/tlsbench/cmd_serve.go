@@ -32,6 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	admin := fs.String("admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
 	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
 	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
+	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -62,7 +63,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		ps = append(ps, p)
 	}
-	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin}
+	if *plain && (len(*names) > 0 || *certFile != "") {
+		return usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
+	}
+	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain}
 	if *certFile != "" {
 		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 		if err != nil {
@@ -83,8 +87,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROFILE\tADDRESS\tSUITE\tGROUP\tCERT")
 	for _, l := range t.Listeners {
-		p := l.Profile
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, l.Addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
+		if p := l.Profile; p != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, l.Addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", l.Name(), l.Addr)
+		}
 	}
 	tw.Flush()
 	if t.AdminAddr != "" {

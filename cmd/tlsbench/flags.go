@@ -63,8 +63,9 @@ type endpoint struct {
 	HostHeader string
 }
 
-// parseTarget parses an https URL and applies --resolve and --sni.
-func parseTarget(raw string, resolves []string, sni string) (*endpoint, error) {
+// parseTarget parses an https URL and applies --resolve and --sni; a URL
+// without a path gets defaultPath.
+func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, usagef("bad URL %q: %v", raw, errors.Unwrap(err))
@@ -87,7 +88,7 @@ func parseTarget(raw string, resolves []string, sni string) (*endpoint, error) {
 	}
 	t.Path = u.EscapedPath()
 	if t.Path == "" {
-		t.Path = "/1k"
+		t.Path = defaultPath
 	}
 	if u.RawQuery != "" {
 		t.Path += "?" + u.RawQuery

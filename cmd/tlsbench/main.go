@@ -60,6 +60,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"cps", "measure full-handshake connections per second (SR=0)", runCPS},
+		{"throughput", "measure encrypted bandwidth over keep-alive connections (Gbps)", runThroughput},
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"version", "print the version", runVersion},

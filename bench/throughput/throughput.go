@@ -1,0 +1,343 @@
+// Package throughput is the bulk operation: long-lived TLS connections, each
+// opened with a full handshake verified against the cipher profile, carrying
+// repeated HTTP/1.1 GETs of a large object with keep-alive (and optionally
+// pipelining). Bodies are streamed through a reusable buffer, counted and
+// optionally verified, never held whole in memory.
+//
+// A transaction is one request and its complete response; a sample that
+// opened its connection also carries the connect and handshake times.
+package throughput
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/valyala/fasthttp"
+)
+
+// Config is one throughput target and how to load it.
+type Config struct {
+	tlsconn.Config
+	Host    string      // Host header
+	Path    string      // request path, default /1m
+	Headers [][2]string // extra request headers
+	// Pipeline is the number of requests kept in flight per connection.
+	Pipeline int
+	// RequestsPerConn closes a connection after that many responses (0:
+	// never) and opens a new one.
+	RequestsPerConn int
+	// ExpectSize, if non-negative, is the only acceptable body size.
+	ExpectSize int64
+	// Verify, if set, checks every body; see ParseVerify.
+	Verify *BodyCheck
+	// ReadTimeout bounds the wait for the first byte and each read after it.
+	ReadTimeout time.Duration
+	UserAgent   string
+	// BufSize is the size of the read buffers (default 64 KiB).
+	BufSize int
+}
+
+// Defaults returns the default configuration (no target yet).
+func Defaults() Config {
+	return Config{
+		Config:   tlsconn.Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
+		Path:     "/1m",
+		Pipeline: 1, ExpectSize: -1, ReadTimeout: 10 * time.Second,
+		UserAgent: "tlsbench", BufSize: 64 << 10,
+	}
+}
+
+// BodyCheck says how bodies are verified: against a deterministic pattern
+// (byte i is Pattern[i%len(Pattern)]), or by SHA-256.
+type BodyCheck struct {
+	Pattern []byte
+	SHA256  []byte
+}
+
+// ParseVerify parses --verify-body: "sha256:HEX"; pattern is used for
+// "pattern" (the reference target's objects).
+func ParseVerify(spec string, pattern []byte) (*BodyCheck, error) {
+	switch {
+	case spec == "":
+		return nil, nil
+	case spec == "pattern":
+		return &BodyCheck{Pattern: pattern}, nil
+	case strings.HasPrefix(spec, "sha256:"):
+		sum, err := hex.DecodeString(spec[len("sha256:"):])
+		if err != nil || len(sum) != sha256.Size {
+			return nil, fmt.Errorf("bad body check %q: sha256: wants 64 hex digits", spec)
+		}
+		return &BodyCheck{SHA256: sum}, nil
+	}
+	return nil, fmt.Errorf("bad body check %q (want pattern or sha256:HEX)", spec)
+}
+
+// ErrBodyMismatch reports a body that failed its check.
+var ErrBodyMismatch = errors.New("body does not match")
+
+// Op is the throughput operation. It is safe for concurrent use by its
+// workers.
+type Op struct {
+	*tlsconn.Client
+	cfg Config
+	req []byte
+}
+
+var _ bench.Op = (*Op)(nil)
+
+// New checks cfg and prepares the operation.
+func New(cfg Config) (*Op, error) {
+	if cfg.Path == "" {
+		cfg.Path = "/1m"
+	}
+	if cfg.Pipeline < 1 {
+		return nil, fmt.Errorf("throughput: pipeline must be at least 1, got %d", cfg.Pipeline)
+	}
+	if cfg.RequestsPerConn < 0 {
+		return nil, fmt.Errorf("throughput: requests per connection must not be negative, got %d", cfg.RequestsPerConn)
+	}
+	if cfg.ReadTimeout <= 0 {
+		return nil, errors.New("throughput: read deadline must be positive")
+	}
+	if cfg.BufSize <= 0 {
+		cfg.BufSize = 64 << 10
+	}
+	client, err := tlsconn.NewClient(cfg.Config)
+	if err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	host := cfg.Host
+	if host == "" {
+		host = cfg.Address
+	}
+	req := fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", cfg.Path, host, cfg.UserAgent)
+	for _, h := range cfg.Headers {
+		req = fmt.Appendf(req, "%s: %s\r\n", h[0], h[1])
+	}
+	return &Op{Client: client, cfg: cfg, req: append(req, "\r\n"...)}, nil
+}
+
+// NewWorker returns a worker that owns one connection at a time.
+func (op *Op) NewWorker(id int) (bench.Worker, error) {
+	w := &worker{
+		op:     op,
+		dialer: op.NewDialer(id),
+		buf:    make([]byte, op.cfg.BufSize),
+		sent:   make([]time.Time, 0, op.cfg.Pipeline),
+		reqs:   bytes.Repeat(op.req, op.cfg.Pipeline),
+	}
+	w.br = bufio.NewReaderSize(&w.rd, op.cfg.BufSize)
+	w.resp.StreamBody = true
+	if op.cfg.Verify != nil && op.cfg.Verify.SHA256 != nil {
+		w.sum = sha256.New()
+	}
+	return w, nil
+}
+
+type worker struct {
+	op      *Op
+	dialer  *tlsconn.Dialer
+	conn    *tlsconn.Conn
+	rd      tlsconn.Reader
+	br      *bufio.Reader
+	resp    fasthttp.Response
+	buf     []byte
+	reqs    []byte      // Pipeline copies of the request, for one write
+	sent    []time.Time // write times of the requests in flight, oldest first
+	nsent   int         // requests written on this connection
+	nrecv   int         // responses read on this connection
+	wireIn  int64       // wire bytes already attributed to samples
+	wireOut int64
+	sum     hash.Hash
+}
+
+// Close closes the worker's connection; requests in flight are abandoned.
+func (w *worker) Close() error {
+	if w.conn == nil {
+		return nil
+	}
+	err := w.conn.Close()
+	w.conn = nil
+	return err
+}
+
+// Do reads one response, opening a connection first if the worker has none.
+func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
+	cfg := &w.op.cfg
+	if w.conn == nil {
+		conn, stage, err := w.dialer.Dial(ctx, s)
+		if err != nil {
+			s.Class, s.Err = tlsconn.Class(stage, err), err
+			s.Dur[metrics.Total] = time.Since(s.Start)
+			return
+		}
+		w.op.Observe(&conn.State)
+		w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
+		w.wireIn, w.wireOut = 0, 0
+		w.rd.Reset(conn, cfg.ReadTimeout)
+		w.br.Reset(&w.rd)
+	}
+	// Keep the pipeline full, within the connection's request budget.
+	n := cfg.Pipeline - len(w.sent)
+	if cfg.RequestsPerConn > 0 {
+		n = min(n, cfg.RequestsPerConn-w.nsent)
+	}
+	if n > 0 {
+		_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
+		wrote, err := w.conn.Write(w.reqs[:n*len(w.op.req)])
+		s.BytesOut = int64(wrote)
+		now := time.Now()
+		for i := 0; i < n; i++ {
+			w.sent = append(w.sent, now)
+		}
+		w.nsent += n
+		if err != nil {
+			w.fail(s, bench.StageResponse, err)
+			return
+		}
+	}
+	if len(w.sent) == 0 {
+		// The budget is spent and every response read: start afresh.
+		w.Close()
+		w.Do(ctx, s)
+		return
+	}
+	started := w.sent[0]
+	w.rd.Mark()
+	if w.br.Buffered() > 0 {
+		w.rd.First = time.Now() // pipelined: already here
+	}
+	w.resp.Reset()
+	w.resp.StreamBody = true
+	if err := w.resp.Header.Read(w.br); err != nil {
+		err = w.rd.Cause(err)
+		if w.nrecv > 0 && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 && !s.Opened {
+			// The server closed a kept-alive connection between
+			// responses: open a new one and ask again.
+			w.Close()
+			w.Do(ctx, s)
+			return
+		}
+		w.fail(s, bench.StageResponse, err)
+		return
+	}
+	first := w.rd.First
+	body, err := w.readBody(s)
+	end := time.Now()
+	s.Dur[metrics.TTFB] = first.Sub(started)
+	s.Dur[metrics.Transfer] = end.Sub(first)
+	s.Payload = body
+	if err != nil {
+		w.fail(s, bench.StageResponse, err)
+		return
+	}
+	w.sent = w.sent[1:len(w.sent):cap(w.sent)]
+	if len(w.sent) == 0 {
+		w.sent = w.sent[:0:cap(w.sent)]
+	}
+	w.nrecv++
+	switch {
+	case w.resp.StatusCode() != fasthttp.StatusOK:
+		s.Class, s.Err = bench.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
+	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
+		s.Class, s.Err = bench.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
+	}
+	w.account(s)
+	if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
+		w.Close()
+	}
+}
+
+// readBody streams the body through the worker's buffer, counting and
+// checking it.
+func (w *worker) readBody(s *metrics.Sample) (int64, error) {
+	if err := w.resp.ReadBody(w.br, 0); err != nil {
+		return 0, w.rd.Cause(err)
+	}
+	defer w.resp.CloseBodyStream()
+	bs := w.resp.BodyStream()
+	if bs == nil {
+		return 0, nil
+	}
+	check := w.op.cfg.Verify
+	if w.sum != nil {
+		w.sum.Reset()
+	}
+	var n int64
+	mismatch := false
+	for {
+		k, err := bs.Read(w.buf)
+		if k > 0 {
+			if check != nil && check.Pattern != nil && !mismatch && !matchesPattern(w.buf[:k], check.Pattern, n) {
+				mismatch = true
+			}
+			if w.sum != nil {
+				w.sum.Write(w.buf[:k])
+			}
+			n += int64(k)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return n, w.rd.Cause(err)
+		}
+	}
+	if w.sum != nil && !bytes.Equal(w.sum.Sum(w.buf[:0]), check.SHA256) {
+		mismatch = true
+	}
+	if mismatch {
+		s.Class = bench.ClassBodyMismatch
+		return n, ErrBodyMismatch
+	}
+	return n, nil
+}
+
+// matchesPattern checks p, which starts at body offset off.
+func matchesPattern(p, pattern []byte, off int64) bool {
+	period := int64(len(pattern))
+	i := int(off % period)
+	for len(p) > 0 {
+		k := min(len(p), len(pattern)-i)
+		if !bytes.Equal(p[:k], pattern[i:i+k]) {
+			return false
+		}
+		p, i = p[k:], 0
+	}
+	return true
+}
+
+// fail ends the sample with err and drops the connection: after a broken
+// response the stream cannot be trusted.
+func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
+	if s.Class == "" {
+		s.Class = tlsconn.Class(stage, err)
+	}
+	s.Err = err
+	w.account(s)
+	w.Close()
+}
+
+// account closes the sample: wire bytes since the last sample (the
+// handshake's included when this sample opened the connection), total time.
+func (w *worker) account(s *metrics.Sample) {
+	if w.conn != nil {
+		in, out := w.conn.WireIn(), w.conn.WireOut()
+		s.WireIn, s.WireOut = in-w.wireIn, out-w.wireOut
+		w.wireIn, w.wireOut = in, out
+	}
+	s.BytesIn = w.rd.N
+	s.Dur[metrics.Total] = time.Since(s.Start)
+}

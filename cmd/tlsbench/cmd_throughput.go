@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/throughput"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+const throughputUsage = `tlsbench throughput [flags] [URL]
+
+Measures encrypted bandwidth: -c connections, each opened with a full TLS
+handshake verified against the cipher profile (counted, not part of the
+bandwidth), then repeated HTTP/1.1 GETs with keep-alive. Payload Gbps counts
+response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
+(path default /1m). Without URL, the reference target runs in-process.`
+
+// throughputEcho is the engine-specific part of the echoed configuration.
+type throughputEcho struct {
+	Pipeline        int    `json:"pipeline"`
+	RequestsPerConn int    `json:"requests_per_conn"`
+	VerifyBody      string `json:"verify_body,omitempty"`
+}
+
+func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("throughput")
+	lf := addLoadFlags(fs, 8, "requests")
+	pipeline := fs.Int("pipeline", 1, "keep `K` requests in flight on each connection")
+	perConn := fs.Int("requests-per-conn", 0, "close each connection after `M` responses and open a new one (0: never)")
+	verify := fs.String("verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")
+	echo := &throughputEcho{}
+	spec := engineSpec{
+		name: "throughput", defaultPath: "/1m", extra: echo,
+		build: func(conn tlsconn.Config, host, path string) (loadOp, error) {
+			hdrs, _ := parseHeaders(*lf.headers) // checked by runLoad
+			check, err := throughput.ParseVerify(*verify, target.Pattern)
+			if err != nil {
+				return nil, usagef("--verify-body: %v", err)
+			}
+			cfg := throughput.Defaults()
+			cfg.Config = conn
+			cfg.Host, cfg.Path, cfg.Headers = host, path, hdrs
+			cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = *pipeline, *perConn, check
+			cfg.ExpectSize, cfg.ReadTimeout = *lf.expectSize, *lf.readTO
+			cfg.UserAgent = "tlsbench/" + version
+			op, err := throughput.New(cfg)
+			if err != nil {
+				return nil, usagef("%v", err)
+			}
+			return op, nil
+		},
+		status: func(s metrics.Second) string {
+			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)
+		},
+		table: reports.ThroughputTable,
+	}
+	spec.check = func() error {
+		if _, err := throughput.ParseVerify(*verify, target.Pattern); err != nil {
+			return usagef("--verify-body: %v", err)
+		}
+		if *pipeline < 1 {
+			return usagef("--pipeline must be at least 1, got %d", *pipeline)
+		}
+		if *perConn < 0 {
+			return usagef("--requests-per-conn must not be negative, got %d", *perConn)
+		}
+		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = *pipeline, *perConn, *verify
+		return nil
+	}
+	return runLoad(ctx, spec, fs, lf, args, throughputUsage, stdout, stderr)
+}

@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+// loadFlags are the flags every engine command shares.
+type loadFlags struct {
+	conc                           *int
+	dur, warmup                    *time.Duration
+	rate                           *float64
+	names, files, resolves         *[]string
+	caFile, sni, jsonOut, keylog   *string
+	insecure, linger0, quiet       *bool
+	sources, headers               *[]string
+	expectSize                     *int64
+	connectTO, handshakeTO, readTO *time.Duration
+}
+
+func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
+	return &loadFlags{
+		conc:        fs.IntP("concurrency", "c", defConc, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)"),
+		dur:         fs.DurationP("duration", "d", 10*time.Second, "steady-state `DURATION` measured"),
+		warmup:      fs.Duration("warmup", 2*time.Second, "warm-up `DURATION` before it, excluded from statistics"),
+		rate:        fs.Float64("rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)"),
+		names:       fs.StringArray("profile", nil, "cipher profile `NAME` (repeatable; default ecdhe-ecdsa-aes128-sha256-p256)"),
+		files:       fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)"),
+		resolves:    fs.StringArray("resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)"),
+		caFile:      fs.String("cacert", "", "verify the server with the CA certificates in `FILE` (PEM)"),
+		insecure:    fs.BoolP("insecure", "k", false, "skip certificate chain verification (recorded in the results)"),
+		sni:         fs.String("sni", "", "send this server `NAME` (SNI) instead of the URL's host"),
+		sources:     fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)"),
+		headers:     fs.StringArrayP("header", "H", nil, "extra request header `'Name: value'` (repeatable)"),
+		expectSize:  fs.Int64("expect-size", -1, "any other body size than `N` bytes is an error"),
+		jsonOut:     fs.String("json", "", "write the run record to `FILE` (several profiles: a directory)"),
+		connectTO:   fs.Duration("connect-timeout", 5*time.Second, "TCP connect `DEADLINE`"),
+		handshakeTO: fs.Duration("handshake-timeout", 5*time.Second, "TLS handshake `DEADLINE`"),
+		readTO:      fs.Duration("read-timeout", 10*time.Second, "first byte and each later read `DEADLINE`"),
+		linger0:     fs.Bool("linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)"),
+		keylog:      fs.String("keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)"),
+		quiet:       fs.BoolP("quiet", "q", false, "no live status line"),
+	}
+}
+
+// loadEcho is the configuration as echoed in the run record.
+type loadEcho struct {
+	URL              string   `json:"url"`
+	Path             string   `json:"path"`
+	Concurrency      int      `json:"concurrency"`
+	Rate             float64  `json:"rate,omitempty"`
+	Duration         string   `json:"duration"`
+	Warmup           string   `json:"warmup"`
+	ConnectTimeout   string   `json:"connect_timeout"`
+	HandshakeTimeout string   `json:"handshake_timeout"`
+	ReadTimeout      string   `json:"read_timeout"`
+	Resolve          []string `json:"resolve,omitempty"`
+	CAFile           string   `json:"cacert,omitempty"`
+	Insecure         bool     `json:"insecure"`
+	SNI              string   `json:"sni,omitempty"`
+	Sources          []string `json:"source,omitempty"`
+	Headers          []string `json:"headers,omitempty"`
+	ExpectSize       int64    `json:"expect_size"`
+	LingerZero       bool     `json:"linger0,omitempty"`
+	Extra            any      `json:"engine,omitempty"` // engine-specific settings
+}
+
+// engineSpec is what differs between the engine commands.
+type engineSpec struct {
+	name        string
+	defaultPath string
+	// build makes the operation for one profile; conn is filled in.
+	build func(conn tlsconn.Config, host, path string) (loadOp, error)
+	// check, if set, validates the engine's own flags once parsed.
+	check func() error
+	// extra is the engine-specific configuration echoed in the record.
+	extra any
+	// status formats one second of the live status line.
+	status func(s metrics.Second) string
+	// table writes the closing table.
+	table func(w io.Writer, runs []*metrics.Run)
+}
+
+// loadOp is an engine operation that reports what it negotiated.
+type loadOp interface {
+	bench.Op
+	Negotiated() *metrics.Negotiated
+}
+
+// runLoad parses the shared flags and runs spec for each profile.
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+	if err := parseFlags(fs, usage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if *lf.rate > 0 && !fs.Changed("concurrency") {
+		*lf.conc = 1024
+	}
+	// Check everything before any load is sent.
+	if spec.check != nil {
+		if err := spec.check(); err != nil {
+			return err
+		}
+	}
+	if fs.NArg() > 1 {
+		return usagef("one URL at most, got %d arguments", fs.NArg())
+	}
+	engine := bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup}
+	if err := engine.Validate(); err != nil {
+		return usagef("%s", err)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--connect-timeout", *lf.connectTO}, {"--handshake-timeout", *lf.handshakeTO}, {"--read-timeout", *lf.readTO}} {
+		if d.v <= 0 {
+			return usagef("%s must be positive, got %s", d.name, d.v)
+		}
+	}
+	set, err := loadProfiles(*lf.files)
+	if err != nil {
+		return err
+	}
+	names := *lf.names
+	if len(names) == 0 {
+		names = []string{"ecdhe-ecdsa-aes128-sha256-p256"}
+	}
+	var ps []*profiles.Profile
+	for _, n := range names {
+		p, err := set.Get(n)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		ps = append(ps, p)
+	}
+	srcIPs, err := parseSources(*lf.sources)
+	if err != nil {
+		return err
+	}
+	if _, err := parseHeaders(*lf.headers); err != nil {
+		return err
+	}
+	var roots *x509.CertPool
+	if *lf.caFile != "" {
+		pem, err := os.ReadFile(*lf.caFile)
+		if err != nil {
+			return usagef("--cacert: %v", err)
+		}
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(pem) {
+			return usagef("--cacert %s: no PEM certificate in it", *lf.caFile)
+		}
+	}
+	var ep *endpoint
+	if fs.NArg() == 1 {
+		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, spec.defaultPath); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range *lf.resolves {
+			if _, _, _, err := parseResolve(r); err != nil {
+				return err
+			}
+		}
+	}
+	var keylogW io.Writer
+	if *lf.keylog != "" {
+		f, err := os.OpenFile(*lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			return usagef("--keylog: %v", err)
+		}
+		defer f.Close()
+		keylogW = f
+		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
+	}
+	if *lf.jsonOut != "" && len(ps) > 1 {
+		if err := os.MkdirAll(*lf.jsonOut, 0o755); err != nil {
+			return usagef("--json %s: %v", *lf.jsonOut, err)
+		}
+	}
+
+	// The in-process reference target, when no URL was given.
+	var tgt *target.Target
+	if ep == nil {
+		if tgt, err = target.Start(target.Config{Profiles: ps}); err != nil {
+			return err
+		}
+		defer tgt.Close()
+		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n", spec.name)
+	}
+
+	echo := loadEcho{
+		Concurrency: *lf.conc, Rate: *lf.rate, Duration: lf.dur.String(), Warmup: lf.warmup.String(),
+		ConnectTimeout: lf.connectTO.String(), HandshakeTimeout: lf.handshakeTO.String(), ReadTimeout: lf.readTO.String(),
+		Resolve: *lf.resolves, CAFile: *lf.caFile, Insecure: *lf.insecure, SNI: *lf.sni, Sources: *lf.sources,
+		Headers: *lf.headers, ExpectSize: *lf.expectSize, LingerZero: *lf.linger0, Extra: spec.extra,
+	}
+	var runs []*metrics.Run
+	for _, p := range ps {
+		if ctx.Err() != nil {
+			break
+		}
+		conn := tlsconn.Config{
+			Profile: p, Sources: srcIPs, LingerZero: *lf.linger0,
+			ConnectTimeout: *lf.connectTO, HandshakeTimeout: *lf.handshakeTO,
+			TLS: profiles.ClientOptions{RootCAs: roots, InsecureSkipVerify: *lf.insecure, KeyLogWriter: keylogW},
+		}
+		recTarget := metrics.Target{InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile}
+		var host, path string
+		if ep != nil {
+			conn.Address, conn.TLS.ServerName, host, path = ep.Address, ep.ServerName, ep.HostHeader, ep.Path
+			recTarget.URL, recTarget.Address, recTarget.ServerName = ep.URL.String(), ep.Address, ep.ServerName
+			if err := probe(ctx, ep.Address, *lf.connectTO); err != nil {
+				return fmt.Errorf("cannot connect to %s (%s): %v", ep.Address, ep.URL, err)
+			}
+		} else {
+			l := tgt.Listener(p.Name)
+			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", spec.defaultPath
+			if !*lf.insecure {
+				conn.TLS.RootCAs = tgt.CA.Pool()
+			}
+			recTarget.URL = "https://localhost:" + portOf(l.Addr) + path
+			recTarget.Address, recTarget.ServerName, recTarget.InProcess = l.Addr, "localhost", true
+		}
+		echo.URL, echo.Path = recTarget.URL, path
+		op, err := spec.build(conn, host, path)
+		if err != nil {
+			return err
+		}
+		engine.Progress = statusLine(stderr, p.Name, *lf.quiet, *lf.warmup, spec.status)
+		meter := startCPU()
+		res, err := bench.Run(ctx, engine, op)
+		if err != nil {
+			return err
+		}
+		endStatus(stderr, *lf.quiet)
+		r := &metrics.Run{
+			Schema: metrics.Schema, Engine: spec.name, Profile: p.Name, Target: recTarget,
+			Tool: toolInfo(), Host: hostInfo(), Started: res.Started, Ended: res.Ended, Complete: res.Complete,
+			WarmupS: lf.warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
+			Load: metrics.Load{Mode: "closed", Concurrency: *lf.conc, Rate: *lf.rate, Late: res.Late, Dropped: res.Dropped, Sources: len(srcIPs)},
+		}
+		if *lf.rate > 0 {
+			r.Load.Mode = "open"
+		}
+		r.ProfileSpec, _ = json.Marshal(p)
+		r.Config, _ = json.Marshal(echo)
+		if err := r.Fill(res.Snapshot, res.Window); err != nil {
+			return err
+		}
+		r.Series = res.Series
+		if n := op.Negotiated(); n != nil {
+			r.Negotiated = *n
+		}
+		r.Client = meter.stop(res.Snapshot.AllOK)
+		r.Client.IncludesTarget = ep == nil
+		runs = append(runs, r)
+		reports.RunText(stdout, r)
+		if *lf.jsonOut != "" {
+			file := *lf.jsonOut
+			if len(ps) > 1 {
+				file = filepath.Join(*lf.jsonOut, p.Name+".json")
+			}
+			if err := r.WriteJSON(file); err != nil {
+				return fmt.Errorf("writing the run record: %w", err)
+			}
+		}
+	}
+	spec.table(stdout, runs)
+	for _, r := range runs {
+		if r.Whole.Transactions == 0 {
+			return noSuccess(r, set)
+		}
+	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted; the records written say complete: false")
+	}
+	return nil
+}
+
+func portOf(addr string) string {
+	_, p, _ := net.SplitHostPort(addr)
+	return p
+}
+
+// probe checks that the target accepts TCP connections before load is sent.
+func probe(ctx context.Context, addr string, timeout time.Duration) error {
+	d := net.Dialer{Timeout: timeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return op.Err
+		}
+		return err
+	}
+	return c.Close()
+}
+
+// noSuccess explains, in the user's terms, why a run produced no result.
+func noSuccess(r *metrics.Run, set *profiles.Set) error {
+	p, _ := set.Get(r.Profile)
+	offer := r.Profile
+	if p != nil {
+		var suites, groups []string
+		for _, s := range p.Suites() {
+			suites = append(suites, s.OpenSSL)
+		}
+		if len(suites) == 0 {
+			suites = []string{"any TLS 1.3 suite"}
+		}
+		for _, g := range p.OfferedGroups() {
+			groups = append(groups, g.Name)
+		}
+		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+	}
+	classes := make([]string, 0, len(r.Errors.ByClass))
+	for c := range r.Errors.ByClass {
+		classes = append(classes, c)
+	}
+	sort.Slice(classes, func(i, j int) bool { return r.Errors.ByClass[classes[i]] > r.Errors.ByClass[classes[j]] })
+	answer := "nothing (no transaction completed in the run)"
+	if len(classes) > 0 {
+		c := classes[0]
+		answer = fmt.Sprintf("%s ×%d", c, r.Errors.ByClass[c])
+		if ex := r.Errors.Examples[c]; ex != "" {
+			answer += " (" + ex + ")"
+		}
+	}
+	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: %s", r.Target.Address, r.Profile, offer, answer)
+}
+
+// statusLine returns the progress callback: once a second, rewritten in
+// place on a terminal, one line per second otherwise.
+func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration, format func(metrics.Second) string) func(metrics.Second) {
+	if quiet {
+		return nil
+	}
+	tty := isTerminal(w)
+	return func(s metrics.Second) {
+		phase := ""
+		if time.Duration(s.T)*time.Second <= warmup && warmup > 0 {
+			phase = " (warm-up)"
+		}
+		line := fmt.Sprintf("%s %4ds%s  %s", name, s.T, phase, format(s))
+		if tty {
+			fmt.Fprintf(w, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+func endStatus(w io.Writer, quiet bool) {
+	if !quiet && isTerminal(w) {
+		fmt.Fprintln(w)
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
