@@ -68,7 +68,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"serve", "--cert", "x.pem"}, "--cert and --key go together"},               // cert without key
 		{[]string{"serve", "--profile", "nope"}, `unknown profile "nope"`},                   // unknown profile
 		{[]string{"serve", "extra"}, "unexpected arguments"},                                 // stray argument
-		{[]string{"version", "extra"}, "takes no arguments"},                                 // stray argument
+		{[]string{"version", "extra"}, "takes no arguments"},
+		{[]string{"throughput", "--pipeline", "0"}, "--pipeline must be at least 1"},
+		{[]string{"throughput", "--requests-per-conn", "-1"}, "--requests-per-conn must not be negative"},
+		{[]string{"throughput", "--verify-body", "md5:00"}, "--verify-body"},
+		{[]string{"throughput", "ftp://h/"}, "scheme must be https"},
+		{[]string{"throughput", "--profile", "nope"}, `unknown profile "nope"`},
+		{[]string{"serve", "--plain", "--profile", "tls13-x25519mlkem768"}, "--plain serves no TLS"}, // stray argument
 	} {
 		code, _, stderr := invoke(t, context.Background(), tc.args...)
 		if code != exitBadUsage {
@@ -247,5 +253,46 @@ func TestServeAndMeasure(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "HANDSHAKES") {
 		t.Errorf("serve printed no counts when stopped: %q", out.String())
+	}
+}
+
+// TestThroughputRecord runs throughput against the in-process target and
+// checks the record's contract fields and its byte accounting.
+func TestThroughputRecord(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := invoke(t, context.Background(), "throughput", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s",
+		"--verify-body", "pattern", "--expect-size", "1048576", "--pipeline", "2", "--json", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "THROUGHPUT") {
+		t.Errorf("no table on stdout: %q", stdout)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{
+		"engine", "gbps", "wire_gbps", "requests", "bytes.payload", "bytes.wire_in", "bytes.wire_out",
+		"connections_opened", "latency_us.ttfb.p50", "latency_us.ttfb.p999", "latency_us.total.max", "config.engine.pipeline",
+	} {
+		if _, ok := lookup(rec, path); !ok {
+			t.Errorf("record has no %s", path)
+		}
+	}
+	if _, ok := rec["cps"]; ok {
+		t.Error("a throughput record has a cps field")
+	}
+	req, _ := lookup(rec, "requests")
+	payload, _ := lookup(rec, "bytes.payload")
+	if req.(float64) == 0 || payload.(float64) != req.(float64)*1048576 {
+		t.Errorf("payload %v for %v requests of 1 MiB", payload, req)
+	}
+	if v, _ := lookup(rec, "engine"); v != "throughput" {
+		t.Errorf("engine %v", v)
 	}
 }
