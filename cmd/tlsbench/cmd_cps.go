@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -24,16 +23,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlags("cps")
 	lf := addLoadFlags(fs, 32, "connections")
 	spec := engineSpec{
-		name: "cps", defaultPath: "/1k",
-		build: func(conn tlsconn.Config, host, path string) (loadOp, error) {
-			hdrs, _ := parseHeaders(*lf.headers) // checked by runLoad
-			cfg := cps.Defaults()
-			cfg.Config = conn
-			cfg.Host, cfg.Path, cfg.Headers = host, path, hdrs
-			cfg.ExpectSize, cfg.ReadTimeout = *lf.expectSize, *lf.readTO
-			cfg.UserAgent = "tlsbench/" + version
-			return cps.New(cfg)
-		},
+		name: job.CPS,
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},

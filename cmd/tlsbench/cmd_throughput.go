@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -35,24 +35,10 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 	verify := fs.String("verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")
 	echo := &throughputEcho{}
 	spec := engineSpec{
-		name: "throughput", defaultPath: "/1m", extra: echo,
-		build: func(conn tlsconn.Config, host, path string) (loadOp, error) {
-			hdrs, _ := parseHeaders(*lf.headers) // checked by runLoad
-			check, err := throughput.ParseVerify(*verify, target.Pattern)
-			if err != nil {
-				return nil, usagef("--verify-body: %v", err)
-			}
-			cfg := throughput.Defaults()
-			cfg.Config = conn
-			cfg.Host, cfg.Path, cfg.Headers = host, path, hdrs
-			cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = *pipeline, *perConn, check
-			cfg.ExpectSize, cfg.ReadTimeout = *lf.expectSize, *lf.readTO
-			cfg.UserAgent = "tlsbench/" + version
-			op, err := throughput.New(cfg)
-			if err != nil {
-				return nil, usagef("%v", err)
-			}
-			return op, nil
+		name: job.Throughput, extra: echo,
+		options: func(spec *job.Spec) {
+			spec.Pipeline, spec.RequestsPerConn = *pipeline, *perConn
+			spec.Verify, _ = throughput.ParseVerify(*verify, target.Pattern) // checked in check
 		},
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)

@@ -18,6 +18,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
 		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
+		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          {"bench/metrics"},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -85,10 +85,9 @@ type loadEcho struct {
 
 // engineSpec is what differs between the engine commands.
 type engineSpec struct {
-	name        string
-	defaultPath string
-	// build makes the operation for one profile; conn is filled in.
-	build func(conn tlsconn.Config, host, path string) (loadOp, error)
+	name string // job.CPS or job.Throughput
+	// options sets the engine's own fields of a run's specification.
+	options func(spec *job.Spec)
 	// check, if set, validates the engine's own flags once parsed.
 	check func() error
 	// extra is the engine-specific configuration echoed in the record.
@@ -97,12 +96,6 @@ type engineSpec struct {
 	status func(s metrics.Second) string
 	// table writes the closing table.
 	table func(w io.Writer, runs []*metrics.Run)
-}
-
-// loadOp is an engine operation that reports what it negotiated.
-type loadOp interface {
-	bench.Op
-	Negotiated() *metrics.Negotiated
 }
 
 // runLoad parses the shared flags and runs spec for each profile.
@@ -154,7 +147,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
-	if _, err := parseHeaders(*lf.headers); err != nil {
+	hdrs, err := parseHeaders(*lf.headers)
+	if err != nil {
 		return err
 	}
 	var roots *x509.CertPool
@@ -170,7 +164,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	var ep *endpoint
 	if fs.NArg() == 1 {
-		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, spec.defaultPath); err != nil {
+		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, job.DefaultPath(spec.name)); err != nil {
 			return err
 		}
 	} else {
@@ -232,7 +226,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			}
 		} else {
 			l := tgt.Listener(p.Name)
-			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", spec.defaultPath
+			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", job.DefaultPath(spec.name)
 			if !*lf.insecure {
 				conn.TLS.RootCAs = tgt.CA.Pool()
 			}
@@ -240,37 +234,20 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			recTarget.Address, recTarget.ServerName, recTarget.InProcess = l.Addr, "localhost", true
 		}
 		echo.URL, echo.Path = recTarget.URL, path
-		op, err := spec.build(conn, host, path)
-		if err != nil {
-			return err
+		js := &job.Spec{
+			Engine: spec.name, Conn: conn, Host: host, Path: path, Headers: hdrs,
+			ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
+			Load: engine, Target: recTarget, Tool: toolInfo(), Config: echo, IncludesTarget: ep == nil,
 		}
-		engine.Progress = statusLine(stderr, p.Name, *lf.quiet, *lf.warmup, spec.status)
-		meter := startCPU()
-		res, err := bench.Run(ctx, engine, op)
-		if err != nil {
-			return err
+		if spec.options != nil {
+			spec.options(js)
 		}
+		js.Load.Progress = statusLine(stderr, p.Name, *lf.quiet, *lf.warmup, spec.status)
+		r, err := job.Run(ctx, js)
 		endStatus(stderr, *lf.quiet)
-		r := &metrics.Run{
-			Schema: metrics.Schema, Engine: spec.name, Profile: p.Name, Target: recTarget,
-			Tool: toolInfo(), Host: hostInfo(), Started: res.Started, Ended: res.Ended, Complete: res.Complete,
-			WarmupS: lf.warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
-			Load: metrics.Load{Mode: "closed", Concurrency: *lf.conc, Rate: *lf.rate, Late: res.Late, Dropped: res.Dropped, Sources: len(srcIPs)},
-		}
-		if *lf.rate > 0 {
-			r.Load.Mode = "open"
-		}
-		r.ProfileSpec, _ = json.Marshal(p)
-		r.Config, _ = json.Marshal(echo)
-		if err := r.Fill(res.Snapshot, res.Window); err != nil {
+		if err != nil {
 			return err
 		}
-		r.Series = res.Series
-		if n := op.Negotiated(); n != nil {
-			r.Negotiated = *n
-		}
-		r.Client = meter.stop(res.Snapshot.AllOK)
-		r.Client.IncludesTarget = ep == nil
 		runs = append(runs, r)
 		reports.RunText(stdout, r)
 		if *lf.jsonOut != "" {

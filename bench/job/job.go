@@ -1,0 +1,125 @@
+// Package job runs one engine run from a plain specification and returns its
+// self-contained record: it builds the operation (CPS or throughput), applies
+// the load with bench.Run, measures the generator's own CPU, and fills the
+// metrics.Run. The CLI's engine commands and the method's runs both go
+// through Run.
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/throughput"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+)
+
+// The engines.
+const (
+	CPS        = "cps"
+	Throughput = "throughput"
+)
+
+// DefaultPath returns an engine's default object path.
+func DefaultPath(engine string) string {
+	if engine == Throughput {
+		return "/1m"
+	}
+	return "/1k"
+}
+
+// Spec is one run. Conn carries the profile, the address and verification.
+type Spec struct {
+	Engine  string // CPS or Throughput
+	Conn    tlsconn.Config
+	Host    string // Host header
+	Path    string
+	Headers [][2]string
+	// ExpectSize, if non-negative, is the only acceptable body size.
+	ExpectSize  int64
+	ReadTimeout time.Duration
+	UserAgent   string
+	// Throughput engine only.
+	Pipeline        int
+	RequestsPerConn int
+	Verify          *throughput.BodyCheck
+
+	Load bench.Config
+	// Target, Tool and Config are echoed in the record as given.
+	Target metrics.Target
+	Tool   metrics.Tool
+	Config any
+	// IncludesTarget marks a run whose process also ran the target.
+	IncludesTarget bool
+}
+
+// Op is an engine operation that reports what it negotiated.
+type Op interface {
+	bench.Op
+	Negotiated() *metrics.Negotiated
+}
+
+// NewOp builds the operation of spec.
+func NewOp(spec *Spec) (Op, error) {
+	switch spec.Engine {
+	case CPS:
+		cfg := cps.Defaults()
+		cfg.Config = spec.Conn
+		cfg.Host, cfg.Path, cfg.Headers = spec.Host, spec.Path, spec.Headers
+		cfg.ExpectSize, cfg.ReadTimeout, cfg.UserAgent = spec.ExpectSize, spec.ReadTimeout, spec.UserAgent
+		return cps.New(cfg)
+	case Throughput:
+		cfg := throughput.Defaults()
+		cfg.Config = spec.Conn
+		cfg.Host, cfg.Path, cfg.Headers = spec.Host, spec.Path, spec.Headers
+		cfg.ExpectSize, cfg.ReadTimeout, cfg.UserAgent = spec.ExpectSize, spec.ReadTimeout, spec.UserAgent
+		cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = max(spec.Pipeline, 1), spec.RequestsPerConn, spec.Verify
+		return throughput.New(cfg)
+	}
+	return nil, fmt.Errorf("job: unknown engine %q (cps or throughput)", spec.Engine)
+}
+
+// Run makes the run and returns its record. An error means the run could not
+// be made at all; failed transactions are data in the record.
+func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
+	op, err := NewOp(spec)
+	if err != nil {
+		return nil, err
+	}
+	meter := StartCPU()
+	res, err := bench.Run(ctx, spec.Load, op)
+	if err != nil {
+		return nil, err
+	}
+	p := spec.Conn.Profile
+	r := &metrics.Run{
+		Schema: metrics.Schema, Engine: spec.Engine, Profile: p.Name, Target: spec.Target,
+		Tool: spec.Tool, Host: HostInfo(), Started: res.Started, Ended: res.Ended, Complete: res.Complete,
+		WarmupS: spec.Load.Warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
+		Load: metrics.Load{
+			Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
+			Late: res.Late, Dropped: res.Dropped, Sources: len(spec.Conn.Sources),
+		},
+	}
+	if spec.Load.Rate > 0 {
+		r.Load.Mode = "open"
+	}
+	r.ProfileSpec, _ = json.Marshal(p)
+	if spec.Config != nil {
+		r.Config, _ = json.Marshal(spec.Config)
+	}
+	if err := r.Fill(res.Snapshot, res.Window); err != nil {
+		return nil, err
+	}
+	r.Series = res.Series
+	if n := op.Negotiated(); n != nil {
+		r.Negotiated = *n
+	}
+	r.Client = meter.Stop(res.Snapshot.AllOK)
+	r.Client.IncludesTarget = spec.IncludesTarget
+	return r, nil
+}
