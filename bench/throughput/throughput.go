@@ -225,9 +225,13 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		err = w.rd.Cause(err)
 		if w.nrecv > 0 && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 && !s.Opened {
 			// The server closed a kept-alive connection between
-			// responses: open a new one and ask again.
+			// responses: open a new one and ask again. What was
+			// written to the old one stays counted in this sample.
+			in, out := w.conn.WireIn()-w.wireIn, w.conn.WireOut()-w.wireOut
 			w.Close()
 			w.Do(ctx, s)
+			s.WireIn += in
+			s.WireOut += out
 			return
 		}
 		w.fail(s, bench.StageResponse, err)
@@ -243,10 +247,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		w.fail(s, bench.StageResponse, err)
 		return
 	}
-	w.sent = w.sent[1:len(w.sent):cap(w.sent)]
-	if len(w.sent) == 0 {
-		w.sent = w.sent[:0:cap(w.sent)]
-	}
+	w.sent = w.sent[:copy(w.sent, w.sent[1:])]
 	w.nrecv++
 	switch {
 	case w.resp.StatusCode() != fasthttp.StatusOK:

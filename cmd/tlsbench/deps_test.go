@@ -21,6 +21,8 @@ func TestDependencyRules(t *testing.T) {
 		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          {"bench/metrics"},
+		// Test support, imported by tests only.
+		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
 	if err != nil {

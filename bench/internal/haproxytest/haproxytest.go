@@ -1,0 +1,442 @@
+// Package haproxytest runs a real HAProxy terminating TLS for the engines'
+// integration tests: TLS 1.2-only frontends configured as in the reference
+// study, the stats socket's counters, and a per-request log that ties every
+// request to its TLS connection. It is imported by tests only.
+package haproxytest
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/cipher"
+)
+
+// Bin is the HAProxy binary (Debian's package).
+const Bin = "/usr/sbin/haproxy"
+
+// Counter is the per-frontend `show stat` field compared with the engines'
+// res.Snapshot.Handshakes. HAProxy increments ssl_sess once per completed
+// server-side TLS handshake (ssl_reused_sess counts resumptions apart; with
+// no cache and no tickets there are none). The alternatives count
+// connections, not handshakes: CumSslConns (`show info`, global) and
+// conn_tot grow at accept, so the readiness probes, the refused handshakes
+// of the failure cases and the other frontends' traffic all land in them;
+// ssl_failed_handshake counts a probe that connects and closes as a failed
+// handshake, and HAProxy may process that close after the baseline is read.
+// A probe never completes a handshake, so ssl_sess is exact; deltas against
+// a baseline taken just before each run make it independent of anything
+// earlier on the same frontend.
+const Counter = "ssl_sess"
+
+// Frontend is one HAProxy frontend: a TLS 1.2-only listener (no session
+// cache, no tickets) with its own certificate, cipher list and ECDHE groups.
+type Frontend struct {
+	Name    string // proxy name in haproxy.cfg and in `show stat`
+	Cert    string // PEM file: chain, then PKCS #8 key
+	Ciphers string // OpenSSL cipher list
+	Curves  string // OpenSSL group list; empty leaves HAProxy's default
+	// Backend, if set, is the host:port of a plain-HTTP server that the
+	// frontend forwards every request to, over kept-alive server
+	// connections shared by all clients (http-reuse always), logging each
+	// request (see Requests): the study's "client TLS, server plaintext".
+	// If empty, the frontend answers every request itself with a
+	// 1024-byte body.
+	Backend string
+}
+
+// Server is a running HAProxy.
+type Server struct {
+	sock  string            // admin stats socket
+	addrs map[string]string // frontend name → 127.0.0.1:port
+	log   string            // file with HAProxy's output
+}
+
+// Require skips the test when HAProxy is not installed, or fails it in CI,
+// where it must be.
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := os.Stat(Bin); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("HAProxy is required in CI: %v", err)
+		}
+		t.Skipf("HAProxy not installed: %v", err)
+	}
+}
+
+// NewCA returns a new in-memory ECDSA P-256 CA.
+func NewCA(t testing.TB) *cipher.CA {
+	t.Helper()
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench HAProxy test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+// Leaf issues a leaf of key type kt for localhost and 127.0.0.1 and writes
+// it as one PEM file (chain, then key), mode 0600, into dir.
+func Leaf(t testing.TB, ca *cipher.CA, dir string, kt cipher.KeyType) string {
+	t.Helper()
+	leaf, err := ca.Leaf(kt, []string{"localhost", "127.0.0.1"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := cipher.KeyPEM(leaf.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, strings.ReplaceAll(kt.String(), " ", "-")+".pem")
+	if err := os.WriteFile(file, append(cipher.ChainPEM(leaf), key...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// Seed is one of the reference study's three profiles: the frontend that
+// serves it as in the study and what a client must negotiate there.
+type Seed struct {
+	Profile  string
+	Frontend Frontend
+	Want     metrics.Negotiated
+}
+
+// Seeds returns the study's three rows, with certificates issued by ca into
+// dir. Their frontends answer requests themselves; set Backend to forward.
+func Seeds(t testing.TB, ca *cipher.CA, dir string) []Seed {
+	t.Helper()
+	ecdsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	rsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "RSA", Bits: 2048})
+	return []Seed{
+		// Study row 1: P-256 ECDSA certificate, ECDHE on secp384r1 only; the
+		// client offers P-384 and P-256 (for the certificate) and must get
+		// P-384.
+		{
+			Profile:  "ecdhe-ecdsa-aes128-sha256-p384",
+			Frontend: Frontend{Name: "p384", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "secp384r1"},
+			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-384", CertKey: "ECDSA P-256", SuitePinned: true},
+		},
+		// Study row 2: the same certificate and suite, ECDHE on prime256v1.
+		{
+			Profile:  "ecdhe-ecdsa-aes128-sha256-p256",
+			Frontend: Frontend{Name: "p256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
+			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256", SuitePinned: true},
+		},
+		// Study row 3: RSA 2048 certificate, RSA key exchange (no group).
+		{
+			Profile:  "rsa2048-aes128-gcm-sha256",
+			Frontend: Frontend{Name: "rsa2048", Cert: rsaCert, Ciphers: "AES128-GCM-SHA256"},
+			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_RSA_WITH_AES_128_GCM_SHA256",
+				OpenSSL: "AES128-GCM-SHA256", Group: "none", CertKey: "RSA 2048", SuitePinned: true},
+		},
+	}
+}
+
+// freePorts returns n distinct free loopback ports. They are held until all
+// are chosen so that none is returned twice.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+	return ports
+}
+
+// Start writes haproxy.cfg for fes into dir, starts HAProxy in the
+// foreground, waits until every frontend accepts and the stats socket
+// answers, and stops it when the test ends. A free port can be taken by
+// another process before HAProxy binds it; that is retried, twice at most.
+func Start(t testing.TB, dir string, fes []Frontend) *Server {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		h, err := launch(t, dir, fes)
+		if err == nil {
+			return h
+		}
+		if attempt == 3 || !strings.Contains(err.Error(), "cannot bind socket") {
+			t.Fatal(err)
+		}
+		t.Logf("attempt %d: %v", attempt, err)
+	}
+}
+
+// requestLog starts the log-format of a forwarding frontend's request lines:
+// frontend name, the TLS connection's client random (unique per full
+// handshake), the response status (-1 if none).
+const requestLog = "tlsbench-request"
+
+// launch is one attempt of Start, on new free ports. It returns an error if
+// HAProxy exits or is not ready within 10s.
+func launch(t testing.TB, dir string, fes []Frontend) (*Server, error) {
+	t.Helper()
+	h := &Server{sock: filepath.Join(dir, "admin.sock"), addrs: map[string]string{}, log: filepath.Join(dir, "haproxy.log")}
+	body := filepath.Join(dir, "1k.bin")
+	if err := os.WriteFile(body, bytes.Repeat([]byte("0123456789abcdef"), 1024/16), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var cfg strings.Builder
+	fmt.Fprintf(&cfg, `global
+    stats socket %s level admin
+    tune.ssl.cachesize 0
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 5s
+    timeout server 5s
+`, h.sock)
+	for i, port := range freePorts(t, len(fes)) {
+		fe := fes[i]
+		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		bind := fmt.Sprintf("bind %s ssl crt %s ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2 no-tls-tickets ciphers %s", h.addrs[fe.Name], fe.Cert, fe.Ciphers)
+		if fe.Curves != "" {
+			bind += " curves " + fe.Curves
+		}
+		if fe.Backend == "" {
+			fmt.Fprintf(&cfg, `
+frontend %s
+    %s
+    http-request return status 200 content-type application/octet-stream file %s
+`, fe.Name, bind, body)
+			continue
+		}
+		// HAProxy logs a request when it ends; -db keeps stdout, the log
+		// file, open.
+		fmt.Fprintf(&cfg, `
+frontend %[1]s
+    %[2]s
+    log stdout format raw local0
+    option dontlognull
+    log-format "%[3]s %%f %%[ssl_fc_client_random,hex] %%ST"
+    default_backend %[1]s-plain
+
+backend %[1]s-plain
+    option http-keep-alive
+    http-reuse always
+    server plain %[4]s
+`, fe.Name, bind, requestLog, fe.Backend)
+	}
+	cfgFile := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfgFile, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	logFile, err := os.Create(h.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+
+	cmd := exec.Command(Bin, "-f", cfgFile, "-db")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	})
+
+	// Readiness: every frontend accepts a TCP connection and the stats socket
+	// answers. The probes count in some HAProxy counters (see Counter).
+	deadline := time.Now().Add(10 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for !h.ready() {
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("HAProxy not ready after 10s; output:\n%s", h.output())
+		}
+		select {
+		case <-exited:
+			return nil, fmt.Errorf("HAProxy exited: %v; config:\n%s\noutput:\n%s", waitErr, cfg.String(), h.output())
+		case <-tick.C:
+		}
+	}
+	return h, nil
+}
+
+// Addr returns the host:port of the named frontend.
+func (h *Server) Addr(frontend string) string { return h.addrs[frontend] }
+
+// ready reports whether every frontend and the stats socket accept.
+func (h *Server) ready() bool {
+	for _, addr := range h.addrs {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err != nil {
+			return false
+		}
+		c.Close()
+	}
+	_, err := h.command("show info")
+	return err == nil
+}
+
+func (h *Server) output() string {
+	b, _ := os.ReadFile(h.log)
+	return string(b)
+}
+
+// command sends one command to the stats socket and returns the answer.
+func (h *Server) command(cmd string) (string, error) {
+	c, err := net.DialTimeout("unix", h.sock, time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.WriteString(c, cmd+"\n"); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	return string(b), err
+}
+
+// Info reads a numeric field of `show info` (e.g. DroppedLogs).
+func (h *Server) Info(t testing.TB, field string) int64 {
+	t.Helper()
+	out, err := h.command("show info")
+	if err != nil {
+		t.Fatalf("show info: %v", err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == field {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				t.Fatalf("show info: %s: %v", field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("show info has no %s", field)
+	return 0
+}
+
+// Counter reads a numeric field of a frontend's `show stat` line.
+func (h *Server) Counter(t testing.TB, frontend, field string) int64 {
+	t.Helper()
+	out, err := h.command("show stat")
+	if err != nil {
+		t.Fatalf("show stat: %v", err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(strings.TrimPrefix(out, "# "))).ReadAll()
+	if err != nil || len(rows) < 2 {
+		t.Fatalf("show stat: %v in %q", err, out)
+	}
+	col := -1
+	for i, name := range rows[0] {
+		if name == field {
+			col = i
+		}
+	}
+	if col < 0 {
+		t.Fatalf("show stat has no field %q: %v", field, rows[0])
+	}
+	for _, r := range rows[1:] {
+		if len(r) > col && r[0] == frontend && r[1] == "FRONTEND" {
+			n, err := strconv.ParseInt(r[col], 10, 64)
+			if err != nil {
+				t.Fatalf("show stat %s %s: %v", frontend, field, err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("show stat has no frontend %q", frontend)
+	return 0
+}
+
+// CounterDelta polls a frontend counter until it has grown by want since
+// base, or 3s have passed, and returns its growth. HAProxy updates its
+// counters after the bytes that let the client finish are sent, so a
+// client-side count can be ahead for a moment; it is never behind.
+func (h *Server) CounterDelta(t testing.TB, frontend, field string, base, want int64) int64 {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got := h.Counter(t, frontend, field) - base
+		if got >= want || time.Now().After(deadline) {
+			return got
+		}
+		<-tick.C
+	}
+}
+
+// Requests reads the request log of a forwarding frontend (one with a
+// Backend): the number of requests answered with status 200 on each TLS
+// connection, keyed by the connection's client random, and the number of
+// the others (aborted, or any other status). Like the counters, the log is
+// written after the client could finish; Requests polls until at least
+// want requests answered with 200 are logged, or 3s have passed.
+func (h *Server) Requests(t testing.TB, frontend string, want int64) (ok map[string]int64, other int64) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ok, other, n := h.requests(t, frontend)
+		if n >= want || time.Now().After(deadline) {
+			return ok, other
+		}
+		<-tick.C
+	}
+}
+
+// requests parses the request log once; n is the number of 200 responses.
+func (h *Server) requests(t testing.TB, frontend string) (ok map[string]int64, other, n int64) {
+	t.Helper()
+	f, err := os.Open(h.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ok = map[string]int64{}
+	r := bufio.NewReader(f)
+	for {
+		line, err := r.ReadString('\n')
+		if err == io.EOF {
+			break // a line without its newline is still being written
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 4 || fields[0] != requestLog || fields[1] != frontend {
+			continue
+		}
+		if fields[3] == "200" {
+			ok[fields[2]]++
+			n++
+		} else {
+			other++
+		}
+	}
+	return ok, other, n
+}
