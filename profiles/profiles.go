@@ -284,11 +284,11 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 		if err := loose.Decode(&node); err == io.EOF {
 			break
 		} else if err != nil {
-			return nil, yamlError(file, err)
+			return nil, YAMLError(file, err)
 		}
 		var p Profile
 		if err := strict.Decode(&p); err != nil {
-			return nil, yamlError(file, err)
+			return nil, YAMLError(file, err)
 		}
 		if node.Kind == 0 || (len(node.Content) > 0 && node.Content[0].Kind != yaml.MappingNode) {
 			return nil, &Error{File: file, Line: node.Line, Msg: "a profile is a mapping of fields (name, min_version, …)"}
@@ -298,7 +298,7 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 		if err := p.resolve(); err != nil {
 			var fe *fieldError
 			if errors.As(err, &fe) {
-				return nil, &Error{File: file, Line: lineOf(&node, fe.path...), Msg: fe.msg}
+				return nil, &Error{File: file, Line: LineOf(&node, fe.path...), Msg: fe.msg}
 			}
 			return nil, &Error{File: file, Line: node.Line, Msg: err.Error()}
 		}
@@ -310,8 +310,9 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 	return out, nil
 }
 
-// yamlError turns a yaml.v3 error into one line with the first problem.
-func yamlError(file string, err error) error {
+// YAMLError turns a yaml.v3 decoding error into an *Error: one line, the
+// first problem, with its line. Other strict YAML files (plans) use it too.
+func YAMLError(file string, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
 		msg := te.Errors[0]
@@ -322,6 +323,9 @@ func yamlError(file string, err error) error {
 		msg = strings.Replace(msg, "not found in type profiles.Profile", "is not a profile field", 1)
 		msg = strings.Replace(msg, "not found in type profiles.Expect", "is not an expect field", 1)
 		msg = strings.Replace(msg, "not found in type profiles.Server", "is not a server field", 1)
+		if i := strings.Index(msg, " not found in type "); i >= 0 {
+			msg = msg[:i] + " is not a known field"
+		}
 		return &Error{File: file, Line: line, Msg: msg}
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
@@ -341,8 +345,9 @@ func (e *fieldError) Error() string { return e.msg }
 
 func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
 
-// lineOf finds the line of the value at path (mapping keys) in a document.
-func lineOf(doc *yaml.Node, path ...string) int {
+// LineOf finds the line of the value at path in a document: mapping keys,
+// or decimal indexes into sequences.
+func LineOf(doc *yaml.Node, path ...string) int {
 	n := doc
 	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
 		n = n.Content[0]

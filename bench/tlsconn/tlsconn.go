@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"sync"
@@ -243,4 +244,48 @@ func (f *Reader) Cause(err error) error {
 		return f.err
 	}
 	return err
+}
+
+// ProbeResumption reports whether the server would resume a session: it
+// makes a connection with a session cache and tickets allowed (unlike the
+// engines), reads one response to path (TLS 1.3 tickets arrive after the
+// handshake), then connects again and looks at DidResume. The first
+// connection is verified as the engines verify theirs.
+func ProbeResumption(ctx context.Context, cfg Config, host, path string) (bool, error) {
+	if err := cfg.Validate(); err != nil {
+		return false, err
+	}
+	tc := cfg.Profile.ClientConfig(cfg.TLS)
+	tc.SessionTicketsDisabled = false
+	tc.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	verify := tc.VerifyConnection
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		if cs.DidResume {
+			return nil // what the probe is looking for
+		}
+		return verify(cs)
+	}
+	req := fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host)
+	var resumed bool
+	for i := 0; i < 2; i++ {
+		d := net.Dialer{Timeout: cfg.ConnectTimeout}
+		raw, err := d.DialContext(ctx, "tcp", cfg.Address)
+		if err != nil {
+			return false, err
+		}
+		_ = raw.SetDeadline(time.Now().Add(cfg.HandshakeTimeout + 10*time.Second))
+		c := tls.Client(raw, tc)
+		if err := c.HandshakeContext(ctx); err != nil {
+			raw.Close()
+			return false, err
+		}
+		resumed = c.ConnectionState().DidResume
+		if _, err := c.Write(req); err == nil {
+			// Read (and drop) the response, up to 64 MiB, so that
+			// post-handshake tickets are processed.
+			_, _ = io.Copy(io.Discard, io.LimitReader(c, 64<<20))
+		}
+		raw.Close()
+	}
+	return resumed, nil
 }

@@ -20,7 +20,8 @@ func TestDependencyRules(t *testing.T) {
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
-		"reports":          {"bench/metrics"},
+		"reports":          {"bench/metrics", "bench/method"},
+		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 	}

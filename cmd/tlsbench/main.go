@@ -20,6 +20,10 @@ import (
 // version is set by the Makefile (-ldflags "-X main.version=…").
 var version = "dev"
 
+// childEnv is set in the environment of child processes tlsbench starts
+// (the reference target of qualify), so that a test binary acts as tlsbench.
+const childEnv = "TLSBENCH_CHILD"
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -61,6 +65,7 @@ func commands() []command {
 	return []command{
 		{"cps", "measure full-handshake connections per second (SR=0)", runCPS},
 		{"throughput", "measure encrypted bandwidth over keep-alive connections (Gbps)", runThroughput},
+		{"qualify", "run the qualification method and print the published table", runQualify},
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"version", "print the version", runVersion},

@@ -1,0 +1,452 @@
+package method
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// ErrInterrupted is returned when the campaign stopped between runs because
+// its context was cancelled; the ledger holds every finished run.
+var ErrInterrupted = errors.New("campaign interrupted; resume it with --resume")
+
+// DifferencesError is returned by the preliminary phase when the DUTs do not
+// negotiate or serve the same thing.
+type DifferencesError struct {
+	Table []Difference
+}
+
+// Difference is one parameter on which DUTs differ for one test.
+type Difference struct {
+	Engine, Profile, Field string
+	Values                 map[string]string // DUT → value
+}
+
+func (e *DifferencesError) Error() string {
+	parts := make([]string, 0, len(e.Table))
+	for _, d := range e.Table {
+		var vs []string
+		for dut, v := range d.Values {
+			vs = append(vs, dut+"="+v)
+		}
+		sort.Strings(vs)
+		parts = append(parts, fmt.Sprintf("%s %s %s: %s", d.Engine, d.Profile, d.Field, strings.Join(vs, " ")))
+	}
+	return "preliminary: the DUTs differ (" + strings.Join(parts, "; ") + "); --allow-differences goes on"
+}
+
+// PreliminaryError is returned when a DUT fails its preliminary probe.
+type PreliminaryError struct {
+	DUT, Engine, Profile string
+	Reasons              []string
+}
+
+func (e *PreliminaryError) Error() string {
+	return fmt.Sprintf("preliminary: DUT %s, %s %s: %s", e.DUT, e.Engine, e.Profile, strings.Join(e.Reasons, "; "))
+}
+
+// Event is one line of progress: a run made (or found in the ledger).
+type Event struct {
+	Phase, DUT, Engine, Profile string
+	Run, Of                     int // final phase: run i of at most N
+	Level                       int
+	Value                       float64
+	Accepted                    bool
+	Reasons                     []string
+	Cached                      bool // taken from the ledger of a resumed campaign
+	Note                        string
+}
+
+// Campaign runs a plan. Set the fields, then call Run once.
+type Campaign struct {
+	Plan     *Plan
+	Profiles *profiles.Set
+	Exec     Executor
+	Ledger   *Ledger
+	// AllowDifferences goes on when the DUTs differ in the preliminary phase.
+	AllowDifferences bool
+	// Events, if set, is called after every run.
+	Events func(Event)
+	// Progress, if set, is the per-second callback inside runs.
+	Progress func(metrics.Second)
+	// Sleep waits between runs (the cooldown); default time.Sleep bounded by ctx.
+	Sleep func(ctx context.Context, d time.Duration)
+}
+
+// Run executes the campaign. Cancelling ctx stops it after the run in
+// progress (which completes and is recorded), returning ErrInterrupted.
+func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
+	if c.Sleep == nil {
+		c.Sleep = sleepCtx
+	}
+	s := &Summary{Name: c.Plan.Name}
+	prelim, err := c.preliminary(ctx, s)
+	if err != nil {
+		return s, err
+	}
+	for _, d := range c.Plan.DUTs {
+		for _, t := range c.Plan.Tests {
+			for _, name := range t.Profiles {
+				p, _ := c.Profiles.Get(name)
+				cell, err := c.cell(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
+				if cell != nil {
+					s.Cells = append(s.Cells, cell)
+				}
+				if err != nil {
+					return s, err
+				}
+			}
+		}
+	}
+	s.Rows = c.rows(s)
+	return s, nil
+}
+
+func key3(dut, engine, profile string) string { return dut + "|" + engine + "|" + profile }
+
+// do returns the ledger's entry for key, or makes the run, judges it and
+// appends it.
+func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*Entry, error) {
+	if old, ok := c.Ledger.Lookup(key); ok {
+		c.event(old, true)
+		return old, nil
+	}
+	if ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	req.Progress = c.Progress
+	// The run in progress completes even when ctx is cancelled.
+	run, err := c.Exec.Run(context.WithoutCancel(ctx), req)
+	if err != nil {
+		return nil, fmt.Errorf("%s run, DUT %s, %s %s: %w", req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name, err)
+	}
+	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
+	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
+	e.Value = Value(run)
+	e.Reasons = c.Plan.Method.Accept.Judge(run)
+	e.Accepted = len(e.Reasons) == 0
+	if req.Phase == Preliminary {
+		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)
+		e.Resumption = &ok
+		if err != nil {
+			e.ResumptionErr = err.Error()
+			e.Resumption = nil
+		}
+	}
+	if err := c.Ledger.Append(&e); err != nil {
+		return nil, err
+	}
+	c.event(&e, false)
+	return &e, nil
+}
+
+func (c *Campaign) event(e *Entry, cached bool) {
+	if c.Events == nil {
+		return
+	}
+	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
+		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Run: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
+	if e.Phase == Preliminary && e.Resumption != nil {
+		ev.Note = "resumption refused by the DUT"
+		if *e.Resumption {
+			ev.Note = "the DUT would resume sessions (the engines never do)"
+		}
+	}
+	c.Events(ev)
+}
+
+// preliminary probes every DUT × test × profile, then compares the DUTs.
+func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Entry, error) {
+	m := c.Plan.Method
+	out := map[string]*Entry{}
+	for _, t := range c.Plan.Tests {
+		for _, name := range t.Profiles {
+			p, _ := c.Profiles.Get(name)
+			for _, d := range c.Plan.DUTs {
+				req := Request{Phase: Preliminary, DUT: d, Test: t, Profile: p, Concurrency: 1,
+					Duration: min(time.Duration(m.Explore.ProbeDuration), time.Second), ExpectSize: -1}
+				e, err := c.do(ctx, "preliminary|"+key3(d.Name, t.Engine, name), req, Entry{})
+				if err != nil {
+					return nil, err
+				}
+				pr := prelimOf(e)
+				s.Preliminary = append(s.Preliminary, pr)
+				out[key3(d.Name, t.Engine, name)] = e
+				// Generator load does not matter for a one-connection probe.
+				var reasons []string
+				for _, r := range e.Reasons {
+					if !strings.HasPrefix(r, "generator-bound") {
+						reasons = append(reasons, r)
+					}
+				}
+				if len(reasons) > 0 {
+					return nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
+				}
+			}
+		}
+	}
+	if diffs := compare(s.Preliminary); len(diffs) > 0 {
+		s.Differences = diffs
+		if !c.AllowDifferences {
+			return nil, &DifferencesError{Table: diffs}
+		}
+	}
+	return out, nil
+}
+
+// Prelim is a preliminary result: what a DUT negotiated and served.
+type Prelim struct {
+	DUT        string             `json:"dut"`
+	Engine     string             `json:"engine"`
+	Profile    string             `json:"profile"`
+	Negotiated metrics.Negotiated `json:"negotiated"`
+	BodySize   int64              `json:"body_size"`
+	Accepted   bool               `json:"accepted"`
+	Reasons    []string           `json:"reasons,omitempty"`
+	// Resumption: would the DUT resume a session (informational).
+	Resumption    *bool  `json:"resumption,omitempty"`
+	ResumptionErr string `json:"resumption_error,omitempty"`
+}
+
+func prelimOf(e *Entry) Prelim {
+	p := Prelim{DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Negotiated: e.Run.Negotiated,
+		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr}
+	if n := e.Run.Transactions; n > 0 {
+		p.BodySize = e.Run.Bytes.Payload / n
+	}
+	return p
+}
+
+// compare lists, per test and profile, the fields on which DUTs differ.
+func compare(ps []Prelim) []Difference {
+	type cellKey struct{ engine, profile string }
+	groups := map[cellKey][]Prelim{}
+	var order []cellKey
+	for _, p := range ps {
+		k := cellKey{p.Engine, p.Profile}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], p)
+	}
+	var out []Difference
+	for _, k := range order {
+		g := groups[k]
+		fields := []struct {
+			name string
+			get  func(Prelim) string
+		}{
+			{"version", func(p Prelim) string { return p.Negotiated.Version }},
+			{"cipher_suite", func(p Prelim) string { return p.Negotiated.CipherSuite }},
+			{"group", func(p Prelim) string { return p.Negotiated.Group }},
+			{"cert_key", func(p Prelim) string { return p.Negotiated.CertKey }},
+			{"body_size", func(p Prelim) string { return fmt.Sprint(p.BodySize) }},
+		}
+		for _, f := range fields {
+			vals := map[string]string{}
+			distinct := map[string]bool{}
+			for _, p := range g {
+				vals[p.DUT] = f.get(p)
+				distinct[f.get(p)] = true
+			}
+			if len(distinct) > 1 {
+				out = append(out, Difference{Engine: k.engine, Profile: k.profile, Field: f.name, Values: vals})
+			}
+		}
+	}
+	return out
+}
+
+// Cell is the result of one DUT × test × profile.
+type Cell struct {
+	DUT         string     `json:"dut"`
+	Engine      string     `json:"engine"`
+	Profile     string     `json:"profile"`
+	Level       int        `json:"level"` // the load level chosen and frozen
+	Exploration []Probe    `json:"exploration"`
+	Runs        []FinalRun `json:"runs"`
+	Best3       []float64  `json:"best3"`
+	Value       float64    `json:"value"`
+	Spread      float64    `json:"spread"`
+	Consistent  bool       `json:"consistent"`
+	Accepted    int        `json:"accepted"`
+	Total       int        `json:"total"`
+	// Failed says why the cell has no value, if it has none.
+	Failed string `json:"failed,omitempty"`
+}
+
+// Probe is one exploratory run.
+type Probe struct {
+	Level        int      `json:"level"`
+	Value        float64  `json:"value"`
+	P99US        int64    `json:"p99_us"` // handshake p99 (CPS) or total p99 (throughput)
+	Errors       int64    `json:"errors"`
+	GeneratorCPU float64  `json:"generator_cpu"`
+	Accepted     bool     `json:"accepted"`
+	Reasons      []string `json:"reasons,omitempty"`
+}
+
+// FinalRun is one run of the final phase.
+type FinalRun struct {
+	Seq      int      `json:"seq"`
+	Value    float64  `json:"value"`
+	Accepted bool     `json:"accepted"`
+	Reasons  []string `json:"reasons,omitempty"`
+}
+
+// cell explores, then runs the final phase.
+func (c *Campaign) cell(ctx context.Context, d DUT, t Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
+	m := c.Plan.Method
+	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
+	expect := int64(-1)
+	if pre != nil && pre.Run.Transactions > 0 {
+		expect = pre.Run.Bytes.Payload / pre.Run.Transactions
+	}
+	base := Request{DUT: d, Test: t, Profile: p, Warmup: min(time.Duration(m.Warmup), time.Duration(m.Explore.ProbeDuration)/2), ExpectSize: expect}
+
+	// Exploratory: geometric steps, then refinement between the best's
+	// neighbours. Probes are memoised by level.
+	probes := map[int]*Entry{}
+	probe := func(level int) (*Entry, error) {
+		if e, ok := probes[level]; ok {
+			return e, nil
+		}
+		req := base
+		req.Phase, req.Concurrency, req.Duration = Exploratory, level, time.Duration(m.Explore.ProbeDuration)
+		e, err := c.do(ctx, fmt.Sprintf("exploratory|%s|%d", key3(d.Name, t.Engine, p.Name), level), req, Entry{})
+		if err != nil {
+			return nil, err
+		}
+		probes[level] = e
+		c.Sleep(ctx, time.Duration(m.Cooldown))
+		return e, nil
+	}
+	best := 0
+	bestValue := 0.0
+	var steps []int
+	for level := m.Explore.Concurrency.Min; level <= m.Explore.Concurrency.Max; level *= 2 {
+		e, err := probe(level)
+		if err != nil {
+			return cell, err
+		}
+		steps = append(steps, level)
+		if !e.Accepted {
+			break
+		}
+		if e.Value <= bestValue*(1+float64(m.Explore.MinGain)) {
+			if e.Value > bestValue {
+				best, bestValue = level, e.Value
+			}
+			break
+		}
+		best, bestValue = level, e.Value
+	}
+	if best > 0 {
+		// Refine: the geometric midpoints towards the best's neighbours.
+		i := sort.SearchInts(steps, best)
+		for _, nb := range []int{i - 1, i + 1} {
+			if nb < 0 || nb >= len(steps) {
+				continue
+			}
+			mid := int(math.Round(math.Sqrt(float64(best) * float64(steps[nb]))))
+			if mid == best || mid == steps[nb] {
+				continue
+			}
+			e, err := probe(mid)
+			if err != nil {
+				return cell, err
+			}
+			if e.Accepted && e.Value > bestValue {
+				best, bestValue = mid, e.Value
+			}
+		}
+	}
+	levels := make([]int, 0, len(probes))
+	for l := range probes {
+		levels = append(levels, l)
+	}
+	sort.Ints(levels)
+	for _, l := range levels {
+		e := probes[l]
+		cell.Exploration = append(cell.Exploration, Probe{Level: l, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
+			GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons})
+	}
+	if best == 0 {
+		cell.Failed = "the exploratory phase found no load level with an accepted run"
+		return cell, nil
+	}
+	cell.Level = best
+
+	// Final: full runs at the frozen level until min_accepted accepted runs
+	// lie within tolerance of the best, or max_runs.
+	var accepted []float64
+	for seq := 1; seq <= m.Final.MaxRuns; seq++ {
+		req := base
+		req.Phase, req.Concurrency, req.Duration, req.Warmup = FinalPhase, best, time.Duration(m.Duration), time.Duration(m.Warmup)
+		e, err := c.do(ctx, fmt.Sprintf("final|%s|%d|%d", key3(d.Name, t.Engine, p.Name), best, seq), req, Entry{Seq: seq})
+		if err != nil {
+			return cell, err
+		}
+		cell.Runs = append(cell.Runs, FinalRun{Seq: seq, Value: e.Value, Accepted: e.Accepted, Reasons: e.Reasons})
+		cell.Total++
+		if e.Accepted {
+			cell.Accepted++
+			accepted = append(accepted, e.Value)
+		}
+		if agreeing(accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
+			cell.Consistent = true
+			break
+		}
+		c.Sleep(ctx, time.Duration(m.Cooldown))
+	}
+	cell.Best3, cell.Value, cell.Spread = BestOf(accepted)
+	if len(accepted) == 0 {
+		cell.Failed = "no final run was accepted"
+	}
+	return cell, nil
+}
+
+// agreeing counts the values within tolerance of the largest.
+func agreeing(vs []float64, tol float64) int {
+	if len(vs) == 0 {
+		return 0
+	}
+	top := vs[0]
+	for _, v := range vs {
+		top = max(top, v)
+	}
+	n := 0
+	for _, v := range vs {
+		if v >= top*(1-tol) {
+			n++
+		}
+	}
+	return n
+}
+
+func p99(r *metrics.Run) int64 {
+	if r.Engine == job.CPS {
+		return r.Latency["handshake"].P99
+	}
+	return r.Latency["total"].P99
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,125 @@
+package method
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// Entry is one line of the ledger: a run the method made, how it was judged,
+// and its full record.
+type Entry struct {
+	Key      string       `json:"key"`
+	Phase    string       `json:"phase"`
+	DUT      string       `json:"dut"`
+	Engine   string       `json:"engine"`
+	Profile  string       `json:"profile"`
+	Level    int          `json:"level"`
+	Seq      int          `json:"seq,omitempty"`
+	Value    float64      `json:"value"`
+	Accepted bool         `json:"accepted"`
+	Reasons  []string     `json:"reasons,omitempty"`
+	Time     time.Time    `json:"time"`
+	Run      *metrics.Run `json:"run"`
+	// Preliminary phase only: whether the DUT would resume a session.
+	Resumption    *bool  `json:"resumption,omitempty"`
+	ResumptionErr string `json:"resumption_error,omitempty"`
+}
+
+// Ledger is a campaign's append-only record of runs (ledger.jsonl), one
+// JSON line per run, fsynced as it is written. A Ledger is used by one
+// goroutine.
+type Ledger struct {
+	f       *os.File
+	entries map[string]*Entry
+	order   []*Entry
+}
+
+// LedgerFile is the ledger's name in a campaign directory.
+const LedgerFile = "ledger.jsonl"
+
+// OpenLedger opens (or creates) dir's ledger and loads its entries. A last
+// line cut short by a crash is dropped from the file: it is the run that was
+// being written, and it will be made again.
+func OpenLedger(dir string) (*Ledger, error) {
+	file := filepath.Join(dir, LedgerFile)
+	data, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	l := &Ledger{entries: map[string]*Entry{}}
+	good := 0
+	for off := 0; off < len(data); {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			break // a torn last line
+		}
+		line := data[off : off+nl]
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil || e.Key == "" {
+			if off+nl+1 == len(data) {
+				break // a damaged last line
+			}
+			return nil, fmt.Errorf("ledger %s: line %d is not a ledger entry", file, len(l.order)+1)
+		}
+		if e.Run != nil && e.Run.Schema != metrics.Schema {
+			return nil, fmt.Errorf("ledger %s: line %d: run schema %q, want %q", file, len(l.order)+1, e.Run.Schema, metrics.Schema)
+		}
+		l.entries[e.Key] = &e
+		l.order = append(l.order, &e)
+		off += nl + 1
+		good = off
+	}
+	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(int64(good)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(int64(good), 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	l.f = f
+	return l, nil
+}
+
+// Lookup returns the entry with key, if the ledger has it.
+func (l *Ledger) Lookup(key string) (*Entry, bool) {
+	e, ok := l.entries[key]
+	return e, ok
+}
+
+// Entries returns the entries in the order they were written.
+func (l *Ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
+
+// Append writes e as one line and syncs it to disk.
+func (l *Ledger) Append(e *Entry) error {
+	data, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(l.f)
+	w.Write(data)
+	w.WriteByte('\n')
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	l.entries[e.Key] = e
+	l.order = append(l.order, e)
+	return nil
+}
+
+// Close closes the ledger file.
+func (l *Ledger) Close() error { return l.f.Close() }

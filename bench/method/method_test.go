@@ -1,0 +1,332 @@
+package method_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// fakeExec is a test double at the engine boundary: the value of a run is a
+// function of the request, so campaigns are deterministic.
+type fakeExec struct {
+	// value returns the metric, the errors by class and whether the run
+	// completed; nil means a fixed curve peaking at 16 connections.
+	value func(req method.Request, n int) (float64, map[string]int64)
+	// suite is the negotiated suite per DUT (default the same for all).
+	suite map[string]string
+	calls int
+	util  float64
+}
+
+func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, error) {
+	f.calls++
+	v, errs := 0.0, map[string]int64(nil)
+	if f.value != nil {
+		v, errs = f.value(req, f.calls)
+	} else {
+		v = curve(req.Concurrency)
+	}
+	r := &metrics.Run{
+		Schema: metrics.Schema, Engine: req.Test.Engine, Profile: req.Profile.Name, Complete: true,
+		Transactions: 1000, Negotiated: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+			OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256"},
+		Errors: metrics.Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
+		Bytes:  metrics.Bytes{Payload: 1000 * 1024},
+		Client: metrics.Client{Utilization: f.util, Cores: 2},
+	}
+	if s, ok := f.suite[req.DUT.Name]; ok {
+		r.Negotiated.CipherSuite = s
+	}
+	for k, n := range errs {
+		r.Errors.ByClass[k] = n
+		r.Errors.Total += n
+		r.Errors.Examples[k] = "injected " + k
+	}
+	if req.Test.Engine == job.CPS {
+		r.CPSResult = &metrics.CPSResult{CPS: v}
+	} else {
+		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000}
+	}
+	return r, nil
+}
+
+func (f *fakeExec) Resumption(context.Context, method.Request) (bool, error) { return false, nil }
+
+// curve rises to 16 connections and falls after.
+func curve(level int) float64 {
+	if level <= 16 {
+		return float64(level) * 100
+	}
+	return 1600 - float64(level-16)*10
+}
+
+func plan(duts ...string) *method.Plan {
+	var ds []method.DUT
+	for _, d := range duts {
+		ds = append(ds, method.DUT{Name: d, URL: "https://" + d + ".test/"})
+	}
+	m := method.DefaultMethod()
+	m.Cooldown = 0
+	m.Explore.Concurrency = method.Range{Min: 1, Max: 64}
+	return method.DefaultPlan(ds, m)
+}
+
+func campaign(t *testing.T, p *method.Plan, exec method.Executor, dir string) *method.Campaign {
+	t.Helper()
+	l, err := method.OpenLedger(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return &method.Campaign{Plan: p, Profiles: profilesSet(), Exec: exec, Ledger: l}
+}
+
+func TestCampaignFindsThePeak(t *testing.T) {
+	exec := &fakeExec{}
+	s, err := campaign(t, plan("a"), exec, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(s.Cells), 6; got != want {
+		t.Fatalf("%d cells, want %d", got, want)
+	}
+	for _, c := range s.Cells {
+		// 1, 2, 4, 8, 16, 32 (falls) then refinement at 11 and 23.
+		if got, want := c.Level, 16; got != want {
+			t.Errorf("%s %s: level %d, want %d (exploration %+v)", c.Engine, c.Profile, got, want, c.Exploration)
+		}
+		if !c.Consistent || c.Accepted != 3 || c.Total != 3 || c.Value != 1600 {
+			t.Errorf("%s %s: %+v", c.Engine, c.Profile, c)
+		}
+	}
+	if got, want := len(s.Rows), 3; got != want {
+		t.Fatalf("%d rows, want %d", got, want)
+	}
+	r := s.Rows[0]
+	if r.CPS == nil || r.Gbps == nil || *r.CPS != 1600 || r.CPSRuns != (method.RunCount{Accepted: 3, Total: 3}) || r.Cipher != "ECDHE-ECDSA-AES128-SHA256" {
+		t.Errorf("row %+v", r)
+	}
+}
+
+// TestRejectedRuns: final runs with errors are rejected with their reasons;
+// the best of three comes from the others.
+func TestRejectedRuns(t *testing.T) {
+	finals := 0
+	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+		if req.Phase != method.FinalPhase {
+			return curve(req.Concurrency), nil
+		}
+		finals++
+		switch finals % 6 {
+		case 1:
+			return 5000, map[string]int64{"reset": 2} // the best value, but with errors
+		case 2:
+			return 1500, nil
+		case 3:
+			return 1480, nil
+		case 4:
+			return 1600, map[string]int64{"mismatch": 1}
+		case 5:
+			return 1490, nil
+		}
+		return 1000, nil
+	}}
+	p := plan("a")
+	p.Tests = p.Tests[:1]
+	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cells[0]
+	if got, want := c.Best3, []float64{1500, 1490, 1480}; !reflect.DeepEqual(got, want) {
+		t.Errorf("best three %v, want %v", got, want)
+	}
+	if c.Value != 1500 || !c.Consistent || c.Accepted != 3 || c.Total != 5 {
+		t.Errorf("cell %+v", c)
+	}
+	if r := c.Runs[0]; r.Accepted || len(r.Reasons) != 1 || !strings.Contains(r.Reasons[0], "reset ×2") {
+		t.Errorf("run 1 %+v: want rejected for reset ×2", r)
+	}
+	if r := c.Runs[3]; r.Accepted || !strings.Contains(strings.Join(r.Reasons, ";"), "mismatch ×1") {
+		t.Errorf("run 4 %+v: want rejected for the mismatch", r)
+	}
+}
+
+// TestGeneratorBound: runs whose generator was saturated are rejected.
+func TestGeneratorBound(t *testing.T) {
+	p := plan("a")
+	p.Tests = p.Tests[:1]
+	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+	s, err := campaign(t, p, &fakeExec{util: 0.95}, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cells[0]
+	if c.Failed == "" || c.Level != 0 {
+		t.Fatalf("cell %+v: want no accepted level", c)
+	}
+	if r := c.Exploration[0].Reasons; len(r) != 1 || !strings.Contains(r[0], "generator-bound: its CPU was 95% of 2 cores") {
+		t.Errorf("reasons %q", r)
+	}
+}
+
+// TestInconsistent: runs that never agree within the tolerance mark the
+// cell inconsistent after max_runs, with the spread.
+func TestInconsistent(t *testing.T) {
+	i := 0
+	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+		if req.Phase != method.FinalPhase {
+			return curve(req.Concurrency), nil
+		}
+		i++
+		return 1000 * float64(i), nil // 1000, 2000, 3000, …: each new run is the best
+	}}
+	p := plan("a")
+	p.Tests = p.Tests[:1]
+	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := s.Cells[0]
+	if c.Consistent || c.Total != p.Method.Final.MaxRuns || c.Value != 10000 {
+		t.Errorf("cell %+v", c)
+	}
+	if got, want := c.Spread, 0.2; got != want {
+		t.Errorf("spread %v, want %v", got, want)
+	}
+	if s.Rows[0].Consistent {
+		t.Error("row says consistent")
+	}
+}
+
+// TestResume: a campaign interrupted after some runs and resumed gives the
+// same summary as one run straight through, without repeating runs.
+func TestResume(t *testing.T) {
+	straight := &fakeExec{}
+	want, err := campaign(t, plan("a", "b"), straight, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stopAfter := range []int{1, 7, 20, straight.calls - 1} {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		first := &fakeExec{}
+		c := campaign(t, plan("a", "b"), first, dir)
+		c.Events = func(method.Event) {
+			if first.calls == stopAfter {
+				cancel()
+			}
+		}
+		if _, err := c.Run(ctx); !errors.Is(err, method.ErrInterrupted) {
+			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
+		}
+		cancel()
+		second := &fakeExec{}
+		got, err := campaign(t, plan("a", "b"), second, dir).Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.calls+second.calls != straight.calls {
+			t.Errorf("stop after %d: %d + %d runs, straight through %d", stopAfter, first.calls, second.calls, straight.calls)
+		}
+		if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
+			t.Errorf("stop after %d: resumed summary differs", stopAfter)
+		}
+	}
+}
+
+// TestTornLedger: a line cut short by a crash is dropped; the run it held
+// is made again.
+func TestTornLedger(t *testing.T) {
+	dir := t.TempDir()
+	exec := &fakeExec{}
+	want, err := campaign(t, plan("a"), exec, dir).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, method.LedgerFile)
+	data, _ := os.ReadFile(file)
+	lines := strings.SplitAfter(string(data), "\n")
+	torn := strings.Join(lines[:5], "") + lines[5][:len(lines[5])/2]
+	if err := os.WriteFile(file, []byte(torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := &fakeExec{}
+	got, err := campaign(t, plan("a"), again, dir).Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := again.calls, exec.calls-5; got != want {
+		t.Errorf("made %d runs again, want %d", got, want)
+	}
+	if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
+		t.Error("summary after a torn ledger differs")
+	}
+}
+
+// TestDifferences: two DUTs that negotiate different suites stop the
+// campaign in the preliminary phase, unless differences are allowed.
+func TestDifferences(t *testing.T) {
+	exec := &fakeExec{suite: map[string]string{"b": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}
+	_, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	var de *method.DifferencesError
+	if !errors.As(err, &de) {
+		t.Fatalf("error %v, want differences", err)
+	}
+	if got, want := len(de.Table), 6; got != want {
+		t.Errorf("%d differences, want one per test and profile (%d)", got, want)
+	}
+	d := de.Table[0]
+	if d.Field != "cipher_suite" || d.Values["a"] == d.Values["b"] {
+		t.Errorf("difference %+v", d)
+	}
+	if exec.calls != 12 {
+		t.Errorf("%d runs: the campaign went on past the preliminary phase", exec.calls)
+	}
+	c := campaign(t, plan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
+	c.AllowDifferences = true
+	s, err := c.Run(context.Background())
+	if err != nil || len(s.Differences) != 6 || len(s.Rows) != 6 {
+		t.Errorf("with differences allowed: %v, %d differences, %d rows", err, len(s.Differences), len(s.Rows))
+	}
+}
+
+// TestPreliminaryFailure: a DUT that fails its probe stops the campaign
+// with the reasons.
+func TestPreliminaryFailure(t *testing.T) {
+	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+		if req.DUT.Name == "b" {
+			return 0, map[string]int64{"tls_alert:handshake_failure": 3}
+		}
+		return 100, nil
+	}}
+	_, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	var pe *method.PreliminaryError
+	if !errors.As(err, &pe) || pe.DUT != "b" || !strings.Contains(err.Error(), "tls_alert:handshake_failure ×3") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func jsonOf(t *testing.T, s *method.Summary) any {
+	t.Helper()
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}

@@ -1,0 +1,341 @@
+// Package method automates the qualification method of vendor test labs:
+// preliminary validation of every device under test (DUT), exploratory
+// search for the best load level, final repeated runs until three accepted
+// runs agree, error-free acceptance of each run, and best-of-three. Every run
+// goes to an append-only ledger, from which an interrupted campaign resumes.
+package method
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/profiles"
+	"go.yaml.in/yaml/v3"
+)
+
+// Reference is the URL of a DUT that is the built-in reference target,
+// started by the caller (see Campaign.Reference).
+const Reference = "reference"
+
+// Plan is a campaign: DUTs, tests, and the method's settings.
+type Plan struct {
+	Name   string `yaml:"name" json:"name"`
+	DUTs   []DUT  `yaml:"duts" json:"duts"`
+	Tests  []Test `yaml:"tests" json:"tests"`
+	Method Method `yaml:"method" json:"method"`
+}
+
+// DUT is a device under test.
+type DUT struct {
+	Name string `yaml:"name" json:"name"`
+	// URL is the base URL (tests add their path), or Reference.
+	URL string `yaml:"url" json:"url"`
+	// Resolve, if set, is the address to dial; SNI and Host stay the URL's.
+	Resolve  string `yaml:"resolve,omitempty" json:"resolve,omitempty"`
+	CACert   string `yaml:"cacert,omitempty" json:"cacert,omitempty"`
+	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
+	// Endpoints are per-profile base URLs (one VIP per cipher profile).
+	Endpoints map[string]string `yaml:"endpoints,omitempty" json:"endpoints,omitempty"`
+}
+
+// Test is an engine and the profiles it runs.
+type Test struct {
+	Engine   string   `yaml:"engine" json:"engine"`
+	Path     string   `yaml:"path,omitempty" json:"path,omitempty"`
+	Profiles []string `yaml:"profiles" json:"profiles"`
+}
+
+// Method holds the settings of the phases.
+type Method struct {
+	Duration Duration `yaml:"duration" json:"duration"`
+	Warmup   Duration `yaml:"warmup" json:"warmup"`
+	Cooldown Duration `yaml:"cooldown" json:"cooldown"`
+	Explore  Explore  `yaml:"explore" json:"explore"`
+	Accept   Accept   `yaml:"accept" json:"accept"`
+	Final    Final    `yaml:"final" json:"final"`
+}
+
+// Explore is the exploratory search.
+type Explore struct {
+	Concurrency   Range    `yaml:"concurrency" json:"concurrency"`
+	ProbeDuration Duration `yaml:"probe_duration" json:"probe_duration"`
+	MinGain       Percent  `yaml:"min_gain" json:"min_gain"`
+}
+
+// Range is an inclusive range of load levels.
+type Range struct {
+	Min int `yaml:"min" json:"min"`
+	Max int `yaml:"max" json:"max"`
+}
+
+// Accept is the acceptance rule of a run.
+type Accept struct {
+	// A run is rejected when its errors exceed both MaxErrors and
+	// MaxErrorRate (of its transactions): with both 0, any error rejects.
+	MaxErrors    int64   `yaml:"max_errors" json:"max_errors"`
+	MaxErrorRate Percent `yaml:"max_error_rate" json:"max_error_rate"`
+	// MaxGeneratorCPU rejects a run whose generator used more of its cores.
+	MaxGeneratorCPU Percent `yaml:"max_generator_cpu" json:"max_generator_cpu"`
+}
+
+// Final is the final phase.
+type Final struct {
+	MinAccepted int     `yaml:"min_accepted" json:"min_accepted"`
+	MaxRuns     int     `yaml:"max_runs" json:"max_runs"`
+	Tolerance   Percent `yaml:"tolerance" json:"tolerance"`
+}
+
+// Duration is a time.Duration written as "30s" in plans.
+type Duration time.Duration
+
+// UnmarshalYAML accepts Go duration strings.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil || v < 0 {
+		return fmt.Errorf("line %d: bad duration %q (want e.g. 30s, 500ms)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the Go duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// MarshalText writes the Go duration string (JSON).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// Percent is a fraction written "3%" (or 0.03) in plans.
+type Percent float64
+
+// ParsePercent accepts "3%", "0.5 %" and fractions from 0 to 1 ("0.03").
+func ParsePercent(s string) (Percent, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasSuffix(t, "%") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad percentage %q", s)
+		}
+		return Percent(v / 100), nil
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v > 1 {
+		return 0, fmt.Errorf("bad percentage %q (write 3%% or 0.03)", s)
+	}
+	return Percent(v), nil
+}
+
+// UnmarshalYAML accepts ParsePercent's forms.
+func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
+	v, err := ParsePercent(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*p = v
+	return nil
+}
+
+// MarshalYAML writes "3%".
+func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
+
+// MarshalText writes "3%" (JSON).
+func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+func (p Percent) String() string { return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%" }
+
+// DefaultMethod returns the method of the reference study: 30 s runs, an
+// exploratory search from 1 to 1024 connections, no errors tolerated, the
+// generator below 90% of its cores, three accepted runs within 3%.
+func DefaultMethod() Method {
+	return Method{
+		Duration: Duration(30 * time.Second), Warmup: Duration(5 * time.Second), Cooldown: Duration(2 * time.Second),
+		Explore: Explore{Concurrency: Range{Min: 1, Max: 1024}, ProbeDuration: Duration(5 * time.Second), MinGain: 0.03},
+		Accept:  Accept{MaxGeneratorCPU: 0.90},
+		Final:   Final{MinAccepted: 3, MaxRuns: 10, Tolerance: 0.03},
+	}
+}
+
+// QuickMethod shrinks the durations so that the default plan ends in about a
+// minute on a small machine; the statistics are correspondingly weak.
+func QuickMethod() Method {
+	m := DefaultMethod()
+	m.Duration, m.Warmup, m.Cooldown = Duration(1500*time.Millisecond), Duration(300*time.Millisecond), 0
+	m.Explore.Concurrency = Range{Min: 4, Max: 64}
+	m.Explore.ProbeDuration = Duration(400 * time.Millisecond)
+	m.Explore.MinGain = 0.05
+	m.Final.MaxRuns = 5
+	m.Final.Tolerance = 0.10
+	return m
+}
+
+// DefaultPlan is the reference study's plan: CPS and throughput for the
+// three seed profiles against duts.
+func DefaultPlan(duts []DUT, m Method) *Plan {
+	seeds := append([]string(nil), profiles.SeedProfiles...)
+	return &Plan{
+		Name: "adc-qualification",
+		DUTs: duts,
+		Tests: []Test{
+			{Engine: job.CPS, Path: "/1k", Profiles: seeds},
+			{Engine: job.Throughput, Path: "/1m", Profiles: seeds},
+		},
+		Method: m,
+	}
+}
+
+// ReadPlan reads and checks a plan file; set resolves profile names.
+func ReadPlan(file string, set *profiles.Set) (*Plan, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return ParsePlan(file, data, set)
+}
+
+// ParsePlan decodes a plan strictly (unknown fields are errors), fills
+// unset method settings with DefaultMethod's, and checks it. Errors are one
+// line naming the file, the line and the field.
+func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
+	var node yaml.Node
+	if err := yaml.Unmarshal(data, &node); err != nil {
+		return nil, profiles.YAMLError(file, err)
+	}
+	if node.Kind == 0 {
+		return nil, &profiles.Error{File: file, Msg: "empty plan"}
+	}
+	p := &Plan{Method: DefaultMethod()}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil && err != io.EOF {
+		return nil, profiles.YAMLError(file, err)
+	}
+	if err := p.Check(set); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return nil, &profiles.Error{File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
+		}
+		return nil, &profiles.Error{File: file, Msg: err.Error()}
+	}
+	return p, nil
+}
+
+type fieldError struct {
+	path []string
+	msg  string
+}
+
+func (e *fieldError) Error() string { return e.msg }
+
+func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+
+// Check validates the plan against the profiles in set.
+func (p *Plan) Check(set *profiles.Set) error {
+	if p.Name == "" {
+		return ferr("name is required", "name")
+	}
+	if len(p.DUTs) == 0 {
+		return ferr("duts: at least one DUT is required", "duts")
+	}
+	seen := map[string]bool{}
+	for i, d := range p.DUTs {
+		at := func(f string) []string { return []string{"duts", strconv.Itoa(i), f} }
+		if d.Name == "" || strings.ContainsAny(d.Name, " /\\") {
+			return ferr(fmt.Sprintf("duts: name %q must be set and have no spaces or slashes", d.Name), at("name")...)
+		}
+		if seen[d.Name] {
+			return ferr(fmt.Sprintf("duts: %s is listed twice", d.Name), at("name")...)
+		}
+		seen[d.Name] = true
+		if d.URL != Reference {
+			if _, err := baseURL(d.URL); err != nil {
+				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
+			}
+		}
+		if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
+			return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
+		}
+		for prof, u := range d.Endpoints {
+			if _, err := set.Get(prof); err != nil {
+				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
+			}
+			if _, err := baseURL(u); err != nil {
+				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
+			}
+		}
+	}
+	if len(p.Tests) == 0 {
+		return ferr("tests: at least one test is required", "tests")
+	}
+	for i, t := range p.Tests {
+		at := func(f string) []string { return []string{"tests", strconv.Itoa(i), f} }
+		if t.Engine != job.CPS && t.Engine != job.Throughput {
+			return ferr(fmt.Sprintf("tests: engine %q is not cps or throughput", t.Engine), at("engine")...)
+		}
+		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {
+			return ferr(fmt.Sprintf("tests: path %q must start with /", t.Path), at("path")...)
+		}
+		if len(t.Profiles) == 0 {
+			return ferr("tests: profiles: at least one is required", at("profiles")...)
+		}
+		for j, name := range t.Profiles {
+			if _, err := set.Get(name); err != nil {
+				return ferr("tests: "+err.Error(), "tests", strconv.Itoa(i), "profiles", strconv.Itoa(j))
+			}
+		}
+	}
+	m := p.Method
+	switch {
+	case m.Duration <= 0:
+		return ferr("method: duration must be positive", "method", "duration")
+	case m.Explore.ProbeDuration <= 0:
+		return ferr("method: explore.probe_duration must be positive", "method", "explore", "probe_duration")
+	case m.Explore.Concurrency.Min < 1 || m.Explore.Concurrency.Max < m.Explore.Concurrency.Min:
+		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d", m.Explore.Concurrency.Min, m.Explore.Concurrency.Max), "method", "explore", "concurrency")
+	case m.Explore.MinGain < 0 || m.Explore.MinGain >= 1:
+		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", m.Explore.MinGain), "method", "explore", "min_gain")
+	case m.Accept.MaxErrors < 0:
+		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
+	case m.Accept.MaxErrorRate < 0 || m.Accept.MaxErrorRate > 1:
+		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", m.Accept.MaxErrorRate), "method", "accept", "max_error_rate")
+	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
+		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
+	case m.Final.MinAccepted < 1:
+		return ferr("method: final.min_accepted must be at least 1", "method", "final", "min_accepted")
+	case m.Final.MaxRuns < m.Final.MinAccepted:
+		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", m.Final.MaxRuns, m.Final.MinAccepted), "method", "final", "max_runs")
+	case m.Final.Tolerance <= 0 || m.Final.Tolerance >= 1:
+		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", m.Final.Tolerance), "method", "final", "tolerance")
+	}
+	return nil
+}
+
+// baseURL parses an https base URL.
+func baseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q", raw)
+	}
+	if u.Scheme != "https" {
+		return nil, fmt.Errorf("bad URL %q: the scheme must be https", raw)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("bad URL %q: no host", raw)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, port)
+		}
+	}
+	return u, nil
+}
+
+// Marshal returns the plan as YAML, as resolved (defaults filled in).
+func (p *Plan) Marshal() ([]byte, error) { return yaml.Marshal(p) }

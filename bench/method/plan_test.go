@@ -1,0 +1,106 @@
+package method_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+func profilesSet() *profiles.Set { return profiles.Builtin() }
+
+const goodPlan = `name: adc-qualification
+duts:
+  - name: adc-a
+    url: https://www.fwtest.com:443/
+    resolve: 10.0.0.5
+    cacert: lab-ca.crt
+    endpoints:
+      ecdhe-ecdsa-aes128-sha256-p384: https://www.fwtest.com:8444/
+tests:
+  - {engine: cps, path: /1k, profiles: [ecdhe-ecdsa-aes128-sha256-p384, ecdhe-ecdsa-aes128-sha256-p256, rsa2048-aes128-gcm-sha256]}
+  - {engine: throughput, path: /1m, profiles: [ecdhe-ecdsa-aes128-sha256-p384, ecdhe-ecdsa-aes128-sha256-p256, rsa2048-aes128-gcm-sha256]}
+method:
+  duration: 30s
+  warmup: 5s
+  cooldown: 2s
+  explore: {concurrency: {min: 1, max: 1024}, probe_duration: 5s, min_gain: 3%}
+  accept: {max_errors: 0, max_error_rate: 0, max_generator_cpu: 90%}
+  final: {min_accepted: 3, max_runs: 10, tolerance: 3%}
+`
+
+func TestParsePlan(t *testing.T) {
+	p, err := method.ParsePlan("plan.yaml", []byte(goodPlan), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Method
+	if time.Duration(m.Duration) != 30*time.Second || m.Explore.MinGain != 0.03 || m.Accept.MaxGeneratorCPU != 0.9 || m.Final.Tolerance != 0.03 {
+		t.Errorf("method %+v", m)
+	}
+	if p.DUTs[0].Endpoints["ecdhe-ecdsa-aes128-sha256-p384"] != "https://www.fwtest.com:8444/" {
+		t.Errorf("endpoints %v", p.DUTs[0].Endpoints)
+	}
+	// A plan without a method gets the default one; the resolved plan
+	// round-trips.
+	p2, err := method.ParsePlan("p.yaml", []byte("name: x\nduts: [{name: a, url: 'https://a/'}]\ntests: [{engine: cps, profiles: [rsa2048-aes128-gcm-sha256]}]\n"), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Method != method.DefaultMethod() {
+		t.Errorf("method %+v, want the default", p2.Method)
+	}
+	data, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p3, err := method.ParsePlan("resolved.yaml", data, profilesSet())
+	if err != nil {
+		t.Fatalf("resolved plan does not parse: %v\n%s", err, data)
+	}
+	if p3.Method != p.Method {
+		t.Errorf("round trip: %+v, want %+v", p3.Method, p.Method)
+	}
+}
+
+func TestBadPlans(t *testing.T) {
+	for _, tc := range []struct {
+		name, edit, with string
+		line             int
+		want             string
+	}{
+		{"unknown field", "  warmup: 5s", "  warmup: 5s\n  ramp: 3s", 15, "ramp"},
+		{"unknown profile", "rsa2048-aes128-gcm-sha256]}\n  - {engine: throughput", "rsa2048-nope]}\n  - {engine: throughput", 10, `unknown profile "rsa2048-nope"`},
+		{"tolerance out of range", "tolerance: 3%", "tolerance: 150%", 18, "final.tolerance"},
+		{"tolerance not a percentage", "tolerance: 3%", "tolerance: lots", 18, "bad percentage"},
+		{"bad duration", "duration: 30s", "duration: soon", 13, "bad duration"},
+		{"unknown engine", "{engine: cps", "{engine: h2", 10, `engine "h2"`},
+		{"http URL", "url: https://www.fwtest.com:443/", "url: http://www.fwtest.com/", 4, "scheme must be https"},
+		{"bad resolve", "resolve: 10.0.0.5", "resolve: lb.local", 5, "not an IP address"},
+		{"concurrency range", "min: 1, max: 1024", "min: 8, max: 2", 16, "explore.concurrency"},
+		{"max_runs below min_accepted", "max_runs: 10", "max_runs: 2", 18, "max_runs 2 is below"},
+		{"generator CPU zero", "max_generator_cpu: 90%", "max_generator_cpu: 0%", 17, "max_generator_cpu"},
+		{"endpoint of an unknown profile", "ecdhe-ecdsa-aes128-sha256-p384: https://www.fwtest.com:8444/", "nope: https://www.fwtest.com:8444/", 8, `unknown profile "nope"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(goodPlan, tc.edit) {
+				t.Fatalf("edit %q not in the plan", tc.edit)
+			}
+			data := strings.Replace(goodPlan, tc.edit, tc.with, 1)
+			_, err := method.ParsePlan("plan.yaml", []byte(data), profilesSet())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q, want one line naming plan.yaml and %q", msg, tc.want)
+			}
+			if want := "plan.yaml:" + strconv.Itoa(tc.line) + ":"; !strings.Contains(msg, want) {
+				t.Errorf("error %q does not name line %d", msg, tc.line)
+			}
+		})
+	}
+}

@@ -1,0 +1,114 @@
+package method
+
+import (
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// Summary is a campaign's result: the published table as data, and the
+// evidence behind every cell.
+type Summary struct {
+	Name        string       `json:"name"`
+	Rows        []Row        `json:"rows"`
+	Cells       []*Cell      `json:"cells"`
+	Preliminary []Prelim     `json:"preliminary"`
+	Differences []Difference `json:"differences,omitempty"`
+}
+
+// Row is one line of the published table: a DUT and a profile.
+type Row struct {
+	DUT     string `json:"dut"`
+	Profile string `json:"profile"`
+	Cipher  string `json:"cipher"` // OpenSSL name
+	Group   string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
+	// CPS and Gbps are the best-of-three values; nil when the plan has no
+	// such test for the profile or no run was accepted.
+	CPS        *float64 `json:"cps"`
+	Gbps       *float64 `json:"gbps"`
+	CPSRuns    RunCount `json:"cps_runs"`
+	GbpsRuns   RunCount `json:"gbps_runs"`
+	Consistent bool     `json:"consistent"`
+}
+
+// RunCount counts a cell's final runs.
+type RunCount struct {
+	Accepted int `json:"accepted"`
+	Total    int `json:"total"`
+}
+
+// SummaryFile is the summary's name in a campaign directory.
+const SummaryFile = "summary.json"
+
+// WriteSummary writes dir/summary.json atomically.
+func WriteSummary(dir string, s *Summary) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return metrics.WriteFile(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
+}
+
+// rows builds the published table: per DUT, one row per profile in plan
+// order, with its CPS and Gbps cells.
+func (c *Campaign) rows(s *Summary) []Row {
+	neg := map[string]metrics.Negotiated{}
+	for _, p := range s.Preliminary {
+		if _, ok := neg[p.DUT+"|"+p.Profile]; !ok {
+			neg[p.DUT+"|"+p.Profile] = p.Negotiated
+		}
+	}
+	var out []Row
+	for _, d := range c.Plan.DUTs {
+		seen := map[string]bool{}
+		for _, t := range c.Plan.Tests {
+			for _, name := range t.Profiles {
+				if seen[name] {
+					continue
+				}
+				seen[name] = true
+				n := neg[d.Name+"|"+name]
+				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: groupOrKey(n), Consistent: true}
+				for _, cell := range s.Cells {
+					if cell.DUT != d.Name || cell.Profile != name {
+						continue
+					}
+					count := RunCount{Accepted: cell.Accepted, Total: cell.Total}
+					var v *float64
+					if cell.Accepted > 0 {
+						x := cell.Value
+						v = &x
+					}
+					if cell.Engine == job.CPS {
+						row.CPS, row.CPSRuns = v, count
+					} else {
+						row.Gbps, row.GbpsRuns = v, count
+					}
+					row.Consistent = row.Consistent && cell.Consistent
+				}
+				out = append(out, row)
+			}
+		}
+	}
+	return out
+}
+
+// groupOrKey is the table's group column: the ECDHE group with its OpenSSL
+// name, or "RSA 2048" (the key) for RSA key exchange.
+func groupOrKey(n metrics.Negotiated) string {
+	switch n.Group {
+	case "":
+		return ""
+	case "none":
+		return "— (" + n.CertKey + " key exchange)"
+	case "P-256":
+		return "prime256v1 (P-256)"
+	case "P-384":
+		return "secp384r1 (P-384)"
+	case "P-521":
+		return "secp521r1 (P-521)"
+	}
+	return n.Group
+}

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
+
+Runs the qualification method: preliminary validation of every DUT,
+exploratory search for the best load level, final runs until three accepted
+runs agree, acceptance of each run, best-of-three; then prints the published
+table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
+interrupted campaign. Without --plan: CPS and throughput of the three seed
+profiles against the --dut DUTs, or the reference target (started as a
+separate process).`
+
+func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("qualify")
+	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
+	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
+	caFile := fs.String("cacert", "", "CA certificates `FILE` for the --dut DUTs")
+	insecure := fs.BoolP("insecure", "k", false, "skip chain verification for the --dut DUTs (recorded)")
+	quick := fs.Bool("quick", false, "short durations: the default plan ends in about a minute (weak statistics)")
+	out := fs.String("out", "", "campaign `DIR` (default results/<date>-<name>)")
+	resume := fs.String("resume", "", "continue the interrupted campaign in `DIR`")
+	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
+	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
+	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	set, err := loadProfiles(*files)
+	if err != nil {
+		return err
+	}
+	var plan *method.Plan
+	dir := *out
+	switch {
+	case *resume != "":
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" {
+			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --quick or --out")
+		}
+		dir = *resume
+		if plan, err = method.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
+			return usagef("--resume %s: %v", dir, err)
+		}
+	case *planFile != "":
+		if len(*duts) > 0 || *quick {
+			return usagef("--plan holds the DUTs and the method: no --dut or --quick")
+		}
+		if plan, err = method.ReadPlan(*planFile, set); err != nil {
+			return usagef("%v", err)
+		}
+	default:
+		m := method.DefaultMethod()
+		if *quick {
+			m = method.QuickMethod()
+		}
+		var list []method.DUT
+		for _, d := range *duts {
+			name, u, ok := strings.Cut(d, "=")
+			if !ok || name == "" || u == "" {
+				return usagef("bad --dut %q: want NAME=URL", d)
+			}
+			list = append(list, method.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
+		}
+		if len(list) == 0 {
+			list = []method.DUT{{Name: "reference", URL: method.Reference}}
+		}
+		plan = method.DefaultPlan(list, m)
+		if err := plan.Check(set); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	if dir == "" {
+		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+plan.Name)
+	}
+	if *resume == "" {
+		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
+			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("--out %s: %v", dir, err)
+		}
+		data, err := plan.Marshal()
+		if err != nil {
+			return err
+		}
+		if err := metrics.WriteFile(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
+			return err
+		}
+	}
+	ledger, err := method.OpenLedger(dir)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+
+	exec := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
+	if usesReference(plan) {
+		ref, err := startReference(ctx, dir, *files, plan)
+		if err != nil {
+			return err
+		}
+		defer ref.stop()
+		exec.Reference = ref.lookup
+		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
+	}
+	c := &method.Campaign{
+		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
+		Events: func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
+	}
+	if !*quiet {
+		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
+			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
+		})
+	}
+	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s\n", plan.Name, dir)
+	summary, err := c.Run(ctx)
+	var de *method.DifferencesError
+	if errors.As(err, &de) {
+		reports.Differences(stdout, de.Table)
+	}
+	if errors.Is(err, method.ErrInterrupted) {
+		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)
+	}
+	if err != nil {
+		return err
+	}
+	if err := method.WriteSummary(dir, summary); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	reports.QualifyTable(stdout, summary)
+	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
+	return nil
+}
+
+func eventLine(e method.Event) string {
+	unit := "cps"
+	if e.Engine == "throughput" {
+		unit = "Gbps"
+	}
+	run := ""
+	if e.Phase == method.FinalPhase {
+		run = fmt.Sprintf(" run %d/%d", e.Run, e.Of)
+	}
+	verdict := "accepted"
+	if !e.Accepted {
+		verdict = "rejected: " + strings.Join(e.Reasons, "; ")
+	}
+	cached := ""
+	if e.Cached {
+		cached = " (from the ledger)"
+	}
+	note := ""
+	if e.Note != "" {
+		note = "; " + e.Note
+	}
+	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s, %s%s%s", e.Phase, e.DUT, e.Engine, e.Profile, run, e.Level, e.Value, unit, verdict, note, cached)
+}
+
+func usesReference(p *method.Plan) bool {
+	for _, d := range p.DUTs {
+		if d.URL == method.Reference {
+			return true
+		}
+		for _, u := range d.Endpoints {
+			if u == method.Reference {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reference is the reference target running as a child process, so that
+// its CPU is not the generator's.
+type reference struct {
+	cmd   *exec.Cmd
+	addrs map[string]string // profile → host:port
+	pool  *x509.CertPool
+}
+
+// startReference starts `tlsbench serve` for the plan's profiles and reads
+// its addresses.
+func startReference(ctx context.Context, dir string, files []string, plan *method.Plan) (*reference, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	ca := filepath.Join(dir, "reference-ca.pem")
+	args := []string{"serve", "--port", "0", "--ca-out", ca}
+	for _, f := range files {
+		args = append(args, "--profile-file", f)
+	}
+	seen := map[string]bool{}
+	for _, t := range plan.Tests {
+		for _, p := range t.Profiles {
+			if !seen[p] {
+				seen[p] = true
+				args = append(args, "--profile", p)
+			}
+		}
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the reference target: %w", err)
+	}
+	r := &reference{cmd: cmd, addrs: map[string]string{}}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(pipe)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	deadline := time.After(30 * time.Second)
+	for ready := false; !ready; {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				r.stop()
+				return nil, errors.New("the reference target exited before it was ready")
+			}
+			if f := strings.Fields(line); len(f) >= 2 && seen[f[0]] {
+				r.addrs[f[0]] = f[1]
+			}
+			ready = strings.HasPrefix(line, "serving;")
+		case <-deadline:
+			r.stop()
+			return nil, errors.New("the reference target did not start within 30 s")
+		case <-ctx.Done():
+			r.stop()
+			return nil, ctx.Err()
+		}
+	}
+	go func() {
+		for range lines { // drain the rest of its output
+		}
+	}()
+	pem, err := os.ReadFile(ca)
+	if err != nil {
+		r.stop()
+		return nil, err
+	}
+	r.pool = x509.NewCertPool()
+	r.pool.AppendCertsFromPEM(pem)
+	return r, nil
+}
+
+func (r *reference) lookup(profile string) (string, *x509.CertPool, error) {
+	addr, ok := r.addrs[profile]
+	if !ok {
+		return "", nil, fmt.Errorf("the reference target serves no %s", profile)
+	}
+	return "https://localhost:" + portOf(addr) + "/", r.pool, nil
+}
+
+func (r *reference) stop() {
+	if r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-done
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+)
+
+// FormatGbps formats a bandwidth as the published tables do: "53 Gbps",
+// "9.4 Gbps", "0.82 Gbps".
+func FormatGbps(v float64) string {
+	switch {
+	case v >= 10:
+		return fmt.Sprintf("%.0f Gbps", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f Gbps", v)
+	}
+	return fmt.Sprintf("%.2f Gbps", v)
+}
+
+// FormatCPS formats a rate as the published tables do: "105k", "2.9k", "640".
+func FormatCPS(v float64) string {
+	switch {
+	case v >= 10000:
+		return fmt.Sprintf("%.0fk", v/1000)
+	case v >= 1000:
+		return fmt.Sprintf("%.1fk", v/1000)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// QualifyTable writes the published table of a campaign: per DUT and
+// profile, the cipher, the group or key, Throughput and CPS (SR=0), with
+// the accepted/total final runs of each cell.
+func QualifyTable(w io.Writer, s *method.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "DUT\tCIPHER (OpenSSL)\tECDHE GROUP / KEY\tTHROUGHPUT\tRUNS\tCPS (SR=0)\tRUNS\tNOTE")
+	for _, r := range s.Rows {
+		gbps, cps := "-", "-"
+		if r.Gbps != nil {
+			gbps = FormatGbps(*r.Gbps)
+		}
+		if r.CPS != nil {
+			cps = FormatCPS(*r.CPS)
+		}
+		note := ""
+		if !r.Consistent {
+			note = "inconsistent: fewer than min_accepted runs agreed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
+	}
+	tw.Flush()
+}
+
+func runs(c method.RunCount) string {
+	if c.Total == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", c.Accepted, c.Total)
+}
+
+// Differences writes the preliminary phase's table of what differs between
+// DUTs.
+func Differences(w io.Writer, diffs []method.Difference) {
+	if len(diffs) == 0 {
+		return
+	}
+	duts := map[string]bool{}
+	for _, d := range diffs {
+		for k := range d.Values {
+			duts[k] = true
+		}
+	}
+	names := make([]string, 0, len(duts))
+	for k := range duts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "TEST\tPROFILE\tFIELD\t%s\n", strings.Join(names, "\t"))
+	for _, d := range diffs {
+		vals := make([]string, len(names))
+		for i, n := range names {
+			vals[i] = dash(d.Values[n])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Engine, d.Profile, d.Field, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+}
