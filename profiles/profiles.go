@@ -150,16 +150,21 @@ func (p *Profile) GroupLabel() string {
 // Error is a problem in a profile file: the file, the line (0 if unknown)
 // and what is wrong, all on one line.
 type Error struct {
+	Kind string // what the file is: "profile" when empty, "plan", …
 	File string
 	Line int
 	Msg  string
 }
 
 func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("profile %s:%d: %s", e.File, e.Line, e.Msg)
+	kind := e.Kind
+	if kind == "" {
+		kind = "profile"
 	}
-	return fmt.Sprintf("profile %s: %s", e.File, e.Msg)
+	if e.Line > 0 {
+		return fmt.Sprintf("%s %s:%d: %s", kind, e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s %s: %s", kind, e.File, e.Msg)
 }
 
 // Set is a collection of profiles by name. The zero Set is empty; a Set is

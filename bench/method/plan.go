@@ -206,25 +206,34 @@ func ReadPlan(file string, set *profiles.Set) (*Plan, error) {
 func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 	var node yaml.Node
 	if err := yaml.Unmarshal(data, &node); err != nil {
-		return nil, profiles.YAMLError(file, err)
+		return nil, planError(profiles.YAMLError(file, err))
 	}
 	if node.Kind == 0 {
-		return nil, &profiles.Error{File: file, Msg: "empty plan"}
+		return nil, &profiles.Error{Kind: "plan", File: file, Msg: "empty plan"}
 	}
 	p := &Plan{Method: DefaultMethod()}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(p); err != nil && err != io.EOF {
-		return nil, profiles.YAMLError(file, err)
+		return nil, planError(profiles.YAMLError(file, err))
 	}
 	if err := p.Check(set); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			return nil, &profiles.Error{File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
+			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
 		}
-		return nil, &profiles.Error{File: file, Msg: err.Error()}
+		return nil, &profiles.Error{Kind: "plan", File: file, Msg: err.Error()}
 	}
 	return p, nil
+}
+
+// planError names a YAML error's file as a plan.
+func planError(err error) error {
+	var pe *profiles.Error
+	if errors.As(err, &pe) {
+		pe.Kind = "plan"
+	}
+	return err
 }
 
 type fieldError struct {

@@ -5,12 +5,26 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// TestMain lets the test binary act as tlsbench when qualify starts it as
+// the reference target's process.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
 
 // invoke runs the CLI in-process and returns exit code, stdout and stderr.
 func invoke(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
@@ -70,6 +84,12 @@ func TestBadInput(t *testing.T) {
 		{[]string{"serve", "extra"}, "unexpected arguments"},                                 // stray argument
 		{[]string{"version", "extra"}, "takes no arguments"},
 		{[]string{"throughput", "--pipeline", "0"}, "--pipeline must be at least 1"},
+		{[]string{"qualify", "--plan", filepath.Join(dir, "none.yaml")}, "plan"},                          // missing plan
+		{[]string{"qualify", "--plan", badProfile}, "bad.yaml:2: field min_version is not a known field"}, // not a plan
+		{[]string{"qualify", "--dut", "nourl"}, "bad --dut"},                                              // NAME=URL
+		{[]string{"qualify", "--dut", "a=http://x/"}, "scheme must be https"},                             // plain HTTP DUT
+		{[]string{"qualify", "--resume", dir, "--quick"}, "--resume takes the plan"},                      // conflicting flags
+		{[]string{"qualify", "--resume", filepath.Join(dir, "nothing")}, "--resume"},                      // no campaign there
 		{[]string{"throughput", "--requests-per-conn", "-1"}, "--requests-per-conn must not be negative"},
 		{[]string{"throughput", "--verify-body", "md5:00"}, "--verify-body"},
 		{[]string{"throughput", "ftp://h/"}, "scheme must be https"},
@@ -294,5 +314,85 @@ func TestThroughputRecord(t *testing.T) {
 	}
 	if v, _ := lookup(rec, "engine"); v != "throughput" {
 		t.Errorf("engine %v", v)
+	}
+}
+
+// TestQualify runs a whole campaign against the reference target (a child
+// process) with short durations, then checks the summary and that the same
+// directory cannot be started again but can be resumed to the same table.
+func TestQualify(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	err := os.WriteFile(plan, []byte(`name: tiny
+duts: [{name: ref, url: reference}]
+tests:
+  - {engine: cps, profiles: [ecdhe-ecdsa-aes128-sha256-p256, rsa2048-aes128-gcm-sha256]}
+  - {engine: throughput, path: /bytes/64k, profiles: [ecdhe-ecdsa-aes128-sha256-p256]}
+method:
+  duration: 300ms
+  warmup: 50ms
+  cooldown: 0s
+  explore: {concurrency: {min: 2, max: 8}, probe_duration: 150ms, min_gain: 5%}
+  accept: {max_generator_cpu: 100%}
+  final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "campaign")
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", plan, "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"ECDHE-ECDSA-AES128-SHA256", "AES128-GCM-SHA256", "prime256v1 (P-256)", "RSA 2048 key exchange", "Gbps"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	for _, want := range []string{"preliminary", "exploratory", "final", "run 1/4"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("progress lacks %q", want)
+		}
+	}
+	var s struct {
+		Rows []struct {
+			DUT, Profile, Cipher string
+			CPS, Gbps            *float64
+			CPSRuns              struct{ Accepted, Total int } `json:"cps_runs"`
+			GbpsRuns             struct{ Accepted, Total int } `json:"gbps_runs"`
+			Consistent           bool
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Rows) != 2 {
+		t.Fatalf("%d rows: %s", len(s.Rows), data)
+	}
+	r := s.Rows[0]
+	if r.DUT != "ref" || r.CPS == nil || *r.CPS <= 0 || r.Gbps == nil || *r.Gbps <= 0 || r.CPSRuns.Accepted < 2 || r.GbpsRuns.Total == 0 {
+		t.Errorf("row %+v", r)
+	}
+	if s.Rows[1].Gbps != nil || s.Rows[1].GbpsRuns.Total != 0 {
+		t.Errorf("rsa row has a throughput cell: %+v", s.Rows[1])
+	}
+	// The directory holds a campaign: a new one is refused, a resume makes
+	// no run and prints the same table.
+	if code, _, stderr := invoke(t, context.Background(), "qualify", "--plan", plan, "--out", out); code != exitBadUsage || !strings.Contains(stderr, "--resume") {
+		t.Errorf("second campaign in the same directory: exit %d, %s", code, stderr)
+	}
+	code, again, stderr := invoke(t, context.Background(), "qualify", "-q", "--resume", out)
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if strings.Count(stderr, "(from the ledger)") != strings.Count(stderr, " c=") {
+		t.Errorf("resume of a finished campaign made runs:\n%s", stderr)
+	}
+	if again != stdout {
+		t.Errorf("resumed table differs:\n%s\nvs\n%s", again, stdout)
 	}
 }
