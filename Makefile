@@ -41,10 +41,16 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-# Client CPU per transaction, tlsbench cps vs ab, against nginx and the
-# reference target on loopback (DUT on CPU 0, generator on CPU 1); about 3 min.
+# Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies
+# (tlsbench throughput vs wrk), against nginx and the reference target on
+# loopback (DUT on CPU 0, generator on CPU 1), with the Go crypto floor; about
+# 6 min. Installs wrk (Debian package) when it is missing.
 peers: build deps-test
-	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --out bin/peerbench.json
+	@dpkg -s wrk >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		echo "installing: wrk"; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
+	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --out bin/peerbench.json
 
 clean:
 	rm -rf bin

@@ -79,14 +79,21 @@ func writeLeaf(f *certFiles, dir, kind string, leaf tls.Certificate) error {
 }
 
 // dut is a running device under test: a child process (in its own process
-// group) and one 127.0.0.1 address per profile.
+// group) and one 127.0.0.1 address per profile and engine.
 type dut struct {
-	name  string
-	cmd   *exec.Cmd
-	addrs map[string]string // profile → host:port
-	ca    string            // CA certificate (PEM) for --cacert
-	logf  string            // a log file to quote on failure
-	out   *syncBuffer       // the child's stdout and stderr
+	name    string
+	cmd     *exec.Cmd
+	addrs   map[string]string // profile → host:port (cps: no keep-alive on nginx)
+	tpAddrs map[string]string // profile → host:port for the throughput engine (keep-alive)
+	ca      string            // CA certificate (PEM) for --cacert
+	logf    string            // a log file to quote on failure
+	out     *syncBuffer       // the child's stdout and stderr
+	// negLog (nginx) logs what each keep-alive connection negotiated, one
+	// line per connection (its first request): see nginxConf.
+	negLog string
+	// probes is what a default OpenSSL client (openssl s_client, the library
+	// and defaults wrk uses) negotiated with each throughput address.
+	probes map[string]string
 
 	done    chan struct{} // closed when the child has exited
 	waitErr error
@@ -99,7 +106,11 @@ func (d *dut) describe() string {
 	var parts []string
 	for _, p := range seedProfiles {
 		if a, ok := d.addrs[p.Name]; ok {
-			parts = append(parts, p.Name+" "+a)
+			s := p.Name + " " + a
+			if t, ok := d.tpAddrs[p.Name]; ok && t != a {
+				s += " (keep-alive " + t + ")"
+			}
+			parts = append(parts, s)
 		}
 	}
 	return strings.Join(parts, ", ")
@@ -167,7 +178,13 @@ func (d *dut) stop() {
 // waitListening waits until every address accepts TCP connections.
 func (d *dut) waitListening(ctx context.Context) error {
 	deadline := time.Now().Add(startTimeout)
-	for _, addr := range d.addrs {
+	var all []string
+	for _, m := range []map[string]string{d.addrs, d.tpAddrs} {
+		for _, a := range m {
+			all = append(all, a)
+		}
+	}
+	for _, addr := range all {
 		for {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
@@ -216,7 +233,11 @@ func freePorts(n int) (int, error) {
 
 // nginxConf is the DUT of PERFORMANCE.md: one worker pinned to CPU 0, TLS 1.2
 // only, no session cache, no tickets, one server per profile, /1k and /1m.
-func nginxConf(dir, www string, base int, ps []profileSpec, certs *certFiles) string {
+// With negLog set, a second server per profile (ports base+len(ps)…) serves
+// the throughput engine: keep-alive on (100,000 requests per connection), and
+// the first request of each connection logged to negLog with what it
+// negotiated, so that what wrk negotiated is checked, not assumed.
+func nginxConf(dir, www string, base int, ps []profileSpec, certs *certFiles, negLog string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	if os.Geteuid() == 0 {
@@ -233,9 +254,9 @@ func nginxConf(dir, www string, base int, ps []profileSpec, certs *certFiles) st
 	for _, t := range []string{"client_body", "proxy", "fastcgi", "uwsgi", "scgi"} {
 		w("  %s_temp_path %s;", t, filepath.Join(dir, t+"_temp"))
 	}
-	for i, p := range ps {
+	server := func(port int, p profileSpec, keepAlive bool) {
 		w("  server {")
-		w("    listen 127.0.0.1:%d ssl;", base+i)
+		w("    listen 127.0.0.1:%d ssl;", port)
 		w("    server_name localhost;")
 		w("    root %s;", www)
 		w("    ssl_certificate %s;", certs.Chain[p.CertKey])
@@ -247,7 +268,22 @@ func nginxConf(dir, www string, base int, ps []profileSpec, certs *certFiles) st
 		}
 		w("    ssl_session_cache off;")
 		w("    ssl_session_tickets off;")
+		if keepAlive {
+			w("    keepalive_timeout 75s;")
+			w("    keepalive_requests 100000;")
+			w("    access_log %s peerbench_tls if=$peerbench_first;", negLog)
+		}
 		w("  }")
+	}
+	for i, p := range ps {
+		server(base+i, p, false)
+	}
+	if negLog != "" {
+		w("  map $connection_requests $peerbench_first { 1 1; default 0; }")
+		w("  log_format peerbench_tls '$server_port|$connection|$ssl_protocol|$ssl_cipher|$ssl_curve|$http_user_agent';")
+		for i, p := range ps {
+			server(base+len(ps)+i, p, true)
+		}
 	}
 	w("}")
 	return b.String()
@@ -268,20 +304,30 @@ func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (
 			return nil, err
 		}
 	}
-	base, err := freePorts(len(o.profiles))
+	n := len(o.profiles)
+	var negLog string
+	if o.wants("throughput") {
+		n *= 2
+		negLog = filepath.Join(dir, "negotiated.log")
+	}
+	base, err := freePorts(n)
 	if err != nil {
 		return nil, err
 	}
 	conf := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(nginxConf(dir, www, base, o.profiles, certs)), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(nginxConf(dir, www, base, o.profiles, certs, negLog)), 0o644); err != nil {
 		return nil, err
 	}
 	errLog := filepath.Join(dir, "error.log")
 	global := fmt.Sprintf("daemon off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), errLog)
-	d := &dut{name: "nginx", ca: certs.CA, logf: errLog, addrs: map[string]string{}}
+	d := &dut{name: "nginx", ca: certs.CA, logf: errLog, negLog: negLog,
+		addrs: map[string]string{}, tpAddrs: map[string]string{}, probes: map[string]string{}}
 	d.cmd = exec.Command(o.taskset, "-c", "0", o.nginx, "-p", dir, "-c", conf, "-e", errLog, "-g", global)
 	for i, p := range o.profiles {
 		d.addrs[p.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i))
+		if negLog != "" {
+			d.tpAddrs[p.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(base+len(o.profiles)+i))
+		}
 	}
 	if err := d.start(); err != nil {
 		return nil, err
@@ -294,7 +340,9 @@ func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (
 }
 
 // startTarget runs `tlsbench serve` on CPU 0 and reads the listeners'
-// addresses from its table (falling back to consecutive ports).
+// addresses from its table (falling back to consecutive ports). Its listeners
+// keep connections alive (fasthttp, no request limit): the throughput engine
+// uses the same addresses.
 func startTarget(ctx context.Context, o *options, tmp string) (*dut, error) {
 	base, err := freePorts(len(o.profiles))
 	if err != nil {
@@ -306,7 +354,8 @@ func startTarget(ctx context.Context, o *options, tmp string) (*dut, error) {
 	for _, p := range o.profiles {
 		args = append(args, "--profile", p.Name)
 	}
-	d := &dut{name: "target", ca: ca, addrs: map[string]string{}, cmd: exec.Command(o.taskset, args...)}
+	d := &dut{name: "target", ca: ca, addrs: map[string]string{}, probes: map[string]string{},
+		cmd: exec.Command(o.taskset, args...)}
 	if err := d.start(); err != nil {
 		return nil, err
 	}
@@ -335,6 +384,7 @@ func startTarget(ctx context.Context, o *options, tmp string) (*dut, error) {
 			d.addrs[p.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(base+i))
 		}
 	}
+	d.tpAddrs = d.addrs
 	if err := d.waitListening(ctx); err != nil {
 		d.stop()
 		return nil, err
@@ -361,4 +411,94 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// negLogSize is the current size of the negotiation log (0 without one).
+func (d *dut) negLogSize() int64 {
+	if d.negLog == "" {
+		return 0
+	}
+	fi, err := os.Stat(d.negLog)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// negotiated is what the connections logged since offset negotiated, with
+// their count: "TLSv1.2 ECDHE-ECDSA-AES128-SHA256 prime256v1" → 8. ok is false
+// without a log.
+func (d *dut) negotiated(offset int64) (counts map[string]int, ok bool) {
+	if d.negLog == "" {
+		return nil, false
+	}
+	f, err := os.Open(d.negLog)
+	if err != nil {
+		return map[string]int{}, true // no connection logged yet
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, 0); err != nil {
+		return map[string]int{}, true
+	}
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(f)
+	return parseNegLog(b.String()), true
+}
+
+// parseNegLog counts the lines of nginx's peerbench_tls log by what they
+// negotiated (protocol, cipher and, if any, curve).
+func parseNegLog(s string) map[string]int {
+	counts := map[string]int{}
+	for _, line := range strings.Split(s, "\n") {
+		f := strings.Split(strings.TrimSpace(line), "|")
+		if len(f) < 5 {
+			continue
+		}
+		key := f[2] + " " + f[3]
+		if c := f[4]; c != "" && c != "-" {
+			key += " " + c
+		}
+		counts[key]++
+	}
+	return counts
+}
+
+// probe records what a default OpenSSL client (`openssl s_client`, the
+// library and defaults wrk uses) negotiates with addr; "" if openssl is not
+// installed or the probe failed.
+func (d *dut) probe(ctx context.Context, o *options, p profileSpec, addr string) {
+	if o.openssl == "" {
+		return
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(cctx, o.openssl, "s_client", "-connect", addr, "-brief").CombinedOutput()
+	d.probes[p.Name] = parseSClient(string(out))
+}
+
+// parseSClient reads `openssl s_client -brief`: "TLSv1.2
+// ECDHE-ECDSA-AES128-SHA256 prime256v1" ("" if no connection was made).
+func parseSClient(out string) string {
+	var proto, suite, curve string
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch strings.TrimSpace(k) {
+		case "Protocol version":
+			proto = v
+		case "Ciphersuite":
+			suite = v
+		case "Server Temp Key", "Peer Temp Key": // "ECDH, prime256v1, 256 bits"
+			if f := strings.Split(v, ","); len(f) >= 2 {
+				curve = strings.TrimSpace(f[1])
+			}
+		}
+	}
+	if proto == "" || suite == "" {
+		return ""
+	}
+	return strings.TrimSpace(proto + " " + suite + " " + curve)
 }

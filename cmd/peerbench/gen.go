@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,22 +21,29 @@ import (
 // it is killed.
 const childSlack = 60 * time.Second
 
+// bodySize is the size of /1m on both DUTs: the throughput engine's payload
+// per request.
+const bodySize = 1 << 20
+
 // sample is one generator run.
 type sample struct {
+	Engine  string `json:"engine"` // cps or throughput
 	DUT     string `json:"dut"`
 	Profile string `json:"profile"`
 	Tool    string `json:"tool"`
 	Rep     int    `json:"rep"`
 
 	// Transactions completed: tlsbench whole_run.transactions; ab
-	// "Complete requests" − "Failed requests" − "Non-2xx responses".
+	// "Complete requests" − "Failed requests" − "Non-2xx responses"; wrk
+	// "N requests" − "Non-2xx or 3xx responses".
 	Transactions int64 `json:"transactions"`
-	// Failed: tlsbench whole_run.errors; ab "Failed requests".
+	// Failed: tlsbench whole_run.errors; ab "Failed requests"; wrk its
+	// socket errors (connect + read + write + timeout).
 	Failed int64 `json:"failed"`
 	Non2xx int64 `json:"non_2xx,omitempty"`
 	// CPS over the measured window: tlsbench the record's cps (steady
 	// window); ab completed transactions ÷ "Time taken for tests".
-	CPS     float64 `json:"cps"`
+	CPS     float64 `json:"cps,omitempty"`
 	WindowS float64 `json:"window_s"`
 
 	// The generator process's own rusage and wall time (start to exit).
@@ -58,15 +66,42 @@ type sample struct {
 	// RecordCPUS is tlsbench's own client.cpu_s (in-process meter, from the
 	// start of the run to its end; excludes process start-up).
 	RecordCPUS float64 `json:"record_cpu_s,omitempty"`
-	// Negotiated is what the handshakes negotiated as the tool reports it.
+	// Negotiated is what the handshakes negotiated: as the tool reports it
+	// (tlsbench, ab) or, for wrk, as nginx logged it for each connection
+	// ("… ×8"), or as a default OpenSSL client was answered by the target
+	// ("probe: …"; the target offers nothing else).
 	Negotiated string `json:"negotiated,omitempty"`
-	Command    string `json:"command"`
-	Error      string `json:"error,omitempty"`
+
+	// Throughput engine. PayloadBytes is the whole run's body bytes of
+	// successful requests: tlsbench the sum of its per-second series (warm-up
+	// and drain included; equal to whole_run.transactions × 1 MiB, checked,
+	// since --expect-size rejects any other body); wrk requests × 1 MiB.
+	// Gbps is PayloadBytes over the tool's own run time (tlsbench ended −
+	// started, wrk's "in Xs"); CPUPerGBS the generator's CPU (rusage) per 10⁹
+	// payload bytes.
+	PayloadBytes int64   `json:"payload_bytes,omitempty"`
+	Gbps         float64 `json:"gbps,omitempty"`
+	ReqPerS      float64 `json:"requests_per_s,omitempty"`
+	CPUPerGBS    float64 `json:"cpu_s_per_gb,omitempty"`
+	// RecordGbps is tlsbench's own gbps (its steady window).
+	RecordGbps float64 `json:"record_gbps,omitempty"`
+	// wrk as it printed itself: Requests/sec, Transfer/sec (HTTP bytes read,
+	// headers included, binary units) and the "Y read" total.
+	WrkReqPerS   float64 `json:"wrk_requests_per_s,omitempty"`
+	WrkTransfer  string  `json:"wrk_transfer_per_s,omitempty"`
+	WrkReadBytes float64 `json:"wrk_read_bytes,omitempty"`
+	WrkSocketErr string  `json:"wrk_socket_errors,omitempty"`
+
+	Command string `json:"command"`
+	Error   string `json:"error,omitempty"`
 }
 
 func (s *sample) ok() bool { return s.Error == "" && s.Transactions > 0 }
 
 func (s *sample) line() string {
+	if s.Engine == "throughput" {
+		return s.tpLine()
+	}
 	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %7.1f cps  %6.0f µs/txn  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d txn  %d failed  [%s]",
 		s.DUT, s.Profile, s.Tool, s.Rep, s.CPS, s.CPUPerTxnUS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100, s.Transactions, s.Failed, s.Negotiated)
 	if s.Error != "" {
@@ -75,30 +110,57 @@ func (s *sample) line() string {
 	return l
 }
 
+func (s *sample) tpLine() string {
+	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d req  %d failed  [%s]",
+		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100, s.Transactions, s.Failed+s.Non2xx, s.Negotiated)
+	if s.Tool == "wrk" {
+		l += fmt.Sprintf("  wrk: Requests/sec %.2f, Transfer/sec %s", s.WrkReqPerS, s.WrkTransfer)
+		if s.WrkSocketErr != "" {
+			l += ", socket errors: " + s.WrkSocketErr
+		}
+	}
+	if s.Error != "" {
+		l += "  ERROR: " + s.Error
+	}
+	return l
+}
+
 // measure runs one generator on CPU 1 and fills a sample; a failure is
 // recorded in the sample, not returned.
-func measure(ctx context.Context, o *options, d *dut, tool string, p profileSpec, addr string, rep int) *sample {
-	s := &sample{DUT: d.name, Profile: p.Name, Tool: tool, Rep: rep}
+func measure(ctx context.Context, o *options, d *dut, engine, tool string, p profileSpec, addr string, rep int) *sample {
+	s := &sample{Engine: engine, DUT: d.name, Profile: p.Name, Tool: tool, Rep: rep}
 	_, port, _ := net.SplitHostPort(addr)
+	secs := int(math.Ceil(o.duration.Seconds()))
 	var args []string
 	var jsonFile string
-	switch tool {
-	case "tlsbench":
+	switch {
+	case engine == "throughput" && tool == "tlsbench":
+		jsonFile = filepath.Join(o.tmp, fmt.Sprintf("tp-%s-%s-%d.json", d.name, p.Name, rep))
+		args = []string{o.tlsbench, "throughput", "https://localhost:" + port + "/1m",
+			"--resolve", "localhost:" + port + ":127.0.0.1", "--profile", p.Name,
+			"-c", strconv.Itoa(o.tpConc), "-d", o.duration.String(), "--warmup", "0s",
+			"--expect-size", strconv.Itoa(bodySize), "--cacert", d.ca, "-q", "--json", jsonFile}
+	case tool == "wrk":
+		// One thread, so that wrk runs on CPU 1 alone (its main thread
+		// only waits); -d counts whole seconds here.
+		args = []string{o.wrk, "-t1", "-c", strconv.Itoa(o.tpConc), "-d", strconv.Itoa(secs) + "s",
+			"https://127.0.0.1:" + port + "/1m"}
+	case tool == "tlsbench":
 		jsonFile = filepath.Join(o.tmp, fmt.Sprintf("%s-%s-%d.json", d.name, p.Name, rep))
 		args = []string{o.tlsbench, "cps", "https://localhost:" + port + "/1k",
 			"--resolve", "localhost:" + port + ":127.0.0.1", "--profile", p.Name,
 			"-c", strconv.Itoa(o.concurrency), "-d", o.duration.String(), "--warmup", "0s",
 			"--cacert", d.ca, "-q", "--json", jsonFile}
-	case "ab":
+	case tool == "ab":
 		// -t bounds the run to --duration; -n (after -t, which resets it) only
 		// has to be out of reach. -r: a receive error is a failed request
 		// rather than the end of the run.
-		secs := int(math.Ceil(o.duration.Seconds()))
 		args = []string{o.ab, "-q", "-r", "-t", strconv.Itoa(secs), "-n", strconv.Itoa(max(50000, secs*20000)),
 			"-c", strconv.Itoa(o.concurrency), "-f", "TLS1.2", "-Z", p.Ciphers, "https://127.0.0.1:" + port + "/1k"}
 	}
 	s.Command = "taskset -c 1 " + strings.Join(args, " ")
 
+	logOffset := d.negLogSize()
 	dutBefore, hostBefore := procTreeCPU(d.pid()), hostBusy()
 	out, ru, wall, err := runChild(ctx, o.taskset, append([]string{"-c", "1"}, args...), o.duration+childSlack)
 	dutAfter, hostAfter := procTreeCPU(d.pid()), hostBusy()
@@ -118,18 +180,30 @@ func measure(ctx context.Context, o *options, d *dut, tool string, p profileSpec
 	if err != nil {
 		s.Error = err.Error()
 	}
+	var perr error
 	switch tool {
 	case "tlsbench":
-		if perr := s.readRecord(jsonFile, p); perr != nil && s.Error == "" {
-			s.Error = perr.Error()
-		}
+		perr = s.readRecord(jsonFile, p)
 	case "ab":
-		if perr := s.parseAB(out, p); perr != nil && s.Error == "" {
-			s.Error = perr.Error()
-		}
+		perr = s.parseAB(out, p)
+	case "wrk":
+		perr = s.parseWrk(out)
+	}
+	if perr == nil && engine == "throughput" {
+		perr = s.checkNegotiated(d, p, logOffset)
+	}
+	if perr != nil && s.Error == "" {
+		s.Error = perr.Error()
 	}
 	if s.Transactions > 0 {
 		s.CPUPerTxnUS = s.CPUS * 1e6 / float64(s.Transactions)
+	}
+	if s.PayloadBytes > 0 {
+		s.CPUPerGBS = s.CPUS / (float64(s.PayloadBytes) / 1e9)
+		if s.WindowS > 0 {
+			s.Gbps = float64(s.PayloadBytes) * 8 / s.WindowS / 1e9
+			s.ReqPerS = float64(s.Transactions) / s.WindowS
+		}
 	}
 	if s.Error == "" && s.Transactions == 0 {
 		s.Error = "no transaction completed"
@@ -174,13 +248,20 @@ func runChild(ctx context.Context, name string, args []string, timeout time.Dura
 // runRecord is the part of tlsbench's run record (schema tlsbench/run/v1)
 // that peerbench reads.
 type runRecord struct {
-	Schema       string  `json:"schema"`
-	Complete     bool    `json:"complete"`
-	DurationS    float64 `json:"duration_s"`
-	Transactions int64   `json:"transactions"`
-	CPS          float64 `json:"cps"`
-	Resumed      int64   `json:"resumed"`
-	Errors       struct {
+	Schema       string    `json:"schema"`
+	Engine       string    `json:"engine"`
+	Complete     bool      `json:"complete"`
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended"`
+	DurationS    float64   `json:"duration_s"`
+	Transactions int64     `json:"transactions"`
+	CPS          float64   `json:"cps"`
+	Gbps         float64   `json:"gbps"`
+	Resumed      int64     `json:"resumed"`
+	Series       []struct {
+		PayloadBytes int64 `json:"payload_bytes"`
+	} `json:"series"`
+	Errors struct {
 		Total int64 `json:"total"`
 	} `json:"errors"`
 	Whole struct {
@@ -212,6 +293,18 @@ func (s *sample) readRecord(file string, p profileSpec) error {
 	s.Transactions, s.Failed = r.Whole.Transactions, r.Whole.Errors
 	s.CPS, s.WindowS = r.CPS, r.DurationS
 	s.RecordCPUS = r.Client.CPUSeconds
+	if r.Engine == "throughput" {
+		// The whole run, not the steady window: the rusage CPU is the
+		// whole process's.
+		s.CPS, s.RecordGbps = 0, r.Gbps
+		s.WindowS = r.Ended.Sub(r.Started).Seconds()
+		for _, sec := range r.Series {
+			s.PayloadBytes += sec.PayloadBytes
+		}
+		if want := r.Whole.Transactions * bodySize; s.PayloadBytes != want {
+			return fmt.Errorf("%s: the series count %d payload bytes, whole_run.transactions × 1 MiB = %d", file, s.PayloadBytes, want)
+		}
+	}
 	n := r.Negotiated
 	if n.Group == "none" {
 		n.Group = ""
@@ -329,4 +422,136 @@ func procTreeCPU(pid int) time.Duration {
 		total += u + st
 	}
 	return time.Duration(total) * tick
+}
+
+// parseWrk reads wrk's report:
+//
+//	  1315 requests in 5.08s, 1.29GB read
+//	  Socket errors: connect 0, read 2, write 0, timeout 0
+//	  Non-2xx or 3xx responses: 5
+//	Requests/sec:    258.89
+//	Transfer/sec:    259.15MB
+func (s *sample) parseWrk(out []byte) error {
+	var requests int64
+	seen := false
+	for _, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 6 && f[1] == "requests" && f[2] == "in" && f[5] == "read":
+			n, err := strconv.ParseInt(f[0], 10, 64)
+			el, err2 := wrkDuration(strings.TrimSuffix(f[3], ","))
+			rd, err3 := wrkBytes(f[4])
+			if err != nil || err2 != nil || err3 != nil {
+				return fmt.Errorf("cannot read wrk's %q", line)
+			}
+			requests, s.WindowS, s.WrkReadBytes, seen = n, el.Seconds(), rd, true
+		case strings.HasPrefix(line, "Socket errors:"):
+			s.WrkSocketErr = strings.TrimSpace(strings.TrimPrefix(line, "Socket errors:"))
+			for _, kv := range strings.Split(s.WrkSocketErr, ",") {
+				if kf := strings.Fields(kv); len(kf) == 2 {
+					n, _ := strconv.ParseInt(kf[1], 10, 64)
+					s.Failed += n
+				}
+			}
+		case strings.HasPrefix(line, "Non-2xx or 3xx responses:"):
+			s.Non2xx, _ = strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "Non-2xx or 3xx responses:")), 10, 64)
+		case strings.HasPrefix(line, "Requests/sec:"):
+			s.WrkReqPerS, _ = strconv.ParseFloat(strings.TrimSpace(strings.TrimPrefix(line, "Requests/sec:")), 64)
+		case strings.HasPrefix(line, "Transfer/sec:"):
+			s.WrkTransfer = strings.TrimSpace(strings.TrimPrefix(line, "Transfer/sec:"))
+		}
+	}
+	if !seen {
+		return fmt.Errorf("no report from wrk")
+	}
+	s.Transactions = requests - s.Non2xx
+	s.PayloadBytes = s.Transactions * bodySize
+	// wrk's "read" counts every HTTP byte read, headers and the partial
+	// responses at the end included, to three figures: it is at least the
+	// bodies unless they are not 1 MiB.
+	if s.WrkReadBytes < 0.99*float64(requests*bodySize) {
+		return fmt.Errorf("wrk read %.0f bytes for %d responses: bodies are not 1 MiB", s.WrkReadBytes, requests)
+	}
+	return nil
+}
+
+// wrkDuration parses wrk's formatted time: "5.08s", "1.00m", "812.34ms".
+func wrkDuration(v string) (time.Duration, error) {
+	for _, u := range []struct {
+		suffix string
+		unit   time.Duration
+	}{{"us", time.Microsecond}, {"ms", time.Millisecond}, {"s", time.Second}, {"m", time.Minute}, {"h", time.Hour}} {
+		if num, ok := strings.CutSuffix(v, u.suffix); ok {
+			f, err := strconv.ParseFloat(num, 64)
+			if err != nil {
+				continue // "ms" ends in "s" too
+			}
+			return time.Duration(f * float64(u.unit)), nil
+		}
+	}
+	return 0, fmt.Errorf("bad wrk duration %q", v)
+}
+
+// wrkBytes parses wrk's binary-unit sizes: "1.29GB", "259.15MB", "812.00B".
+func wrkBytes(v string) (float64, error) {
+	num := strings.TrimSuffix(v, "B")
+	mult := 1.0
+	if k := len(num); k > 0 {
+		if i := strings.IndexByte("KMGTP", num[k-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			num = num[:k-1]
+		}
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad wrk size %q", v)
+	}
+	return f * mult, nil
+}
+
+// checkNegotiated checks what the throughput run's connections negotiated:
+// on nginx from its log (every connection of the run, either tool); on the
+// target, for wrk, from the OpenSSL probe (the target offers the profile's
+// version, suite and group only, so a connection that succeeded negotiated
+// them). tlsbench's own record was checked by readRecord.
+func (s *sample) checkNegotiated(d *dut, p profileSpec, offset int64) error {
+	want := "TLSv1.2 " + p.Ciphers
+	if p.Curve != "" {
+		want += " " + p.Curve
+	}
+	if counts, ok := d.negotiated(offset); ok {
+		var parts []string
+		bad := false
+		total := 0
+		for k, n := range counts {
+			parts = append(parts, fmt.Sprintf("%s ×%d", k, n))
+			bad = bad || k != want
+			total += n
+		}
+		sort.Strings(parts)
+		logged := strings.Join(parts, ", ")
+		if s.Tool == "wrk" {
+			s.Negotiated = logged
+		}
+		switch {
+		case total == 0:
+			return fmt.Errorf("nginx logged no connection of this run")
+		case bad:
+			return fmt.Errorf("nginx logged %s, want %s", logged, want)
+		}
+		return nil
+	}
+	if s.Tool == "wrk" {
+		probe := d.probes[p.Name]
+		if probe == "" {
+			s.Negotiated = "offered only: " + want
+			return nil
+		}
+		s.Negotiated = "probe: " + probe
+		if probe != want {
+			return fmt.Errorf("a default OpenSSL client negotiated %s, want %s", probe, want)
+		}
+	}
+	return nil
 }

@@ -1,12 +1,19 @@
 // Command peerbench measures, side by side and interleaved in one run, the
-// client CPU cost per transaction of `tlsbench cps` and of `ab` (both make a
-// full TLS handshake on every connection, HTTP/1.0) against two devices under
-// test on loopback: nginx (one worker) and the reference target
+// client CPU cost of tlsbench's engines and of a peer generator against two
+// devices under test on loopback: nginx (one worker) and the reference target
 // (`tlsbench serve`). The DUT is pinned to CPU 0, the generator to CPU 1.
 //
-// The figure of merit is generator CPU (user+sys from the child's rusage)
-// per completed transaction; the table quotes medians of the repetitions and
-// the ratio tlsbench/ab. See docs/PERFORMANCE.md.
+//   - cps: `tlsbench cps` vs `ab`, both making a full TLS handshake on every
+//     connection (HTTP/1.0) for /1k; figure of merit: generator CPU per
+//     completed transaction.
+//   - throughput: `tlsbench throughput` vs `wrk -t1`, keep-alive GETs of /1m
+//     on -c long-lived connections; figure of merit: generator CPU per GB
+//     (10⁹ bytes) of response bodies. The Go crypto floor (AES-128-GCM open
+//     and AES-128-CBC + HMAC-SHA256 of 16 KiB records on one core) is printed
+//     beside it.
+//
+// Generator CPU is user+sys from the child's rusage; the tables quote medians
+// of the repetitions and the ratio tlsbench/peer. See docs/PERFORMANCE.md.
 package main
 
 import (
@@ -48,13 +55,14 @@ type profileSpec struct {
 	Ciphers string // OpenSSL cipher string: nginx ssl_ciphers and ab -Z
 	Curve   string // nginx ssl_ecdh_curve; "" leaves nginx's default
 	Group   string // the group the handshake must negotiate ("" for RSA key exchange)
+	Bulk    string // record protection, for the crypto floor: bulkGCM or bulkCBC
 }
 
 // seedProfiles are the three profiles of the reference study.
 var seedProfiles = []profileSpec{
-	{Name: "ecdhe-ecdsa-aes128-sha256-p256", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1", Group: "P-256"},
-	{Name: "ecdhe-ecdsa-aes128-sha256-p384", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "secp384r1", Group: "P-384"},
-	{Name: "rsa2048-aes128-gcm-sha256", CertKey: "rsa", Ciphers: "AES128-GCM-SHA256"},
+	{Name: "ecdhe-ecdsa-aes128-sha256-p256", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1", Group: "P-256", Bulk: bulkCBC},
+	{Name: "ecdhe-ecdsa-aes128-sha256-p384", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "secp384r1", Group: "P-384", Bulk: bulkCBC},
+	{Name: "rsa2048-aes128-gcm-sha256", CertKey: "rsa", Ciphers: "AES128-GCM-SHA256", Bulk: bulkGCM},
 }
 
 func lookupProfile(name string) (profileSpec, bool) {
@@ -70,11 +78,16 @@ func lookupProfile(name string) (profileSpec, bool) {
 type options struct {
 	tlsbench    string
 	ab          string
+	wrk         string
 	nginx       string
 	taskset     string
+	openssl     string // optional: probes what a default OpenSSL client negotiates
+	engines     []string
 	reps        int
 	duration    time.Duration
 	concurrency int
+	tpConc      int  // throughput: connections of each generator
+	floorOnly   bool // --floor: measure the crypto floor only
 	duts        []string
 	profiles    []profileSpec
 	out         string
@@ -83,10 +96,18 @@ type options struct {
 
 const usage = `peerbench [flags]
 
-Runs tlsbench cps and ab interleaved (tlsbench, ab, tlsbench, ab, …) against
-nginx and/or the reference target (tlsbench serve) on 127.0.0.1, DUT pinned to
-CPU 0 and generator to CPU 1, and prints, per DUT and profile, the median CPS
-and the median client CPU µs per transaction of each tool and their ratio.`
+Runs, interleaved (tlsbench, peer, tlsbench, peer, …), against nginx and/or the
+reference target (tlsbench serve) on 127.0.0.1, DUT pinned to CPU 0 and
+generator to CPU 1:
+
+  cps         tlsbench cps vs ab (a full handshake per /1k request); per DUT
+              and profile: median CPS, median client CPU µs per transaction
+  throughput  tlsbench throughput vs wrk -t1 (keep-alive GETs of /1m); median
+              Gbps and median client CPU seconds per GB of bodies, beside the
+              Go crypto floor (AES-GCM open, AES-CBC + HMAC-SHA256, 16 KiB
+              records, one core)
+
+and the ratio tlsbench/peer of the CPU figures.`
 
 func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	fs := pflag.NewFlagSet("peerbench", pflag.ContinueOnError)
@@ -94,6 +115,7 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	fs.SortFlags = false
 	o := &options{}
 	fs.StringVar(&o.tlsbench, "tlsbench", "bin/tlsbench", "`PATH` of the tlsbench binary (make build)")
+	engine := fs.String("engine", "both", "`ENGINE` to compare: cps (vs ab), throughput (vs wrk) or both")
 	fs.IntVar(&o.reps, "reps", 3, "`N` repetitions of each tool per DUT and profile")
 	fs.DurationVarP(&o.duration, "duration", "d", 5*time.Second, "each run's `DURATION`")
 	// On loopback one connection is latency-bound (~600 CPS on nginx) and 4
@@ -101,7 +123,11 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	// through scheduling hiccups on a shared machine without costing either
 	// generator measurably more CPU per transaction (tlsbench: same µs/txn at
 	// 8 and 32; ab is one event loop).
-	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "`N` concurrent connections of each generator")
+	fs.IntVarP(&o.concurrency, "concurrency", "c", 16, "cps: `N` concurrent connections of each generator")
+	// Eight keep-alive connections keep a one-core DUT busy on loopback
+	// (each waits for its own 1 MiB response) with wrk on one thread.
+	fs.IntVar(&o.tpConc, "tp-concurrency", 8, "throughput: `N` keep-alive connections of each generator")
+	fs.BoolVar(&o.floorOnly, "floor", false, "measure and print the Go crypto floor only (no DUT, no generator)")
 	dut := fs.String("dut", "both", "`DUT`: nginx, target or both")
 	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles)")
 	fs.StringVar(&o.out, "out", "peerbench.json", "write raw samples and medians to `FILE` (JSON)")
@@ -124,6 +150,17 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	}
 	if o.concurrency < 1 {
 		return nil, usagef("-c must be at least 1, got %d", o.concurrency)
+	}
+	if o.tpConc < 1 {
+		return nil, usagef("--tp-concurrency must be at least 1, got %d", o.tpConc)
+	}
+	switch *engine {
+	case "cps", "throughput":
+		o.engines = []string{*engine}
+	case "both":
+		o.engines = []string{"cps", "throughput"}
+	default:
+		return nil, usagef("bad --engine %q: want cps, throughput or both", *engine)
 	}
 	switch *dut {
 	case "nginx", "target":
@@ -160,11 +197,22 @@ func (o *options) findTools() error {
 		return p, nil
 	}
 	var err error
+	if o.floorOnly {
+		return nil
+	}
 	if o.tlsbench, err = look(o.tlsbench, " (build it: make build, or pass --tlsbench PATH)"); err != nil {
 		return err
 	}
-	if o.ab, err = look("ab", " in PATH (Debian package apache2-utils)"); err != nil {
-		return err
+	if o.wants("cps") {
+		if o.ab, err = look("ab", " in PATH (Debian package apache2-utils)"); err != nil {
+			return err
+		}
+	}
+	if o.wants("throughput") {
+		if o.wrk, err = look("wrk", " in PATH (Debian package wrk)"); err != nil {
+			return err
+		}
+		o.openssl, _ = exec.LookPath("openssl")
 	}
 	if o.taskset, err = look("taskset", " in PATH (Debian package util-linux)"); err != nil {
 		return err
@@ -177,6 +225,16 @@ func (o *options) findTools() error {
 		}
 	}
 	return nil
+}
+
+// wants reports whether the engine is to be compared.
+func (o *options) wants(engine string) bool {
+	for _, e := range o.engines {
+		if e == engine {
+			return true
+		}
+	}
+	return false
 }
 
 func main() {
@@ -210,8 +268,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitFailed
 }
 
-// bench runs every DUT in turn and reports.
+// bench measures the crypto floor (throughput), runs every DUT in turn and
+// reports.
 func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
+	if o.floorOnly {
+		f := measureFloor()
+		printFloor(stdout, f)
+		return nil
+	}
 	tmp, err := os.MkdirTemp("", "peerbench-")
 	if err != nil {
 		return err
@@ -228,8 +292,18 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		return err
 	}
 	rep := &report{
-		Started: time.Now(), Reps: o.reps, Duration: o.duration.String(), Concurrency: o.concurrency,
+		Started: time.Now(), Engines: o.engines, Reps: o.reps, Duration: o.duration.String(),
 		Host: hostInfo(), Tools: toolVersions(ctx, o),
+	}
+	if o.wants("cps") {
+		rep.Concurrency = o.concurrency
+	}
+	if o.wants("throughput") {
+		rep.TPConcurrency = o.tpConc
+		// Before any DUT runs, on the generator's CPU: the machine is as
+		// quiet as it gets.
+		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records on CPU 1 …")
+		rep.Floor = measureFloor()
 	}
 	var runErr error
 	for _, d := range o.duts {
@@ -244,6 +318,10 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	rep.Complete = runErr == nil && ctx.Err() == nil
 	rep.summarize()
 	printTable(stdout, rep)
+	printThroughputTable(stdout, rep)
+	if rep.Floor != nil {
+		printFloor(stdout, rep.Floor)
+	}
 	if err := rep.write(o.out); err != nil {
 		return fmt.Errorf("writing --out %s: %w", o.out, err)
 	}
@@ -257,8 +335,14 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// benchDUT starts one DUT, runs the interleaved repetitions on each profile
-// and stops it.
+// engineTools are the generators compared on each engine, tlsbench first.
+var engineTools = map[string][2]string{
+	"cps":        {"tlsbench", "ab"},
+	"throughput": {"tlsbench", "wrk"},
+}
+
+// benchDUT starts one DUT, runs the interleaved repetitions of each engine on
+// each profile and stops it.
 func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFiles, rep *report, stderr io.Writer) error {
 	var d *dut
 	var err error
@@ -273,23 +357,29 @@ func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFile
 	}
 	defer d.stop()
 	fmt.Fprintf(stderr, "%s: pid %d, CPU 0; %s\n", d.name, d.pid(), d.describe())
-	for _, p := range o.profiles {
-		addr := d.addrs[p.Name]
-		for r := 1; r <= o.reps; r++ {
-			for _, tool := range []string{"tlsbench", "ab"} {
-				if ctx.Err() != nil {
-					return nil
+	for _, engine := range o.engines {
+		for _, p := range o.profiles {
+			addr := d.addrs[p.Name]
+			if engine == "throughput" {
+				addr = d.tpAddrs[p.Name]
+				d.probe(ctx, o, p, addr)
+			}
+			for r := 1; r <= o.reps; r++ {
+				for _, tool := range engineTools[engine] {
+					if ctx.Err() != nil {
+						return nil
+					}
+					if err := d.alive(); err != nil {
+						return err
+					}
+					s := measure(ctx, o, d, engine, tool, p, addr, r)
+					if ctx.Err() != nil {
+						return nil // an interrupted run is no sample
+					}
+					rep.Samples = append(rep.Samples, s)
+					fmt.Fprintln(stderr, s.line())
+					time.Sleep(300 * time.Millisecond) // let the DUT finish closing
 				}
-				if err := d.alive(); err != nil {
-					return err
-				}
-				s := measure(ctx, o, d, tool, p, addr, r)
-				if ctx.Err() != nil {
-					return nil // an interrupted run is no sample
-				}
-				rep.Samples = append(rep.Samples, s)
-				fmt.Fprintln(stderr, s.line())
-				time.Sleep(300 * time.Millisecond) // let the DUT finish closing
 			}
 		}
 	}

@@ -17,16 +17,21 @@ import (
 
 // report is the JSON written to --out.
 type report struct {
-	Started     time.Time         `json:"started"`
-	Ended       time.Time         `json:"ended"`
-	Complete    bool              `json:"complete"`
-	Reps        int               `json:"reps"`
-	Duration    string            `json:"duration"`
-	Concurrency int               `json:"concurrency"`
-	Host        map[string]string `json:"host"`
-	Tools       map[string]string `json:"tools"`
-	Samples     []*sample         `json:"samples"`
-	Rows        []*row            `json:"medians"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended"`
+	Complete bool      `json:"complete"`
+	Engines  []string  `json:"engines"`
+	Reps     int       `json:"reps"`
+	Duration string    `json:"duration"`
+	// Concurrency is the cps engine's, TPConcurrency the throughput engine's.
+	Concurrency   int               `json:"concurrency,omitempty"`
+	TPConcurrency int               `json:"throughput_concurrency,omitempty"`
+	Host          map[string]string `json:"host"`
+	Tools         map[string]string `json:"tools"`
+	Floor         *cryptoFloor      `json:"crypto_floor,omitempty"`
+	Samples       []*sample         `json:"samples"`
+	Rows          []*row            `json:"medians"`            // cps: tlsbench vs ab
+	TPRows        []*tpRow          `json:"throughput_medians"` // throughput: tlsbench vs wrk
 }
 
 // median summarises one tool's samples on one DUT and profile.
@@ -50,10 +55,93 @@ type row struct {
 	Ratio    float64 `json:"ratio_cpu_per_txn_tlsbench_over_ab,omitempty"`
 }
 
+// tpMedian summarises one tool's throughput samples on one DUT and profile.
+type tpMedian struct {
+	Samples   int     `json:"samples"` // successful samples the medians are of
+	Runs      int     `json:"runs"`    // all runs, failed ones included
+	Gbps      float64 `json:"gbps"`    // payload
+	ReqPerS   float64 `json:"requests_per_s"`
+	CPUPerGBS float64 `json:"cpu_s_per_gb"`
+	GenUtil   float64 `json:"generator_utilization"`
+	DUTUtil   float64 `json:"dut_utilization"`
+	OtherUtil float64 `json:"other_utilization"`
+	// wrk's own Transfer/sec (HTTP bytes incl. headers), MiB/s.
+	WrkTransferMiBps float64 `json:"wrk_transfer_mib_per_s,omitempty"`
+	Failed           int64   `json:"failed"` // errors and non-2xx responses, summed over all runs
+}
+
+// tpRow is one DUT × profile of the throughput engine.
+type tpRow struct {
+	DUT      string   `json:"dut"`
+	Profile  string   `json:"profile"`
+	Tlsbench tpMedian `json:"tlsbench"`
+	Wrk      tpMedian `json:"wrk"`
+	Ratio    float64  `json:"ratio_cpu_per_gb_tlsbench_over_wrk,omitempty"`
+	// FloorSPerGB is the Go crypto floor of the profile's record protection.
+	FloorSPerGB float64 `json:"go_crypto_floor_s_per_gb,omitempty"`
+}
+
 func (r *report) summarize() {
+	r.summarizeCPS()
+	r.summarizeThroughput()
+}
+
+func (r *report) summarizeThroughput() {
+	r.TPRows = nil
+	index := map[string]*tpRow{}
+	for _, s := range r.Samples {
+		if s.Engine != "throughput" {
+			continue
+		}
+		key := s.DUT + "\x00" + s.Profile
+		if index[key] == nil {
+			index[key] = &tpRow{DUT: s.DUT, Profile: s.Profile}
+			r.TPRows = append(r.TPRows, index[key])
+		}
+	}
+	for _, rw := range r.TPRows {
+		rw.Tlsbench = r.tpMedian(rw.DUT, rw.Profile, "tlsbench")
+		rw.Wrk = r.tpMedian(rw.DUT, rw.Profile, "wrk")
+		if rw.Tlsbench.Samples > 0 && rw.Wrk.Samples > 0 && rw.Wrk.CPUPerGBS > 0 {
+			rw.Ratio = rw.Tlsbench.CPUPerGBS / rw.Wrk.CPUPerGBS
+		}
+		if p, ok := lookupProfile(rw.Profile); ok && r.Floor != nil {
+			rw.FloorSPerGB = r.Floor.sPerGB(p.Bulk)
+		}
+	}
+}
+
+func (r *report) tpMedian(dut, profile, tool string) tpMedian {
+	var m tpMedian
+	var gbps, rps, cpu, gen, du, other, xfer []float64
+	for _, s := range r.Samples {
+		if s.Engine != "throughput" || s.DUT != dut || s.Profile != profile || s.Tool != tool {
+			continue
+		}
+		m.Runs++
+		m.Failed += s.Failed + s.Non2xx
+		if !s.ok() {
+			continue
+		}
+		m.Samples++
+		gbps, rps, cpu = append(gbps, s.Gbps), append(rps, s.ReqPerS), append(cpu, s.CPUPerGBS)
+		gen, du, other = append(gen, s.GenUtil), append(du, s.DUTUtil), append(other, s.OtherUtil)
+		if b, err := wrkBytes(s.WrkTransfer); err == nil && s.WrkTransfer != "" {
+			xfer = append(xfer, b/(1<<20))
+		}
+	}
+	m.Gbps, m.ReqPerS, m.CPUPerGBS = med(gbps), med(rps), med(cpu)
+	m.GenUtil, m.DUTUtil, m.OtherUtil, m.WrkTransferMiBps = med(gen), med(du), med(other), med(xfer)
+	return m
+}
+
+func (r *report) summarizeCPS() {
 	r.Rows = nil
 	index := map[string]*row{}
 	for _, s := range r.Samples {
+		if s.Engine != "cps" {
+			continue
+		}
 		key := s.DUT + "\x00" + s.Profile
 		if index[key] == nil {
 			index[key] = &row{DUT: s.DUT, Profile: s.Profile}
@@ -73,7 +161,7 @@ func (r *report) median(dut, profile, tool string) median {
 	var m median
 	var cps, us, gen, du, other []float64
 	for _, s := range r.Samples {
-		if s.DUT != dut || s.Profile != profile || s.Tool != tool {
+		if s.Engine != "cps" || s.DUT != dut || s.Profile != profile || s.Tool != tool {
 			continue
 		}
 		m.Runs++
@@ -136,6 +224,57 @@ func printTable(w io.Writer, r *report) {
 	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). Lower ratio = tlsbench cheaper.")
 }
 
+func printThroughputTable(w io.Writer, r *report) {
+	if len(r.TPRows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput vs wrk -t1 (medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
+		r.Reps, r.Duration, r.TPConcurrency)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tother\terrors\t│\twrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tother\terrors\t│\tRATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
+	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+	cell := func(m tpMedian, wrk bool) string {
+		xfer := ""
+		if wrk {
+			xfer = "\t-"
+			if m.WrkTransferMiBps > 0 {
+				xfer = fmt.Sprintf("\t%.1fMB", m.WrkTransferMiBps)
+			}
+		}
+		if m.Samples == 0 {
+			return fmt.Sprintf("no result (%d runs)\t-%s\t-\t-\t-\t-\t%d", m.Runs, xfer, m.Failed)
+		}
+		n := ""
+		if m.Samples < m.Runs {
+			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
+		}
+		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%s\t%d", m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
+	}
+	for _, rw := range r.TPRows {
+		ratio, floor, overFloor := "-", "-", "-"
+		if rw.Ratio > 0 {
+			ratio = fmt.Sprintf("%.2f", rw.Ratio)
+		}
+		if rw.FloorSPerGB > 0 {
+			floor = fmt.Sprintf("%.3f", rw.FloorSPerGB)
+			if rw.Tlsbench.Samples > 0 {
+				overFloor = fmt.Sprintf("%.1f×", rw.Tlsbench.CPUPerGBS/rw.FloorSPerGB)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t│\t%s\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratio, floor, overFloor)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nGbps: body bytes of successful requests (tlsbench: its whole-run per-second series, = whole_run.transactions × 1 MiB; wrk: requests × 1 MiB)")
+	fmt.Fprintln(w, "  over the tool's own run time (tlsbench ended − started; wrk \"in Xs\"); req/s likewise;")
+	fmt.Fprintln(w, "s/GB: the generator's user+sys CPU (its rusage, start-up and handshakes included) per 10⁹ body bytes;")
+	fmt.Fprintln(w, "Transfer/s: wrk's own figure (HTTP bytes read incl. headers, MiB/s); gen/DUT/other as above;")
+	fmt.Fprintln(w, "errors: tlsbench whole-run errors; wrk socket errors + non-2xx (summed over the runs). Lower ratio = tlsbench cheaper;")
+	fmt.Fprintln(w, "Go floor: one core's AES-128-GCM open (GCM profiles) or AES-128-CBC decrypt + HMAC-SHA256 (CBC-SHA256 profiles) of 16 KiB")
+	fmt.Fprintln(w, "  records per 10⁹ plaintext bytes (see below); tlsbench/floor = tlsbench s/GB ÷ that.")
+	fmt.Fprintln(w, "Negotiated: nginx logs every connection's protocol, cipher and curve (checked, both tools); the target offers only the")
+	fmt.Fprintln(w, "  profile's version, suite and group (tlsbench's record and an openssl s_client probe are checked). See the per-run lines.")
+}
+
 func (r *report) write(file string) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -178,6 +317,10 @@ func toolVersions(ctx context.Context, o *options) map[string]string {
 	}
 	probe("tlsbench", o.tlsbench, "version")
 	probe("ab", o.ab, "-V")
+	if o.wrk != "" {
+		// wrk -v prints its version and usage, and exits 1.
+		probe("wrk", o.wrk, "-v")
+	}
 	probe("nginx", o.nginx, "-v")
 	probe("openssl", "openssl", "version")
 	return v
