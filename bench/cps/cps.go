@@ -20,26 +20,19 @@ import (
 // Config is one CPS target and how to talk to it.
 type Config struct {
 	tlsconn.Config
-	Host    string      // Host header
-	Path    string      // request path, default /1k
-	Headers [][2]string // extra request headers
-	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize int64
+	// Request's path defaults to /1k; its ReadTimeout also bounds the wait
+	// for the server's close.
+	tlsconn.Request
 	// MaxBody bounds a response body; a larger one is a body_size error.
 	MaxBody int
-	// ReadTimeout bounds the wait for the first byte and each read after it,
-	// including the wait for the server's close.
-	ReadTimeout time.Duration
-	UserAgent   string
 }
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
 	return Config{
-		Config:     tlsconn.Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
-		Path:       "/1k",
-		ExpectSize: -1, MaxBody: 16 << 20, ReadTimeout: 10 * time.Second,
-		UserAgent: "tlsbench",
+		Config:  tlsconn.Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
+		Request: tlsconn.Request{Path: "/1k", ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench"},
+		MaxBody: 16 << 20,
 	}
 }
 
@@ -67,15 +60,7 @@ func New(cfg Config) (*Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cps: %w", err)
 	}
-	host := cfg.Host
-	if host == "" {
-		host = cfg.Address
-	}
-	req := fmt.Appendf(nil, "GET %s HTTP/1.0\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", cfg.Path, host, cfg.UserAgent)
-	for _, h := range cfg.Headers {
-		req = fmt.Appendf(req, "%s: %s\r\n", h[0], h[1])
-	}
-	return &Op{Client: client, cfg: cfg, req: append(req, "\r\n"...)}, nil
+	return &Op{Client: client, cfg: cfg, req: cfg.Request.Append(nil, "HTTP/1.0", cfg.Address)}, nil
 }
 
 // NewWorker returns a worker with its own buffers and source address turn.

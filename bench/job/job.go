@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
@@ -34,15 +33,9 @@ func DefaultPath(engine string) string {
 
 // Spec is one run. Conn carries the profile, the address and verification.
 type Spec struct {
-	Engine  string // CPS or Throughput
-	Conn    tlsconn.Config
-	Host    string // Host header
-	Path    string
-	Headers [][2]string
-	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize  int64
-	ReadTimeout time.Duration
-	UserAgent   string
+	Engine string // CPS or Throughput
+	Conn   tlsconn.Config
+	tlsconn.Request
 	// Throughput engine only.
 	Pipeline        int
 	RequestsPerConn int
@@ -68,15 +61,11 @@ func NewOp(spec *Spec) (Op, error) {
 	switch spec.Engine {
 	case CPS:
 		cfg := cps.Defaults()
-		cfg.Config = spec.Conn
-		cfg.Host, cfg.Path, cfg.Headers = spec.Host, spec.Path, spec.Headers
-		cfg.ExpectSize, cfg.ReadTimeout, cfg.UserAgent = spec.ExpectSize, spec.ReadTimeout, spec.UserAgent
+		cfg.Config, cfg.Request = spec.Conn, spec.Request
 		return cps.New(cfg)
 	case Throughput:
 		cfg := throughput.Defaults()
-		cfg.Config = spec.Conn
-		cfg.Host, cfg.Path, cfg.Headers = spec.Host, spec.Path, spec.Headers
-		cfg.ExpectSize, cfg.ReadTimeout, cfg.UserAgent = spec.ExpectSize, spec.ReadTimeout, spec.UserAgent
+		cfg.Config, cfg.Request = spec.Conn, spec.Request
 		cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = max(spec.Pipeline, 1), spec.RequestsPerConn, spec.Verify
 		return throughput.New(cfg)
 	}

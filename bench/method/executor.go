@@ -128,9 +128,9 @@ func (l *Local) spec(req Request) (*job.Spec, error) {
 	full := *u
 	full.Path, full.RawPath = "", ""
 	return &job.Spec{
-		Engine: req.Test.Engine, Conn: conn, Host: u.Host, Path: path,
-		ExpectSize: req.ExpectSize, ReadTimeout: 10 * time.Second, UserAgent: l.UserAgent,
-		Load: bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress},
+		Engine: req.Test.Engine, Conn: conn,
+		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: 10 * time.Second, UserAgent: l.UserAgent},
+		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress},
 		Target: metrics.Target{
 			URL: full.String() + path, Address: addr, ServerName: u.Hostname(),
 			InsecureSkipVerify: d.Insecure, CAFile: d.CACert,

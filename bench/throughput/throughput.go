@@ -30,21 +30,14 @@ import (
 // Config is one throughput target and how to load it.
 type Config struct {
 	tlsconn.Config
-	Host    string      // Host header
-	Path    string      // request path, default /1m
-	Headers [][2]string // extra request headers
+	tlsconn.Request // the path defaults to /1m
 	// Pipeline is the number of requests kept in flight per connection.
 	Pipeline int
 	// RequestsPerConn closes a connection after that many responses (0:
 	// never) and opens a new one.
 	RequestsPerConn int
-	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize int64
 	// Verify, if set, checks every body; see ParseVerify.
 	Verify *BodyCheck
-	// ReadTimeout bounds the wait for the first byte and each read after it.
-	ReadTimeout time.Duration
-	UserAgent   string
 	// BufSize is the size of the read buffers (default 64 KiB).
 	BufSize int
 }
@@ -53,9 +46,8 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Config:   tlsconn.Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
-		Path:     "/1m",
-		Pipeline: 1, ExpectSize: -1, ReadTimeout: 10 * time.Second,
-		UserAgent: "tlsbench", BufSize: 64 << 10,
+		Request:  tlsconn.Request{Path: "/1m", ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench"},
+		Pipeline: 1, BufSize: 64 << 10,
 	}
 }
 
@@ -118,15 +110,7 @@ func New(cfg Config) (*Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("throughput: %w", err)
 	}
-	host := cfg.Host
-	if host == "" {
-		host = cfg.Address
-	}
-	req := fmt.Appendf(nil, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", cfg.Path, host, cfg.UserAgent)
-	for _, h := range cfg.Headers {
-		req = fmt.Appendf(req, "%s: %s\r\n", h[0], h[1])
-	}
-	return &Op{Client: client, cfg: cfg, req: append(req, "\r\n"...)}, nil
+	return &Op{Client: client, cfg: cfg, req: cfg.Request.Append(nil, "HTTP/1.1", cfg.Address)}, nil
 }
 
 // NewWorker returns a worker that owns one connection at a time.

@@ -235,8 +235,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		echo.URL, echo.Path = recTarget.URL, path
 		js := &job.Spec{
-			Engine: spec.name, Conn: conn, Host: host, Path: path, Headers: hdrs,
-			ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
+			Engine: spec.name, Conn: conn,
+			Request: tlsconn.Request{
+				Host: host, Path: path, Headers: hdrs,
+				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
+			},
 			Load: engine, Target: recTarget, Tool: toolInfo(), Config: echo, IncludesTarget: ep == nil,
 		}
 		if spec.options != nil {
