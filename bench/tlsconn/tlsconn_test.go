@@ -1,0 +1,117 @@
+package tlsconn_test
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+func TestRequestAppend(t *testing.T) {
+	r := tlsconn.Request{Path: "/1k", UserAgent: "ua", Headers: [][2]string{{"X-A", "1"}}}
+	got := string(r.Append(nil, "HTTP/1.0", "10.0.0.5:443"))
+	want := "GET /1k HTTP/1.0\r\nHost: 10.0.0.5:443\r\nUser-Agent: ua\r\nAccept: */*\r\nX-A: 1\r\n\r\n"
+	if got != want {
+		t.Errorf("request %q, want %q", got, want)
+	}
+}
+
+// serve answers every connection with one HTTP response and a close.
+func serve(t *testing.T, cfg *tls.Config) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				buf := make([]byte, 1024)
+				if _, err := c.Read(buf); err != nil && err != io.EOF {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestProbeResumption: a server with tickets resumes, the reference
+// target's configuration (tickets off, no cache) does not — in TLS 1.2 and 1.3.
+func TestProbeResumption(t *testing.T) {
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := profiles.Builtin()
+	for _, tc := range []struct {
+		profile string
+		tickets bool
+	}{
+		{"ecdhe-ecdsa-aes128-sha256-p256", true},
+		{"ecdhe-ecdsa-aes128-sha256-p256", false},
+		{"tls13-aes128-gcm-x25519", true},
+		{"tls13-aes128-gcm-x25519", false},
+	} {
+		p, _ := set.Get(tc.profile)
+		leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scfg := p.ServerConfig(leaf)
+		scfg.SessionTicketsDisabled = !tc.tickets
+		addr := serve(t, scfg)
+		cfg := tlsconn.Config{
+			Profile: p, Address: addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
+		}
+		got, err := tlsconn.ProbeResumption(context.Background(), cfg, "localhost", "/")
+		if err != nil {
+			t.Fatalf("%s tickets=%v: %v", tc.profile, tc.tickets, err)
+		}
+		if got != tc.tickets {
+			t.Errorf("%s tickets=%v: resumption %v", tc.profile, tc.tickets, got)
+		}
+	}
+}
+
+// TestDialRefused: a refused connection is reported at the connect stage.
+func TestDialRefused(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	c, err := tlsconn.NewClient(tlsconn.Config{Profile: p, Address: addr, ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
+		TLS: profiles.ClientOptions{ServerName: "localhost"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, stage, err := c.NewDialer(0).Dial(context.Background(), &metrics.Sample{})
+	if conn != nil || err == nil {
+		t.Fatal("dial to a closed port succeeded")
+	}
+	if got, want := tlsconn.Class(stage, err), "refused"; got != want {
+		t.Errorf("class %q, want %q", got, want)
+	}
+}
