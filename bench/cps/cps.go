@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -40,7 +41,7 @@ func Defaults() Config {
 type Op struct {
 	*tlsconn.Client
 	cfg Config
-	req []byte
+	req *tlsconn.Compiled
 }
 
 var _ bench.Op = (*Op)(nil)
@@ -60,12 +61,16 @@ func New(cfg Config) (*Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cps: %w", err)
 	}
-	return &Op{Client: client, cfg: cfg, req: cfg.Request.Append(nil, "HTTP/1.0", cfg.Address)}, nil
+	req, err := cfg.Request.Compile("HTTP/1.0", cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("cps: %w", err)
+	}
+	return &Op{Client: client, cfg: cfg, req: req}, nil
 }
 
 // NewWorker returns a worker with its own buffers and source address turn.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
-	w := &worker{op: op, dialer: op.NewDialer(id)}
+	w := &worker{op: op, dialer: op.NewDialer(id), gen: tlsconn.NewGen(rand.Uint64())}
 	w.br = bufio.NewReaderSize(&w.rd, 4096)
 	return w, nil
 }
@@ -76,6 +81,8 @@ type worker struct {
 	rd     tlsconn.Reader
 	br     *bufio.Reader
 	resp   fasthttp.Response
+	gen    *tlsconn.Gen
+	req    []byte
 	drain  [512]byte
 }
 
@@ -91,7 +98,8 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 
 	// Request and response.
 	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
-	n, err := conn.Write(w.op.req)
+	w.req = w.op.req.Append(w.req[:0], w.gen)
+	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
 	t3 := time.Now()
 	w.rd.Reset(conn, cfg.ReadTimeout)

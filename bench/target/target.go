@@ -39,6 +39,12 @@ type Config struct {
 	HandshakeTimeout time.Duration
 	// OnHandshake, if set, is called after every completed handshake.
 	OnHandshake func(l *Listener, cs tls.ConnectionState)
+	// Delay is added before the first byte of every object's response, so
+	// that a known cost can be measured (A/B impact studies).
+	Delay time.Duration
+	// OnRequest, if set, is called for every object request (tests look
+	// at the headers a client sent). It must not keep ctx.
+	OnRequest func(l *Listener, ctx *fasthttp.RequestCtx)
 	// Plain serves one plain-HTTP listener instead (a backend behind a TLS
 	// terminator: "client TLS, server plaintext"); Profiles is ignored.
 	Plain bool
@@ -56,6 +62,9 @@ type Target struct {
 	wg      sync.WaitGroup
 	bodies  *bodies
 	closed  atomic.Bool
+
+	delay     time.Duration
+	onRequest func(*Listener, *fasthttp.RequestCtx)
 }
 
 // Listener is one profile's listener and its counters.
@@ -108,7 +117,7 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
-	t := &Target{bodies: newBodies()}
+	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest}
 	if cfg.Plain {
 		return t, t.startPlain(cfg)
 	}
@@ -268,6 +277,12 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 			return
 		}
 		l.requests.Add(1)
+		if t.onRequest != nil {
+			t.onRequest(l, ctx)
+		}
+		if t.delay > 0 {
+			time.Sleep(t.delay)
+		}
 		t.bodies.serve(ctx, path)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/valyala/fasthttp"
 )
 
 // serverStates collects the server side of every handshake, per profile.
@@ -340,5 +341,54 @@ func TestHandshakeErrors(t *testing.T) {
 	}
 	if st.Handshakes != 0 {
 		t.Errorf("handshakes %d", st.Handshakes)
+	}
+}
+
+// TestHeadersRegenerated: templated headers differ on every request, as the
+// target sees them; the paths of a list are requested in turn.
+func TestHeadersRegenerated(t *testing.T) {
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-gcm-sha256-p256")
+	var mu sync.Mutex
+	agents := map[string]int{}
+	paths := map[string]int{}
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, OnRequest: func(_ *target.Listener, ctx *fasthttp.RequestCtx) {
+		mu.Lock()
+		defer mu.Unlock()
+		agents[string(ctx.Request.Header.Peek("X-Agent"))]++
+		paths[string(ctx.Path())]++
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	cfg := cps.Defaults()
+	cfg.Profile, cfg.Address, cfg.Host = p, tg.Listener(p.Name).Addr, "localhost"
+	cfg.Paths = []string{"/1k", "/bytes/2k"}
+	cfg.Headers = [][2]string{{"X-Agent", "{{random.base64 500}}"}}
+	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+	op, err := cps.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	n := res.Snapshot.AllOK
+	if n == 0 || res.Snapshot.AllErrors != 0 {
+		t.Fatalf("ok %d, errors %v", n, res.Snapshot.Errors)
+	}
+	if got := int64(len(agents)); got != n {
+		t.Errorf("%d distinct X-Agent values for %d requests", got, n)
+	}
+	for v := range agents {
+		if len(v) != 668 { // base64 of 500 bytes
+			t.Fatalf("X-Agent of %d characters", len(v))
+		}
+	}
+	if d := paths["/1k"] - paths["/bytes/2k"]; d < -2 || d > 2 {
+		t.Errorf("paths %v: not in turn", paths)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -84,7 +85,7 @@ var ErrBodyMismatch = errors.New("body does not match")
 type Op struct {
 	*tlsconn.Client
 	cfg Config
-	req []byte
+	req *tlsconn.Compiled
 }
 
 var _ bench.Op = (*Op)(nil)
@@ -110,7 +111,11 @@ func New(cfg Config) (*Op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("throughput: %w", err)
 	}
-	return &Op{Client: client, cfg: cfg, req: cfg.Request.Append(nil, "HTTP/1.1", cfg.Address)}, nil
+	req, err := cfg.Request.Compile("HTTP/1.1", cfg.Address)
+	if err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	return &Op{Client: client, cfg: cfg, req: req}, nil
 }
 
 // NewWorker returns a worker that owns one connection at a time.
@@ -120,7 +125,7 @@ func (op *Op) NewWorker(id int) (bench.Worker, error) {
 		dialer: op.NewDialer(id),
 		buf:    make([]byte, op.cfg.BufSize),
 		sent:   make([]time.Time, 0, op.cfg.Pipeline),
-		reqs:   bytes.Repeat(op.req, op.cfg.Pipeline),
+		gen:    tlsconn.NewGen(rand.Uint64()),
 	}
 	w.br = bufio.NewReaderSize(&w.rd, op.cfg.BufSize)
 	w.resp.StreamBody = true
@@ -138,7 +143,8 @@ type worker struct {
 	br      *bufio.Reader
 	resp    fasthttp.Response
 	buf     []byte
-	reqs    []byte      // Pipeline copies of the request, for one write
+	gen     *tlsconn.Gen
+	reqs    []byte      // the requests of one write
 	sent    []time.Time // write times of the requests in flight, oldest first
 	nsent   int         // requests written on this connection
 	nrecv   int         // responses read on this connection
@@ -180,7 +186,11 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	}
 	if n > 0 {
 		_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
-		wrote, err := w.conn.Write(w.reqs[:n*len(w.op.req)])
+		w.reqs = w.reqs[:0]
+		for i := 0; i < n; i++ {
+			w.reqs = w.op.req.Append(w.reqs, w.gen)
+		}
+		wrote, err := w.conn.Write(w.reqs)
 		s.BytesOut = int64(wrote)
 		now := time.Now()
 		for i := 0; i < n; i++ {

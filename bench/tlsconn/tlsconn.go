@@ -46,33 +46,6 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Request is the HTTP side the operations share: what to ask for and what
-// to accept.
-type Request struct {
-	Host    string      // Host header
-	Path    string      // request path
-	Headers [][2]string // extra request headers
-	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize int64
-	// ReadTimeout bounds the wait for the first byte and each read after it.
-	ReadTimeout time.Duration
-	UserAgent   string
-}
-
-// Append appends the request head in protocol proto ("HTTP/1.0") to dst;
-// an empty Host is replaced by addr.
-func (r *Request) Append(dst []byte, proto, addr string) []byte {
-	host := r.Host
-	if host == "" {
-		host = addr
-	}
-	dst = fmt.Appendf(dst, "GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", r.Path, proto, host, r.UserAgent)
-	for _, h := range r.Headers {
-		dst = fmt.Appendf(dst, "%s: %s\r\n", h[0], h[1])
-	}
-	return append(dst, "\r\n"...)
-}
-
 // Client holds what the workers of one run share: the TLS configuration
 // (built once per run) and what the first verified connection negotiated.
 // It is safe for concurrent use.

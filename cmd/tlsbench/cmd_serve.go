@@ -33,6 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
 	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
+	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -66,7 +67,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *plain && (len(*names) > 0 || *certFile != "") {
 		return usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
 	}
-	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain}
+	if *delay < 0 {
+		return usagef("bad --delay %s: must not be negative", *delay)
+	}
+	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay}
 	if *certFile != "" {
 		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -201,7 +202,11 @@ func parseHeaders(hs []string) ([][2]string, error) {
 		if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") || strings.ContainsAny(value, "\r\n") {
 			return nil, usagef("bad --header %q: want 'Name: value'", h)
 		}
-		out = append(out, [2]string{name, strings.TrimSpace(value)})
+		value = strings.TrimSpace(value)
+		if _, err := tlsconn.ParseTemplate(value); err != nil {
+			return nil, usagef("bad --header %q: %v", h, err)
+		}
+		out = append(out, [2]string{name, value})
 	}
 	return out, nil
 }
