@@ -117,6 +117,7 @@ type shard struct {
 
 type ivStats struct {
 	ok, errs, payload, wireIn int64
+	totalUS                   int64 // sum of the successes' total latency
 	hs, total                 *hdr.Histogram
 }
 
@@ -160,6 +161,7 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.allOK++
 		sh.iv.ok++
 		sh.iv.payload += s.Payload
+		sh.iv.totalUS += us(s.Dur[Total])
 		if s.Dur[Handshake] > 0 {
 			sh.recordIv(sh.iv.hs, s.Dur[Handshake])
 		}
@@ -227,6 +229,7 @@ type Second struct {
 	HandshakeP99 float64 `json:"handshake_p99_us"`
 	TotalP50     float64 `json:"total_p50_us"`
 	TotalP99     float64 `json:"total_p99_us"`
+	TotalMean    float64 `json:"total_mean_us"` // exact, from the sum
 }
 
 // Tick closes the current interval: it returns the counts since the last
@@ -234,6 +237,7 @@ type Second struct {
 func (r *Recorder) Tick(now time.Time) Second {
 	hs, total := hdr.New(Lowest, Highest, 2), hdr.New(Lowest, Highest, 2)
 	sec := Second{T: int(now.Sub(r.start).Round(time.Second) / time.Second), Unix: now.Unix()}
+	var sum int64
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
@@ -241,15 +245,19 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sec.Errors += sh.iv.errs
 		sec.PayloadBytes += sh.iv.payload
 		sec.WireInBytes += sh.iv.wireIn
+		sum += sh.iv.totalUS
 		hs.Merge(sh.iv.hs)
 		total.Merge(sh.iv.total)
-		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn = 0, 0, 0, 0
+		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn, sh.iv.totalUS = 0, 0, 0, 0, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
 		sh.mu.Unlock()
 	}
 	if hs.TotalCount() > 0 {
 		sec.HandshakeP99 = float64(hs.ValueAtQuantile(99))
+	}
+	if sec.Transactions > 0 {
+		sec.TotalMean = float64(sum) / float64(sec.Transactions)
 	}
 	if total.TotalCount() > 0 {
 		sec.TotalP50 = float64(total.ValueAtQuantile(50))
