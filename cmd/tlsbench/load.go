@@ -98,6 +98,73 @@ type engineSpec struct {
 	table func(w io.Writer, runs []*metrics.Run)
 }
 
+// loadSetup is the shared flags, checked and resolved.
+type loadSetup struct {
+	engine   bench.Config
+	set      *profiles.Set
+	profiles []*profiles.Profile
+	sources  []net.IP
+	headers  [][2]string
+	roots    *x509.CertPool
+}
+
+// resolve checks the shared flags (after parsing) and resolves them.
+func (lf *loadFlags) resolve() (*loadSetup, error) {
+	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup}}
+	if err := ls.engine.Validate(); err != nil {
+		return nil, usagef("%s", err)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--connect-timeout", *lf.connectTO}, {"--handshake-timeout", *lf.handshakeTO}, {"--read-timeout", *lf.readTO}} {
+		if d.v <= 0 {
+			return nil, usagef("%s must be positive, got %s", d.name, d.v)
+		}
+	}
+	var err error
+	if ls.set, err = loadProfiles(*lf.files); err != nil {
+		return nil, err
+	}
+	names := *lf.names
+	if len(names) == 0 {
+		names = []string{"ecdhe-ecdsa-aes128-sha256-p256"}
+	}
+	for _, n := range names {
+		p, err := ls.set.Get(n)
+		if err != nil {
+			return nil, usagef("%s", err)
+		}
+		ls.profiles = append(ls.profiles, p)
+	}
+	if ls.sources, err = parseSources(*lf.sources); err != nil {
+		return nil, err
+	}
+	if ls.headers, err = parseHeaders(*lf.headers); err != nil {
+		return nil, err
+	}
+	if *lf.caFile != "" {
+		pem, err := os.ReadFile(*lf.caFile)
+		if err != nil {
+			return nil, usagef("--cacert: %v", err)
+		}
+		ls.roots = x509.NewCertPool()
+		if !ls.roots.AppendCertsFromPEM(pem) {
+			return nil, usagef("--cacert %s: no PEM certificate in it", *lf.caFile)
+		}
+	}
+	return ls, nil
+}
+
+// connConfig is the connection side of a run against ep with profile p.
+func (lf *loadFlags) connConfig(ls *loadSetup, p *profiles.Profile, ep *endpoint) tlsconn.Config {
+	return tlsconn.Config{
+		Profile: p, Address: ep.Address, Sources: ls.sources, LingerZero: *lf.linger0,
+		ConnectTimeout: *lf.connectTO, HandshakeTimeout: *lf.handshakeTO,
+		TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: ls.roots, InsecureSkipVerify: *lf.insecure},
+	}
+}
+
 // runLoad parses the shared flags and runs spec for each profile.
 func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
@@ -115,53 +182,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if fs.NArg() > 1 {
 		return usagef("one URL at most, got %d arguments", fs.NArg())
 	}
-	engine := bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup}
-	if err := engine.Validate(); err != nil {
-		return usagef("%s", err)
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--connect-timeout", *lf.connectTO}, {"--handshake-timeout", *lf.handshakeTO}, {"--read-timeout", *lf.readTO}} {
-		if d.v <= 0 {
-			return usagef("%s must be positive, got %s", d.name, d.v)
-		}
-	}
-	set, err := loadProfiles(*lf.files)
+	ls, err := lf.resolve()
 	if err != nil {
 		return err
 	}
-	names := *lf.names
-	if len(names) == 0 {
-		names = []string{"ecdhe-ecdsa-aes128-sha256-p256"}
-	}
-	var ps []*profiles.Profile
-	for _, n := range names {
-		p, err := set.Get(n)
-		if err != nil {
-			return usagef("%s", err)
-		}
-		ps = append(ps, p)
-	}
-	srcIPs, err := parseSources(*lf.sources)
-	if err != nil {
-		return err
-	}
-	hdrs, err := parseHeaders(*lf.headers)
-	if err != nil {
-		return err
-	}
-	var roots *x509.CertPool
-	if *lf.caFile != "" {
-		pem, err := os.ReadFile(*lf.caFile)
-		if err != nil {
-			return usagef("--cacert: %v", err)
-		}
-		roots = x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pem) {
-			return usagef("--cacert %s: no PEM certificate in it", *lf.caFile)
-		}
-	}
+	engine, set, ps, srcIPs, hdrs, roots := ls.engine, ls.set, ls.profiles, ls.sources, ls.headers, ls.roots
 	var ep *endpoint
 	if fs.NArg() == 1 {
 		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, job.DefaultPath(spec.name)); err != nil {

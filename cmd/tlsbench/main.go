@@ -66,6 +66,7 @@ func commands() []command {
 		{"cps", "measure full-handshake connections per second (SR=0)", runCPS},
 		{"throughput", "measure encrypted bandwidth over keep-alive connections (Gbps)", runThroughput},
 		{"qualify", "run the qualification method and print the published table", runQualify},
+		{"impact", "A/B study: what a change (a WAF, a firmware) costs, interleaved rounds", runImpact},
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"version", "print the version", runVersion},

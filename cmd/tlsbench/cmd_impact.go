@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+const impactUsage = `tlsbench impact --baseline URL --candidate URL [flags]
+
+Measures what a change costs (a WAF in front of a load balancer, a firmware,
+a cipher): the same Siege-like load against a baseline and a candidate,
+interleaved round by round (baseline, candidate, baseline, …), then Siege's
+metrics side by side with deltas, the latency split per phase, the spread
+across rounds, and whether the difference is larger than the noise.
+Users open a new connection per request (Siege's default) or, with
+--keepalive, keep it.`
+
+func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("impact")
+	lf := addLoadFlags(fs, 25, "requests")
+	baseline := fs.String("baseline", "", "baseline `URL` (https)")
+	candidate := fs.String("candidate", "", "candidate `URL` (https)")
+	rounds := fs.Int("rounds", 3, "`N` rounds of each side, interleaved")
+	cooldown := fs.Duration("cooldown", time.Second, "pause between runs")
+	keepalive := fs.Bool("keepalive", false, "keep connections open between requests (Siege: connection = keep-alive)")
+	urlsFile := fs.String("urls", "", "`FILE` of URLs (one a line; their paths are requested in turn on both sides)")
+	random := fs.Bool("random", false, "with --urls: pick the URLs at random")
+	format := fs.String("format", "text", "output `FORMAT`: text, md or json")
+	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q (the URLs go with --baseline and --candidate)", fs.Args())
+	}
+	if *baseline == "" || *candidate == "" {
+		return usagef("--baseline URL and --candidate URL are both required")
+	}
+	if *rounds < 1 {
+		return usagef("--rounds must be at least 1, got %d", *rounds)
+	}
+	if *lf.rate > 0 {
+		return usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
+	}
+	if len(*lf.names) > 1 {
+		return usagef("one --profile at most: an impact study compares two targets, not profiles")
+	}
+	switch *format {
+	case "text", "md", "json":
+	default:
+		return usagef("unknown --format %q (text, md or json)", *format)
+	}
+	ls, err := lf.resolve()
+	if err != nil {
+		return err
+	}
+	engine := job.CPS
+	if *keepalive {
+		engine = job.Throughput
+	}
+	var paths []string
+	if *urlsFile != "" {
+		if paths, err = readURLs(*urlsFile); err != nil {
+			return err
+		}
+	}
+	p := ls.profiles[0]
+	specs := make([]*job.Spec, 2)
+	for i, raw := range []string{*baseline, *candidate} {
+		ep, err := parseTarget(raw, *lf.resolves, *lf.sni, "/")
+		if err != nil {
+			return err
+		}
+		specs[i] = &job.Spec{
+			Engine: engine, Conn: lf.connConfig(ls, p, ep),
+			Request: tlsconn.Request{
+				Host: ep.HostHeader, Path: ep.Path, Paths: paths, RandomPath: *random, Headers: ls.headers,
+				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
+			},
+			Load: ls.engine, Tool: toolInfo(),
+			Target: metrics.Target{URL: ep.URL.String(), Address: ep.Address, ServerName: ep.ServerName,
+				InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile},
+			Config: struct {
+				Side      string   `json:"side"`
+				Rounds    int      `json:"rounds"`
+				Keepalive bool     `json:"keepalive"`
+				Headers   []string `json:"headers,omitempty"`
+				URLs      []string `json:"urls,omitempty"`
+				Random    bool     `json:"random,omitempty"`
+			}{[]string{method.BaselineSide, method.CandidateSide}[i], *rounds, *keepalive, *lf.headers, paths, *random},
+		}
+		if _, err := job.NewOp(specs[i]); err != nil {
+			return usagef("%v", err)
+		}
+		if err := probe(ctx, ep.Address, *lf.connectTO); err != nil {
+			return fmt.Errorf("cannot connect to %s (%s): %v", ep.Address, ep.URL, err)
+		}
+	}
+	for i, side := range []string{method.BaselineSide, method.CandidateSide} {
+		specs[i].Load.Progress = statusLine(stderr, side, *lf.quiet, *lf.warmup, func(s metrics.Second) string {
+			return fmt.Sprintf("%6d trans/s  %d errors  mean %s", s.Transactions, s.Errors, reports.Micros(s.TotalMean))
+		})
+	}
+	im := &method.Impact{
+		Baseline: specs[0], Candidate: specs[1], Rounds: *rounds, Cooldown: *cooldown,
+		Events: func(side string, round int, r *metrics.Run) {
+			endStatus(stderr, *lf.quiet)
+			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, *rounds, side,
+				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Latency["total"].Mean), r.Errors.Total)
+		},
+	}
+	runs, err := im.Do(ctx)
+	if *lf.jsonOut != "" && runs != nil {
+		data, jerr := json.MarshalIndent(runs, "", "  ")
+		if jerr == nil {
+			jerr = metrics.WriteFile(*lf.jsonOut, append(data, '\n'), 0o644)
+		}
+		if jerr != nil {
+			return fmt.Errorf("writing --json: %w", jerr)
+		}
+	}
+	if errors.Is(err, method.ErrInterrupted) {
+		return errors.New("interrupted; the rounds made are in --json if given")
+	}
+	if err != nil {
+		return err
+	}
+	for _, side := range [][]*metrics.Run{runs.Baseline, runs.Candidate} {
+		for _, r := range side {
+			if r.Whole.Transactions == 0 {
+				return noSuccess(r, ls.set)
+			}
+		}
+	}
+	rep, err := method.Analyze(runs)
+	if err != nil {
+		return err
+	}
+	switch *format {
+	case "json":
+		data, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(data, '\n'))
+		return err
+	case "md":
+		return reports.ImpactMarkdown(stdout, rep)
+	}
+	return reports.ImpactText(stdout, rep)
+}
+
+// readURLs reads a --urls file: one URL (or path) a line; blank lines and
+// lines starting with # are skipped. It returns the paths (with queries).
+func readURLs(file string) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, usagef("--urls: %v", err)
+	}
+	defer f.Close()
+	var paths []string
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		u, err := url.Parse(line)
+		if err != nil || (u.Scheme != "" && u.Scheme != "https") || (u.Scheme == "" && !strings.HasPrefix(line, "/")) {
+			return nil, usagef("--urls %s:%d: %q is not an https URL or a path", file, n, line)
+		}
+		p := u.EscapedPath()
+		if p == "" {
+			p = "/"
+		}
+		if u.RawQuery != "" {
+			p += "?" + u.RawQuery
+		}
+		paths = append(paths, p)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("--urls: %v", err)
+	}
+	if len(paths) == 0 {
+		return nil, usagef("--urls %s: no URL in it", file)
+	}
+	return paths, nil
+}

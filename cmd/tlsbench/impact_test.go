@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// impactTargets starts two reference targets, the second with delay, and
+// writes one CA file that verifies both.
+func impactTargets(t *testing.T, delay time.Duration) (a, b, ca string) {
+	t.Helper()
+	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-gcm-sha256-p256")
+	var pems []byte
+	var urls []string
+	for _, d := range []time.Duration{0, delay} {
+		tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { tg.Close() })
+		pems = append(pems, tg.CA.CertPEM()...)
+		urls = append(urls, "https://localhost:"+portOf(tg.Listeners[0].Addr)+"/1k")
+	}
+	ca = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pems, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return urls[0], urls[1], ca
+}
+
+// TestImpact: a candidate that adds 5 ms before every response is found to
+// add about 5 ms, significantly; identical targets differ insignificantly.
+func TestImpact(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+		// want is a phrase of the verdict; lo and hi bound the mean shift (ms).
+		want   string
+		lo, hi float64
+	}{
+		{"5ms delay", 5 * time.Millisecond, "candidate adds", 3.5, 7},
+		{"identical", 0, "no significant difference", -2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b, ca := impactTargets(t, tc.delay)
+			code, stdout, stderr := invoke(t, context.Background(), "impact", "-q", "--baseline", a, "--candidate", b, "--cacert", ca,
+				"-c", "2", "-d", "2s", "--warmup", "200ms", "--rounds", "3", "--cooldown", "0s", "--format", "json",
+				"-H", "User-Agent: {{random.base64 500}}", "--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256")
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var rep struct {
+				Metrics map[string]struct {
+					Baseline, Candidate, Delta float64
+					DeltaPct                   float64 `json:"delta_pct"`
+					Significant                bool
+				}
+				Shift struct {
+					Delta, CI95, P float64
+					Significant    bool
+				} `json:"response_time_shift"`
+				Verdict string
+			}
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("%v: %s", err, stdout)
+			}
+			t.Logf("%s (Δ %.2f ms ± %.2f, p %.4f)", rep.Verdict, rep.Shift.Delta, rep.Shift.CI95, rep.Shift.P)
+			if !strings.Contains(rep.Verdict, tc.want) {
+				t.Errorf("verdict %q, want %q", rep.Verdict, tc.want)
+			}
+			if d := rep.Shift.Delta; d < tc.lo || d > tc.hi {
+				t.Errorf("shift %.2f ms, want %.1f to %.1f", d, tc.lo, tc.hi)
+			}
+			// Siege's keys and units.
+			for _, k := range []string{"transactions", "availability", "elapsed_time", "data_transferred", "response_time",
+				"transaction_rate", "throughput", "concurrency", "successful_transactions", "failed_transactions",
+				"longest_transaction", "shortest_transaction"} {
+				if _, ok := rep.Metrics[k]; !ok {
+					t.Errorf("no metric %q", k)
+				}
+			}
+			rt := rep.Metrics["response_time"]
+			if got := rt.Candidate - rt.Baseline; got != rt.Delta || rt.Baseline <= 0 || rt.Baseline > 1 {
+				t.Errorf("response_time %+v (seconds)", rt)
+			}
+			if rep.Metrics["availability"].Baseline != 100 {
+				t.Errorf("availability %+v", rep.Metrics["availability"])
+			}
+		})
+	}
+}
+
+func TestImpactBadInput(t *testing.T) {
+	dir := t.TempDir()
+	urls := filepath.Join(dir, "urls.txt")
+	os.WriteFile(urls, []byte("https://h/a\nftp://h/b\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"impact", "--baseline", "https://a/"}, "both required"},                                          // no candidate
+		{[]string{"impact", "--baseline", "http://a/", "--candidate", "https://b/"}, "scheme must be https"},       // plain HTTP
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--rounds", "0"}, "--rounds"}, // no rounds
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "-H", "X: {{random.b64 5}}"}, "bad --header"},
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--urls", urls}, "urls.txt:2"},
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--format", "pdf"}, "unknown --format"},
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--rate", "5"}, "--rate"},
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want exit 2 naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
