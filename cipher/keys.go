@@ -184,16 +184,20 @@ func (ca *CA) Pool() *x509.CertPool {
 // Leaf issues a server certificate with a new key of type k for hosts (DNS
 // names or IP addresses), with the chain [leaf, CA] ready for crypto/tls.
 func (ca *CA) Leaf(k KeyType, hosts []string, validity time.Duration) (tls.Certificate, error) {
+	now := time.Now()
+	return ca.issue(k, hosts, now.Add(-time.Hour), now.Add(validity))
+}
+
+func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (tls.Certificate, error) {
 	key, err := GenerateKey(k)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	now := time.Now()
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(),
 		Subject:      pkix.Name{CommonName: firstOr(hosts, "tlsbench"), Organization: []string{"tlsbench"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(validity),
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
@@ -217,6 +221,12 @@ func (ca *CA) Leaf(k KeyType, hosts []string, validity time.Duration) (tls.Certi
 		return tls.Certificate{}, err
 	}
 	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// Expired issues a leaf like Leaf whose validity ended an hour ago (for
+// fault injection: clients that verify must refuse it).
+func (ca *CA) Expired(k KeyType, hosts []string) (tls.Certificate, error) {
+	return ca.issue(k, hosts, time.Now().Add(-48*time.Hour), time.Now().Add(-time.Hour))
 }
 
 // KeyPEM encodes a private key as PKCS #8 PEM. Callers that write it to disk

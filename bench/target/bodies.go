@@ -66,21 +66,28 @@ func ParseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-func (b *bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
-	var size int64
+// objectSize returns the size of the object at path.
+func objectSize(path []byte) (int64, bool) {
 	switch {
 	case string(path) == "/1k":
-		size = 1 << 10
+		return 1 << 10, true
 	case string(path) == "/1m":
-		size = 1 << 20
+		return 1 << 20, true
 	case bytes.HasPrefix(path, []byte("/bytes/")):
 		n, err := ParseSize(string(path[len("/bytes/"):]))
-		if err != nil {
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func (b *bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
+	size, ok := objectSize(path)
+	if !ok {
+		if bytes.HasPrefix(path, []byte("/bytes/")) {
+			_, err := ParseSize(string(path[len("/bytes/"):]))
 			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 			return
 		}
-		size = n
-	default:
 		ctx.Error("not found; objects: /1k, /1m, /bytes/N[k|m|g], /stats", fasthttp.StatusNotFound)
 		return
 	}

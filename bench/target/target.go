@@ -45,6 +45,11 @@ type Config struct {
 	// OnRequest, if set, is called for every object request (tests look
 	// at the headers a client sent). It must not keep ctx.
 	OnRequest func(l *Listener, ctx *fasthttp.RequestCtx)
+	// Faults are injected into fractions of the connections (not the
+	// admin listener's); SlowDelay is the "slow" fault's delay (default
+	// 15 s, above the engines' default read deadline).
+	Faults    []Fault
+	SlowDelay time.Duration
 	// Plain serves one plain-HTTP listener instead (a backend behind a TLS
 	// terminator: "client TLS, server plaintext"); Profiles is ignored.
 	Plain bool
@@ -64,6 +69,7 @@ type Target struct {
 	closed  atomic.Bool
 
 	delay     time.Duration
+	slowDelay time.Duration
 	onRequest func(*Listener, *fasthttp.RequestCtx)
 }
 
@@ -77,6 +83,7 @@ type Listener struct {
 	requests        atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
 	statsConns      atomic.Int64
+	injected        injected
 }
 
 // Stats is a listener's counters as served by /stats.
@@ -87,6 +94,8 @@ type Stats struct {
 	Resumed         int64  `json:"resumed"`
 	Requests        int64  `json:"requests"`
 	HandshakeErrors int64  `json:"handshake_errors"`
+	// Injected counts the faults applied, per kind.
+	Injected map[string]int64 `json:"injected"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -103,6 +112,7 @@ func (l *Listener) Stats() Stats {
 		Profile: l.Name(), Address: l.Addr,
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
+		Injected: l.injected.snapshot(),
 	}
 }
 
@@ -117,7 +127,10 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
-	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest}
+	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest, slowDelay: cfg.SlowDelay}
+	if t.slowDelay <= 0 {
+		t.slowDelay = 15 * time.Second
+	}
 	if cfg.Plain {
 		return t, t.startPlain(cfg)
 	}
@@ -170,6 +183,17 @@ func Start(cfg Config) (*Target, error) {
 		l := &Listener{Profile: p, Addr: ln.Addr().String()}
 		t.Listeners = append(t.Listeners, l)
 		tl := &tlsListener{Listener: ln, cfg: p.ServerConfig(cert), l: l, timeout: cfg.HandshakeTimeout, onHS: cfg.OnHandshake}
+		if len(cfg.Faults) > 0 {
+			tl.faults = &faults{kinds: cfg.Faults, acc: make([]float64, len(cfg.Faults))}
+			if t.CA != nil {
+				exp, err := t.CA.Expired(p.ServerCertKey(), hosts)
+				if err != nil {
+					t.Close()
+					return nil, err
+				}
+				tl.expired = &exp
+			}
+		}
 		t.serve(tl, t.handler(l))
 	}
 	if err := t.startAdmin(cfg.Admin); err != nil {
@@ -280,6 +304,9 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 		if t.onRequest != nil {
 			t.onRequest(l, ctx)
 		}
+		if c, ok := ctx.Conn().(*tlsConn); ok && c.fault != "" && t.responseFault(ctx, l, c, path) {
+			return
+		}
 		if t.delay > 0 {
 			time.Sleep(t.delay)
 		}
@@ -314,6 +341,8 @@ type tlsListener struct {
 	l       *Listener
 	timeout time.Duration
 	onHS    func(*Listener, tls.ConnectionState)
+	faults  *faults
+	expired *tls.Certificate // for the expired-cert fault
 }
 
 func (tl *tlsListener) Accept() (net.Conn, error) {
@@ -322,7 +351,11 @@ func (tl *tlsListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	raw := &countingConn{Conn: c}
-	return &tlsConn{Conn: tls.Server(raw, tl.cfg), raw: raw, tl: tl}, nil
+	fault := tl.faults.pick()
+	if fault == "expired-cert" && tl.expired == nil {
+		fault = "" // the user's own certificate: nothing to expire
+	}
+	return &tlsConn{Conn: tls.Server(raw, tl.faultConfig(fault)), raw: raw, tl: tl, fault: fault}, nil
 }
 
 // countingConn counts the bytes a client sent, to tell a failed handshake
@@ -348,6 +381,7 @@ type tlsConn struct {
 	counted bool // counted in handshakes
 	stats   bool // has asked for /stats
 	hsErr   error
+	fault   string // the fault injected into this connection, if any
 }
 
 func (c *tlsConn) handshake() error {
@@ -355,6 +389,10 @@ func (c *tlsConn) handshake() error {
 		return c.hsErr
 	}
 	c.done = true
+	if c.handshakeFault() {
+		c.hsErr = errInjected
+		return c.hsErr
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.tl.timeout)
 	defer cancel()
 	if err := c.Conn.HandshakeContext(ctx); err != nil {
@@ -367,6 +405,9 @@ func (c *tlsConn) handshake() error {
 	cs := c.Conn.ConnectionState()
 	if cs.DidResume {
 		c.tl.l.resumed.Add(1)
+		if c.fault == "accept-resumption" {
+			c.tl.l.injected.add(c.fault)
+		}
 	} else {
 		c.tl.l.handshakes.Add(1)
 		c.counted = true
@@ -376,6 +417,9 @@ func (c *tlsConn) handshake() error {
 	}
 	return nil
 }
+
+// Handshake runs the counted handshake (fasthttp calls it directly).
+func (c *tlsConn) Handshake() error { return c.handshake() }
 
 func (c *tlsConn) Read(p []byte) (int, error) {
 	if err := c.handshake(); err != nil {

@@ -1,0 +1,267 @@
+package target
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/valyala/fasthttp"
+)
+
+// The fault kinds the target can inject, and the error class a client
+// that verifies as the engines do must count for each.
+var FaultKinds = []string{
+	"reset-handshake",      // reset: TCP RST after the ClientHello
+	"alert",                // tls_alert:handshake_failure
+	"stall",                // handshake_timeout: accept, never answer
+	"slow",                 // read_timeout: first byte after SlowDelay
+	"close-mid-body",       // eof: half the body, then close
+	"short-body",           // body_size: a complete response with half the body
+	"status-503",           // status
+	"wrong-suite",          // mismatch: another suite, or another group
+	"accept-resumption",    // resumed: tickets issued and honoured
+	"expired-cert",         // certificate
+	"reset-after-response", // reset: the response (Connection: close), then RST instead of FIN
+}
+
+// FaultClass maps a fault kind to the error class it causes.
+var FaultClass = map[string]string{
+	"reset-handshake": "reset", "alert": "tls_alert:handshake_failure", "stall": "handshake_timeout",
+	"slow": "read_timeout", "close-mid-body": "eof", "short-body": "body_size", "status-503": "status",
+	"wrong-suite": "mismatch", "accept-resumption": "resumed", "expired-cert": "certificate",
+	"reset-after-response": "reset",
+}
+
+// Fault is one kind injected into a fraction of connections.
+type Fault struct {
+	Kind     string
+	Fraction float64 // 0 < Fraction <= 1
+}
+
+// ParseFault parses KIND[:FRACTION].
+func ParseFault(s string) (Fault, error) {
+	kind, frac, hasFrac := strings.Cut(s, ":")
+	f := Fault{Kind: kind, Fraction: 1}
+	if !slices.Contains(FaultKinds, kind) {
+		return f, fmt.Errorf("unknown fault %q (known: %s)", kind, strings.Join(FaultKinds, ", "))
+	}
+	if hasFrac {
+		v, err := strconv.ParseFloat(frac, 64)
+		if err != nil || v <= 0 || v > 1 {
+			return f, fmt.Errorf("fault %s: fraction %q is not in (0, 1]", kind, frac)
+		}
+		f.Fraction = v
+	}
+	return f, nil
+}
+
+// faults decides, connection by connection, which fault (if any) to inject:
+// each kind's share accumulates its fraction and fires when it reaches one,
+// so that exactly that fraction of connections gets it. A connection gets
+// at most one fault; the first kind that fires wins.
+type faults struct {
+	mu    sync.Mutex
+	kinds []Fault
+	acc   []float64
+}
+
+func (f *faults) pick() string {
+	if f == nil || len(f.kinds) == 0 {
+		return ""
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, k := range f.kinds {
+		f.acc[i] += k.Fraction
+		if f.acc[i] >= 1-1e-9 {
+			f.acc[i]--
+			return k.Kind
+		}
+	}
+	return ""
+}
+
+// injected counts the faults a listener applied, per kind.
+type injected struct {
+	n [16]atomic.Int64 // indexed as FaultKinds
+}
+
+func (in *injected) add(kind string) {
+	if i := slices.Index(FaultKinds, kind); i >= 0 {
+		in.n[i].Add(1)
+	}
+}
+
+func (in *injected) snapshot() map[string]int64 {
+	m := map[string]int64{}
+	for i, k := range FaultKinds {
+		if v := in.n[i].Load(); v > 0 {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// faultConfig returns the server configuration of a connection with a
+// handshake fault, or base.
+func (tl *tlsListener) faultConfig(kind string) *tls.Config {
+	switch kind {
+	case "wrong-suite":
+		cfg := tl.cfg.Clone()
+		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			return tl.wrongSuite(hello), nil
+		}
+		return cfg
+	case "accept-resumption":
+		cfg := tl.cfg.Clone()
+		cfg.SessionTicketsDisabled = false
+		return cfg
+	case "expired-cert":
+		cfg := tl.cfg.Clone()
+		cfg.Certificates = nil
+		cfg.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+			tl.l.injected.add(kind)
+			return tl.expired, nil
+		}
+		return cfg
+	}
+	return tl.cfg
+}
+
+// wrongSuite returns a configuration that negotiates a suite the profile
+// does not expect, or else a group it does not expect, among those the
+// client offers. With no such choice it returns nil (the normal one), and
+// nothing is injected.
+func (tl *tlsListener) wrongSuite(hello *tls.ClientHelloInfo) *tls.Config {
+	p := tl.l.Profile
+	want, pinned := p.ExpectedSuite()
+	for _, id := range hello.CipherSuites {
+		if s, ok := cipher.SuiteByID(id); ok && pinned && id != want.ID && !s.TLS13 && !s.Insecure {
+			cfg := tl.cfg.Clone()
+			cfg.CipherSuites = []uint16{id}
+			cfg.MaxVersion = tls.VersionTLS12
+			tl.l.injected.add("wrong-suite")
+			return cfg
+		}
+	}
+	g, ok := p.ExpectedGroup()
+	for _, id := range hello.SupportedCurves {
+		if ok && g.ID != 0 && id != g.ID {
+			if _, known := cipher.GroupByID(id); known {
+				cfg := tl.cfg.Clone()
+				cfg.CurvePreferences = []tls.CurveID{id}
+				tl.l.injected.add("wrong-suite")
+				return cfg
+			}
+		}
+	}
+	return nil
+}
+
+// errInjected ends a connection whose fault was applied in the handshake.
+var errInjected = errors.New("target: fault injected")
+
+// handshakeFault applies the faults that replace the handshake. It reports
+// whether it applied one (and the connection is done).
+func (c *tlsConn) handshakeFault() bool {
+	kind := c.fault
+	switch kind {
+	case "reset-handshake", "alert":
+		if !readRecord(c.raw) {
+			return false
+		}
+		c.tl.l.injected.add(kind)
+		if kind == "alert" {
+			// A fatal handshake_failure alert in a TLS 1.2 record.
+			_, _ = c.raw.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28})
+			_ = c.raw.Close()
+		} else {
+			resetClose(c.raw.Conn)
+		}
+		return true
+	case "stall":
+		if !readRecord(c.raw) {
+			return false
+		}
+		c.tl.l.injected.add(kind)
+		// Never answer; wait (bounded) for the client to give up.
+		_ = c.raw.SetReadDeadline(time.Now().Add(stallMax))
+		_, _ = io.Copy(io.Discard, c.raw)
+		_ = c.raw.Close()
+		return true
+	}
+	return false
+}
+
+// stallMax bounds how long a stalled connection is held.
+const stallMax = 2 * time.Minute
+
+// readRecord reads the client's first TLS record (the ClientHello); false if
+// the client sent none.
+func readRecord(c *countingConn) bool {
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	var hdr [5]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return false
+	}
+	n := int(hdr[3])<<8 | int(hdr[4])
+	_, err := io.CopyN(io.Discard, c, int64(n))
+	_ = c.SetReadDeadline(time.Time{})
+	return err == nil
+}
+
+func resetClose(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}
+
+// responseFault applies the faults of the response stage; it reports
+// whether it served the request itself.
+func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn, path []byte) bool {
+	switch c.fault {
+	case "slow":
+		l.injected.add(c.fault)
+		time.Sleep(t.slowDelay)
+		return false
+	case "status-503":
+		l.injected.add(c.fault)
+		ctx.Error("fault injected: status-503", fasthttp.StatusServiceUnavailable)
+		return true
+	case "short-body", "close-mid-body", "reset-after-response":
+		size, ok := objectSize(path)
+		if !ok || size < 2 || size > maxPrealloc {
+			return false
+		}
+		l.injected.add(c.fault)
+		body := t.bodies.buf[:size]
+		if c.fault == "short-body" {
+			ctx.Response.SetBodyRaw(body[:size/2]) // a complete response, half the object
+			return true
+		}
+		// Write the response straight to the connection and close it
+		// under fasthttp: its own write then fails and it drops the
+		// connection. (fasthttp's Hijack does not run for HTTP/1.0.)
+		if c.fault == "close-mid-body" {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+			_, _ = c.Write(body[:size/2])
+			_ = c.raw.Close() // FIN in the middle of the body
+			return true
+		}
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", size)
+		_, _ = c.Write(body)
+		resetClose(c.raw.Conn) // RST instead of FIN
+		return true
+	}
+	return false
+}
