@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // childSlack is how much longer than --duration a generator may take before
@@ -83,6 +84,9 @@ type sample struct {
 	Gbps         float64 `json:"gbps,omitempty"`
 	ReqPerS      float64 `json:"requests_per_s,omitempty"`
 	CPUPerGBS    float64 `json:"cpu_s_per_gb,omitempty"`
+	// DUTCPUPerGBS is the DUT's CPU per 10⁹ payload bytes: how much the
+	// generator's way of reading costs the server.
+	DUTCPUPerGBS float64 `json:"dut_cpu_s_per_gb,omitempty"`
 	// RecordGbps is tlsbench's own gbps (its steady window).
 	RecordGbps float64 `json:"record_gbps,omitempty"`
 	// wrk as it printed itself: Requests/sec, Transfer/sec (HTTP bytes read,
@@ -111,8 +115,9 @@ func (s *sample) line() string {
 }
 
 func (s *sample) tpLine() string {
-	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d req  %d failed  [%s]",
-		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100, s.Transactions, s.Failed+s.Non2xx, s.Negotiated)
+	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB (user %.2f sys %.2f)  gen %3.0f%%  dut %3.0f%% %5.2f s/GB  other %3.0f%%  %d req  %d failed  [%s]",
+		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS, s.CPUPerGBS*s.UserS/max(s.CPUS, 1e-9), s.CPUPerGBS*s.SysS/max(s.CPUS, 1e-9),
+		s.GenUtil*100, s.DUTUtil*100, s.DUTCPUPerGBS, s.OtherUtil*100, s.Transactions, s.Failed+s.Non2xx, s.Negotiated)
 	if s.Tool == "wrk" {
 		l += fmt.Sprintf("  wrk: Requests/sec %.2f, Transfer/sec %s", s.WrkReqPerS, s.WrkTransfer)
 		if s.WrkSocketErr != "" {
@@ -200,6 +205,7 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 	}
 	if s.PayloadBytes > 0 {
 		s.CPUPerGBS = s.CPUS / (float64(s.PayloadBytes) / 1e9)
+		s.DUTCPUPerGBS = s.DUTCPUS / (float64(s.PayloadBytes) / 1e9)
 		if s.WindowS > 0 {
 			s.Gbps = float64(s.PayloadBytes) * 8 / s.WindowS / 1e9
 			s.ReqPerS = float64(s.Transactions) / s.WindowS
@@ -245,58 +251,25 @@ func runChild(ctx context.Context, name string, args []string, timeout time.Dura
 	return stdout.Bytes(), ru, wall, err
 }
 
-// runRecord is the part of tlsbench's run record (schema tlsbench/run/v1)
-// that peerbench reads.
-type runRecord struct {
-	Schema       string    `json:"schema"`
-	Engine       string    `json:"engine"`
-	Complete     bool      `json:"complete"`
-	Started      time.Time `json:"started"`
-	Ended        time.Time `json:"ended"`
-	DurationS    float64   `json:"duration_s"`
-	Transactions int64     `json:"transactions"`
-	CPS          float64   `json:"cps"`
-	Gbps         float64   `json:"gbps"`
-	Resumed      int64     `json:"resumed"`
-	Series       []struct {
-		PayloadBytes int64 `json:"payload_bytes"`
-	} `json:"series"`
-	Errors struct {
-		Total int64 `json:"total"`
-	} `json:"errors"`
-	Whole struct {
-		Transactions int64 `json:"transactions"`
-		Errors       int64 `json:"errors"`
-	} `json:"whole_run"`
-	Client struct {
-		CPUSeconds float64 `json:"cpu_s"`
-	} `json:"client"`
-	Negotiated struct {
-		Version string `json:"version"`
-		OpenSSL string `json:"cipher_suite_openssl"`
-		Group   string `json:"group"`
-	} `json:"negotiated"`
-}
-
+// readRecord reads tlsbench's run record (schema tlsbench/run/v1).
 func (s *sample) readRecord(file string, p profileSpec) error {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	if _, err := os.Stat(file); err != nil {
 		return fmt.Errorf("no run record: %w", err)
 	}
-	var r runRecord
-	if err := json.Unmarshal(data, &r); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	if r.Schema != "tlsbench/run/v1" {
-		return fmt.Errorf("%s: schema %q, want tlsbench/run/v1", file, r.Schema)
+	r, err := metrics.ReadRun(file)
+	if err != nil {
+		return err
 	}
 	s.Transactions, s.Failed = r.Whole.Transactions, r.Whole.Errors
-	s.CPS, s.WindowS = r.CPS, r.DurationS
+	s.WindowS = r.DurationS
 	s.RecordCPUS = r.Client.CPUSeconds
-	if r.Engine == "throughput" {
+	if r.CPSResult != nil {
+		s.CPS = r.CPS
+	}
+	if r.ThroughputResult != nil {
 		// The whole run, not the steady window: the rusage CPU is the
 		// whole process's.
-		s.CPS, s.RecordGbps = 0, r.Gbps
+		s.RecordGbps = r.Gbps
 		s.WindowS = r.Ended.Sub(r.Started).Seconds()
 		for _, sec := range r.Series {
 			s.PayloadBytes += sec.PayloadBytes
@@ -511,14 +484,21 @@ func wrkBytes(v string) (float64, error) {
 }
 
 // checkNegotiated checks what the throughput run's connections negotiated:
-// on nginx from its log (every connection of the run, either tool); on the
-// target, for wrk, from the OpenSSL probe (the target offers the profile's
-// version, suite and group only, so a connection that succeeded negotiated
-// them). tlsbench's own record was checked by readRecord.
+// on nginx from its log (every connection of the run, either tool); for wrk
+// also from the OpenSSL probe, which sees encrypt-then-mac too (the target
+// offers the profile's version, suite and group only, so a connection that
+// succeeded negotiated them). tlsbench's own record was checked by
+// readRecord; Go's client never offers encrypt-then-mac.
 func (s *sample) checkNegotiated(d *dut, p profileSpec, offset int64) error {
 	want := "TLSv1.2 " + p.Ciphers
 	if p.Curve != "" {
 		want += " " + p.Curve
+	}
+	if s.Tool == "wrk" {
+		if probe := d.probes[p.Name]; probe != "" && probe != want {
+			s.Negotiated = "probe: " + probe
+			return fmt.Errorf("a default OpenSSL client negotiated %s, want %s", probe, want)
+		}
 	}
 	if counts, ok := d.negotiated(offset); ok {
 		var parts []string
@@ -533,6 +513,9 @@ func (s *sample) checkNegotiated(d *dut, p profileSpec, offset int64) error {
 		logged := strings.Join(parts, ", ")
 		if s.Tool == "wrk" {
 			s.Negotiated = logged
+			if d.probes[p.Name] != "" {
+				s.Negotiated += "; probe: no encrypt-then-mac"
+			}
 		}
 		switch {
 		case total == 0:
@@ -543,14 +526,9 @@ func (s *sample) checkNegotiated(d *dut, p profileSpec, offset int64) error {
 		return nil
 	}
 	if s.Tool == "wrk" {
-		probe := d.probes[p.Name]
-		if probe == "" {
-			s.Negotiated = "offered only: " + want
-			return nil
-		}
-		s.Negotiated = "probe: " + probe
-		if probe != want {
-			return fmt.Errorf("a default OpenSSL client negotiated %s, want %s", probe, want)
+		s.Negotiated = "offered only: " + want
+		if probe := d.probes[p.Name]; probe != "" {
+			s.Negotiated = "probe: " + probe
 		}
 	}
 	return nil

@@ -272,7 +272,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // reports.
 func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.floorOnly {
-		f := measureFloor()
+		f := measureFloor(nil)
 		printFloor(stdout, f)
 		return nil
 	}
@@ -303,7 +303,7 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		// Before any DUT runs, on the generator's CPU: the machine is as
 		// quiet as it gets.
 		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records on CPU 1 …")
-		rep.Floor = measureFloor()
+		rep.Floor = measureFloor(nil)
 	}
 	var runErr error
 	for _, d := range o.duts {
@@ -313,6 +313,10 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		if runErr = benchDUT(ctx, o, d, tmp, certs, rep, stderr); runErr != nil {
 			break
 		}
+	}
+	if rep.Floor != nil && runErr == nil && ctx.Err() == nil {
+		fmt.Fprintln(stderr, "crypto floor: timing again …")
+		measureFloor(rep.Floor)
 	}
 	rep.Ended = time.Now()
 	rep.Complete = runErr == nil && ctx.Err() == nil
@@ -376,8 +380,17 @@ func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFile
 					if ctx.Err() != nil {
 						return nil // an interrupted run is no sample
 					}
+					// A DUT that died (or was stopped from outside) during
+					// the run leaves a sample of refused connections.
+					dead := d.alive()
+					if dead != nil && s.Error == "" {
+						s.Error = "the DUT exited during the run"
+					}
 					rep.Samples = append(rep.Samples, s)
 					fmt.Fprintln(stderr, s.line())
+					if dead != nil {
+						return dead
+					}
 					time.Sleep(300 * time.Millisecond) // let the DUT finish closing
 				}
 			}

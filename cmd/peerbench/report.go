@@ -64,6 +64,7 @@ type tpMedian struct {
 	CPUPerGBS float64 `json:"cpu_s_per_gb"`
 	GenUtil   float64 `json:"generator_utilization"`
 	DUTUtil   float64 `json:"dut_utilization"`
+	DUTPerGBS float64 `json:"dut_cpu_s_per_gb"`
 	OtherUtil float64 `json:"other_utilization"`
 	// wrk's own Transfer/sec (HTTP bytes incl. headers), MiB/s.
 	WrkTransferMiBps float64 `json:"wrk_transfer_mib_per_s,omitempty"`
@@ -113,7 +114,7 @@ func (r *report) summarizeThroughput() {
 
 func (r *report) tpMedian(dut, profile, tool string) tpMedian {
 	var m tpMedian
-	var gbps, rps, cpu, gen, du, other, xfer []float64
+	var gbps, rps, cpu, gen, du, dgb, other, xfer []float64
 	for _, s := range r.Samples {
 		if s.Engine != "throughput" || s.DUT != dut || s.Profile != profile || s.Tool != tool {
 			continue
@@ -126,12 +127,14 @@ func (r *report) tpMedian(dut, profile, tool string) tpMedian {
 		m.Samples++
 		gbps, rps, cpu = append(gbps, s.Gbps), append(rps, s.ReqPerS), append(cpu, s.CPUPerGBS)
 		gen, du, other = append(gen, s.GenUtil), append(du, s.DUTUtil), append(other, s.OtherUtil)
+		dgb = append(dgb, s.DUTCPUPerGBS)
 		if b, err := wrkBytes(s.WrkTransfer); err == nil && s.WrkTransfer != "" {
 			xfer = append(xfer, b/(1<<20))
 		}
 	}
 	m.Gbps, m.ReqPerS, m.CPUPerGBS = med(gbps), med(rps), med(cpu)
 	m.GenUtil, m.DUTUtil, m.OtherUtil, m.WrkTransferMiBps = med(gen), med(du), med(other), med(xfer)
+	m.DUTPerGBS = med(dgb)
 	return m
 }
 
@@ -231,7 +234,7 @@ func printThroughputTable(w io.Writer, r *report) {
 	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput vs wrk -t1 (medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
 		r.Reps, r.Duration, r.TPConcurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tother\terrors\t│\twrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tother\terrors\t│\tRATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\twrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\tRATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
 	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 	cell := func(m tpMedian, wrk bool) string {
 		xfer := ""
@@ -242,13 +245,13 @@ func printThroughputTable(w io.Writer, r *report) {
 			}
 		}
 		if m.Samples == 0 {
-			return fmt.Sprintf("no result (%d runs)\t-%s\t-\t-\t-\t-\t%d", m.Runs, xfer, m.Failed)
+			return fmt.Sprintf("no result (%d runs)\t-%s\t-\t-\t-\t-\t-\t%d", m.Runs, xfer, m.Failed)
 		}
 		n := ""
 		if m.Samples < m.Runs {
 			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
 		}
-		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%s\t%d", m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
+		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%.2f\t%s\t%d", m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.TPRows {
 		ratio, floor, overFloor := "-", "-", "-"
@@ -268,11 +271,14 @@ func printThroughputTable(w io.Writer, r *report) {
 	fmt.Fprintln(w, "  over the tool's own run time (tlsbench ended − started; wrk \"in Xs\"); req/s likewise;")
 	fmt.Fprintln(w, "s/GB: the generator's user+sys CPU (its rusage, start-up and handshakes included) per 10⁹ body bytes;")
 	fmt.Fprintln(w, "Transfer/s: wrk's own figure (HTTP bytes read incl. headers, MiB/s); gen/DUT/other as above;")
+	fmt.Fprintln(w, "DUT s/GB: the DUT's CPU per 10⁹ body bytes it served to that generator;")
 	fmt.Fprintln(w, "errors: tlsbench whole-run errors; wrk socket errors + non-2xx (summed over the runs). Lower ratio = tlsbench cheaper;")
 	fmt.Fprintln(w, "Go floor: one core's AES-128-GCM open (GCM profiles) or AES-128-CBC decrypt + HMAC-SHA256 (CBC-SHA256 profiles) of 16 KiB")
 	fmt.Fprintln(w, "  records per 10⁹ plaintext bytes (see below); tlsbench/floor = tlsbench s/GB ÷ that.")
 	fmt.Fprintln(w, "Negotiated: nginx logs every connection's protocol, cipher and curve (checked, both tools); the target offers only the")
-	fmt.Fprintln(w, "  profile's version, suite and group (tlsbench's record and an openssl s_client probe are checked). See the per-run lines.")
+	fmt.Fprintln(w, "  profile's version, suite and group (tlsbench's record is checked); an openssl s_client probe of each DUT checks that")
+	fmt.Fprintln(w, "  an OpenSSL client like wrk gets the same, without encrypt-then-mac (refused by nginx here, as Go's client never")
+	fmt.Fprintln(w, "  offers it), so both generators decrypt the same records. See the per-run lines.")
 }
 
 func (r *report) write(file string) error {
