@@ -255,12 +255,26 @@ func ReadRun(file string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	r, err := DecodeRun(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return r, nil
+}
+
+// DecodeRun decodes a run record and checks its schema and histograms.
+func DecodeRun(data []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a run record: %w", file, err)
+		return nil, fmt.Errorf("not a run record: %w", err)
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, want %q", file, r.Schema, Schema)
+		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
+	}
+	for phase := range r.Histograms {
+		if _, err := r.Histogram(phase); err != nil {
+			return nil, err
+		}
 	}
 	return &r, nil
 }
