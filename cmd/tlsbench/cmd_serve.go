@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -34,6 +36,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
+	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
+	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -70,7 +74,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *delay < 0 {
 		return usagef("bad --delay %s: must not be negative", *delay)
 	}
-	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay}
+	var faults []target.Fault
+	for _, f := range *faultSpecs {
+		ft, err := target.ParseFault(f)
+		if err != nil {
+			return usagef("bad --fault: %v", err)
+		}
+		faults = append(faults, ft)
+	}
+	if *slowDelay <= 0 {
+		return usagef("bad --slow-delay %s: must be positive", *slowDelay)
+	}
+	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
+		Faults: faults, SlowDelay: *slowDelay}
 	if *certFile != "" {
 		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
 		if err != nil {
@@ -112,9 +128,15 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	t.Close()
 	fmt.Fprintln(stderr, "stopped")
 	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS")
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS\tINJECTED")
 	for _, s := range t.Stats() {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors)
+		var inj []string
+		for _, k := range target.FaultKinds {
+			if n := s.Injected[k]; n > 0 {
+				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	return tw.Flush()
 }
