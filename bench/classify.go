@@ -23,6 +23,7 @@ const (
 	ClassStatus           = "status"
 	ClassBodySize         = "body_size"
 	ClassBodyMismatch     = "body_mismatch"
+	ClassHeaderSize       = "header_size" // response headers beyond the read buffer
 	ClassReadTimeout      = "read_timeout"
 	ClassEOF              = "eof"
 	ClassOther            = "other"

@@ -171,8 +171,12 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 	if err != nil {
 		if s.Class == "" {
 			s.Class = tlsconn.Class(stage, err)
-			if errors.Is(err, fasthttp.ErrBodyTooLarge) {
+			var small *fasthttp.ErrSmallBuffer
+			switch {
+			case errors.Is(err, fasthttp.ErrBodyTooLarge):
 				s.Class = bench.ClassBodySize
+			case errors.As(err, &small):
+				s.Class = bench.ClassHeaderSize
 			}
 		}
 		s.Err = err

@@ -187,7 +187,7 @@ func (r *Recorder) Record(i int, s *Sample) {
 		} else {
 			sh.errs[s.Class]++
 			if _, ok := sh.examples[s.Class]; !ok && s.Err != nil {
-				sh.examples[s.Class] = s.Err.Error()
+				sh.examples[s.Class] = clip(s.Err.Error(), 300)
 			}
 		}
 	}
@@ -312,4 +312,12 @@ func (r *Recorder) Snapshot() Snapshot {
 		sh.mu.Unlock()
 	}
 	return s
+}
+
+// clip shortens s to at most n bytes (an error may quote what a server sent).
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -317,7 +317,12 @@ func matchesPattern(p, pattern []byte, off int64) bool {
 // fail ends the sample with err and drops the connection: after a broken
 // response the stream cannot be trusted.
 func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
-	if s.Class == "" {
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case s.Class != "":
+	case errors.As(err, &small):
+		s.Class = bench.ClassHeaderSize
+	default:
 		s.Class = tlsconn.Class(stage, err)
 	}
 	s.Err = err

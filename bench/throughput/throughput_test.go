@@ -1,21 +1,19 @@
 package throughput_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
 	"net/textproto"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/internal/rawtls"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
@@ -172,53 +170,6 @@ func TestPipelineAndBudget(t *testing.T) {
 	}
 }
 
-// rawServer serves TLS with p's server configuration; serve handles each
-// connection. It stops when the test ends.
-func rawServer(t *testing.T, p *profiles.Profile, serve func(c net.Conn, r *textproto.Reader)) (string, *cipher.CA) {
-	t.Helper()
-	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", p.ServerConfig(leaf))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				serve(c, textproto.NewReader(bufio.NewReader(c)))
-			}()
-		}
-	}()
-	return ln.Addr().String(), ca
-}
-
-// readRequest reads one request head; false at the end of the connection.
-func readRequest(r *textproto.Reader) bool {
-	if _, err := r.ReadLine(); err != nil {
-		return false
-	}
-	_, err := r.ReadMIMEHeader()
-	return err == nil
-}
-
 func body(n int) []byte {
 	b := make([]byte, n)
 	for i := range b {
@@ -246,7 +197,7 @@ func TestMisbehavingServers(t *testing.T) {
 			// saying so: the engine opens a new one, no error.
 			name: "close between responses", verify: "pattern", reopen: true,
 			serve: func(c net.Conn, r *textproto.Reader) {
-				for i := 0; i < 2 && readRequest(r); i++ {
+				for i := 0; i < 2 && rawtls.ReadRequest(r); i++ {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(good))
 					c.Write(good)
 				}
@@ -256,7 +207,7 @@ func TestMisbehavingServers(t *testing.T) {
 			// Promises 4096 bytes, sends 1000 and closes: eof.
 			name: "close mid-body", class: bench.ClassEOF,
 			serve: func(c net.Conn, r *textproto.Reader) {
-				if readRequest(r) {
+				if rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(good))
 					c.Write(good[:1000])
 				}
@@ -266,7 +217,7 @@ func TestMisbehavingServers(t *testing.T) {
 			// One flipped bit in the body, checked against the pattern.
 			name: "wrong body (pattern)", verify: "pattern", class: bench.ClassBodyMismatch,
 			serve: func(c net.Conn, r *textproto.Reader) {
-				for readRequest(r) {
+				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(bad))
 					c.Write(bad)
 				}
@@ -276,7 +227,7 @@ func TestMisbehavingServers(t *testing.T) {
 			// The same, checked by SHA-256.
 			name: "wrong body (sha256)", verify: "sha256:" + hex.EncodeToString(sum[:]), class: bench.ClassBodyMismatch,
 			serve: func(c net.Conn, r *textproto.Reader) {
-				for readRequest(r) {
+				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(bad))
 					c.Write(bad)
 				}
@@ -286,7 +237,7 @@ func TestMisbehavingServers(t *testing.T) {
 			// A correct body passes the SHA-256 check, chunked.
 			name: "chunked, sha256 ok", verify: "sha256:" + hex.EncodeToString(sum[:]),
 			serve: func(c net.Conn, r *textproto.Reader) {
-				for readRequest(r) {
+				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n", 96, good[:96], len(good)-96, good[96:])
 				}
 			},
@@ -295,14 +246,14 @@ func TestMisbehavingServers(t *testing.T) {
 			// Not 200.
 			name: "status 503", class: bench.ClassStatus,
 			serve: func(c net.Conn, r *textproto.Reader) {
-				for readRequest(r) {
+				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy")
 				}
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, ca := rawServer(t, p, tc.serve)
+			addr, ca := rawtls.Serve(t, p, tc.serve)
 			opts := tlsOpts(ca)
 			cfg := refConfig(p, addr, &opts)
 			check, err := throughput.ParseVerify(tc.verify, target.Pattern)

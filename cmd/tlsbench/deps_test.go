@@ -24,6 +24,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
+		"bench/internal/rawtls":      {"cipher", "profiles"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
 	if err != nil {

@@ -84,6 +84,10 @@ func TestBadInput(t *testing.T) {
 		{[]string{"serve", "extra"}, "unexpected arguments"},                                 // stray argument
 		{[]string{"version", "extra"}, "takes no arguments"},
 		{[]string{"throughput", "--pipeline", "0"}, "--pipeline must be at least 1"},
+		{[]string{"serve", "--fault", "explode"}, `unknown fault "explode"`},
+		{[]string{"serve", "--fault", "alert:2"}, "fraction"},
+		{[]string{"serve", "--slow-delay", "0s"}, "--slow-delay"},
+		{[]string{"serve", "--delay", "-1s"}, "--delay"},
 		{[]string{"qualify", "--plan", filepath.Join(dir, "none.yaml")}, "plan"},                          // missing plan
 		{[]string{"qualify", "--plan", badProfile}, "bad.yaml:2: field min_version is not a known field"}, // not a plan
 		{[]string{"qualify", "--dut", "nourl"}, "bad --dut"},                                              // NAME=URL
