@@ -85,6 +85,9 @@ func RunText(w io.Writer, r *metrics.Run) {
 	}
 	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
 		c.CPUSeconds, c.Utilization*100, c.Cores, cost, note, float64(c.MaxRSSBytes)/1e6)
+	if c.GeneratorBound {
+		fmt.Fprintln(w, "  WARNING      generator-bound: the generator used more than 90% of its cores; the target may not have set the pace")
+	}
 }
 
 // CPSTable writes one row per run: the published CPS table with its evidence.

@@ -28,6 +28,10 @@ func HostInfo() metrics.Host {
 	return h
 }
 
+// GeneratorBoundAt is the share of its cores above which a run is marked
+// generator-bound.
+const GeneratorBoundAt = 0.90
+
 // CPUMeter measures this process's CPU time over an interval.
 type CPUMeter struct {
 	wall      time.Time
@@ -63,5 +67,6 @@ func (m CPUMeter) Stop(txns int64) metrics.Client {
 	if txns > 0 {
 		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(txns)
 	}
+	c.GeneratorBound = c.Utilization > GeneratorBoundAt
 	return c
 }

@@ -159,6 +159,9 @@ type Client struct {
 	CPUPerTxnUS float64 `json:"cpu_per_transaction_us,omitempty"`
 	// IncludesTarget is true when an in-process target's CPU is included.
 	IncludesTarget bool `json:"includes_target,omitempty"`
+	// GeneratorBound is true when Utilization was above 90%: the generator,
+	// not the target, may have set the pace.
+	GeneratorBound bool `json:"generator_bound"`
 }
 
 // Percentiles summarises one phase in microseconds.
