@@ -116,7 +116,11 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	exec := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
 	if usesReference(plan) {
-		ref, err := startReference(ctx, dir, *files, plan)
+		var names []string
+		for _, t := range plan.Tests {
+			names = append(names, t.Profiles...)
+		}
+		ref, err := startReference(ctx, dir, *files, names)
 		if err != nil {
 			return err
 		}
@@ -200,9 +204,9 @@ type reference struct {
 	pool  *x509.CertPool
 }
 
-// startReference starts `tlsbench serve` for the plan's profiles and reads
-// its addresses.
-func startReference(ctx context.Context, dir string, files []string, plan *method.Plan) (*reference, error) {
+// startReference starts `tlsbench serve` for the named profiles and reads
+// its addresses; its CA certificate goes into dir.
+func startReference(ctx context.Context, dir string, files []string, names []string) (*reference, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -213,12 +217,10 @@ func startReference(ctx context.Context, dir string, files []string, plan *metho
 		args = append(args, "--profile-file", f)
 	}
 	seen := map[string]bool{}
-	for _, t := range plan.Tests {
-		for _, p := range t.Profiles {
-			if !seen[p] {
-				seen[p] = true
-				args = append(args, "--profile", p)
-			}
+	for _, p := range names {
+		if !seen[p] {
+			seen[p] = true
+			args = append(args, "--profile", p)
 		}
 	}
 	cmd := exec.Command(self, args...)

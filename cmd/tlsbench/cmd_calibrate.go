@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+const calibrateUsage = `tlsbench calibrate [--profile NAME]... [--cps GOAL] [--gbps GOAL] [flags]
+
+Measures, on this machine, what the generator pays per full handshake and per
+GB of payload for each profile, against the reference target running as a
+separate process, and says how many generator cores a CPS or Gbps goal needs.`
+
+func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("calibrate")
+	names := fs.StringArray("profile", nil, "profile `NAME` (repeatable; default the three seed profiles)")
+	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	dur := fs.DurationP("duration", "d", 3*time.Second, "each measurement's `DURATION`")
+	cpsGoal := fs.Float64("cps", 0, "a CPS `GOAL` to size (e.g. 105000)")
+	gbpsGoal := fs.Float64("gbps", 0, "a throughput `GOAL` in Gbps to size (e.g. 53)")
+	if err := parseFlags(fs, calibrateUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected arguments %q", fs.Args())
+	}
+	if *dur <= 0 || *cpsGoal < 0 || *gbpsGoal < 0 {
+		return usagef("--duration must be positive and the goals not negative")
+	}
+	set, err := loadProfiles(*files)
+	if err != nil {
+		return err
+	}
+	if len(*names) == 0 {
+		*names = append([]string(nil), profiles.SeedProfiles...)
+	}
+	var ps []*profiles.Profile
+	for _, n := range *names {
+		p, err := set.Get(n)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		ps = append(ps, p)
+	}
+	dir, err := os.MkdirTemp("", "tlsbench-calibrate")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ref, err := startReference(ctx, dir, *files, *names)
+	if err != nil {
+		return err
+	}
+	defer ref.stop()
+	fmt.Fprintf(stderr, "tlsbench calibrate: reference target started as process %d; %s per measurement\n", ref.cmd.Process.Pid, *dur)
+
+	type row struct {
+		p         *profiles.Profile
+		usPerTxn  float64
+		sPerGB    float64
+		cps, gbps float64
+		cpsBound  bool
+		gbpsBound bool
+	}
+	var rows []row
+	for _, p := range ps {
+		base, roots, err := ref.lookup(p.Name)
+		if err != nil {
+			return err
+		}
+		ep, err := parseTarget(base, nil, "", "/")
+		if err != nil {
+			return err
+		}
+		r := row{p: p}
+		for _, engine := range []string{job.CPS, job.Throughput} {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			spec := &job.Spec{
+				Engine: engine,
+				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
+				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench/" + version},
+				Load:    bench.Config{Concurrency: map[string]int{job.CPS: 16, job.Throughput: 8}[engine], Duration: *dur, Warmup: time.Second},
+				Tool:    toolInfo(),
+			}
+			run, err := job.Run(ctx, spec)
+			if err != nil {
+				return err
+			}
+			if run.Whole.Transactions == 0 {
+				return noSuccess(run, set)
+			}
+			if engine == job.CPS {
+				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, run.CPS, run.Client.GeneratorBound
+			} else {
+				r.sPerGB, r.gbps, r.gbpsBound = reports.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
+			}
+			fmt.Fprintf(stderr, "  %s %s: %s\n", p.Name, engine, calibrateLine(run))
+		}
+		rows = append(rows, r)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tCPU/HANDSHAKE\tHANDSHAKES/CORE-S\tCPU/GB\tGBPS/CORE\tMEASURED CPS\tMEASURED GBPS")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%.0f µs\t%.0f\t%.2f s\t%.2f\t%.0f%s\t%.2f%s\n", r.p.Name, r.usPerTxn, 1e6/r.usPerTxn, r.sPerGB, 8/r.sPerGB,
+			r.cps, boundMark(r.cpsBound), r.gbps, boundMark(r.gbpsBound))
+	}
+	tw.Flush()
+	for _, r := range rows {
+		if *cpsGoal > 0 {
+			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n", reports.FormatCPS(*cpsGoal), r.p.Name, *cpsGoal*r.usPerTxn/1e6)
+		}
+		if *gbpsGoal > 0 {
+			fmt.Fprintf(stdout, "%s of %s needs ≈ %.0f cores of this machine\n", reports.FormatGbps(*gbpsGoal), r.p.Name, *gbpsGoal*r.sPerGB/8)
+		}
+	}
+	fmt.Fprintln(stdout, strings.TrimSpace(`
+Costs are the generator's own CPU (getrusage) over the whole run divided by the work done;
+the reference target ran in another process. A cost measured while the generator was
+not busy is higher than when it is saturated (per-connection wake-ups); * marks runs that
+were generator-bound.`))
+	return nil
+}
+
+func calibrateLine(r *metrics.Run) string {
+	if r.Engine == job.CPS {
+		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", r.CPS, r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
+	}
+	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, reports.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
+}
+
+func boundMark(b bool) string {
+	if b {
+		return "*"
+	}
+	return ""
+}
