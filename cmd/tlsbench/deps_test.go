@@ -10,6 +10,9 @@ import (
 // honest: every non-standard import of a package must be allowed for it.
 func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/tlsbench/tlsbench/"
+	// The packages of gonum.org/v1/plot the reports' charts use.
+	plot := []string{"gonum.org/v1/plot", "gonum.org/v1/plot/font", "gonum.org/v1/plot/plotter", "gonum.org/v1/plot/plotutil",
+		"gonum.org/v1/plot/vg", "gonum.org/v1/plot/vg/draw", "gonum.org/v1/plot/vg/vgimg", "gonum.org/v1/plot/vg/vgsvg"}
 	allowed := map[string][]string{
 		"cipher":           {},
 		"profiles":         {"cipher", "go.yaml.in/yaml/v3"},
@@ -20,11 +23,12 @@ func TestDependencyRules(t *testing.T) {
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
-		"reports":          {"bench/metrics", "bench/method"},
+		"reports":          append([]string{"bench/metrics", "bench/method"}, plot...),
 		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 		"bench/internal/rawtls":      {"cipher", "profiles"},
+		"reports/reporttest":         {"bench/metrics", "bench/method", "profiles"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
 	if err != nil {

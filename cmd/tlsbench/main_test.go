@@ -400,3 +400,17 @@ method:
 		t.Errorf("resumed table differs:\n%s\nvs\n%s", again, stdout)
 	}
 }
+
+// TestCalibrate measures one profile against the reference target (a child
+// process) and sizes goals.
+func TestCalibrate(t *testing.T) {
+	code, stdout, stderr := invoke(t, context.Background(), "calibrate", "-d", "500ms", "--profile", "rsa2048-aes128-gcm-sha256", "--cps", "105000", "--gbps", "53")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"105k CPS of rsa2048-aes128-gcm-sha256 needs ≈", "53 Gbps of rsa2048-aes128-gcm-sha256 needs ≈", "CPU/HANDSHAKE"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

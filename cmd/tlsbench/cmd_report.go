@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
+	"go.yaml.in/yaml/v3"
+)
+
+const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|hlog] [-o FILE]
+
+Renders campaigns (directories written by qualify) and run records (the
+--json files of cps and throughput): the published table — per profile,
+cipher, group or key, Throughput and CPS (SR=0) of every DUT side by side,
+with each DUT's ratio to the first — and the methodology appendix behind it
+(preliminary, exploratory and final phases, the published run, the
+environment). Run records are grouped by DUT (the target's host), engine
+and profile; the best record of each group that the method's default
+acceptance rule accepts is published.
+
+Formats: text; md (Markdown, its charts written as PNG files beside -o
+FILE); csv (the published table); json (table and appendix); html (one
+self-contained file, charts inline); hlog (the latency histograms of the
+run records and of the campaigns' published runs, as an HdrHistogram
+interval log; values in microseconds).`
+
+// reportFormats are the formats of report; compare has all but hlog.
+var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog"}
+
+func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
+	fs := newFlags("report")
+	format, out := outputFlags(fs, reportFormats)
+	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if err := checkFormat(*format, reportFormats, *out); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		return usagef("no input: give campaign directories or run record files")
+	}
+	var inputs []reports.Input
+	for _, arg := range fs.Args() {
+		in, err := readInput(arg)
+		if err != nil {
+			return err
+		}
+		inputs = append(inputs, in)
+	}
+	if *format == "hlog" {
+		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
+	}
+	r, err := reports.Build(inputs)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	return renderers[*reports.Report]{reports.ReportText, reports.ReportMarkdown, reports.ReportCSV, reports.ReportJSON,
+		reports.ReportHTML}.write(*format, *out, stdout, r)
+}
+
+// outputFlags defines --format and -o of report and compare.
+func outputFlags(fs *pflag.FlagSet, formats []string) (format, out *string) {
+	format = fs.StringP("format", "f", "text", "`FORMAT`: "+strings.Join(formats, ", "))
+	out = fs.StringP("output", "o", "", "write to `FILE` instead of stdout (md: its charts go beside it)")
+	return format, out
+}
+
+// checkFormat checks --format against the command's formats; md needs an
+// output file to put its charts beside.
+func checkFormat(format string, formats []string, out string) error {
+	if !slices.Contains(formats, format) {
+		return usagef("unknown --format %q (formats: %s)", format, strings.Join(formats, ", "))
+	}
+	if format == "md" && out == "" {
+		return usagef("--format md writes its charts as PNG files beside the report: give -o FILE")
+	}
+	return nil
+}
+
+// renderers are the renderers of a report or a comparison, one a format.
+type renderers[T any] struct {
+	text     func(io.Writer, T) error
+	markdown func(w io.Writer, v T, prefix string, save func(name string, png []byte) error) error
+	csv      func(io.Writer, T) error
+	json     func(io.Writer, T) error
+	html     func(io.Writer, T) error
+}
+
+// write renders v in format to the file out (its Markdown charts beside
+// it), or to stdout.
+func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
+	return writeOutput(out, stdout, func(w io.Writer) error {
+		switch format {
+		case "md":
+			prefix, save := chartFiles(out)
+			return rs.markdown(w, v, prefix, save)
+		case "csv":
+			return rs.csv(w, v)
+		case "json":
+			return rs.json(w, v)
+		case "html":
+			return rs.html(w, v)
+		}
+		return rs.text(w, v)
+	})
+}
+
+// writeOutput renders into memory, then writes file atomically, or stdout
+// when file is "".
+func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) error {
+	var buf bytes.Buffer
+	if err := render(&buf); err != nil {
+		return err
+	}
+	if file == "" {
+		_, err := stdout.Write(buf.Bytes())
+		return err
+	}
+	if err := metrics.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		return usagef("-o %s: %v", file, err)
+	}
+	return nil
+}
+
+// chartFiles names the Markdown report's chart files after it (report.md:
+// report-cps.png …) and saves them beside it.
+func chartFiles(out string) (string, func(name string, png []byte) error) {
+	base := filepath.Base(out)
+	prefix := strings.TrimSuffix(base, filepath.Ext(base)) + "-"
+	return prefix, func(name string, png []byte) error {
+		return metrics.WriteFile(filepath.Join(filepath.Dir(out), name), png, 0o644)
+	}
+}
+
+// readInput reads a campaign directory or a run record.
+func readInput(path string) (reports.Input, error) {
+	in := reports.Input{Name: path}
+	st, err := os.Stat(path)
+	if err != nil {
+		return in, usagef("%s: %v", path, pathErr(err))
+	}
+	if st.IsDir() {
+		in.Campaign, err = readCampaign(path)
+		return in, err
+	}
+	switch filepath.Base(path) {
+	case method.SummaryFile, method.LedgerFile, "plan.yaml":
+		return in, usagef("%s is part of a campaign: give its directory, %s", path, filepath.Dir(path))
+	}
+	in.Run, err = metrics.ReadRun(path)
+	if err != nil {
+		return in, usagef("%v (want a run record or a campaign directory)", pathErr(err))
+	}
+	return in, nil
+}
+
+// pathErr drops the operation and path of a file system error, which the
+// message already names.
+func pathErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// readCampaign reads a campaign directory without changing it: its summary,
+// its ledger (a last line torn by a crash is passed over, as qualify does)
+// and its plan, if it has one.
+func readCampaign(dir string) (*reports.Campaign, error) {
+	c := &reports.Campaign{Dir: dir}
+	data, err := os.ReadFile(filepath.Join(dir, method.SummaryFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, lerr := os.Stat(filepath.Join(dir, method.LedgerFile)); lerr == nil {
+			return nil, usagef("%s has no %s: the campaign did not finish (tlsbench qualify --resume %s)", dir, method.SummaryFile, dir)
+		}
+		return nil, usagef("%s is not a campaign directory (no %s or %s)", dir, method.LedgerFile, method.SummaryFile)
+	case err != nil:
+		return nil, usagef("%s: %v", dir, err)
+	}
+	c.Summary = &method.Summary{}
+	if err := json.Unmarshal(data, c.Summary); err != nil {
+		return nil, usagef("%s: %v", filepath.Join(dir, method.SummaryFile), err)
+	}
+	if c.Ledger, err = readLedger(filepath.Join(dir, method.LedgerFile)); err != nil {
+		return nil, err
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "plan.yaml")); err == nil {
+		c.Plan = &method.Plan{}
+		if err := yaml.Unmarshal(data, c.Plan); err != nil {
+			return nil, usagef("%s: %v", filepath.Join(dir, "plan.yaml"), err)
+		}
+	}
+	return c, nil
+}
+
+// readLedger reads a ledger's entries. As method.OpenLedger does, it
+// passes over a last line torn or damaged by a crash.
+func readLedger(file string) ([]*method.Entry, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, usagef("%s: %v", file, pathErr(err))
+	}
+	var out []*method.Entry
+	for off, n := 0, 1; off < len(data); n++ {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			break // a last line torn by a crash
+		}
+		line := data[off : off+nl]
+		off += nl + 1
+		var e method.Entry
+		if err := json.Unmarshal(line, &e); err != nil || e.Key == "" {
+			if off == len(data) {
+				break // a damaged last line
+			}
+			return nil, usagef("%s: line %d is not a ledger entry", file, n)
+		}
+		if e.Run != nil && e.Run.Schema != metrics.Schema {
+			return nil, usagef("%s: line %d: run schema %q, want %q", file, n, e.Run.Schema, metrics.Schema)
+		}
+		out = append(out, &e)
+	}
+	return out, nil
+}

@@ -1,0 +1,278 @@
+package reports
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// ComparisonReport is what `tlsbench compare A B` renders: two run records
+// side by side, or two campaigns cell by cell (the published run of each
+// cell). B is the baseline: deltas are A − B.
+type ComparisonReport struct {
+	A     string           `json:"a"`
+	B     string           `json:"b"`
+	Cells []CellComparison `json:"cells"`
+	// Unmatched says which cells of either side have no counterpart with
+	// a published run.
+	Unmatched []string `json:"unmatched,omitempty"`
+}
+
+// CellComparison is the comparison of one cell (DUT × test × profile) or
+// of two run records.
+type CellComparison struct {
+	Cell string `json:"cell"`
+	metrics.Comparison
+	// The latency curves of A and B, for the charts.
+	curvesA, curvesB map[string][]metrics.Quantile
+}
+
+// BuildComparison compares two inputs of a kind: two run records (of one
+// engine), or two campaigns, whose cells are matched by DUT, engine and
+// profile — by engine and profile alone when each has a single DUT, so that
+// one DUT can be held against another.
+func BuildComparison(a, b Input) (*ComparisonReport, error) {
+	rep := &ComparisonReport{A: a.Name, B: b.Name}
+	switch {
+	case a.Run != nil && b.Run != nil:
+		ra, rb := a.Run, b.Run
+		if ra.Engine != rb.Engine {
+			return nil, fmt.Errorf("%s is a %s run and %s a %s run: compare runs of one engine", a.Name, ra.Engine, b.Name, rb.Engine)
+		}
+		cell := ra.Engine + " " + ra.Profile
+		if ra.Profile != rb.Profile {
+			cell += " vs " + rb.Profile
+		}
+		cc, err := compareRuns(cell, a.Name, b.Name, ra, rb)
+		if err != nil {
+			return nil, err
+		}
+		rep.Cells = append(rep.Cells, cc)
+	case a.Campaign != nil && b.Campaign != nil:
+		if a.Campaign.Summary == nil || b.Campaign.Summary == nil {
+			return nil, fmt.Errorf("%s or %s has no summary", a.Name, b.Name)
+		}
+		if err := compareCampaigns(rep, a.Campaign, b.Campaign); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s and %s are not of a kind: compare two run records or two campaign directories", a.Name, b.Name)
+	}
+	return rep, nil
+}
+
+func compareRuns(cell, a, b string, ra, rb *metrics.Run) (CellComparison, error) {
+	cc := CellComparison{Cell: cell, Comparison: *metrics.Compare(a, b, ra, rb),
+		curvesA: map[string][]metrics.Quantile{}, curvesB: map[string][]metrics.Quantile{}}
+	for _, phase := range curvePhases {
+		for _, side := range []struct {
+			r      *metrics.Run
+			curves map[string][]metrics.Quantile
+		}{{ra, cc.curvesA}, {rb, cc.curvesB}} {
+			if _, ok := side.r.Histograms[phase]; !ok {
+				continue
+			}
+			q, err := side.r.Curve(phase)
+			if err != nil {
+				return cc, err
+			}
+			side.curves[phase] = q
+		}
+	}
+	return cc, nil
+}
+
+// published is a campaign cell and the record of its published run.
+type published struct {
+	cell *method.Cell
+	run  *metrics.Run
+}
+
+// cellsOf returns a campaign's cells by key, in order.
+func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) {
+	cells = map[string]published{}
+	seen := map[string]bool{}
+	for _, cell := range c.Summary.Cells {
+		if !seen[cell.DUT] {
+			seen[cell.DUT] = true
+			duts++
+		}
+	}
+	for _, cell := range c.Summary.Cells {
+		k := cell.Engine + " " + cell.Profile
+		if duts > 1 {
+			k = cell.DUT + " " + k
+		}
+		keys = append(keys, k)
+		cells[k] = published{cell: cell, run: publishedRun(c.Ledger, cell)}
+	}
+	return keys, cells, duts
+}
+
+func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
+	keysA, cellsA, dutsA := cellsOf(a)
+	keysB, cellsB, dutsB := cellsOf(b)
+	if (dutsA == 1) != (dutsB == 1) {
+		return fmt.Errorf("%s has %d DUTs and %s %d: cells are matched by DUT name, or by engine and profile when each has one DUT",
+			rep.A, dutsA, rep.B, dutsB)
+	}
+	label := func(c *Campaign, p published) string {
+		return fmt.Sprintf("%s: %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, chosenSeq(p.cell.Runs))
+	}
+	for _, k := range keysA {
+		pa, pb := cellsA[k], cellsB[k]
+		switch {
+		case pb.cell == nil:
+			rep.Unmatched = append(rep.Unmatched, k+": only in A")
+		case pa.run == nil:
+			rep.Unmatched = append(rep.Unmatched, k+": no published run in A")
+		case pb.run == nil:
+			rep.Unmatched = append(rep.Unmatched, k+": no published run in B")
+		default:
+			cc, err := compareRuns(k, label(a, pa), label(b, pb), pa.run, pb.run)
+			if err != nil {
+				return err
+			}
+			rep.Cells = append(rep.Cells, cc)
+		}
+	}
+	for _, k := range keysB {
+		if cellsA[k].cell == nil {
+			rep.Unmatched = append(rep.Unmatched, k+": only in B")
+		}
+	}
+	if len(rep.Cells) == 0 {
+		return fmt.Errorf("%s and %s have no cell in common with a published run on both sides", rep.A, rep.B)
+	}
+	return nil
+}
+
+// ComparisonText writes the comparison as plain text.
+func ComparisonText(w io.Writer, c *ComparisonReport) error { return comparisonDoc(c).writeText(w) }
+
+// ComparisonMarkdown writes the comparison as Markdown, its charts saved as
+// PNG files as ReportMarkdown does.
+func ComparisonMarkdown(w io.Writer, c *ComparisonReport, prefix string, save func(name string, png []byte) error) error {
+	return comparisonDoc(c).writeMarkdown(w, prefix, save)
+}
+
+// ComparisonHTML writes the comparison as one self-contained HTML file.
+func ComparisonHTML(w io.Writer, c *ComparisonReport) error {
+	return comparisonDoc(c).writeHTML(w, "tlsbench compare: "+c.A+" vs "+c.B)
+}
+
+// ComparisonJSON writes the comparison as indented JSON.
+func ComparisonJSON(w io.Writer, c *ComparisonReport) error { return writeJSON(w, c) }
+
+// ComparisonCSV writes one line per cell and metric, unformatted.
+func ComparisonCSV(w io.Writer, c *ComparisonReport) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"cell", "metric", "unit", "a", "b", "delta", "delta_pct"})
+	for _, cc := range c.Cells {
+		for _, d := range cc.Rows {
+			cw.Write([]string{cc.Cell, d.Metric, d.Unit, csvFloat(&d.A), csvFloat(&d.B), csvFloat(&d.Delta), csvFloat(d.DeltaPct)})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// comparisonDoc lays a comparison out as the WAF study did: metric, A, B,
+// and the impact, absolute and relative.
+func comparisonDoc(c *ComparisonReport) document {
+	d := document{heading{1, "tlsbench compare: " + c.A + " vs " + c.B}}
+	d = append(d, para("A: "+c.A+". B: "+c.B+" (the baseline). Δ = A − B; Δ% = (A − B) ÷ B."))
+	for i, cc := range c.Cells {
+		d = append(d, heading{2, cc.Cell})
+		d = append(d, para("A: "+cc.A+". B: "+cc.B+"."))
+		t := newTable("Metric", ">A", ">B", ">Δ (A − B)", ">Δ%")
+		var notes []string
+		for _, r := range cc.Rows {
+			name := r.Metric
+			if r.Unit != "" {
+				name += " (" + r.Unit + ")"
+			}
+			if r.Note != "" {
+				notes = append(notes, r.Metric+": "+r.Note)
+			}
+			t.add(name, number(r.A, r.Unit), number(r.B, r.Unit), signed(r.Delta, r.Unit), deltaPct(r))
+		}
+		d = append(d, t)
+		if len(notes) > 0 {
+			d = append(d, list(notes))
+		}
+		var curves []curve
+		for j, phase := range curvePhases {
+			if q := cc.curvesA[phase]; len(q) > 0 {
+				curves = append(curves, curve{name: phase + " A", q: q, color: j})
+			}
+			if q := cc.curvesB[phase]; len(q) > 0 {
+				curves = append(curves, curve{name: phase + " B", q: q, color: j, dashed: true})
+			}
+		}
+		if len(curves) > 0 {
+			d = append(d, latencyChart(slug(fmt.Sprint(i+1), cc.Cell, "latency"), cc.Cell+": latency by percentile, A solid, B dashed", curves))
+		}
+	}
+	if len(c.Unmatched) > 0 {
+		d = append(d, heading{2, "Not compared"}, list(c.Unmatched))
+	}
+	return d
+}
+
+// number formats a value with thousands separators: counts (no unit) as
+// integers, other values to two decimals.
+func number(v float64, unit string) string {
+	if unit == "" && v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return group(strconv.FormatInt(int64(v), 10))
+	}
+	return group(strconv.FormatFloat(v, 'f', 2, 64))
+}
+
+// signed is number with its sign.
+func signed(v float64, unit string) string {
+	if v > 0 {
+		return "+" + number(v, unit)
+	}
+	return number(v, unit)
+}
+
+func deltaPct(d metrics.Delta) string {
+	switch {
+	case d.DeltaPct == nil && d.A == d.B:
+		return "unchanged"
+	case d.DeltaPct == nil:
+		return "n/a"
+	case *d.DeltaPct == 0:
+		return "unchanged"
+	case *d.DeltaPct > 0:
+		return fmt.Sprintf("+%.2f%%", *d.DeltaPct)
+	}
+	return fmt.Sprintf("%.2f%%", *d.DeltaPct)
+}
+
+// group puts thousands separators in a formatted number.
+func group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		b.WriteString("." + frac)
+	}
+	return sign + b.String()
+}

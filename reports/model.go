@@ -1,0 +1,601 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// Campaign is the content of a campaign directory (from qualify), read by
+// the caller: its plan, its summary and its ledger.
+type Campaign struct {
+	Dir     string
+	Plan    *method.Plan // nil when the directory has no plan.yaml
+	Summary *method.Summary
+	Ledger  []*method.Entry // in the order written
+}
+
+// Input is one input of a report or a comparison: a campaign or a run
+// record, and the name it was given by (a directory or a file).
+type Input struct {
+	Name     string
+	Campaign *Campaign
+	Run      *metrics.Run
+}
+
+// Report is what `tlsbench report` renders: the published table (per
+// profile, every DUT side by side) and the methodology appendix behind it.
+// It is plain data; its JSON is the json format.
+type Report struct {
+	Title       string         `json:"title"`
+	DUTs        []string       `json:"duts"`
+	Table       []TableRow     `json:"table"`
+	Campaigns   []CampaignInfo `json:"campaigns,omitempty"`
+	Environment []Environment  `json:"environment"`
+	Appendix    []Section      `json:"appendix"`
+}
+
+// TableRow is one line of the published table: a profile and the results
+// of every DUT for it.
+type TableRow struct {
+	Profile string   `json:"profile"`
+	Cipher  string   `json:"cipher"` // OpenSSL name
+	Group   string   `json:"group"`  // ECDHE group, or the RSA key
+	Results []Result `json:"results"`
+}
+
+// Result is one DUT's published values for a profile.
+type Result struct {
+	DUT string `json:"dut"`
+	// Gbps and CPS are nil when the DUT has no such test for the profile
+	// or no accepted run.
+	Gbps *float64 `json:"gbps"`
+	CPS  *float64 `json:"cps"`
+	// The ratios to the first DUT's values; nil for the first DUT and when
+	// either value is missing.
+	GbpsRatio *float64        `json:"gbps_ratio,omitempty"`
+	CPSRatio  *float64        `json:"cps_ratio,omitempty"`
+	GbpsRuns  method.RunCount `json:"gbps_runs"`
+	CPSRuns   method.RunCount `json:"cps_runs"`
+	// Consistent is false when a campaign's final runs did not agree.
+	Consistent bool   `json:"consistent"`
+	Note       string `json:"note,omitempty"`
+}
+
+// CampaignInfo is what a campaign was: its plan's tests and method, and
+// what differed between its DUTs.
+type CampaignInfo struct {
+	Name        string              `json:"name"`
+	Dir         string              `json:"dir"`
+	Tests       []method.Test       `json:"tests,omitempty"`
+	Method      *method.Method      `json:"method,omitempty"`
+	Differences []method.Difference `json:"differences,omitempty"`
+}
+
+// Environment is a generator the runs were made on, and when.
+type Environment struct {
+	Tool      string    `json:"tool"`
+	Version   string    `json:"version"`
+	GoVersion string    `json:"go_version"`
+	Hostname  string    `json:"hostname"`
+	OS        string    `json:"os"`
+	Arch      string    `json:"arch"`
+	CPUModel  string    `json:"cpu_model"`
+	CPUs      int       `json:"cpus"`
+	First     time.Time `json:"first"` // the first run's start
+	Last      time.Time `json:"last"`  // the last run's end
+	Runs      int       `json:"runs"`
+}
+
+// Section is the appendix of one DUT × test × profile: how its published
+// value was found.
+type Section struct {
+	DUT     string `json:"dut"`
+	Engine  string `json:"engine"`
+	Profile string `json:"profile"`
+	Source  string `json:"source"` // the campaign, or "run records"
+	Unit    string `json:"unit"`   // of the values: "CPS" or "Gbps"
+	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
+	// total (throughput).
+	P99Phase    string         `json:"p99_phase"`
+	Preliminary *method.Prelim `json:"preliminary,omitempty"`
+	Exploration []method.Probe `json:"exploration,omitempty"`
+	Level       int            `json:"level,omitempty"` // the level chosen and frozen
+	Runs        []RunResult    `json:"runs"`
+	Best3       []float64      `json:"best3"`
+	Value       *float64       `json:"value"`
+	Spread      float64        `json:"spread"`
+	Consistent  bool           `json:"consistent"`
+	Failed      string         `json:"failed,omitempty"`
+	// Rule names the acceptance rule the runs were judged by.
+	Rule   string  `json:"rule"`
+	Chosen *Chosen `json:"chosen,omitempty"`
+}
+
+// RunResult is one final run (campaign) or one run record.
+type RunResult struct {
+	Seq      int      `json:"seq"`
+	File     string   `json:"file,omitempty"` // run records: the file
+	Value    float64  `json:"value"`
+	Errors   int64    `json:"errors"`
+	Accepted bool     `json:"accepted"`
+	Reasons  []string `json:"reasons,omitempty"`
+	Chosen   bool     `json:"chosen,omitempty"`
+}
+
+// Chosen is the run whose value is published: its conditions, latency,
+// per-second series and latency curves.
+type Chosen struct {
+	Seq          int                            `json:"seq"`
+	Started      time.Time                      `json:"started"`
+	Ended        time.Time                      `json:"ended"`
+	Target       string                         `json:"target"`
+	Negotiated   metrics.Negotiated             `json:"negotiated"`
+	Load         metrics.Load                   `json:"load"`
+	Transactions int64                          `json:"transactions"`
+	Errors       int64                          `json:"errors"`
+	WarmupS      float64                        `json:"warmup_s"`
+	SteadyStartS float64                        `json:"steady_start_s"`
+	DurationS    float64                        `json:"duration_s"`
+	Latency      map[string]metrics.Percentiles `json:"latency_us"`
+	// Series is the value (CPS or Gbps) of each second of the run, by
+	// completion time, warm-up included.
+	Series []Point `json:"series"`
+	// Curves are the latency curves (µs at metrics.CurvePercentiles) of
+	// the handshake and total phases.
+	Curves map[string][]metrics.Quantile `json:"curves"`
+	Client metrics.Client                `json:"client"`
+}
+
+// Point is one second of a series.
+type Point struct {
+	T float64 `json:"t"` // seconds since the run started
+	V float64 `json:"v"`
+}
+
+// Engines and their units.
+const (
+	cpsEngine        = "cps"
+	throughputEngine = "throughput"
+)
+
+func unitOf(engine string) string {
+	if engine == throughputEngine {
+		return "Gbps"
+	}
+	return "CPS"
+}
+
+// curvePhases are the phases whose latency curves are drawn.
+var curvePhases = []string{"handshake", "total"}
+
+// recordsSource is the Section.Source of run records.
+const recordsSource = "run records"
+
+// defaultRule is how run records are judged: by the method's default
+// acceptance rule.
+func defaultRule() method.Accept { return method.DefaultMethod().Accept }
+
+// item is a DUT × engine × profile of one input, before DUTs are named.
+type item struct {
+	source, dut     string // the input's label and the DUT's own name
+	engine, profile string
+	cipher, group   string
+	value           *float64
+	runs            method.RunCount
+	consistent      bool
+	note            string
+	section         Section
+}
+
+// Build assembles the report of the inputs: every campaign's published
+// rows and cells, and the run records grouped by DUT (the target's host),
+// engine and profile, the best record of each group published.
+func Build(inputs []Input) (*Report, error) {
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("reports: no input")
+	}
+	var items []*item
+	var envRuns []*metrics.Run
+	r := &Report{}
+	var titles []string
+	records := map[string]*recordGroup{}
+	var recordOrder []string
+	for _, in := range inputs {
+		switch {
+		case in.Campaign != nil:
+			c := in.Campaign
+			its, err := campaignItems(c)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", in.Name, err)
+			}
+			items = append(items, its...)
+			info := CampaignInfo{Name: c.Summary.Name, Dir: c.Dir, Differences: c.Summary.Differences}
+			if c.Plan != nil {
+				m := c.Plan.Method
+				info.Tests, info.Method = c.Plan.Tests, &m
+			}
+			r.Campaigns = append(r.Campaigns, info)
+			titles = append(titles, c.Summary.Name)
+			for _, e := range c.Ledger {
+				if e.Run != nil {
+					envRuns = append(envRuns, e.Run)
+				}
+			}
+		case in.Run != nil:
+			run := in.Run
+			k := DUTOf(run) + "|" + run.Engine + "|" + run.Profile
+			g, ok := records[k]
+			if !ok {
+				g = &recordGroup{}
+				records[k] = g
+				recordOrder = append(recordOrder, k)
+				// The group takes the place of its first record.
+				items = append(items, &item{source: recordsSource, dut: DUTOf(run), engine: run.Engine, profile: run.Profile})
+				g.item = items[len(items)-1]
+			}
+			g.files = append(g.files, in.Name)
+			g.runs = append(g.runs, run)
+			envRuns = append(envRuns, run)
+		default:
+			return nil, fmt.Errorf("reports: input %s is neither a campaign nor a run record", in.Name)
+		}
+	}
+	if len(records) > 0 {
+		titles = append(titles, recordsSource)
+	}
+	for _, k := range recordOrder {
+		records[k].fill()
+	}
+	r.Title = strings.Join(titles, ", ")
+	r.DUTs = nameDUTs(items)
+	r.Table = publishedRows(items, r.DUTs)
+	for _, it := range items {
+		r.Appendix = append(r.Appendix, it.section)
+	}
+	r.Environment = environments(envRuns)
+	return r, nil
+}
+
+// DUTOf names the DUT of a run record: the in-process reference target, or
+// the host of the target's URL (its address when it has no URL).
+func DUTOf(r *metrics.Run) string {
+	if r.Target.InProcess {
+		return "reference (in-process)"
+	}
+	if u, err := url.Parse(r.Target.URL); err == nil && u.Hostname() != "" {
+		return u.Hostname()
+	}
+	if host, _, err := net.SplitHostPort(r.Target.Address); err == nil {
+		return host
+	}
+	return r.Target.Address
+}
+
+// campaignItems returns a campaign's published rows, one item per cell,
+// with the cells' sections.
+func campaignItems(c *Campaign) ([]*item, error) {
+	s := c.Summary
+	if s == nil {
+		return nil, fmt.Errorf("the campaign has no summary")
+	}
+	source := s.Name
+	if c.Dir != "" {
+		source = filepath.Base(c.Dir)
+	}
+	prelim := map[string]method.Prelim{}
+	for _, p := range s.Preliminary {
+		prelim[p.DUT+"|"+p.Engine+"|"+p.Profile] = p
+	}
+	rows := map[string]method.Row{}
+	for _, row := range s.Rows {
+		rows[row.DUT+"|"+row.Profile] = row
+	}
+	var out []*item
+	for _, cell := range s.Cells {
+		row, ok := rows[cell.DUT+"|"+cell.Profile]
+		if !ok {
+			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
+		}
+		it := &item{source: source, dut: cell.DUT, engine: cell.Engine, profile: cell.Profile, cipher: row.Cipher, group: row.Group,
+			runs: method.RunCount{Accepted: cell.Accepted, Total: cell.Total}, consistent: cell.Consistent}
+		if cell.Accepted > 0 {
+			v := cell.Value
+			it.value = &v
+		}
+		switch {
+		case cell.Failed != "":
+			it.note = unitOf(cell.Engine) + ": " + cell.Failed
+		case !cell.Consistent:
+			it.note = unitOf(cell.Engine) + " inconsistent"
+		}
+		sec := Section{DUT: cell.DUT, Engine: cell.Engine, Profile: cell.Profile, Source: source, Unit: unitOf(cell.Engine),
+			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Level: cell.Level, Best3: cell.Best3,
+			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent, Failed: cell.Failed, Rule: "the campaign's acceptance rule"}
+		if c.Plan != nil {
+			sec.Rule = ruleText(c.Plan.Method.Accept)
+		}
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine+"|"+cell.Profile]; ok {
+			sec.Preliminary = &p
+		}
+		chosen := chosenSeq(cell.Runs)
+		for _, fr := range cell.Runs {
+			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
+			if e := finalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
+				rr.Errors = e.Run.Errors.Total
+			}
+			sec.Runs = append(sec.Runs, rr)
+		}
+		if run := publishedRun(c.Ledger, cell); run != nil {
+			ch, err := chosenOf(run, chosen)
+			if err != nil {
+				return nil, fmt.Errorf("ledger: %s %s %s run %d: %w", cell.DUT, cell.Engine, cell.Profile, chosen, err)
+			}
+			sec.Chosen = ch
+		}
+		it.section = sec
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// chosenSeq is the final run whose value is published: the best accepted
+// one (the first of equals); 0 when none was accepted.
+func chosenSeq(runs []method.FinalRun) int {
+	seq, best := 0, math.Inf(-1)
+	for _, r := range runs {
+		if r.Accepted && r.Value > best {
+			seq, best = r.Seq, r.Value
+		}
+	}
+	return seq
+}
+
+// publishedRun is the record of a cell's published run, nil when none was
+// accepted or the ledger does not have it.
+func publishedRun(ledger []*method.Entry, cell *method.Cell) *metrics.Run {
+	seq := chosenSeq(cell.Runs)
+	if seq == 0 {
+		return nil
+	}
+	if e := finalEntry(ledger, cell, seq); e != nil {
+		return e.Run
+	}
+	return nil
+}
+
+// finalEntry finds a cell's final run in the ledger.
+func finalEntry(ledger []*method.Entry, cell *method.Cell, seq int) *method.Entry {
+	for _, e := range ledger {
+		if e.Phase == method.FinalPhase && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
+			e.Level == cell.Level && e.Seq == seq {
+			return e
+		}
+	}
+	return nil
+}
+
+func p99Phase(engine string) string {
+	if engine == throughputEngine {
+		return "total"
+	}
+	return "handshake"
+}
+
+// chosenOf extracts what the appendix shows of a run.
+func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
+	ch := &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
+		Transactions: r.Transactions, Errors: r.Errors.Total, WarmupS: r.WarmupS, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
+		Latency: r.Latency, Client: r.Client, Curves: map[string][]metrics.Quantile{}}
+	for _, s := range r.Series {
+		v := float64(s.Transactions)
+		if r.Engine == throughputEngine {
+			v = s.Gbps()
+		}
+		ch.Series = append(ch.Series, Point{T: float64(s.T), V: v})
+	}
+	for _, phase := range curvePhases {
+		if _, ok := r.Histograms[phase]; !ok {
+			continue
+		}
+		q, err := r.Curve(phase)
+		if err != nil {
+			return nil, err
+		}
+		if len(q) > 0 {
+			ch.Curves[phase] = q
+		}
+	}
+	return ch, nil
+}
+
+// recordGroup is the run records of one DUT × engine × profile.
+type recordGroup struct {
+	item  *item
+	files []string
+	runs  []*metrics.Run
+}
+
+// fill publishes the group's best accepted record (by the method's
+// default rule; the best of all when none is accepted) and makes its
+// section.
+func (g *recordGroup) fill() {
+	it := g.item
+	rule := defaultRule()
+	sec := Section{DUT: it.dut, Engine: it.engine, Profile: it.profile, Source: recordsSource, Unit: unitOf(it.engine),
+		P99Phase: p99Phase(it.engine), Consistent: true, Rule: ruleText(rule) + " (the method's default)"}
+	var all, accepted []float64
+	for i, run := range g.runs {
+		v := method.Value(run)
+		reasons := rule.Judge(run)
+		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v, Errors: run.Errors.Total,
+			Accepted: len(reasons) == 0, Reasons: reasons})
+		all = append(all, v)
+		if len(reasons) == 0 {
+			accepted = append(accepted, v)
+		}
+	}
+	pool := accepted
+	if len(accepted) == 0 {
+		pool = all
+		it.note = "no record accepted by the default rule"
+	} else if n := len(all) - len(accepted); n > 0 {
+		it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(all), unitOf(it.engine))
+	}
+	best := -1
+	for i, r := range sec.Runs {
+		if (r.Accepted || len(accepted) == 0) && (best < 0 || r.Value > sec.Runs[best].Value) {
+			best = i
+		}
+	}
+	sec.Runs[best].Chosen = true
+	sec.Best3, _, sec.Spread = method.BestOf(pool)
+	v := sec.Runs[best].Value
+	sec.Value = &v
+	n := g.runs[best].Negotiated
+	it.cipher, it.group, it.value, it.consistent = n.OpenSSL, n.GroupOrKey(), &v, true
+	it.runs = method.RunCount{Accepted: len(accepted), Total: len(all)}
+	if ch, err := chosenOf(g.runs[best], best+1); err == nil {
+		sec.Chosen = ch
+	} else {
+		sec.Failed = err.Error()
+	}
+	it.section = sec
+}
+
+// nameDUTs gives every item its DUT's display name, in first-seen order: a
+// DUT's own name, or "name [source]" when inputs share a name.
+func nameDUTs(items []*item) []string {
+	sources := map[string]map[string]bool{}
+	for _, it := range items {
+		if sources[it.dut] == nil {
+			sources[it.dut] = map[string]bool{}
+		}
+		sources[it.dut][it.source] = true
+	}
+	var names []string
+	seen := map[string]bool{}
+	for _, it := range items {
+		if len(sources[it.dut]) > 1 {
+			it.dut += " [" + it.source + "]"
+		}
+		it.section.DUT = it.dut
+		if !seen[it.dut] {
+			seen[it.dut] = true
+			names = append(names, it.dut)
+		}
+	}
+	return names
+}
+
+// publishedRows builds the published table: one row per profile (first-seen
+// order), every DUT's CPS and Gbps, and their ratios to the first DUT's.
+func publishedRows(items []*item, duts []string) []TableRow {
+	var rows []TableRow
+	index := map[string]int{}
+	for _, it := range items {
+		i, ok := index[it.profile]
+		if !ok {
+			i = len(rows)
+			index[it.profile] = i
+			row := TableRow{Profile: it.profile, Results: make([]Result, len(duts))}
+			for d, name := range duts {
+				row.Results[d] = Result{DUT: name, Consistent: true}
+			}
+			rows = append(rows, row)
+		}
+		row := &rows[i]
+		if row.Cipher == "" {
+			row.Cipher, row.Group = it.cipher, it.group
+		}
+		res := &row.Results[indexOf(duts, it.dut)]
+		if it.engine == throughputEngine {
+			res.Gbps, res.GbpsRuns = it.value, it.runs
+		} else {
+			res.CPS, res.CPSRuns = it.value, it.runs
+		}
+		res.Consistent = res.Consistent && it.consistent
+		if it.note != "" {
+			res.Note = joinNote(res.Note, it.note)
+		}
+	}
+	for i := range rows {
+		first := rows[i].Results[0]
+		for d := 1; d < len(duts); d++ {
+			res := &rows[i].Results[d]
+			res.GbpsRatio = ratio(res.Gbps, first.Gbps)
+			res.CPSRatio = ratio(res.CPS, first.CPS)
+		}
+	}
+	return rows
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func ratio(v, base *float64) *float64 {
+	if v == nil || base == nil || *base == 0 {
+		return nil
+	}
+	x := *v / *base
+	return &x
+}
+
+// environments lists the distinct generators of runs, with the span of
+// their runs, in the order first seen.
+func environments(runs []*metrics.Run) []Environment {
+	var out []Environment
+	index := map[string]int{}
+	for _, r := range runs {
+		e := Environment{Tool: r.Tool.Name, Version: r.Tool.Version, GoVersion: r.Tool.GoVersion, Hostname: r.Host.Hostname,
+			OS: r.Host.OS, Arch: r.Host.Arch, CPUModel: r.Host.CPUModel, CPUs: r.Host.CPUs}
+		k := fmt.Sprint(e)
+		i, ok := index[k]
+		if !ok {
+			i = len(out)
+			index[k] = i
+			e.First, e.Last = r.Started, r.Ended
+			out = append(out, e)
+		}
+		x := &out[i]
+		x.Runs++
+		if r.Started.Before(x.First) {
+			x.First = r.Started
+		}
+		if r.Ended.After(x.Last) {
+			x.Last = r.Ended
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].First.Before(out[j].First) })
+	return out
+}
+
+// ruleText says what an acceptance rule accepts.
+func ruleText(a method.Accept) string {
+	errs := "no error"
+	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
+		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
+	}
+	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
+}

@@ -1,0 +1,350 @@
+package reports
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+)
+
+// ReportText writes the report as plain text: the published table, then the
+// methodology appendix (no charts).
+func ReportText(w io.Writer, r *Report) error { return reportDoc(r).writeText(w) }
+
+// ReportMarkdown writes the report as Markdown. Its charts are PNG images,
+// handed to save with their names (prefix + chart + ".png"), which the
+// Markdown links to as they are: save them beside the Markdown file. With
+// save nil, the charts are linked but not made.
+func ReportMarkdown(w io.Writer, r *Report, prefix string, save func(name string, png []byte) error) error {
+	return reportDoc(r).writeMarkdown(w, prefix, save)
+}
+
+// ReportHTML writes the report as one self-contained HTML file: the tables
+// and the charts (inline SVG); nothing is fetched when it is opened.
+func ReportHTML(w io.Writer, r *Report) error {
+	return reportDoc(r).writeHTML(w, "tlsbench report: "+r.Title)
+}
+
+// ReportJSON writes the report as indented JSON (the Report type).
+func ReportJSON(w io.Writer, r *Report) error { return writeJSON(w, r) }
+
+func writeJSON(w io.Writer, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(data, '\n'))
+	return err
+}
+
+// ReportCSV writes the published table as CSV, one line per DUT and
+// profile, with unformatted values (empty when there is none).
+func ReportCSV(w io.Writer, r *Report) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"dut", "profile", "cipher", "group", "gbps", "cps", "gbps_ratio", "cps_ratio",
+		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note"})
+	for _, row := range r.Table {
+		for _, res := range row.Results {
+			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 {
+				continue // the DUT has no test of this profile
+			}
+			cw.Write([]string{res.DUT, row.Profile, row.Cipher, row.Group, csvFloat(res.Gbps), csvFloat(res.CPS),
+				csvFloat(res.GbpsRatio), csvFloat(res.CPSRatio), strconv.Itoa(res.GbpsRuns.Accepted), strconv.Itoa(res.GbpsRuns.Total),
+				strconv.Itoa(res.CPSRuns.Accepted), strconv.Itoa(res.CPSRuns.Total), strconv.FormatBool(res.Consistent), res.Note})
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvFloat formats a value to ten significant digits, "" when there is
+// none.
+func csvFloat(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'g', 10, 64)
+}
+
+// reportDoc lays the report out.
+func reportDoc(r *Report) document {
+	d := document{heading{1, "tlsbench report: " + r.Title}}
+	d = append(d, para("DUTs: "+strings.Join(r.DUTs, ", ")+"."))
+	d = append(d, heading{2, "Published table"})
+	d = append(d, publishedTable(r))
+	explain := "Throughput: payload Gbps of the throughput test; CPS (SR=0): connections per second, each a full TLS handshake " +
+		"(session reuse off). A campaign publishes the best of its three best accepted final runs (inconsistent: fewer than the " +
+		"required accepted runs agreed within the tolerance); run records, their best accepted record."
+	if len(r.DUTs) > 1 {
+		explain += fmt.Sprintf(" ×%s: each DUT's value ÷ %s's.", r.DUTs[0], r.DUTs[0])
+	}
+	d = append(d, para(explain))
+	d = append(d, barCharts(r)...)
+	d = append(d, heading{2, "Methodology appendix"})
+	for _, c := range r.Campaigns {
+		d = append(d, campaignBlocks(c)...)
+	}
+	d = append(d, heading{3, "Environment"})
+	env := newTable("Tool", "Go", "Host", "CPU", ">Cores", "OS/arch", ">Runs", "From", "To")
+	for _, e := range r.Environment {
+		env.add(e.Tool+" "+e.Version, e.GoVersion, e.Hostname, dash(e.CPUModel), strconv.Itoa(e.CPUs), e.OS+"/"+e.Arch,
+			strconv.Itoa(e.Runs), stamp(e.First), stamp(e.Last))
+	}
+	d = append(d, env)
+	for i := range r.Appendix {
+		d = append(d, sectionBlocks(&r.Appendix[i])...)
+	}
+	return d
+}
+
+// publishedTable is the study's table: cipher, group or key, Throughput and
+// CPS of every DUT, with each DUT's ratio to the first.
+func publishedTable(r *Report) *table {
+	cols := []string{"Cipher (OpenSSL)", "ECDHE group / key"}
+	for _, metric := range []string{"Throughput", "CPS (SR=0)"} {
+		for i, dut := range r.DUTs {
+			if len(r.DUTs) == 1 {
+				cols = append(cols, ">"+metric)
+			} else {
+				cols = append(cols, ">"+metric+" "+dut)
+			}
+			if i > 0 {
+				cols = append(cols, ">×"+r.DUTs[0])
+			}
+		}
+	}
+	t := newTable(append(cols, "Profile", "Note")...)
+	for _, row := range r.Table {
+		cells := []string{dash(row.Cipher), dash(row.Group)}
+		for _, metric := range []string{"Gbps", "CPS"} {
+			for i, res := range row.Results {
+				v, ratio := res.Gbps, res.GbpsRatio
+				format := FormatGbps
+				if metric == "CPS" {
+					v, ratio, format = res.CPS, res.CPSRatio, FormatCPS
+				}
+				cells = append(cells, optional(v, format))
+				if i > 0 {
+					cells = append(cells, optional(ratio, formatRatio))
+				}
+			}
+		}
+		var notes []string
+		for _, res := range row.Results {
+			if res.Note != "" && len(row.Results) > 1 {
+				notes = append(notes, res.DUT+": "+res.Note)
+			} else if res.Note != "" {
+				notes = append(notes, res.Note)
+			}
+		}
+		t.add(append(cells, row.Profile, strings.Join(notes, "; "))...)
+	}
+	return t
+}
+
+// barCharts are the published values as bars: one chart per metric,
+// profiles down, DUTs side by side.
+func barCharts(r *Report) []block {
+	var out []block
+	for _, m := range []struct {
+		name, title, unit string
+		get               func(Result) *float64
+		format            func(float64) string
+	}{
+		{"throughput", "Throughput per profile", "Gbps (payload)", func(x Result) *float64 { return x.Gbps }, FormatGbps},
+		{"cps", "CPS (SR=0) per profile", "connections per second", func(x Result) *float64 { return x.CPS }, FormatCPS},
+	} {
+		vals := make([][]float64, len(r.DUTs))
+		var cats []string
+		for _, row := range r.Table {
+			any := false
+			for _, res := range row.Results {
+				any = any || m.get(res) != nil
+			}
+			if !any {
+				continue
+			}
+			cats = append(cats, row.Profile)
+			for d, res := range row.Results {
+				v := 0.0
+				if p := m.get(res); p != nil {
+					v = *p
+				}
+				vals[d] = append(vals[d], v)
+			}
+		}
+		if len(cats) > 0 {
+			out = append(out, barChart(m.name, m.title, m.unit, cats, r.DUTs, vals, m.format))
+		}
+	}
+	return out
+}
+
+// campaignBlocks describe a campaign's plan and what differed between its
+// DUTs.
+func campaignBlocks(c CampaignInfo) []block {
+	out := []block{heading{3, "Method: " + c.Name}}
+	items := []string{"Campaign directory: " + c.Dir}
+	for _, t := range c.Tests {
+		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s", t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
+	}
+	if m := c.Method; m != nil {
+		items = append(items,
+			fmt.Sprintf("Runs: %s measured after a %s warm-up, %s cooldown between runs",
+				time.Duration(m.Duration), time.Duration(m.Warmup), time.Duration(m.Cooldown)),
+			"Preliminary: one connection per DUT, test and profile: what is negotiated and the body size served",
+			fmt.Sprintf("Exploratory: %s probes at %d, %d, %d … up to %d concurrent connections until the metric gains less than %s or a probe is rejected, then the geometric midpoints around the best; the best accepted level is frozen",
+				time.Duration(m.Explore.ProbeDuration), m.Explore.Concurrency.Min, 2*m.Explore.Concurrency.Min, 4*m.Explore.Concurrency.Min,
+				m.Explore.Concurrency.Max, m.Explore.MinGain),
+			"Acceptance of every run: "+ruleText(m.Accept),
+			fmt.Sprintf("Final: runs at the frozen level until %d accepted runs lie within %s of the best accepted one, at most %d runs; the best of the three best is published",
+				m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns))
+	}
+	out = append(out, list(items))
+	if len(c.Differences) > 0 {
+		out = append(out, para("The DUTs differed in the preliminary phase (the campaign went on with --allow-differences):"))
+		out = append(out, differencesTable(c.Differences))
+	}
+	return out
+}
+
+func differencesTable(diffs []method.Difference) *table {
+	var duts []string
+	seen := map[string]bool{}
+	for _, d := range diffs {
+		for k := range d.Values {
+			if !seen[k] {
+				seen[k] = true
+				duts = append(duts, k)
+			}
+		}
+	}
+	sort.Strings(duts)
+	t := newTable(append([]string{"Test", "Profile", "Field"}, duts...)...)
+	for _, d := range diffs {
+		cells := []string{d.Engine, d.Profile, d.Field}
+		for _, k := range duts {
+			cells = append(cells, dash(d.Values[k]))
+		}
+		t.add(cells...)
+	}
+	return t
+}
+
+// sectionBlocks lay out one DUT × test × profile of the appendix.
+func sectionBlocks(s *Section) []block {
+	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
+	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
+	if p := s.Preliminary; p != nil {
+		verdict := "accepted"
+		if !p.Accepted {
+			verdict = "rejected: " + strings.Join(p.Reasons, "; ")
+		}
+		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.", negotiated(p.Negotiated), p.BodySize, resumption(p), verdict)))
+	} else if s.Chosen != nil {
+		out = append(out, para("Negotiated: "+negotiated(s.Chosen.Negotiated)+"."))
+	}
+	if len(s.Exploration) > 0 {
+		out = append(out, para(fmt.Sprintf("Exploratory phase (p99 of the %s latency):", s.P99Phase)))
+		t := newTable(">Level", ">"+s.Unit, ">p99", ">Errors", ">Generator CPU", "Verdict")
+		for _, pr := range s.Exploration {
+			t.add(strconv.Itoa(pr.Level), value(s.Unit, pr.Value), Micros(float64(pr.P99US)), strconv.FormatInt(pr.Errors, 10),
+				percent(pr.GeneratorCPU), verdict(pr.Accepted, pr.Reasons))
+		}
+		out = append(out, t, exploreChart(slug(s.DUT, s.Engine, s.Profile, "explore"), s))
+		if s.Level > 0 {
+			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
+		}
+	}
+	if len(s.Runs) > 0 {
+		var t *table
+		if s.Source == recordsSource {
+			out = append(out, para("Run records:"))
+			t = newTable(">Record", "File", ">"+s.Unit, ">Errors", "Verdict", "Published")
+		} else {
+			out = append(out, para(fmt.Sprintf("Final runs at %d concurrent connections:", s.Level)))
+			t = newTable(">Run", ">"+s.Unit, ">Errors", "Verdict", "Published")
+		}
+		for _, r := range s.Runs {
+			cells := []string{strconv.Itoa(r.Seq)}
+			if s.Source == recordsSource {
+				cells = append(cells, r.File)
+			}
+			published := ""
+			if r.Chosen {
+				published = "yes"
+			}
+			t.add(append(cells, value(s.Unit, r.Value), strconv.FormatInt(r.Errors, 10), verdict(r.Accepted, r.Reasons), published)...)
+		}
+		out = append(out, t)
+	}
+	out = append(out, para(outcome(s)))
+	if ch := s.Chosen; ch != nil {
+		out = append(out, chosenBlocks(s, ch)...)
+	}
+	return out
+}
+
+// outcome says what the section published, and how sure it is.
+func outcome(s *Section) string {
+	if s.Value == nil {
+		return "Nothing published: " + dash(s.Failed) + "."
+	}
+	best := make([]string, len(s.Best3))
+	for i, v := range s.Best3 {
+		best[i] = value(s.Unit, v)
+	}
+	text := fmt.Sprintf("Best three: %s; spread %s ((best − third best) ÷ best); published: %s %s.",
+		strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+	if !s.Consistent {
+		text += " Inconsistent: fewer than the required accepted runs agreed within the tolerance."
+	}
+	return text
+}
+
+// chosenBlocks describe the published run: conditions, latency, charts.
+func chosenBlocks(s *Section, ch *Chosen) []block {
+	load := fmt.Sprintf("%s loop, %d connections", ch.Load.Mode, ch.Load.Concurrency)
+	if ch.Load.Mode == "open" {
+		load += fmt.Sprintf(", %.0f/s offered (%d late, %d dropped)", ch.Load.Rate, ch.Load.Late, ch.Load.Dropped)
+	}
+	cpu := fmt.Sprintf("generator CPU %s of %d cores", percent(ch.Client.Utilization), ch.Client.Cores)
+	if ch.Client.IncludesTarget {
+		cpu += " (includes the in-process target)"
+	}
+	out := []block{para(fmt.Sprintf("Published run %d: %s to %s, target %s; %s; %d transactions and %d errors in the %.2f s steady window (after %.2f s of warm-up); %s.",
+		ch.Seq, stamp(ch.Started), stamp(ch.Ended), ch.Target, load, ch.Transactions, ch.Errors, ch.DurationS, ch.SteadyStartS, cpu))}
+	t := newTable("Latency", ">Count", ">p50", ">p90", ">p99", ">p99.9", ">Max")
+	for _, phase := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
+		l, ok := ch.Latency[phase]
+		if !ok || l.Count == 0 {
+			continue
+		}
+		t.add(phase, strconv.FormatInt(l.Count, 10), Micros(float64(l.P50)), Micros(float64(l.P90)), Micros(float64(l.P99)),
+			Micros(float64(l.P999)), Micros(float64(l.Max)))
+	}
+	if len(t.rows) > 0 {
+		out = append(out, t)
+	}
+	if len(ch.Series) > 0 {
+		out = append(out, seriesChart(slug(s.DUT, s.Engine, s.Profile, "series"),
+			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.Engine, s.Profile, ch.Seq), s.Unit, ch))
+	}
+	var curves []curve
+	for i, phase := range curvePhases {
+		if q := ch.Curves[phase]; len(q) > 0 {
+			curves = append(curves, curve{name: phase, q: q, color: i})
+		}
+	}
+	if len(curves) > 0 {
+		out = append(out, latencyChart(slug(s.DUT, s.Engine, s.Profile, "latency"),
+			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.Engine, s.Profile, ch.Seq), curves))
+	}
+	return out
+}

@@ -1,0 +1,540 @@
+package reports_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"image/png"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// campaigns caches the synthetic campaigns by name: they are only read.
+var campaigns = struct {
+	sync.Mutex
+	root string
+	m    map[string]reports.Input
+}{m: map[string]reports.Input{}}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	root, err := os.MkdirTemp("", "reports-test")
+	if err != nil {
+		panic(err)
+	}
+	campaigns.root = root
+	code := m.Run()
+	os.RemoveAll(root)
+	os.Exit(code)
+}
+
+// campaign runs a synthetic campaign (once per plan name) and returns it
+// as an input named like a results directory.
+func campaign(t *testing.T, sc reporttest.Scenario) reports.Input {
+	t.Helper()
+	campaigns.Lock()
+	defer campaigns.Unlock()
+	name := "results/" + sc.Plan.Name
+	if in, ok := campaigns.m[name]; ok {
+		return in
+	}
+	s, ledger, err := reporttest.Campaign(filepath.Join(campaigns.root, sc.Plan.Name), sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := reports.Input{Name: name, Campaign: &reports.Campaign{Dir: name, Plan: sc.Plan, Summary: s, Ledger: ledger}}
+	campaigns.m[name] = in
+	return in
+}
+
+func lab(t *testing.T) reports.Input { return campaign(t, reporttest.Lab()) }
+
+// record is a run record input.
+func record(name string, s reporttest.RunSpec) reports.Input {
+	if s.Start.IsZero() {
+		s.Start = reporttest.T0
+	}
+	return reports.Input{Name: name, Run: reporttest.Run(s)}
+}
+
+// records are run records of two DUTs: two CPS records of adc-a (the
+// second with errors), one of adc-b, a throughput record of adc-a.
+func records() []reports.Input {
+	return []reports.Input{
+		record("a-cps-1.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16, Value: 640, CPU: 0.4}),
+		record("a-cps-2.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16, Value: 650, Errors: 2, CPU: 0.4,
+			Start: reporttest.T0.Add(time.Minute)}),
+		record("b-cps.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-b.lab.test", Level: 16, Value: 800, CPU: 0.5,
+			Start: reporttest.T0.Add(2 * time.Minute)}),
+		record("a-throughput.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 8, Value: 5.3,
+			CPU: 0.6, Start: reporttest.T0.Add(3 * time.Minute)}),
+	}
+}
+
+// withWAF and withoutWAF are the two sides of an A/B comparison of records:
+// the WAF costs 6.25% of the CPS at the same concurrency.
+func withWAF() reports.Input {
+	return record("with-waf.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "www.fwtest.com", Level: 16, Value: 600, Errors: 3, CPU: 0.4})
+}
+
+func withoutWAF() reports.Input {
+	return record("without-waf.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "www.fwtest.com", Level: 16, Value: 640, CPU: 0.4,
+		Start: reporttest.T0.Add(time.Minute)})
+}
+
+func build(t *testing.T, inputs ...reports.Input) *reports.Report {
+	t.Helper()
+	r, err := reports.Build(inputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func compare(t *testing.T, a, b reports.Input) *reports.ComparisonReport {
+	t.Helper()
+	c, err := reports.BuildComparison(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestGolden(t *testing.T) {
+	labReport := build(t, lab(t))
+	recordsReport := build(t, records()...)
+	recordsCmp := compare(t, withWAF(), withoutWAF())
+	firmwareCmp := compare(t, campaign(t, reporttest.Firmware("fw2", "adc-a-fw2", 0.9)), campaign(t, reporttest.Firmware("fw1", "adc-a", 1)))
+	for _, tc := range []struct {
+		file   string
+		render func(io.Writer) error
+	}{
+		// A two-DUT campaign: the table side by side with ratios; the
+		// appendix with a rejected run, a rejected probe, an
+		// inconsistent cell.
+		{"report-lab.txt", func(w io.Writer) error { return reports.ReportText(w, labReport) }},
+		{"report-lab.md", func(w io.Writer) error { return reports.ReportMarkdown(w, labReport, "lab-", nil) }},
+		{"report-lab.csv", func(w io.Writer) error { return reports.ReportCSV(w, labReport) }},
+		{"report-lab.json", func(w io.Writer) error { return reports.ReportJSON(w, labReport) }},
+		// Run records grouped by DUT, engine and profile.
+		{"report-records.txt", func(w io.Writer) error { return reports.ReportText(w, recordsReport) }},
+		{"report-records.md", func(w io.Writer) error { return reports.ReportMarkdown(w, recordsReport, "records-", nil) }},
+		{"report-records.csv", func(w io.Writer) error { return reports.ReportCSV(w, recordsReport) }},
+		{"report-records.json", func(w io.Writer) error { return reports.ReportJSON(w, recordsReport) }},
+		// Two records, A against the baseline B.
+		{"compare-records.txt", func(w io.Writer) error { return reports.ComparisonText(w, recordsCmp) }},
+		{"compare-records.md", func(w io.Writer) error { return reports.ComparisonMarkdown(w, recordsCmp, "cmp-", nil) }},
+		{"compare-records.csv", func(w io.Writer) error { return reports.ComparisonCSV(w, recordsCmp) }},
+		{"compare-records.json", func(w io.Writer) error { return reports.ComparisonJSON(w, recordsCmp) }},
+		// Two one-DUT campaigns, cell by cell across DUT names.
+		{"compare-campaigns.txt", func(w io.Writer) error { return reports.ComparisonText(w, firmwareCmp) }},
+		{"compare-campaigns.json", func(w io.Writer) error { return reports.ComparisonJSON(w, firmwareCmp) }},
+	} {
+		var buf bytes.Buffer
+		if err := tc.render(&buf); err != nil {
+			t.Errorf("%s: %v", tc.file, err)
+			continue
+		}
+		golden := filepath.Join("testdata", "golden", tc.file)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test ./reports -update to create it)", err)
+		}
+		if got := buf.String(); got != string(want) {
+			t.Errorf("%s differs from the golden file (go test ./reports -update rewrites it):\n%s", tc.file, firstDiff(got, string(want)))
+		}
+	}
+}
+
+// firstDiff shows the first line that differs.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var a, b string
+		if i < len(g) {
+			a = g[i]
+		}
+		if i < len(w) {
+			b = w[i]
+		}
+		if a != b {
+			return fmt.Sprintf("line %d:\n got: %q\nwant: %q", i+1, a, b)
+		}
+	}
+	return ""
+}
+
+// TestPublishedTable checks the side-by-side table against the summary.
+func TestPublishedTable(t *testing.T) {
+	in := lab(t)
+	r := build(t, in)
+	if got, want := strings.Join(r.DUTs, ","), "adc-a,adc-b"; got != want {
+		t.Errorf("DUTs %s, want %s", got, want)
+	}
+	if got, want := len(r.Table), 2; got != want {
+		t.Fatalf("%d rows, want %d (one per profile)", got, want)
+	}
+	published := map[string]*float64{}
+	for _, row := range in.Campaign.Summary.Rows {
+		published[row.DUT+" cps "+row.Profile] = row.CPS
+		published[row.DUT+" gbps "+row.Profile] = row.Gbps
+	}
+	p384 := r.Table[0]
+	a, b := p384.Results[0], p384.Results[1]
+	for _, c := range []struct {
+		name      string
+		got, want *float64
+	}{
+		// Each DUT's values are the campaign's published ones.
+		{"adc-a CPS", a.CPS, published["adc-a cps "+reporttest.P384]},
+		{"adc-b CPS", b.CPS, published["adc-b cps "+reporttest.P384]},
+		{"adc-a Gbps", a.Gbps, published["adc-a gbps "+reporttest.P384]},
+		{"adc-b Gbps", b.Gbps, published["adc-b gbps "+reporttest.P384]},
+	} {
+		if c.got == nil || c.want == nil || *c.got != *c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// The ratio is adc-b's value over adc-a's; the first DUT has none.
+	if a.CPSRatio != nil || b.CPSRatio == nil {
+		t.Fatalf("ratios %v %v", a.CPSRatio, b.CPSRatio)
+	}
+	if got, want := *b.CPSRatio, *b.CPS / *a.CPS; math.Abs(got-want) > 1e-12 {
+		t.Errorf("adc-b CPS ratio %v, want %v", got, want)
+	}
+	// adc-a's second P-384 run was rejected: the published value is the
+	// best accepted (0.99 of the peak, to the transaction).
+	if got, want := *a.CPS, 640*0.99; math.Abs(got-want) > 0.5 {
+		t.Errorf("adc-a CPS %v, want %v", got, want)
+	}
+	if got, want := p384.Cipher+" "+p384.Group, "ECDHE-ECDSA-AES128-SHA256 secp384r1 (P-384)"; got != want {
+		t.Errorf("cipher and group %q, want %q", got, want)
+	}
+	// adc-b's RSA CPS runs disagreed.
+	if rsa := r.Table[1].Results[1]; rsa.Consistent || !strings.Contains(rsa.Note, "inconsistent") {
+		t.Errorf("adc-b RSA: consistent %v, note %q", rsa.Consistent, rsa.Note)
+	}
+	if got, want := len(r.Appendix), 6; got != want {
+		t.Errorf("%d appendix sections, want %d", got, want)
+	}
+	for _, s := range r.Appendix {
+		if s.Chosen == nil || len(s.Chosen.Curves["handshake"]) == 0 || len(s.Chosen.Series) == 0 {
+			t.Errorf("%s %s %s: no published run, curves or series", s.DUT, s.Engine, s.Profile)
+		}
+	}
+	if got, want := len(r.Environment), 1; got != want {
+		t.Errorf("%d environments, want %d", got, want)
+	}
+}
+
+// TestRecordsTable: records are grouped by DUT, engine and profile; the
+// best accepted record of a group is published; one with errors is not.
+func TestRecordsTable(t *testing.T) {
+	r := build(t, records()...)
+	if got, want := strings.Join(r.DUTs, ","), "adc-a.lab.test,adc-b.lab.test"; got != want {
+		t.Errorf("DUTs %s, want %s", got, want)
+	}
+	res := r.Table[0].Results[0]
+	for _, c := range []struct {
+		name      string
+		got, want any
+	}{
+		// adc-a's better CPS record had errors: the other is published.
+		{"adc-a CPS", *res.CPS, 640.0},
+		{"adc-a Gbps", math.Round(*res.Gbps*100) / 100, 5.3},
+		{"adc-a CPS records", res.CPSRuns, method.RunCount{Accepted: 1, Total: 2}},
+		{"adc-b ratio", *r.Table[0].Results[1].CPSRatio, 800.0 / 640},
+		{"note", res.Note, "1 of 2 CPS records not accepted by the default rule"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+}
+
+// TestSameDUTNames: two campaigns whose DUTs have one name are told apart
+// by their directories.
+func TestSameDUTNames(t *testing.T) {
+	a := campaign(t, reporttest.Firmware("v1", "adc", 1))
+	b := campaign(t, reporttest.Firmware("v2", "adc", 0.9))
+	r := build(t, a, b)
+	if got, want := strings.Join(r.DUTs, ","), "adc [v1],adc [v2]"; got != want {
+		t.Errorf("DUTs %q, want %q", got, want)
+	}
+	if got := *r.Table[0].Results[1].CPSRatio; math.Abs(got-0.9) > 0.02 {
+		t.Errorf("v2 ÷ v1 = %v, want about 0.9", got)
+	}
+}
+
+// TestMarkdownCharts: every chart the Markdown links is saved, as a PNG.
+func TestMarkdownCharts(t *testing.T) {
+	saved := map[string][]byte{}
+	var buf bytes.Buffer
+	err := reports.ReportMarkdown(&buf, build(t, campaign(t, reporttest.Firmware("fw1", "adc-a", 1))), "fw1-", func(name string, data []byte) error {
+		saved[name] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`).FindAllStringSubmatch(buf.String(), -1)
+	// Two bar charts, and per cell its exploration, series and latency.
+	if got, want := len(links), 2+2*3; got != want {
+		t.Errorf("%d charts linked, want %d", got, want)
+	}
+	for _, l := range links {
+		data, ok := saved[l[1]]
+		if !ok {
+			t.Errorf("%s linked, not saved", l[1])
+			continue
+		}
+		img, err := png.Decode(bytes.NewReader(data))
+		if err != nil {
+			t.Errorf("%s: %v", l[1], err)
+			continue
+		}
+		if b := img.Bounds(); b.Dx() < 500 || b.Dy() < 200 {
+			t.Errorf("%s: %v pixels", l[1], b)
+		}
+	}
+}
+
+// external matches a reference to something outside the file: an src or
+// href attribute, or a CSS url(), that is not a data: URL or a fragment.
+var external = regexp.MustCompile(`(?i)(?:\b(?:src|href)\s*=\s*["']?|url\(\s*["']?)([^"'\s>)]*)`)
+
+// outside lists what html could fetch from outside itself.
+func outside(html string) []string {
+	var out []string
+	for _, m := range external.FindAllStringSubmatch(html, -1) {
+		if !strings.HasPrefix(m[1], "data:") && !strings.HasPrefix(m[1], "#") {
+			out = append(out, m[0])
+		}
+	}
+	for _, tag := range []string{"<script", "<link", "@import", "@font-face", "<img", "<iframe", "<object"} {
+		if strings.Contains(strings.ToLower(html), tag) {
+			out = append(out, tag)
+		}
+	}
+	return out
+}
+
+func TestHTMLSelfContained(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		render func(io.Writer) error
+		charts int
+	}{
+		// Two bar charts, and per cell its exploration, series and latency.
+		{"campaign", func(w io.Writer) error { return reports.ReportHTML(w, build(t, lab(t))) }, 2 + 6*3},
+		// Two bar charts, and per group of records its series and latency.
+		{"records", func(w io.Writer) error { return reports.ReportHTML(w, build(t, records()...)) }, 2 + 3*2},
+		// One latency chart per comparison.
+		{"comparison", func(w io.Writer) error { return reports.ComparisonHTML(w, compare(t, withWAF(), withoutWAF())) }, 1},
+	} {
+		var buf bytes.Buffer
+		if err := tc.render(&buf); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		html := buf.String()
+		if refs := outside(html); len(refs) > 0 {
+			t.Errorf("%s: not self-contained: %q", tc.name, refs)
+		}
+		if got, want := strings.Count(html, "<svg"), tc.charts; got != want {
+			t.Errorf("%s: %d charts, want %d", tc.name, got, want)
+		}
+		if got, want := strings.Count(html, "</svg>"), tc.charts; got != want {
+			t.Errorf("%s: %d charts closed, want %d", tc.name, got, want)
+		}
+		if !strings.HasPrefix(html, "<!DOCTYPE html>") || !strings.HasSuffix(html, "</html>\n") {
+			t.Errorf("%s: not a whole HTML document", tc.name)
+		}
+	}
+}
+
+// TestSelfContainedCheck: the check finds what it is meant to find.
+func TestSelfContainedCheck(t *testing.T) {
+	for _, tc := range []struct {
+		html string
+		bad  bool
+	}{
+		{`<img src="https://example.com/x.png">`, true},             // an image from the web
+		{`<a href="report.css">`, true},                             // a file beside it
+		{`<div style="background:url(x.png)">`, true},               // a CSS url()
+		{`<use xlink:href="#clip1"/>`, false},                       // a fragment
+		{`<image xlink:href="data:image/png;base64,AAAA"/>`, false}, // inline data
+	} {
+		if got := len(outside(tc.html)) > 0; got != tc.bad {
+			t.Errorf("%q: found outside %v, want %v", tc.html, got, tc.bad)
+		}
+	}
+}
+
+// TestComparisonNumbers checks the deltas of two records.
+func TestComparisonNumbers(t *testing.T) {
+	c := compare(t, withWAF(), withoutWAF())
+	if got, want := len(c.Cells), 1; got != want {
+		t.Fatalf("%d comparisons, want %d", got, want)
+	}
+	cmp := c.Cells[0].Comparison
+	for _, tc := range []struct {
+		metric           string
+		a, b, delta, pct float64
+	}{
+		// 600 and 640 CPS over 2 s.
+		{"transactions", 1200, 1280, -80, -6.25},
+		{"failed", 3, 0, 3, math.NaN()},
+		{"CPS", 600, 640, -40, -6.25},
+		// 1024-byte bodies.
+		{"data transferred", 1.2288, 1.31072, 1.2288 - 1.31072, -6.25},
+	} {
+		d, ok := cmp.Row(tc.metric)
+		if !ok {
+			t.Errorf("no %s row", tc.metric)
+			continue
+		}
+		if !near(d.A, tc.a) || !near(d.B, tc.b) || !near(d.Delta, tc.delta) {
+			t.Errorf("%s: %v, %v, Δ %v; want %v, %v, Δ %v", tc.metric, d.A, d.B, d.Delta, tc.a, tc.b, tc.delta)
+		}
+		switch {
+		case math.IsNaN(tc.pct) && d.DeltaPct != nil:
+			t.Errorf("%s: Δ%% %v, want none (B is 0)", tc.metric, *d.DeltaPct)
+		case !math.IsNaN(tc.pct) && (d.DeltaPct == nil || !near(*d.DeltaPct, tc.pct)):
+			t.Errorf("%s: Δ%% %v, want %v", tc.metric, d.DeltaPct, tc.pct)
+		}
+	}
+	// The synthetic latencies follow Little's law at 16 connections.
+	if d, _ := cmp.Row("concurrency"); math.Abs(d.A-16) > 1.5 || math.Abs(d.B-16) > 1.5 {
+		t.Errorf("concurrency %v and %v, want about 16", d.A, d.B)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
+
+// TestCampaignComparison: one-DUT campaigns compare cell by cell across
+// DUT names, by their published runs.
+func TestCampaignComparison(t *testing.T) {
+	after := campaign(t, reporttest.Firmware("fw2", "adc-a-fw2", 0.9))
+	before := campaign(t, reporttest.Firmware("fw1", "adc-a", 1))
+	c := compare(t, after, before)
+	if got, want := len(c.Cells), 2; got != want {
+		t.Fatalf("%d cells compared, want %d (unmatched %v)", got, want, c.Unmatched)
+	}
+	cell := c.Cells[0]
+	if got, want := cell.Cell, "cps "+reporttest.P384; got != want {
+		t.Errorf("cell %q, want %q", got, want)
+	}
+	d, _ := cell.Row("CPS")
+	// Both published their second final run (factor 1.0).
+	if !near(d.A, 576) || !near(d.B, 640) || !near(*d.DeltaPct, -10) {
+		t.Errorf("CPS %v vs %v (%v%%), want 576 vs 640 (-10%%)", d.A, d.B, *d.DeltaPct)
+	}
+	tx, _ := cell.Row("transactions")
+	if got, want := tx.Delta, tx.A-tx.B; got != want || tx.A != 1152 || tx.B != 1280 {
+		t.Errorf("transactions %v vs %v, Δ %v", tx.A, tx.B, tx.Delta)
+	}
+}
+
+func TestComparisonErrors(t *testing.T) {
+	labIn := lab(t)
+	for _, tc := range []struct {
+		a, b reports.Input
+		want string
+	}{
+		// A record and a campaign.
+		{withWAF(), labIn, "not of a kind"},
+		// Records of two engines.
+		{withWAF(), records()[3], "compare runs of one engine"},
+		// Two DUTs against one: cells cannot be matched by name.
+		{labIn, campaign(t, reporttest.Firmware("fw1", "adc-z", 1)), "has 2 DUTs"},
+	} {
+		_, err := reports.BuildComparison(tc.a, tc.b)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s vs %s: error %v, want %q", tc.a.Name, tc.b.Name, err, tc.want)
+		}
+	}
+}
+
+// TestHistogramLogOfCampaign: hlog takes the published run of each cell.
+func TestHistogramLogOfCampaign(t *testing.T) {
+	var buf bytes.Buffer
+	if err := reports.HistogramLog(&buf, []reports.Input{lab(t)}); err != nil {
+		t.Fatal(err)
+	}
+	// Six cells, six phases each.
+	if got, want := strings.Count(buf.String(), "\nTag="), 6*int(metrics.NumPhases); got != want {
+		t.Errorf("%d intervals, want %d", got, want)
+	}
+	if !strings.Contains(buf.String(), "Tag=adc-b.throughput."+reporttest.P384+".total,") {
+		t.Errorf("no tagged total of adc-b's throughput:\n%s", buf.String())
+	}
+}
+
+// TestNothingSucceeded: a record without a successful transaction renders
+// in every format, without latency chart.
+func TestNothingSucceeded(t *testing.T) {
+	r := build(t, record("refused.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Errors: 5}))
+	if got := r.Table[0].Results[0]; got.CPS == nil || *got.CPS != 0 || got.CPSRuns != (method.RunCount{Accepted: 0, Total: 1}) {
+		t.Errorf("result %+v", got)
+	}
+	for _, render := range []func(io.Writer, *reports.Report) error{reports.ReportText, reports.ReportCSV, reports.ReportJSON, reports.ReportHTML,
+		func(w io.Writer, r *reports.Report) error { return reports.ReportMarkdown(w, r, "x-", nil) }} {
+		var buf bytes.Buffer
+		if err := render(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(buf.String(), "NaN") || strings.Contains(buf.String(), "Inf") {
+			t.Errorf("NaN or Inf in:\n%s", buf.String())
+		}
+	}
+	var buf bytes.Buffer
+	if err := reports.ReportHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	// The bars and the series; no latency without a transaction.
+	if got, want := strings.Count(buf.String(), "<svg"), 2; got != want {
+		t.Errorf("%d charts, want %d", got, want)
+	}
+}
+
+// TestDifferences: what the DUTs' preliminary results differed in (a
+// campaign run with --allow-differences) is in the appendix.
+func TestDifferences(t *testing.T) {
+	in := lab(t)
+	s := *in.Campaign.Summary
+	s.Differences = []method.Difference{{Engine: "cps", Profile: reporttest.P384, Field: "cert_key",
+		Values: map[string]string{"adc-a": "ECDSA P-256", "adc-b": "ECDSA P-384"}}}
+	c := *in.Campaign
+	c.Summary = &s
+	in.Campaign = &c
+	var buf bytes.Buffer
+	if err := reports.ReportText(&buf, build(t, in)); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`cps\s+` + reporttest.P384 + `\s+cert_key\s+ECDSA P-256\s+ECDSA P-384`).MatchString(buf.String()) {
+		t.Errorf("no differences table:\n%s", buf.String())
+	}
+}
