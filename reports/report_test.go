@@ -408,8 +408,8 @@ func TestComparisonNumbers(t *testing.T) {
 		{"transactions", 1200, 1280, -80, -6.25},
 		{"failed", 3, 0, 3, math.NaN()},
 		{"CPS", 600, 640, -40, -6.25},
-		// 1024-byte bodies.
-		{"data transferred", 1.2288, 1.31072, 1.2288 - 1.31072, -6.25},
+		// 1024-byte bodies; MB are 2^20 bytes, as Siege counts.
+		{"data transferred", 1200.0 / 1024, 1280.0 / 1024, -80.0 / 1024, -6.25},
 	} {
 		d, ok := cmp.Row(tc.metric)
 		if !ok {

@@ -44,6 +44,41 @@ type Ledger struct {
 // LedgerFile is the ledger's name in a campaign directory.
 const LedgerFile = "ledger.jsonl"
 
+// ReadLedger reads the entries of a ledger file without opening it for
+// writing. A last line cut short by a crash is left out.
+func ReadLedger(file string) ([]*Entry, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	entries, _, err := parseLedger(file, data)
+	return entries, err
+}
+
+// parseLedger decodes ledger lines; good is the length of the whole lines.
+func parseLedger(file string, data []byte) (entries []*Entry, good int, err error) {
+	for off := 0; off < len(data); {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			break // a torn last line
+		}
+		var e Entry
+		if err := json.Unmarshal(data[off:off+nl], &e); err != nil || e.Key == "" {
+			if off+nl+1 == len(data) {
+				break // a damaged last line
+			}
+			return nil, 0, fmt.Errorf("ledger %s: line %d is not a ledger entry", file, len(entries)+1)
+		}
+		if e.Run != nil && e.Run.Schema != metrics.Schema {
+			return nil, 0, fmt.Errorf("ledger %s: line %d: run schema %q, want %q", file, len(entries)+1, e.Run.Schema, metrics.Schema)
+		}
+		entries = append(entries, &e)
+		off += nl + 1
+		good = off
+	}
+	return entries, good, nil
+}
+
 // OpenLedger opens (or creates) dir's ledger and loads its entries. A last
 // line cut short by a crash is dropped from the file: it is the run that was
 // being written, and it will be made again.
@@ -53,28 +88,13 @@ func OpenLedger(dir string) (*Ledger, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	l := &Ledger{entries: map[string]*Entry{}}
-	good := 0
-	for off := 0; off < len(data); {
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			break // a torn last line
-		}
-		line := data[off : off+nl]
-		var e Entry
-		if err := json.Unmarshal(line, &e); err != nil || e.Key == "" {
-			if off+nl+1 == len(data) {
-				break // a damaged last line
-			}
-			return nil, fmt.Errorf("ledger %s: line %d is not a ledger entry", file, len(l.order)+1)
-		}
-		if e.Run != nil && e.Run.Schema != metrics.Schema {
-			return nil, fmt.Errorf("ledger %s: line %d: run schema %q, want %q", file, len(l.order)+1, e.Run.Schema, metrics.Schema)
-		}
-		l.entries[e.Key] = &e
-		l.order = append(l.order, &e)
-		off += nl + 1
-		good = off
+	entries, good, err := parseLedger(file, data)
+	if err != nil {
+		return nil, err
+	}
+	l := &Ledger{entries: map[string]*Entry{}, order: entries}
+	for _, e := range entries {
+		l.entries[e.Key] = e
 	}
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {

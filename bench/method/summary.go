@@ -70,7 +70,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 				}
 				seen[name] = true
 				n := neg[d.Name+"|"+name]
-				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: groupOrKey(n), Consistent: true}
+				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
 				for _, cell := range s.Cells {
 					if cell.DUT != d.Name || cell.Profile != name {
 						continue
@@ -93,22 +93,4 @@ func (c *Campaign) rows(s *Summary) []Row {
 		}
 	}
 	return out
-}
-
-// groupOrKey is the table's group column: the ECDHE group with its OpenSSL
-// name, or "RSA 2048" (the key) for RSA key exchange.
-func groupOrKey(n metrics.Negotiated) string {
-	switch n.Group {
-	case "":
-		return ""
-	case "none":
-		return "— (" + n.CertKey + " key exchange)"
-	case "P-256":
-		return "prime256v1 (P-256)"
-	case "P-384":
-		return "secp384r1 (P-384)"
-	case "P-521":
-		return "secp521r1 (P-521)"
-	}
-	return n.Group
 }

@@ -34,7 +34,7 @@ type compared struct {
 const (
 	noteAvailability = "successful ÷ (successful + failed)"
 	noteElapsed      = "the steady window measured"
-	noteData         = "response bodies of successful transactions; MB = 10^6 bytes"
+	noteData         = "response bodies of successful transactions; MB = 2^20 bytes, as Siege counts"
 	noteResponse     = "mean total latency of successful transactions"
 	noteConcurrency  = "mean transactions in flight by Little's law: transaction rate × mean response time"
 )
@@ -45,10 +45,10 @@ func comparedMetrics() []compared {
 		{metric: "transactions", value: func(r *Run) float64 { return float64(r.Transactions) }},
 		{metric: "availability", unit: "%", note: noteAvailability, value: func(r *Run) float64 { return r.Availability() * 100 }},
 		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *Run) float64 { return r.DurationS }},
-		{metric: "data transferred", unit: "MB", note: noteData, value: func(r *Run) float64 { return float64(r.Bytes.Payload) / 1e6 }},
+		{metric: "data transferred", unit: "MB", note: noteData, value: func(r *Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
 		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *Run) float64 { return r.Latency["total"].Mean / 1e3 }},
 		{metric: "transaction rate", unit: "/s", value: (*Run).TransactionRate},
-		{metric: "throughput", unit: "MB/s", value: func(r *Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/1e6) }},
+		{metric: "throughput", unit: "MB/s", value: func(r *Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
 		{metric: "concurrency", note: noteConcurrency, value: (*Run).Concurrency},
 		{metric: "successful", value: func(r *Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *Run) float64 { return float64(r.Errors.Total) }},

@@ -210,29 +210,13 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 // readLedger reads a ledger's entries. As method.OpenLedger does, it
 // passes over a last line torn or damaged by a crash.
 func readLedger(file string) ([]*method.Entry, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
+	entries, err := method.ReadLedger(file)
+	var pe *os.PathError
+	if errors.As(err, &pe) {
 		return nil, usagef("%s: %v", file, pathErr(err))
 	}
-	var out []*method.Entry
-	for off, n := 0, 1; off < len(data); n++ {
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			break // a last line torn by a crash
-		}
-		line := data[off : off+nl]
-		off += nl + 1
-		var e method.Entry
-		if err := json.Unmarshal(line, &e); err != nil || e.Key == "" {
-			if off == len(data) {
-				break // a damaged last line
-			}
-			return nil, usagef("%s: line %d is not a ledger entry", file, n)
-		}
-		if e.Run != nil && e.Run.Schema != metrics.Schema {
-			return nil, usagef("%s: line %d: run schema %q, want %q", file, n, e.Run.Schema, metrics.Schema)
-		}
-		out = append(out, &e)
+	if err != nil {
+		return nil, usagef("%v", err)
 	}
-	return out, nil
+	return entries, nil
 }
