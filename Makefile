@@ -6,24 +6,38 @@ BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use (Debian packages).
 TEST_PACKAGES := haproxy nginx apache2-utils chromium
 
-.PHONY: all build run test deps-test fmt-check vet peers clean
+.PHONY: all build run test deps-test fmt-check vet fuzz-short peers soak clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tlsbench
 
-# The main job on the built-in reference target: CPS (SR=0) for the three
-# seed profiles of the reference study, one table.
+# The main job on the built-in reference target: the qualification method
+# (preliminary, exploratory, final, acceptance, best-of-three) for the three
+# seed profiles, CPS and throughput, with short durations (about a minute on
+# 2 cores); prints the published table. The campaign goes to bin/.
 run: build
-	$(BIN) cps --profile ecdhe-ecdsa-aes128-sha256-p384 \
-	           --profile ecdhe-ecdsa-aes128-sha256-p256 \
-	           --profile rsa2048-aes128-gcm-sha256 -d 5s --warmup 1s
+	$(BIN) qualify --quick -q --out bin/campaign-$$(date +%Y%m%d-%H%M%S)
 
 # Installs what the tests need when it is missing, then: gofmt check, go vet,
 # go test -race (HAProxy and nginx integration tests included).
+# Packages run one at a time (-p 1): several tests measure timing (impact
+# studies, fault deadlines) and must not share the two cores with others.
 test: deps-test fmt-check vet
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -p 1 ./...
+	$(MAKE) --no-print-directory fuzz-short
+
+# A short run of every fuzz target (their seed corpora live in testdata/fuzz).
+FUZZTIME ?= 3s
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./profiles
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME) ./bench/method
+	$(GO) test -run '^$$' -fuzz '^FuzzLedger$$' -fuzztime $(FUZZTIME) ./bench/method
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRun$$' -fuzztime $(FUZZTIME) ./bench/metrics
+	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) ./bench/tlsconn
+	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench
+	$(GO) test -run '^$$' -fuzz '^FuzzParseResolve$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench
 
 deps-test:
 	@missing=""; \
@@ -51,6 +65,11 @@ peers: build deps-test
 		echo "installing: wrk"; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --out bin/peerbench.json
+
+# Not in CI: cps against the reference target for 5 minutes; goroutines, open
+# file descriptors and RSS must stay flat.
+soak:
+	$(GO) run ./cmd/soak -d 5m --every 30s
 
 clean:
 	rm -rf bin

@@ -51,9 +51,9 @@ func TestCompare(t *testing.T) {
 		// Successful ÷ (successful + failed).
 		{"availability", "%", 90, 100, -10},
 		{"elapsed", "s", 10, 10, 0},
-		// 1000-byte bodies; MB are 10^6 bytes.
-		{"data transferred", "MB", 9, 10, -10},
-		{"throughput", "MB/s", 0.9, 1, -10},
+		// 1000-byte bodies; MB are 2^20 bytes, as Siege counts.
+		{"data transferred", "MB", 9e6 / (1 << 20), 1e7 / (1 << 20), -10},
+		{"throughput", "MB/s", 9e5 / (1 << 20), 1e6 / (1 << 20), -10},
 		{"response time", "ms", 20, 10, 100},
 		{"transaction rate", "/s", 900, 1000, -10},
 		// Little's law: 900/s × 20 ms and 1000/s × 10 ms.
