@@ -19,7 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|hlog] [-o FILE]
+const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|hlog|siege] [-o FILE]
 
 Renders campaigns (directories written by qualify) and run records (the
 --json files of cps and throughput): the published table — per profile,
@@ -37,7 +37,7 @@ run records and of the campaigns' published runs, as an HdrHistogram
 interval log; values in microseconds).`
 
 // reportFormats are the formats of report; compare has all but hlog.
-var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog"}
+var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog", "siege"}
 
 func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("report")
@@ -61,6 +61,9 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if *format == "hlog" {
 		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
+	}
+	if *format == "siege" {
+		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.Siege(w, inputs) })
 	}
 	r, err := reports.Build(inputs)
 	if err != nil {

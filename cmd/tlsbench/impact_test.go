@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +119,30 @@ func TestImpactBadInput(t *testing.T) {
 		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, %q; want exit 2 naming %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestReportSiege prints a run record in Siege's layout.
+func TestReportSiege(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.json")
+	if code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s", "--json", file); code != exitOK {
+		t.Fatalf("cps: exit %d: %s", code, stderr)
+	}
+	var rec struct{ Transactions int64 }
+	data, _ := os.ReadFile(file)
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := invoke(t, context.Background(), "report", "--format", "siege", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Transactions:", " hits", "Availability:", "100.00 %", "Transaction rate:", "Longest transaction:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in:\n%s", want, stdout)
+		}
+	}
+	if want := strconv.FormatInt(rec.Transactions, 10) + " hits"; !strings.Contains(stdout, want) {
+		t.Errorf("want %q in:\n%s", want, stdout)
 	}
 }
