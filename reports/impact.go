@@ -4,47 +4,46 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 )
 
 // ImpactText writes an impact study as Siege's comparison table with deltas,
 // the latency split, the rounds and the verdict.
-func ImpactText(w io.Writer, r *method.ImpactReport) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "METRIC\tBASELINE\tCANDIDATE\tDELTA\tDELTA %\tSIGNIFICANT\t")
-	for _, m := range append(append([]method.ImpactMetric(nil), r.Metrics...), r.Phases...) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
-	}
-	tw.Flush()
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "rounds (transaction rate /s, response time ms):")
-	for _, rd := range r.Rounds {
-		fmt.Fprintf(w, "  %d  baseline %.1f /s, %.2f ms   candidate %.1f /s, %.2f ms\n", rd.Round, rd.BaselineRate, rd.BaselineResponseTimeMS, rd.CandidateRate, rd.CandidateResponseTimeMS)
-	}
-	s := r.ResponseTime
-	fmt.Fprintf(w, "per-second mean response time: baseline %.2f ± %.2f ms (n=%d), candidate %.2f ± %.2f ms (n=%d)\n",
-		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N)
-	fmt.Fprintf(w, "\n%s\n", r.Verdict)
-	return nil
-}
+func ImpactText(w io.Writer, r *method.ImpactReport) error { return impactDoc(r).writeText(w) }
 
 // ImpactMarkdown writes the same as Markdown.
 func ImpactMarkdown(w io.Writer, r *method.ImpactReport) error {
-	fmt.Fprintln(w, "| Metric | Baseline | Candidate | Delta | Delta % | Significant |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---|")
-	for _, m := range append(append([]method.ImpactMetric(nil), r.Metrics...), r.Phases...) {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
+	return impactDoc(r).writeMarkdown(w, "", nil)
+}
+
+// ImpactHTML writes the same as one self-contained HTML file.
+func ImpactHTML(w io.Writer, r *method.ImpactReport) error {
+	return impactDoc(r).writeHTML(w, "tlsbench impact study")
+}
+
+func impactDoc(r *method.ImpactReport) document {
+	d := document{heading{1, "Impact study: candidate against baseline"}, para(r.Verdict)}
+	t := newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Significant")
+	for _, m := range r.Metrics {
+		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| Round | Baseline rate (/s) | Baseline response (ms) | Candidate rate (/s) | Candidate response (ms) |")
-	fmt.Fprintln(w, "|---:|---:|---:|---:|---:|")
+	d = append(d, heading{2, "Siege's metrics (pooled over the rounds)"}, t)
+	t = newTable("Latency", ">Baseline", ">Candidate", ">Delta", ">Delta %")
+	for _, m := range r.Phases {
+		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
+	}
+	d = append(d, heading{2, "Latency per phase"}, t)
+	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)", ">Candidate rate (/s)", ">Candidate response (ms)")
 	for _, rd := range r.Rounds {
-		fmt.Fprintf(w, "| %d | %.1f | %.2f | %.1f | %.2f |\n", rd.Round, rd.BaselineRate, rd.BaselineResponseTimeMS, rd.CandidateRate, rd.CandidateResponseTimeMS)
+		t.add(fmt.Sprint(rd.Round), fmt.Sprintf("%.1f", rd.BaselineRate), fmt.Sprintf("%.2f", rd.BaselineResponseTimeMS),
+			fmt.Sprintf("%.1f", rd.CandidateRate), fmt.Sprintf("%.2f", rd.CandidateResponseTimeMS))
 	}
-	fmt.Fprintf(w, "\n**%s**\n", r.Verdict)
-	return nil
+	s := r.ResponseTime
+	d = append(d, heading{2, "Rounds (interleaved)"}, t, para(fmt.Sprintf(
+		"Per-second mean response time: baseline %.2f ± %.2f ms (n=%d), candidate %.2f ± %.2f ms (n=%d); shift %+.2f ms, 95%% interval ± %.2f ms (Welch), Mann-Whitney p = %.3g; significant when p < %g and the interval excludes zero.",
+		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N, s.Delta, s.CI95, s.P, method.Alpha)))
+	return d
 }
 
 func impactLabel(m method.ImpactMetric) string {

@@ -39,7 +39,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	keepalive := fs.Bool("keepalive", false, "keep connections open between requests (Siege: connection = keep-alive)")
 	urlsFile := fs.String("urls", "", "`FILE` of URLs (one a line; their paths are requested in turn on both sides)")
 	random := fs.Bool("random", false, "with --urls: pick the URLs at random")
-	format := fs.String("format", "text", "output `FORMAT`: text, md or json")
+	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -59,9 +59,9 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usagef("one --profile at most: an impact study compares two targets, not profiles")
 	}
 	switch *format {
-	case "text", "md", "json":
+	case "text", "md", "json", "html":
 	default:
-		return usagef("unknown --format %q (text, md or json)", *format)
+		return usagef("unknown --format %q (text, md, json or html)", *format)
 	}
 	ls, err := lf.resolve()
 	if err != nil {
@@ -159,6 +159,8 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	case "md":
 		return reports.ImpactMarkdown(stdout, rep)
+	case "html":
+		return reports.ImpactHTML(stdout, rep)
 	}
 	return reports.ImpactText(stdout, rep)
 }
