@@ -22,7 +22,7 @@ func TestImpactFormats(t *testing.T) {
 		want   []string
 	}{
 		{"text", func(b *bytes.Buffer) error { return reports.ImpactText(b, rep) }, []string{"Response time (s)", "+55.50%", "yes", rep.Verdict}},
-		{"md", func(b *bytes.Buffer) error { return reports.ImpactMarkdown(b, rep) }, []string{"| Response time (s) |", rep.Verdict}},
+		{"md", func(b *bytes.Buffer) error { return reports.ImpactMarkdown(b, rep) }, []string{"| Response time (s) |", "candidate adds 9.84 ms ± 1.20 ms per request (p &lt; 0.01)"}}, // Markdown escapes <
 		{"html", func(b *bytes.Buffer) error { return reports.ImpactHTML(b, rep) }, []string{"<table>", "Response time (s)", "<!DOCTYPE html>"}},
 	} {
 		var b bytes.Buffer
