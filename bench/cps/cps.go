@@ -54,14 +54,7 @@ func New(cfg Config) (*Op, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
 	}
-	if cfg.ReadTimeout <= 0 {
-		return nil, errors.New("cps: read deadline must be positive")
-	}
-	client, err := tlsconn.NewClient(cfg.Config)
-	if err != nil {
-		return nil, fmt.Errorf("cps: %w", err)
-	}
-	req, err := cfg.Request.Compile("HTTP/1.0", cfg.Address)
+	client, req, err := tlsconn.Prepare(cfg.Config, cfg.Request, "HTTP/1.0")
 	if err != nil {
 		return nil, fmt.Errorf("cps: %w", err)
 	}

@@ -101,17 +101,10 @@ func New(cfg Config) (*Op, error) {
 	if cfg.RequestsPerConn < 0 {
 		return nil, fmt.Errorf("throughput: requests per connection must not be negative, got %d", cfg.RequestsPerConn)
 	}
-	if cfg.ReadTimeout <= 0 {
-		return nil, errors.New("throughput: read deadline must be positive")
-	}
 	if cfg.BufSize <= 0 {
 		cfg.BufSize = 64 << 10
 	}
-	client, err := tlsconn.NewClient(cfg.Config)
-	if err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
-	}
-	req, err := cfg.Request.Compile("HTTP/1.1", cfg.Address)
+	client, req, err := tlsconn.Prepare(cfg.Config, cfg.Request, "HTTP/1.1")
 	if err != nil {
 		return nil, fmt.Errorf("throughput: %w", err)
 	}

@@ -65,6 +65,24 @@ func NewClient(cfg Config) (*Client, error) {
 	return &Client{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
 }
 
+// Prepare checks an operation's connection and request settings and builds
+// what its workers share: the client and the compiled request in protocol
+// proto ("HTTP/1.0").
+func Prepare(cfg Config, req Request, proto string) (*Client, *Compiled, error) {
+	if req.ReadTimeout <= 0 {
+		return nil, nil, errors.New("read deadline must be positive")
+	}
+	client, err := NewClient(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := req.Compile(proto, cfg.Address)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, c, nil
+}
+
 // Negotiated returns what the first verified connection negotiated, or nil.
 func (c *Client) Negotiated() *metrics.Negotiated {
 	c.mu.Lock()
