@@ -76,7 +76,7 @@ type worker struct {
 	resp   fasthttp.Response
 	gen    *tlsconn.Gen
 	req    []byte
-	drain  [512]byte
+	drain  [16 << 10]byte
 }
 
 // Do runs one transaction; see the package comment.
@@ -101,8 +101,9 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		return
 	}
 	w.br.Reset(&w.rd)
-	w.resp.Reset()
-	if err := w.resp.ReadLimitBody(w.br, cfg.MaxBody); err != nil {
+	body, err := w.readResponse()
+	s.Payload = body
+	if err != nil {
 		w.finish(s, conn, bench.StageResponse, w.rd.Cause(err))
 		return
 	}
@@ -112,7 +113,6 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	t4 := time.Now()
 	s.Dur[metrics.TTFB] = w.rd.First.Sub(t3)
 	s.Dur[metrics.Transfer] = t4.Sub(w.rd.First)
-	body := int64(len(w.resp.Body()))
 	switch {
 	case w.resp.StatusCode() != fasthttp.StatusOK:
 		err = fmt.Errorf("status %d", w.resp.StatusCode())
@@ -128,8 +128,43 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	default:
 		w.op.Observe(&conn.State)
 	}
-	s.Payload = body
 	w.finish(s, conn, bench.StageResponse, err)
+}
+
+// readResponse reads the response head and streams its body through the
+// worker's small buffer, counting it: memory stays bounded whatever the
+// server sends, and a body above MaxBody is an error.
+func (w *worker) readResponse() (int64, error) {
+	w.resp.Reset()
+	w.resp.StreamBody = true
+	if err := w.resp.Header.Read(w.br); err != nil {
+		return 0, err
+	}
+	if w.resp.Header.ContentLength() > w.op.cfg.MaxBody {
+		return 0, fasthttp.ErrBodyTooLarge // refused before reading it
+	}
+	if err := w.resp.ReadBody(w.br, 0); err != nil {
+		return 0, err
+	}
+	defer w.resp.CloseBodyStream()
+	bs := w.resp.BodyStream()
+	if bs == nil {
+		return 0, nil
+	}
+	var n int64
+	for {
+		k, err := bs.Read(w.drain[:])
+		n += int64(k)
+		if n > int64(w.op.cfg.MaxBody) {
+			return n, fasthttp.ErrBodyTooLarge
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // drainToEOF reads until the server closes; it returns how many bytes came
