@@ -331,14 +331,20 @@ func YAMLError(file string, err error) error {
 		if i := strings.Index(msg, " not found in type "); i >= 0 {
 			msg = msg[:i] + " is not a known field"
 		}
-		return &Error{File: file, Line: line, Msg: msg}
+		return &Error{File: file, Line: line, Msg: oneLine(msg)}
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
 	if n, _ := fmt.Sscanf(msg, "line %d:", &line); n == 1 {
 		msg = strings.TrimSpace(msg[strings.Index(msg, ":")+1:])
 	}
-	return &Error{File: file, Line: line, Msg: strings.ReplaceAll(msg, "\n", " ")}
+	return &Error{File: file, Line: line, Msg: oneLine(msg)}
+}
+
+// oneLine keeps a message on one line: a YAML error may quote a value that
+// spans lines.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
 }
 
 type fieldError struct {
