@@ -6,15 +6,15 @@ import (
 	"encoding/base64"
 	"io"
 	"net"
+	"net/textproto"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/internal/rawtls"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
-	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -89,46 +89,9 @@ func TestBadTemplates(t *testing.T) {
 	}
 }
 
-// serve answers every connection with one HTTP response and a close.
-func serve(t *testing.T, cfg *tls.Config) string {
-	t.Helper()
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
-				buf := make([]byte, 1024)
-				if _, err := c.Read(buf); err != nil && err != io.EOF {
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestProbeResumption: a server with tickets resumes, the reference
 // target's configuration (tickets off, no cache) does not — in TLS 1.2 and 1.3.
 func TestProbeResumption(t *testing.T) {
-	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "ca", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
 	set := profiles.Builtin()
 	for _, tc := range []struct {
 		profile string
@@ -140,13 +103,12 @@ func TestProbeResumption(t *testing.T) {
 		{"tls13-aes128-gcm-x25519", false},
 	} {
 		p, _ := set.Get(tc.profile)
-		leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scfg := p.ServerConfig(leaf)
-		scfg.SessionTicketsDisabled = !tc.tickets
-		addr := serve(t, scfg)
+		addr, ca := rawtls.ServeWith(t, p, func(c *tls.Config) { c.SessionTicketsDisabled = !tc.tickets },
+			func(c net.Conn, r *textproto.Reader) {
+				if rawtls.ReadRequest(r) {
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+				}
+			})
 		cfg := tlsconn.Config{
 			Profile: p, Address: addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},

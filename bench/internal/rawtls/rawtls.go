@@ -20,6 +20,12 @@ import (
 // (closed when it returns). It returns the address and the CA that issued
 // its certificate (for localhost). The server stops when the test ends.
 func Serve(t testing.TB, p *profiles.Profile, serve func(c net.Conn, r *textproto.Reader)) (string, *cipher.CA) {
+	return ServeWith(t, p, nil, serve)
+}
+
+// ServeWith is Serve with edit applied to the server configuration (nil:
+// none), e.g. to turn session tickets on.
+func ServeWith(t testing.TB, p *profiles.Profile, edit func(*tls.Config), serve func(c net.Conn, r *textproto.Reader)) (string, *cipher.CA) {
 	t.Helper()
 	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
 	if err != nil {
@@ -29,7 +35,11 @@ func Serve(t testing.TB, p *profiles.Profile, serve func(c net.Conn, r *textprot
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", p.ServerConfig(leaf))
+	cfg := p.ServerConfig(leaf)
+	if edit != nil {
+		edit(cfg)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
