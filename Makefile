@@ -6,7 +6,7 @@ BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use (Debian packages).
 TEST_PACKAGES := haproxy nginx apache2-utils chromium
 
-.PHONY: all build run test deps-test fmt-check vet fuzz-short peers soak clean
+.PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers soak clean
 
 all: build
 
@@ -54,6 +54,13 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# Go benchmarks of the hot paths (one CPS transaction against the reference
+# target in another process, with allocations; the recorder), then the
+# comparison with the peers.
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics
+	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies
 # (tlsbench throughput vs wrk), against nginx and the reference target on
