@@ -31,8 +31,8 @@ type Config struct {
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
 	return Config{
-		Config:  tlsconn.Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
-		Request: tlsconn.Request{Path: "/1k", ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench"},
+		Config:  tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
+		Request: tlsconn.Request{Path: "/1k", ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
 		MaxBody: 16 << 20,
 	}
 }

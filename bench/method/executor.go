@@ -123,13 +123,13 @@ func (l *Local) spec(req Request) (*job.Spec, error) {
 	conn := tlsconn.Config{
 		Profile: req.Profile, Address: addr,
 		TLS:            profiles.ClientOptions{ServerName: u.Hostname(), RootCAs: roots, InsecureSkipVerify: d.Insecure},
-		ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+		ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
 	}
 	full := *u
 	full.Path, full.RawPath = "", ""
 	return &job.Spec{
 		Engine: req.Test.Engine, Conn: conn,
-		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: 10 * time.Second, UserAgent: l.UserAgent},
+		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
 		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress},
 		Target: metrics.Target{
 			URL: full.String() + path, Address: addr, ServerName: u.Hostname(),

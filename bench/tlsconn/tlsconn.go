@@ -20,6 +20,13 @@ import (
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
+// The default deadlines of a transaction's phases, for every command.
+const (
+	DefaultConnectTimeout   = 5 * time.Second
+	DefaultHandshakeTimeout = 5 * time.Second
+	DefaultReadTimeout      = 10 * time.Second // first byte, and each read after it
+)
+
 // Config says where and how to connect.
 type Config struct {
 	Profile *profiles.Profile

@@ -91,9 +91,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			spec := &job.Spec{
 				Engine: engine,
-				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
 					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
-				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench/" + version},
+				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
 				Load:    bench.Config{Concurrency: map[string]int{job.CPS: 16, job.Throughput: 8}[engine], Duration: *dur, Warmup: time.Second},
 				Tool:    toolInfo(),
 			}
