@@ -134,22 +134,7 @@ func TestUnreachable(t *testing.T) {
 // TestCPSRecord runs cps against the in-process target and checks the run
 // record's contract fields.
 func TestCPSRecord(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s", "--json", file)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, "CPS (SR=0)") {
-		t.Errorf("no summary table on stdout: %q", stdout)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := recordOf(t, "CPS (SR=0)", "cps", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s")
 	for _, path := range []string{
 		"schema", "engine", "profile", "target", "complete",
 		"negotiated.version", "negotiated.cipher_suite", "negotiated.group", "negotiated.cert_key",
@@ -173,6 +158,29 @@ func TestCPSRecord(t *testing.T) {
 	if v, _ := lookup(rec, "transactions"); v.(float64) <= 0 {
 		t.Errorf("transactions = %v", v)
 	}
+}
+
+// recordOf runs an engine command with --json, checks that stdout holds
+// table, and returns the run record as generic JSON.
+func recordOf(t *testing.T, table string, args ...string) map[string]any {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := invoke(t, context.Background(), append(args, "--json", file)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, table) {
+		t.Errorf("no %s table on stdout: %q", table, stdout)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }
 
 func lookup(m map[string]any, path string) (any, bool) {
@@ -283,23 +291,8 @@ func TestServeAndMeasure(t *testing.T) {
 // TestThroughputRecord runs throughput against the in-process target and
 // checks the record's contract fields and its byte accounting.
 func TestThroughputRecord(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "run.json")
-	code, stdout, stderr := invoke(t, context.Background(), "throughput", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s",
-		"--verify-body", "pattern", "--expect-size", "1048576", "--pipeline", "2", "--json", file)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, "THROUGHPUT") {
-		t.Errorf("no table on stdout: %q", stdout)
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal(data, &rec); err != nil {
-		t.Fatal(err)
-	}
+	rec := recordOf(t, "THROUGHPUT", "throughput", "-q", "-c", "2", "-d", "500ms", "--warmup", "0s",
+		"--verify-body", "pattern", "--expect-size", "1048576", "--pipeline", "2")
 	for _, path := range []string{
 		"engine", "gbps", "wire_gbps", "requests", "bytes.payload", "bytes.wire_in", "bytes.wire_out",
 		"connections_opened", "latency_us.ttfb.p50", "latency_us.ttfb.p999", "latency_us.total.max", "config.engine.pipeline",
