@@ -52,6 +52,37 @@ type Run struct {
 	Series     []Second               `json:"series"`
 	Whole      Whole                  `json:"whole_run"`
 	Client     Client                 `json:"client"`
+
+	// Agent identifies the agent that made this run when it was one shard
+	// of a distributed run (--shard, --start-at); nil for a lone run.
+	Agent *Agent `json:"agent,omitempty"`
+	// Agents lists the agents a merged record was made from, each with its
+	// own host, CPU and start skew; empty for a record of one process.
+	Agents []AgentRun `json:"agents,omitempty"`
+}
+
+// Agent is one agent's identity in a distributed run.
+type Agent struct {
+	Name   string `json:"name"`   // --agent, or host-pid
+	Shard  int    `json:"shard"`  // i of --shard i/N (0-based)
+	Shards int    `json:"shards"` // N
+	// StartAt is the agreed start (--start-at); zero when none was given.
+	StartAt time.Time `json:"start_at,omitempty"`
+	// StartSkewMS is the actual start minus StartAt, in milliseconds.
+	StartSkewMS float64 `json:"start_skew_ms"`
+}
+
+// AgentRun is what a merged record keeps of each agent's run.
+type AgentRun struct {
+	Agent
+	Host         Host      `json:"host"`
+	Client       Client    `json:"client"`
+	Started      time.Time `json:"started"`
+	Ended        time.Time `json:"ended"`
+	Complete     bool      `json:"complete"`
+	Transactions int64     `json:"transactions"`
+	Errors       int64     `json:"errors"`
+	DurationS    float64   `json:"duration_s"`
 }
 
 // CPSResult is the CPS engine's rate.
