@@ -44,6 +44,12 @@ func closeWorker(w Worker) {
 	}
 }
 
+func closeAll(ws []Worker) {
+	for _, w := range ws {
+		closeWorker(w)
+	}
+}
+
 // Config says how to apply load. The zero value is not valid; see Defaults.
 type Config struct {
 	Concurrency int           // closed loop: workers; open loop: most in flight
@@ -56,6 +62,21 @@ type Config struct {
 	Shards int // histogram shards; 0 means 2×GOMAXPROCS
 	// Progress, if set, is called once a second from one goroutine.
 	Progress func(metrics.Second)
+	// StartAt, if set, is when the load starts: the workers are prepared,
+	// then Run sleeps until StartAt (agents of one distributed run agree on
+	// it). Run refuses to start more than StartTolerance after it.
+	StartAt        time.Time
+	StartTolerance time.Duration
+}
+
+// LateError is returned when StartAt had passed by more than the tolerance
+// once the workers were ready.
+type LateError struct {
+	Late, Tolerance time.Duration
+}
+
+func (e *LateError) Error() string {
+	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
 
 // Defaults returns the default configuration.
@@ -115,11 +136,26 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	for i := range workers {
 		w, err := op.NewWorker(i)
 		if err != nil {
+			closeAll(workers[:i])
 			return nil, err
 		}
 		workers[i] = w
 	}
 
+	if !cfg.StartAt.IsZero() {
+		if late := time.Since(cfg.StartAt); late > cfg.StartTolerance {
+			closeAll(workers)
+			return nil, &LateError{Late: late, Tolerance: cfg.StartTolerance}
+		}
+		t := time.NewTimer(time.Until(cfg.StartAt))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			closeAll(workers)
+			return nil, ctx.Err()
+		}
+	}
 	start := time.Now()
 	steadyStart := start.Add(cfg.Warmup)
 	end := steadyStart.Add(cfg.Duration)
