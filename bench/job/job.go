@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
@@ -48,6 +49,9 @@ type Spec struct {
 	Config any
 	// IncludesTarget marks a run whose process also ran the target.
 	IncludesTarget bool
+	// Agent, if set, identifies this process as one agent of a distributed
+	// run; the record gets it with the measured start skew.
+	Agent *metrics.Agent
 }
 
 // Op is an engine operation that reports what it negotiated.
@@ -110,5 +114,13 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	}
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
+	if spec.Agent != nil {
+		a := *spec.Agent
+		if !spec.Load.StartAt.IsZero() {
+			a.StartAt = spec.Load.StartAt
+			a.StartSkewMS = float64(res.Started.Sub(spec.Load.StartAt)) / float64(time.Millisecond)
+		}
+		r.Agent = &a
+	}
 	return r, nil
 }

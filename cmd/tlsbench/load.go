@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -34,6 +35,9 @@ type loadFlags struct {
 	sources, headers               *[]string
 	expectSize                     *int64
 	connectTO, handshakeTO, readTO *time.Duration
+	// Agent flags: one shard of a distributed run.
+	shard, startAt, agentName, reportTo *string
+	startTolerance                      *time.Duration
 }
 
 func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
@@ -58,6 +62,12 @@ func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
 		linger0:     fs.Bool("linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)"),
 		keylog:      fs.String("keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)"),
 		quiet:       fs.BoolP("quiet", "q", false, "no live status line"),
+
+		shard:          fs.String("shard", "", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)"),
+		startAt:        fs.String("start-at", "", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it"),
+		startTolerance: fs.Duration("start-tolerance", time.Second, "agent: how late after --start-at the load may still start (`DURATION`)"),
+		agentName:      fs.String("agent", "", "agent: `NAME` in the record (default host-pid)"),
+		reportTo:       fs.String("report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)"),
 	}
 }
 
@@ -106,6 +116,7 @@ type loadSetup struct {
 	sources  []net.IP
 	headers  [][2]string
 	roots    *x509.CertPool
+	agent    *agentSetup
 }
 
 // resolve checks the shared flags (after parsing) and resolves them.
@@ -142,6 +153,14 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	}
 	if ls.headers, err = parseHeaders(*lf.headers); err != nil {
 		return nil, err
+	}
+	if ls.agent, err = lf.resolveAgent(); err != nil {
+		return nil, err
+	}
+	if a := ls.agent; a != nil && a.shards > 1 {
+		if ls.engine, ls.sources, err = a.split(ls.engine, ls.sources); err != nil {
+			return nil, err
+		}
 	}
 	if *lf.caFile != "" {
 		pem, err := os.ReadFile(*lf.caFile)
@@ -198,6 +217,17 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 				return err
 			}
 		}
+	}
+	if a := ls.agent; a != nil {
+		if ep == nil && (a.shards > 1 || a.reportTo != "") {
+			return usagef("--shard and --report-to need a URL: the agents of one run share one target")
+		}
+		if len(ps) > 1 && (!a.startAt.IsZero() || a.reportTo != "") {
+			return usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
+		}
+	}
+	if isDryRun(ctx) {
+		return nil
 	}
 	var keylogW io.Writer
 	if *lf.keylog != "" {
@@ -271,10 +301,22 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			spec.options(js)
 		}
 		js.Load.Progress = statusLine(stderr, p.Name, *lf.quiet, *lf.warmup, spec.status)
+		if a := ls.agent; a != nil {
+			js.Agent = a.identity()
+			js.Load.StartAt, js.Load.StartTolerance = a.startAt, a.tolerance
+			if !a.startAt.IsZero() && !*lf.quiet {
+				fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.name, a.shard, a.shards, a.startAt.Format(time.RFC3339Nano))
+			}
+		}
 		r, err := job.Run(ctx, js)
 		endStatus(stderr, *lf.quiet)
 		if err != nil {
 			return err
+		}
+		if a := ls.agent; a != nil && a.reportTo != "" {
+			if err := agent.Push(ctx, a.reportTo, r); err != nil {
+				return fmt.Errorf("pushing the record to %s: %w", a.reportTo, err)
+			}
 		}
 		runs = append(runs, r)
 		reports.RunText(stdout, r)

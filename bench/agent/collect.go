@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// MaxRecord bounds the size of a pushed record (a run record with its
+// per-second series is well under 1 MiB for an hour's run).
+const MaxRecord = 32 << 20
+
+// PushTimeout bounds one push attempt; Push tries PushAttempts times.
+const (
+	PushTimeout  = 15 * time.Second
+	PushAttempts = 5
+)
+
+// Push POSTs the record r to a collector at url. Connection failures and
+// 5xx answers are retried (PushAttempts in all, backing off up to a few
+// seconds); a 4xx answer is final and its text is the error.
+func Push(ctx context.Context, url string, r *metrics.Run) error {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	client := &http.Client{Timeout: PushTimeout}
+	var last error
+	for attempt := range PushAttempts {
+		if attempt > 0 {
+			wait := time.Duration(1<<attempt) * 250 * time.Millisecond
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return fmt.Errorf("%w (last attempt: %v)", ctx.Err(), last)
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		resp.Body.Close()
+		switch {
+		case resp.StatusCode/100 == 2:
+			return nil
+		case resp.StatusCode/100 == 4:
+			return fmt.Errorf("the collector refused the record: %s: %s", resp.Status, strings.TrimSpace(string(msg)))
+		}
+		last = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
+	}
+	return fmt.Errorf("after %d attempts: %v", PushAttempts, last)
+}
+
+// Collector receives the records agents push and hands each batch over
+// once all its agents have reported. One Collector serves many batches
+// (one per distributed run): a batch named ID is pushed to /runs/ID; the
+// batch "" also takes pushes to any other path, for a collector of one run.
+type Collector struct {
+	mu      sync.Mutex
+	batches map[string]*Batch
+}
+
+// NewCollector returns a Collector with no batch.
+func NewCollector() *Collector {
+	return &Collector{batches: map[string]*Batch{}}
+}
+
+// Batch is the records of one distributed run, by shard.
+type Batch struct {
+	ID     string
+	Expect int
+	mu     sync.Mutex
+	runs   []*metrics.Run // by shard
+	got    int
+	done   chan struct{}
+}
+
+// Expect opens a batch for n agents (shards 0..n-1).
+func (c *Collector) Expect(id string, n int) *Batch {
+	b := &Batch{ID: id, Expect: n, runs: make([]*metrics.Run, n), done: make(chan struct{})}
+	c.mu.Lock()
+	c.batches[id] = b
+	c.mu.Unlock()
+	return b
+}
+
+// Forget closes a batch: later pushes to it are refused.
+func (c *Collector) Forget(id string) {
+	c.mu.Lock()
+	delete(c.batches, id)
+	c.mu.Unlock()
+}
+
+// ServeHTTP takes one pushed record.
+func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		http.Error(w, "POST a run record", http.StatusMethodNotAllowed)
+		return
+	}
+	id, ok := strings.CutPrefix(req.URL.Path, "/runs/")
+	c.mu.Lock()
+	b := c.batches[id]
+	if b == nil && !ok {
+		b = c.batches[""]
+	}
+	c.mu.Unlock()
+	if b == nil {
+		http.Error(w, fmt.Sprintf("no run %q is being collected", id), http.StatusNotFound)
+		return
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRecord))
+	if err != nil {
+		http.Error(w, "reading the record: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	r, err := metrics.DecodeRun(data)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if err := b.add(r); err != nil {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (b *Batch) add(r *metrics.Run) error {
+	a := r.Agent
+	if a == nil {
+		return errors.New("the record names no agent (--shard i/N)")
+	}
+	if a.Shards != b.Expect {
+		return fmt.Errorf("agent %s is shard %d/%d; this run expects %d agents", a.Name, a.Shard, a.Shards, b.Expect)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if prev := b.runs[a.Shard]; prev != nil {
+		return fmt.Errorf("shard %d/%d already reported by agent %s", a.Shard, a.Shards, prev.Agent.Name)
+	}
+	b.runs[a.Shard] = r
+	b.got++
+	if b.got == b.Expect {
+		close(b.done)
+	}
+	return nil
+}
+
+// MissingError says which agents had not reported at the deadline.
+type MissingError struct {
+	ID       string
+	Expect   int
+	Missing  []int    // shard indexes
+	Reported []string // the agents that did report
+}
+
+func (e *MissingError) Error() string {
+	m := make([]string, len(e.Missing))
+	for i, s := range e.Missing {
+		m[i] = fmt.Sprintf("%d/%d", s, e.Expect)
+	}
+	run := ""
+	if e.ID != "" {
+		run = " of run " + e.ID
+	}
+	return fmt.Sprintf("%d of %d agents%s reported (%s); missing shards %s", len(e.Reported), e.Expect, run, strings.Join(e.Reported, ", "), strings.Join(m, ", "))
+}
+
+// Wait returns the batch's records, by shard, once all have arrived, or a
+// *MissingError when ctx ends first.
+func (b *Batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
+	select {
+	case <-b.done:
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return append([]*metrics.Run(nil), b.runs...), nil
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e := &MissingError{ID: b.ID, Expect: b.Expect}
+	for i, r := range b.runs {
+		if r == nil {
+			e.Missing = append(e.Missing, i)
+		} else {
+			e.Reported = append(e.Reported, r.Agent.Name)
+		}
+	}
+	sort.Strings(e.Reported)
+	if len(e.Missing) == 0 { // all arrived as ctx ended
+		return append([]*metrics.Run(nil), b.runs...), nil
+	}
+	return nil, e
+}
