@@ -64,7 +64,7 @@ var _ Executor = (*Local)(nil)
 
 // Run implements Executor.
 func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
-	spec, err := l.spec(req)
+	spec, err := l.Spec(req)
 	if err != nil {
 		return nil, err
 	}
@@ -73,16 +73,16 @@ func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
 
 // Resumption implements Executor.
 func (l *Local) Resumption(ctx context.Context, req Request) (bool, error) {
-	spec, err := l.spec(req)
+	spec, err := l.Spec(req)
 	if err != nil {
 		return false, err
 	}
 	return tlsconn.ProbeResumption(ctx, spec.Conn, spec.Host, spec.Path)
 }
 
-// spec turns a request into a run specification: the DUT's endpoint for the
+// Spec turns a request into a run specification: the DUT's endpoint for the
 // profile, the test's path, verification as the plan says.
-func (l *Local) spec(req Request) (*job.Spec, error) {
+func (l *Local) Spec(req Request) (*job.Spec, error) {
 	d := req.DUT
 	base := d.URL
 	if e, ok := d.Endpoints[req.Profile.Name]; ok {

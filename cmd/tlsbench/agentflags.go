@@ -27,6 +27,9 @@ type agentSetup struct {
 
 // resolveAgent checks the agent flags; nil when none was given.
 func (lf *loadFlags) resolveAgent() (*agentSetup, error) {
+	if *lf.startTolerance < 0 {
+		return nil, usagef("--start-tolerance must not be negative, got %s", *lf.startTolerance)
+	}
 	if *lf.shard == "" && *lf.startAt == "" && *lf.agentName == "" && *lf.reportTo == "" {
 		return nil, nil
 	}
@@ -47,9 +50,6 @@ func (lf *loadFlags) resolveAgent() (*agentSetup, error) {
 			return nil, usagef("bad --start-at %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", *lf.startAt)
 		}
 		a.startAt = t
-	}
-	if a.tolerance < 0 {
-		return nil, usagef("--start-tolerance must not be negative, got %s", a.tolerance)
 	}
 	if a.reportTo != "" {
 		u, err := url.Parse(a.reportTo)

@@ -2,10 +2,94 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
 )
 
+const collectUsage = `tlsbench collect --listen ADDR --expect N -o FILE [flags]
+
+Receives the run records that N agents push (engine commands run with
+--shard i/N --report-to http://ADDR/), and merges them into one record
+(tlsbench merge) once all N have arrived. At --deadline it stops and names
+the shards that did not report (exit 1).`
+
 func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("collect")
+	listen := fs.String("listen", "", "`ADDR` (host:port) to listen on for pushed records")
+	expect := fs.Int("expect", 0, "`N` agents (shards 0..N-1) must report")
+	out := fs.StringP("output", "o", "", "write the merged record to `FILE`")
+	keep := fs.String("keep", "", "also write each agent's own record into `DIR`")
+	deadline := fs.Duration("deadline", time.Hour, "give up waiting after `DURATION`")
+	if err := parseFlags(fs, collectUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usagef("unexpected argument %q", fs.Arg(0))
+	case *listen == "":
+		return usagef("--listen ADDR is required")
+	case *expect < 1:
+		return usagef("--expect must be at least 1, got %d", *expect)
+	case *out == "":
+		return usagef("-o FILE is required")
+	case *deadline <= 0:
+		return usagef("--deadline must be positive, got %s", *deadline)
+	}
+	if *keep != "" {
+		if err := os.MkdirAll(*keep, 0o755); err != nil {
+			return usagef("--keep: %v", err)
+		}
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usagef("--listen %s: %v", *listen, err)
+	}
+	c := agent.NewCollector()
+	batch := c.Expect("", *expect)
+	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on http://%s/ (deadline %s)\n", *expect, ln.Addr(), *deadline)
+
+	wctx, cancel := context.WithTimeout(ctx, *deadline)
+	defer cancel()
+	runs, err := batch.Wait(wctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: %w", err)
+		}
+		return fmt.Errorf("at the deadline: %w", err)
+	}
+	return writeMerged(runs, *out, *keep, stdout)
+}
+
+// writeMerged merges the agents' records, writes the result and prints it.
+func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error {
+	if keep != "" {
+		for _, r := range runs {
+			name := fmt.Sprintf("shard-%d-of-%d.json", r.Agent.Shard, r.Agent.Shards)
+			if err := r.WriteJSON(filepath.Join(keep, name)); err != nil {
+				return err
+			}
+		}
+	}
+	m, err := metrics.Merge(runs)
+	if err != nil {
+		return fmt.Errorf("the agents' records do not merge: %w", err)
+	}
+	if err := m.WriteJSON(out); err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	reports.RunText(stdout, m)
+	fmt.Fprintf(stdout, "merged record of %d agents: %s\n", len(runs), out)
+	return nil
 }

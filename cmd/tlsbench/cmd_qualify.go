@@ -41,6 +41,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
+	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -90,6 +91,9 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("%v", err)
 		}
 	}
+	if err := ef.check(usesReference(plan)); err != nil {
+		return err
+	}
 	if dir == "" {
 		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+plan.Name)
 	}
@@ -114,7 +118,8 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer ledger.Close()
 
-	exec := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
+	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
+	refCA := ""
 	if usesReference(plan) {
 		var names []string
 		for _, t := range plan.Tests {
@@ -125,9 +130,14 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		defer ref.stop()
-		exec.Reference = ref.lookup
+		local.Reference, refCA = ref.lookup, ref.caFile
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
+	exec, stopExec, err := ef.build(local, *files, refCA)
+	if err != nil {
+		return err
+	}
+	defer stopExec()
 	c := &method.Campaign{
 		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
 		Events: func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
@@ -137,7 +147,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})
 	}
-	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s\n", plan.Name, dir)
+	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", plan.Name, dir, describeExecutor(ef))
 	summary, err := c.Run(ctx)
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
@@ -199,9 +209,10 @@ func usesReference(p *method.Plan) bool {
 // reference is the reference target running as a child process, so that
 // its CPU is not the generator's.
 type reference struct {
-	cmd   *exec.Cmd
-	addrs map[string]string // profile → host:port
-	pool  *x509.CertPool
+	cmd    *exec.Cmd
+	addrs  map[string]string // profile → host:port
+	pool   *x509.CertPool
+	caFile string // the CA certificate, for agents
 }
 
 // startReference starts `tlsbench serve` for the named profiles and reads
@@ -211,7 +222,10 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 	if err != nil {
 		return nil, err
 	}
-	ca := filepath.Join(dir, "reference-ca.pem")
+	ca, err := filepath.Abs(filepath.Join(dir, "reference-ca.pem"))
+	if err != nil {
+		return nil, err
+	}
 	args := []string{"serve", "--port", "0", "--ca-out", ca}
 	for _, f := range files {
 		args = append(args, "--profile-file", f)
@@ -233,7 +247,7 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the reference target: %w", err)
 	}
-	r := &reference{cmd: cmd, addrs: map[string]string{}}
+	r := &reference{cmd: cmd, addrs: map[string]string{}, caFile: ca}
 	lines := make(chan string)
 	go func() {
 		sc := bufio.NewScanner(pipe)

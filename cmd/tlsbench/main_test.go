@@ -17,6 +17,9 @@ import (
 // TestMain lets the test binary act as tlsbench when qualify starts it as
 // the reference target's process.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(fakeKubectlEnv); dir != "" {
+		os.Exit(fakeKubectl(dir, os.Args[1:]))
+	}
 	if os.Getenv(childEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -99,6 +102,29 @@ func TestBadInput(t *testing.T) {
 		{[]string{"throughput", "ftp://h/"}, "scheme must be https"},
 		{[]string{"throughput", "--profile", "nope"}, `unknown profile "nope"`},
 		{[]string{"serve", "--plain", "--profile", "tls13-x25519mlkem768"}, "--plain serves no TLS"}, // stray argument
+		// Agents.
+		{[]string{"cps", "https://h/", "--shard", "1"}, "bad --shard"},
+		{[]string{"cps", "https://h/", "--shard", "4/4"}, "want 0 ≤ i < N"},
+		{[]string{"cps", "https://h/", "--shard", "0/8", "-c", "4"}, "cannot be divided among 8 agents"},
+		{[]string{"cps", "https://h/", "--shard", "0/2", "-c", "4", "--source", "127.0.0.2"}, "source addresses cannot be divided"},
+		{[]string{"cps", "--shard", "0/2"}, "need a URL"},
+		{[]string{"cps", "https://h/", "--start-at", "tomorrow"}, "bad --start-at"},
+		{[]string{"cps", "https://h/", "--start-tolerance", "-1s"}, "--start-tolerance must not be negative"},
+		{[]string{"cps", "https://h/", "--report-to", "ftp://c/"}, "bad --report-to"},
+		{[]string{"cps", "https://h/", "--report-to", "http://c/", "--profile", "rsa2048-aes128-gcm-sha256", "--profile", "ecdhe-ecdsa-aes128-sha256-p256"}, "take one --profile"},
+		{[]string{"qualify", "--executor", "cloud"}, "bad --executor"},
+		{[]string{"qualify", "--agents", "3"}, "need --executor processes or kubernetes"},
+		{[]string{"qualify", "--executor", "processes", "--agents", "-1"}, "--agents must be at least 1"},
+		{[]string{"qualify", "--executor", "kubernetes"}, "needs --agents N"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2"}, "needs --image"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1"}, "needs --collect-url"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://10.0.0.5:7070"}, "reference target runs on this machine"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "10.0.0.5", "--dut", "a=https://a/"}, "bad --collect-url"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://c:1", "--dut", "a=https://a/", "--node-selector", "pool"}, "bad --node-selector"},
+		{[]string{"collect", "--expect", "2", "-o", "m.json"}, "--listen ADDR is required"},
+		{[]string{"collect", "--listen", "127.0.0.1:0", "--expect", "0", "-o", "m.json"}, "--expect must be at least 1"},
+		{[]string{"collect", "--listen", "127.0.0.1:0", "--expect", "2"}, "-o FILE is required"},
+		{[]string{"collect", "--listen", "999.0.0.1:0", "--expect", "2", "-o", "m.json"}, "--listen"},
 	} {
 		code, _, stderr := invoke(t, context.Background(), tc.args...)
 		if code != exitBadUsage {

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Kubernetes launches a run's agents as an Indexed Job through the user's
+// kubectl and current context (see docs/KUBERNETES.md for why kubectl and
+// not client-go): the manifest is piped to `kubectl apply -f -`, the Job
+// and its Service are deleted once the records are in.
+type Kubernetes struct {
+	// Kubectl is the kubectl command and its global flags (--context,
+	// --kubeconfig); default ["kubectl"].
+	Kubectl      []string
+	Namespace    string
+	Image        string
+	CPU, Memory  string
+	NodeSelector map[string]string
+	// Timeout bounds each kubectl call (default 60 s).
+	Timeout time.Duration
+	// Poll is how often the Job's failed count is read (default 5 s).
+	Poll time.Duration
+}
+
+var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// JobName is the Job's name for a run ID: a DNS-1123 label short enough
+// for the pods' names and labels.
+func JobName(id string) string {
+	n := "tlsbench-" + nonLabel.ReplaceAllString(strings.ToLower(id), "-")
+	if len(n) > 52 {
+		n = n[:52]
+	}
+	return strings.TrimRight(n, "-")
+}
+
+func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	timeout := k.Timeout
+	if timeout <= 0 {
+		timeout = time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	base := k.Kubectl
+	if len(base) == 0 {
+		base = []string{"kubectl"}
+	}
+	argv := append(append([]string(nil), base[1:]...), args...)
+	if k.Namespace != "" {
+		argv = append(argv, "--namespace", k.Namespace)
+	}
+	c := exec.CommandContext(ctx, base[0], argv...)
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %v: %s", base[0], strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return out, nil
+}
+
+// Launch implements Launcher.
+func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
+	name := JobName(spec.ID)
+	m, err := Manifest(ManifestOptions{
+		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: spec.Agents, Args: spec.Args,
+		StartAt: spec.StartAt, StartTolerance: spec.Tolerance, ReportTo: spec.ReportTo,
+		CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := k.kubectl(ctx, m, "apply", "-f", "-"); err != nil {
+		return nil, err
+	}
+	failed := make(chan error, 1)
+	pctx, stopPoll := context.WithCancel(ctx)
+	go k.watch(pctx, name, failed)
+	stop := func() {
+		stopPoll()
+		// A fresh context: the Job is removed even when the run was
+		// interrupted.
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "--ignore-not-found", "--wait=false")
+	}
+	return &Launched{Failed: failed, Stop: stop}, nil
+}
+
+// watch reports the first failed pod of the Job.
+func (k *Kubernetes) watch(ctx context.Context, name string, failed chan<- error) {
+	poll := k.Poll
+	if poll <= 0 {
+		poll = 5 * time.Second
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		out, err := k.kubectl(ctx, nil, "get", "job/"+name, "-o", "jsonpath={.status.failed}")
+		if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == "0" {
+			continue
+		}
+		pods, _ := k.kubectl(ctx, nil, "get", "pods", "-l", "job-name="+name, "--no-headers")
+		failed <- fmt.Errorf("job %s: %s agent(s) failed: %s", name, strings.TrimSpace(string(out)), strings.Join(strings.Fields(string(pods)), " "))
+		return
+	}
+}

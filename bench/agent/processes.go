@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Processes launches the agents as local processes of the tlsbench binary:
+// the whole distributed path (start-at, shards, push, merge) on one
+// machine, and a way to use every core of a big generator.
+type Processes struct {
+	// Command is the tlsbench binary (and any leading arguments).
+	Command []string
+	// Env is the agents' environment (nil: this process's).
+	Env []string
+	// Wrap, if set, rewrites agent i's command line before it starts
+	// (e.g. to run it in a network namespace with `ip netns exec`).
+	Wrap func(i int, argv []string) []string
+}
+
+// Launch implements Launcher.
+func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
+	if len(p.Command) == 0 {
+		return nil, fmt.Errorf("no agent command")
+	}
+	failed := make(chan error, spec.Agents)
+	var cmds []*exec.Cmd
+	var wg sync.WaitGroup
+	stop := func() {
+		for _, c := range cmds {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			for _, c := range cmds {
+				_ = c.Process.Kill()
+			}
+			<-done
+		}
+	}
+	for i := range spec.Agents {
+		name := fmt.Sprintf("%s-agent-%d", spec.ID, i)
+		argv := append(append([]string(nil), p.Command...), spec.AgentArgs(i, name)...)
+		if p.Wrap != nil {
+			argv = p.Wrap(i, argv)
+		}
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Env = p.Env
+		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		var out tailBuffer
+		c.Stdout, c.Stderr = &out, &out
+		if err := c.Start(); err != nil {
+			stop()
+			return nil, fmt.Errorf("agent %d: %w", i, err)
+		}
+		cmds = append(cmds, c)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Wait(); err != nil && ctx.Err() == nil {
+				failed <- fmt.Errorf("agent %s failed (%v): %s", name, err, out.String())
+			}
+		}()
+	}
+	return &Launched{Failed: failed, Stop: stop}, nil
+}
+
+// tailBuffer keeps the last 2 KiB written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf.Write(p)
+	if t.buf.Len() > 4096 {
+		b := t.buf.Bytes()[t.buf.Len()-2048:]
+		t.buf = *bytes.NewBuffer(append([]byte(nil), b...))
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.Join(strings.Fields(t.buf.String()), " ")
+}
