@@ -461,3 +461,51 @@ func TestCollect(t *testing.T) {
 		}
 	}
 }
+
+// TestQualifyProcesses runs the method with --executor processes: every
+// run is made by 2 agent processes and judged on the merged record.
+func TestQualifyProcesses(t *testing.T) {
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "plan.yaml")
+	err := os.WriteFile(plan, []byte(`name: agents
+duts: [{name: ref, url: reference}]
+tests:
+  - {engine: cps, profiles: [ecdhe-ecdsa-aes128-sha256-p256]}
+method:
+  duration: 600ms
+  warmup: 100ms
+  cooldown: 0s
+  explore: {concurrency: {min: 4, max: 4}, probe_duration: 300ms, min_gain: 5%}
+  accept: {max_generator_cpu: 100%}
+  final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "campaign")
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", plan, "--out", out,
+		"--executor", "processes", "--agents", "2", "--start-margin", "1s")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "by 2 agent processes each") || !strings.Contains(stdout, "CPS (SR=0)") {
+		t.Errorf("stderr %q\nstdout %q", stderr, stdout)
+	}
+	entries, err := method.ReadLedger(filepath.Join(out, method.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	finals := 0
+	for _, e := range entries {
+		want := min(2, e.Level)
+		if len(e.Run.Agents) != want {
+			t.Errorf("%s run at c=%d was made by %d agents, want %d", e.Phase, e.Level, len(e.Run.Agents), want)
+		}
+		if e.Phase == method.FinalPhase && e.Accepted {
+			finals++
+		}
+	}
+	if finals < 2 {
+		t.Errorf("%d accepted final runs, want at least 2", finals)
+	}
+}

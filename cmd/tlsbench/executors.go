@@ -159,8 +159,11 @@ func absAll(files []string) []string {
 }
 
 func describeExecutor(ef *executorFlags) string {
-	if *ef.kind == "local" {
-		return "in this process"
+	switch *ef.kind {
+	case "processes":
+		return fmt.Sprintf("by %d agent processes each", *ef.agents)
+	case "kubernetes":
+		return fmt.Sprintf("by %d agent pods each (an Indexed Job per run)", *ef.agents)
 	}
-	return fmt.Sprintf("%d %s agents per run", *ef.agents, *ef.kind)
+	return "in this process"
 }
