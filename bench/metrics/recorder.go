@@ -230,12 +230,19 @@ type Second struct {
 	TotalP50     float64 `json:"total_p50_us"`
 	TotalP99     float64 `json:"total_p99_us"`
 	TotalMean    float64 `json:"total_mean_us"` // exact, from the sum
+	// The second's histograms (2 significant figures, µs; HdrHistogram V2
+	// compressed, base64), from which Merge recomputes the percentiles of
+	// agents' seconds exactly. Empty when the second had no value (and in
+	// records older than them).
+	HandshakeHist string `json:"handshake_hist,omitempty"`
+	TotalHist     string `json:"total_hist,omitempty"`
 }
 
 // Tick closes the current interval: it returns the counts since the last
-// Tick and resets them. now names the second.
+// Tick and resets them. now names the second. The interval's histograms are
+// encoded after the shards are released, so recording never waits for it.
 func (r *Recorder) Tick(now time.Time) Second {
-	hs, total := hdr.New(Lowest, Highest, 2), hdr.New(Lowest, Highest, 2)
+	hs, total := newSecondHistogram(), newSecondHistogram()
 	sec := Second{T: int(now.Sub(r.start).Round(time.Second) / time.Second), Unix: now.Unix()}
 	var sum int64
 	for i := range r.shards {
@@ -253,16 +260,10 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sh.iv.total.Reset()
 		sh.mu.Unlock()
 	}
-	if hs.TotalCount() > 0 {
-		sec.HandshakeP99 = float64(hs.ValueAtQuantile(99))
-	}
 	if sec.Transactions > 0 {
 		sec.TotalMean = float64(sum) / float64(sec.Transactions)
 	}
-	if total.TotalCount() > 0 {
-		sec.TotalP50 = float64(total.ValueAtQuantile(50))
-		sec.TotalP99 = float64(total.ValueAtQuantile(99))
-	}
+	sec.setPercentiles(hs, total)
 	return sec
 }
 

@@ -1,0 +1,508 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// secondSigFigs is the precision of the per-second histograms: enough for a
+// live display's percentiles, at a fraction of the size of SigFigs's.
+const secondSigFigs = 2
+
+// newSecondHistogram returns an empty per-second histogram.
+func newSecondHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, secondSigFigs) }
+
+// encodeHist encodes h as records keep histograms: HdrHistogram V2
+// compressed, base64.
+func encodeHist(h *hdr.Histogram) (string, error) {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	return string(enc), err
+}
+
+// setPercentiles sets the second's percentiles and encoded histograms from
+// its handshake and total histograms. An empty histogram leaves its fields
+// zero; so does one that fails to encode (a merge then reads the second's
+// percentiles as unknown rather than wrong).
+func (s *Second) setPercentiles(hs, total *hdr.Histogram) {
+	if hs.TotalCount() > 0 {
+		s.HandshakeP99 = float64(hs.ValueAtQuantile(99))
+		s.HandshakeHist, _ = encodeHist(hs)
+	}
+	if total.TotalCount() > 0 {
+		s.TotalP50 = float64(total.ValueAtQuantile(50))
+		s.TotalP99 = float64(total.ValueAtQuantile(99))
+		s.TotalHist, _ = encodeHist(total)
+	}
+}
+
+// Merge merges the records of the agents of one distributed run (each ran a
+// shard of the load from an agreed start) into one record of the same
+// schema, which reports, comparisons and the method read like any other.
+// Nothing is averaged that cannot be: latency histograms, per-second
+// histograms and counters are summed exactly, and every percentile is
+// recomputed from the merged histograms.
+//
+// The records must agree on Engine, Profile, Negotiated (every field) and
+// Load.Mode, and their agents must be distinct: all with a shard identity
+// (Agent, --shard) of the same shard count and distinct indexes, or all
+// without one (then distinct by host and start). A merged record given again
+// contributes its Agents (merges nest: merging A+B with C+D is merging A, B,
+// C and D); giving one of its agents again is a duplicate.
+//
+// Rates: each agent measured over its own steady window (DurationS from
+// Started+SteadyStartS), so the merged CPS, RPS, Gbps and WireGbps are the
+// sums of the agents' own rates, and DurationS is the mean of the agents'
+// windows; Transactions ÷ DurationS need not equal the merged CPS. Started
+// is the earliest start, Ended the latest end, SteadyStartS the mean of the
+// agents' absolute steady starts relative to Started, Complete that of all.
+//
+// The series is aligned on absolute seconds (Second.Unix), T counted from the
+// merged Started; a second's percentiles come from the agents' per-second
+// histograms, and are left 0 when an agent's record predates them.
+//
+// Tool, Target, Config, ProfileSpec, WarmupS, and the host's OS and
+// architecture are those of the first agent (the lowest shard, or the first
+// record given); cores are summed, and the CPUs of distinct hosts; host names
+// and CPU models are listed.
+// The result's Agent is nil and its Agents lists every agent, by shard.
+func Merge(runs []*Run) (*Run, error) {
+	ins, err := mergeInputs(runs)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAgreement(ins); err != nil {
+		return nil, err
+	}
+	ref := ins[0].r
+	m := &Run{
+		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
+		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
+		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
+		Load:   Load{Mode: ref.Load.Mode},
+		Errors: Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
+	}
+	for _, in := range ins {
+		if in.r.Started.Before(m.Started) {
+			m.Started = in.r.Started
+		}
+		if in.r.Ended.After(m.Ended) {
+			m.Ended = in.r.Ended
+		}
+	}
+	var agents []AgentRun
+	var weight, duration, steady float64
+	for _, in := range ins {
+		r := in.r
+		agents = append(agents, in.agents...)
+		// A merged record stands for its agents' windows: it counts as
+		// many times as it has agents in the means.
+		k := float64(len(in.agents))
+		weight += k
+		duration += k * r.DurationS
+		steady += k * (r.Started.Sub(m.Started).Seconds() + r.SteadyStartS)
+		m.Complete = m.Complete && r.Complete
+		m.addCounts(r)
+		m.addRates(r)
+		prefix := in.agents[0].Name + ": "
+		if in.merged {
+			prefix = "" // its examples already name their agents
+		}
+		m.addErrors(r.Errors, prefix)
+	}
+	m.DurationS = duration / weight
+	m.SteadyStartS = steady / weight
+	if m.Latency, m.Histograms, err = mergeHistograms(ins); err != nil {
+		return nil, err
+	}
+	if m.Series, err = mergeSeries(ins, m.Started); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(agents, func(i, j int) bool { return agents[i].Shard < agents[j].Shard })
+	if agents[0].Shards == 0 {
+		for i := range agents {
+			agents[i].Shard = i // no identity: the order the records were given
+		}
+	}
+	m.Agents = agents
+	m.Host = mergeHosts(agents)
+	m.Client = mergeClients(agents, m.Whole.Transactions)
+	return m, nil
+}
+
+// mergeInput is one record given to Merge and the agents it stands for.
+type mergeInput struct {
+	r      *Run
+	agents []AgentRun
+	merged bool // r is a merged record: agents are its Agents
+}
+
+// label names the input's agents in messages.
+func (in *mergeInput) label() string {
+	if !in.merged {
+		return in.agents[0].label()
+	}
+	var names []string
+	for _, a := range in.agents {
+		names = append(names, strings.TrimPrefix(a.label(), "agent "))
+	}
+	return "agents " + strings.Join(names, " + ")
+}
+
+// label names the agent in messages: "agent b (shard 1/4)".
+func (a *Agent) label() string {
+	if a.Shards == 0 {
+		return "agent " + a.Name
+	}
+	return fmt.Sprintf("agent %s (shard %d/%d)", a.Name, a.Shard, a.Shards)
+}
+
+// mergeInputs finds the agents of each record, checks that they are
+// distinct shards of one run, and orders the records by shard.
+func mergeInputs(runs []*Run) ([]*mergeInput, error) {
+	if len(runs) == 0 {
+		return nil, errors.New("metrics: no record to merge")
+	}
+	var ins []*mergeInput
+	var all []AgentRun
+	for i, r := range runs {
+		if r == nil {
+			return nil, fmt.Errorf("metrics: record %d is nil", i)
+		}
+		in := &mergeInput{r: r, merged: len(r.Agents) > 0}
+		if in.merged {
+			in.agents = slices.Clone(r.Agents)
+		} else {
+			a := AgentRun{
+				Host: r.Host, Client: r.Client, Started: r.Started, Ended: r.Ended, Complete: r.Complete,
+				Transactions: r.Transactions, Errors: r.Errors.Total, DurationS: r.DurationS,
+			}
+			if r.Agent != nil {
+				a.Agent = *r.Agent
+			} else {
+				// No identity (Shards 0): the host and the start name it.
+				a.Name = r.Host.Hostname + "@" + r.Started.UTC().Format("2006-01-02T15:04:05.000Z")
+			}
+			in.agents = []AgentRun{a}
+		}
+		ins = append(ins, in)
+		all = append(all, in.agents...)
+	}
+	if err := checkAgents(all); err != nil {
+		return nil, err
+	}
+	if all[0].Shards > 0 {
+		sort.SliceStable(ins, func(i, j int) bool { return ins[i].agents[0].Shard < ins[j].agents[0].Shard })
+	}
+	return ins, nil
+}
+
+// checkAgents checks that the agents are distinct shards of one run.
+func checkAgents(all []AgentRun) error {
+	first := &all[0].Agent
+	seen := map[string]*Agent{}
+	for i := range all {
+		a := &all[i].Agent
+		switch {
+		case (a.Shards > 0) != (first.Shards > 0):
+			with, without := a, first
+			if a.Shards == 0 {
+				with, without = first, a
+			}
+			return fmt.Errorf("metrics: cannot merge: %s has a shard identity, %s none (it ran without --shard)", with.label(), without.label())
+		case a.Shards != first.Shards:
+			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d", a.label(), a.Shards, first.label(), first.Shards)
+		case a.Shards > 0 && (a.Shard < 0 || a.Shard >= a.Shards):
+			return fmt.Errorf("metrics: cannot merge: %s: no such shard", a.label())
+		}
+		key := a.Name
+		if a.Shards > 0 {
+			key = fmt.Sprint(a.Shard)
+		}
+		if b, ok := seen[key]; ok {
+			if b.Name == a.Name {
+				return fmt.Errorf("metrics: cannot merge: %s is given twice", a.label())
+			}
+			return fmt.Errorf("metrics: cannot merge: %s and %s are both shard %d/%d", b.label(), a.label(), a.Shard, a.Shards)
+		}
+		seen[key] = a
+	}
+	return nil
+}
+
+// checkAgreement checks that the records measured the same thing the same
+// way; the error names the first record that differs and the first record.
+func checkAgreement(ins []*mergeInput) error {
+	ref := ins[0]
+	for _, in := range ins[1:] {
+		a, b := in.r, ref.r
+		var what, va, vb string
+		switch {
+		case a.Engine != b.Engine:
+			what, va, vb = "ran engine", a.Engine, b.Engine
+		case a.Profile != b.Profile:
+			what, va, vb = "ran profile", a.Profile, b.Profile
+		case a.Negotiated != b.Negotiated:
+			what = "negotiated"
+			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
+		case a.Load.Mode != b.Load.Mode:
+			what, va, vb = "applied load in", a.Load.Mode+" loop", b.Load.Mode+" loop"
+		default:
+			continue
+		}
+		return fmt.Errorf("metrics: cannot merge: %s %s %s, %s %s", in.label(), what, orNothing(va), ref.label(), orNothing(vb))
+	}
+	return nil
+}
+
+// negotiatedDiff returns the first field in which a and b differ.
+func negotiatedDiff(a, b Negotiated) (string, string) {
+	for _, f := range [][2]string{
+		{a.Version, b.Version}, {a.CipherSuite, b.CipherSuite}, {a.OpenSSL, b.OpenSSL},
+		{a.Group, b.Group}, {a.CertKey, b.CertKey},
+	} {
+		if f[0] != f[1] {
+			return f[0], f[1]
+		}
+	}
+	pinned := map[bool]string{true: "a pinned suite", false: "an observed suite"}
+	return pinned[a.SuitePinned], pinned[b.SuitePinned]
+}
+
+func orNothing(s string) string {
+	if s == "" {
+		return "nothing"
+	}
+	return s
+}
+
+// addCounts adds r's counters to m's.
+func (m *Run) addCounts(r *Run) {
+	m.Transactions += r.Transactions
+	m.ConnectionsOpened += r.ConnectionsOpened
+	m.Resumed += r.Resumed
+	m.Handshakes += r.Handshakes
+	m.OutOfRange += r.OutOfRange
+	b := ByteCounts(m.Bytes) // the recorder's counters, field for field
+	b.merge(ByteCounts(r.Bytes))
+	m.Bytes = Bytes(b)
+	m.Whole.Transactions += r.Whole.Transactions
+	m.Whole.Errors += r.Whole.Errors
+	m.Whole.ConnectionsOpened += r.Whole.ConnectionsOpened
+	l := &m.Load
+	l.Concurrency += r.Load.Concurrency
+	l.Rate += r.Load.Rate
+	l.Late += r.Load.Late
+	l.Dropped += r.Load.Dropped
+	l.Sources += r.Load.Sources
+}
+
+// addRates adds r's own rates to m's.
+func (m *Run) addRates(r *Run) {
+	if r.CPSResult != nil {
+		if m.CPSResult == nil {
+			m.CPSResult = &CPSResult{}
+		}
+		m.CPS += r.CPS
+	}
+	if r.ThroughputResult != nil {
+		if m.ThroughputResult == nil {
+			m.ThroughputResult = &ThroughputResult{}
+		}
+		t := m.ThroughputResult
+		t.Requests += r.Requests
+		t.RPS += r.RPS
+		t.Gbps += r.Gbps
+		t.WireGbps += r.WireGbps
+	}
+}
+
+// addErrors adds e's counts to m's and keeps the first example of each
+// class, prefixed.
+func (m *Run) addErrors(e Errors, prefix string) {
+	m.Errors.Total += e.Total
+	for c, n := range e.ByClass {
+		m.Errors.ByClass[c] += n
+	}
+	for c, ex := range e.Examples {
+		if _, ok := m.Errors.Examples[c]; !ok {
+			m.Errors.Examples[c] = prefix + ex
+		}
+	}
+}
+
+// mergeHistograms merges each phase's histograms and recomputes its
+// percentiles.
+func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]string, error) {
+	var names []string
+	for _, in := range ins {
+		for name := range in.r.Histograms {
+			names = append(names, name)
+		}
+		for name := range in.r.Latency {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	lat := make(map[string]Percentiles, len(names))
+	hists := make(map[string]string, len(names))
+	for _, name := range names {
+		h := NewHistogram()
+		for _, in := range ins {
+			enc, ok := in.r.Histograms[name]
+			if !ok && in.r.Latency[name].Count > 0 {
+				return nil, nil, fmt.Errorf("metrics: %s: the record has %s percentiles but no histogram to merge them from", in.label(), name)
+			}
+			if err := mergeEncoded(h, enc, SigFigs); err != nil {
+				return nil, nil, fmt.Errorf("metrics: %s: %s histogram: %w", in.label(), name, err)
+			}
+		}
+		enc, err := encodeHist(h)
+		if err != nil {
+			return nil, nil, fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+		}
+		lat[name], hists[name] = Summarize(h), enc
+	}
+	return lat, hists, nil
+}
+
+// mergeEncoded adds the encoded histogram enc ("" is empty) to dst, whose
+// geometry it must have: only then is the merge exact.
+func mergeEncoded(dst *hdr.Histogram, enc string, sigFigs int64) error {
+	if enc == "" {
+		return nil
+	}
+	h, err := hdr.Decode([]byte(enc))
+	if err != nil {
+		return err
+	}
+	if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != sigFigs {
+		return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the shared %d–%d µs, %d",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), Lowest, Highest, sigFigs)
+	}
+	if dropped := dst.Merge(h); dropped > 0 {
+		return fmt.Errorf("%d values out of range", dropped)
+	}
+	return nil
+}
+
+// mergeSeries sums the records' seconds of the same absolute second and
+// recomputes their percentiles from the seconds' histograms.
+func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
+	type part struct {
+		in *mergeInput
+		s  *Second
+	}
+	bySecond := map[int64][]part{}
+	for _, in := range ins {
+		for i := range in.r.Series {
+			s := &in.r.Series[i]
+			bySecond[s.Unix] = append(bySecond[s.Unix], part{in, s})
+		}
+	}
+	if len(bySecond) == 0 {
+		return nil, nil
+	}
+	seconds := make([]int64, 0, len(bySecond))
+	for u := range bySecond {
+		seconds = append(seconds, u)
+	}
+	slices.Sort(seconds)
+	out := make([]Second, 0, len(seconds))
+	hs, total := newSecondHistogram(), newSecondHistogram()
+	for _, u := range seconds {
+		hs.Reset()
+		total.Reset()
+		m := Second{T: int(u - started.Unix()), Unix: u}
+		var sum float64 // of the successes' total latency, µs
+		known := true   // every part has its histograms
+		for _, p := range bySecond[u] {
+			s := p.s
+			m.Transactions += s.Transactions
+			m.Errors += s.Errors
+			m.PayloadBytes += s.PayloadBytes
+			m.WireInBytes += s.WireInBytes
+			sum += s.TotalMean * float64(s.Transactions)
+			if s.Transactions > 0 && s.TotalHist == "" {
+				known = false // a record older than the per-second histograms
+			}
+			for _, h := range []struct {
+				name, enc string
+				dst       *hdr.Histogram
+			}{{"handshake", s.HandshakeHist, hs}, {"total", s.TotalHist, total}} {
+				if err := mergeEncoded(h.dst, h.enc, secondSigFigs); err != nil {
+					return nil, fmt.Errorf("metrics: %s: second %d: %s histogram: %w", p.in.label(), u, h.name, err)
+				}
+			}
+		}
+		if m.Transactions > 0 {
+			m.TotalMean = sum / float64(m.Transactions)
+		}
+		if known {
+			m.setPercentiles(hs, total)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// mergeHosts describes the agents' hosts as one: the first's OS and
+// architecture, the CPUs of the distinct hosts summed (agents that shared a
+// machine shared its CPUs), the host names and CPU models listed.
+func mergeHosts(agents []AgentRun) Host {
+	h := Host{OS: agents[0].Host.OS, Arch: agents[0].Host.Arch}
+	var names, models []string
+	for _, a := range agents {
+		if a.Host.Hostname == "" || !slices.Contains(names, a.Host.Hostname) {
+			h.CPUs += a.Host.CPUs
+		}
+		names = appendDistinct(names, a.Host.Hostname)
+		models = appendDistinct(models, a.Host.CPUModel)
+	}
+	h.Hostname = clip(strings.Join(names, ","), 200)
+	h.CPUModel = clip(strings.Join(models, "; "), 200)
+	return h
+}
+
+func appendDistinct(list []string, s string) []string {
+	if s == "" || slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
+}
+
+// mergeClients sums the agents' resource use. Utilization is the CPU used
+// over the CPU the agents had (Σ cpu ÷ Σ cpu/utilization, over the agents
+// that report one); the cost per transaction is over wholeTxns, the whole
+// runs' transactions.
+func mergeClients(agents []AgentRun, wholeTxns int64) Client {
+	var c Client
+	var busy, capacity float64
+	for _, a := range agents {
+		x := a.Client
+		c.CPUSeconds += x.CPUSeconds
+		c.UserS += x.UserS
+		c.SysS += x.SysS
+		c.Cores += x.Cores
+		c.MaxRSSBytes = max(c.MaxRSSBytes, x.MaxRSSBytes)
+		c.IncludesTarget = c.IncludesTarget || x.IncludesTarget
+		c.GeneratorBound = c.GeneratorBound || x.GeneratorBound
+		if x.Utilization > 0 {
+			busy += x.CPUSeconds
+			capacity += x.CPUSeconds / x.Utilization
+		}
+	}
+	if capacity > 0 {
+		c.Utilization = busy / capacity
+	}
+	if wholeTxns > 0 {
+		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
+	}
+	return c
+}
