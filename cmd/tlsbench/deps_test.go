@@ -25,6 +25,8 @@ func TestDependencyRules(t *testing.T) {
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          append([]string{"bench/metrics", "bench/method"}, plot...),
 		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
+		// The manifests are plain structs encoded with yaml: no k8s.io here.
+		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 		"bench/internal/rawtls":      {"cipher", "profiles"},
@@ -64,5 +66,24 @@ func TestDependencyRules(t *testing.T) {
 	}
 	if seen != len(allowed) {
 		t.Errorf("checked %d packages, have rules for %d", seen, len(allowed))
+	}
+}
+
+// TestBinaryHasNoKubernetesDeps: the Kubernetes API types are for tests
+// only (they check the manifests); the binary that runs in every agent
+// carries none of them.
+func TestBinaryHasNoKubernetesDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 {
+		t.Fatalf("go list -deps listed %d packages", len(deps))
+	}
+	for _, p := range deps {
+		if strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "sigs.k8s.io/") {
+			t.Errorf("the tlsbench binary depends on %s", p)
+		}
 	}
 }

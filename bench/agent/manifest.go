@@ -1,0 +1,454 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ManifestOptions says what Manifest writes. DefaultManifestOptions fills
+// the defaults; Manifest applies them to zero fields too.
+type ManifestOptions struct {
+	// Name names the Job and its headless Service, whose name is the pods'
+	// subdomain. A DNS-1123 label, short enough that NAME-INDEX (each pod's
+	// host name) is one too. Default "tlsbench".
+	Name string
+	// Namespace, if set, is written into both objects; otherwise kubectl's
+	// current namespace applies.
+	Namespace string
+	// Image is the agent image (see the Dockerfile: its entrypoint is
+	// tlsbench). Required.
+	Image string
+	// Agents is N, the number of agents: one pod each, one per node.
+	Agents int
+	// Args is the engine command: "cps" or "throughput", then its flags and
+	// URL, without the agent flags, which Manifest adds.
+	Args []string
+	// StartAt is when every agent starts the load. Required.
+	StartAt time.Time
+	// StartTolerance is how late an agent may still start; later, it
+	// refuses. Default 1s.
+	StartTolerance time.Duration
+	// ReportTo, if set, is the collector's URL as the agents reach it; each
+	// agent POSTs its run record there.
+	ReportTo string
+	// CPU and Memory are each agent's resources, requests equal to limits
+	// (Guaranteed QoS). Simple quantities: 500m, 2, 1.5 for CPU; 512Mi, 1Gi,
+	// 2G for memory. Defaults "1" and "1Gi".
+	CPU, Memory string
+	// ActiveDeadline bounds the Job's life from its start, waiting for
+	// StartAt included. Default 1h.
+	ActiveDeadline time.Duration
+	// TTLAfterFinished is how long the finished Job and its pods (their
+	// logs) are kept before Kubernetes deletes them. Default 1h.
+	TTLAfterFinished time.Duration
+	// NodeSelector, if set, restricts the agents to the nodes with these
+	// labels.
+	NodeSelector map[string]string
+}
+
+// DefaultManifestOptions returns the defaults of ManifestOptions.
+func DefaultManifestOptions() ManifestOptions {
+	return ManifestOptions{
+		Name:             "tlsbench",
+		StartTolerance:   time.Second,
+		CPU:              "1",
+		Memory:           "1Gi",
+		ActiveDeadline:   time.Hour,
+		TTLAfterFinished: time.Hour,
+	}
+}
+
+// The labels of the Job, the Service and the pods.
+const (
+	manifestLabelApp      = "app.kubernetes.io/name"
+	manifestLabelInstance = "app.kubernetes.io/instance"
+	// manifestIndexAnnotation is the annotation Kubernetes puts on each
+	// pod of an Indexed Job: its index, 0 to N-1.
+	manifestIndexAnnotation = "batch.kubernetes.io/job-completion-index"
+	// manifestMaxAgents is Kubernetes' limit on completions and
+	// parallelism of an Indexed Job.
+	manifestMaxAgents = 100000
+	// manifestNonrootID is the user and group nonroot of the distroless
+	// image (see the Dockerfile).
+	manifestNonrootID = 65532
+)
+
+// manifestAgentFlags are the flags Manifest adds to the engine command; the
+// command must not set them itself.
+var manifestAgentFlags = []string{"--shard", "--start-at", "--start-tolerance", "--agent", "--report-to"}
+
+// manifestFileFlags write files, which would be lost with the pod (and its
+// root filesystem is read-only): agents push their record (ReportTo).
+var manifestFileFlags = []string{"--json", "--keylog"}
+
+// Manifest returns the YAML of a headless Service and an Indexed Job that
+// run o.Args as o.Agents synchronized agents, one per node, ready for
+// kubectl apply -f -. It refuses options Kubernetes or the agents would.
+func Manifest(o ManifestOptions) ([]byte, error) {
+	o, err := o.checked()
+	if err != nil {
+		return nil, err
+	}
+	labels := map[string]string{manifestLabelApp: "tlsbench", manifestLabelInstance: o.Name}
+	meta := func() manifestMeta {
+		return manifestMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}
+	}
+	service := manifestObject{
+		APIVersion: "v1", Kind: "Service", Metadata: meta(),
+		// Headless: no virtual IP, only the DNS records of the pods that
+		// name it as their subdomain (NAME-INDEX.NAME.NAMESPACE.svc).
+		Spec: manifestServiceSpec{ClusterIP: "None", Selector: labels},
+	}
+	args := manifestArgs(o, "$(SHARD_INDEX)", "$(POD_NAME)")
+	resources := map[string]string{"cpu": o.CPU, "memory": o.Memory}
+	job := manifestObject{
+		APIVersion: "batch/v1", Kind: "Job", Metadata: meta(),
+		Spec: manifestJobSpec{
+			CompletionMode: "Indexed",
+			Completions:    o.Agents,
+			Parallelism:    o.Agents,
+			// No retries: a re-run agent would start after the agreed
+			// start and refuse (or, within the tolerance, measure a
+			// different window than the others), and the collector waits
+			// for N records of one run. One failed agent fails the Job.
+			BackoffLimit:            0,
+			ActiveDeadlineSeconds:   manifestSeconds(o.ActiveDeadline),
+			TTLSecondsAfterFinished: manifestSeconds(o.TTLAfterFinished),
+			Template: manifestPodTemplate{
+				Metadata: manifestMeta{Labels: labels},
+				Spec: manifestPodSpec{
+					Subdomain:     o.Name,
+					RestartPolicy: "Never",
+					// Agents talk to the target and the collector, never to
+					// the API server: no credentials in the pods.
+					AutomountServiceAccountToken: false,
+					EnableServiceLinks:           false,
+					NodeSelector:                 o.NodeSelector,
+					Affinity: manifestAffinity{PodAntiAffinity: manifestPodAntiAffinity{
+						// One agent per node: two agents on one node share
+						// its CPUs, NIC and ephemeral ports, and the node's
+						// capacity, not the DUT's, would be measured.
+						Required: []manifestAffinityTerm{{
+							LabelSelector: manifestLabelSelector{MatchLabels: labels},
+							TopologyKey:   "kubernetes.io/hostname",
+						}},
+					}},
+					// The image's nonroot user, by number: the kubelet can
+					// only verify runAsNonRoot for a numeric user.
+					SecurityContext: manifestPodSecurity{
+						RunAsNonRoot:   true,
+						RunAsUser:      manifestNonrootID,
+						RunAsGroup:     manifestNonrootID,
+						SeccompProfile: manifestSeccomp{Type: "RuntimeDefault"},
+					},
+					Containers: []manifestContainer{{
+						Name:  "agent",
+						Image: o.Image,
+						Args:  args,
+						// Defined before the args use them: Kubernetes
+						// expands $(VAR) only for variables defined in env.
+						Env: []manifestEnv{
+							{Name: "SHARD_INDEX", ValueFrom: manifestEnvSource{FieldRef: manifestFieldRef{
+								FieldPath: "metadata.annotations['" + manifestIndexAnnotation + "']"}}},
+							{Name: "POD_NAME", ValueFrom: manifestEnvSource{FieldRef: manifestFieldRef{
+								FieldPath: "metadata.name"}}},
+						},
+						// Requests equal to limits: Guaranteed QoS, no
+						// throttling below what was asked nor eviction
+						// before BestEffort and Burstable pods.
+						Resources: manifestResources{Requests: resources, Limits: resources},
+						SecurityContext: manifestContainerSecurity{
+							AllowPrivilegeEscalation: false,
+							ReadOnlyRootFilesystem:   true,
+							Capabilities:             manifestCapabilities{Drop: []string{"ALL"}},
+						},
+					}},
+				},
+			},
+		},
+	}
+
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "# tlsbench agents: a headless Service and an Indexed Job of %d pods, one per node,\n", o.Agents)
+	fmt.Fprintf(&b, "# starting the load at %s.\n", o.StartAt.UTC().Format(time.RFC3339Nano))
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	for _, obj := range []manifestObject{service, job} {
+		if err := enc.Encode(obj); err != nil {
+			return nil, fmt.Errorf("encoding the %s: %w", obj.Kind, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ManifestAgentArgs returns the command line agent index (0 to N-1) of
+// Manifest(o) runs, with its pod's name taken as NAME-INDEX (Kubernetes
+// adds a random suffix): what the CLI checks before printing a manifest.
+func ManifestAgentArgs(o ManifestOptions, index int) ([]string, error) {
+	o, err := o.checked()
+	if err != nil {
+		return nil, err
+	}
+	if index < 0 || index >= o.Agents {
+		return nil, fmt.Errorf("agent index %d: want 0 to %d", index, o.Agents-1)
+	}
+	return manifestArgs(o, strconv.Itoa(index), o.Name+"-"+strconv.Itoa(index)), nil
+}
+
+// manifestArgs returns the container's arguments: the engine command, then the
+// agent flags with the given shard index and agent name.
+func manifestArgs(o ManifestOptions, index, name string) []string {
+	args := append(append([]string{}, o.Args...),
+		"--shard", index+"/"+strconv.Itoa(o.Agents),
+		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano),
+		"--start-tolerance", o.StartTolerance.String(),
+		"--agent", name,
+		"-q")
+	if o.ReportTo != "" {
+		args = append(args, "--report-to", o.ReportTo)
+	}
+	return args
+}
+
+// manifestSeconds rounds d up to whole seconds.
+func manifestSeconds(d time.Duration) int64 {
+	return int64(math.Ceil(d.Seconds()))
+}
+
+var (
+	manifestDNSLabel  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	manifestSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	// A label name, and the value of a label.
+	manifestLabelName = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	// The simple forms of quantities: decimal CPUs or millicores; bytes
+	// with an optional decimal or binary suffix.
+	manifestCPU    = regexp.MustCompile(`^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)$`)
+	manifestMemory = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$`)
+)
+
+// checked returns o with its defaults applied, or why Kubernetes or the
+// agents would refuse it.
+func (o ManifestOptions) checked() (ManifestOptions, error) {
+	d := DefaultManifestOptions()
+	if o.Name == "" {
+		o.Name = d.Name
+	}
+	if o.StartTolerance == 0 {
+		o.StartTolerance = d.StartTolerance
+	}
+	if o.CPU == "" {
+		o.CPU = d.CPU
+	}
+	if o.Memory == "" {
+		o.Memory = d.Memory
+	}
+	if o.ActiveDeadline == 0 {
+		o.ActiveDeadline = d.ActiveDeadline
+	}
+	if o.TTLAfterFinished == 0 {
+		o.TTLAfterFinished = d.TTLAfterFinished
+	}
+
+	if o.Agents < 1 || o.Agents > manifestMaxAgents {
+		return o, fmt.Errorf("agents must be 1 to %d, got %d", manifestMaxAgents, o.Agents)
+	}
+	// Each pod's host name is NAME-INDEX, a DNS label of 63 bytes at most.
+	maxName := 63 - len("-") - len(strconv.Itoa(o.Agents-1))
+	if !manifestDNSLabel.MatchString(o.Name) || len(o.Name) > maxName {
+		return o, fmt.Errorf("bad name %q: want lower-case letters, digits and '-', starting and ending with a letter or digit, %d characters at most with %d agents", o.Name, maxName, o.Agents)
+	}
+	if o.Namespace != "" && (!manifestDNSLabel.MatchString(o.Namespace) || len(o.Namespace) > 63) {
+		return o, fmt.Errorf("bad namespace %q: not a DNS-1123 label", o.Namespace)
+	}
+	if o.Image == "" {
+		return o, errors.New("no image: the agents' image is required")
+	}
+	if strings.ContainsFunc(o.Image, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return o, fmt.Errorf("bad image %q: spaces or control characters", o.Image)
+	}
+	if err := checkManifestArgs(o.Args); err != nil {
+		return o, err
+	}
+	if o.StartAt.IsZero() {
+		return o, errors.New("no start time: the agents need one to start together")
+	}
+	if o.StartTolerance < 0 {
+		return o, fmt.Errorf("the start tolerance must not be negative, got %s", o.StartTolerance)
+	}
+	if o.ReportTo != "" {
+		u, err := url.Parse(o.ReportTo)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, as the agents reach the collector", o.ReportTo)
+		}
+	}
+	if !manifestCPU.MatchString(o.CPU) || isManifestZero(o.CPU) {
+		return o, fmt.Errorf("bad CPU quantity %q: want e.g. 500m, 1, 2, 1.5", o.CPU)
+	}
+	if !manifestMemory.MatchString(o.Memory) || isManifestZero(o.Memory) {
+		return o, fmt.Errorf("bad memory quantity %q: want e.g. 512Mi, 1Gi, 2G", o.Memory)
+	}
+	if o.ActiveDeadline < 0 || o.TTLAfterFinished < 0 {
+		return o, errors.New("the active deadline and the time to live must not be negative")
+	}
+	for k, v := range o.NodeSelector {
+		if !isManifestLabelKey(k) || (v != "" && (len(v) > 63 || !manifestLabelName.MatchString(v))) {
+			return o, fmt.Errorf("bad node selector %s=%s: not a label key and value", k, v)
+		}
+	}
+	return o, nil
+}
+
+// checkManifestArgs checks the engine command as far as the manifest is
+// concerned: the engine, and no flag the manifest sets or that writes a
+// file. The CLI checks the engine's own flags.
+func checkManifestArgs(args []string) error {
+	if len(args) == 0 {
+		return errors.New("no engine command: want cps or throughput, then its URL and flags")
+	}
+	if args[0] != "cps" && args[0] != "throughput" {
+		return fmt.Errorf("engine %q: agents run cps or throughput", args[0])
+	}
+	for _, a := range args[1:] {
+		if a == "--" {
+			return errors.New("the engine command must not contain --: the agent flags follow it")
+		}
+		for _, f := range manifestAgentFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return fmt.Errorf("the engine command sets %s, which the manifest sets for each agent", f)
+			}
+		}
+		for _, f := range manifestFileFlags {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return fmt.Errorf("the engine command sets %s: a file in the pod is lost with it; agents push their record (report-to)", f)
+			}
+		}
+	}
+	return nil
+}
+
+// isManifestZero reports whether a quantity matched by the regexps above is
+// zero.
+func isManifestZero(q string) bool {
+	num := strings.TrimRightFunc(q, unicode.IsLetter)
+	v, err := strconv.ParseFloat(num, 64)
+	return err != nil || v == 0
+}
+
+// isManifestLabelKey reports whether k is a label key: [prefix/]name.
+func isManifestLabelKey(k string) bool {
+	prefix, name, ok := strings.Cut(k, "/")
+	if !ok {
+		prefix, name = "", k
+	} else if prefix == "" || len(prefix) > 253 || !manifestSubdomain.MatchString(prefix) {
+		return false
+	}
+	return len(name) <= 63 && manifestLabelName.MatchString(name)
+}
+
+// The Kubernetes objects, as far as the manifest uses them; field names are
+// the API's (the tests decode them strictly into k8s.io/api types).
+type (
+	manifestObject struct {
+		APIVersion string       `yaml:"apiVersion"`
+		Kind       string       `yaml:"kind"`
+		Metadata   manifestMeta `yaml:"metadata"`
+		Spec       any          `yaml:"spec"`
+	}
+	manifestMeta struct {
+		Name      string            `yaml:"name,omitempty"`
+		Namespace string            `yaml:"namespace,omitempty"`
+		Labels    map[string]string `yaml:"labels,omitempty"`
+	}
+	manifestServiceSpec struct {
+		ClusterIP string            `yaml:"clusterIP"`
+		Selector  map[string]string `yaml:"selector"`
+	}
+	manifestJobSpec struct {
+		CompletionMode          string              `yaml:"completionMode"`
+		Completions             int                 `yaml:"completions"`
+		Parallelism             int                 `yaml:"parallelism"`
+		BackoffLimit            int                 `yaml:"backoffLimit"`
+		ActiveDeadlineSeconds   int64               `yaml:"activeDeadlineSeconds"`
+		TTLSecondsAfterFinished int64               `yaml:"ttlSecondsAfterFinished"`
+		Template                manifestPodTemplate `yaml:"template"`
+	}
+	manifestPodTemplate struct {
+		Metadata manifestMeta    `yaml:"metadata"`
+		Spec     manifestPodSpec `yaml:"spec"`
+	}
+	manifestPodSpec struct {
+		Subdomain                    string              `yaml:"subdomain"`
+		RestartPolicy                string              `yaml:"restartPolicy"`
+		AutomountServiceAccountToken bool                `yaml:"automountServiceAccountToken"`
+		EnableServiceLinks           bool                `yaml:"enableServiceLinks"`
+		NodeSelector                 map[string]string   `yaml:"nodeSelector,omitempty"`
+		Affinity                     manifestAffinity    `yaml:"affinity"`
+		SecurityContext              manifestPodSecurity `yaml:"securityContext"`
+		Containers                   []manifestContainer `yaml:"containers"`
+	}
+	manifestAffinity struct {
+		PodAntiAffinity manifestPodAntiAffinity `yaml:"podAntiAffinity"`
+	}
+	manifestPodAntiAffinity struct {
+		Required []manifestAffinityTerm `yaml:"requiredDuringSchedulingIgnoredDuringExecution"`
+	}
+	manifestAffinityTerm struct {
+		LabelSelector manifestLabelSelector `yaml:"labelSelector"`
+		TopologyKey   string                `yaml:"topologyKey"`
+	}
+	manifestLabelSelector struct {
+		MatchLabels map[string]string `yaml:"matchLabels"`
+	}
+	manifestPodSecurity struct {
+		RunAsNonRoot   bool            `yaml:"runAsNonRoot"`
+		RunAsUser      int             `yaml:"runAsUser"`
+		RunAsGroup     int             `yaml:"runAsGroup"`
+		SeccompProfile manifestSeccomp `yaml:"seccompProfile"`
+	}
+	manifestSeccomp struct {
+		Type string `yaml:"type"`
+	}
+	manifestContainer struct {
+		Name            string                    `yaml:"name"`
+		Image           string                    `yaml:"image"`
+		Args            []string                  `yaml:"args"`
+		Env             []manifestEnv             `yaml:"env"`
+		Resources       manifestResources         `yaml:"resources"`
+		SecurityContext manifestContainerSecurity `yaml:"securityContext"`
+	}
+	manifestEnv struct {
+		Name      string            `yaml:"name"`
+		ValueFrom manifestEnvSource `yaml:"valueFrom"`
+	}
+	manifestEnvSource struct {
+		FieldRef manifestFieldRef `yaml:"fieldRef"`
+	}
+	manifestFieldRef struct {
+		FieldPath string `yaml:"fieldPath"`
+	}
+	manifestResources struct {
+		Requests map[string]string `yaml:"requests"`
+		Limits   map[string]string `yaml:"limits"`
+	}
+	manifestContainerSecurity struct {
+		AllowPrivilegeEscalation bool                 `yaml:"allowPrivilegeEscalation"`
+		ReadOnlyRootFilesystem   bool                 `yaml:"readOnlyRootFilesystem"`
+		Capabilities             manifestCapabilities `yaml:"capabilities"`
+	}
+	manifestCapabilities struct {
+		Drop []string `yaml:"drop"`
+	}
+)

@@ -1,0 +1,473 @@
+package agent_test
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+)
+
+// manifestDocs splits a multi-document YAML stream.
+func manifestDocs(b []byte) []string {
+	var docs []string
+	for _, d := range strings.Split(string(b), "\n---\n") {
+		if strings.TrimSpace(d) != "" {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+// decodeManifest decodes every document strictly (an unknown or misspelled
+// field is an error) into its k8s.io/api type: one Service, one Job.
+func decodeManifest(t *testing.T, b []byte) (*corev1.Service, *batchv1.Job) {
+	t.Helper()
+	var svc *corev1.Service
+	var job *batchv1.Job
+	for i, doc := range manifestDocs(b) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatalf("document %d: %v", i, err)
+		}
+		var obj any
+		switch tm.APIVersion + " " + tm.Kind {
+		case "v1 Service":
+			svc = &corev1.Service{}
+			obj = svc
+		case "batch/v1 Job":
+			job = &batchv1.Job{}
+			obj = job
+		default:
+			t.Fatalf("document %d: unexpected %s %s", i, tm.APIVersion, tm.Kind)
+		}
+		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+			t.Fatalf("document %d (%s) does not decode strictly: %v\n%s", i, tm.Kind, err, doc)
+		}
+	}
+	if svc == nil || job == nil {
+		t.Fatalf("want a Service and a Job, got service %v, job %v:\n%s", svc != nil, job != nil, b)
+	}
+	return svc, job
+}
+
+func validOptions() agent.ManifestOptions {
+	return agent.ManifestOptions{
+		Name:      "bench-a",
+		Namespace: "lab",
+		Image:     "registry.example/tlsbench:v1",
+		Agents:    4,
+		Args:      []string{"cps", "https://dut:443/1k", "-c", "512", "-d", "60s"},
+		// Not UTC, with a fraction of a second: written in UTC, fraction kept.
+		StartAt:        time.Date(2026, 11, 30, 16, 0, 0, 250_000_000, time.FixedZone("CET", 3600)),
+		StartTolerance: 2 * time.Second,
+		ReportTo:       "http://10.0.0.9:7070/",
+		CPU:            "2",
+		Memory:         "1536Mi",
+		ActiveDeadline: 30 * time.Minute,
+		NodeSelector:   map[string]string{"node-role.example.com/loadgen": "true"},
+	}
+}
+
+func TestManifestIndexedJob(t *testing.T) {
+	o := validOptions()
+	b, err := agent.Manifest(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, job := decodeManifest(t, b)
+	pod := job.Spec.Template
+	spec := pod.Spec
+
+	// Names, namespace, labels.
+	for _, n := range []string{svc.Name, job.Name, svc.Namespace, job.Namespace, spec.Subdomain} {
+		if errs := validation.IsDNS1123Label(n); len(errs) > 0 {
+			t.Errorf("%q is not a DNS-1123 label: %v", n, errs)
+		}
+	}
+	// The host name of the last pod.
+	if errs := validation.IsDNS1123Label(job.Name + "-3"); len(errs) > 0 {
+		t.Errorf("pod host name: %v", errs)
+	}
+	if job.Name != "bench-a" || svc.Name != "bench-a" || job.Namespace != "lab" || svc.Namespace != "lab" {
+		t.Errorf("names %s/%s, %s/%s", svc.Namespace, svc.Name, job.Namespace, job.Name)
+	}
+	want := map[string]string{"app.kubernetes.io/name": "tlsbench", "app.kubernetes.io/instance": "bench-a"}
+	for what, l := range map[string]map[string]string{"service": svc.Labels, "job": job.Labels, "pod template": pod.Labels} {
+		if !labels.SelectorFromSet(want).Matches(labels.Set(l)) {
+			t.Errorf("%s labels %v lack %v", what, l, want)
+		}
+	}
+
+	// The Indexed Job.
+	if job.Spec.CompletionMode == nil || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+		t.Errorf("completionMode %v", job.Spec.CompletionMode)
+	}
+	if job.Spec.Completions == nil || job.Spec.Parallelism == nil || *job.Spec.Completions != 4 || *job.Spec.Parallelism != 4 {
+		t.Errorf("completions %v, parallelism %v, want 4 and 4", job.Spec.Completions, job.Spec.Parallelism)
+	}
+	if job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 0 {
+		t.Errorf("backoffLimit %v, want 0", job.Spec.BackoffLimit)
+	}
+	if d := job.Spec.ActiveDeadlineSeconds; d == nil || *d != 1800 {
+		t.Errorf("activeDeadlineSeconds %v, want 1800", d)
+	}
+	if ttl := job.Spec.TTLSecondsAfterFinished; ttl == nil || *ttl <= 0 {
+		t.Errorf("ttlSecondsAfterFinished %v", ttl)
+	}
+	if spec.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %q", spec.RestartPolicy)
+	}
+	if a := spec.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("automountServiceAccountToken %v, want false", a)
+	}
+	if e := spec.EnableServiceLinks; e == nil || *e {
+		t.Errorf("enableServiceLinks %v, want false", e)
+	}
+	if spec.NodeSelector["node-role.example.com/loadgen"] != "true" || len(spec.NodeSelector) != 1 {
+		t.Errorf("nodeSelector %v", spec.NodeSelector)
+	}
+	if sc := spec.SecurityContext; sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot || sc.RunAsUser == nil || *sc.RunAsUser == 0 {
+		t.Errorf("pod security context %+v: want a numeric non-root user", sc)
+	}
+
+	// The headless Service names the pods' subdomain and selects them.
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Errorf("clusterIP %q, want None (headless)", svc.Spec.ClusterIP)
+	}
+	if spec.Subdomain != svc.Name {
+		t.Errorf("subdomain %q, service %q", spec.Subdomain, svc.Name)
+	}
+	if len(svc.Spec.Selector) == 0 || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) {
+		t.Errorf("service selector %v does not select the pods %v", svc.Spec.Selector, pod.Labels)
+	}
+
+	// One agent per node: required anti-affinity against this job's pods.
+	if spec.Affinity == nil || spec.Affinity.PodAntiAffinity == nil {
+		t.Fatal("no pod anti-affinity")
+	}
+	terms := spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(terms) != 1 || terms[0].TopologyKey != corev1.LabelHostname {
+		t.Fatalf("anti-affinity terms %+v, want one on %s", terms, corev1.LabelHostname)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(terms[0].LabelSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+		t.Errorf("anti-affinity selector %s does not match the pods %v", sel, pod.Labels)
+	}
+	other := labels.Set{"app.kubernetes.io/name": "tlsbench", "app.kubernetes.io/instance": "bench-b"}
+	if sel.Matches(other) {
+		t.Errorf("anti-affinity selector %s also matches another job's pods", sel)
+	}
+
+	// The container: env before use, agent flags, Guaranteed resources.
+	if len(spec.Containers) != 1 {
+		t.Fatalf("%d containers", len(spec.Containers))
+	}
+	c := spec.Containers[0]
+	if c.Image != o.Image {
+		t.Errorf("image %q", c.Image)
+	}
+	env := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
+			t.Errorf("env %s is not from the downward API", e.Name)
+			continue
+		}
+		env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+	}
+	if got := env["SHARD_INDEX"]; got != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("SHARD_INDEX from %q", got)
+	}
+	if got := env["POD_NAME"]; got != "metadata.name" {
+		t.Errorf("POD_NAME from %q", got)
+	}
+	// Kubernetes expands $(VAR) in args only for variables of env; an
+	// undefined one stays literal, and --shard would be refused.
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	used := 0
+	for _, a := range c.Args {
+		for _, m := range ref.FindAllStringSubmatch(a, -1) {
+			used++
+			if _, ok := env[m[1]]; !ok {
+				t.Errorf("arg %q uses $(%s), which env does not define", a, m[1])
+			}
+		}
+	}
+	if used != 2 {
+		t.Errorf("%d variable references in args, want 2 (shard, agent)", used)
+	}
+	wantArgs := append(slices.Clone(o.Args),
+		"--shard", "$(SHARD_INDEX)/4",
+		"--start-at", "2026-11-30T15:00:00.25Z",
+		"--start-tolerance", "2s",
+		"--agent", "$(POD_NAME)",
+		"-q",
+		"--report-to", "http://10.0.0.9:7070/")
+	if !slices.Equal(c.Args, wantArgs) {
+		t.Errorf("args\n%q\nwant\n%q", c.Args, wantArgs)
+	}
+	if i := slices.Index(c.Args, "--start-at"); i >= 0 {
+		if at, err := time.Parse(time.RFC3339Nano, c.Args[i+1]); err != nil || !at.Equal(o.StartAt) {
+			t.Errorf("--start-at %s = %v, %v; want %v", c.Args[i+1], at, err, o.StartAt)
+		}
+	}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		req, okr := c.Resources.Requests[r]
+		lim, okl := c.Resources.Limits[r]
+		if !okr || !okl || req.Cmp(lim) != 0 {
+			t.Errorf("%s: request %v, limit %v: want both, equal (Guaranteed QoS)", r, req.String(), lim.String())
+		}
+	}
+	for r, s := range map[corev1.ResourceName]string{corev1.ResourceCPU: o.CPU, corev1.ResourceMemory: o.Memory} {
+		q := resource.MustParse(s)
+		if got := c.Resources.Limits[r]; got.Cmp(q) != 0 {
+			t.Errorf("%s limit %s, want %s", r, got.String(), s)
+		}
+	}
+	if sc := c.SecurityContext; sc == nil || sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
+		t.Errorf("container security context %+v", sc)
+	}
+
+	// Each agent's command line is the container's, variables expanded.
+	for i := range 4 {
+		line, err := agent.ManifestAgentArgs(o, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := strconv.Itoa(i)
+		exp := strings.NewReplacer("$(SHARD_INDEX)", n, "$(POD_NAME)", "bench-a-"+n)
+		var want []string
+		for _, a := range c.Args {
+			want = append(want, exp.Replace(a))
+		}
+		if !slices.Equal(line, want) || !slices.Contains(line, n+"/4") {
+			t.Errorf("agent %d runs\n%q\nwant\n%q", i, line, want)
+		}
+	}
+	if _, err := agent.ManifestAgentArgs(o, 4); err == nil {
+		t.Error("agent index 4 of 4 accepted")
+	}
+}
+
+func TestManifestDefaults(t *testing.T) {
+	o := agent.ManifestOptions{
+		Image: "tlsbench:dev", Agents: 1, Args: []string{"throughput", "https://dut/1m"},
+		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),
+	}
+	b, err := agent.Manifest(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, job := decodeManifest(t, b)
+	d := agent.DefaultManifestOptions()
+	if job.Name != d.Name || svc.Name != d.Name || job.Namespace != "" || svc.Namespace != "" {
+		t.Errorf("names %q/%q %q/%q", job.Namespace, job.Name, svc.Namespace, svc.Name)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	if cpu, mem := c.Resources.Limits[corev1.ResourceCPU], c.Resources.Requests[corev1.ResourceMemory]; cpu.String() != d.CPU || mem.String() != d.Memory {
+		t.Errorf("resources %v", c.Resources)
+	}
+	if d := *job.Spec.ActiveDeadlineSeconds; d != 3600 {
+		t.Errorf("activeDeadlineSeconds %d", d)
+	}
+	if slices.Contains(c.Args, "--report-to") {
+		t.Errorf("--report-to without a collector: %q", c.Args)
+	}
+	if !slices.Contains(c.Args, "2026-11-30T15:00:00Z") || !slices.Contains(c.Args, "1s") || !slices.Contains(c.Args, "$(SHARD_INDEX)/1") {
+		t.Errorf("args %q", c.Args)
+	}
+	if len(job.Spec.Template.Spec.NodeSelector) != 0 {
+		t.Errorf("nodeSelector %v", job.Spec.Template.Spec.NodeSelector)
+	}
+}
+
+// TestManifestStrictDecodeCatchesTypos proves the strict decoding above
+// would notice a misspelled field: the same documents with one field
+// renamed fail.
+func TestManifestStrictDecodeCatchesTypos(t *testing.T) {
+	b, err := agent.Manifest(validOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := manifestDocs(b)
+	if len(docs) != 2 {
+		t.Fatalf("%d documents", len(docs))
+	}
+	decode := func(doc string) error {
+		if strings.Contains(doc, "kind: Service") {
+			return yaml.UnmarshalStrict([]byte(doc), &corev1.Service{})
+		}
+		return yaml.UnmarshalStrict([]byte(doc), &batchv1.Job{})
+	}
+	for _, doc := range docs {
+		if err := decode(doc); err != nil {
+			t.Fatalf("the unchanged document fails: %v", err)
+		}
+	}
+	fields := []string{"clusterIP", "selector", "completionMode", "backoffLimit", "restartPolicy", "subdomain",
+		"automountServiceAccountToken", "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey",
+		"fieldPath", "limits", "readOnlyRootFilesystem"}
+	for _, f := range fields {
+		found := false
+		for _, doc := range docs {
+			if !strings.Contains(doc, " "+f+":") {
+				continue
+			}
+			found = true
+			typo := strings.Replace(doc, " "+f+":", " "+f+"s:", 1)
+			if err := decode(typo); err == nil {
+				t.Errorf("%s misspelled %ss: decoded without error", f, f)
+			}
+		}
+		if !found {
+			t.Errorf("field %s not in the manifest", f)
+		}
+	}
+	// A field at the wrong level is unknown there too: the pod's
+	// restartPolicy in the Job's spec.
+	moved := strings.Replace(docs[1], "  completionMode: Indexed\n", "  completionMode: Indexed\n  restartPolicy: Never\n", 1)
+	if moved == docs[1] {
+		t.Fatal("completionMode not found at the Job spec's level")
+	}
+	if err := decode(moved); err == nil {
+		t.Error("restartPolicy in the Job's spec decoded without error")
+	}
+}
+
+func TestManifestRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		edit func(*agent.ManifestOptions)
+		want string
+	}{
+		{func(o *agent.ManifestOptions) { o.Agents = 0 }, "agents"},
+		{func(o *agent.ManifestOptions) { o.Agents = -3 }, "agents"},
+		{func(o *agent.ManifestOptions) { o.Agents = 100001 }, "agents"},
+		{func(o *agent.ManifestOptions) { o.Name = "Bench" }, "bad name"},
+		{func(o *agent.ManifestOptions) { o.Name = "bench_a" }, "bad name"},
+		{func(o *agent.ManifestOptions) { o.Name = "-bench" }, "bad name"},
+		{func(o *agent.ManifestOptions) { o.Name = "bench." }, "bad name"},
+		{func(o *agent.ManifestOptions) { o.Name, o.Agents = strings.Repeat("a", 62), 10 }, "61 characters at most"},
+		{func(o *agent.ManifestOptions) { o.Namespace = "Lab" }, "bad namespace"},
+		{func(o *agent.ManifestOptions) { o.Image = "" }, "image"},
+		{func(o *agent.ManifestOptions) { o.Image = "tlsbench v1" }, "bad image"},
+		{func(o *agent.ManifestOptions) { o.Args = nil }, "no engine command"},
+		{func(o *agent.ManifestOptions) { o.Args = []string{"serve"} }, `engine "serve"`},
+		{func(o *agent.ManifestOptions) { o.Args = []string{"https://dut/"} }, "engine"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--shard", "0/2") }, "--shard"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--start-at=2026-11-30T15:00:00Z") }, "--start-at"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--start-tolerance", "5s") }, "--start-tolerance"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--agent", "x") }, "--agent"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--report-to", "http://c/") }, "--report-to"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--json", "r.json") }, "--json"},
+		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--", "https://dut/") }, "--"},
+		{func(o *agent.ManifestOptions) { o.StartAt = time.Time{} }, "start time"},
+		{func(o *agent.ManifestOptions) { o.StartTolerance = -time.Second }, "tolerance"},
+		{func(o *agent.ManifestOptions) { o.ReportTo = "ftp://c/" }, "bad report URL"},
+		{func(o *agent.ManifestOptions) { o.ReportTo = "collector:7070" }, "bad report URL"},
+		{func(o *agent.ManifestOptions) { o.CPU = "1Gi" }, "CPU quantity"},
+		{func(o *agent.ManifestOptions) { o.CPU = "0" }, "CPU quantity"},
+		{func(o *agent.ManifestOptions) { o.CPU = "0m" }, "CPU quantity"},
+		{func(o *agent.ManifestOptions) { o.CPU = "-1" }, "CPU quantity"},
+		{func(o *agent.ManifestOptions) { o.CPU = "two" }, "CPU quantity"},
+		{func(o *agent.ManifestOptions) { o.Memory = "1GB" }, "memory quantity"},
+		{func(o *agent.ManifestOptions) { o.Memory = "0Mi" }, "memory quantity"},
+		{func(o *agent.ManifestOptions) { o.Memory = "512m" }, "memory quantity"},
+		{func(o *agent.ManifestOptions) { o.ActiveDeadline = -time.Minute }, "negative"},
+		{func(o *agent.ManifestOptions) { o.NodeSelector = map[string]string{"bad key": "x"} }, "node selector"},
+		{func(o *agent.ManifestOptions) { o.NodeSelector = map[string]string{"/role": "x"} }, "node selector"},
+		{func(o *agent.ManifestOptions) { o.NodeSelector = map[string]string{"role": "a b"} }, "node selector"},
+	} {
+		o := validOptions()
+		tc.edit(&o)
+		_, err := agent.Manifest(o)
+		if err == nil {
+			t.Errorf("%+v: accepted", o)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("error %q: want one line naming %q", err, tc.want)
+		}
+		if _, err2 := agent.ManifestAgentArgs(o, 0); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("ManifestAgentArgs: %v, Manifest: %v", err2, err)
+		}
+	}
+	o := validOptions()
+	o.Name, o.Agents = strings.Repeat("a", 61), 10
+	if _, err := agent.Manifest(o); err != nil {
+		t.Errorf("a 61-character name with 10 agents: %v", err)
+	}
+}
+
+// TestManifestQuantities: every quantity Manifest accepts is one
+// Kubernetes parses, and positive.
+func TestManifestQuantities(t *testing.T) {
+	for _, tc := range []struct {
+		cpu, memory string
+		ok          bool
+	}{
+		{"500m", "512Mi", true}, {"2", "1Gi", true}, {"1.5", "2G", true}, {"0.25", "1.5Gi", true},
+		{"100m", "1073741824", true}, {"16", "64Ki", true}, {"3", "2T", true},
+		{"1.2345", "1Gi", false}, {"1e3", "1Gi", false}, {"1", "1e9", false}, {"1", "1Gi ", false},
+		{"1", "-1Gi", false}, {" 1", "1Gi", false}, {"1", "", true},
+	} {
+		o := validOptions()
+		o.CPU, o.Memory = tc.cpu, tc.memory
+		b, err := agent.Manifest(o)
+		if (err == nil) != tc.ok {
+			t.Errorf("cpu %q memory %q: error %v, want ok=%v", tc.cpu, tc.memory, err, tc.ok)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		for _, s := range []string{tc.cpu, tc.memory} {
+			if s == "" {
+				continue
+			}
+			q, err := resource.ParseQuantity(s)
+			if err != nil || q.Sign() <= 0 {
+				t.Errorf("accepted %q, which Kubernetes parses as %v, %v", s, q.String(), err)
+			}
+		}
+		decodeManifest(t, b)
+	}
+}
+
+// TestManifestNodeSelector: the keys and values Manifest accepts are
+// Kubernetes label keys and values.
+func TestManifestNodeSelector(t *testing.T) {
+	for _, sel := range []map[string]string{
+		{"kubernetes.io/arch": "amd64"}, {"role": ""}, {"example.com/pool": "load_gen.1"}, {"a": "b", "c": "d"},
+	} {
+		o := validOptions()
+		o.NodeSelector = sel
+		b, err := agent.Manifest(o)
+		if err != nil {
+			t.Errorf("%v: %v", sel, err)
+			continue
+		}
+		_, job := decodeManifest(t, b)
+		for k, v := range job.Spec.Template.Spec.NodeSelector {
+			if errs := append(validation.IsQualifiedName(k), validation.IsValidLabelValue(v)...); len(errs) > 0 {
+				t.Errorf("%s=%s: %v", k, v, errs)
+			}
+		}
+		if len(job.Spec.Template.Spec.NodeSelector) != len(sel) {
+			t.Errorf("nodeSelector %v, want %v", job.Spec.Template.Spec.NodeSelector, sel)
+		}
+	}
+}
