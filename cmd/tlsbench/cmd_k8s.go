@@ -2,10 +2,123 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
 )
 
-func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("not implemented yet")
+const k8sUsage = `tlsbench k8s manifest [flags] -- ENGINE URL [engine flags]
+
+Prints (for kubectl apply -f -) a headless Service and an Indexed Job that
+run an engine command (cps or throughput) as N agents, one pod per node: each
+takes share i/N of the load (--shard), all start the load at one time
+(--start-at) and push their records to a collector (--report-to; tlsbench
+collect --expect N). The engine command is checked here as each agent will
+check it. See docs/KUBERNETES.md.`
+
+func runK8s(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) == 0 {
+		return usagef("want a subcommand: manifest (tlsbench k8s manifest --help)")
+	}
+	switch args[0] {
+	case "manifest":
+		return runK8sManifest(args[1:], stdout)
+	case "-h", "--help", "help":
+		fmt.Fprintf(stdout, "Usage: %s\n", k8sUsage)
+		return nil
+	}
+	return usagef("unknown subcommand %q: want manifest", args[0])
+}
+
+func runK8sManifest(args []string, stdout io.Writer) error {
+	d := agent.DefaultManifestOptions()
+	fs := newFlags("k8s manifest")
+	agents := fs.Int("agents", 0, "`N` agents, one pod per node (required)")
+	image := fs.String("image", "", "the agents' `IMAGE` (see the Dockerfile; required)")
+	name := fs.String("name", d.Name, "`NAME` of the Job and of its headless Service (a DNS-1123 label)")
+	namespace := fs.String("namespace", "", "`NAMESPACE` of both (default: kubectl's current one)")
+	cpu := fs.String("cpu", d.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
+	memory := fs.String("memory", d.Memory, "memory of each agent, requests = limits: a `QUANTITY` such as 512Mi or 1Gi")
+	startAt := fs.String("start-at", "", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
+	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: a margin for scheduling and image pulls")
+	tolerance := fs.Duration("start-tolerance", d.StartTolerance, "an agent may still start this `DURATION` late")
+	reportTo := fs.String("report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect)")
+	deadline := fs.Duration("active-deadline", d.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
+	selectors := fs.StringArray("node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
+	// The first argument ends the flags: the engine's are not ours.
+	fs.SetInterspersed(false)
+	if err := parseFlags(fs, k8sUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+
+	switch {
+	case fs.ArgsLenAtDash() < 0 && fs.NArg() > 0:
+		return usagef("the engine command follows --: tlsbench k8s manifest [flags] -- cps|throughput URL [engine flags]; got %q before --", fs.Arg(0))
+	case fs.NArg() == 0:
+		return usagef("nothing after --: want -- cps|throughput URL [engine flags]")
+	case *agents < 1:
+		return usagef("--agents N is required and at least 1, got %d", *agents)
+	case *image == "":
+		return usagef("--image is required: the agents' image (see the Dockerfile)")
+	case fs.Changed("start-at") && fs.Changed("start-in"):
+		return usagef("--start-at and --start-in exclude each other")
+	case *tolerance <= 0:
+		return usagef("--start-tolerance must be positive, got %s", *tolerance)
+	}
+
+	now := time.Now()
+	var start time.Time
+	if *startAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, *startAt)
+		if err != nil {
+			return usagef("bad --start-at %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", *startAt)
+		}
+		start = t
+	} else {
+		if *startIn <= 0 {
+			return usagef("--start-in must be positive, got %s", *startIn)
+		}
+		// The next whole second after the margin: easier to read in logs.
+		start = now.Add(*startIn).Add(time.Second).Truncate(time.Second)
+	}
+	if !start.After(now) {
+		return usagef("--start-at %s has passed: the agents would refuse to start late", start.Format(time.RFC3339Nano))
+	}
+	if wait := start.Sub(now); *deadline <= wait {
+		return usagef("--active-deadline %s ends before the start, %s from now", *deadline, wait.Round(time.Second))
+	}
+	nodeSelector := map[string]string{}
+	for _, s := range *selectors {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return usagef("bad --node-selector %q: want KEY=VALUE", s)
+		}
+		nodeSelector[k] = v
+	}
+
+	o := agent.ManifestOptions{
+		Name: *name, Namespace: *namespace, Image: *image, Agents: *agents, Args: fs.Args(),
+		StartAt: start, StartTolerance: *tolerance, ReportTo: *reportTo,
+		CPU: *cpu, Memory: *memory, ActiveDeadline: *deadline, NodeSelector: nodeSelector,
+	}
+	// The first and the last agent's command lines, checked as the agents
+	// will check them (their shares of the load differ only by one).
+	for _, i := range []int{0, *agents - 1} {
+		line, err := agent.ManifestAgentArgs(o, i)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		if err := checkEngineArgs(line); err != nil {
+			return usagef("the engine command, as agent %d runs it: %s", i, err)
+		}
+	}
+	b, err := agent.Manifest(o)
+	if err != nil {
+		return usagef("%s", err)
+	}
+	_, err = stdout.Write(b)
+	return err
 }
