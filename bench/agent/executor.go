@@ -27,13 +27,12 @@ type RunSpec struct {
 	ReportTo string
 }
 
-// AgentArgs returns agent i's complete command line.
+// AgentArgs returns agent i's complete command line: the same agent flags
+// a Kubernetes agent gets from the manifest.
 func (s RunSpec) AgentArgs(i int, name string) []string {
-	return append(append([]string(nil), s.Args...),
-		"--shard", fmt.Sprintf("%d/%d", i, s.Agents),
-		"--start-at", s.StartAt.UTC().Format(time.RFC3339Nano),
-		"--start-tolerance", s.Tolerance.String(),
-		"--agent", name, "--report-to", s.ReportTo, "-q")
+	return manifestArgs(ManifestOptions{
+		Args: s.Args, Agents: s.Agents, StartAt: s.StartAt, StartTolerance: s.Tolerance, ReportTo: s.ReportTo,
+	}, strconv.Itoa(i), name)
 }
 
 // Launched is a run's agents once started.
