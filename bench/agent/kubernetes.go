@@ -71,8 +71,13 @@ func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) 
 // Launch implements Launcher.
 func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
 	name := JobName(spec.ID)
+	// The CA and profile files go with the Job, in a ConfigMap.
+	args, files, err := ShipFiles(spec.Args)
+	if err != nil {
+		return nil, err
+	}
 	m, err := Manifest(ManifestOptions{
-		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: spec.Agents, Args: spec.Args,
+		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: spec.Agents, Args: args, Files: files,
 		StartAt: spec.StartAt, StartTolerance: spec.Tolerance, ReportTo: spec.ReportTo,
 		CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
 	})
@@ -91,7 +96,7 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error
 		// interrupted.
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "--ignore-not-found", "--wait=false")
+		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "configmap/"+name+"-files", "--ignore-not-found", "--wait=false")
 	}
 	return &Launched{Failed: failed, Stop: stop}, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -54,6 +56,68 @@ type ManifestOptions struct {
 	// NodeSelector, if set, restricts the agents to the nodes with these
 	// labels.
 	NodeSelector map[string]string
+	// Files are shipped to the agents in a ConfigMap (NAME-files) mounted
+	// read-only at ManifestFilesDir: base name → content. ShipFiles makes
+	// them from an engine command's --cacert and --profile-file.
+	Files map[string][]byte
+}
+
+// ManifestFilesDir is where the agents find the shipped files.
+const ManifestFilesDir = "/etc/tlsbench/files"
+
+// manifestMaxFiles bounds the shipped files (a ConfigMap holds 1 MiB).
+const manifestMaxFiles = 900 << 10
+
+// ShipFiles rewrites the engine command's file arguments (--cacert,
+// --profile-file) to their place in the agents' pods and returns the files
+// to ship with the manifest, read from here.
+func ShipFiles(args []string) ([]string, map[string][]byte, error) {
+	out := append([]string(nil), args...)
+	files := map[string][]byte{}
+	from := map[string]string{} // base name → local path
+	total := 0
+	ship := func(path string) (string, error) {
+		base := filepath.Base(path)
+		if base == "." || base == ".." || !manifestFileKey.MatchString(base) {
+			return "", fmt.Errorf("file %s: its name must be letters, digits, '-', '_' or '.' to be shipped", path)
+		}
+		if prev, ok := from[base]; ok && prev != path {
+			return "", fmt.Errorf("files %s and %s have the same name; the agents' directory holds one", prev, path)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return "", err
+		}
+		if total += len(data); total > manifestMaxFiles {
+			return "", fmt.Errorf("the files to ship exceed %d KiB (a ConfigMap holds 1 MiB)", manifestMaxFiles>>10)
+		}
+		from[base], files[base] = path, data
+		return ManifestFilesDir + "/" + base, nil
+	}
+	for i := 1; i < len(out); i++ {
+		for _, f := range []string{"--cacert", "--profile-file"} {
+			var err error
+			switch {
+			case out[i] == f && i+1 < len(out):
+				out[i+1], err = ship(out[i+1])
+				i++
+			case strings.HasPrefix(out[i], f+"="):
+				var p string
+				p, err = ship(strings.TrimPrefix(out[i], f+"="))
+				out[i] = f + "=" + p
+			default:
+				continue
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", f, err)
+			}
+			break
+		}
+	}
+	if len(files) == 0 {
+		files = nil
+	}
+	return out, files, nil
 }
 
 // DefaultManifestOptions returns the defaults of ManifestOptions.
@@ -111,6 +175,12 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 	}
 	args := manifestArgs(o, "$(SHARD_INDEX)", "$(POD_NAME)")
 	resources := map[string]string{"cpu": o.CPU, "memory": o.Memory}
+	var volumes []manifestVolume
+	var mounts []manifestVolumeMount
+	if len(o.Files) > 0 {
+		volumes = []manifestVolume{{Name: "files", ConfigMap: manifestConfigMapVolume{Name: o.Name + "-files"}}}
+		mounts = []manifestVolumeMount{{Name: "files", MountPath: ManifestFilesDir, ReadOnly: true}}
+	}
 	job := manifestObject{
 		APIVersion: "batch/v1", Kind: "Job", Metadata: meta(),
 		Spec: manifestJobSpec{
@@ -134,6 +204,7 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 					AutomountServiceAccountToken: false,
 					EnableServiceLinks:           false,
 					NodeSelector:                 o.NodeSelector,
+					Volumes:                      volumes,
 					Affinity: manifestAffinity{PodAntiAffinity: manifestPodAntiAffinity{
 						// One agent per node: two agents on one node share
 						// its CPUs, NIC and ephemeral ports, and the node's
@@ -166,7 +237,8 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 						// Requests equal to limits: Guaranteed QoS, no
 						// throttling below what was asked nor eviction
 						// before BestEffort and Burstable pods.
-						Resources: manifestResources{Requests: resources, Limits: resources},
+						Resources:    manifestResources{Requests: resources, Limits: resources},
+						VolumeMounts: mounts,
 						SecurityContext: manifestContainerSecurity{
 							AllowPrivilegeEscalation: false,
 							ReadOnlyRootFilesystem:   true,
@@ -178,12 +250,21 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 		},
 	}
 
+	objects := []manifestObject{service, job}
+	if len(o.Files) > 0 {
+		cm := manifestObject{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta(), Data: map[string]string{}}
+		cm.Metadata.Name = o.Name + "-files"
+		for k, v := range o.Files {
+			cm.Data[k] = string(v)
+		}
+		objects = []manifestObject{cm, service, job}
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# tlsbench agents: a headless Service and an Indexed Job of %d pods, one per node,\n", o.Agents)
 	fmt.Fprintf(&b, "# starting the load at %s.\n", o.StartAt.UTC().Format(time.RFC3339Nano))
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
-	for _, obj := range []manifestObject{service, job} {
+	for _, obj := range objects {
 		if err := enc.Encode(obj); err != nil {
 			return nil, fmt.Errorf("encoding the %s: %w", obj.Kind, err)
 		}
@@ -237,6 +318,8 @@ var (
 	// with an optional decimal or binary suffix.
 	manifestCPU    = regexp.MustCompile(`^([0-9]+(\.[0-9]{1,3})?|[0-9]+m)$`)
 	manifestMemory = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?(k|M|G|T|Ki|Mi|Gi|Ti)?$`)
+	// A ConfigMap key.
+	manifestFileKey = regexp.MustCompile(`^[-._a-zA-Z0-9]+$`)
 )
 
 // checked returns o with its defaults applied, or why Kubernetes or the
@@ -362,10 +445,11 @@ func isManifestLabelKey(k string) bool {
 // the API's (the tests decode them strictly into k8s.io/api types).
 type (
 	manifestObject struct {
-		APIVersion string       `yaml:"apiVersion"`
-		Kind       string       `yaml:"kind"`
-		Metadata   manifestMeta `yaml:"metadata"`
-		Spec       any          `yaml:"spec"`
+		APIVersion string            `yaml:"apiVersion"`
+		Kind       string            `yaml:"kind"`
+		Metadata   manifestMeta      `yaml:"metadata"`
+		Spec       any               `yaml:"spec,omitempty"`
+		Data       map[string]string `yaml:"data,omitempty"`
 	}
 	manifestMeta struct {
 		Name      string            `yaml:"name,omitempty"`
@@ -395,6 +479,7 @@ type (
 		AutomountServiceAccountToken bool                `yaml:"automountServiceAccountToken"`
 		EnableServiceLinks           bool                `yaml:"enableServiceLinks"`
 		NodeSelector                 map[string]string   `yaml:"nodeSelector,omitempty"`
+		Volumes                      []manifestVolume    `yaml:"volumes,omitempty"`
 		Affinity                     manifestAffinity    `yaml:"affinity"`
 		SecurityContext              manifestPodSecurity `yaml:"securityContext"`
 		Containers                   []manifestContainer `yaml:"containers"`
@@ -427,6 +512,7 @@ type (
 		Args            []string                  `yaml:"args"`
 		Env             []manifestEnv             `yaml:"env"`
 		Resources       manifestResources         `yaml:"resources"`
+		VolumeMounts    []manifestVolumeMount     `yaml:"volumeMounts,omitempty"`
 		SecurityContext manifestContainerSecurity `yaml:"securityContext"`
 	}
 	manifestEnv struct {
@@ -450,5 +536,17 @@ type (
 	}
 	manifestCapabilities struct {
 		Drop []string `yaml:"drop"`
+	}
+	manifestVolume struct {
+		Name      string                  `yaml:"name"`
+		ConfigMap manifestConfigMapVolume `yaml:"configMap"`
+	}
+	manifestConfigMapVolume struct {
+		Name string `yaml:"name"`
+	}
+	manifestVolumeMount struct {
+		Name      string `yaml:"name"`
+		MountPath string `yaml:"mountPath"`
+		ReadOnly  bool   `yaml:"readOnly"`
 	}
 )

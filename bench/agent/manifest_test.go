@@ -1,6 +1,8 @@
 package agent_test
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -469,5 +471,82 @@ func TestManifestNodeSelector(t *testing.T) {
 		if len(job.Spec.Template.Spec.NodeSelector) != len(sel) {
 			t.Errorf("nodeSelector %v, want %v", job.Spec.Template.Spec.NodeSelector, sel)
 		}
+	}
+}
+
+// TestManifestShipsFiles: --cacert and --profile-file are read here and
+// shipped in a ConfigMap that the pods mount where the rewritten arguments
+// point.
+func TestManifestShipsFiles(t *testing.T) {
+	dir := t.TempDir()
+	ca, prof := filepath.Join(dir, "lab-ca.pem"), filepath.Join(dir, "mine.yaml")
+	os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644)
+	os.WriteFile(prof, []byte("profiles: []\n"), 0o644)
+	args, files, err := agent.ShipFiles([]string{"cps", "https://dut/", "--cacert", ca, "--profile-file=" + prof, "-c", "8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"cps", "https://dut/", "--cacert", agent.ManifestFilesDir + "/lab-ca.pem", "--profile-file=" + agent.ManifestFilesDir + "/mine.yaml", "-c", "8"}
+	if !slices.Equal(args, want) || len(files) != 2 {
+		t.Fatalf("ShipFiles = %q, %d files; want %q", args, len(files), want)
+	}
+	o := validOptions()
+	o.Args, o.Files = args, files
+	b, err := agent.Manifest(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cm *corev1.ConfigMap
+	var job *batchv1.Job
+	for _, doc := range manifestDocs(b) {
+		var tm metav1.TypeMeta
+		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
+			t.Fatal(err)
+		}
+		switch tm.Kind {
+		case "ConfigMap":
+			cm = &corev1.ConfigMap{}
+			// The splitter took the document's last newline with "---".
+			if err := yaml.UnmarshalStrict([]byte(doc+"\n"), cm); err != nil {
+				t.Fatal(err)
+			}
+		case "Job":
+			job = &batchv1.Job{}
+			if err := yaml.UnmarshalStrict([]byte(doc), job); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if cm == nil || job == nil {
+		t.Fatalf("want a ConfigMap and a Job:\n%s", b)
+	}
+	if cm.Data["lab-ca.pem"] != string(files["lab-ca.pem"]) || cm.Data["mine.yaml"] != "profiles: []\n" {
+		t.Errorf("ConfigMap data %q", cm.Data)
+	}
+	pod := job.Spec.Template.Spec
+	c := pod.Containers[0]
+	if len(pod.Volumes) != 1 || pod.Volumes[0].ConfigMap == nil || pod.Volumes[0].ConfigMap.Name != cm.Name ||
+		len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != pod.Volumes[0].Name ||
+		c.VolumeMounts[0].MountPath != agent.ManifestFilesDir || !c.VolumeMounts[0].ReadOnly {
+		t.Errorf("the pods do not mount the ConfigMap %s read-only at %s: volumes %+v, mounts %+v", cm.Name, agent.ManifestFilesDir, pod.Volumes, c.VolumeMounts)
+	}
+	if errs := validation.IsDNS1123Subdomain(cm.Name); len(errs) > 0 {
+		t.Errorf("ConfigMap name %q: %v", cm.Name, errs)
+	}
+	for k := range cm.Data {
+		if errs := validation.IsConfigMapKey(k); len(errs) > 0 {
+			t.Errorf("key %q: %v", k, errs)
+		}
+	}
+
+	// Refused: two files of one name, a missing file.
+	other := filepath.Join(dir, "sub")
+	os.MkdirAll(other, 0o755)
+	os.WriteFile(filepath.Join(other, "lab-ca.pem"), []byte("x"), 0o644)
+	if _, _, err := agent.ShipFiles([]string{"cps", "--cacert", ca, "--profile-file", filepath.Join(other, "lab-ca.pem")}); err == nil || !strings.Contains(err.Error(), "same name") {
+		t.Errorf("two files named lab-ca.pem: err = %v", err)
+	}
+	if _, _, err := agent.ShipFiles([]string{"cps", "--cacert", filepath.Join(dir, "none.pem")}); err == nil {
+		t.Error("a missing file was shipped")
 	}
 }

@@ -201,10 +201,19 @@ func TestKubernetesExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := string(calls)
-	for _, want := range []string{"--context lab apply -f - --namespace bench", "--context lab delete job/tlsbench-final-", "--ignore-not-found"} {
+	for _, want := range []string{"--context lab apply -f - --namespace bench", "--context lab delete job/tlsbench-final-", "configmap/tlsbench-final-", "--ignore-not-found"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("kubectl calls lack %q:\n%s", want, log)
 		}
+	}
+	// The CA file went with the Job, in a ConfigMap the pods mount.
+	manifests, _ := filepath.Glob(filepath.Join(dir, "tlsbench-*.yaml"))
+	if len(manifests) != 1 {
+		t.Fatalf("%d manifests applied, want 1", len(manifests))
+	}
+	m, _ := os.ReadFile(manifests[0])
+	if !strings.Contains(string(m), "kind: ConfigMap") || !strings.Contains(string(m), agent.ManifestFilesDir+"/ca.pem") || strings.Contains(string(m), ca) {
+		t.Errorf("the manifest does not ship the CA file in a ConfigMap:\n%s", m)
 	}
 	// The Job is gone: its agents were stopped by the delete.
 	if strings.Count(log, " apply ") != 1 || strings.Count(log, " delete ") != 1 {
@@ -303,7 +312,8 @@ func fakeApply(dir string) int {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
 		var doc struct {
-			Kind     string `yaml:"kind"`
+			Kind     string            `yaml:"kind"`
+			Data     map[string]string `yaml:"data"`
 			Metadata struct {
 				Name string `yaml:"name"`
 			} `yaml:"metadata"`
@@ -333,6 +343,15 @@ func fakeApply(dir string) int {
 			fmt.Fprintln(os.Stderr, "fake kubectl:", err)
 			return 1
 		}
+		if doc.Kind == "ConfigMap" {
+			// The volume the pods mount at agent.ManifestFilesDir.
+			mdir := filepath.Join(dir, "volumes", doc.Metadata.Name)
+			os.MkdirAll(mdir, 0o755)
+			for k, v := range doc.Data {
+				os.WriteFile(filepath.Join(mdir, k), []byte(v), 0o644)
+			}
+			continue
+		}
 		if doc.Kind != "Job" {
 			continue
 		}
@@ -360,6 +379,8 @@ func fakeApply(dir string) int {
 				for k, v := range vars {
 					a = strings.ReplaceAll(a, "$("+k+")", v)
 				}
+				// The mounted ConfigMap.
+				a = strings.ReplaceAll(a, agent.ManifestFilesDir, filepath.Join(dir, "volumes", name+"-files"))
 				argv[j] = a
 			}
 			// The "kubelet": a pod whose agent exits non-zero counts as

@@ -105,7 +105,8 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 		CPU: *cpu, Memory: *memory, ActiveDeadline: *deadline, NodeSelector: nodeSelector,
 	}
 	// The first and the last agent's command lines, checked as the agents
-	// will check them (their shares of the load differ only by one).
+	// will check them (their shares of the load differ only by one), with
+	// the files they will be shipped still read from here.
 	for _, i := range []int{0, *agents - 1} {
 		line, err := agent.ManifestAgentArgs(o, i)
 		if err != nil {
@@ -114,6 +115,10 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 		if err := checkEngineArgs(line); err != nil {
 			return usagef("the engine command, as agent %d runs it: %s", i, err)
 		}
+	}
+	var err error
+	if o.Args, o.Files, err = agent.ShipFiles(o.Args); err != nil {
+		return usagef("%s", err)
 	}
 	b, err := agent.Manifest(o)
 	if err != nil {
