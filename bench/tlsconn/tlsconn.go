@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -62,6 +63,26 @@ type Client struct {
 
 	mu         sync.Mutex
 	negotiated *metrics.Negotiated
+
+	// open counts the run's TCP connections established and not yet
+	// closed (handshaking or done); peak is its highest value.
+	open, peak atomic.Int64
+}
+
+// OpenConns returns how many of the run's connections are open now (TCP
+// established, whether handshaking or verified, not yet closed) and the most
+// that were open at once.
+func (c *Client) OpenConns() (now, peak int64) { return c.open.Load(), c.peak.Load() }
+
+// opened counts a new connection.
+func (c *Client) opened() {
+	n := c.open.Add(1)
+	for {
+		p := c.peak.Load()
+		if n <= p || c.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 // NewClient checks cfg and builds the run's TLS configuration.
@@ -137,8 +158,10 @@ func (c *Client) NewDialer(id int) *Dialer {
 // by one goroutine.
 type Conn struct {
 	*tls.Conn
-	raw   *countingConn
-	State tls.ConnectionState
+	raw    *countingConn
+	State  tls.ConnectionState
+	client *Client
+	closed bool
 }
 
 // WireIn and WireOut return the TLS bytes read and written so far.
@@ -147,7 +170,15 @@ func (c *Conn) WireOut() int64 { return c.raw.out }
 
 // Close closes the TCP connection without a close_notify: the peer has
 // usually closed already (HTTP/1.0), and the alert would only draw a RST.
-func (c *Conn) Close() error { return c.raw.Close() }
+// Closing twice is harmless.
+func (c *Conn) Close() error {
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.client.open.Add(-1)
+	return c.raw.Close()
+}
 
 // SetDeadline sets the deadline of the underlying TCP connection.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
@@ -169,6 +200,7 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	if err != nil {
 		return nil, bench.StageConnect, err
 	}
+	d.c.opened()
 	if cfg.LingerZero {
 		if tc, ok := raw.(*net.TCPConn); ok {
 			_ = tc.SetLinger(0)
@@ -181,7 +213,7 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	s.Dur[metrics.Handshake] = time.Since(t1)
 	s.WireIn, s.WireOut = cc.in, cc.out
 	if err != nil {
-		raw.Close()
+		d.drop(raw)
 		return nil, bench.StageHandshake, err
 	}
 	s.Handshake = true
@@ -189,11 +221,17 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	// handshake; now that it is known, check everything.
 	cs := tc.ConnectionState()
 	if err := cfg.Profile.Verify(cs); err != nil {
-		raw.Close()
+		d.drop(raw)
 		return nil, bench.StageHandshake, err
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return &Conn{Conn: tc, raw: cc, State: cs}, bench.StageHandshake, nil
+	return &Conn{Conn: tc, raw: cc, State: cs, client: d.c}, bench.StageHandshake, nil
+}
+
+// drop closes a connection that failed its handshake.
+func (d *Dialer) drop(raw net.Conn) {
+	d.c.open.Add(-1)
+	raw.Close()
 }
 
 // Class maps an error to its class: a profile mismatch or a resumed
