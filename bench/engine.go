@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,25 @@ type Worker interface {
 	// within the operation's own deadlines; ctx is cancelled only to abandon
 	// work (the sample is then discarded).
 	Do(ctx context.Context, s *metrics.Sample)
+}
+
+// Opener is a Worker that holds a connection across transactions and can
+// open it ahead of the load. Run opens the connection of every Opener before
+// the load starts (Config.OpenParallel at a time, before StartAt), so that
+// all of them are held from the first scheduled start on, the way wrk opens
+// its connections. Open returns false when it failed: s then holds the
+// failure, which is recorded as a warm-up error, and the worker tries again
+// in its first transaction. A successful open is carried by the worker's
+// first sample (connect and handshake times, Opened), as if that
+// transaction had opened it.
+type Opener interface {
+	Open(ctx context.Context, s *metrics.Sample) bool
+}
+
+// ConnCounter is an Op that counts its open connections: now, and the most
+// at once.
+type ConnCounter interface {
+	OpenConns() (now, peak int64)
 }
 
 // closeWorker closes a worker that holds resources across transactions
@@ -60,6 +80,9 @@ type Config struct {
 	// (or an interruption) before they are abandoned.
 	Drain  time.Duration
 	Shards int // histogram shards; 0 means 2×GOMAXPROCS
+	// OpenParallel bounds the connections opened at once before the load
+	// (workers that are Openers); 0 means 8 per core.
+	OpenParallel int
 	// Progress, if set, is called once a second from one goroutine.
 	Progress func(metrics.Second)
 	// StartAt, if set, is when the load starts: the workers are prepared,
@@ -113,6 +136,32 @@ type Result struct {
 	Late      int64 // open loop: started more than 1 ms after intended
 	Dropped   int64 // open loop: intended starts that never ran
 	Abandoned int64 // in flight when the drain bound expired; not recorded
+	// PreOpened is how many connections were opened before the load
+	// started (Openers); PreOpenFailed how many of those opens failed.
+	PreOpened, PreOpenFailed int
+	// HeldAtEnd and HeldPeak are the connections open when the window
+	// ended and the most open at once, for an Op that counts them
+	// (ConnCounter); -1 otherwise.
+	HeldAtEnd, HeldPeak int64
+}
+
+// With manyConnections workers or more, Run lowers the garbage collector's
+// target (GOGC) to manyConnectionsGC for the run: the heap then grows 25%
+// over what is live instead of 100%, and most of what is live is the
+// connections' own state. Measured at 20,000 connections (docs/PERFORMANCE.md).
+const (
+	manyConnections   = 1000
+	manyConnectionsGC = 25
+)
+
+// lowerGC lowers GOGC to percent unless it is lower already (or off) and
+// returns the function that restores it.
+func lowerGC(percent int) (restore func()) {
+	old := debug.SetGCPercent(percent)
+	if old >= 0 && old < percent || old < 0 {
+		debug.SetGCPercent(old)
+	}
+	return func() { debug.SetGCPercent(old) }
 }
 
 // lateThreshold is how far behind its intended start a transaction may begin
@@ -141,6 +190,17 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 		workers[i] = w
 	}
+	if cfg.OpenParallel <= 0 {
+		cfg.OpenParallel = 8 * runtime.GOMAXPROCS(0)
+	}
+	if cfg.Concurrency >= manyConnections {
+		defer lowerGC(manyConnectionsGC)()
+	}
+	openFailed, opened, err := openAll(ctx, workers, cfg.OpenParallel)
+	if err != nil {
+		closeAll(workers)
+		return nil, err
+	}
 
 	if !cfg.StartAt.IsZero() {
 		if late := time.Since(cfg.StartAt); late > cfg.StartTolerance {
@@ -160,7 +220,8 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	steadyStart := start.Add(cfg.Warmup)
 	end := steadyStart.Add(cfg.Duration)
 	rec := metrics.NewRecorder(cfg.Shards, start)
-	res := &Result{Started: start, SteadyStart: steadyStart}
+	res := &Result{Started: start, SteadyStart: steadyStart, HeldAtEnd: -1, HeldPeak: -1}
+	res.PreOpened, res.PreOpenFailed = opened, len(openFailed)
 
 	// opCtx outlives ctx so that in-flight transactions finish and count;
 	// it is cancelled when the drain bound expires.
@@ -187,6 +248,11 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 		rec.Record(id, s)
 	}
+
+	for i := range openFailed {
+		record(openFailed[i].id, &openFailed[i].s)
+	}
+	openFailed = nil
 
 	var wg sync.WaitGroup
 	var late, dropped atomic.Int64
@@ -267,13 +333,21 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	}()
 
 	// Stop scheduling at the end of the window or on cancellation.
+	// The connections held are counted before the workers let go.
+	gauge, counts := op.(ConnCounter)
+	haltCounting := func(at time.Time) {
+		if counts {
+			res.HeldAtEnd, _ = gauge.OpenConns()
+		}
+		halt(at)
+	}
 	endTimer := time.NewTimer(time.Until(end))
 	select {
 	case <-endTimer.C:
-		halt(end)
+		haltCounting(end)
 	case <-ctx.Done():
 		endTimer.Stop()
-		halt(time.Now())
+		haltCounting(time.Now())
 	}
 	// Wait for in-flight transactions, at most Drain.
 	waited := make(chan struct{})
@@ -303,7 +377,66 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	res.Snapshot = rec.Snapshot()
 	res.Series = series
 	res.Late, res.Dropped, res.Abandoned = late.Load(), dropped.Load(), abandoned.Load()
+	if counts {
+		_, res.HeldPeak = gauge.OpenConns()
+	}
 	return res, nil
+}
+
+// failedOpen is a connection that could not be opened ahead of the load.
+type failedOpen struct {
+	id int
+	s  metrics.Sample
+}
+
+// openAll opens the connections of the workers that are Openers, at most
+// parallel at a time. It returns the failures (to be recorded) and how many
+// opens were tried; it stops early, with ctx's error, when ctx is cancelled.
+func openAll(ctx context.Context, workers []Worker, parallel int) ([]failedOpen, int, error) {
+	if _, ok := workers[0].(Opener); !ok {
+		return nil, 0, nil // an operation's workers are all of one kind
+	}
+	ids := make(chan int)
+	var mu sync.Mutex
+	var failed []failedOpen
+	tried := 0
+	var wg sync.WaitGroup
+	for range min(parallel, len(workers)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ids {
+				now := time.Now()
+				s := metrics.Sample{Intended: now, Start: now}
+				ok := workers[i].(Opener).Open(ctx, &s)
+				mu.Lock()
+				tried++
+				if !ok {
+					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+					failed = append(failed, failedOpen{id: i, s: s})
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i, w := range workers {
+		if _, ok := w.(Opener); !ok {
+			continue
+		}
+		select {
+		case ids <- i:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(ids)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, tried, err
+	}
+	return failed, tried, nil
 }
 
 // pace sends the intended start times of an open-loop schedule: the i-th
@@ -316,6 +449,9 @@ func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<-
 	for i := int64(0); ; i++ {
 		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
 		if !due.Before(end) {
+			// The workers keep their connections until the window
+			// ends: close the queue only then.
+			<-stop
 			return
 		}
 		if d := time.Until(due); d > 0 {

@@ -163,3 +163,66 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// openOp's workers hold a connection opened ahead of the load (every
+// fifth open fails); it counts them.
+type openOp struct {
+	opened, dos atomic.Int64
+	atFirstDo   atomic.Int64
+}
+
+type openWorker struct {
+	op *openOp
+	id int
+}
+
+func (o *openOp) NewWorker(id int) (bench.Worker, error) { return &openWorker{op: o, id: id}, nil }
+
+func (o *openOp) OpenConns() (now, peak int64) { n := o.opened.Load(); return n, n }
+
+func (w *openWorker) Open(ctx context.Context, s *metrics.Sample) bool {
+	if w.id%5 == 0 {
+		s.Class, s.Err = bench.ClassRefused, errors.New("refused")
+		s.Dur[metrics.Total] = time.Since(s.Start)
+		return false
+	}
+	w.op.opened.Add(1)
+	return true
+}
+
+func (w *openWorker) Do(ctx context.Context, s *metrics.Sample) {
+	if w.op.dos.Add(1) == 1 {
+		w.op.atFirstDo.Store(w.op.opened.Load())
+	}
+	s.Dur[metrics.Total] = time.Since(s.Start)
+}
+
+func TestOpenersOpenBeforeTheLoad(t *testing.T) {
+	op := &openOp{}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond, OpenParallel: 3}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := op.atFirstDo.Load(); got != 16 {
+		t.Errorf("%d connections open at the first transaction, want all 16 that could open", got)
+	}
+	if res.PreOpened != 20 || res.PreOpenFailed != 4 {
+		t.Errorf("pre-opened %d, failed %d; want 20 and 4", res.PreOpened, res.PreOpenFailed)
+	}
+	// The failed opens are recorded as errors of the run (warm-up: not in
+	// the window), the held connections counted when the window ended.
+	if got := res.Snapshot.AllErrors; got != 4 {
+		t.Errorf("%d errors recorded, want the 4 failed opens", got)
+	}
+	if res.HeldAtEnd != 16 || res.HeldPeak != 16 {
+		t.Errorf("held %d at the end, %d at most; want 16", res.HeldAtEnd, res.HeldPeak)
+	}
+	// An operation that does not count its connections says so.
+	res, err = bench.Run(context.Background(), bench.Config{Concurrency: 2, Duration: 50 * time.Millisecond}, &fakeOp{sleep: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.HeldAtEnd != -1 || res.PreOpened != 0 {
+		t.Errorf("held %d, pre-opened %d without connections", res.HeldAtEnd, res.PreOpened)
+	}
+}
