@@ -20,6 +20,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -86,6 +87,10 @@ type Op struct {
 	*tlsconn.Client
 	cfg Config
 	req *tlsconn.Compiled
+	// Read buffers are lent to a worker while it reads responses and
+	// taken back when its connection is idle: thousands of idle
+	// keep-alive connections hold none.
+	bufs, readers sync.Pool
 }
 
 var _ bench.Op = (*Op)(nil)
@@ -116,12 +121,9 @@ func (op *Op) NewWorker(id int) (bench.Worker, error) {
 	w := &worker{
 		op:     op,
 		dialer: op.NewDialer(id),
-		buf:    make([]byte, op.cfg.BufSize),
 		sent:   make([]time.Time, 0, op.cfg.Pipeline),
 		gen:    tlsconn.NewGen(rand.Uint64()),
 	}
-	w.br = bufio.NewReaderSize(&w.rd, op.cfg.BufSize)
-	w.resp.StreamBody = true
 	if op.cfg.Verify != nil && op.cfg.Verify.SHA256 != nil {
 		w.sum = sha256.New()
 	}
@@ -133,9 +135,9 @@ type worker struct {
 	dialer  *tlsconn.Dialer
 	conn    *tlsconn.Conn
 	rd      tlsconn.Reader
-	br      *bufio.Reader
+	br      *bufio.Reader // lent by the Op while responses are read
+	buf     *[]byte       // likewise
 	resp    fasthttp.Response
-	buf     []byte
 	gen     *tlsconn.Gen
 	reqs    []byte      // the requests of one write
 	sent    []time.Time // write times of the requests in flight, oldest first
@@ -144,6 +146,43 @@ type worker struct {
 	wireIn  int64       // wire bytes already attributed to samples
 	wireOut int64
 	sum     hash.Hash
+	// opened carries a connection opened ahead of the load (Open) into
+	// the next sample: connect and handshake times.
+	opened     bool
+	openedDurs [2]time.Duration
+}
+
+var _ bench.Opener = (*worker)(nil)
+
+// borrow takes read buffers from the Op for the responses to come.
+func (w *worker) borrow() {
+	if w.br != nil {
+		return
+	}
+	if v, ok := w.op.readers.Get().(*bufio.Reader); ok {
+		w.br = v
+		w.br.Reset(&w.rd)
+	} else {
+		w.br = bufio.NewReaderSize(&w.rd, w.op.cfg.BufSize)
+	}
+	if v, ok := w.op.bufs.Get().(*[]byte); ok {
+		w.buf = v
+	} else {
+		b := make([]byte, w.op.cfg.BufSize)
+		w.buf = &b
+	}
+}
+
+// giveBack returns the read buffers when nothing is buffered (or the
+// connection is gone).
+func (w *worker) giveBack() {
+	if w.br == nil || (w.conn != nil && w.br.Buffered() > 0) {
+		return
+	}
+	w.br.Reset(nil)
+	w.op.readers.Put(w.br)
+	w.op.bufs.Put(w.buf)
+	w.br, w.buf = nil, nil
 }
 
 // Close closes the worker's connection; requests in flight are abandoned.
@@ -153,24 +192,52 @@ func (w *worker) Close() error {
 	}
 	err := w.conn.Close()
 	w.conn = nil
+	w.opened = false
+	w.giveBack()
 	return err
+}
+
+// Open opens the worker's connection ahead of the load (bench.Opener).
+func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
+	if w.conn != nil {
+		return true
+	}
+	if !w.dial(ctx, s) {
+		return false
+	}
+	w.opened = true
+	w.openedDurs = [2]time.Duration{s.Dur[metrics.Connect], s.Dur[metrics.Handshake]}
+	return true
+}
+
+// dial opens a connection; on failure it fills s and returns false.
+func (w *worker) dial(ctx context.Context, s *metrics.Sample) bool {
+	conn, stage, err := w.dialer.Dial(ctx, s)
+	if err != nil {
+		s.Class, s.Err = tlsconn.Class(stage, err), err
+		s.Dur[metrics.Total] = time.Since(s.Start)
+		return false
+	}
+	w.op.Observe(&conn.State)
+	w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
+	w.wireIn, w.wireOut = 0, 0
+	w.rd.Reset(conn, w.op.cfg.ReadTimeout)
+	return true
 }
 
 // Do reads one response, opening a connection first if the worker has none.
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	cfg := &w.op.cfg
-	if w.conn == nil {
-		conn, stage, err := w.dialer.Dial(ctx, s)
-		if err != nil {
-			s.Class, s.Err = tlsconn.Class(stage, err), err
-			s.Dur[metrics.Total] = time.Since(s.Start)
-			return
-		}
-		w.op.Observe(&conn.State)
-		w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
-		w.wireIn, w.wireOut = 0, 0
-		w.rd.Reset(conn, cfg.ReadTimeout)
-		w.br.Reset(&w.rd)
+	dialed := w.conn == nil
+	if dialed && !w.dial(ctx, s) {
+		return
+	}
+	carried := w.opened
+	if carried {
+		// This sample carries the connection opened ahead of it.
+		w.opened = false
+		s.Opened, s.Handshake = true, true
+		s.Dur[metrics.Connect], s.Dur[metrics.Handshake] = w.openedDurs[0], w.openedDurs[1]
 	}
 	// Keep the pipeline full, within the connection's request budget.
 	n := cfg.Pipeline - len(w.sent)
@@ -202,6 +269,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		return
 	}
 	started := w.sent[0]
+	w.borrow()
 	w.rd.Mark()
 	if w.br.Buffered() > 0 {
 		w.rd.First = time.Now() // pipelined: already here
@@ -210,10 +278,11 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	w.resp.StreamBody = true
 	if err := w.resp.Header.Read(w.br); err != nil {
 		err = w.rd.Cause(err)
-		if w.nrecv > 0 && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 && !s.Opened {
+		if (w.nrecv > 0 || carried) && !dialed && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 {
 			// The server closed a kept-alive connection between
-			// responses: open a new one and ask again. What was
-			// written to the old one stays counted in this sample.
+			// responses (or one opened ahead, before its first):
+			// open a new one and ask again. What was written to the
+			// old one stays counted in this sample.
 			in, out := w.conn.WireIn()-w.wireIn, w.conn.WireOut()-w.wireOut
 			w.Close()
 			w.Do(ctx, s)
@@ -245,6 +314,8 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	w.account(s)
 	if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
 		w.Close()
+	} else if len(w.sent) == 0 {
+		w.giveBack() // idle until the next request
 	}
 }
 
@@ -266,13 +337,14 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 	var n int64
 	mismatch := false
 	for {
-		k, err := bs.Read(w.buf)
+		buf := *w.buf
+		k, err := bs.Read(buf)
 		if k > 0 {
-			if check != nil && check.Pattern != nil && !mismatch && !matchesPattern(w.buf[:k], check.Pattern, n) {
+			if check != nil && check.Pattern != nil && !mismatch && !matchesPattern(buf[:k], check.Pattern, n) {
 				mismatch = true
 			}
 			if w.sum != nil {
-				w.sum.Write(w.buf[:k])
+				w.sum.Write(buf[:k])
 			}
 			n += int64(k)
 		}
@@ -283,7 +355,7 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 			return n, w.rd.Cause(err)
 		}
 	}
-	if w.sum != nil && !bytes.Equal(w.sum.Sum(w.buf[:0]), check.SHA256) {
+	if w.sum != nil && !bytes.Equal(w.sum.Sum((*w.buf)[:0]), check.SHA256) {
 		mismatch = true
 	}
 	if mismatch {

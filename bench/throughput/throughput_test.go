@@ -56,6 +56,19 @@ func refRun(t *testing.T, cfg throughput.Config, c int, d time.Duration) (*throu
 	return op, res
 }
 
+// refTarget starts the reference target for p (closed when the test ends)
+// and returns a configuration for it.
+func refTarget(t *testing.T, p *profiles.Profile) (*target.Target, throughput.Config) {
+	t.Helper()
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	opts := tlsOpts(tg.CA)
+	return tg, refConfig(p, tg.Listener(p.Name).Addr, &opts)
+}
+
 func tlsOpts(ca *cipher.CA) tlsconn.Config {
 	return tlsconn.Config{
 		TLS:            profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
@@ -135,13 +148,7 @@ func TestPipelineAndBudget(t *testing.T) {
 		{"pipeline 2, 5 per conn", 2, 5}, // both
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tg.Close()
-			opts := tlsOpts(tg.CA)
-			cfg := refConfig(p, tg.Listener(p.Name).Addr, &opts)
+			tg, cfg := refTarget(t, p)
 			cfg.Path, cfg.ExpectSize = "/bytes/64k", 64<<10
 			cfg.Pipeline, cfg.RequestsPerConn = tc.pipeline, tc.perConn
 			_, res := refRun(t, cfg, 2, 300*time.Millisecond)
@@ -303,5 +310,45 @@ func TestParseVerify(t *testing.T) {
 		if _, err := throughput.ParseVerify(tc.spec, target.Pattern); (err == nil) != tc.ok {
 			t.Errorf("ParseVerify(%q) error %v, want ok=%v", tc.spec, err, tc.ok)
 		}
+	}
+}
+
+// TestIdleConnectionsHeld: in open loop at a low rate, every connection is
+// opened (one handshake each) before the load, kept while idle and carries
+// requests in turn; the read buffers go back between responses.
+func TestIdleConnectionsHeld(t *testing.T) {
+	p := refProfile(t, "ecdhe-ecdsa-aes128-sha256-p256")
+	tg, cfg := refTarget(t, p)
+	cfg.Path, cfg.ExpectSize = "/1k", 1024
+	op, err := throughput.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const conns = 50
+	// 100 requests a second for 1 s: every connection twice, in turn.
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Snapshot
+	if s.AllErrors != 0 || s.AllOK < 95 {
+		t.Fatalf("ok %d, errors %v %v", s.AllOK, s.Errors, s.Examples)
+	}
+	if res.PreOpened != conns || res.PreOpenFailed != 0 {
+		t.Errorf("pre-opened %d (%d failed), want %d", res.PreOpened, res.PreOpenFailed, conns)
+	}
+	if res.HeldAtEnd != conns || res.HeldPeak != conns {
+		t.Errorf("held %d at the end, %d at most; want %d", res.HeldAtEnd, res.HeldPeak, conns)
+	}
+	// Every connection carried a request (its first sample counts it as
+	// opened), and none was opened twice.
+	if s.AllOpened != conns {
+		t.Errorf("%d connections counted as opened, want %d", s.AllOpened, conns)
+	}
+	if got := tg.Listener(p.Name).Stats().Handshakes; got != conns {
+		t.Errorf("target handshakes %d, want %d", got, conns)
+	}
+	if now, _ := op.OpenConns(); now != 0 {
+		t.Errorf("%d connections still open after the run", now)
 	}
 }
