@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -61,23 +62,33 @@ func New(cfg Config) (*Op, error) {
 	return &Op{Client: client, cfg: cfg, req: req}, nil
 }
 
-// NewWorker returns a worker with its own buffers and source address turn.
+// NewWorker returns a worker with its own source address turn.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
-	w := &worker{op: op, dialer: op.NewDialer(id), gen: tlsconn.NewGen(rand.Uint64())}
-	w.br = bufio.NewReaderSize(&w.rd, 4096)
-	return w, nil
+	return &worker{op: op, dialer: op.NewDialer(id), gen: tlsconn.NewGen(rand.Uint64())}, nil
 }
 
 type worker struct {
 	op     *Op
 	dialer *tlsconn.Dialer
 	rd     tlsconn.Reader
-	br     *bufio.Reader
-	resp   fasthttp.Response
 	gen    *tlsconn.Gen
 	req    []byte
-	drain  [16 << 10]byte
+	*reading
+	tail [256]byte // for the wait for the server's close
 }
+
+// reading is what a worker needs from its request to the server's close:
+// lent by a pool for that time only, so that the many workers waiting for
+// a connection or a handshake hold no buffers.
+type reading struct {
+	br    *bufio.Reader
+	resp  fasthttp.Response
+	drain [1 << 10]byte
+}
+
+var readings = sync.Pool{New: func() any {
+	return &reading{br: bufio.NewReaderSize(nil, 4096)}
+}}
 
 // Do runs one transaction; see the package comment.
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
@@ -100,8 +111,13 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		w.finish(s, conn, bench.StageResponse, err)
 		return
 	}
+	w.reading = readings.Get().(*reading)
 	w.br.Reset(&w.rd)
 	body, err := w.readResponse()
+	// Bytes already buffered after the response are extra bytes; the
+	// pooled buffers go back before the wait for the server's close.
+	status, extra := w.resp.StatusCode(), w.br.Buffered()
+	w.giveBack()
 	s.Payload = body
 	if err != nil {
 		w.finish(s, conn, bench.StageResponse, w.rd.Cause(err))
@@ -109,13 +125,14 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	}
 	// HTTP/1.0: the server closes; read to its close so that the TIME_WAIT
 	// stays on the server side.
-	extra, err := w.drainToEOF()
+	more, err := w.drainToEOF()
+	extra += more
 	t4 := time.Now()
 	s.Dur[metrics.TTFB] = w.rd.First.Sub(t3)
 	s.Dur[metrics.Transfer] = t4.Sub(w.rd.First)
 	switch {
-	case w.resp.StatusCode() != fasthttp.StatusOK:
-		err = fmt.Errorf("status %d", w.resp.StatusCode())
+	case status != fasthttp.StatusOK:
+		err = fmt.Errorf("status %d", status)
 		s.Class = bench.ClassStatus
 	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
 		err = fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
@@ -129,6 +146,13 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		w.op.Observe(&conn.State)
 	}
 	w.finish(s, conn, bench.StageResponse, err)
+}
+
+// giveBack returns the reading state to the pool.
+func (w *worker) giveBack() {
+	w.br.Reset(nil)
+	readings.Put(w.reading)
+	w.reading = nil
 }
 
 // readResponse reads the response head and streams its body through the
@@ -167,12 +191,12 @@ func (w *worker) readResponse() (int64, error) {
 	}
 }
 
-// drainToEOF reads until the server closes; it returns how many bytes came
-// after the response.
+// drainToEOF reads until the server closes, through the worker's small
+// buffer; it returns how many bytes came after the response.
 func (w *worker) drainToEOF() (int, error) {
 	extra := 0
 	for {
-		n, err := w.br.Read(w.drain[:])
+		n, err := w.rd.Read(w.tail[:])
 		extra += n
 		if err == io.EOF {
 			return extra, nil

@@ -1,0 +1,46 @@
+package cps_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+func TestDeadlineAdvice(t *testing.T) {
+	if msg := cps.DeadlineAdvice(32, 2, 5*time.Second, 10*time.Second); msg != "" {
+		t.Errorf("-c 32 warned: %s", msg)
+	}
+	// 20,000 on 2 cores at 500 handshakes per core per second: 20 s of
+	// queue, deadlines of 40 s advised.
+	msg := cps.DeadlineAdvice(20000, 2, 5*time.Second, 10*time.Second)
+	if !strings.Contains(msg, "about 20s") || !strings.Contains(msg, "at least 40s") {
+		t.Errorf("-c 20000: %q", msg)
+	}
+	if msg := cps.DeadlineAdvice(20000, 2, 60*time.Second, 60*time.Second); msg != "" {
+		t.Errorf("-c 20000 with 60 s deadlines warned: %s", msg)
+	}
+}
+
+func TestTimeoutAdvice(t *testing.T) {
+	run := func(conc int, cps float64, timeouts int64) *metrics.Run {
+		return &metrics.Run{
+			Load:      metrics.Load{Mode: "closed", Concurrency: conc},
+			CPSResult: &metrics.CPSResult{CPS: cps},
+			Errors:    metrics.Errors{ByClass: map[string]int64{"handshake_timeout": timeouts}},
+		}
+	}
+	// 20,000 connections at 700 CPS: each transaction about 28.6 s.
+	msg := cps.TimeoutAdvice(run(20000, 700, 12), 40*time.Second, 40*time.Second)
+	if !strings.Contains(msg, "28.6s") || !strings.Contains(msg, "at least 1m0s") {
+		t.Errorf("queue-bound timeouts: %q", msg)
+	}
+	// No timeouts, or a slow target at low concurrency: nothing to say.
+	for _, r := range []*metrics.Run{run(20000, 700, 0), run(16, 700, 5)} {
+		if msg := cps.TimeoutAdvice(r, 5*time.Second, 10*time.Second); msg != "" {
+			t.Errorf("-c %d: %q", r.Load.Concurrency, msg)
+		}
+	}
+}
