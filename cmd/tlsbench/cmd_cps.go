@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 
+	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -27,7 +30,31 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},
-		table: reports.CPSTable,
+		table: func(w io.Writer, runs []*metrics.Run) {
+			reports.CPSTable(w, runs)
+			for _, r := range runs {
+				if msg := cps.TimeoutAdvice(r, *lf.handshakeTO, *lf.readTO); msg != "" {
+					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, msg)
+				}
+			}
+		},
+	}
+	// Thousands of connections: warn before the load when the deadlines or
+	// the descriptors cannot suffice.
+	spec.check = func() error {
+		if msg := cps.DeadlineAdvice(*lf.conc, runtime.GOMAXPROCS(0), *lf.handshakeTO, *lf.readTO); msg != "" {
+			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
+		}
+		warnDescriptors(stderr, "cps", *lf.conc)
+		return nil
 	}
 	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+}
+
+// warnDescriptors warns when conns connections would not fit in the
+// descriptor limit.
+func warnDescriptors(stderr io.Writer, cmd string, conns int) {
+	if err := tlsconn.CheckDescriptors(conns); err != nil {
+		fmt.Fprintf(stderr, "tlsbench %s: warning: %v\n", cmd, err)
+	}
 }
