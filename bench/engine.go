@@ -262,6 +262,7 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 			go func() {
 				defer wg.Done()
 				defer closeWorker(w)
+				s := new(metrics.Sample) // one per worker, not per transaction
 				for {
 					select {
 					case <-stop:
@@ -272,10 +273,11 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					if !now.Before(end) {
 						return
 					}
-					s := metrics.Sample{Intended: now, Start: now, Steady: !now.Before(steadyStart)}
-					w.Do(opCtx, &s)
+					*s = metrics.Sample{}
+					s.Intended, s.Start, s.Steady = now, now, !now.Before(steadyStart)
+					w.Do(opCtx, s)
 					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
-					record(i, &s)
+					record(i, s)
 				}
 			}()
 		}
@@ -292,20 +294,22 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 			go func() {
 				defer wg.Done()
 				defer closeWorker(w)
+				s := new(metrics.Sample)
 				for intended := range ticks {
 					now := time.Now()
 					if now.Sub(intended) > lateThreshold {
 						late.Add(1)
 					}
-					s := metrics.Sample{Intended: intended, Start: now, Steady: !intended.Before(steadyStart)}
-					w.Do(opCtx, &s)
+					*s = metrics.Sample{}
+					s.Intended, s.Start, s.Steady = intended, now, !intended.Before(steadyStart)
+					w.Do(opCtx, s)
 					// Coordinated omission: the latency the user would
 					// have seen runs from the intended start (wrk2's
 					// expected_latency_start); the uncorrected figure is
 					// kept beside it.
 					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
 					s.Dur[metrics.Total] += now.Sub(intended)
-					record(i, &s)
+					record(i, s)
 				}
 			}()
 		}
