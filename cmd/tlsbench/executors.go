@@ -28,7 +28,7 @@ type executorFlags struct {
 
 func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
 	return &executorFlags{
-		kind:         fs.String("executor", "local", "how runs are made: `local` (in this process), processes (--agents local agent processes), kubernetes (--agents pods of an Indexed Job)"),
+		kind:         fs.String("executor", "local", "how runs are made (`KIND`): local (in this process), processes (--agents local agent processes), kubernetes (--agents pods of an Indexed Job)"),
 		agents:       fs.Int("agents", 0, "processes, kubernetes: `N` agents per run (default: processes one per core, kubernetes required)"),
 		margin:       fs.Duration("start-margin", 0, "processes, kubernetes: agents start together this `DURATION` after a run is launched (default 2s; kubernetes 90s, covering scheduling)"),
 		tolerance:    fs.Duration("start-tolerance", time.Second, "processes, kubernetes: an agent ready later than the start by more than `DURATION` refuses to run"),
@@ -79,9 +79,23 @@ func (ef *executorFlags) check(usesRef bool) error {
 	if *ef.margin < 0 || *ef.tolerance < 0 {
 		return usagef("--start-margin and --start-tolerance must not be negative")
 	}
+	selector := map[string]string{}
 	for _, kv := range *ef.nodeSelector {
-		if k, v, ok := strings.Cut(kv, "="); !ok || k == "" || v == "" {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
 			return usagef("bad --node-selector %q: want KEY=VALUE", kv)
+		}
+		selector[k] = v
+	}
+	if *ef.kind == "kubernetes" {
+		// What every run's manifest will hold, checked now rather than at
+		// the first run.
+		_, err := agent.Manifest(agent.ManifestOptions{
+			Name: agent.JobName("final-1-1"), Namespace: *ef.namespace, Image: *ef.image, Agents: *ef.agents,
+			Args: []string{"cps"}, StartAt: time.Now().Add(time.Hour), CPU: *ef.cpu, Memory: *ef.memory, NodeSelector: selector,
+		})
+		if err != nil {
+			return usagef("--executor kubernetes: %v", err)
 		}
 	}
 	return nil

@@ -121,6 +121,8 @@ func TestBadInput(t *testing.T) {
 		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://10.0.0.5:7070"}, "reference target runs on this machine"},
 		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "10.0.0.5", "--dut", "a=https://a/"}, "bad --collect-url"},
 		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://c:1", "--dut", "a=https://a/", "--node-selector", "pool"}, "bad --node-selector"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://c:1", "--dut", "a=https://a/", "--agent-cpu", "lots"}, "bad CPU quantity"},
+		{[]string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--collect-url", "http://c:1", "--dut", "a=https://a/", "--namespace", "Bad_NS"}, "bad namespace"},
 		{[]string{"collect", "--expect", "2", "-o", "m.json"}, "--listen ADDR is required"},
 		{[]string{"collect", "--listen", "127.0.0.1:0", "--expect", "0", "-o", "m.json"}, "--expect must be at least 1"},
 		{[]string{"collect", "--listen", "127.0.0.1:0", "--expect", "2"}, "-o FILE is required"},
