@@ -6,7 +6,7 @@ BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use (Debian packages).
 TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2
 
-.PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers soak clean
+.PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 
 all: build
 
@@ -57,7 +57,8 @@ vet:
 
 # Go benchmarks of the hot paths (one CPS transaction against the reference
 # target in another process, with allocations; the recorder), then the
-# comparison with the peers.
+# comparison with the peers. `make scale` (not part of it) checks 20,000
+# connections.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics
 	$(MAKE) --no-print-directory peers
@@ -72,6 +73,16 @@ peers: build deps-test
 		echo "installing: wrk"; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --out bin/peerbench.json
+
+# 20,000 concurrent TLS connections on loopback, each engine in turn
+# (throughput: opened before the load, held idle, small requests spread over
+# them; cps: 20,000 in flight) against nginx (reuseport workers; tlsbench
+# serve without nginx), sources spread over 127.1.0.0/16; connections held,
+# the generators' RSS and KB per connection (budget 40), errors; JSON in
+# bin/scale.json. About 3 minutes; exits 1 when a check fails.
+scale:
+	@mkdir -p bin
+	$(GO) run ./cmd/scale -c 20000 --out bin/scale.json
 
 # Not in CI: cps against the reference target for 5 minutes; goroutines, open
 # file descriptors and RSS must stay flat.

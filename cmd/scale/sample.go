@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// sample is one look at the generators from outside.
+type sample struct {
+	at          time.Time
+	established int64 // to the target ports, the kernel's view; -1 if unknown
+	rss         int64 // the generators' resident sets, summed
+	fds         int   // the generators' open descriptors, summed
+}
+
+// sampler looks at the generator processes once a second, from the parent.
+type sampler struct {
+	done chan struct{}
+	out  chan []sample
+}
+
+// startSampler samples the generators whose pids arrive on pids (n of
+// them; 0 for one that did not start) and the connections to ports.
+func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Writer) *sampler {
+	sm := &sampler{done: make(chan struct{}), out: make(chan []sample, 1)}
+	go func() {
+		var all []sample
+		var procs []string
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-sm.done:
+				sm.out <- all
+				return
+			case <-t.C:
+			}
+			for len(procs) < n {
+				select {
+				case pid := <-pids:
+					procs = append(procs, strconv.Itoa(pid))
+					continue
+				default:
+				}
+				break
+			}
+			s := sample{at: time.Now(), established: establishedTo(addrs)}
+			for _, pid := range procs {
+				s.rss += rssOf(pid)
+				s.fds += countFDs(pid)
+			}
+			if verbose {
+				fmt.Fprintf(w, "scale: %s  %6d established  %6d descriptors  %6.0f MB RSS\n",
+					s.at.Format("15:04:05"), s.established, s.fds, float64(s.rss)/1e6)
+			}
+			all = append(all, s)
+		}
+	}()
+	return sm
+}
+
+func (sm *sampler) stop() []sample {
+	close(sm.done)
+	return <-sm.out
+}
+
+// summarize fills the kernel's count of connections held from the samples
+// of the generators' common steady window.
+func (r *result) summarize(samples []sample, parts []*result) {
+	var from, to time.Time
+	for i, p := range parts {
+		if i == 0 || p.WindowFrom.After(from) {
+			from = p.WindowFrom
+		}
+		if i == 0 || p.WindowTo.Before(to) {
+			to = p.WindowTo
+		}
+	}
+	var sum float64
+	r.HeldPeak, r.HeldMin, r.Samples = 0, 0, 0
+	for _, s := range samples {
+		r.HeldPeak = max(r.HeldPeak, s.established)
+		r.Sockets = max(r.Sockets, s.fds)
+		if s.established < 0 || s.at.Before(from) || !s.at.Before(to) {
+			continue
+		}
+		if r.Samples == 0 || s.established < r.HeldMin {
+			r.HeldMin = s.established
+		}
+		sum += float64(s.established)
+		r.Samples++
+	}
+	if r.Samples > 0 {
+		r.HeldMean = sum / float64(r.Samples)
+	}
+}
+
+// establishedTo counts the TCP connections in the ESTABLISHED state from the
+// generators' source addresses to one of addrs (host:port): the generators'
+// side of their connections to the target, as the kernel sees them (ss(8)
+// asks it through sock_diag, cheaply however many TIME_WAIT sockets the
+// target's closes leave). -1 when ss cannot be run.
+func establishedTo(addrs []string) int64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	args := []string{"-Htn", "state", "established", "("}
+	for i, a := range addrs {
+		if i > 0 {
+			args = append(args, "or")
+		}
+		args = append(args, "dst", a)
+	}
+	args = append(args, ")", "and", "src", sourcePrefix)
+	out, err := exec.CommandContext(ctx, "ss", args...).Output()
+	if err != nil {
+		return -1
+	}
+	return int64(bytes.Count(out, []byte("\n")))
+}
+
+// countFDs counts process pid's open descriptors.
+func countFDs(pid string) int {
+	ents, err := os.ReadDir("/proc/" + pid + "/fd")
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
