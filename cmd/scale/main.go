@@ -387,7 +387,10 @@ type result struct {
 	// HeldMean is the mean of the steady window's samples of
 	// ESTABLISHED connections.
 	HeldMean float64 `json:"held_mean_steady"`
-	Samples  int     `json:"samples_steady"`
+	// CloseWaitPeak is the most connections the target had closed and
+	// the generators not yet, in the window.
+	CloseWaitPeak int64 `json:"close_wait_peak_steady"`
+	Samples       int   `json:"samples_steady"`
 	// OpenS is how long opening the connections took before the load
 	// started (throughput).
 	OpenS        float64          `json:"open_s"`

@@ -14,7 +14,8 @@ import (
 // sample is one look at the generators from outside.
 type sample struct {
 	at          time.Time
-	established int64 // to the target ports, the kernel's view; -1 if unknown
+	established int64 // to the target, the kernel's view; -1 if unknown
+	closeWait   int64 // closed by the target, not yet by the generator
 	rss         int64 // the generators' resident sets, summed
 	fds         int   // the generators' open descriptors, summed
 }
@@ -50,14 +51,14 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 				}
 				break
 			}
-			s := sample{at: time.Now(), established: establishedTo(addrs)}
+			s := sample{at: time.Now(), established: establishedTo(addrs), closeWait: countState("close-wait", addrs)}
 			for _, pid := range procs {
 				s.rss += rssOf(pid)
 				s.fds += countFDs(pid)
 			}
 			if verbose {
-				fmt.Fprintf(w, "scale: %s  %6d established  %6d descriptors  %6.0f MB RSS\n",
-					s.at.Format("15:04:05"), s.established, s.fds, float64(s.rss)/1e6)
+				fmt.Fprintf(w, "scale: %s  %6d established  %6d close-wait  %6d descriptors  %6.0f MB RSS\n",
+					s.at.Format("15:04:05"), s.established, s.closeWait, s.fds, float64(s.rss)/1e6)
 			}
 			all = append(all, s)
 		}
@@ -90,6 +91,7 @@ func (r *result) summarize(samples []sample, parts []*result) {
 		if s.established < 0 || s.at.Before(from) || !s.at.Before(to) {
 			continue
 		}
+		r.CloseWaitPeak = max(r.CloseWaitPeak, s.closeWait)
 		if r.Samples == 0 || s.established < r.HeldMin {
 			r.HeldMin = s.established
 		}
@@ -106,10 +108,20 @@ func (r *result) summarize(samples []sample, parts []*result) {
 // side of their connections to the target, as the kernel sees them (ss(8)
 // asks it through sock_diag, cheaply however many TIME_WAIT sockets the
 // target's closes leave). -1 when ss cannot be run.
-func establishedTo(addrs []string) int64 {
+func establishedTo(addrs []string) int64 { return countState("established", addrs) }
+
+// countState counts the generators' connections to addrs in a TCP state.
+// The kernel's dump walks its hash table in batches and skips entries when
+// others leave the table meanwhile (thousands of TIME_WAIT sockets expiring
+// after a CPS run): the count is the higher of two dumps.
+func countState(state string, addrs []string) int64 {
+	return max(countStateOnce(state, addrs), countStateOnce(state, addrs))
+}
+
+func countStateOnce(state string, addrs []string) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	args := []string{"-Htn", "state", "established", "("}
+	args := []string{"-Htn", "state", state, "("}
 	for i, a := range addrs {
 		if i > 0 {
 			args = append(args, "or")
