@@ -25,9 +25,10 @@ func TestMain(m *testing.M) {
 }
 
 // TestScale holds 2,000 connections with each engine (500 under the race
-// detector, without the memory checks): every throughput connection opened
-// before the load and held to the end, every CPS worker with a connection,
-// no error, and the generators' RSS per connection within the budget.
+// detector, without the memory checks and the kernel's CPS average): every
+// throughput connection opened before the load and held to the end, every
+// CPS worker with a connection and 80% established on average, no error,
+// and the generators' RSS per connection within the budget.
 func TestScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("opens thousands of connections (about 40 s)")
@@ -79,7 +80,10 @@ func TestScale(t *testing.T) {
 				t.Errorf("throughput: held %d at least and %d at the end, %d opened; want %d", r.HeldMin, r.HeldEnd, r.Opened, n)
 			}
 		case "cps":
-			if r.OpenPeak != want || r.HeldMean < 0.8*float64(n) {
+			// Instrumented, the generator is several times slower: more of
+			// its connections wait for it after the server's close
+			// (CLOSE_WAIT), so the kernel's average is not checked then.
+			if r.OpenPeak != want || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
 				t.Errorf("cps: %d open at most, %.0f established on average; want %d and 80%% of it", r.OpenPeak, r.HeldMean, n)
 			}
 		}
