@@ -96,6 +96,8 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		Load: metrics.Load{
 			Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
 			Late: res.Late, Dropped: res.Dropped, Sources: len(spec.Conn.Sources),
+			PreOpened: int64(res.PreOpened), PreOpenFailed: int64(res.PreOpenFailed),
+			ConnectionsHeld: res.HeldAtEnd, ConnectionsHeldPeak: res.HeldPeak,
 		},
 	}
 	if spec.Load.Rate > 0 {

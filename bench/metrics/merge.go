@@ -376,6 +376,18 @@ func (m *Run) addCounts(r *Run) {
 	l.Late += r.Load.Late
 	l.Dropped += r.Load.Dropped
 	l.Sources += r.Load.Sources
+	l.PreOpened += r.Load.PreOpened
+	l.PreOpenFailed += r.Load.PreOpenFailed
+	l.ConnectionsHeld = addCount(l.ConnectionsHeld, r.Load.ConnectionsHeld)
+	l.ConnectionsHeldPeak = addCount(l.ConnectionsHeldPeak, r.Load.ConnectionsHeldPeak)
+}
+
+// addCount adds counts where -1 means "not counted": unknown if either is.
+func addCount(a, b int64) int64 {
+	if a < 0 || b < 0 {
+		return -1
+	}
+	return a + b
 }
 
 // addRates adds r's own rates to m's.

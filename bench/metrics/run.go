@@ -148,6 +148,16 @@ type Load struct {
 	Late        int64   `json:"late,omitempty"`    // open loop: started >1 ms after intended
 	Dropped     int64   `json:"dropped,omitempty"` // open loop: never started (no worker free)
 	Sources     int     `json:"source_addresses,omitempty"`
+	// PreOpened is how many connections were opened (and verified) before
+	// the load started, PreOpenFailed how many of those failed (warm-up
+	// errors; the worker tried again in the window). Throughput only.
+	PreOpened     int64 `json:"pre_opened,omitempty"`
+	PreOpenFailed int64 `json:"pre_open_failed,omitempty"`
+	// ConnectionsHeld is how many connections were open when the window
+	// ended, ConnectionsHeldPeak the most open at once (merged: the sum of
+	// the agents' peaks, an upper bound). Both -1 when not counted.
+	ConnectionsHeld     int64 `json:"connections_held"`
+	ConnectionsHeldPeak int64 `json:"connections_held_peak"`
 }
 
 // Errors counts failed transactions of the steady-state window.
