@@ -271,6 +271,9 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					}
 					now := time.Now()
 					if !now.Before(end) {
+						// Keep the connection until the window's
+						// connections are counted (halt closes stop).
+						<-stop
 						return
 					}
 					*s = metrics.Sample{}

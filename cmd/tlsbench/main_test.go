@@ -340,6 +340,12 @@ func TestThroughputRecord(t *testing.T) {
 	if v, _ := lookup(rec, "engine"); v != "throughput" {
 		t.Errorf("engine %v", v)
 	}
+	// Both connections were opened before the load and held to the end.
+	for _, path := range []string{"load.pre_opened", "load.connections_held", "load.connections_held_peak"} {
+		if v, _ := lookup(rec, path); v != 2.0 {
+			t.Errorf("%s = %v, want 2", path, v)
+		}
+	}
 }
 
 // TestQualify runs a whole campaign against the reference target (a child
