@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -32,6 +33,7 @@ type loadFlags struct {
 	names, files, resolves         *[]string
 	caFile, sni, jsonOut, keylog   *string
 	insecure, linger0, quiet       *bool
+	cpuProfile                     *string
 	sources, headers               *[]string
 	expectSize                     *int64
 	connectTO, handshakeTO, readTO *time.Duration
@@ -62,6 +64,7 @@ func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
 		linger0:     fs.Bool("linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)"),
 		keylog:      fs.String("keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)"),
 		quiet:       fs.BoolP("quiet", "q", false, "no live status line"),
+		cpuProfile:  fs.String("cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`"),
 
 		shard:          fs.String("shard", "", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)"),
 		startAt:        fs.String("start-at", "", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it"),
@@ -228,6 +231,17 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	if isDryRun(ctx) {
 		return nil
+	}
+	if *lf.cpuProfile != "" {
+		f, err := os.Create(*lf.cpuProfile)
+		if err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var keylogW io.Writer
 	if *lf.keylog != "" {

@@ -441,3 +441,16 @@ func TestCalibrate(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUProfile: --cpuprofile writes a pprof profile (gzip) of the run.
+func TestCPUProfile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "cpu.pprof")
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s", "--cpuprofile", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil || len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+		t.Fatalf("profile %s: %v, %d bytes, not gzip", file, err, len(data))
+	}
+}
