@@ -90,7 +90,37 @@ func NewClient(cfg Config) (*Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	addr, err := resolveOnce(cfg.Address, cfg.ConnectTimeout)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Address = addr
 	return &Client{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
+}
+
+// resolveOnce turns a host name into its first address (IPv4 first), once
+// for the run: a name lookup per connection cost about 1% of a CPS
+// transaction's CPU (0.06 of 7.9 s in a profile against "localhost") and
+// would time DNS as "connect". A name with several addresses gets one.
+func resolveOnce(addr string, timeout time.Duration) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || net.ParseIP(host) != nil {
+		return addr, nil // an address already, or let the dial report it
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return "", fmt.Errorf("resolving %s: %w", host, err)
+	}
+	best := ips[0].IP
+	for _, ip := range ips {
+		if ip.IP.To4() != nil {
+			best = ip.IP
+			break
+		}
+	}
+	return net.JoinHostPort(best.String(), port), nil
 }
 
 // Prepare checks an operation's connection and request settings and builds
