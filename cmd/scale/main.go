@@ -438,8 +438,10 @@ func (r *result) check(o *options) {
 		}
 	case job.CPS:
 		// Every worker has a connection but for its connect and close.
-		if r.OpenPeak < n {
-			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, not %d", r.OpenPeak, n))
+		// A worker is between its close and its next connect for a moment:
+		// the most open at once may miss N by a few (498 of 500 seen).
+		if r.OpenPeak > n || r.OpenPeak < n-max(n/100, 1) {
+			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, want %d (within 1%%)", r.OpenPeak, n))
 		}
 		if r.HeldMean < float64(n)*0.8 {
 			r.Failed = append(r.Failed, fmt.Sprintf("%.0f connections established on average in the window, below 80%% of %d", r.HeldMean, n))

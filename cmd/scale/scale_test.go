@@ -83,8 +83,11 @@ func TestScale(t *testing.T) {
 			// Instrumented, the generator is several times slower: more of
 			// its connections wait for it after the server's close
 			// (CLOSE_WAIT), so the kernel's average is not checked then.
-			if r.OpenPeak != want || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
-				t.Errorf("cps: %d open at most, %.0f established on average; want %d and 80%% of it", r.OpenPeak, r.HeldMean, n)
+			// A worker is between its close and its next connect for a
+			// moment: the most open at once may miss N by a few (498 of
+			// 500 seen under the race detector).
+			if r.OpenPeak > want || float64(r.OpenPeak) < 0.99*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
+				t.Errorf("cps: %d open at most, %.0f established on average; want %d (99%%) and 80%% of it", r.OpenPeak, r.HeldMean, n)
 			}
 		}
 		if raceEnabled {
