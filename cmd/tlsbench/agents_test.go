@@ -486,9 +486,7 @@ func TestCollect(t *testing.T) {
 // TestQualifyProcesses runs the method with --executor processes: every
 // run is made by 2 agent processes and judged on the merged record.
 func TestQualifyProcesses(t *testing.T) {
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	err := os.WriteFile(plan, []byte(`name: agents
+	out, stdout, stderr := qualifyPlan(t, `name: agents
 duts: [{name: ref, url: reference}]
 tests:
   - {engine: cps, profiles: [ecdhe-ecdsa-aes128-sha256-p256]}
@@ -499,16 +497,7 @@ method:
   explore: {concurrency: {min: 4, max: 4}, probe_duration: 300ms, min_gain: 5%}
   accept: {max_generator_cpu: 100%}
   final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "campaign")
-	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", plan, "--out", out,
-		"--executor", "processes", "--agents", "2", "--start-margin", "1s")
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+`, "--executor", "processes", "--agents", "2", "--start-margin", "1s")
 	if !strings.Contains(stderr, "by 2 agent processes each") || !strings.Contains(stdout, "CPS (SR=0)") {
 		t.Errorf("stderr %q\nstdout %q", stderr, stdout)
 	}

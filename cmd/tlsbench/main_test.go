@@ -348,13 +348,28 @@ func TestThroughputRecord(t *testing.T) {
 	}
 }
 
+// qualifyPlan runs qualify -q with the plan in a new campaign directory
+// (returned with the output), failing the test unless it exits 0.
+func qualifyPlan(t *testing.T, plan string, args ...string) (out, stdout, stderr string) {
+	t.Helper()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(file, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "campaign")
+	code, stdout, stderr := invoke(t, context.Background(), append([]string{"qualify", "-q", "--plan", file, "--out", out}, args...)...)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	return out, stdout, stderr
+}
+
 // TestQualify runs a whole campaign against the reference target (a child
 // process) with short durations, then checks the summary and that the same
 // directory cannot be started again but can be resumed to the same table.
 func TestQualify(t *testing.T) {
-	dir := t.TempDir()
-	plan := filepath.Join(dir, "plan.yaml")
-	err := os.WriteFile(plan, []byte(`name: tiny
+	out, stdout, stderr := qualifyPlan(t, `name: tiny
 duts: [{name: ref, url: reference}]
 tests:
   - {engine: cps, profiles: [ecdhe-ecdsa-aes128-sha256-p256, rsa2048-aes128-gcm-sha256]}
@@ -366,15 +381,7 @@ method:
   explore: {concurrency: {min: 2, max: 8}, probe_duration: 150ms, min_gain: 5%}
   accept: {max_generator_cpu: 100%}
   final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
-`), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "campaign")
-	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", plan, "--out", out)
-	if code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
+`)
 	for _, want := range []string{"ECDHE-ECDSA-AES128-SHA256", "AES128-GCM-SHA256", "prime256v1 (P-256)", "RSA 2048 key exchange", "Gbps"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
@@ -413,7 +420,7 @@ method:
 	}
 	// The directory holds a campaign: a new one is refused, a resume makes
 	// no run and prints the same table.
-	if code, _, stderr := invoke(t, context.Background(), "qualify", "--plan", plan, "--out", out); code != exitBadUsage || !strings.Contains(stderr, "--resume") {
+	if code, _, stderr := invoke(t, context.Background(), "qualify", "--plan", filepath.Join(filepath.Dir(out), "plan.yaml"), "--out", out); code != exitBadUsage || !strings.Contains(stderr, "--resume") {
 		t.Errorf("second campaign in the same directory: exit %d, %s", code, stderr)
 	}
 	code, again, stderr := invoke(t, context.Background(), "qualify", "-q", "--resume", out)
