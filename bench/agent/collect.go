@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -90,6 +91,14 @@ type Batch struct {
 	runs   []*metrics.Run // by shard
 	got    int
 	done   chan struct{}
+}
+
+// Serve serves the collector on ln, with deadlines on every request, until
+// the returned stop is called.
+func (c *Collector) Serve(ln net.Listener) (stop func()) {
+	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+	go srv.Serve(ln)
+	return func() { srv.Close() }
 }
 
 // Expect opens a batch for n agents (shards 0..n-1).

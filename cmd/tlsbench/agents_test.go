@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,9 +38,7 @@ func collector(t *testing.T) (*agent.Collector, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 5 * time.Second}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	t.Cleanup(c.Serve(ln))
 	return c, "http://" + ln.Addr().String()
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -55,9 +54,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	c := agent.NewCollector()
 	batch := c.Expect("", *expect)
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
-	go srv.Serve(ln)
-	defer srv.Close()
+	defer c.Serve(ln)()
 	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on http://%s/ (deadline %s)\n", *expect, ln.Addr(), *deadline)
 
 	wctx, cancel := context.WithTimeout(ctx, *deadline)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -118,9 +117,7 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 		return nil, nil, usagef("--collect-listen %s: %v", listen, err)
 	}
 	coll := agent.NewCollector()
-	srv := &http.Server{Handler: coll, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
-	go srv.Serve(ln)
-	stop := func() { srv.Close() }
+	stop := coll.Serve(ln)
 
 	e := &agent.Executor{
 		Local: local, Agents: *ef.agents, Margin: *ef.margin, Tolerance: *ef.tolerance,

@@ -155,9 +155,7 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &http.Server{Handler: coll, ReadHeaderTimeout: 5 * time.Second}
-	go hs.Serve(ln)
-	defer hs.Close()
+	defer coll.Serve(ln)()
 	e := &agent.Executor{
 		Local: &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/test"},
 		Launcher: &agent.Processes{
