@@ -87,6 +87,7 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	reports.RunText(stdout, m)
+	printAgents(stdout, m)
 	fmt.Fprintf(stdout, "merged record of %d agents: %s\n", len(runs), out)
 	return nil
 }
