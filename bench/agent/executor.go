@@ -156,6 +156,9 @@ func (e *Executor) EngineArgs(req method.Request) ([]string, error) {
 		return nil, err
 	}
 	args := []string{req.Test.Engine, spec.Target.URL, "--profile", req.Profile.Name}
+	if spec.Target.DUT != "" {
+		args = append(args, "--dut", spec.Target.DUT)
+	}
 	for _, f := range e.ProfileFiles {
 		args = append(args, "--profile-file", f)
 	}

@@ -43,7 +43,9 @@ type Spec struct {
 	Verify          *throughput.BodyCheck
 
 	Load bench.Config
-	// Target, Tool and Config are echoed in the record as given.
+	// Target, Tool and Config are echoed in the record as given, but for
+	// Target.Address (the address dialled) and Target.LeafSHA256, which
+	// the run measures.
 	Target metrics.Target
 	Tool   metrics.Tool
 	Config any
@@ -54,10 +56,13 @@ type Spec struct {
 	Agent *metrics.Agent
 }
 
-// Op is an engine operation that reports what it negotiated.
+// Op is an engine operation that reports what it negotiated, the leaf
+// certificate it was presented and the address it dialled.
 type Op interface {
 	bench.Op
 	Negotiated() *metrics.Negotiated
+	LeafSHA256() string
+	Address() string
 }
 
 // NewOp builds the operation of spec.
@@ -114,6 +119,10 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}
+	// The device's identity as measured: the address dialled (a host name
+	// resolved once) and the leaf certificate it presented.
+	r.Target.Address = op.Address()
+	r.Target.LeafSHA256 = op.LeafSHA256()
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
 	if spec.Agent != nil {

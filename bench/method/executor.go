@@ -132,7 +132,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
 		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress},
 		Target: metrics.Target{
-			URL: full.String() + path, Address: addr, ServerName: u.Hostname(),
+			DUT: d.Name, URL: full.String() + path, Address: addr, ServerName: u.Hostname(),
 			InsecureSkipVerify: d.Insecure, CAFile: d.CACert,
 		},
 		Tool: l.Tool,

@@ -124,10 +124,13 @@ func (s *Second) setPercentiles(hs, total *hdr.Histogram) {
 // histograms and counters are summed exactly, and every percentile is
 // recomputed from the merged histograms.
 //
-// The records must agree on Engine, Profile, Negotiated (every field) and
-// Load.Mode, and their agents must be distinct: all with a shard identity
-// (Agent, --shard) of the same shard count and distinct indexes, or all
-// without one (then distinct by host and start). A merged record given again
+// The records must agree on Engine, Profile, the DUT's identity (Target's
+// DUT name, dialled Address and LeafSHA256, when both records have one:
+// else an *IdentityError), Negotiated (every field) and Load.Mode; their
+// agents' steady windows must all share at least MinWindowOverlapPct
+// percent of the shortest (else a *WindowError); and their agents must be
+// distinct: all with a shard identity (Agent, --shard) of the same shard
+// count and distinct indexes, or all without one (then distinct by host and start). A merged record given again
 // contributes its Agents (merges nest: merging A+B with C+D is merging A, B,
 // C and D); giving one of its agents again is a duplicate.
 //
@@ -155,6 +158,9 @@ func Merge(runs []*Run) (*Run, error) {
 	if err := checkAgreement(ins); err != nil {
 		return nil, err
 	}
+	if err := checkWindows(ins); err != nil {
+		return nil, err
+	}
 	ref := ins[0].r
 	m := &Run{
 		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
@@ -164,6 +170,9 @@ func Merge(runs []*Run) (*Run, error) {
 		Errors: Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
 	}
 	for _, in := range ins {
+		if m.Target.LeafSHA256 == "" {
+			m.Target.LeafSHA256 = in.r.Target.LeafSHA256 // the first agent that saw one
+		}
 		if in.r.Started.Before(m.Started) {
 			m.Started = in.r.Started
 		}
@@ -256,7 +265,7 @@ func mergeInputs(runs []*Run) ([]*mergeInput, error) {
 		} else {
 			a := AgentRun{
 				Host: r.Host, Client: r.Client, Started: r.Started, Ended: r.Ended, Complete: r.Complete,
-				Transactions: r.Transactions, Errors: r.Errors.Total, DurationS: r.DurationS,
+				Transactions: r.Transactions, Errors: r.Errors.Total, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
 			}
 			if r.Agent != nil {
 				a.Agent = *r.Agent
@@ -323,6 +332,9 @@ func checkAgreement(ins []*mergeInput) error {
 			what, va, vb = "ran engine", a.Engine, b.Engine
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
+		case identityDiff(a.Target, b.Target) != "":
+			f := identityDiff(a.Target, b.Target)
+			return &IdentityError{A: in.label(), B: ref.label(), Field: f, ValueA: identityField(a.Target, f), ValueB: identityField(b.Target, f)}
 		case a.Negotiated != b.Negotiated:
 			what = "negotiated"
 			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
@@ -334,6 +346,106 @@ func checkAgreement(ins []*mergeInput) error {
 		return fmt.Errorf("metrics: cannot merge: %s %s %s, %s %s", in.label(), what, orNothing(va), ref.label(), orNothing(vb))
 	}
 	return nil
+}
+
+// IdentityError is Merge's refusal of records that measured different
+// devices: their Target differs in Field ("dut", "address" or
+// "leaf_sha256").
+type IdentityError struct {
+	A, B           string // the agents, as "agent b (shard 1/4)"
+	Field          string
+	ValueA, ValueB string
+}
+
+func (e *IdentityError) Error() string {
+	what := map[string]string{"dut": "DUT", "address": "dialled address", "leaf_sha256": "leaf certificate (SHA-256)"}[e.Field]
+	return fmt.Sprintf("metrics: cannot merge: %s measured %s %s, %s %s: not one device", e.A, what, orNothing(e.ValueA), e.B, orNothing(e.ValueB))
+}
+
+// identityDiff returns the first field of the device's identity in which
+// a and b differ: the DUT name, the address dialled, the leaf certificate
+// (when both have one: an agent with no verified connection saw none);
+// "" when they agree.
+func identityDiff(a, b Target) string {
+	switch {
+	case a.DUT != b.DUT:
+		return "dut"
+	case a.Address != b.Address:
+		return "address"
+	case a.LeafSHA256 != "" && b.LeafSHA256 != "" && a.LeafSHA256 != b.LeafSHA256:
+		return "leaf_sha256"
+	}
+	return ""
+}
+
+func identityField(t Target, field string) string {
+	switch field {
+	case "dut":
+		return t.DUT
+	case "address":
+		return t.Address
+	}
+	return t.LeafSHA256
+}
+
+// MinWindowOverlapPct is how much of the shortest steady window, in
+// percent, the agents' windows must all share for Merge: agents that
+// measured at different times did not load the device together, and their
+// rates do not add up.
+const MinWindowOverlapPct = 90
+
+// AgentWindow is an agent's steady window, in absolute time.
+type AgentWindow struct {
+	Agent      string // as "agent b (shard 1/4)"
+	Start, End time.Time
+}
+
+func (w AgentWindow) String() string {
+	const f = "2006-01-02T15:04:05.000Z07:00"
+	return fmt.Sprintf("%s (%s–%s)", w.Agent, w.Start.UTC().Format(f), w.End.UTC().Format(f))
+}
+
+// WindowError is Merge's refusal of agents whose steady windows do not
+// overlap by MinWindowOverlapPct percent of the shortest: Late is the window that
+// starts last, Early the one that ends first.
+type WindowError struct {
+	Late, Early AgentWindow
+	// Overlap is what all the windows share (negative: a gap), Shortest
+	// the shortest window's length.
+	Overlap, Shortest time.Duration
+}
+
+func (e *WindowError) Error() string {
+	return fmt.Sprintf("metrics: cannot merge: steady windows of %s and %s overlap by %.3f s, less than %d%% of the shortest window (%.3f s): the agents did not measure at the same time",
+		e.Early, e.Late, e.Overlap.Seconds(), MinWindowOverlapPct, e.Shortest.Seconds())
+}
+
+// checkWindows checks that the agents' steady windows share at least
+// MinWindowOverlapPct percent of the shortest of them.
+func checkWindows(ins []*mergeInput) error {
+	var late, early AgentWindow
+	var shortest time.Duration = -1
+	for _, in := range ins {
+		for i := range in.agents {
+			a := &in.agents[i]
+			start := a.Started.Add(time.Duration(a.SteadyStartS * float64(time.Second)))
+			w := AgentWindow{Agent: a.label(), Start: start, End: start.Add(time.Duration(a.DurationS * float64(time.Second)))}
+			if late.Agent == "" || w.Start.After(late.Start) {
+				late = w
+			}
+			if early.Agent == "" || w.End.Before(early.End) {
+				early = w
+			}
+			if d := w.End.Sub(w.Start); shortest < 0 || d < shortest {
+				shortest = d
+			}
+		}
+	}
+	overlap := early.End.Sub(late.Start)
+	if overlap*100 >= shortest*MinWindowOverlapPct {
+		return nil
+	}
+	return &WindowError{Late: late, Early: early, Overlap: overlap, Shortest: shortest}
 }
 
 // negotiatedDiff returns the first field in which a and b differ.

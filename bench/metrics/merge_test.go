@@ -22,7 +22,7 @@ import (
 // playWarmup of them warm-up, recorded by one recorder and, split
 // round-robin, by playAgents agents' recorders.
 const (
-	playSeconds = 8
+	playSeconds = 12
 	playWarmup  = 2
 	playAgents  = 4
 )
@@ -305,7 +305,7 @@ func TestMergeExact(t *testing.T) {
 	for i, a := range m.Agents {
 		r := agents[i]
 		want := metrics.AgentRun{Agent: *r.Agent, Host: r.Host, Client: r.Client, Started: r.Started, Ended: r.Ended,
-			Complete: true, Transactions: r.Transactions, Errors: r.Errors.Total, DurationS: r.DurationS}
+			Complete: true, Transactions: r.Transactions, Errors: r.Errors.Total, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS}
 		if !reflect.DeepEqual(a, want) {
 			t.Errorf("agent %d: %+v, want %+v", i, a, want)
 		}

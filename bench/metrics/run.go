@@ -82,7 +82,10 @@ type AgentRun struct {
 	Complete     bool      `json:"complete"`
 	Transactions int64     `json:"transactions"`
 	Errors       int64     `json:"errors"`
-	DurationS    float64   `json:"duration_s"`
+	// SteadyStartS and DurationS are the agent's steady window: it began
+	// SteadyStartS after Started and lasted DurationS.
+	SteadyStartS float64 `json:"steady_start_s"`
+	DurationS    float64 `json:"duration_s"`
 }
 
 // CPSResult is the CPS engine's rate.
@@ -100,11 +103,19 @@ type ThroughputResult struct {
 	WireGbps float64 `json:"wire_gbps"`
 }
 
-// Target is what was measured.
+// Target is what was measured: the device's identity. Reports group
+// records by DUT when it is given, else by (Address, ServerName,
+// LeafSHA256); Merge refuses records whose identities differ.
 type Target struct {
+	// DUT is the device's name (--dut, a plan's DUT); empty when not given.
+	DUT        string `json:"dut,omitempty"`
 	URL        string `json:"url"`
-	Address    string `json:"address"` // dialled host:port
+	Address    string `json:"address"` // the IP:port dialled (after --resolve and name resolution)
 	ServerName string `json:"server_name,omitempty"`
+	// LeafSHA256 is the SHA-256 of the DER leaf certificate the device
+	// presented on the run's first verified connection, lowercase hex;
+	// empty when no connection was verified.
+	LeafSHA256 string `json:"leaf_sha256,omitempty"`
 	// InProcess is true when the reference target ran inside the generator.
 	InProcess bool `json:"in_process,omitempty"`
 	// InsecureSkipVerify records that chain verification was skipped.

@@ -6,7 +6,9 @@ package tlsconn
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +65,7 @@ type Client struct {
 
 	mu         sync.Mutex
 	negotiated *metrics.Negotiated
+	leaf       string // SHA-256 of the first verified connection's leaf certificate, hex
 
 	// open counts the run's TCP connections established and not yet
 	// closed (handshaking or done); peak is its highest value.
@@ -148,13 +151,37 @@ func (c *Client) Negotiated() *metrics.Negotiated {
 	return c.negotiated
 }
 
-// Observe keeps cs as the run's negotiated parameters if it is the first.
+// LeafSHA256 returns the SHA-256 fingerprint (lowercase hex) of the leaf
+// certificate the first verified connection was presented, or "".
+func (c *Client) LeafSHA256() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leaf
+}
+
+// Address returns the address the run dials: the configured one, its host
+// name resolved once (NewClient).
+func (c *Client) Address() string { return c.cfg.Address }
+
+// LeafFingerprint returns the SHA-256 of cs's leaf certificate (its DER
+// encoding), lowercase hex; "" when cs has no certificate.
+func LeafFingerprint(cs *tls.ConnectionState) string {
+	if len(cs.PeerCertificates) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(cs.PeerCertificates[0].Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// Observe keeps cs as the run's negotiated parameters, and its leaf
+// certificate's fingerprint, if it is the first.
 func (c *Client) Observe(cs *tls.ConnectionState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.negotiated != nil {
 		return
 	}
+	c.leaf = LeafFingerprint(cs)
 	n := &metrics.Negotiated{
 		Version:     cipher.Version(cs.Version).Short(),
 		CipherSuite: cipher.SuiteName(cs.CipherSuite),

@@ -25,6 +25,7 @@ the output.`
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cps")
 	lf := addLoadFlags(fs, 32, "connections")
+	lf.addDUTFlag(fs)
 	spec := engineSpec{
 		name: job.CPS,
 		status: func(s metrics.Second) string {

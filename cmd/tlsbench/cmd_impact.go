@@ -27,13 +27,16 @@ interleaved round by round (baseline, candidate, baseline, …), then Siege's
 metrics side by side with deltas, the latency split per phase, the spread
 across rounds, and whether the difference is larger than the noise.
 Users open a new connection per request (Siege's default) or, with
---keepalive, keep it.`
+--keepalive, keep it. --baseline-dut and --candidate-dut name the two
+devices in the rounds' records (--json), as --dut does for cps.`
 
 func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("impact")
 	lf := addLoadFlags(fs, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
 	candidate := fs.String("candidate", "", "candidate `URL` (https)")
+	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records (report and compare group by it)")
+	candidateDUT := fs.String("candidate-dut", "", "name the candidate's device `NAME` in its records")
 	rounds := fs.Int("rounds", 3, "`N` rounds of each side, interleaved")
 	cooldown := fs.Duration("cooldown", time.Second, "pause between runs")
 	keepalive := fs.Bool("keepalive", false, "keep connections open between requests (Siege: connection = keep-alive)")
@@ -48,6 +51,14 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *baseline == "" || *candidate == "" {
 		return usagef("--baseline URL and --candidate URL are both required")
+	}
+	for _, d := range []struct{ flag, name string }{{"--baseline-dut", *baselineDUT}, {"--candidate-dut", *candidateDUT}} {
+		if err := checkDUTName(d.flag, d.name); err != nil {
+			return err
+		}
+	}
+	if *baselineDUT != "" && *baselineDUT == *candidateDUT {
+		return usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
 	}
 	if *rounds < 1 {
 		return usagef("--rounds must be at least 1, got %d", *rounds)
@@ -91,7 +102,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
 			},
 			Load: ls.engine, Tool: toolInfo(),
-			Target: metrics.Target{URL: ep.URL.String(), Address: ep.Address, ServerName: ep.ServerName,
+			Target: metrics.Target{DUT: []string{*baselineDUT, *candidateDUT}[i], URL: ep.URL.String(), Address: ep.Address, ServerName: ep.ServerName,
 				InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile},
 			Config: struct {
 				Side      string   `json:"side"`

@@ -30,6 +30,7 @@ type throughputEcho struct {
 func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("throughput")
 	lf := addLoadFlags(fs, 8, "requests")
+	lf.addDUTFlag(fs)
 	pipeline := fs.Int("pipeline", 1, "keep `K` requests in flight on each connection")
 	perConn := fs.Int("requests-per-conn", 0, "close each connection after `M` responses and open a new one (0: never)")
 	verify := fs.String("verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")

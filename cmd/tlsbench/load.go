@@ -37,6 +37,9 @@ type loadFlags struct {
 	sources, headers               *[]string
 	expectSize                     *int64
 	connectTO, handshakeTO, readTO *time.Duration
+	// dut is --dut, the device's name in the record (cps, throughput);
+	// nil for a command without it.
+	dut *string
 	// Agent flags: one shard of a distributed run.
 	shard, startAt, agentName, reportTo *string
 	startTolerance                      *time.Duration
@@ -72,6 +75,23 @@ func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
 		agentName:      fs.String("agent", "", "agent: `NAME` in the record (default host-pid)"),
 		reportTo:       fs.String("report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)"),
 	}
+}
+
+// addDUTFlag adds --dut to an engine command.
+func (lf *loadFlags) addDUTFlag(fs *pflag.FlagSet) {
+	lf.dut = fs.String("dut", "", "name the device under test `NAME` in the record: report and compare group records by it")
+}
+
+// checkDUTName checks a DUT name given with flag: "" (none) or printable,
+// without spaces or slashes (as a plan's DUT names), 100 bytes at most.
+func checkDUTName(flag, name string) error {
+	if name == "" {
+		return nil
+	}
+	if len(name) > 100 || strings.ContainsAny(name, " /\\") || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return usagef("bad %s %q: want a name without spaces, slashes or control characters, 100 bytes at most", flag, name)
+	}
+	return nil
 }
 
 // loadEcho is the configuration as echoed in the run record.
@@ -204,6 +224,13 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if fs.NArg() > 1 {
 		return usagef("one URL at most, got %d arguments", fs.NArg())
 	}
+	dut := ""
+	if lf.dut != nil {
+		if err := checkDUTName("--dut", *lf.dut); err != nil {
+			return err
+		}
+		dut = *lf.dut
+	}
 	ls, err := lf.resolve()
 	if err != nil {
 		return err
@@ -285,7 +312,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			ConnectTimeout: *lf.connectTO, HandshakeTimeout: *lf.handshakeTO,
 			TLS: profiles.ClientOptions{RootCAs: roots, InsecureSkipVerify: *lf.insecure, KeyLogWriter: keylogW},
 		}
-		recTarget := metrics.Target{InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile}
+		recTarget := metrics.Target{DUT: dut, InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile}
 		var host, path string
 		if ep != nil {
 			conn.Address, conn.TLS.ServerName, host, path = ep.Address, ep.ServerName, ep.HostHeader, ep.Path
