@@ -28,13 +28,18 @@ type ComparisonReport struct {
 // of two run records.
 type CellComparison struct {
 	Cell string `json:"cell"`
+	// DUTA and DUTB name the devices of two run records as report does
+	// (their --dut names, else what tells them apart); empty for
+	// campaigns, whose cells name their DUT.
+	DUTA string `json:"dut_a,omitempty"`
+	DUTB string `json:"dut_b,omitempty"`
 	metrics.Comparison
 	// The latency curves of A and B, for the charts.
 	curvesA, curvesB map[string][]metrics.Quantile
 }
 
 // BuildComparison compares two inputs of a kind: two run records (of one
-// engine), or two campaigns, whose cells are matched by DUT, engine and
+// engine; each side's DUT named as report names it), or two campaigns, whose cells are matched by DUT, engine and
 // profile — by engine and profile alone when each has a single DUT, so that
 // one DUT can be held against another.
 func BuildComparison(a, b Input) (*ComparisonReport, error) {
@@ -53,6 +58,8 @@ func BuildComparison(a, b Input) (*ComparisonReport, error) {
 		if err != nil {
 			return nil, err
 		}
+		labels := dutLabels([]Input{a, b})
+		cc.DUTA, cc.DUTB = labels[DUTKey(ra)], labels[DUTKey(rb)]
 		rep.Cells = append(rep.Cells, cc)
 	case a.Campaign != nil && b.Campaign != nil:
 		if a.Campaign.Summary == nil || b.Campaign.Summary == nil {
@@ -190,7 +197,11 @@ func comparisonDoc(c *ComparisonReport) document {
 	d = append(d, para("A: "+c.A+". B: "+c.B+" (the baseline). Δ = A − B; Δ% = (A − B) ÷ B."))
 	for i, cc := range c.Cells {
 		d = append(d, heading{2, cc.Cell})
-		d = append(d, para("A: "+cc.A+". B: "+cc.B+"."))
+		if cc.DUTA != "" || cc.DUTB != "" {
+			d = append(d, para("A: "+cc.A+", DUT "+cc.DUTA+". B: "+cc.B+", DUT "+cc.DUTB+"."))
+		} else {
+			d = append(d, para("A: "+cc.A+". B: "+cc.B+"."))
+		}
 		t := newTable("Metric", ">A", ">B", ">Δ (A − B)", ">Δ%")
 		var notes []string
 		for _, r := range cc.Rows {

@@ -3,9 +3,9 @@ package reports
 import (
 	"fmt"
 	"math"
-	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -197,8 +197,10 @@ type item struct {
 }
 
 // Build assembles the report of the inputs: every campaign's published
-// rows and cells, and the run records grouped by DUT (the target's host),
-// engine and profile, the best record of each group published.
+// rows and cells, and the run records grouped by DUT (DUTKey), engine and
+// profile, the best record of each group published. Build does not refuse
+// records of several devices under one name (CheckDUTs does): their group
+// gets a note naming the devices.
 func Build(inputs []Input) (*Report, error) {
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("reports: no input")
@@ -232,10 +234,10 @@ func Build(inputs []Input) (*Report, error) {
 			}
 		case in.Run != nil:
 			run := in.Run
-			k := DUTOf(run) + "|" + run.Engine + "|" + run.Profile
+			k := DUTKey(run) + "|" + run.Engine + "|" + run.Profile
 			g, ok := records[k]
 			if !ok {
-				g = &recordGroup{}
+				g = &recordGroup{dutKey: DUTKey(run)}
 				records[k] = g
 				recordOrder = append(recordOrder, k)
 				// The group takes the place of its first record.
@@ -252,8 +254,11 @@ func Build(inputs []Input) (*Report, error) {
 	if len(records) > 0 {
 		titles = append(titles, recordsSource)
 	}
+	labels := dutLabels(inputs)
 	for _, k := range recordOrder {
-		records[k].fill()
+		g := records[k]
+		g.item.dut = labels[g.dutKey]
+		g.fill()
 	}
 	r.Title = strings.Join(titles, ", ")
 	r.DUTs = nameDUTs(items)
@@ -265,19 +270,151 @@ func Build(inputs []Input) (*Report, error) {
 	return r, nil
 }
 
-// DUTOf names the DUT of a run record: the in-process reference target, or
-// the host of the target's URL (its address when it has no URL).
+// DUTOf names the DUT of a run record, before two devices of one name are
+// told apart (Build does that): its --dut name, the in-process reference
+// target, or the host (and port, when the URL gives one) of the target's
+// URL — its address when it has no URL.
 func DUTOf(r *metrics.Run) string {
-	if r.Target.InProcess {
+	switch {
+	case r.Target.DUT != "":
+		return r.Target.DUT
+	case r.Target.InProcess:
 		return "reference (in-process)"
 	}
 	if u, err := url.Parse(r.Target.URL); err == nil && u.Hostname() != "" {
-		return u.Hostname()
-	}
-	if host, _, err := net.SplitHostPort(r.Target.Address); err == nil {
-		return host
+		return u.Host
 	}
 	return r.Target.Address
+}
+
+// DUTKey is the device a run record measured, as reports group records: its
+// name when it was given one (--dut, a plan's DUT); else the address and
+// port dialled, the SNI and the leaf certificate's fingerprint. The
+// in-process reference target, a new listener and certificate each run, is
+// one device.
+func DUTKey(r *metrics.Run) string {
+	t := r.Target
+	switch {
+	case t.DUT != "":
+		return "dut " + t.DUT
+	case t.InProcess:
+		return "in-process"
+	}
+	return "at " + t.Address + " sni " + t.ServerName + " leaf " + t.LeafSHA256
+}
+
+// dutLabels names the run records' devices (by DUTKey) for the tables:
+// DUTOf, and when two devices share it, what tells them apart: the
+// address dialled, else the SNI, else the certificate.
+func dutLabels(inputs []Input) map[string]string {
+	byLabel := map[string][]*metrics.Run{} // label → the first record of each device
+	seen := map[string]bool{}
+	for _, in := range inputs {
+		if r := in.Run; r != nil && !seen[DUTKey(r)] {
+			seen[DUTKey(r)] = true
+			byLabel[DUTOf(r)] = append(byLabel[DUTOf(r)], r)
+		}
+	}
+	labels := map[string]string{}
+	for label, runs := range byLabel {
+		for _, r := range runs {
+			labels[DUTKey(r)] = label
+		}
+		if len(runs) == 1 {
+			continue
+		}
+		differ := func(f func(metrics.Target) string) bool {
+			for _, r := range runs[1:] {
+				if f(r.Target) != f(runs[0].Target) {
+					return true
+				}
+			}
+			return false
+		}
+		var extra func(metrics.Target) string
+		switch {
+		case differ(func(t metrics.Target) string { return t.Address }):
+			extra = func(t metrics.Target) string { return t.Address }
+		case differ(func(t metrics.Target) string { return t.ServerName }):
+			extra = func(t metrics.Target) string { return "SNI " + t.ServerName }
+		default:
+			extra = func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) }
+		}
+		for _, r := range runs {
+			labels[DUTKey(r)] = label + " (" + extra(r.Target) + ")"
+		}
+	}
+	return labels
+}
+
+// shortHash is the first 12 hex digits of a fingerprint, "none" for none.
+func shortHash(h string) string {
+	if h == "" {
+		return "none"
+	}
+	return h[:min(12, len(h))]
+}
+
+// MixedDUTError reports two run records that share a DUT name but not a
+// device: for the same profile, they dialled another address, sent another
+// SNI or were presented another leaf certificate.
+type MixedDUTError struct {
+	DUT            string
+	FileA, FileB   string
+	Field          string // "address", "server_name" or "leaf_sha256"
+	ValueA, ValueB string
+}
+
+func (e *MixedDUTError) Error() string {
+	what := map[string]string{"address": "dialled", "server_name": "sent SNI", "leaf_sha256": "was presented the certificate SHA-256"}[e.Field]
+	return fmt.Sprintf("DUT %s: %s %s %s, %s %s: two devices under one name (--allow-mixed-dut reports them as one)",
+		e.DUT, e.FileA, what, orNone(e.ValueA), e.FileB, orNone(e.ValueB))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// CheckDUTs returns a *MixedDUTError for the first two run records of one
+// DUT name and profile that differ in the address dialled, the SNI or the
+// leaf certificate (when both saw one); nil when every name is one device.
+// Records of other profiles may differ: a device may have one address (VIP)
+// per profile, and presents one certificate per key type.
+func CheckDUTs(inputs []Input) error {
+	first := map[string]Input{}
+	for _, in := range inputs {
+		r := in.Run
+		if r == nil || r.Target.DUT == "" {
+			continue
+		}
+		k := r.Target.DUT + "|" + r.Profile
+		f, ok := first[k]
+		if !ok {
+			first[k] = in
+			continue
+		}
+		if field, va, vb := identityDiff(f.Run.Target, r.Target); field != "" {
+			return &MixedDUTError{DUT: r.Target.DUT, FileA: f.Name, FileB: in.Name, Field: field, ValueA: va, ValueB: vb}
+		}
+	}
+	return nil
+}
+
+// identityDiff returns the first identity field in which a and b differ,
+// and their values.
+func identityDiff(a, b metrics.Target) (field, va, vb string) {
+	switch {
+	case a.Address != b.Address:
+		return "address", a.Address, b.Address
+	case a.ServerName != b.ServerName:
+		return "server_name", a.ServerName, b.ServerName
+	case a.LeafSHA256 != "" && b.LeafSHA256 != "" && a.LeafSHA256 != b.LeafSHA256:
+		return "leaf_sha256", a.LeafSHA256, b.LeafSHA256
+	}
+	return "", "", ""
 }
 
 // campaignItems returns a campaign's published rows, one item per cell,
@@ -419,9 +556,10 @@ func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 
 // recordGroup is the run records of one DUT × engine × profile.
 type recordGroup struct {
-	item  *item
-	files []string
-	runs  []*metrics.Run
+	item   *item
+	dutKey string
+	files  []string
+	runs   []*metrics.Run
 }
 
 // fill publishes the group's best accepted record (by the method's
@@ -463,12 +601,44 @@ func (g *recordGroup) fill() {
 	n := g.runs[best].Negotiated
 	it.cipher, it.group, it.value, it.consistent = n.OpenSSL, n.GroupOrKey(), &v, true
 	it.runs = method.RunCount{Accepted: len(accepted), Total: len(all)}
+	if addrs := g.devices(); len(addrs) > 1 {
+		// --allow-mixed-dut: said, never silent.
+		it.note = joinNote(it.note, fmt.Sprintf("records of %d devices under one name: %s", len(addrs), strings.Join(addrs, ", ")))
+	}
 	if ch, err := chosenOf(g.runs[best], best+1); err == nil {
 		sec.Chosen = ch
 	} else {
 		sec.Failed = err.Error()
 	}
 	it.section = sec
+}
+
+// devices lists the distinct devices (address, SNI, certificate) of the
+// group's records; more than one only under --allow-mixed-dut.
+// A record that saw no certificate (no verified connection) adds none.
+func (g *recordGroup) devices() []string {
+	var out []string
+	seen := map[string]bool{} // address and SNI
+	for _, pass := range []bool{true, false} {
+		for _, r := range g.runs {
+			d := r.Target.Address
+			if r.Target.ServerName != "" {
+				d += " SNI " + r.Target.ServerName
+			}
+			switch {
+			case pass && r.Target.LeafSHA256 != "":
+				seen[d] = true
+				d += " certificate " + shortHash(r.Target.LeafSHA256)
+			case pass || r.Target.LeafSHA256 != "" || seen[d]:
+				continue
+			}
+			seen[d] = true
+			if !slices.Contains(out, d) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // nameDUTs gives every item its DUT's display name, in first-seen order: a

@@ -40,8 +40,8 @@ type ManifestOptions struct {
 	// StartTolerance is how late an agent may still start; later, it
 	// refuses. Default 1s.
 	StartTolerance time.Duration
-	// ReportTo, if set, is the collector's URL as the agents reach it; each
-	// agent POSTs its run record there.
+	// ReportTo is the collector's URL as the agents reach it; each agent
+	// POSTs its run record there. Required: a pod keeps no file.
 	ReportTo string
 	// CPU and Memory are each agent's resources, requests equal to limits
 	// (Guaranteed QoS). Simple quantities: 500m, 2, 1.5 for CPU; 512Mi, 1Gi,
@@ -371,7 +371,12 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	if o.StartTolerance < 0 {
 		return o, fmt.Errorf("the start tolerance must not be negative, got %s", o.StartTolerance)
 	}
-	if o.ReportTo != "" {
+	if o.ReportTo == "" {
+		// An agent's record is otherwise only in its pod, whose file
+		// system is read-only and goes with it.
+		return o, errors.New("no report URL (--report-to): every agent's record would be lost with its pod; run tlsbench collect and give its URL")
+	}
+	{
 		u, err := url.Parse(o.ReportTo)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, as the agents reach the collector", o.ReportTo)

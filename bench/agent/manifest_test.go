@@ -268,7 +268,7 @@ func TestManifestIndexedJob(t *testing.T) {
 func TestManifestDefaults(t *testing.T) {
 	o := agent.ManifestOptions{
 		Image: "tlsbench:dev", Agents: 1, Args: []string{"throughput", "https://dut/1m"},
-		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC),
+		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), ReportTo: "http://collector:7070/",
 	}
 	b, err := agent.Manifest(o)
 	if err != nil {
@@ -286,8 +286,8 @@ func TestManifestDefaults(t *testing.T) {
 	if d := *job.Spec.ActiveDeadlineSeconds; d != 3600 {
 		t.Errorf("activeDeadlineSeconds %d", d)
 	}
-	if slices.Contains(c.Args, "--report-to") {
-		t.Errorf("--report-to without a collector: %q", c.Args)
+	if i := slices.Index(c.Args, "--report-to"); i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != o.ReportTo {
+		t.Errorf("args %q: want --report-to %s", c.Args, o.ReportTo)
 	}
 	if !slices.Contains(c.Args, "2026-11-30T15:00:00Z") || !slices.Contains(c.Args, "1s") || !slices.Contains(c.Args, "$(SHARD_INDEX)/1") {
 		t.Errorf("args %q", c.Args)
@@ -378,6 +378,7 @@ func TestManifestRefuses(t *testing.T) {
 		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--", "https://dut/") }, "--"},
 		{func(o *agent.ManifestOptions) { o.StartAt = time.Time{} }, "start time"},
 		{func(o *agent.ManifestOptions) { o.StartTolerance = -time.Second }, "tolerance"},
+		{func(o *agent.ManifestOptions) { o.ReportTo = "" }, "no report URL (--report-to): every agent's record would be lost"},
 		{func(o *agent.ManifestOptions) { o.ReportTo = "ftp://c/" }, "bad report URL"},
 		{func(o *agent.ManifestOptions) { o.ReportTo = "collector:7070" }, "bad report URL"},
 		{func(o *agent.ManifestOptions) { o.CPU = "1Gi" }, "CPU quantity"},

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
@@ -80,7 +82,14 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 		}
 	}
 	m, err := metrics.Merge(runs)
-	if err != nil {
+	var we *metrics.WindowError
+	var ie *metrics.IdentityError
+	switch {
+	case errors.As(err, &we) || errors.As(err, &ie):
+		// Agents that measured at other times or other devices: their
+		// records (--keep) are not one run's.
+		return usagef("the agents' records do not merge: %s", strings.TrimPrefix(err.Error(), "metrics: "))
+	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
 	if err := m.WriteJSON(out); err != nil {

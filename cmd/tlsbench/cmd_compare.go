@@ -16,13 +16,17 @@ transaction rate, throughput, concurrency (Little's law), successful and
 failed transactions, longest and shortest, p50/p90/p99 of every phase, CPS,
 Gbps and the generator's CPU. A and B are two run records of one engine, or
 two campaign directories, compared cell by cell (DUT, engine and profile;
-engine and profile when each has one DUT), each cell by its published run.`
+engine and profile when each has one DUT), each cell by its published run.
+Two run records are labelled with their DUTs as report labels them; two
+records of one --dut name that measured two devices are refused (exit 2)
+unless --allow-mixed-dut.`
 
 var compareFormats = []string{"text", "md", "csv", "json", "html"}
 
 func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("compare")
 	format, out := outputFlags(fs, compareFormats)
+	mixed := allowMixedFlag(fs)
 	if err := parseFlags(fs, compareUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -38,6 +42,9 @@ func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	b, err := readInput(fs.Arg(1))
 	if err != nil {
+		return err
+	}
+	if err := checkDUTs([]reports.Input{a, b}, *mixed); err != nil {
 		return err
 	}
 	c, err := reports.BuildComparison(a, b)

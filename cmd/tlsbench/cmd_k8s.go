@@ -10,13 +10,13 @@ import (
 	"github.com/tlsbench/tlsbench/bench/agent"
 )
 
-const k8sUsage = `tlsbench k8s manifest [flags] -- ENGINE URL [engine flags]
+const k8sUsage = `tlsbench k8s manifest --agents N --image IMAGE --report-to URL [flags] -- ENGINE URL [engine flags]
 
 Prints (for kubectl apply -f -) a headless Service and an Indexed Job that
 run an engine command (cps or throughput) as N agents, one pod per node: each
 takes share i/N of the load (--shard), all start the load at one time
-(--start-at) and push their records to a collector (--report-to; tlsbench
-collect --expect N). The engine command is checked here as each agent will
+(--start-at) and push their records to a collector (--report-to, required:
+a pod keeps no file; tlsbench collect --expect N). The engine command is checked here as each agent will
 check it. See docs/KUBERNETES.md.`
 
 func runK8s(_ context.Context, args []string, stdout, _ io.Writer) error {
@@ -45,7 +45,7 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 	startAt := fs.String("start-at", "", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
 	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: a margin for scheduling and image pulls")
 	tolerance := fs.Duration("start-tolerance", d.StartTolerance, "an agent may still start this `DURATION` late")
-	reportTo := fs.String("report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect)")
+	reportTo := fs.String("report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
 	deadline := fs.Duration("active-deadline", d.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
 	selectors := fs.StringArray("node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
 	// The first argument ends the flags: the engine's are not ours.
@@ -63,6 +63,8 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 		return usagef("--agents N is required and at least 1, got %d", *agents)
 	case *image == "":
 		return usagef("--image is required: the agents' image (see the Dockerfile)")
+	case *reportTo == "":
+		return usagef("--report-to URL is required: a pod keeps no file, so every agent's record would be lost; start tlsbench collect and give its URL as the pods reach it")
 	case fs.Changed("start-at") && fs.Changed("start-in"):
 		return usagef("--start-at and --start-in exclude each other")
 	case *tolerance <= 0:

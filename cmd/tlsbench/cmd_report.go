@@ -26,9 +26,14 @@ Renders campaigns (directories written by qualify) and run records (the
 cipher, group or key, Throughput and CPS (SR=0) of every DUT side by side,
 with each DUT's ratio to the first — and the methodology appendix behind it
 (preliminary, exploratory and final phases, the published run, the
-environment). Run records are grouped by DUT (the target's host), engine
-and profile; the best record of each group that the method's default
-acceptance rule accepts is published.
+environment). Run records are grouped by DUT, engine and profile; the best
+record of each group that the method's default acceptance rule accepts is
+published. A DUT is a record's --dut name, else the device it measured: the
+address and port dialled, the SNI and the leaf certificate's SHA-256 (two
+devices of one host name, say two --resolve addresses, are two DUTs).
+Records of one --dut name and profile that dialled other addresses, sent
+another SNI or saw another certificate are refused (exit 2) unless
+--allow-mixed-dut.
 
 Formats: text; md (Markdown, its charts written as PNG files beside -o
 FILE); csv (the published table); json (table and appendix); html (one
@@ -42,6 +47,7 @@ var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog", "siege
 func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("report")
 	format, out := outputFlags(fs, reportFormats)
+	mixed := allowMixedFlag(fs)
 	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -59,6 +65,9 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 		}
 		inputs = append(inputs, in)
 	}
+	if err := checkDUTs(inputs, *mixed); err != nil {
+		return err
+	}
 	if *format == "hlog" {
 		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
 	}
@@ -71,6 +80,23 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	return renderers[*reports.Report]{reports.ReportText, reports.ReportMarkdown, reports.ReportCSV, reports.ReportJSON,
 		reports.ReportHTML}.write(*format, *out, stdout, r)
+}
+
+// allowMixedFlag defines --allow-mixed-dut of report and compare.
+func allowMixedFlag(fs *pflag.FlagSet) *bool {
+	return fs.Bool("allow-mixed-dut", false, "report records of one --dut name that dialled other addresses or saw other certificates as one DUT (noted in the table)")
+}
+
+// checkDUTs refuses run records of one DUT name that measured two devices,
+// unless allowed.
+func checkDUTs(inputs []reports.Input, allow bool) error {
+	if allow {
+		return nil
+	}
+	if err := reports.CheckDUTs(inputs); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
 }
 
 // outputFlags defines --format and -o of report and compare.

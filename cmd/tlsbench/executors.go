@@ -91,7 +91,8 @@ func (ef *executorFlags) check(usesRef bool) error {
 		// the first run.
 		_, err := agent.Manifest(agent.ManifestOptions{
 			Name: agent.JobName("final-1-1"), Namespace: *ef.namespace, Image: *ef.image, Agents: *ef.agents,
-			Args: []string{"cps"}, StartAt: time.Now().Add(time.Hour), CPU: *ef.cpu, Memory: *ef.memory, NodeSelector: selector,
+			Args: []string{"cps"}, StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(*ef.reportURL, "/") + "/runs/final-1-1",
+			CPU: *ef.cpu, Memory: *ef.memory, NodeSelector: selector,
 		})
 		if err != nil {
 			return usagef("--executor kubernetes: %v", err)

@@ -57,7 +57,8 @@ func TestK8sManifest(t *testing.T) {
 
 	// Without --start-at: now + --start-in (default 2m), a whole second.
 	before := time.Now()
-	code, out, stderr = invoke(t, context.Background(), "k8s", "manifest", "--agents", "2", "--image", "i", "--", "throughput", "https://dut/1m")
+	code, out, stderr = invoke(t, context.Background(), "k8s", "manifest", "--agents", "2", "--image", "i", "--report-to", "http://collector:7070/",
+		"--", "throughput", "https://dut/1m")
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -73,7 +74,7 @@ func TestK8sManifest(t *testing.T) {
 
 func TestK8sBadInput(t *testing.T) {
 	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-	base := []string{"k8s", "manifest", "--agents", "4", "--image", "tlsbench:v1"}
+	base := []string{"k8s", "manifest", "--agents", "4", "--image", "tlsbench:v1", "--report-to", "http://10.0.0.9:7070/"}
 	with := func(flags []string, engine ...string) []string {
 		a := append(slices.Clone(base), flags...)
 		return append(append(a, "--"), engine...)
@@ -88,6 +89,8 @@ func TestK8sBadInput(t *testing.T) {
 		{[]string{"k8s", "manifest", "--image", "i", "--", "cps", "https://dut/"}, "--agents N is required"},
 		{with([]string{"--agents", "0"}, cps...), "--agents N is required and at least 1, got 0"},
 		{[]string{"k8s", "manifest", "--agents", "2", "--", "cps", "https://dut/"}, "--image is required"},
+		// Without a collector, every agent's record is lost with its pod.
+		{[]string{"k8s", "manifest", "--agents", "2", "--image", "i", "--", "cps", "https://dut/"}, "--report-to URL is required"},
 		{with(nil), "nothing after --"},
 		{append(slices.Clone(base), cps...), "the engine command follows --"},
 		{append(slices.Clone(base), "extra", "--", "cps", "https://dut/"), `got "extra" before --`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,32 +16,50 @@ import (
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
-// agentRecord runs cps against the in-process target and makes its record
-// that of agent name, shard i of n.
-func agentRecord(t *testing.T, dir, name string, i, n int) (string, *metrics.Run) {
+// agentRecords runs cps as n agents of one distributed run (--shard i/n,
+// one --start-at), at once against one reference target, and returns
+// their records, agent i named by names[i].
+func agentRecords(t *testing.T, dir string, names ...string) ([]string, []*metrics.Run) {
 	t.Helper()
-	file := filepath.Join(dir, name+".json")
-	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "1s", "--warmup", "0s", "--json", file)
-	if code != exitOK {
-		t.Fatalf("cps: exit %d: %s", code, stderr)
+	l, p, ca := agentTarget(t, "ecdhe-ecdsa-aes128-sha256-p256")
+	url := "https://localhost:" + portOf(l.Addr) + "/1k"
+	start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	files := make([]string, len(names))
+	errs := make(chan string, len(names))
+	for i, name := range names {
+		files[i] = filepath.Join(dir, name+".json")
+		go func() {
+			code, _, stderr := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-q", "-c", "2", "-d", "1s",
+				"--warmup", "0s", "--shard", fmt.Sprintf("%d/%d", i, len(names)), "--start-at", start, "--agent", name, "--json", files[i])
+			if code != exitOK {
+				errs <- fmt.Sprintf("cps: exit %d: %s", code, stderr)
+				return
+			}
+			errs <- ""
+		}()
 	}
-	r, err := metrics.ReadRun(file)
-	if err != nil {
-		t.Fatal(err)
+	for range names {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
 	}
-	r.Agent = &metrics.Agent{Name: name, Shard: i, Shards: n}
-	if err := r.WriteJSON(file); err != nil {
-		t.Fatal(err)
+	var runs []*metrics.Run
+	for _, file := range files {
+		r, err := metrics.ReadRun(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
 	}
-	return file, r
+	return files, runs
 }
 
 // TestMerge merges the records of two real runs made as two agents, and
 // reads the result with report and compare.
 func TestMerge(t *testing.T) {
 	dir := t.TempDir()
-	fileA, a := agentRecord(t, dir, "a", 0, 2)
-	fileB, b := agentRecord(t, dir, "b", 1, 2)
+	files, runs := agentRecords(t, dir, "a", "b")
+	fileA, a, fileB, b := files[0], runs[0], files[1], runs[1]
 	out := filepath.Join(dir, "merged.json")
 	code, stdout, stderr := invoke(t, context.Background(), "merge", fileB, fileA, "-o", out)
 	if code != exitOK {
@@ -108,17 +127,62 @@ func TestMerge(t *testing.T) {
 		t.Errorf("compare: exit %d: %s", code, stderr)
 	}
 
-	// Another profile: refused, naming both agents.
-	other := filepath.Join(dir, "b-other.json")
-	b.Profile = "rsa2048-aes128-gcm-sha256"
-	if err := b.WriteJSON(other); err != nil {
-		t.Fatal(err)
+	// The agents measured one device, and the merged record names it.
+	if a.Target.LeafSHA256 == "" || a.Target != b.Target || m.Target != a.Target {
+		t.Errorf("targets: agent a %+v, agent b %+v, merged %+v", a.Target, b.Target, m.Target)
 	}
-	wantUsageError(t, []string{"merge", fileA, other, "-o", filepath.Join(dir, "no.json")},
-		"agent b (shard 1/2) ran profile rsa2048-aes128-gcm-sha256, agent a (shard 0/2) ecdhe-ecdsa-aes128-sha256-p256")
-	if _, err := os.Stat(filepath.Join(dir, "no.json")); err == nil {
-		t.Error("a refused merge wrote its output")
+
+	// Another profile, another device, another time: refused, naming both
+	// agents.
+	edited := func(name string, edit func(r *metrics.Run)) string {
+		t.Helper()
+		r, err := metrics.ReadRun(fileB)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(r)
+		file := filepath.Join(dir, name)
+		if err := r.WriteJSON(file); err != nil {
+			t.Fatal(err)
+		}
+		return file
 	}
+	for _, tc := range []struct {
+		name string
+		edit func(r *metrics.Run)
+		want string
+	}{
+		{"profile", func(r *metrics.Run) { r.Profile = "rsa2048-aes128-gcm-sha256" },
+			"agent b (shard 1/2) ran profile rsa2048-aes128-gcm-sha256, agent a (shard 0/2) ecdhe-ecdsa-aes128-sha256-p256"},
+		{"address", func(r *metrics.Run) { r.Target.Address = "127.0.0.2:" + portOf(r.Target.Address) },
+			"agent b (shard 1/2) measured dialled address 127.0.0.2:" + portOf(a.Target.Address) + ", agent a (shard 0/2) " + a.Target.Address + ": not one device"},
+		{"certificate", func(r *metrics.Run) { r.Target.LeafSHA256 = strings.Repeat("0", 64) },
+			"agent b (shard 1/2) measured leaf certificate (SHA-256) " + strings.Repeat("0", 64) + ", agent a (shard 0/2) " + a.Target.LeafSHA256},
+		{"DUT name", func(r *metrics.Run) { r.Target.DUT = "lb-2" }, "agent b (shard 1/2) measured DUT lb-2, agent a (shard 0/2) nothing"},
+		// The same run 25 s later: the windows are disjoint.
+		{"25 s later", func(r *metrics.Run) {
+			r.Started, r.Ended = r.Started.Add(25*time.Second), r.Ended.Add(25*time.Second)
+			for i := range r.Series {
+				r.Series[i].Unix += 25
+			}
+		}, fmt.Sprintf("steady windows of agent a (shard 0/2) (%s–%s) and agent b (shard 1/2) (%s–%s) overlap by",
+			window(a, 0).Format(windowTime), window(a, a.DurationS).Format(windowTime),
+			window(b, 25).Format(windowTime), window(b, 25+b.DurationS).Format(windowTime))},
+	} {
+		other := edited("b-"+strings.ReplaceAll(tc.name, " ", "-")+".json", tc.edit)
+		wantUsageError(t, []string{"merge", fileA, other, "-o", filepath.Join(dir, "no.json")}, tc.want)
+		if _, err := os.Stat(filepath.Join(dir, "no.json")); err == nil {
+			t.Errorf("%s: a refused merge wrote its output", tc.name)
+		}
+	}
+}
+
+// windowTime is how merge's refusals write times.
+const windowTime = "2006-01-02T15:04:05.000Z07:00"
+
+// window returns r's steady start plus s seconds, in UTC.
+func window(r *metrics.Run, s float64) time.Time {
+	return r.Started.Add(time.Duration((r.SteadyStartS + s) * float64(time.Second))).UTC()
 }
 
 func TestMergeBadInput(t *testing.T) {
@@ -159,13 +223,14 @@ func TestMergeBadInput(t *testing.T) {
 		t.Errorf("--help: exit %d, %q", code, stdout)
 	}
 
-	// Records of one run without --shard merge, numbered in the order given.
+	// Records of one run without --shard merge, numbered in the order
+	// given (their steady windows share 95%).
 	code, stdout, stderr := invoke(t, context.Background(), "merge", p384, writeRecord(t, dir, "p384-2.json",
-		reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 50, Start: reporttest.T0.Add(time.Second)}), "-o", out)
+		reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 50, Start: reporttest.T0.Add(100 * time.Millisecond)}), "-o", out)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !regexp.MustCompile(`(?m)^gen-1@\S+\s+#1\s+100\s+.*\+1000\.0 \(from the first start\)`).MatchString(stdout) {
+	if !regexp.MustCompile(`(?m)^gen-1@\S+\s+#1\s+100\s+.*\+100\.0 \(from the first start\)`).MatchString(stdout) {
 		t.Errorf("no line for the second record:\n%s", stdout)
 	}
 }

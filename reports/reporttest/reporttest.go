@@ -48,7 +48,10 @@ type RunSpec struct {
 	Engine  string // "cps" or "throughput"
 	Profile string // P384 or RSA
 	Host    string // the target's host name
-	Start   time.Time
+	// Address is the address dialled (default Host:443); DUT and Leaf are
+	// the record's DUT name and leaf certificate fingerprint, if any.
+	Address, DUT, Leaf string
+	Start              time.Time
 	Level   int     // concurrent connections
 	Value   float64 // CPS, or payload Gbps
 	Errors  int64   // failed transactions (class reset)
@@ -96,9 +99,12 @@ func Run(s RunSpec) *metrics.Run {
 	for range s.Errors {
 		samples = append(samples, &metrics.Sample{Steady: true, Class: "reset", Err: errors.New("read: connection reset by peer")})
 	}
+	if s.Address == "" {
+		s.Address = s.Host + ":443"
+	}
 	r := &metrics.Run{
 		Schema: metrics.Schema, Engine: s.Engine, Profile: s.Profile,
-		Target:   metrics.Target{URL: "https://" + s.Host + path, Address: s.Host + ":443", ServerName: s.Host},
+		Target:   metrics.Target{DUT: s.DUT, URL: "https://" + s.Host + path, Address: s.Address, ServerName: s.Host, LeafSHA256: s.Leaf},
 		Tool:     metrics.Tool{Name: "tlsbench", Version: "v0.5.0", GoVersion: "go1.26.0"},
 		Host:     metrics.Host{Hostname: "gen-1", OS: "linux", Arch: "amd64", CPUs: 8, CPUModel: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz"},
 		Started:  s.Start,
