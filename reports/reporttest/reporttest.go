@@ -52,10 +52,10 @@ type RunSpec struct {
 	// the record's DUT name and leaf certificate fingerprint, if any.
 	Address, DUT, Leaf string
 	Start              time.Time
-	Level   int     // concurrent connections
-	Value   float64 // CPS, or payload Gbps
-	Errors  int64   // failed transactions (class reset)
-	CPU     float64 // the generator's utilization, 0..1
+	Level              int     // concurrent connections
+	Value              float64 // CPS, or payload Gbps
+	Errors             int64   // failed transactions (class reset)
+	CPU                float64 // the generator's utilization, 0..1
 	// NoHistograms drops the encoded histograms (keeping the percentiles),
 	// as a smaller record.
 	NoHistograms bool
