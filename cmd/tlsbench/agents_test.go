@@ -511,6 +511,11 @@ method:
 		if e.Phase == method.FinalPhase && e.Accepted {
 			finals++
 		}
+		// Every agent ran with the plan's DUT name (--dut), and the merged
+		// record keeps it with the device's certificate.
+		if e.Run.Target.DUT != "ref" || len(e.Run.Target.LeafSHA256) != 64 {
+			t.Errorf("%s run: target %+v, want DUT ref and a leaf fingerprint", e.Phase, e.Run.Target)
+		}
 	}
 	if finals < 2 {
 		t.Errorf("%d accepted final runs, want at least 2", finals)
