@@ -29,6 +29,9 @@ func Micros(us float64) string {
 // errors by class, latency percentiles per phase and the client's CPU.
 func RunText(w io.Writer, r *metrics.Run) {
 	fmt.Fprintf(w, "\n%s → %s", r.Profile, r.Target.Address)
+	if r.Target.DUT != "" {
+		fmt.Fprintf(w, " (DUT %s)", r.Target.DUT)
+	}
 	if r.Target.InProcess {
 		fmt.Fprint(w, " (in-process reference target)")
 	}

@@ -21,7 +21,9 @@ const collectUsage = `tlsbench collect --listen ADDR --expect N -o FILE [flags]
 Receives the run records that N agents push (engine commands run with
 --shard i/N --report-to http://ADDR/), and merges them into one record
 (tlsbench merge) once all N have arrived. At --deadline it stops and names
-the shards that did not report (exit 1).`
+the shards that did not report (exit 1). Records that measured another
+device or whose steady windows share less than 90% of the shortest are
+refused as merge refuses them (exit 2).`
 
 func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("collect")

@@ -19,9 +19,11 @@ into one run record, exactly: latency histograms, per-second histograms and
 counters are summed and every percentile is recomputed from them; the series
 is aligned on absolute seconds; CPS, requests/s and Gbps are the sums of the
 agents' own rates, each over its own steady window. The records must agree
-on engine, profile, negotiated parameters and load mode, and be distinct
-shards of one run (or, without --shard, distinct runs); a merged record
-given again contributes its agents. Prints the merged run and one line per
+on engine, profile, negotiated parameters and load mode, measure one device
+(the same --dut name, dialled address and leaf certificate), have steady
+windows that all share at least 90% of the shortest (the agents loaded the
+device together), and be distinct shards of one run (or, without --shard,
+distinct runs); a merged record given again contributes its agents. Prints the merged run and one line per
 agent: its transactions, CPU, utilization and start skew (from --start-at,
 or from the earliest agent's start when the agents had none).`
 
