@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
 // dutProfile is the profile of the two-device tests.
@@ -254,5 +256,44 @@ func TestDUTBadInput(t *testing.T) {
 		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--dut", "x"}, "unknown flag: --dut"},
 	} {
 		wantUsageError(t, tc.args, tc.want)
+	}
+}
+
+// TestCollectRefusesDisjointWindows: collect refuses, with exit 2, two
+// agents' records whose steady windows are 25 s apart, naming both agents
+// and their windows; --keep still writes each record.
+func TestCollectRefusesDisjointWindows(t *testing.T) {
+	dir := t.TempDir()
+	addr := freePort(t)
+	out := filepath.Join(dir, "merged.json")
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, se := invoke(t, context.Background(), "collect", "--listen", addr, "--expect", "2", "-o", out, "--deadline", "20s",
+			"--keep", filepath.Join(dir, "agents"))
+		done <- result{code, se}
+	}()
+	time.Sleep(200 * time.Millisecond) // the collector listens
+	for i, start := range []time.Time{reporttest.T0, reporttest.T0.Add(25 * time.Second)} {
+		r := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 100, Start: start})
+		r.Agent = &metrics.Agent{Name: []string{"a", "b"}[i], Shard: i, Shards: 2}
+		if err := agent.Push(context.Background(), "http://"+addr+"/", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := <-done
+	want := "steady windows of agent a (shard 0/2) (2026-03-01T12:00:01.000Z–2026-03-01T12:00:03.000Z) and agent b (shard 1/2) (2026-03-01T12:00:26.000Z–2026-03-01T12:00:28.000Z) overlap by -23.000 s"
+	lines := strings.Split(strings.TrimSuffix(res.stderr, "\n"), "\n") // the first says what collect waits for
+	if res.code != exitBadUsage || !strings.Contains(lines[len(lines)-1], want) {
+		t.Errorf("collect: exit %d, %q; want exit 2 saying %q", res.code, res.stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a refused merge was written")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agents", "shard-1-of-2.json")); err != nil {
+		t.Errorf("--keep: %v", err)
 	}
 }
