@@ -375,7 +375,10 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 }
 
 // mergeSeries sums the records' seconds of the same absolute second and
-// recomputes their percentiles from the seconds' histograms.
+// recomputes their percentiles from the seconds' histograms. Every count of
+// the agents' seconds is in exactly one merged second, so the merged
+// seconds' steady counts sum to the merged transactions and errors as each
+// agent's did; a merged second is partial when one of its parts is.
 func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	type part struct {
 		in *mergeInput
@@ -408,6 +411,9 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			s := p.s
 			m.Transactions += s.Transactions
 			m.Errors += s.Errors
+			m.SteadyTransactions += s.SteadyTransactions
+			m.SteadyErrors += s.SteadyErrors
+			m.Partial = m.Partial || s.Partial // some agent's second ended early
 			m.PayloadBytes += s.PayloadBytes
 			m.WireInBytes += s.WireInBytes
 			sum += s.TotalMean * float64(s.Transactions)
