@@ -64,7 +64,7 @@ func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
 		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
 		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(phaseNames[:], ", ") + ": each run's steady window (3 significant digits)."),
 		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, warm-up and drain included (2 significant digits)."),
-		lw.OutputComment(" One series: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000"),
+		lw.OutputComment(" One series, a line per interval in NAME: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
 	} {
 		if err != nil {
 			return err
