@@ -225,7 +225,7 @@ func perSecond(runs []*metrics.Run) (mean, rate []float64) {
 	for _, r := range runs {
 		for _, s := range r.Series {
 			// Whole seconds inside the steady window only.
-			if float64(s.T) <= r.SteadyStartS || float64(s.T) > r.SteadyStartS+r.DurationS || s.Transactions == 0 {
+			if s.Partial || float64(s.T) <= r.SteadyStartS || float64(s.T) > r.SteadyStartS+r.DurationS || s.Transactions == 0 {
 				continue
 			}
 			mean = append(mean, s.TotalMean/1000)
