@@ -3,8 +3,9 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/tlsbench
-# Peers and real TLS terminators the tests use (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2
+# Peers and real TLS terminators the tests use, and HdrHistogram's Java
+# implementation the percentiles are checked against (Debian packages).
+TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 libhdrhistogram-java default-jre-headless
 
 .PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 

@@ -318,21 +318,25 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 	}
 
-	// The series ticker: one entry per second since start.
+	// The series ticker: second k closes at start + k s (a late wake-up
+	// does not shift the seconds after it), and each k is ticked once.
 	tickDone := make(chan struct{})
 	var series []metrics.Second
+	ticked := 0 // the last second closed
 	go func() {
 		defer close(tickDone)
-		t := time.NewTicker(time.Second)
+		t := time.NewTimer(time.Until(start.Add(time.Second)))
 		defer t.Stop()
 		for {
 			select {
-			case now := <-t.C:
-				sec := rec.Tick(now)
+			case <-t.C:
+				ticked++
+				sec := rec.Tick(start.Add(time.Duration(ticked) * time.Second))
 				series = append(series, sec)
 				if cfg.Progress != nil {
 					cfg.Progress(sec)
 				}
+				t.Reset(time.Until(start.Add(time.Duration(ticked+1) * time.Second)))
 			case <-tickDone:
 				return
 			}
@@ -367,7 +371,11 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	}
 	tickDone <- struct{}{}
 	<-tickDone
-	final := rec.Tick(time.Now())
+	// What ended after the last tick is the next second, partial when
+	// the run ended before that second did.
+	next := start.Add(time.Duration(ticked+1) * time.Second)
+	final := rec.Tick(next)
+	final.Partial = time.Now().Before(next)
 	if final.Transactions+final.Errors > 0 {
 		series = append(series, final)
 	}

@@ -3,6 +3,7 @@ package bench_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -224,5 +225,122 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 	}
 	if res.HeldAtEnd != -1 || res.PreOpened != 0 {
 		t.Errorf("held %d, pre-opened %d without connections", res.HeldAtEnd, res.PreOpened)
+	}
+}
+
+// seriesOf runs op and returns the result and its record (filled as the
+// engines fill theirs, the series attached).
+func seriesOf(t *testing.T, cfg bench.Config, op bench.Op, agent *metrics.Agent) (*bench.Result, *metrics.Run) {
+	t.Helper()
+	res, err := bench.Run(context.Background(), cfg, op)
+	if err != nil {
+		t.Error(err)
+		return nil, nil
+	}
+	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Profile: "p", Started: res.Started, Ended: res.Ended,
+		Complete: res.Complete, SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(), Load: metrics.Load{Mode: "closed"}, Agent: agent}
+	if cfg.Rate > 0 {
+		r.Load.Mode = "open"
+	}
+	if err := r.Fill(res.Snapshot, res.Window); err != nil {
+		t.Error(err)
+		return nil, nil
+	}
+	r.Series = res.Series
+	return res, r
+}
+
+// checkSeries checks that a record's series has each second once, in
+// order, only the last one partial, and that its seconds sum exactly to the
+// record's counts: the steady ones to the window's transactions and errors
+// (counted by start), all of them to the whole run's.
+func checkSeries(t *testing.T, name string, r *metrics.Run) {
+	t.Helper()
+	if len(r.Series) == 0 {
+		t.Fatalf("%s: no series", name)
+	}
+	var ok, errs, all, allErrs int64
+	for i, s := range r.Series {
+		if i > 0 && s.T != r.Series[i-1].T+1 {
+			t.Errorf("%s: second %d has t = %d after t = %d: each second once, in order", name, i, s.T, r.Series[i-1].T)
+		}
+		if i > 0 && s.Unix != r.Series[i-1].Unix+1 {
+			t.Errorf("%s: second %d has unix %d after %d", name, i, s.Unix, r.Series[i-1].Unix)
+		}
+		if s.Partial && i != len(r.Series)-1 {
+			t.Errorf("%s: second t = %d is partial but not the last", name, s.T)
+		}
+		ok += s.SteadyTransactions
+		errs += s.SteadyErrors
+		all += s.Transactions
+		allErrs += s.Errors
+	}
+	if ok != r.Transactions || errs != r.Errors.Total {
+		t.Errorf("%s: the seconds' steady counts sum to %d transactions, %d errors; the window has %d, %d", name, ok, errs, r.Transactions, r.Errors.Total)
+	}
+	if all != r.Whole.Transactions || allErrs != r.Whole.Errors {
+		t.Errorf("%s: the seconds sum to %d transactions, %d errors; the whole run has %d, %d", name, all, allErrs, r.Whole.Transactions, r.Whole.Errors)
+	}
+	if r.Transactions == 0 || r.Errors.Total == 0 {
+		t.Errorf("%s: %d transactions, %d errors: nothing to sum", name, r.Transactions, r.Errors.Total)
+	}
+}
+
+// TestSeriesSumsToWindow: the drain's transactions (ending after the window
+// that they started in) fall in one more second, marked partial, not in a
+// second repeated; and the seconds sum exactly to the record's counts, in
+// closed and open loop, and after merging two agents' records.
+func TestSeriesSumsToWindow(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		cfg  bench.Config
+	}{
+		{"closed loop", bench.Config{Concurrency: 4, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}},
+		{"open loop", bench.Config{Concurrency: 16, Rate: 300, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			// Two agents at once, so that their windows are one; each
+			// transaction takes 40 ms, so the drain has some to finish.
+			var res [2]*bench.Result
+			var recs [2]*metrics.Run
+			done := make(chan int)
+			for i := range 2 {
+				go func() {
+					res[i], recs[i] = seriesOf(t, tt.cfg, &fakeOp{sleep: 40 * time.Millisecond, failNth: 7},
+						&metrics.Agent{Name: fmt.Sprint("a", i), Shard: i, Shards: 2})
+					done <- i
+				}()
+			}
+			<-done
+			<-done
+			if t.Failed() {
+				return
+			}
+			for i, r := range recs {
+				checkSeries(t, fmt.Sprint("agent ", i), r)
+				last := r.Series[len(r.Series)-1]
+				// The run ends at 2 s; its drain, 40 ms later, is in
+				// second 3, partial; or in second 2 when that second's
+				// tick came after the drain (a loaded machine).
+				switch {
+				case last.T == 3 && last.Partial:
+					if last.SteadyTransactions+last.SteadyErrors == 0 {
+						t.Errorf("agent %d: the drain's second holds %+v: no transaction of the window", i, last)
+					}
+				case last.T == 2 && !last.Partial:
+					t.Logf("agent %d: the tick of second 2 came after the drain", i)
+				default:
+					t.Errorf("agent %d: last second t = %d, partial %v; want t = 3, partial", i, last.T, last.Partial)
+				}
+				if !res[i].Complete {
+					t.Errorf("agent %d: run incomplete", i)
+				}
+			}
+			m, err := metrics.Merge(recs[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSeries(t, "merged", m)
+		})
 	}
 }

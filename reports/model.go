@@ -146,8 +146,9 @@ type Chosen struct {
 	SteadyStartS float64                        `json:"steady_start_s"`
 	DurationS    float64                        `json:"duration_s"`
 	Latency      map[string]metrics.Percentiles `json:"latency_us"`
-	// Series is the value (CPS or Gbps) of each second of the run, by
-	// completion time, warm-up included.
+	// Series is the value (CPS or Gbps) of each whole second of the run,
+	// by completion time, warm-up included; the partial last second (the
+	// drain's) is left out.
 	Series []Point `json:"series"`
 	// Curves are the latency curves (µs at metrics.CurvePercentiles) of
 	// the handshake and total phases.
@@ -532,7 +533,13 @@ func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 	ch := &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
 		Transactions: r.Transactions, Errors: r.Errors.Total, WarmupS: r.WarmupS, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
 		Latency: r.Latency, Client: r.Client, Curves: map[string][]metrics.Quantile{}}
-	for _, s := range r.Series {
+	for i, s := range r.Series {
+		// A partial second (the drain's, after the last whole one) is no
+		// rate: the chart leaves it out, as it does a second repeated
+		// by records made before seconds were marked partial.
+		if s.Partial || i > 0 && s.T <= r.Series[i-1].T {
+			continue
+		}
 		v := float64(s.Transactions)
 		if r.Engine == throughputEngine {
 			v = s.Gbps()

@@ -179,7 +179,7 @@ func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
 			return nil, err
 		}
 		for _, q := range []float64{50, 90, 99} {
-			bv, cv := float64(hb.ValueAtQuantile(q))/1000, float64(hc.ValueAtQuantile(q))/1000
+			bv, cv := float64(metrics.ValueAtPercentile(hb, q))/1000, float64(metrics.ValueAtPercentile(hc, q))/1000
 			m := ImpactMetric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms", Baseline: bv, Candidate: cv, Delta: cv - bv}
 			if bv != 0 {
 				m.DeltaPct = 100 * (cv - bv) / bv
@@ -225,7 +225,7 @@ func perSecond(runs []*metrics.Run) (mean, rate []float64) {
 	for _, r := range runs {
 		for _, s := range r.Series {
 			// Whole seconds inside the steady window only.
-			if float64(s.T) <= r.SteadyStartS || float64(s.T) > r.SteadyStartS+r.DurationS || s.Transactions == 0 {
+			if s.Partial || float64(s.T) <= r.SteadyStartS || float64(s.T) > r.SteadyStartS+r.DurationS || s.Transactions == 0 {
 				continue
 			}
 			mean = append(mean, s.TotalMean/1000)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -230,4 +231,84 @@ func TestHistogramLogRoundTrip(t *testing.T) {
 	if err := metrics.WriteHistogramLog(io.Discard, nil); err == nil {
 		t.Error("a log of no run was written")
 	}
+}
+
+// TestHistogramLogSeconds: each second of the series with histograms is an
+// interval of its own, tagged phase.1s, from T−1 to T seconds after the
+// start (the partial last one ending with the run), and the log is in the
+// order of the intervals' starts.
+func TestHistogramLogSeconds(t *testing.T) {
+	r := compareRun(t, 50, 0, 7*time.Millisecond)
+	r.Started = r.Started.Add(250 * time.Millisecond)
+	rng := rand.New(rand.NewPCG(4, 4))
+	rec := metrics.NewRecorder(2, r.Started)
+	for sec := 1; sec <= 13; sec++ {
+		for i := range 40 * sec {
+			rec.Record(i, playedSample(rng, sec > 2))
+		}
+		s := rec.Tick(r.Started.Add(time.Duration(sec) * time.Second))
+		s.Partial = sec == 13
+		r.Series = append(r.Series, s)
+	}
+	r.Ended = r.Started.Add(12*time.Second + 300*time.Millisecond)
+	// A record made before the standard encoding: the log has it in the
+	// standard one.
+	r.Series[0].TotalHist = oldSparse(mustDecodeSecond(t, r.Series[0].TotalHist))
+
+	var buf bytes.Buffer
+	if err := metrics.WriteHistogramLog(&buf, []metrics.LabeledRun{{Label: "a", Run: r}}); err != nil {
+		t.Fatal(err)
+	}
+	log := buf.String()
+	rd := hdr.NewHistogramLogReader(&buf)
+	var seconds [2]int
+	var last int64
+	for {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil || h == nil {
+			break
+		}
+		if h.StartTimeMs() < last {
+			t.Errorf("%s starts at %d ms, before the interval above it (%d ms)", h.Tag(), h.StartTimeMs(), last)
+		}
+		last = h.StartTimeMs()
+		var i int
+		var enc string
+		switch h.Tag() {
+		case "handshake.1s":
+			i, enc = 0, r.Series[seconds[0]].HandshakeHist
+		case "total.1s":
+			i, enc = 1, r.Series[seconds[1]].TotalHist
+		default:
+			continue
+		}
+		s := r.Series[seconds[i]]
+		seconds[i]++
+		if want := mustDecodeSecond(t, enc); !h.Equals(want) {
+			t.Errorf("%s second %d: read back %d values, the record's second has %d", h.Tag(), s.T, h.TotalCount(), want.TotalCount())
+		}
+		from := r.Started.Add(time.Duration(s.T-1) * time.Second)
+		to := from.Add(time.Second)
+		if s.Partial {
+			to = r.Ended
+		}
+		if h.StartTimeMs() != from.UnixMilli() || h.EndTimeMs() != to.UnixMilli() {
+			t.Errorf("%s second %d: %d–%d ms, want %d–%d", h.Tag(), s.T, h.StartTimeMs(), h.EndTimeMs(), from.UnixMilli(), to.UnixMilli())
+		}
+	}
+	if seconds != [2]int{13, 13} {
+		t.Errorf("read %v handshake and total seconds, want 13 each", seconds)
+	}
+	if !strings.Contains(log, "-tag total.1s") {
+		t.Error("the log does not say how to read one series")
+	}
+}
+
+func mustDecodeSecond(t *testing.T, enc string) *hdr.Histogram {
+	t.Helper()
+	h, err := metrics.DecodeSecondHistogram(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }

@@ -27,7 +27,7 @@ func Quantiles(h *hdr.Histogram, ps []float64) []Quantile {
 	}
 	out := make([]Quantile, len(ps))
 	for i, p := range ps {
-		v := h.ValueAtQuantile(p)
+		v := ValueAtPercentile(h, p)
 		switch {
 		case p <= 0:
 			v = h.Min()

@@ -3,6 +3,7 @@ package metrics
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 
@@ -21,7 +22,13 @@ type LabeledRun struct {
 // HistogramLogReader). Each phase of each run is one interval, the run's
 // steady window, tagged with the phase ("handshake"), or with the run's
 // label and the phase ("adc-a.cps.p256.handshake") when there are several
-// runs.
+// runs. Each second of a run's series that has per-second histograms is one
+// more interval per phase, tagged with ".1s" after the phase
+// ("total.1s", "adc-a.cps.p256.total.1s"): 2 significant digits, every
+// transaction that ended in that second (warm-up and drain included), the
+// partial last second ending when the run did. Intervals are in the order
+// of their start, as HistogramLogProcessor's -start and -end need; its -tag
+// selects one series of them.
 //
 // The values are microseconds, where the log format assumes nanoseconds
 // for its Interval_Max column (written as the maximum ÷ 10^6): the log says
@@ -31,24 +38,33 @@ func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("metrics: no run to log")
 	}
-	first := runs[0].Run.steadyStart()
-	for _, lr := range runs[1:] {
-		if s := lr.Run.steadyStart(); s.Before(first) {
-			first = s
+	var ivs []interval
+	for _, lr := range runs {
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = tagSafe(lr.Label) + "."
 		}
+		more, err := intervalsOf(lr.Run, prefix)
+		if err != nil {
+			return err
+		}
+		ivs = append(ivs, more...)
 	}
+	sort.SliceStable(ivs, func(i, j int) bool { return ivs[i].start.Before(ivs[j].start) })
 	// The log states its base time in whole seconds; timestamps are
 	// relative to it.
-	base := first.Truncate(time.Second).UnixMilli()
+	base := ivs[0].start.Truncate(time.Second).UnixMilli()
 	lw := hdr.NewHistogramLogWriter(w)
 	lw.SetBaseTime(base)
 	for _, err := range []error{
 		lw.OutputLogFormatVersion(),
 		lw.OutputStartTime(base),
 		lw.OutputBaseTime(base),
-		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s, 3 significant digits), successful transactions of each run's steady window."),
+		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s), successful transactions."),
 		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
-		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(phaseNames[:], ", ") + "."),
+		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(phaseNames[:], ", ") + ": each run's steady window (3 significant digits)."),
+		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, warm-up and drain included (2 significant digits)."),
+		lw.OutputComment(" One series, a line per interval in NAME: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
 	} {
 		if err != nil {
 			return err
@@ -64,31 +80,65 @@ func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
 	if err := lw.OutputLegend(); err != nil {
 		return err
 	}
-	for _, lr := range runs {
-		r := lr.Run
-		start := r.steadyStart()
-		end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
-		for _, phase := range phaseNames {
-			if _, ok := r.Histograms[phase]; !ok {
-				continue
-			}
-			h, err := r.Histogram(phase)
-			if err != nil {
-				return err
-			}
-			tag := phase
-			if len(runs) > 1 {
-				tag = tagSafe(lr.Label) + "." + phase
-			}
-			h.SetTag(tag)
-			h.SetStartTimeMs(start.UnixMilli())
-			h.SetEndTimeMs(end.UnixMilli())
-			if err := lw.OutputIntervalHistogram(h); err != nil {
-				return err
-			}
+	for _, iv := range ivs {
+		// The interval line of hdrhistogram-go's and Java's writers.
+		start := float64(iv.start.UnixMilli()-base) / 1000
+		length := float64(iv.end.UnixMilli()-iv.start.UnixMilli()) / 1000
+		if _, err := fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", iv.tag, start, length, float64(iv.max)/hdr.MsToNsRatio, iv.enc); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// interval is one line of an interval log.
+type interval struct {
+	tag        string
+	start, end time.Time
+	max        int64  // µs
+	enc        string // V2 compressed, base64
+}
+
+// SecondTagSuffix ends the tags of a log's per-second intervals.
+const SecondTagSuffix = ".1s"
+
+// intervalsOf returns the run's intervals: each phase's steady window, then
+// each second's handshake and total histograms.
+func intervalsOf(r *Run, prefix string) ([]interval, error) {
+	var ivs []interval
+	start := r.steadyStart()
+	end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
+	for _, phase := range phaseNames {
+		enc, ok := r.Histograms[phase]
+		if !ok {
+			continue
+		}
+		h, err := r.Histogram(phase)
+		if err != nil {
+			return nil, err
+		}
+		ivs = append(ivs, interval{tag: prefix + phase, start: start, end: end, max: h.Max(), enc: enc})
+	}
+	for _, s := range r.Series {
+		from := r.Started.Add(time.Duration(s.T-1) * time.Second)
+		to := from.Add(time.Second)
+		if s.Partial && r.Ended.After(from) && r.Ended.Before(to) {
+			to = r.Ended
+		}
+		for _, ph := range []struct{ name, enc string }{{Handshake.String(), s.HandshakeHist}, {Total.String(), s.TotalHist}} {
+			if ph.enc == "" {
+				continue
+			}
+			h, err := DecodeSecondHistogram(ph.enc)
+			if err != nil {
+				return nil, fmt.Errorf("metrics: second %d: %s histogram: %w", s.T, ph.name, err)
+			}
+			// Re-encoded: records older than the standard encoding
+			// hold a private one.
+			ivs = append(ivs, interval{tag: prefix + ph.name + SecondTagSuffix, start: from, end: to, max: h.Max(), enc: EncodeV2(h)})
+		}
+	}
+	return ivs, nil
 }
 
 // steadyStart is when the run's steady window began.

@@ -1,121 +1,15 @@
 package metrics
 
 import (
-	"bytes"
-	"compress/flate"
-	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
-
-// secondSigFigs is the precision of the per-second histograms: enough for a
-// live display's percentiles, at a fraction of the size of SigFigs's.
-const secondSigFigs = 2
-
-// newSecondHistogram returns an empty per-second histogram.
-func newSecondHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, secondSigFigs) }
-
-// encodeSecond encodes a per-second histogram sparsely and exactly: for
-// every non-empty bucket, the distance from the previous one's index and the
-// count, as unsigned varints; deflated (fastest level, pooled writers);
-// base64. The HdrHistogram V2 encoding (zlib at best compression, a new
-// compressor each time) cost about 1.1 ms and 1.7 MB of garbage a second.
-func encodeSecond(h *hdr.Histogram) string {
-	var b []byte
-	prev := 0
-	for i, c := range h.Export().Counts {
-		if c > 0 {
-			b = binary.AppendUvarint(b, uint64(i-prev))
-			b = binary.AppendUvarint(b, uint64(c))
-			prev = i
-		}
-	}
-	var out bytes.Buffer
-	zw := flaters.Get().(*flate.Writer)
-	zw.Reset(&out)
-	zw.Write(b)
-	zw.Close()
-	flaters.Put(zw)
-	return base64.StdEncoding.EncodeToString(out.Bytes())
-}
-
-// flaters are reused: a flate.Writer's state is hundreds of kilobytes.
-var flaters = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed)
-	return w
-}}
-
-// DecodeSecondHistogram decodes a Second's HandshakeHist or TotalHist.
-func DecodeSecondHistogram(enc string) (*hdr.Histogram, error) {
-	h := newSecondHistogram()
-	if err := mergeSecond(h, enc); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
-
-// mergeSecond adds an encodeSecond encoding to dst, a per-second histogram.
-func mergeSecond(dst *hdr.Histogram, enc string) error {
-	if enc == "" {
-		return nil
-	}
-	z, err := base64.StdEncoding.DecodeString(enc)
-	if err != nil {
-		return err
-	}
-	b, err := io.ReadAll(io.LimitReader(flate.NewReader(bytes.NewReader(z)), 1<<20))
-	if err != nil {
-		return err
-	}
-	snap := dst.Export()
-	for i := 0; len(b) > 0; {
-		d, n := binary.Uvarint(b)
-		if n <= 0 {
-			return errors.New("truncated bucket index")
-		}
-		b = b[n:]
-		c, n := binary.Uvarint(b)
-		if n <= 0 || c > math.MaxInt64 {
-			return errors.New("truncated or bad bucket count")
-		}
-		b = b[n:]
-		if d > uint64(len(snap.Counts)) || i+int(d) >= len(snap.Counts) {
-			return fmt.Errorf("bucket index %d out of range", uint64(i)+d)
-		}
-		i += int(d)
-		snap.Counts[i] += int64(c)
-	}
-	merged := hdr.Import(snap)
-	dst.Reset()
-	dst.Merge(merged)
-	return nil
-}
-
-// setPercentiles sets the second's percentiles and encoded histograms from
-// its handshake and total histograms. An empty histogram leaves its fields
-// zero; so does one that fails to encode (a merge then reads the second's
-// percentiles as unknown rather than wrong).
-func (s *Second) setPercentiles(hs, total *hdr.Histogram) {
-	if hs.TotalCount() > 0 {
-		s.HandshakeP99 = float64(hs.ValueAtQuantile(99))
-		s.HandshakeHist = encodeSecond(hs)
-	}
-	if total.TotalCount() > 0 {
-		s.TotalP50 = float64(total.ValueAtQuantile(50))
-		s.TotalP99 = float64(total.ValueAtQuantile(99))
-		s.TotalHist = encodeSecond(total)
-	}
-}
 
 // Merge merges the records of the agents of one distributed run (each ran a
 // shard of the load from an agreed start) into one record of the same
@@ -593,7 +487,10 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 }
 
 // mergeSeries sums the records' seconds of the same absolute second and
-// recomputes their percentiles from the seconds' histograms.
+// recomputes their percentiles from the seconds' histograms. Every count of
+// the agents' seconds is in exactly one merged second, so the merged
+// seconds' steady counts sum to the merged transactions and errors as each
+// agent's did; a merged second is partial when one of its parts is.
 func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	type part struct {
 		in *mergeInput
@@ -626,6 +523,9 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			s := p.s
 			m.Transactions += s.Transactions
 			m.Errors += s.Errors
+			m.SteadyTransactions += s.SteadyTransactions
+			m.SteadyErrors += s.SteadyErrors
+			m.Partial = m.Partial || s.Partial // some agent's second ended early
 			m.PayloadBytes += s.PayloadBytes
 			m.WireInBytes += s.WireInBytes
 			sum += s.TotalMean * float64(s.Transactions)

@@ -117,6 +117,7 @@ type shard struct {
 
 type ivStats struct {
 	ok, errs, payload, wireIn int64
+	steadyOK, steadyErrs      int64 // of those, started in the steady window
 	totalUS                   int64 // sum of the successes' total latency
 	hs, total                 *hdr.Histogram
 }
@@ -171,6 +172,11 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.iv.errs++
 	}
 	if s.Steady {
+		if s.Class == "" {
+			sh.iv.steadyOK++
+		} else {
+			sh.iv.steadyErrs++
+		}
 		sh.bytes.add(s)
 		if s.Opened {
 			sh.opened++
@@ -216,20 +222,33 @@ func (sh *shard) recordIv(h *hdr.Histogram, d time.Duration) {
 	_ = h.RecordValue(max(v, 0)) // in range by construction
 }
 
-// Second is one entry of a run's per-second series. Counts are of
-// transactions that ended in that second (warm-up included; the record's
-// steady_start_s says where the window begins).
+// Second is one entry of a run's per-second series: second T covers the
+// run's offsets from T−1 to T seconds, and each second appears once. Counts
+// are of transactions that ended in that second (warm-up and drain
+// included; the record's steady_start_s says where the window begins).
+//
+// The record's window counts transactions by their start instead: those of
+// a second that started in the steady window are SteadyTransactions and
+// SteadyErrors, so that the series' steady counts sum exactly to the
+// record's transactions and errors.total.
+//
+// The last second is Partial when the run ended (its drain done) before the
+// second did: its counts cover less than a second, and are no rate.
 type Second struct {
-	T            int     `json:"t"`    // seconds since the run started
-	Unix         int64   `json:"unix"` // absolute second (for merging agents)
-	Transactions int64   `json:"transactions"`
-	Errors       int64   `json:"errors"`
-	PayloadBytes int64   `json:"payload_bytes"`
-	WireInBytes  int64   `json:"wire_in_bytes"`
-	HandshakeP99 float64 `json:"handshake_p99_us"`
-	TotalP50     float64 `json:"total_p50_us"`
-	TotalP99     float64 `json:"total_p99_us"`
-	TotalMean    float64 `json:"total_mean_us"` // exact, from the sum
+	T            int   `json:"t"`    // seconds since the run started, at the second's end
+	Unix         int64 `json:"unix"` // absolute second (for merging agents)
+	Partial      bool  `json:"partial,omitempty"`
+	Transactions int64 `json:"transactions"`
+	Errors       int64 `json:"errors"`
+	// Of Transactions and Errors, those that started in the steady window.
+	SteadyTransactions int64   `json:"steady_transactions"`
+	SteadyErrors       int64   `json:"steady_errors"`
+	PayloadBytes       int64   `json:"payload_bytes"`
+	WireInBytes        int64   `json:"wire_in_bytes"`
+	HandshakeP99       float64 `json:"handshake_p99_us"`
+	TotalP50           float64 `json:"total_p50_us"`
+	TotalP99           float64 `json:"total_p99_us"`
+	TotalMean          float64 `json:"total_mean_us"` // exact, from the sum
 	// The second's histograms (2 significant figures, µs; HdrHistogram V2
 	// compressed, base64), from which Merge recomputes the percentiles of
 	// agents' seconds exactly. Empty when the second had no value (and in
@@ -250,12 +269,15 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sh.mu.Lock()
 		sec.Transactions += sh.iv.ok
 		sec.Errors += sh.iv.errs
+		sec.SteadyTransactions += sh.iv.steadyOK
+		sec.SteadyErrors += sh.iv.steadyErrs
 		sec.PayloadBytes += sh.iv.payload
 		sec.WireInBytes += sh.iv.wireIn
 		sum += sh.iv.totalUS
 		hs.Merge(sh.iv.hs)
 		total.Merge(sh.iv.total)
 		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn, sh.iv.totalUS = 0, 0, 0, 0, 0
+		sh.iv.steadyOK, sh.iv.steadyErrs = 0, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
 		sh.mu.Unlock()

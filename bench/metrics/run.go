@@ -228,7 +228,8 @@ type Percentiles struct {
 	Max   int64   `json:"max"`
 }
 
-// Summarize computes the percentiles of h.
+// Summarize computes the percentiles and mean of h as HdrHistogram's
+// reference implementation does (ValueAtPercentile, Mean).
 func Summarize(h *hdr.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
@@ -236,11 +237,11 @@ func Summarize(h *hdr.Histogram) Percentiles {
 	return Percentiles{
 		Count: h.TotalCount(),
 		Min:   h.Min(),
-		Mean:  h.Mean(),
-		P50:   h.ValueAtQuantile(50),
-		P90:   h.ValueAtQuantile(90),
-		P99:   h.ValueAtQuantile(99),
-		P999:  h.ValueAtQuantile(99.9),
+		Mean:  Mean(h),
+		P50:   ValueAtPercentile(h, 50),
+		P90:   ValueAtPercentile(h, 90),
+		P99:   ValueAtPercentile(h, 99),
+		P999:  ValueAtPercentile(h, 99.9),
 		Max:   h.Max(),
 	}
 }

@@ -66,7 +66,7 @@ func SiegeOf(runs ...*Run) (Siege, error) {
 	}
 	s.DataTransferred = float64(payload) / (1 << 20)
 	if total.TotalCount() > 0 {
-		s.ResponseTime = total.Mean() / 1e6
+		s.ResponseTime = Mean(total) / 1e6
 		s.LongestTransaction = float64(total.Max()) / 1e6
 		s.ShortestTransaction = float64(total.Min()) / 1e6
 	}

@@ -100,7 +100,7 @@ func generate(ctx context.Context, o *options) (*result, error) {
 	r.LatencyMS = map[string][2]float64{}
 	for _, ph := range []metrics.Phase{metrics.Connect, metrics.Handshake, metrics.Total} {
 		if h := s.Hist[ph]; h != nil && h.TotalCount() > 0 {
-			r.LatencyMS[ph.String()] = [2]float64{float64(h.ValueAtQuantile(50)) / 1e3, float64(h.ValueAtQuantile(99)) / 1e3}
+			r.LatencyMS[ph.String()] = [2]float64{float64(metrics.ValueAtPercentile(h, 50)) / 1e3, float64(metrics.ValueAtPercentile(h, 99)) / 1e3}
 		}
 	}
 	r.RSSPeakMB = float64(c.MaxRSSBytes) / 1e6

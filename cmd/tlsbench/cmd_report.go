@@ -39,7 +39,8 @@ Formats: text; md (Markdown, its charts written as PNG files beside -o
 FILE); csv (the published table); json (table and appendix); html (one
 self-contained file, charts inline); hlog (the latency histograms of the
 run records and of the campaigns' published runs, as an HdrHistogram
-interval log; values in microseconds).`
+interval log; values in microseconds; the steady window tagged PHASE, each
+second tagged handshake.1s and total.1s: HistogramLogProcessor -tag).`
 
 // reportFormats are the formats of report; compare has all but hlog.
 var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog", "siege"}

@@ -125,10 +125,10 @@ func Run(s RunSpec) *metrics.Run {
 		}
 	}
 	// Per second by completion: the warm-up's second, the window's two,
-	// the drain.
+	// the drain (a partial second).
 	for i, f := range []float64{0.55, 1.01, 0.99, 0.04} {
 		txns := int64(rate*f + 0.5)
-		r.Series = append(r.Series, metrics.Second{T: i + 1, Unix: s.Start.Unix() + int64(i+1), Transactions: txns,
+		r.Series = append(r.Series, metrics.Second{T: i + 1, Unix: s.Start.Unix() + int64(i+1), Partial: i == 3, Transactions: txns,
 			PayloadBytes: txns * payload, WireInBytes: txns * (payload + payload/50 + 100),
 			HandshakeP99: float64(mean.Microseconds()) * 2, TotalP50: float64(mean.Microseconds()), TotalP99: float64(mean.Microseconds()) * 4})
 	}
