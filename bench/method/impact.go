@@ -235,12 +235,12 @@ func ShiftSummary(s Shift) string {
 		if s.Delta < 0 {
 			verb = "saves"
 		}
-		within := ""
+		within := "equivalence bound"
 		if math.Abs(s.Delta)+s.CI98 < s.EquivalenceBound {
-			within = fmt.Sprintf(", within the equivalence bound %s", bound)
+			within = "yet within the equivalence bound"
 		}
-		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s%s)", verb, math.Abs(s.Delta), s.CI95,
-			pct(s.Delta, s.Baseline.Mean), pText(s.P), n, within)
+		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)", verb, math.Abs(s.Delta), s.CI95,
+			pct(s.Delta, s.Baseline.Mean), pText(s.P), n, within, bound)
 	case VerdictEquivalent:
 		return fmt.Sprintf("equivalent: no difference in response time larger than %s (shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
 			bound, s.Delta, s.CI98, pText(s.P), n)
