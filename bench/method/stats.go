@@ -53,11 +53,11 @@ type Shift struct {
 	// sample sizes (complete separation, no ties): 2 / C(n₁+n₂, n₁).
 	MinP float64 `json:"min_p"`
 	// Reason says why the verdict is VerdictInconclusive; empty otherwise.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason"`
 	// RoundsNeeded, for VerdictInconclusive, is how many samples a side would be
 	// needed (0 when no number would do or it cannot be estimated; Reason
 	// then says so).
-	RoundsNeeded int `json:"rounds_needed,omitempty"`
+	RoundsNeeded int `json:"rounds_needed"`
 }
 
 // Moments summarises one sample.
