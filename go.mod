@@ -7,6 +7,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/valyala/fasthttp v1.78.0
 	go.yaml.in/yaml/v3 v3.0.6
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.2
 	k8s.io/apimachinery v0.37.2

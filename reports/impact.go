@@ -23,8 +23,42 @@ func ImpactHTML(w io.Writer, r *method.ImpactReport) error {
 }
 
 func impactDoc(r *method.ImpactReport) document {
-	d := document{heading{1, "Impact study: candidate against baseline"}, para(r.Verdict)}
-	t := newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Significant")
+	summary := r.Summary
+	if summary == "" {
+		summary = r.Verdict
+	}
+	d := document{heading{1, "Impact study: candidate against baseline"}, para(summary)}
+	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p", ">Bound", ">98% interval", ">Rounds needed")
+	var reasons []string
+	for _, sh := range []struct {
+		name string
+		s    method.Shift
+	}{{"Response time (ms)", r.ResponseTime}, {"Transaction rate (/s)", r.Rate}} {
+		s := sh.s
+		needed := "-"
+		if s.Verdict == method.VerdictInconclusive {
+			needed = fmt.Sprint(s.RoundsNeeded)
+			if s.RoundsNeeded == 0 {
+				needed = "unknown"
+			}
+			reasons = append(reasons, fmt.Sprintf("%s: inconclusive: %s.", sh.name, s.Reason))
+		}
+		t.add(sh.name, s.Verdict, impactSigned(s.Delta), "± "+impactNum(s.CI95), impactP(s.P), impactP(s.MinP),
+			fmt.Sprintf("± %s (%g%%)", impactNum(s.EquivalenceBound), s.EquivalenceBoundPct), "± "+impactNum(s.CI98), needed)
+	}
+	d = append(d, heading{2, "Verdicts"}, t)
+	for _, why := range reasons {
+		d = append(d, para(why))
+	}
+	s := r.ResponseTime
+	d = append(d, para(fmt.Sprintf(
+		"One sample per round and side (the round's steady-window mean): response time baseline %.3g ± %.3g ms (n=%d), candidate %.3g ± %.3g ms (n=%d). "+
+			"Significant: the exact Mann-Whitney p < %g and the 95%% Welch interval excludes zero. "+
+			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
+			"Otherwise inconclusive, with the reason and the rounds a side that would settle it at the observed spread.",
+		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N,
+		method.Alpha, method.Alpha, s.EquivalenceBoundPct)))
+	t = newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Verdict")
 	for _, m := range r.Metrics {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
 	}
@@ -39,10 +73,7 @@ func impactDoc(r *method.ImpactReport) document {
 		t.add(fmt.Sprint(rd.Round), fmt.Sprintf("%.1f", rd.BaselineRate), fmt.Sprintf("%.2f", rd.BaselineResponseTimeMS),
 			fmt.Sprintf("%.1f", rd.CandidateRate), fmt.Sprintf("%.2f", rd.CandidateResponseTimeMS))
 	}
-	s := r.ResponseTime
-	d = append(d, heading{2, "Rounds (interleaved)"}, t, para(fmt.Sprintf(
-		"Per-second mean response time: baseline %.2f ± %.2f ms (n=%d), candidate %.2f ± %.2f ms (n=%d); shift %+.2f ms, 95%% interval ± %.2f ms (Welch), Mann-Whitney p = %.3g; significant when p < %g and the interval excludes zero.",
-		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N, s.Delta, s.CI95, s.P, method.Alpha)))
+	d = append(d, heading{2, "Rounds (interleaved)"}, t)
 	return d
 }
 
@@ -78,12 +109,23 @@ func impactPct(m method.ImpactMetric) string {
 	return fmt.Sprintf("%+.2f%%", m.DeltaPct)
 }
 
+// impactSig is the verdict of a tested metric's shift.
 func impactSig(m method.ImpactMetric) string {
 	switch {
 	case !m.Tested:
 		return ""
+	case m.Verdict != "":
+		return m.Verdict
 	case m.Significant:
-		return "yes"
+		return method.VerdictSignificant
 	}
-	return "no"
+	return "-"
+}
+
+// impactP formats a p-value to two significant digits.
+func impactP(p float64) string {
+	if p < 0.0001 {
+		return "< 0.0001"
+	}
+	return fmt.Sprintf("%.2g", p)
 }

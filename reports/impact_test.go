@@ -11,20 +11,30 @@ import (
 
 func TestImpactFormats(t *testing.T) {
 	rep := &method.ImpactReport{
-		Metrics: []method.ImpactMetric{{Key: "response_time", Label: "Response time", Unit: "s", Baseline: 0.018, Candidate: 0.028, Delta: 0.01, DeltaPct: 55.5, Tested: true, Significant: true}},
+		Metrics: []method.ImpactMetric{{Key: "response_time", Label: "Response time", Unit: "s", Baseline: 0.018, Candidate: 0.028, Delta: 0.01, DeltaPct: 55.5, Tested: true, Significant: true, Verdict: method.VerdictSignificant}},
 		Phases:  []method.ImpactMetric{{Key: "ttfb_p50_ms", Label: "ttfb p50", Unit: "ms", Baseline: 1, Candidate: 6, Delta: 5, DeltaPct: 500}},
 		Rounds:  []method.ImpactRound{{Round: 1, BaselineRate: 100, CandidateRate: 90, BaselineResponseTimeMS: 18, CandidateResponseTimeMS: 28}},
-		Verdict: "candidate adds 9.84 ms ± 1.20 ms per request (p < 0.01)",
+		// 3.4× slower, 4 rounds a side: inconclusive, the rank test cannot get below 0.01.
+		ResponseTime: method.CompareWithin([]float64{1.0, 1.1, 0.9, 1.05}, []float64{3.4, 3.5, 3.3, 3.45}, 5),
+		// Rates within 0.5%, 8 rounds a side: equivalent.
+		Rate: method.CompareWithin([]float64{100, 101, 99, 100, 100.5, 99.5, 100, 100}, []float64{100, 100.5, 99.5, 100, 101, 99, 100.2, 99.8}, 5),
 	}
+	rep.Verdict, rep.Summary = rep.ResponseTime.Verdict, method.ShiftSummary(rep.ResponseTime)
+	if rep.Verdict != method.VerdictInconclusive || rep.Rate.Verdict != method.VerdictEquivalent {
+		t.Fatalf("verdicts %s, %s", rep.Verdict, rep.Rate.Verdict)
+	}
+	reason := "4 rounds a side cannot reach p &lt; 0.01: the smallest possible p is 0.029"
+	common := []string{"Verdicts", "inconclusive", "equivalent", "0.029", "± 0.0506 (5%)", "± 5 (5%)", "about 5 rounds a side would be needed"}
 	for _, tc := range []struct {
 		name   string
 		render func(*bytes.Buffer) error
 		want   []string
 	}{
-		{"text", func(b *bytes.Buffer) error { return reports.ImpactText(b, rep) }, []string{"Response time (s)", "+55.50%", "yes", rep.Verdict}},
-		{"md", func(b *bytes.Buffer) error { return reports.ImpactMarkdown(b, rep) }, []string{"| Response time (s) |", "candidate adds 9.84 ms ± 1.20 ms per request (p &lt; 0.01)"}}, // Markdown escapes <
-		{"html", func(b *bytes.Buffer) error { return reports.ImpactHTML(b, rep) }, []string{"<table>", "Response time (s)", "<!DOCTYPE html>"}},
+		{"text", func(b *bytes.Buffer) error { return reports.ImpactText(b, rep) }, []string{"Response time (s)", "+55.50%", "significant", rep.Summary, strings.ReplaceAll(reason, "&lt;", "<")}},
+		{"md", func(b *bytes.Buffer) error { return reports.ImpactMarkdown(b, rep) }, []string{"| Response time (s) |", reason}}, // Markdown escapes <
+		{"html", func(b *bytes.Buffer) error { return reports.ImpactHTML(b, rep) }, []string{"<table>", "Response time (s)", "<!DOCTYPE html>", reason}},
 	} {
+		tc.want = append(tc.want, common...)
 		var b bytes.Buffer
 		if err := tc.render(&b); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)

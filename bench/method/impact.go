@@ -85,9 +85,11 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		Rate         Shift                   `json:"transaction_rate_shift"`
 		Rounds       []ImpactRound           `json:"rounds"`
 		Verdict      string                  `json:"verdict"`
+		Summary      string                  `json:"summary"`
+		Bound        float64                 `json:"equivalence_bound_pct"`
 		Baseline     metrics.Siege           `json:"baseline"`
 		Candidate    metrics.Siege           `json:"candidate"`
-	}{m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Baseline, r.Candidate})
+	}{m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
 // ImpactReport is the analysis of an impact study.
@@ -96,15 +98,21 @@ type ImpactReport struct {
 	Metrics []ImpactMetric `json:"-"`
 	// Phases are the latency percentiles per phase (ms).
 	Phases []ImpactMetric `json:"-"`
-	// ResponseTime compares the per-second mean response times (ms) of
-	// the two sides' steady windows, pooled over the rounds.
+	// ResponseTime compares the rounds' mean response times (ms, each
+	// round's steady window): the rounds, interleaved, are the independent
+	// samples (the seconds of one run are not).
 	ResponseTime Shift `json:"response_time_shift"`
-	// Rate compares the per-second transaction counts.
+	// Rate compares the rounds' transaction rates (/s).
 	Rate Shift `json:"transaction_rate_shift"`
 	// Rounds are each round's transaction rate and response time, for the
 	// spread.
-	Rounds  []ImpactRound `json:"rounds"`
-	Verdict string        `json:"verdict"`
+	Rounds []ImpactRound `json:"rounds"`
+	// Verdict is the response-time shift's: VerdictSignificant,
+	// VerdictEquivalent or VerdictInconclusive; Summary says it in words,
+	// with the size, the interval, p, the bound and, when inconclusive, the
+	// reason and the rounds needed.
+	Verdict string `json:"verdict"`
+	Summary string `json:"summary"`
 	// Siege is each side's pooled summary.
 	Baseline, Candidate metrics.Siege `json:"-"`
 }
@@ -119,6 +127,9 @@ type ImpactMetric struct {
 	Delta       float64 `json:"delta"`
 	DeltaPct    float64 `json:"delta_pct"`
 	Significant bool    `json:"significant"`
+	// Verdict is the verdict of the shift that tests the metric (empty if
+	// untested).
+	Verdict string `json:"verdict,omitempty"`
 	// Tested says whether a significance test applies to the metric.
 	Tested bool `json:"-"`
 }
@@ -132,8 +143,14 @@ type ImpactRound struct {
 	CandidateResponseTimeMS float64 `json:"candidate_response_time_ms"`
 }
 
-// Analyze compares the two sides.
+// Analyze compares the two sides with the default equivalence bound.
 func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
+	return AnalyzeWithin(runs, DefaultEquivalencePct)
+}
+
+// AnalyzeWithin compares the two sides; a shift within boundPct percent of
+// the baseline is no difference.
+func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 	b, err := metrics.SiegeOf(runs.Baseline...)
 	if err != nil {
 		return nil, err
@@ -143,31 +160,39 @@ func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
 		return nil, err
 	}
 	rep := &ImpactReport{Baseline: b, Candidate: c}
-	bMean, bRate := perSecond(runs.Baseline)
-	cMean, cRate := perSecond(runs.Candidate)
-	rep.ResponseTime = Compare(bMean, cMean)
-	rep.Rate = Compare(bRate, cRate)
-	latency := rep.ResponseTime.Significant
-	rate := rep.Rate.Significant
-	add := func(key, label, unit string, bv, cv float64, tested, sig bool) {
-		m := ImpactMetric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, Tested: tested, Significant: tested && sig}
+	bMean, bRate, err := perRound(runs.Baseline)
+	if err != nil {
+		return nil, err
+	}
+	cMean, cRate, err := perRound(runs.Candidate)
+	if err != nil {
+		return nil, err
+	}
+	rep.ResponseTime = CompareWithin(bMean, cMean, boundPct)
+	rep.Rate = CompareWithin(bRate, cRate, boundPct)
+	latency, rate := &rep.ResponseTime, &rep.Rate
+	add := func(key, label, unit string, bv, cv float64, tested bool, by *Shift) {
+		m := ImpactMetric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, Tested: tested}
+		if tested {
+			m.Significant, m.Verdict = by.Significant, by.Verdict
+		}
 		if bv != 0 {
 			m.DeltaPct = 100 * (cv - bv) / bv
 		}
 		rep.Metrics = append(rep.Metrics, m)
 	}
 	add("transactions", "Transactions", "hits", float64(b.Transactions), float64(c.Transactions), true, rate)
-	add("availability", "Availability", "%", b.Availability, c.Availability, false, false)
-	add("elapsed_time", "Elapsed time", "s", b.ElapsedTime, c.ElapsedTime, false, false)
+	add("availability", "Availability", "%", b.Availability, c.Availability, false, nil)
+	add("elapsed_time", "Elapsed time", "s", b.ElapsedTime, c.ElapsedTime, false, nil)
 	add("data_transferred", "Data transferred", "MB", b.DataTransferred, c.DataTransferred, true, rate)
 	add("response_time", "Response time", "s", b.ResponseTime, c.ResponseTime, true, latency)
 	add("transaction_rate", "Transaction rate", "trans/s", b.TransactionRate, c.TransactionRate, true, rate)
 	add("throughput", "Throughput", "MB/s", b.Throughput, c.Throughput, true, rate)
 	add("concurrency", "Concurrency", "", b.Concurrency, c.Concurrency, true, latency)
-	add("successful_transactions", "Successful transactions", "", float64(b.SuccessfulTransactions), float64(c.SuccessfulTransactions), false, false)
-	add("failed_transactions", "Failed transactions", "", float64(b.FailedTransactions), float64(c.FailedTransactions), false, false)
-	add("longest_transaction", "Longest transaction", "s", b.LongestTransaction, c.LongestTransaction, false, false)
-	add("shortest_transaction", "Shortest transaction", "s", b.ShortestTransaction, c.ShortestTransaction, false, false)
+	add("successful_transactions", "Successful transactions", "", float64(b.SuccessfulTransactions), float64(c.SuccessfulTransactions), false, nil)
+	add("failed_transactions", "Failed transactions", "", float64(b.FailedTransactions), float64(c.FailedTransactions), false, nil)
+	add("longest_transaction", "Longest transaction", "s", b.LongestTransaction, c.LongestTransaction, false, nil)
+	add("shortest_transaction", "Shortest transaction", "s", b.ShortestTransaction, c.ShortestTransaction, false, nil)
 
 	for _, ph := range []string{"connect", "handshake", "ttfb", "total"} {
 		hb, err := metrics.Pooled(ph, runs.Baseline...)
@@ -193,44 +218,61 @@ func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
 		rep.Rounds = append(rep.Rounds, ImpactRound{Round: i + 1, BaselineRate: sb.TransactionRate, CandidateRate: sc.TransactionRate,
 			BaselineResponseTimeMS: sb.ResponseTime * 1000, CandidateResponseTimeMS: sc.ResponseTime * 1000})
 	}
-	rep.Verdict = verdict(rep.ResponseTime)
+	rep.Verdict = rep.ResponseTime.Verdict
+	rep.Summary = ShiftSummary(rep.ResponseTime)
 	return rep, nil
 }
 
-// verdict says the response-time shift in words.
-func verdict(s Shift) string {
-	if !s.Significant {
-		return fmt.Sprintf("no significant difference in response time (%+.2f ms ± %.2f ms per request, %s)", s.Delta, s.CI95, pText(s.P))
+// ShiftSummary says the response-time shift s in words: the verdict, the size,
+// the 95% interval, p, the equivalence bound and, when inconclusive, the
+// reason and the rounds needed.
+func ShiftSummary(s Shift) string {
+	n := roundsText(s.Baseline.N, s.Candidate.N) + " a side"
+	bound := fmt.Sprintf("±%g%% of the baseline, ±%.3g ms", s.EquivalenceBoundPct, s.EquivalenceBound)
+	switch s.Verdict {
+	case VerdictSignificant:
+		verb := "adds"
+		if s.Delta < 0 {
+			verb = "saves"
+		}
+		within := "equivalence bound"
+		if math.Abs(s.Delta)+s.CI98 < s.EquivalenceBound {
+			within = "yet within the equivalence bound"
+		}
+		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)", verb, math.Abs(s.Delta), s.CI95,
+			pct(s.Delta, s.Baseline.Mean), pText(s.P), n, within, bound)
+	case VerdictEquivalent:
+		return fmt.Sprintf("equivalent: no difference in response time larger than %s (shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
+			bound, s.Delta, s.CI98, pText(s.P), n)
 	}
-	verb := "adds"
-	if s.Delta < 0 {
-		verb = "saves"
+	return fmt.Sprintf("inconclusive: response time shift %+.3g ms ± %.3g ms (%+.1f%%; %s, equivalence bound %s): %s",
+		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s.P), bound, s.Reason)
+}
+
+func pct(delta, base float64) float64 {
+	if base == 0 {
+		return 0
 	}
-	return fmt.Sprintf("candidate %s %.2f ms ± %.2f ms per request (%s)", verb, math.Abs(s.Delta), s.CI95, pText(s.P))
+	return 100 * delta / base
 }
 
 func pText(p float64) string {
-	switch {
-	case p < 0.001:
+	if p < 0.001 {
 		return "p < 0.001"
-	case p < 0.01:
-		return "p < 0.01"
 	}
-	return fmt.Sprintf("p = %.2f", p)
+	return fmt.Sprintf("p = %.2g", p)
 }
 
-// perSecond collects the steady-window seconds of runs: mean response time
-// (ms) and transactions, one sample per second with transactions.
-func perSecond(runs []*metrics.Run) (mean, rate []float64) {
+// perRound returns each run's steady-window mean response time (ms) and
+// transaction rate (/s): one sample per round.
+func perRound(runs []*metrics.Run) (mean, rate []float64, err error) {
 	for _, r := range runs {
-		for _, s := range r.Series {
-			// Whole seconds inside the steady window only.
-			if s.Partial || float64(s.T) <= r.SteadyStartS || float64(s.T) > r.SteadyStartS+r.DurationS || s.Transactions == 0 {
-				continue
-			}
-			mean = append(mean, s.TotalMean/1000)
-			rate = append(rate, float64(s.Transactions))
+		s, err := metrics.SiegeOf(r)
+		if err != nil {
+			return nil, nil, err
 		}
+		mean = append(mean, s.ResponseTime*1000)
+		rate = append(rate, s.TransactionRate)
 	}
-	return mean, rate
+	return mean, rate, nil
 }

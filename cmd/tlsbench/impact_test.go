@@ -3,13 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -37,25 +40,48 @@ func impactTargets(t *testing.T, delay time.Duration) (a, b, ca string) {
 	return urls[0], urls[1], ca
 }
 
-// TestImpact: a candidate that adds 5 ms before every response is found to
-// add about 5 ms, significantly; identical targets differ insignificantly.
+// TestImpact: a candidate that adds 20 ms before every response is found to
+// add about 20 ms, significantly, at 8 rounds a side; identical targets are
+// never significant; 2 rounds a side are inconclusive whatever the shift,
+// with the reason.
 func TestImpact(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		delay time.Duration
-		// want is a phrase of the verdict; lo and hi bound the mean shift (ms).
-		want   string
-		lo, hi float64
+		name   string
+		delay  time.Duration
+		rounds string
+		bound  string
+		// verdicts are the acceptable verdicts; lo and hi bound the mean
+		// shift (ms); reason is a phrase of the reason if inconclusive.
+		verdicts []string
+		lo, hi   float64
+		reason   string
 	}{
-		// A 5 ms sleep in the target: never less, and up to a few ms more
-		// when the two cores are busy (7.0 ms seen with other work running).
-		{"5ms delay", 5 * time.Millisecond, "candidate adds", 4, 9.5},
-		{"identical", 0, "no significant difference", -2, 2},
+		// A 20 ms sleep in the target: about 20 ms more per request. The
+		// samples are the rounds' means; when the two cores are busy the
+		// baseline (all CPU) slows more than the candidate (mostly asleep),
+		// so the shift reads less (a 5 ms sleep read +1.7 ms at load
+		// average 17, with a 6.4 ms baseline). 8 rounds a side: p < 0.01
+		// allows 7 of the 64 pairs out of order. A round stalled for long
+		// can widen the Welch interval past zero (+25 ms ± 49 seen): then
+		// inconclusive, saying so.
+		{"20ms delay", 20 * time.Millisecond, "8", "5", []string{method.VerdictSignificant, method.VerdictInconclusive}, 10, math.Inf(1),
+			"but the 95% interval"},
+		// Identical targets: equivalent within 50%, or inconclusive when the
+		// shared CPU spreads the rounds more than that; never significant
+		// but by the 1% chance of the test. Any shift: one stalled round
+		// can move the mean (+9.6 ms ± 27.6 seen at load average 20).
+		{"identical", 0, "6", "50", []string{method.VerdictEquivalent, method.VerdictInconclusive}, math.Inf(-1), math.Inf(1), "rounds a side would be needed"},
+		// 2 rounds a side: the smallest possible p is 2/6.
+		// Any shift: one loaded round can swamp it (−0.6 ms seen at load
+		// average 18).
+		{"2 rounds", 20 * time.Millisecond, "2", "5", []string{method.VerdictInconclusive}, math.Inf(-1), math.Inf(1),
+			"2 rounds a side cannot reach p < 0.01: the smallest possible p is 0.333"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b, ca := impactTargets(t, tc.delay)
 			code, stdout, stderr := invoke(t, context.Background(), "impact", "-q", "--baseline", a, "--candidate", b, "--cacert", ca,
-				"-c", "2", "-d", "2s", "--warmup", "200ms", "--rounds", "3", "--cooldown", "0s", "--format", "json",
+				"-c", "2", "-d", "500ms", "--warmup", "200ms", "--rounds", tc.rounds, "--cooldown", "0s", "--format", "json",
+				"--equivalence-bound", tc.bound,
 				"-H", "User-Agent: {{random.base64 500}}", "--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256")
 			if code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
@@ -65,21 +91,46 @@ func TestImpact(t *testing.T) {
 					Baseline, Candidate, Delta float64
 					DeltaPct                   float64 `json:"delta_pct"`
 					Significant                bool
+					Verdict                    string
 				}
 				Shift struct {
-					Delta, CI95, P float64
-					Significant    bool
+					Delta, CI95, P      float64
+					Significant         bool
+					Verdict             string
+					Bound               float64 `json:"equivalence_bound"`
+					BoundPct            float64 `json:"equivalence_bound_pct"`
+					Reason              string
+					RoundsNeeded        int `json:"rounds_needed"`
+					Baseline, Candidate struct{ N int }
 				} `json:"response_time_shift"`
-				Verdict string
+				Verdict, Summary string
 			}
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("%v: %s", err, stdout)
 			}
-			t.Logf("%s (Δ %.2f ms ± %.2f, p %.4f)", rep.Verdict, rep.Shift.Delta, rep.Shift.CI95, rep.Shift.P)
-			if !strings.Contains(rep.Verdict, tc.want) {
-				t.Errorf("verdict %q, want %q", rep.Verdict, tc.want)
+			s := rep.Shift
+			t.Logf("%s", rep.Summary)
+			if !slices.Contains(tc.verdicts, rep.Verdict) || s.Verdict != rep.Verdict || rep.Metrics["response_time"].Verdict != rep.Verdict {
+				t.Errorf("verdict %q (shift %q, metric %q), want one of %q", rep.Verdict, s.Verdict, rep.Metrics["response_time"].Verdict, tc.verdicts)
 			}
-			if d := rep.Shift.Delta; d < tc.lo || d > tc.hi {
+			if tc.delay > 0 && tc.rounds == "8" && s.P >= method.Alpha {
+				t.Errorf("p = %v at 8 rounds a side against a 20 ms delay", s.P)
+			}
+			if n, _ := strconv.Atoi(tc.rounds); s.Baseline.N != n || s.Candidate.N != n {
+				t.Errorf("samples %d and %d, want one per round (%d)", s.Baseline.N, s.Candidate.N, n)
+			}
+			bound, _ := strconv.ParseFloat(tc.bound, 64)
+			if s.BoundPct != bound || s.Bound <= 0 || !strings.Contains(rep.Summary, "±"+tc.bound+"% of the baseline") {
+				t.Errorf("bound %v (%v%%), want %s%% of the baseline, said in %q", s.Bound, s.BoundPct, tc.bound, rep.Summary)
+			}
+			if rep.Verdict == method.VerdictInconclusive {
+				if !strings.Contains(s.Reason, tc.reason) || s.RoundsNeeded == 0 && !strings.Contains(s.Reason, "no number of rounds") {
+					t.Errorf("reason %q (rounds needed %d), want %q", s.Reason, s.RoundsNeeded, tc.reason)
+				}
+			} else if s.Reason != "" || s.RoundsNeeded != 0 {
+				t.Errorf("%s with reason %q, rounds needed %d", rep.Verdict, s.Reason, s.RoundsNeeded)
+			}
+			if d := s.Delta; d < tc.lo || d > tc.hi {
 				t.Errorf("shift %.2f ms, want %.1f to %.1f", d, tc.lo, tc.hi)
 			}
 			// Siege's keys and units.
@@ -116,6 +167,8 @@ func TestImpactBadInput(t *testing.T) {
 		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--urls", urls}, "urls.txt:2"},
 		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--format", "pdf"}, "unknown --format"},
 		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--rate", "5"}, "--rate"},
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--equivalence-bound", "0"}, "--equivalence-bound"},
+		{[]string{"impact", "--baseline", "https://a/", "--candidate", "https://b/", "--equivalence-bound", "five"}, "--equivalence-bound"},
 	} {
 		code, _, stderr := invoke(t, context.Background(), tc.args...)
 		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
