@@ -79,6 +79,7 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		ph[x.Key] = x
 	}
 	return json.Marshal(struct {
+		Schema       string                  `json:"schema"`
 		Metrics      map[string]ImpactMetric `json:"metrics"`
 		Latency      map[string]ImpactMetric `json:"latency"`
 		ResponseTime Shift                   `json:"response_time_shift"`
@@ -87,7 +88,7 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		Verdict      string                  `json:"verdict"`
 		Baseline     metrics.Siege           `json:"baseline"`
 		Candidate    metrics.Siege           `json:"candidate"`
-	}{m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Baseline, r.Candidate})
+	}{ImpactSchema, m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Baseline, r.Candidate})
 }
 
 // ImpactReport is the analysis of an impact study.

@@ -51,10 +51,23 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		r.Errors.Total += n
 		r.Errors.Examples[k] = "injected " + k
 	}
+	// A record that passes metrics.Run.Validate: its rate is its count
+	// over its window, which is set to give the value v.
+	r.Load.Mode, r.DurationS = "closed", 10
 	if req.Test.Engine == job.CPS {
+		if v > 0 {
+			r.DurationS = float64(r.Transactions) / v
+		} else {
+			r.Transactions = 0
+		}
 		r.CPSResult = &metrics.CPSResult{CPS: v}
 	} else {
-		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000}
+		if v > 0 {
+			r.DurationS = float64(r.Bytes.Payload) * 8 / 1e9 / v
+		} else {
+			r.Bytes.Payload = 0
+		}
+		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000, RPS: 1000 / r.DurationS}
 	}
 	return r, nil
 }
