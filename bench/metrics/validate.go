@@ -33,7 +33,7 @@ func (e *FieldError) Error() string {
 	switch {
 	case e.Path == "":
 		return e.Msg
-	case strings.HasPrefix(e.Msg, "(") || strings.HasPrefix(e.Msg, `"`):
+	case strings.HasPrefix(e.Msg, "(") || e.Path == "schema":
 		return e.Path + " " + e.Msg // p99 (120) < p90 (130); schema "x", want "y"
 	}
 	return e.Path + ": " + e.Msg

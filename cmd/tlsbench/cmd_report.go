@@ -163,8 +163,8 @@ func readInput(path string) (reports.Input, error) {
 	}
 	in.Run, err = metrics.ReadRun(path)
 	var fe *metrics.FieldError
-	if errors.As(err, &fe) {
-		return in, usagef("%v", err) // file: field: what is wrong
+	if errors.As(err, &fe) && fe.Path != "schema" {
+		return in, usagef("%v", err) // a run record, not valid: file: field: what is wrong
 	}
 	if err != nil {
 		return in, usagef("%v (want a run record or a campaign directory)", pathErr(err))
