@@ -200,3 +200,26 @@ func TestReportRejectsBrokenRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestImpactOutputsMatchSchema: impact's result (--format json) and its
+// rounds' records (--json FILE) carry their schema versions and are valid
+// against their schemas (checked by invoke).
+func TestImpactOutputsMatchSchema(t *testing.T) {
+	a, b, ca := impactTargets(t, 0)
+	file := filepath.Join(t.TempDir(), "rounds.json")
+	code, stdout, stderr := invoke(t, context.Background(), "impact", "-q", "--baseline", a, "--candidate", b, "--cacert", ca,
+		"-c", "2", "-d", "500ms", "--warmup", "100ms", "--rounds", "2", "--cooldown", "0s", "--format", "json", "--json", file, "--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := schematest.Detect(data); got != schemas.ImpactRuns {
+		t.Errorf("--json file names schema %q, want %q", got, schemas.ImpactRuns)
+	}
+	if got := schematest.Detect([]byte(stdout)); got != schemas.Impact {
+		t.Errorf("--format json names schema %q, want %q", got, schemas.Impact)
+	}
+}
