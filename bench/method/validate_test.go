@@ -78,7 +78,9 @@ func TestLedgerAndSummaryValidated(t *testing.T) {
 		{"no schema", func(m map[string]any) { delete(m, "schema") }, `schema "", want "tlsbench/summary/v1"`},
 		{"negative value", func(m map[string]any) { m["cells"].([]any)[0].(map[string]any)["value"] = -1e308 }, "cells[0].value: -1e+308 is negative"},
 		{"unknown engine", func(m map[string]any) { m["cells"].([]any)[0].(map[string]any)["engine"] = "warp" }, `cells[0].engine: "warp" is not one of`},
-		{"more accepted than made", func(m map[string]any) { m["rows"].([]any)[0].(map[string]any)["cps_runs"].(map[string]any)["accepted"] = 99 }, "rows[0].cps_runs.accepted: 99 is more than total"},
+		{"more accepted than made", func(m map[string]any) {
+			m["rows"].([]any)[0].(map[string]any)["cps_runs"].(map[string]any)["accepted"] = 99
+		}, "rows[0].cps_runs.accepted: 99 is more than total"},
 		{"misspelled", func(m map[string]any) { m["rows"].([]any)[0].(map[string]any)["cipherr"] = "x" }, "rows[0].cipherr: unknown field"},
 	} {
 		data := edit(summary, tc.edit)
