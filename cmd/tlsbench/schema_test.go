@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
@@ -74,6 +75,9 @@ func checkOutputFile(t *testing.T, file string) {
 			return
 		}
 		schematest.ValidLines(t, schemas.Ledger, file, data)
+		if _, err := method.ReadLedger(file); err != nil {
+			t.Errorf("a ledger tlsbench wrote does not read back: %v", err)
+		}
 	case strings.HasSuffix(file, ".json"):
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -96,6 +100,26 @@ func checkJSON(t *testing.T, what string, data []byte) {
 		return
 	}
 	schematest.Valid(t, v, what, data)
+	// What tlsbench writes, it reads back: the Go validation agrees.
+	var err error
+	switch v {
+	case schemas.Run:
+		_, err = metrics.DecodeRun(data)
+	case schemas.Summary:
+		_, err = method.DecodeSummary(data)
+	case schemas.ImpactRuns:
+		var runs struct{ Baseline, Candidate []json.RawMessage }
+		if err = json.Unmarshal(data, &runs); err == nil {
+			for _, r := range append(runs.Baseline, runs.Candidate...) {
+				if _, err = metrics.DecodeRun(r); err != nil {
+					break
+				}
+			}
+		}
+	}
+	if err != nil {
+		t.Errorf("%s does not read back: %v", what, err)
+	}
 }
 
 // TestBinaryHasNoSchemaValidator: the JSON Schema validator is for tests
