@@ -321,6 +321,10 @@ func (r *Run) checkLatency(c *Checker) {
 		}
 		CheckPercentiles(c, "latency_us."+phase, r.Latency[phase])
 	}
+	// Every successful transaction of the window has a total latency.
+	if p, ok := r.Latency[Total.String()]; ok && p.Count != r.Transactions && c.Err == nil {
+		c.Failf("latency_us.total.count", "%d, but transactions is %d", p.Count, r.Transactions)
+	}
 	for _, phase := range sortedKeys(r.Histograms) {
 		path := "histograms." + phase
 		if !knownPhase(phase) {

@@ -49,6 +49,10 @@ func TestBrokenRecords(t *testing.T) {
 		{"unknown engine", false, func(m map[string]any) { m["engine"] = "warp" }, `engine: "warp" is not one of cps, throughput`, true},
 		{"other schema", false, func(m map[string]any) { m["schema"] = "tlsbench/run/v2" }, `schema "tlsbench/run/v2", want "tlsbench/run/v1"`, true},
 		{"negative count", false, func(m map[string]any) { m["transactions"] = -1 }, "transactions: -1 is negative", true},
+		{"transactions not the latencies' count", false, func(m map[string]any) {
+			m["transactions"] = m["transactions"].(float64) * 2
+			m["cps"] = m["cps"].(float64) * 2
+		}, "latency_us.total.count: ", false},
 		{"negative bytes", false, func(m map[string]any) { obj(m, "bytes")["wire_in"] = -7 }, "bytes.wire_in: -7 is negative", true},
 		{"negative class count", false, func(m map[string]any) { obj(m, "errors", "by_class")["timeout"] = -3 }, "errors.by_class.timeout: -3 is negative", true},
 		{"bad error class", false, func(m map[string]any) { obj(m, "errors", "by_class")["Time Out"] = 0 }, `errors.by_class: "Time Out" is not an error class`, true},
@@ -67,9 +71,9 @@ func TestBrokenRecords(t *testing.T) {
 		}, "latency_us.total.p99 (", false},
 		{"max below p999", false, func(m map[string]any) { obj(m, "latency_us", "handshake")["max"] = 1 }, "latency_us.handshake.max (1) < p999", false},
 		{"count not the histogram's", false, func(m map[string]any) {
-			p := obj(m, "latency_us", "total")
+			p := obj(m, "latency_us", "handshake")
 			p["count"] = p["count"].(float64) + 1
-		}, "histograms.total: counts", false},
+		}, "histograms.handshake: counts", false},
 		{"undecodable histogram", false, func(m map[string]any) { obj(m, "histograms")["total"] = "AAAA" }, "histograms.total: not an HdrHistogram", false},
 		{"window not measured", false, func(m map[string]any) { m["duration_s"] = 0; m["cps"] = 0 }, "duration_s: 0 in a complete run", false},
 		{"ended before started", false, func(m map[string]any) { m["ended"] = "2000-01-01T00:00:00Z" }, "ended: 2000-01-01T00:00:00Z is before started", false},
