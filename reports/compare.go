@@ -16,6 +16,8 @@ import (
 // side by side, or two campaigns cell by cell (the published run of each
 // cell). B is the baseline: deltas are A − B.
 type ComparisonReport struct {
+	Schema string `json:"schema"` // CompareSchema
+
 	A     string           `json:"a"`
 	B     string           `json:"b"`
 	Cells []CellComparison `json:"cells"`
@@ -43,7 +45,7 @@ type CellComparison struct {
 // profile — by engine and profile alone when each has a single DUT, so that
 // one DUT can be held against another.
 func BuildComparison(a, b Input) (*ComparisonReport, error) {
-	rep := &ComparisonReport{A: a.Name, B: b.Name}
+	rep := &ComparisonReport{Schema: CompareSchema, A: a.Name, B: b.Name}
 	switch {
 	case a.Run != nil && b.Run != nil:
 		ra, rb := a.Run, b.Run

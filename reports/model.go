@@ -35,6 +35,8 @@ type Input struct {
 // profile, every DUT side by side) and the methodology appendix behind it.
 // It is plain data; its JSON is the json format.
 type Report struct {
+	// Schema is ReportSchema.
+	Schema      string         `json:"schema"`
 	Title       string         `json:"title"`
 	DUTs        []string       `json:"duts"`
 	Table       []TableRow     `json:"table"`
@@ -208,7 +210,7 @@ func Build(inputs []Input) (*Report, error) {
 	}
 	var items []*item
 	var envRuns []*metrics.Run
-	r := &Report{}
+	r := &Report{Schema: ReportSchema}
 	var titles []string
 	records := map[string]*recordGroup{}
 	var recordOrder []string
@@ -776,3 +778,10 @@ func ruleText(a method.Accept) string {
 	}
 	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
 }
+
+// The schema versions of the JSON outputs of report and compare (their
+// JSON Schemas are in package schemas).
+const (
+	ReportSchema  = "tlsbench/report/v1"
+	CompareSchema = "tlsbench/compare/v1"
+)

@@ -19,7 +19,27 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
+	"github.com/tlsbench/tlsbench/schemas"
+	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
+
+// validCampaignDir checks a campaign directory's summary.json and every
+// line of its ledger.jsonl against their JSON Schemas.
+func validCampaignDir(t *testing.T, dir string) {
+	t.Helper()
+	for _, f := range []struct{ file, version string }{{method.SummaryFile, schemas.Summary}, {method.LedgerFile, schemas.Ledger}} {
+		data, err := os.ReadFile(filepath.Join(dir, f.file))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if f.file == method.LedgerFile {
+			schematest.ValidLines(t, f.version, filepath.Join(dir, f.file), data)
+		} else {
+			schematest.Valid(t, f.version, filepath.Join(dir, f.file), data)
+		}
+	}
+}
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
@@ -56,6 +76,7 @@ func campaign(t *testing.T, sc reporttest.Scenario) reports.Input {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validCampaignDir(t, filepath.Join(campaigns.root, sc.Plan.Name))
 	in := reports.Input{Name: name, Campaign: &reports.Campaign{Dir: name, Plan: sc.Plan, Summary: s, Ledger: ledger}}
 	campaigns.m[name] = in
 	return in
@@ -150,6 +171,9 @@ func TestGolden(t *testing.T) {
 		if err := tc.render(&buf); err != nil {
 			t.Errorf("%s: %v", tc.file, err)
 			continue
+		}
+		if strings.HasSuffix(tc.file, ".json") {
+			schematest.Valid(t, schematest.Detect(buf.Bytes()), tc.file, buf.Bytes())
 		}
 		golden := filepath.Join("testdata", "golden", tc.file)
 		if *update {

@@ -79,6 +79,7 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		ph[x.Key] = x
 	}
 	return json.Marshal(struct {
+		Schema       string                  `json:"schema"`
 		Metrics      map[string]ImpactMetric `json:"metrics"`
 		Latency      map[string]ImpactMetric `json:"latency"`
 		ResponseTime Shift                   `json:"response_time_shift"`
@@ -89,7 +90,7 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		Bound        float64                 `json:"equivalence_bound_pct"`
 		Baseline     metrics.Siege           `json:"baseline"`
 		Candidate    metrics.Siege           `json:"candidate"`
-	}{m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
+	}{ImpactSchema, m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
 // ImpactReport is the analysis of an impact study.

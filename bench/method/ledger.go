@@ -15,6 +15,8 @@ import (
 // Entry is one line of the ledger: a run the method made, how it was judged,
 // and its full record.
 type Entry struct {
+	// Schema is LedgerSchema; Append sets it.
+	Schema   string       `json:"schema"`
 	Key      string       `json:"key"`
 	Phase    string       `json:"phase"`
 	DUT      string       `json:"dut"`
@@ -62,17 +64,18 @@ func parseLedger(file string, data []byte) (entries []*Entry, good int, err erro
 		if nl < 0 {
 			break // a torn last line
 		}
-		var e Entry
-		if err := json.Unmarshal(data[off:off+nl], &e); err != nil || e.Key == "" {
+		line := data[off : off+nl]
+		if !json.Valid(line) {
 			if off+nl+1 == len(data) {
 				break // a damaged last line
 			}
 			return nil, 0, fmt.Errorf("ledger %s: line %d is not a ledger entry", file, len(entries)+1)
 		}
-		if e.Run != nil && e.Run.Schema != metrics.Schema {
-			return nil, 0, fmt.Errorf("ledger %s: line %d: run schema %q, want %q", file, len(entries)+1, e.Run.Schema, metrics.Schema)
+		e, err := DecodeEntry(line)
+		if err != nil {
+			return nil, 0, fmt.Errorf("ledger %s: line %d: %w", file, len(entries)+1, err)
 		}
-		entries = append(entries, &e)
+		entries = append(entries, e)
 		off += nl + 1
 		good = off
 	}
@@ -123,6 +126,7 @@ func (l *Ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
 
 // Append writes e as one line and syncs it to disk.
 func (l *Ledger) Append(e *Entry) error {
+	e.Schema = LedgerSchema
 	data, err := json.Marshal(e)
 	if err != nil {
 		return err

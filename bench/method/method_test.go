@@ -13,7 +13,27 @@ import (
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/schemas"
+	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
+
+// validSummary writes s as qualify does and checks the file against its
+// JSON Schema and with DecodeSummary.
+func validSummary(t *testing.T, s *method.Summary) {
+	t.Helper()
+	dir, c := t.TempDir(), *s // WriteSummary sets c's schema version
+	if err := method.WriteSummary(dir, &c); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, method.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schematest.Valid(t, schemas.Summary, method.SummaryFile, data)
+	if _, err := method.DecodeSummary(data); err != nil {
+		t.Errorf("DecodeSummary(WriteSummary(s)): %v", err)
+	}
+}
 
 // fakeExec is a test double at the engine boundary: the value of a run is a
 // function of the request, so campaigns are deterministic.
@@ -51,10 +71,23 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		r.Errors.Total += n
 		r.Errors.Examples[k] = "injected " + k
 	}
+	// A record that passes metrics.Run.Validate: its rate is its count
+	// over its window, which is set to give the value v.
+	r.Load.Mode, r.DurationS = "closed", 10
 	if req.Test.Engine == job.CPS {
+		if v > 0 {
+			r.DurationS = float64(r.Transactions) / v
+		} else {
+			r.Transactions = 0
+		}
 		r.CPSResult = &metrics.CPSResult{CPS: v}
 	} else {
-		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000}
+		if v > 0 {
+			r.DurationS = float64(r.Bytes.Payload) * 8 / 1e9 / v
+		} else {
+			r.Bytes.Payload = 0
+		}
+		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000, RPS: 1000 / r.DurationS}
 	}
 	return r, nil
 }
@@ -86,7 +119,16 @@ func campaign(t *testing.T, p *method.Plan, exec method.Executor, dir string) *m
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
+	t.Cleanup(func() {
+		l.Close()
+		// Every ledger line the campaign wrote is valid against its schema.
+		data, err := os.ReadFile(filepath.Join(dir, method.LedgerFile))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		schematest.ValidLines(t, schemas.Ledger, method.LedgerFile, data)
+	})
 	return &method.Campaign{Plan: p, Profiles: profilesSet(), Exec: exec, Ledger: l}
 }
 
@@ -96,6 +138,7 @@ func TestCampaignFindsThePeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, s)
 	if got, want := len(s.Cells), 6; got != want {
 		t.Fatalf("%d cells, want %d", got, want)
 	}
@@ -147,6 +190,7 @@ func TestRejectedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, s)
 	c := s.Cells[0]
 	if got, want := c.Best3, []float64{1500, 1490, 1480}; !reflect.DeepEqual(got, want) {
 		t.Errorf("best three %v, want %v", got, want)
@@ -171,6 +215,7 @@ func TestGeneratorBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, s)
 	c := s.Cells[0]
 	if c.Failed == "" || c.Level != 0 {
 		t.Fatalf("cell %+v: want no accepted level", c)
@@ -198,6 +243,7 @@ func TestInconsistent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, s)
 	c := s.Cells[0]
 	if c.Consistent || c.Total != p.Method.Final.MaxRuns || c.Value != 10000 {
 		t.Errorf("cell %+v", c)
@@ -218,6 +264,7 @@ func TestResume(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, want)
 	for _, stopAfter := range []int{1, 7, 20, straight.calls - 1} {
 		dir := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -255,6 +302,7 @@ func TestTornLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, want)
 	file := filepath.Join(dir, method.LedgerFile)
 	data, _ := os.ReadFile(file)
 	lines := strings.SplitAfter(string(data), "\n")
@@ -267,6 +315,7 @@ func TestTornLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	validSummary(t, got)
 	if got, want := again.calls, exec.calls-5; got != want {
 		t.Errorf("made %d runs again, want %d", got, want)
 	}

@@ -11,6 +11,8 @@ import (
 // Summary is a campaign's result: the published table as data, and the
 // evidence behind every cell.
 type Summary struct {
+	// Schema is SummarySchema; WriteSummary sets it.
+	Schema      string       `json:"schema"`
 	Name        string       `json:"name"`
 	Rows        []Row        `json:"rows"`
 	Cells       []*Cell      `json:"cells"`
@@ -44,6 +46,7 @@ const SummaryFile = "summary.json"
 
 // WriteSummary writes dir/summary.json atomically.
 func WriteSummary(dir string, s *Summary) error {
+	s.Schema = SummarySchema
 	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err

@@ -318,19 +318,23 @@ func ReadRun(file string) (*Run, error) {
 	return r, nil
 }
 
-// DecodeRun decodes a run record and checks its schema and histograms.
+// DecodeRun decodes a run record and validates it (Validate): its schema,
+// every field known (a misspelled one is an error), counts, rates,
+// percentiles, window, series and histograms. A record that is not valid
+// gets a *FieldError naming the field.
 func DecodeRun(data []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a run record: %w", err)
 	}
 	if r.Schema != Schema {
-		return nil, fmt.Errorf("schema %q, want %q", r.Schema, Schema)
+		return nil, &FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", r.Schema, Schema)}
 	}
-	for phase := range r.Histograms {
-		if _, err := r.Histogram(phase); err != nil {
-			return nil, err
-		}
+	if err := CheckFields(data, &r); err != nil {
+		return nil, err
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

@@ -143,7 +143,10 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	runs, err := im.Do(ctx)
 	if *lf.jsonOut != "" && runs != nil {
-		data, jerr := json.MarshalIndent(runs, "", "  ")
+		data, jerr := json.MarshalIndent(struct {
+			Schema string `json:"schema"`
+			*method.ImpactRuns
+		}{method.ImpactRunsSchema, runs}, "", "  ")
 		if jerr == nil {
 			jerr = metrics.WriteFile(*lf.jsonOut, append(data, '\n'), 0o644)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -45,6 +46,9 @@ func runMerge(_ context.Context, args []string, stdout, _ io.Writer) error {
 		if err != nil {
 			if perr := pathErr(err); perr != err {
 				return usagef("%s: %v", file, perr)
+			}
+			if fe := (*metrics.FieldError)(nil); errors.As(err, &fe) && fe.Path != "schema" {
+				return usagef("%v", err) // a run record, not valid: file: field: what is wrong
 			}
 			return usagef("%v (want a run record)", err)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -190,6 +189,10 @@ func readInput(path string) (reports.Input, error) {
 		return in, usagef("%s is part of a campaign: give its directory, %s", path, filepath.Dir(path))
 	}
 	in.Run, err = metrics.ReadRun(path)
+	var fe *metrics.FieldError
+	if errors.As(err, &fe) && fe.Path != "schema" {
+		return in, usagef("%v", err) // a run record, not valid: file: field: what is wrong
+	}
 	if err != nil {
 		return in, usagef("%v (want a run record or a campaign directory)", pathErr(err))
 	}
@@ -221,8 +224,7 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 	case err != nil:
 		return nil, usagef("%s: %v", dir, err)
 	}
-	c.Summary = &method.Summary{}
-	if err := json.Unmarshal(data, c.Summary); err != nil {
+	if c.Summary, err = method.DecodeSummary(data); err != nil {
 		return nil, usagef("%s: %v", filepath.Join(dir, method.SummaryFile), err)
 	}
 	if c.Ledger, err = readLedger(filepath.Join(dir, method.LedgerFile)); err != nil {

@@ -31,6 +31,9 @@ func TestDependencyRules(t *testing.T) {
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 		"bench/internal/rawtls":      {"cipher", "profiles"},
 		"reports/reporttest":         {"bench/metrics", "bench/method", "profiles"},
+		// The JSON Schemas (embedded files), and their validator for tests.
+		"schemas":            {},
+		"schemas/schematest": {"schemas", "github.com/santhosh-tekuri/jsonschema/v6"},
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
 	if err != nil {

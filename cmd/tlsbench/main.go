@@ -75,6 +75,7 @@ func commands() []command {
 		{"calibrate", "measure the generator's cost per handshake and per GB; size a goal in cores", runCalibrate},
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
+		{"schema", "list the JSON Schemas of the records and outputs, or print one", runSchema},
 		{"version", "print the version", runVersion},
 	}
 }

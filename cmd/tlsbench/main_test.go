@@ -34,6 +34,7 @@ func invoke(t *testing.T, ctx context.Context, args ...string) (int, string, str
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(ctx, args, &out, &errb)
+	checkOutputs(t, args, out.String()) // every JSON written is valid against its schema
 	return code, out.String(), errb.String()
 }
 

@@ -197,9 +197,9 @@ func TestReportBadInput(t *testing.T) {
 	interrupted := filepath.Dir(write("interrupted/ledger.jsonl", ""))
 	empty := filepath.Join(dir, "empty")
 	os.Mkdir(empty, 0o755)
-	campaign := filepath.Dir(write("campaign/summary.json", `{"name": "c", "rows": [], "cells": []}`))
+	campaign := filepath.Dir(write("campaign/summary.json", `{"schema": "tlsbench/summary/v1", "name": "c", "rows": [], "cells": []}`))
 	write("campaign/ledger.jsonl", "")
-	badLedger := filepath.Dir(write("bad-ledger/summary.json", `{"name": "c"}`))
+	badLedger := filepath.Dir(write("bad-ledger/summary.json", `{"schema": "tlsbench/summary/v1", "name": "c"}`))
 	write("bad-ledger/ledger.jsonl", "not json\n{\"key\": \"x\"}\n")
 	for _, tc := range []struct {
 		args []string

@@ -1,0 +1,170 @@
+package method
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// The schema versions of the method's files and outputs (their JSON Schemas
+// are in package schemas).
+const (
+	LedgerSchema     = "tlsbench/ledger/v1"      // a line of ledger.jsonl
+	SummarySchema    = "tlsbench/summary/v1"     // summary.json
+	ImpactSchema     = "tlsbench/impact/v1"      // an ImpactReport as JSON
+	ImpactRunsSchema = "tlsbench/impact-runs/v1" // ImpactRuns as JSON (impact --json)
+)
+
+// phases are the ledger's phases.
+var phases = []string{Preliminary, Exploratory, FinalPhase}
+
+// DecodeEntry decodes and validates one ledger line: its schema version,
+// every field known, phase and engine, counts and value, and its run record
+// (metrics.Run.Validate). The error is a *metrics.FieldError naming the
+// field (run.latency_us.total.p99) when the line is JSON but not valid.
+func DecodeEntry(line []byte) (*Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(line, &e); err != nil {
+		return nil, err
+	}
+	if e.Schema != LedgerSchema {
+		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", e.Schema, LedgerSchema)}
+	}
+	if err := metrics.CheckFields(line, &e); err != nil {
+		return nil, err
+	}
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// Validate checks a ledger entry and its run.
+func (e *Entry) Validate() error {
+	var c metrics.Checker
+	if e.Key == "" {
+		c.Failf("key", "empty")
+	}
+	c.OneOf("phase", e.Phase, phases)
+	c.OneOf("engine", e.Engine, metrics.Engines)
+	c.Count("level", int64(e.Level))
+	c.Count("seq", int64(e.Seq))
+	c.Rate("value", e.Value)
+	if c.Err != nil {
+		return c.Err
+	}
+	if e.Run == nil {
+		return &metrics.FieldError{Path: "run", Msg: "missing"}
+	}
+	if err := e.Run.Validate(); err != nil {
+		var fe *metrics.FieldError
+		if errors.As(err, &fe) {
+			return fe.Under("run")
+		}
+		return fmt.Errorf("run: %w", err)
+	}
+	if e.Run.Engine != e.Engine {
+		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q", e.Run.Engine, e.Engine)}
+	}
+	return nil
+}
+
+// DecodeSummary decodes and validates a campaign summary (summary.json):
+// its schema version, every field known, engines, counts and values. The
+// error is a *metrics.FieldError naming the field (cells[2].value) when the
+// file is JSON but not valid.
+func DecodeSummary(data []byte) (*Summary, error) {
+	var s Summary
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, err
+	}
+	if s.Schema != SummarySchema {
+		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", s.Schema, SummarySchema)}
+	}
+	if err := metrics.CheckFields(data, &s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// Validate checks a summary's engines, counts and values.
+func (s *Summary) Validate() error {
+	var c metrics.Checker
+	runCount := func(path string, n RunCount) {
+		c.Count(path+".accepted", int64(n.Accepted))
+		c.Count(path+".total", int64(n.Total))
+		if n.Accepted > n.Total {
+			c.Failf(path+".accepted", "%d is more than total (%d)", n.Accepted, n.Total)
+		}
+	}
+	for i, r := range s.Rows {
+		p := fmt.Sprintf("rows[%d]", i)
+		if r.CPS != nil {
+			c.Rate(p+".cps", *r.CPS)
+		}
+		if r.Gbps != nil {
+			c.Rate(p+".gbps", *r.Gbps)
+		}
+		runCount(p+".cps_runs", r.CPSRuns)
+		runCount(p+".gbps_runs", r.GbpsRuns)
+	}
+	for i, cell := range s.Cells {
+		p := fmt.Sprintf("cells[%d]", i)
+		if cell == nil {
+			c.Failf(p, "null")
+			continue
+		}
+		c.OneOf(p+".engine", cell.Engine, metrics.Engines)
+		c.Count(p+".level", int64(cell.Level))
+		c.Rate(p+".value", cell.Value)
+		c.Rate(p+".spread", cell.Spread)
+		runCount(p, RunCount{Accepted: cell.Accepted, Total: cell.Total})
+		for j, v := range cell.Best3 {
+			c.Rate(fmt.Sprintf("%s.best3[%d]", p, j), v)
+		}
+		if !slices.IsSortedFunc(cell.Best3, func(a, b float64) int { return -cmpFloat(a, b) }) {
+			c.Failf(p+".best3", "%v is not in descending order", cell.Best3)
+		}
+		for j, pr := range cell.Exploration {
+			q := fmt.Sprintf("%s.exploration[%d]", p, j)
+			c.Count(q+".level", int64(pr.Level))
+			c.Rate(q+".value", pr.Value)
+			c.Count(q+".p99_us", pr.P99US)
+			c.Count(q+".errors", pr.Errors)
+			c.Rate(q+".generator_cpu", pr.GeneratorCPU)
+		}
+		for j, r := range cell.Runs {
+			q := fmt.Sprintf("%s.runs[%d]", p, j)
+			c.Count(q+".seq", int64(r.Seq))
+			c.Rate(q+".value", r.Value)
+		}
+	}
+	for i, pr := range s.Preliminary {
+		p := fmt.Sprintf("preliminary[%d]", i)
+		c.OneOf(p+".engine", pr.Engine, metrics.Engines)
+		c.Count(p+".body_size", pr.BodySize)
+	}
+	for i, d := range s.Differences {
+		c.OneOf(fmt.Sprintf("differences[%d].Engine", i), d.Engine, metrics.Engines)
+	}
+	if c.Err != nil {
+		return c.Err
+	}
+	return nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,528 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Engines are the engines a run record may name.
+var Engines = []string{"cps", "throughput"}
+
+// LoadModes are the load modes a run record may name.
+var LoadModes = []string{"closed", "open"}
+
+// ErrorClassPattern is what an error class looks like: "reset",
+// "tls_alert:handshake_failure".
+var ErrorClassPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(:[a-z0-9_]+)?$`)
+
+// FieldError is a record that is not valid: the path of the field at fault
+// (latency_us.total.p99, series[3].t) and what is wrong with it.
+type FieldError struct {
+	Path string
+	Msg  string
+}
+
+func (e *FieldError) Error() string {
+	switch {
+	case e.Path == "":
+		return e.Msg
+	case strings.HasPrefix(e.Msg, "(") || e.Path == "schema":
+		return e.Path + " " + e.Msg // p99 (120) < p90 (130); schema "x", want "y"
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// Under returns the error with its path put under prefix (run → run.x.y).
+func (e *FieldError) Under(prefix string) *FieldError {
+	if e.Path == "" {
+		return &FieldError{Path: prefix, Msg: e.Msg}
+	}
+	if strings.HasPrefix(e.Path, "[") {
+		return &FieldError{Path: prefix + e.Path, Msg: e.Msg}
+	}
+	return &FieldError{Path: prefix + "." + e.Path, Msg: e.Msg}
+}
+
+// Checker collects the first problem found in a record. Its methods check
+// one field each; the zero Checker is ready.
+type Checker struct{ Err *FieldError }
+
+// Failf records a problem with the field at path, if none was found yet.
+func (c *Checker) Failf(path, format string, args ...any) {
+	if c.Err == nil {
+		c.Err = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+// Count checks that a count is not negative.
+func (c *Checker) Count(path string, v int64) {
+	if v < 0 {
+		c.Failf(path, "%d is negative", v)
+	}
+}
+
+// Rate checks that a rate (or any measured quantity) is finite and not
+// negative.
+func (c *Checker) Rate(path string, v float64) {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		c.Failf(path, "%v is not a finite number", v)
+	case v < 0:
+		c.Failf(path, "%v is negative", v)
+	}
+}
+
+// Finite checks that a value is a finite number.
+func (c *Checker) Finite(path string, v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		c.Failf(path, "%v is not a finite number", v)
+	}
+}
+
+// OneOf checks that v is one of the allowed values.
+func (c *Checker) OneOf(path, v string, allowed []string) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	c.Failf(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
+}
+
+// Validate checks a run record: its schema, engine, counts (none
+// negative), rates (finite, not negative, agreeing with the counts they
+// come from), percentiles (in order, their counts those of the histograms),
+// window (a complete run measured a window; it ended after it started and
+// the window lies inside the run) and series (seconds in order, histograms
+// decodable). The error is a *FieldError naming the field.
+func (r *Run) Validate() error {
+	var c Checker
+	r.check(&c)
+	if c.Err != nil {
+		return c.Err
+	}
+	return nil
+}
+
+func (r *Run) check(c *Checker) {
+	if r.Schema != Schema {
+		c.Failf("schema", "%q, want %q", r.Schema, Schema)
+		return
+	}
+	c.OneOf("engine", r.Engine, Engines)
+
+	// The window.
+	c.Rate("warmup_s", r.WarmupS)
+	c.Rate("steady_start_s", r.SteadyStartS)
+	c.Rate("duration_s", r.DurationS)
+	if r.Complete && r.DurationS <= 0 {
+		c.Failf("duration_s", "%v in a complete run (a complete run measured a window)", r.DurationS)
+	}
+	if !r.Started.IsZero() && !r.Ended.IsZero() {
+		if r.Ended.Before(r.Started) {
+			c.Failf("ended", "%s is before started (%s)", r.Ended.Format("2006-01-02T15:04:05.999Z07:00"), r.Started.Format("2006-01-02T15:04:05.999Z07:00"))
+		} else if run := r.Ended.Sub(r.Started).Seconds(); r.SteadyStartS+r.DurationS > run+1 {
+			c.Failf("duration_s", "the window (%gs from %gs) ends after the run (%.3fs)", r.DurationS, r.SteadyStartS, run)
+		}
+	}
+
+	// Counts.
+	c.Count("transactions", r.Transactions)
+	c.Count("connections_opened", r.ConnectionsOpened)
+	c.Count("resumed", r.Resumed)
+	c.Count("handshakes", r.Handshakes)
+	c.Count("latency_out_of_range", r.OutOfRange)
+	c.Count("whole_run.transactions", r.Whole.Transactions)
+	c.Count("whole_run.errors", r.Whole.Errors)
+	c.Count("whole_run.connections_opened", r.Whole.ConnectionsOpened)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"in", r.Bytes.In}, {"out", r.Bytes.Out}, {"payload", r.Bytes.Payload}, {"payload_partial", r.Bytes.PayloadPartial},
+		{"wire_in", r.Bytes.WireIn}, {"wire_out", r.Bytes.WireOut}} {
+		c.Count("bytes."+f.name, f.v)
+	}
+	r.checkErrors(c)
+	r.checkRates(c)
+	r.checkLoad(c)
+	checkHost(c, "host", r.Host)
+	checkClient(c, "client", r.Client)
+	r.checkLatency(c)
+	r.checkSeries(c)
+	if r.Agent != nil {
+		checkAgent(c, "agent", *r.Agent)
+	}
+	for i, a := range r.Agents {
+		p := fmt.Sprintf("agents[%d]", i)
+		checkAgent(c, p, a.Agent)
+		checkHost(c, p+".host", a.Host)
+		checkClient(c, p+".client", a.Client)
+		c.Count(p+".transactions", a.Transactions)
+		c.Count(p+".errors", a.Errors)
+		c.Rate(p+".duration_s", a.DurationS)
+		if !a.Started.IsZero() && a.Ended.Before(a.Started) {
+			c.Failf(p+".ended", "%s is before started (%s)", a.Ended.Format("2006-01-02T15:04:05.999Z07:00"), a.Started.Format("2006-01-02T15:04:05.999Z07:00"))
+		}
+	}
+}
+
+func (r *Run) checkErrors(c *Checker) {
+	c.Count("errors.total", r.Errors.Total)
+	var sum int64
+	for _, k := range sortedKeys(r.Errors.ByClass) {
+		v := r.Errors.ByClass[k]
+		if !ErrorClassPattern.MatchString(k) {
+			c.Failf("errors.by_class", "%q is not an error class (%s)", k, ErrorClassPattern)
+		}
+		c.Count("errors.by_class."+k, v)
+		sum += v
+	}
+	if c.Err == nil && sum != r.Errors.Total {
+		c.Failf("errors.total", "%d, but the classes sum to %d", r.Errors.Total, sum)
+	}
+	for _, k := range sortedKeys(r.Errors.Examples) {
+		if !ErrorClassPattern.MatchString(k) {
+			c.Failf("errors.examples", "%q is not an error class (%s)", k, ErrorClassPattern)
+		}
+	}
+}
+
+// checkRates checks the engine's rates. A record of one process has the
+// rates of its counts over its window; a merged record's are the sums of
+// its agents' own, each over its own window, so only their sign is checked.
+func (r *Run) checkRates(c *Checker) {
+	per := func(v float64) float64 {
+		if r.DurationS <= 0 {
+			return 0
+		}
+		return v / r.DurationS
+	}
+	agree := func(path string, got, want float64) {
+		if len(r.Agents) > 0 || c.Err != nil {
+			return
+		}
+		if math.Abs(got-want) > 1e-9*math.Max(math.Abs(want), 1e-9) {
+			c.Failf(path, "%v, but the counts over duration_s give %v", got, want)
+		}
+	}
+	switch r.Engine {
+	case "cps":
+		if r.CPSResult == nil {
+			c.Failf("cps", "missing in a cps record")
+			return
+		}
+		if r.ThroughputResult != nil {
+			c.Failf("requests_per_s", "a throughput rate in a cps record")
+		}
+		c.Rate("cps", r.CPS)
+		agree("cps", r.CPS, per(float64(r.Transactions)))
+	case "throughput":
+		t := r.ThroughputResult
+		if t == nil {
+			c.Failf("requests_per_s", "missing in a throughput record")
+			return
+		}
+		if r.CPSResult != nil {
+			c.Failf("cps", "a CPS rate in a throughput record")
+		}
+		c.Count("requests", t.Requests)
+		c.Rate("requests_per_s", t.RPS)
+		c.Rate("gbps", t.Gbps)
+		c.Rate("wire_gbps", t.WireGbps)
+		agree("requests_per_s", t.RPS, per(float64(t.Requests)))
+		agree("gbps", t.Gbps, per(float64(r.Bytes.Payload)*8)/1e9)
+		agree("wire_gbps", t.WireGbps, per(float64(r.Bytes.WireIn)*8)/1e9)
+	}
+}
+
+func (r *Run) checkLoad(c *Checker) {
+	l := r.Load
+	c.OneOf("load.mode", l.Mode, LoadModes)
+	c.Count("load.concurrency", int64(l.Concurrency))
+	c.Rate("load.rate", l.Rate)
+	c.Count("load.late", l.Late)
+	c.Count("load.dropped", l.Dropped)
+	c.Count("load.source_addresses", int64(l.Sources))
+	c.Count("load.pre_opened", l.PreOpened)
+	c.Count("load.pre_open_failed", l.PreOpenFailed)
+	if l.ConnectionsHeld < -1 {
+		c.Failf("load.connections_held", "%d is below -1 (not counted)", l.ConnectionsHeld)
+	}
+	if l.ConnectionsHeldPeak < -1 {
+		c.Failf("load.connections_held_peak", "%d is below -1 (not counted)", l.ConnectionsHeldPeak)
+	}
+}
+
+func checkHost(c *Checker, path string, h Host) {
+	c.Count(path+".cpus", int64(h.CPUs))
+}
+
+func checkClient(c *Checker, path string, cl Client) {
+	c.Rate(path+".cpu_s", cl.CPUSeconds)
+	c.Rate(path+".user_s", cl.UserS)
+	c.Rate(path+".sys_s", cl.SysS)
+	c.Count(path+".max_rss_bytes", cl.MaxRSSBytes)
+	c.Count(path+".cores", int64(cl.Cores))
+	c.Rate(path+".utilization", cl.Utilization)
+	c.Rate(path+".cpu_per_transaction_us", cl.CPUPerTxnUS)
+}
+
+func checkAgent(c *Checker, path string, a Agent) {
+	c.Count(path+".shard", int64(a.Shard))
+	c.Count(path+".shards", int64(a.Shards))
+	if a.Shards > 0 && a.Shard >= a.Shards {
+		c.Failf(path+".shard", "%d is not below shards (%d)", a.Shard, a.Shards)
+	}
+	c.Finite(path+".start_skew_ms", a.StartSkewMS)
+}
+
+// CheckPercentiles checks one phase's percentiles: counts not negative,
+// min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max, the mean between min and max, and all
+// zero when nothing was counted.
+func CheckPercentiles(c *Checker, path string, p Percentiles) {
+	c.Count(path+".count", p.Count)
+	c.Rate(path+".mean", p.Mean)
+	if c.Err != nil {
+		return
+	}
+	if p.Count == 0 {
+		if p != (Percentiles{}) {
+			c.Failf(path+".count", "0, but the percentiles are not")
+		}
+		return
+	}
+	c.Count(path+".min", p.Min)
+	order := []struct {
+		name string
+		v    int64
+	}{{"min", p.Min}, {"p50", p.P50}, {"p90", p.P90}, {"p99", p.P99}, {"p999", p.P999}, {"max", p.Max}}
+	for i := 1; i < len(order); i++ {
+		if order[i].v < order[i-1].v {
+			c.Failf(path+"."+order[i].name, "(%d) < %s (%d)", order[i].v, order[i-1].name, order[i-1].v)
+		}
+	}
+	if c.Err == nil && (p.Mean < float64(p.Min)*(1-1e-9) || p.Mean > float64(p.Max)*(1+1e-9)) {
+		c.Failf(path+".mean", "%v is outside min..max (%d..%d)", p.Mean, p.Min, p.Max)
+	}
+}
+
+func (r *Run) checkLatency(c *Checker) {
+	for _, phase := range sortedKeys(r.Latency) {
+		if !knownPhase(phase) {
+			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			return
+		}
+		CheckPercentiles(c, "latency_us."+phase, r.Latency[phase])
+	}
+	// Every successful transaction of the window has a total latency.
+	if p, ok := r.Latency[Total.String()]; ok && p.Count != r.Transactions && c.Err == nil {
+		c.Failf("latency_us.total.count", "%d, but transactions is %d", p.Count, r.Transactions)
+	}
+	for _, phase := range sortedKeys(r.Histograms) {
+		path := "histograms." + phase
+		if !knownPhase(phase) {
+			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			return
+		}
+		h, err := r.Histogram(phase)
+		if err != nil {
+			c.Failf(path, "not an HdrHistogram: %v", strings.TrimPrefix(err.Error(), "metrics: "))
+			return
+		}
+		p, ok := r.Latency[phase]
+		if !ok {
+			c.Failf(path, "has no percentiles in latency_us")
+			return
+		}
+		if h.TotalCount() != p.Count {
+			c.Failf(path, "counts %d values, latency_us.%s.count says %d", h.TotalCount(), phase, p.Count)
+			return
+		}
+	}
+}
+
+func knownPhase(name string) bool {
+	for _, p := range phaseNames {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Run) checkSeries(c *Checker) {
+	for i, s := range r.Series {
+		p := fmt.Sprintf("series[%d]", i)
+		c.Count(p+".t", int64(s.T))
+		if i > 0 {
+			prev := r.Series[i-1]
+			if s.T < prev.T {
+				c.Failf(p+".t", "%d comes after %d: the seconds are out of order", s.T, prev.T)
+			}
+			if s.Unix < prev.Unix {
+				c.Failf(p+".unix", "%d comes after %d: the seconds are out of order", s.Unix, prev.Unix)
+			}
+		}
+		c.Count(p+".transactions", s.Transactions)
+		c.Count(p+".errors", s.Errors)
+		c.Count(p+".payload_bytes", s.PayloadBytes)
+		c.Count(p+".wire_in_bytes", s.WireInBytes)
+		c.Rate(p+".handshake_p99_us", s.HandshakeP99)
+		c.Rate(p+".total_p50_us", s.TotalP50)
+		c.Rate(p+".total_p99_us", s.TotalP99)
+		c.Rate(p+".total_mean_us", s.TotalMean)
+		if s.TotalP99 < s.TotalP50 {
+			c.Failf(p+".total_p99_us", "(%v) < total_p50_us (%v)", s.TotalP99, s.TotalP50)
+		}
+		if c.Err != nil {
+			return
+		}
+		for _, h := range []struct{ name, enc string }{{"handshake_hist", s.HandshakeHist}, {"total_hist", s.TotalHist}} {
+			if h.enc == "" {
+				continue
+			}
+			hist, err := DecodeSecondHistogram(h.enc)
+			if err != nil {
+				c.Failf(p+"."+h.name, "not a per-second histogram: %v", err)
+				return
+			}
+			if h.name == "total_hist" && hist.TotalCount() != s.Transactions {
+				c.Failf(p+".total_hist", "counts %d values, transactions says %d", hist.TotalCount(), s.Transactions)
+				return
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// CheckFields reports the first member of the JSON data that the Go value
+// v (a pointer to the type data is decoded into) has no field for: a
+// misspelled or unknown field, which encoding/json would pass over (or
+// match case-insensitively). Members decoded into json.RawMessage, any, or
+// a type with its own UnmarshalJSON are not looked into.
+func CheckFields(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var doc any
+	if err := d.Decode(&doc); err != nil {
+		return err
+	}
+	if err := checkFields(doc, reflect.TypeOf(v), ""); err != nil {
+		return err
+	}
+	return nil
+}
+
+var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+func checkFields(doc any, t reflect.Type, path string) *FieldError {
+	for t.Kind() == reflect.Pointer {
+		if t.Implements(unmarshaler) {
+			return nil
+		}
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshaler) || t.Implements(unmarshaler) {
+		return nil
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil // a type error: encoding/json says so
+		}
+		fields := jsonFields(t)
+		for _, k := range sortedKeys(obj) {
+			ft, ok := fields[k]
+			if !ok {
+				return &FieldError{Path: join(k), Msg: "unknown field"}
+			}
+			if err := checkFields(obj[k], ft, join(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Map:
+		obj, ok := doc.(map[string]any)
+		if !ok {
+			return nil
+		}
+		for _, k := range sortedKeys(obj) {
+			if err := checkFields(obj[k], t.Elem(), join(k)); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		arr, ok := doc.([]any)
+		if !ok {
+			return nil
+		}
+		for i, e := range arr {
+			if err := checkFields(e, t.Elem(), path+"["+strconv.Itoa(i)+"]"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of a struct's fields, those of embedded
+// structs included, to their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	var embedded []reflect.Type // a shallower field wins over theirs
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		ft := f.Type
+		if f.Anonymous && name == "" {
+			et := ft
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				embedded = append(embedded, et)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		m[name] = ft
+	}
+	for _, et := range embedded {
+		for k, v := range jsonFields(et) {
+			if _, ok := m[k]; !ok {
+				m[k] = v
+			}
+		}
+	}
+	return m
+}
