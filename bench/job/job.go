@@ -88,16 +88,14 @@ func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
 }
 
 func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
-	s, err := bench.Preflight(ctx, op)
+	res, err := bench.Preflight(ctx, op)
 	if err != nil {
 		return nil, err
 	}
+	s := &res.Sample
 	pf := &metrics.Preflight{
-		OK: s.Class == "", DurationUS: s.Dur[metrics.Total].Microseconds(),
-		Transactions: 1, BodySize: s.Payload, Class: s.Class,
-	}
-	if s.Handshake {
-		pf.Handshakes = 1
+		OK: res.OK(), DurationUS: res.Duration.Microseconds(),
+		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), BodySize: s.Payload, Class: s.Class,
 	}
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()

@@ -151,13 +151,14 @@ type Negotiated struct {
 type Preflight struct {
 	OK         bool  `json:"ok"`
 	DurationUS int64 `json:"duration_us"`
-	// Transactions is how many preflight transactions were made (1; a
-	// merged record: one per agent), Handshakes how many of them completed
-	// a TLS handshake.
+	// Transactions is how many preflight transactions were made (1, up
+	// to 3 when the first ones fail; a merged record: the agents' sum),
+	// Handshakes how many of them completed a TLS handshake. BodySize is
+	// the body of the last one (the success, or the last failure).
 	Transactions int64 `json:"transactions"`
 	Handshakes   int64 `json:"handshakes"`
 	BodySize     int64 `json:"body_size"`
-	// Class and Error say why it failed (the first failure, merged).
+	// Class and Error say why it failed (merged: the first agent's).
 	Class string `json:"class,omitempty"`
 	Error string `json:"error,omitempty"`
 }

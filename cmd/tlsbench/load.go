@@ -388,8 +388,8 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case bench.ClassStatus, bench.ClassBodySize, bench.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
-		return fmt.Errorf("the preflight transaction failed against %s (%s) with profile %s, no load sent: offered %s; the server's answer: %s",
-			r.Target.Address, r.Target.URL, r.Profile, offer, answer)
+		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: offered %s; the server's answer: %s",
+			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)
 	}
 	if r.Load.Aborted != "" {
 		return fmt.Errorf("run stopped against %s with profile %s after %d attempts: %s; offered %s",
