@@ -376,8 +376,10 @@ func portOf(addr string) string {
 func noSuccess(r *metrics.Run, set *profiles.Set) error {
 	offer := offered(r, set)
 	if pf := r.Preflight; pf != nil && !pf.OK {
-		switch pf.Class {
-		case bench.ClassRefused, bench.ClassConnectTimeout:
+		switch {
+		case strings.Contains(pf.Error, "bind: "):
+			return fmt.Errorf("cannot dial from the --source address: %s (no load sent)", pf.Error)
+		case pf.Class == bench.ClassRefused || pf.Class == bench.ClassConnectTimeout:
 			return fmt.Errorf("cannot connect to %s (%s): %s (no load sent)", r.Target.Address, r.Target.URL, pf.Error)
 		}
 		answer := pf.Class
