@@ -329,6 +329,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if err != nil {
 			return err
 		}
+		// A failed preflight sent no load: an agent has nothing to
+		// report, and fails (as the coordinator then sees).
+		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.reportTo != "" {
+			return noSuccess(r, set)
+		}
 		if a := ls.agent; a != nil && a.reportTo != "" {
 			if err := agent.Push(ctx, a.reportTo, r); err != nil {
 				return fmt.Errorf("pushing the record to %s: %w", a.reportTo, err)

@@ -254,3 +254,21 @@ func TestFaultsUnderLoadAreMeasured(t *testing.T) {
 		t.Errorf("load.attempts %d, whole run %d + %d", r.Load.Attempts, r.Whole.Transactions, r.Whole.Errors)
 	}
 }
+
+// TestImpactPreflight: a candidate whose path is wrong ends the study
+// before its first round (the baseline's included): exit 1 in under a
+// second.
+func TestImpactPreflight(t *testing.T) {
+	a, b, ca := impactTargets(t, 0)
+	begin := time.Now()
+	code, _, stderr := invoke(t, context.Background(), "impact", "-q", "--baseline", a, "--candidate", strings.TrimSuffix(b, "/1k")+"/nope",
+		"--cacert", ca, "-c", "2", "-d", "2s", "--rounds", "3", "--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256")
+	took := time.Since(begin)
+	t.Logf("exit %d in %s: %s", code, took.Round(time.Millisecond), strings.TrimSpace(stderr))
+	if code != exitFailed || !strings.Contains(stderr, "status 404") || !strings.Contains(stderr, "no load sent") || strings.Contains(stderr, "round 1/") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if took >= time.Second {
+		t.Errorf("exit after %s, want under a second", took)
+	}
+}
