@@ -63,8 +63,8 @@ func TestAbortWhenNothingSucceeds(t *testing.T) {
 	if res.Aborted == "" || res.Complete {
 		t.Fatalf("aborted %q, complete %v", res.Aborted, res.Complete)
 	}
-	if took < abort || took > abort+time.Second {
-		t.Errorf("the run took %s, want %s plus at most 1s", took, abort)
+	if took < abort || took > abort+2*time.Second {
+		t.Errorf("the run took %s, want %s plus at most 2s (a busy machine)", took, abort)
 	}
 	if res.Attempts != op.calls.Load() || res.Attempts != res.Snapshot.AllErrors {
 		t.Errorf("attempts %d, calls %d, recorded errors %d", res.Attempts, op.calls.Load(), res.Snapshot.AllErrors)
@@ -91,11 +91,13 @@ func TestAbortMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("ended %s after the break (the record ends %s after it): %s", (took - 400*time.Millisecond).Round(time.Millisecond),
+		res.Ended.Sub(breaks).Round(time.Millisecond), res.Aborted)
 	if res.Aborted == "" {
 		t.Fatal("not aborted")
 	}
-	if after := took - 400*time.Millisecond; after < abort || after > abort+time.Second {
-		t.Errorf("ended %s after the target broke, want %s plus at most 1s", after, abort)
+	if after := took - 400*time.Millisecond; after < abort || after > abort+2*time.Second {
+		t.Errorf("ended %s after the target broke, want %s plus at most 2s (a busy machine)", after, abort)
 	}
 	if res.Snapshot.AllOK == 0 {
 		t.Error("nothing succeeded before the target broke")
