@@ -329,6 +329,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if err != nil {
 			return err
 		}
+		if pf := r.Preflight; pf != nil && !pf.OK && ctx.Err() != nil {
+			return errors.New("interrupted before the load")
+		}
 		// A failed preflight sent no load: an agent has nothing to
 		// report, and fails (as the coordinator then sees).
 		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.reportTo != "" {
