@@ -274,3 +274,14 @@ func TestImpactPreflight(t *testing.T) {
 		t.Errorf("exit after %s, want under a second", took)
 	}
 }
+
+// TestAbortAfterBadValue: a negative --abort-after is a usage error that
+// names the flag.
+func TestAbortAfterBadValue(t *testing.T) {
+	for _, cmd := range []string{"cps", "throughput"} {
+		code, _, stderr := invoke(t, context.Background(), cmd, "--abort-after", "-1s", "https://127.0.0.1:1/")
+		if code != exitBadUsage || !strings.Contains(stderr, "--abort-after") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s --abort-after -1s: exit %d, %q", cmd, code, stderr)
+		}
+	}
+}
