@@ -90,6 +90,11 @@ type Config struct {
 	// it). Run refuses to start more than StartTolerance after it.
 	StartAt        time.Time
 	StartTolerance time.Duration
+	// AbortAfter, if positive, stops the run when nothing has succeeded
+	// for that long while transactions failed (Result.Aborted); 0: never.
+	// Whatever it is, a worker that fails BackoffAfter times in a row
+	// backs off (see BackoffBase).
+	AbortAfter time.Duration
 }
 
 // LateError is returned when StartAt had passed by more than the tolerance
@@ -143,6 +148,13 @@ type Result struct {
 	// ended and the most open at once, for an Op that counts them
 	// (ConnCounter); -1 otherwise.
 	HeldAtEnd, HeldPeak int64
+	// Attempts is how many transactions the workers started (pre-opens
+	// that failed included: each is a sample); Backoffs how many waits
+	// followed consecutive failures.
+	Attempts, Backoffs int64
+	// Aborted says why the run was stopped early (Config.AbortAfter); ""
+	// when it was not.
+	Aborted string
 }
 
 // With manyConnections workers or more, Run lowers the garbage collector's
@@ -240,13 +252,21 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		})
 	}
 
-	var abandoned atomic.Int64
+	var abandoned, attempts, backoffs atomic.Int64
+	attempts.Store(int64(res.PreOpenFailed)) // a successful open is its worker's first transaction
+	stall := newStallWatch(cfg.AbortAfter, start)
 	record := func(id int, s *metrics.Sample) {
 		if opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
 			abandoned.Add(1)
 			return
 		}
 		rec.Record(id, s)
+		stall.observe(s)
+	}
+	// done counts a worker's attempts and backoffs when it ends.
+	done := func(n int64, bo *backoff) {
+		attempts.Add(n)
+		backoffs.Add(bo.waits)
 	}
 
 	for i := range openFailed {
@@ -263,6 +283,9 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 				defer wg.Done()
 				defer closeWorker(w)
 				s := new(metrics.Sample) // one per worker, not per transaction
+				var bo backoff
+				var n int64
+				defer func() { done(n, &bo) }()
 				for {
 					select {
 					case <-stop:
@@ -279,8 +302,12 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					*s = metrics.Sample{}
 					s.Intended, s.Start, s.Steady = now, now, !now.Before(steadyStart)
 					w.Do(opCtx, s)
+					n++
 					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
 					record(i, s)
+					if d := bo.after(s.Class == ""); d > 0 {
+						wait(d, stop)
+					}
 				}
 			}()
 		}
@@ -298,6 +325,9 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 				defer wg.Done()
 				defer closeWorker(w)
 				s := new(metrics.Sample)
+				var bo backoff
+				var n int64
+				defer func() { done(n, &bo) }()
 				for intended := range ticks {
 					now := time.Now()
 					if now.Sub(intended) > lateThreshold {
@@ -312,7 +342,13 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					// kept beside it.
 					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
 					s.Dur[metrics.Total] += now.Sub(intended)
+					n++
 					record(i, s)
+					// Backing off, the worker takes no start: those
+					// due meanwhile are dropped (and counted).
+					if d := bo.after(s.Class == ""); d > 0 {
+						wait(d, stop)
+					}
 				}
 			}()
 		}
@@ -352,11 +388,20 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 		halt(at)
 	}
+	aborted := make(chan string, 1)
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	if cfg.AbortAfter > 0 {
+		go stall.watch(watchDone, func(reason string) { aborted <- reason })
+	}
 	endTimer := time.NewTimer(time.Until(end))
 	select {
 	case <-endTimer.C:
 		haltCounting(end)
 	case <-ctx.Done():
+		endTimer.Stop()
+		haltCounting(time.Now())
+	case res.Aborted = <-aborted:
 		endTimer.Stop()
 		haltCounting(time.Now())
 	}
@@ -392,6 +437,7 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	res.Snapshot = rec.Snapshot()
 	res.Series = series
 	res.Late, res.Dropped, res.Abandoned = late.Load(), dropped.Load(), abandoned.Load()
+	res.Attempts, res.Backoffs = attempts.Load(), backoffs.Load()
 	if counts {
 		_, res.HeldPeak = gauge.OpenConns()
 	}

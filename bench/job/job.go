@@ -81,37 +81,93 @@ func NewOp(spec *Spec) (Op, error) {
 	return nil, fmt.Errorf("job: unknown engine %q (cps or throughput)", spec.Engine)
 }
 
+// Preflight makes the one transaction of spec that Run makes before its load
+// (bench.Preflight) and returns it as the record has it. An error means the
+// operation could not be built.
+func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
+	op, err := NewOp(spec)
+	if err != nil {
+		return nil, err
+	}
+	return preflight(ctx, op)
+}
+
+func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
+	res, err := bench.Preflight(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	s := &res.Sample
+	pf := &metrics.Preflight{
+		OK: res.OK(), DurationUS: res.Duration.Microseconds(),
+		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), BodySize: s.Payload, Class: s.Class,
+	}
+	if s.Err != nil && s.Class != "" {
+		pf.Error = s.Err.Error()
+	}
+	return pf, nil
+}
+
 // Run makes the run and returns its record. An error means the run could not
 // be made at all; failed transactions are data in the record.
+//
+// Before any load, Run makes one transaction exactly as the load will (see
+// Preflight). If it fails, no load is sent: the record has the failed
+// Preflight, Complete false, and nothing measured (Run.Failed says why).
 func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	op, err := NewOp(spec)
 	if err != nil {
 		return nil, err
+	}
+	p := spec.Conn.Profile
+	newRecord := func() *metrics.Run {
+		r := &metrics.Run{
+			Schema: metrics.Schema, Engine: spec.Engine, Profile: p.Name, Target: spec.Target,
+			Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Load.Warmup.Seconds(),
+			Load: metrics.Load{
+				Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
+				Sources: len(spec.Conn.Sources), ConnectionsHeld: -1, ConnectionsHeldPeak: -1,
+			},
+		}
+		if spec.Load.Rate > 0 {
+			r.Load.Mode = "open"
+		}
+		r.ProfileSpec, _ = json.Marshal(p)
+		if spec.Config != nil {
+			r.Config, _ = json.Marshal(spec.Config)
+		}
+		return r
+	}
+	started := time.Now()
+	pf, err := preflight(ctx, op)
+	if err != nil {
+		return nil, err
+	}
+	if !pf.OK {
+		r := newRecord()
+		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
+		if n := op.Negotiated(); n != nil {
+			r.Negotiated = *n
+		}
+		if spec.Agent != nil {
+			a := *spec.Agent
+			r.Agent = &a
+		}
+		return r, nil
 	}
 	meter := StartCPU()
 	res, err := bench.Run(ctx, spec.Load, op)
 	if err != nil {
 		return nil, err
 	}
-	p := spec.Conn.Profile
-	r := &metrics.Run{
-		Schema: metrics.Schema, Engine: spec.Engine, Profile: p.Name, Target: spec.Target,
-		Tool: spec.Tool, Host: HostInfo(), Started: res.Started, Ended: res.Ended, Complete: res.Complete,
-		WarmupS: spec.Load.Warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
-		Load: metrics.Load{
-			Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
-			Late: res.Late, Dropped: res.Dropped, Sources: len(spec.Conn.Sources),
-			PreOpened: int64(res.PreOpened), PreOpenFailed: int64(res.PreOpenFailed),
-			ConnectionsHeld: res.HeldAtEnd, ConnectionsHeldPeak: res.HeldPeak,
-		},
-	}
-	if spec.Load.Rate > 0 {
-		r.Load.Mode = "open"
-	}
-	r.ProfileSpec, _ = json.Marshal(p)
-	if spec.Config != nil {
-		r.Config, _ = json.Marshal(spec.Config)
-	}
+	r := newRecord()
+	r.Started, r.Ended, r.Complete, r.Preflight = res.Started, res.Ended, res.Complete, pf
+	r.SteadyStartS = res.SteadyStart.Sub(res.Started).Seconds()
+	l := &r.Load
+	l.Late, l.Dropped = res.Late, res.Dropped
+	l.PreOpened, l.PreOpenFailed = int64(res.PreOpened), int64(res.PreOpenFailed)
+	l.ConnectionsHeld, l.ConnectionsHeldPeak = res.HeldAtEnd, res.HeldPeak
+	l.Attempts, l.Backoffs, l.Aborted = res.Attempts, res.Backoffs, res.Aborted
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,13 @@ func Value(r *metrics.Run) float64 {
 // Judge applies the acceptance rule to a run (a probe or a full run) and
 // returns the reasons for rejecting it, none if it is accepted.
 func (a Accept) Judge(r *metrics.Run) []string {
+	if pf := r.Preflight; pf != nil && !pf.OK {
+		return []string{r.Failed() + "; no load was sent"}
+	}
 	var reasons []string
+	if r.Load.Aborted != "" {
+		reasons = append(reasons, r.Failed())
+	}
 	if !r.Complete {
 		reasons = append(reasons, "incomplete: the run was interrupted before its duration")
 	}

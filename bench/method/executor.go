@@ -130,7 +130,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 	return &job.Spec{
 		Engine: req.Test.Engine, Conn: conn,
 		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
-		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress},
+		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress, AbortAfter: bench.DefaultAbortAfter},
 		Target: metrics.Target{
 			DUT: d.Name, URL: full.String() + path, Address: addr, ServerName: u.Hostname(),
 			InsecureSkipVerify: d.Insecure, CAFile: d.CACert,

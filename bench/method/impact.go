@@ -30,6 +30,18 @@ type Impact struct {
 	Events func(side string, round int, r *metrics.Run)
 }
 
+// FailedRunError stops a study at a run that measured nothing of its own:
+// its preflight failed or it was aborted (metrics.Run.Failed).
+type FailedRunError struct {
+	Side  string
+	Round int
+	Run   *metrics.Run
+}
+
+func (e *FailedRunError) Error() string {
+	return fmt.Sprintf("%s, round %d: %s", e.Side, e.Round, e.Run.Failed())
+}
+
 // ImpactRuns are the records of both sides, round by round.
 type ImpactRuns struct {
 	Baseline  []*metrics.Run `json:"baseline"`
@@ -58,6 +70,11 @@ func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
 				return out, fmt.Errorf("%s, round %d: %w", side.name, round, err)
 			}
 			*side.runs = append(*side.runs, r)
+			if r.Failed() != "" {
+				// Its preflight failed (no load sent) or it was
+				// aborted: the study has no value from here on.
+				return out, &FailedRunError{Side: side.name, Round: round, Run: r}
+			}
 			if im.Events != nil {
 				im.Events(side.name, round, r)
 			}

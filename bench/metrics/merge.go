@@ -386,6 +386,26 @@ func (m *Run) addCounts(r *Run) {
 	l.PreOpenFailed += r.Load.PreOpenFailed
 	l.ConnectionsHeld = addCount(l.ConnectionsHeld, r.Load.ConnectionsHeld)
 	l.ConnectionsHeldPeak = addCount(l.ConnectionsHeldPeak, r.Load.ConnectionsHeldPeak)
+	l.Attempts += r.Load.Attempts
+	l.Backoffs += r.Load.Backoffs
+	if l.Aborted == "" {
+		l.Aborted = r.Load.Aborted
+	}
+	if p := r.Preflight; p != nil {
+		if m.Preflight == nil {
+			m.Preflight = &Preflight{OK: true}
+		}
+		q := m.Preflight
+		if !p.OK && q.OK {
+			q.OK, q.Class, q.Error = false, p.Class, p.Error
+		}
+		q.DurationUS = max(q.DurationUS, p.DurationUS)
+		q.Transactions += p.Transactions
+		q.Handshakes += p.Handshakes
+		if q.BodySize == 0 {
+			q.BodySize = p.BodySize
+		}
+	}
 }
 
 // addCount adds counts where -1 means "not counted": unknown if either is.

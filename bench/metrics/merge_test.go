@@ -608,3 +608,34 @@ func BenchmarkEncodeSecond(b *testing.B) {
 		}
 	})
 }
+
+// TestMergePreflight: the agents' preflights and attempts add up; one
+// failed preflight makes the merged one failed, with its reason.
+func TestMergePreflight(t *testing.T) {
+	_, agents := play(t, [playAgents]int{})
+	var runs []*metrics.Run
+	for i, a := range agents {
+		c := *a
+		c.Preflight = &metrics.Preflight{OK: true, DurationUS: int64(1000 * (i + 1)), Transactions: 1, Handshakes: 1, BodySize: 1024}
+		c.Load.Attempts, c.Load.Backoffs = int64(100+i), int64(i)
+		runs = append(runs, &c)
+	}
+	m := merge(t, runs...)
+	n := int64(len(runs))
+	if pf := m.Preflight; pf == nil || !pf.OK || pf.Transactions != n || pf.Handshakes != n || pf.DurationUS != 1000*n || pf.BodySize != 1024 {
+		t.Errorf("merged preflight %+v", m.Preflight)
+	}
+	var attempts, backoffs int64
+	for _, r := range runs {
+		attempts += r.Load.Attempts
+		backoffs += r.Load.Backoffs
+	}
+	if m.Load.Attempts != attempts || m.Load.Backoffs != backoffs || m.Failed() != "" {
+		t.Errorf("merged attempts %d, backoffs %d, failed %q; want %d, %d, none", m.Load.Attempts, m.Load.Backoffs, m.Failed(), attempts, backoffs)
+	}
+	runs[1].Preflight = &metrics.Preflight{Transactions: 3, Class: "status", Error: "status 404"}
+	m = merge(t, runs...)
+	if pf := m.Preflight; pf.OK || pf.Class != "status" || pf.Transactions != n+2 || m.Failed() != "preflight failed: status (status 404)" {
+		t.Errorf("merged preflight %+v, failed %q", pf, m.Failed())
+	}
+}

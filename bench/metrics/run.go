@@ -30,7 +30,10 @@ type Run struct {
 	// Complete is false when the run was interrupted before its duration.
 	Complete   bool       `json:"complete"`
 	Negotiated Negotiated `json:"negotiated"`
-	Load       Load       `json:"load"`
+	// Preflight is the one transaction made before any load; nil in
+	// records made before it existed.
+	Preflight *Preflight `json:"preflight,omitempty"`
+	Load      Load       `json:"load"`
 
 	WarmupS      float64 `json:"warmup_s"`
 	SteadyStartS float64 `json:"steady_start_s"`
@@ -151,6 +154,42 @@ type Negotiated struct {
 	SuitePinned bool `json:"suite_pinned"`
 }
 
+// Preflight is the one complete transaction made before any load, exactly
+// as the load makes them (connection, handshake verified against the
+// profile, request, whole response checked). It is counted neither in the
+// window nor in whole_run: a server's counters see whole_run plus these.
+// When it fails, no load is sent and the record holds nothing else.
+type Preflight struct {
+	OK         bool  `json:"ok"`
+	DurationUS int64 `json:"duration_us"`
+	// Transactions is how many preflight transactions were made (1, up
+	// to 3 when the first ones fail; a merged record: the agents' sum),
+	// Handshakes how many of them completed a TLS handshake. BodySize is
+	// the body of the last one (the success, or the last failure).
+	Transactions int64 `json:"transactions"`
+	Handshakes   int64 `json:"handshakes"`
+	BodySize     int64 `json:"body_size"`
+	// Class and Error say why it failed (merged: the first agent's).
+	Class string `json:"class,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// Failed returns why a run produced no measurement of its own making: its
+// preflight failed, or it was aborted (Load.Aborted); "" otherwise.
+func (r *Run) Failed() string {
+	if p := r.Preflight; p != nil && !p.OK {
+		s := "preflight failed: " + p.Class
+		if p.Error != "" {
+			s += " (" + p.Error + ")"
+		}
+		return s
+	}
+	if r.Load.Aborted != "" {
+		return "aborted: " + r.Load.Aborted
+	}
+	return ""
+}
+
 // Load is how load was applied.
 type Load struct {
 	Mode        string  `json:"mode"` // "closed" or "open"
@@ -169,6 +208,14 @@ type Load struct {
 	// the agents' peaks, an upper bound). Both -1 when not counted.
 	ConnectionsHeld     int64 `json:"connections_held"`
 	ConnectionsHeldPeak int64 `json:"connections_held_peak"`
+	// Attempts is how many transactions the workers started, the whole
+	// run (pre-opens included, the preflight not); Backoffs how many times
+	// a worker waited after consecutive failures before trying again.
+	Attempts int64 `json:"attempts"`
+	Backoffs int64 `json:"backoffs,omitempty"`
+	// Aborted, if set, says why the run was stopped early: nothing
+	// succeeded for the abort bound (the last failure's class and error).
+	Aborted string `json:"aborted,omitempty"`
 }
 
 // Errors counts failed transactions of the steady-state window.

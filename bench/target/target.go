@@ -78,6 +78,7 @@ type Listener struct {
 	Profile *profiles.Profile
 	Addr    string // host:port
 
+	connections     atomic.Int64 // TCP connections accepted, whatever came next
 	handshakes      atomic.Int64 // full handshakes (client traffic; /stats connections excluded)
 	resumed         atomic.Int64
 	requests        atomic.Int64
@@ -94,6 +95,7 @@ type Stats struct {
 	Resumed         int64  `json:"resumed"`
 	Requests        int64  `json:"requests"`
 	HandshakeErrors int64  `json:"handshake_errors"`
+	Connections     int64  `json:"connections"` // TCP connections accepted (those reading /stats on this listener too), whatever followed
 	// Injected counts the faults applied, per kind.
 	Injected map[string]int64 `json:"injected"`
 }
@@ -109,7 +111,7 @@ func (l *Listener) Name() string {
 // Stats returns the listener's counters.
 func (l *Listener) Stats() Stats {
 	return Stats{
-		Profile: l.Name(), Address: l.Addr,
+		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
 		Injected: l.injected.snapshot(),
@@ -225,7 +227,7 @@ func (t *Target) startPlain(cfg Config) error {
 	}
 	l := &Listener{Addr: ln.Addr().String()}
 	t.Listeners = append(t.Listeners, l)
-	t.serve(ln, t.handler(l))
+	t.serve(&countingListener{Listener: ln, n: &l.connections}, t.handler(l))
 	return t.startAdmin(cfg.Admin)
 }
 
@@ -350,12 +352,27 @@ func (tl *tlsListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	tl.l.connections.Add(1)
 	raw := &countingConn{Conn: c}
 	fault := tl.faults.pick()
 	if fault == "expired-cert" && tl.expired == nil {
 		fault = "" // the user's own certificate: nothing to expire
 	}
 	return &tlsConn{Conn: tls.Server(raw, tl.faultConfig(fault)), raw: raw, tl: tl, fault: fault}, nil
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n *atomic.Int64
+}
+
+func (cl *countingListener) Accept() (net.Conn, error) {
+	c, err := cl.Listener.Accept()
+	if err == nil {
+		cl.n.Add(1)
+	}
+	return c, err
 }
 
 // countingConn counts the bytes a client sent, to tell a failed handshake

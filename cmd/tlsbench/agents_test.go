@@ -95,10 +95,17 @@ func checkMerged(t *testing.T, r *metrics.Run, agents int, before, after target.
 	if r.Transactions != txns {
 		t.Errorf("merged transactions %d, the agents' sum %d", r.Transactions, txns)
 	}
+	// Each agent made one preflight transaction before the load: the
+	// target saw it, whole_run does not count it, the record's preflight
+	// does (summed over the agents).
 	whole = r.Whole.Transactions
+	pf := r.Preflight
+	if pf == nil || !pf.OK || pf.Transactions != int64(agents) || pf.Handshakes != int64(agents) {
+		t.Fatalf("merged preflight %+v, want ok with one transaction and handshake per agent (%d)", pf, agents)
+	}
 	hs, reqs := after.Handshakes-before.Handshakes, after.Requests-before.Requests
-	if whole != hs || whole != reqs || r.Whole.Errors != 0 {
-		t.Errorf("agents: %d transactions (%d errors); target: %d handshakes, %d requests", whole, r.Whole.Errors, hs, reqs)
+	if whole+pf.Handshakes != hs || whole+pf.Transactions != reqs || r.Whole.Errors != 0 {
+		t.Errorf("agents: %d transactions (%d errors) + %d preflight; target: %d handshakes, %d requests", whole, r.Whole.Errors, pf.Transactions, hs, reqs)
 	}
 	h, err := r.Histogram("total")
 	if err != nil {

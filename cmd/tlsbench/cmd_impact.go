@@ -124,8 +124,16 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if _, err := job.NewOp(specs[i]); err != nil {
 			return usagef("%v", err)
 		}
-		if err := probe(ctx, ep.Address, *lf.connectTO); err != nil {
-			return fmt.Errorf("cannot connect to %s (%s): %v", ep.Address, ep.URL, err)
+	}
+	// One transaction per side, exactly as the load makes them, before
+	// any round: a mistake on either side costs one connection.
+	for _, spec := range specs {
+		pf, err := job.Preflight(ctx, spec)
+		if err != nil {
+			return err
+		}
+		if !pf.OK {
+			return noSuccess(&metrics.Run{Profile: p.Name, Target: spec.Target, Preflight: pf}, ls.set)
 		}
 	}
 	for i, side := range []string{method.BaselineSide, method.CandidateSide} {
@@ -153,6 +161,10 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)
 		}
+	}
+	var failed *method.FailedRunError
+	if errors.As(err, &failed) {
+		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, ls.set))
 	}
 	if errors.Is(err, method.ErrInterrupted) {
 		return errors.New("interrupted; the rounds made are in --json if given")

@@ -43,6 +43,7 @@ type loadFlags struct {
 	// Agent flags: one shard of a distributed run.
 	shard, startAt, agentName, reportTo *string
 	startTolerance                      *time.Duration
+	abortAfter                          *time.Duration
 }
 
 func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
@@ -74,6 +75,7 @@ func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
 		startTolerance: fs.Duration("start-tolerance", time.Second, "agent: how late after --start-at the load may still start (`DURATION`)"),
 		agentName:      fs.String("agent", "", "agent: `NAME` in the record (default host-pid)"),
 		reportTo:       fs.String("report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)"),
+		abortAfter:     fs.Duration("abort-after", bench.DefaultAbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)"),
 	}
 }
 
@@ -144,9 +146,12 @@ type loadSetup struct {
 
 // resolve checks the shared flags (after parsing) and resolves them.
 func (lf *loadFlags) resolve() (*loadSetup, error) {
-	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup}}
+	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup, AbortAfter: *lf.abortAfter}}
 	if err := ls.engine.Validate(); err != nil {
 		return nil, usagef("%s", err)
+	}
+	if *lf.abortAfter < 0 {
+		return nil, usagef("--abort-after must not be negative, got %s", *lf.abortAfter)
 	}
 	for _, d := range []struct {
 		name string
@@ -317,9 +322,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if ep != nil {
 			conn.Address, conn.TLS.ServerName, host, path = ep.Address, ep.ServerName, ep.HostHeader, ep.Path
 			recTarget.URL, recTarget.Address, recTarget.ServerName = ep.URL.String(), ep.Address, ep.ServerName
-			if err := probe(ctx, ep.Address, *lf.connectTO); err != nil {
-				return fmt.Errorf("cannot connect to %s (%s): %v", ep.Address, ep.URL, err)
-			}
 		} else {
 			l := tgt.Listener(p.Name)
 			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", job.DefaultPath(spec.name)
@@ -354,13 +356,23 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if err != nil {
 			return err
 		}
+		if pf := r.Preflight; pf != nil && !pf.OK && ctx.Err() != nil {
+			return errors.New("interrupted before the load")
+		}
+		// A failed preflight sent no load: an agent has nothing to
+		// report, and fails (as the coordinator then sees).
+		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.reportTo != "" {
+			return noSuccess(r, set)
+		}
 		if a := ls.agent; a != nil && a.reportTo != "" {
 			if err := agent.Push(ctx, a.reportTo, r); err != nil {
 				return fmt.Errorf("pushing the record to %s: %w", a.reportTo, err)
 			}
 		}
 		runs = append(runs, r)
-		reports.RunText(stdout, r)
+		if pf := r.Preflight; pf == nil || pf.OK {
+			reports.RunText(stdout, r)
+		}
 		if *lf.jsonOut != "" {
 			file := *lf.jsonOut
 			if len(ps) > 1 {
@@ -369,6 +381,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			if err := r.WriteJSON(file); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
 			}
+		}
+		// A failed preflight sent no load; an aborted run stopped it:
+		// no further profile is run.
+		if r.Failed() != "" {
+			return noSuccess(r, set)
 		}
 	}
 	spec.table(stdout, runs)
@@ -388,36 +405,32 @@ func portOf(addr string) string {
 	return p
 }
 
-// probe checks that the target accepts TCP connections before load is sent.
-func probe(ctx context.Context, addr string, timeout time.Duration) error {
-	d := net.Dialer{Timeout: timeout}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		var op *net.OpError
-		if errors.As(err, &op) && op.Err != nil {
-			return op.Err
-		}
-		return err
-	}
-	return c.Close()
-}
-
-// noSuccess explains, in the user's terms, why a run produced no result.
+// noSuccess explains, in the user's terms, why a run produced no result:
+// its preflight failed (no load was sent), it was aborted, or nothing
+// succeeded.
 func noSuccess(r *metrics.Run, set *profiles.Set) error {
-	p, _ := set.Get(r.Profile)
-	offer := r.Profile
-	if p != nil {
-		var suites, groups []string
-		for _, s := range p.Suites() {
-			suites = append(suites, s.OpenSSL)
+	offer := offered(r, set)
+	if pf := r.Preflight; pf != nil && !pf.OK {
+		switch {
+		case strings.Contains(pf.Error, "bind: "):
+			return fmt.Errorf("cannot dial from the --source address: %s (no load sent)", pf.Error)
+		case pf.Class == bench.ClassRefused || pf.Class == bench.ClassConnectTimeout:
+			return fmt.Errorf("cannot connect to %s (%s): %s (no load sent)", r.Target.Address, r.Target.URL, pf.Error)
 		}
-		if len(suites) == 0 {
-			suites = []string{"any TLS 1.3 suite"}
+		answer := pf.Class
+		if pf.Error != "" {
+			answer += " (" + pf.Error + ")"
 		}
-		for _, g := range p.OfferedGroups() {
-			groups = append(groups, g.Name)
+		switch pf.Class {
+		case bench.ClassStatus, bench.ClassBodySize, bench.ClassBodyMismatch:
+			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
-		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: offered %s; the server's answer: %s",
+			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)
+	}
+	if r.Load.Aborted != "" {
+		return fmt.Errorf("run stopped against %s with profile %s after %d attempts: %s; offered %s",
+			r.Target.Address, r.Profile, r.Load.Attempts, r.Load.Aborted, offer)
 	}
 	classes := make([]string, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
@@ -433,6 +446,26 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		}
 	}
 	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: %s", r.Target.Address, r.Profile, offer, answer)
+}
+
+// offered describes what the profile of r offers: versions, suites, groups.
+func offered(r *metrics.Run, set *profiles.Set) string {
+	p, _ := set.Get(r.Profile)
+	offer := r.Profile
+	if p != nil {
+		var suites, groups []string
+		for _, s := range p.Suites() {
+			suites = append(suites, s.OpenSSL)
+		}
+		if len(suites) == 0 {
+			suites = []string{"any TLS 1.3 suite"}
+		}
+		for _, g := range p.OfferedGroups() {
+			groups = append(groups, g.Name)
+		}
+		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+	}
+	return offer
 }
 
 // statusLine returns the progress callback: once a second, rewritten in

@@ -1,0 +1,108 @@
+package job_test
+
+// The preflight against a real HAProxy terminating TLS: mistakes cost a few
+// connections (HAProxy's conn_tot, counted at accept), and a good run's
+// handshakes reconcile exactly with HAProxy's ssl_sess once the preflight's
+// are added.
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
+	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+func TestHAProxyPreflight(t *testing.T) {
+	haproxytest.Require(t)
+	dir := t.TempDir()
+	ca := haproxytest.NewCA(t)
+	other := haproxytest.NewCA(t)
+	cert := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	backend, err := target.Start(target.Config{Plain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Close()
+	h := haproxytest.Start(t, dir, []haproxytest.Frontend{
+		{Name: "p256", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
+		{Name: "fwd", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1", Backend: backend.Listeners[0].Addr},
+	})
+	spec := func(profile, frontend, path string, roots *cipher.CA) *job.Spec {
+		p, err := profiles.Builtin().Get(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &job.Spec{
+			Engine: job.CPS,
+			Conn: tlsconn.Config{Profile: p, Address: h.Addr(frontend), ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
+				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: roots.Pool()}},
+			Request: tlsconn.Request{Host: "localhost", Path: path, ExpectSize: -1, ReadTimeout: time.Second, UserAgent: "tlsbench/test"},
+			Load:    bench.Config{Concurrency: 4, Duration: 10 * time.Second, AbortAfter: bench.DefaultAbortAfter},
+		}
+	}
+	const good = "ecdhe-ecdsa-aes128-sha256-p256"
+	for _, tc := range []struct {
+		name, frontend string
+		spec           *job.Spec
+		class          string
+	}{
+		{"wrong profile", "p256", spec("ecdhe-ecdsa-aes128-gcm-sha256-p256", "p256", "/", ca), "tls_alert:handshake_failure"},
+		{"wrong certificate", "p256", spec(good, "p256", "/", other), bench.ClassCertificate},
+		{"404 path", "fwd", spec(good, "fwd", "/nope", ca), bench.ClassStatus},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := h.Counter(t, tc.frontend, "conn_tot")
+			begin := time.Now()
+			r, err := job.Run(context.Background(), tc.spec)
+			took := time.Since(begin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond) // HAProxy's counters follow the client
+			seen := h.Counter(t, tc.frontend, "conn_tot") - base
+			t.Logf("returned in %s; HAProxy accepted %d connections; preflight %+v", took.Round(time.Millisecond), seen, r.Preflight)
+			pf := r.Preflight
+			if pf == nil || pf.OK || pf.Class != tc.class {
+				t.Fatalf("preflight %+v, want failed with %s", pf, tc.class)
+			}
+			if took >= time.Second {
+				t.Errorf("returned after %s, want under a second", took)
+			}
+			if seen != pf.Transactions || seen > bench.PreflightAttempts {
+				t.Errorf("HAProxy accepted %d connections, the preflight made %d (at most %d)", seen, pf.Transactions, bench.PreflightAttempts)
+			}
+			if r.Load.Attempts != 0 || r.Whole.Transactions+r.Whole.Errors != 0 || r.Failed() == "" {
+				t.Errorf("load attempts %d, whole run %+v, failed %q: no load after a failed preflight", r.Load.Attempts, r.Whole, r.Failed())
+			}
+		})
+	}
+
+	t.Run("good run reconciles", func(t *testing.T) {
+		s := spec(good, "p256", "/", ca)
+		s.Load.Duration = 500 * time.Millisecond
+		s.Load.Drain = 10 * time.Second
+		hs := h.Counter(t, "p256", haproxytest.Counter)
+		r, err := job.Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := r.Preflight
+		if pf == nil || !pf.OK || pf.Transactions != 1 || pf.Handshakes != 1 || pf.BodySize != 1024 {
+			t.Fatalf("preflight %+v, want one good transaction", pf)
+		}
+		want := r.Handshakes + pf.Handshakes
+		if got := h.CounterDelta(t, "p256", haproxytest.Counter, hs, want); got != want {
+			t.Errorf("HAProxy %s grew by %d; the run completed %d handshakes and its preflight %d", haproxytest.Counter, got, r.Handshakes, pf.Handshakes)
+		}
+		if r.Load.Attempts != r.Whole.Transactions+r.Whole.Errors || r.Load.Aborted != "" {
+			t.Errorf("attempts %d, whole run %+v, aborted %q", r.Load.Attempts, r.Whole, r.Load.Aborted)
+		}
+	})
+}
