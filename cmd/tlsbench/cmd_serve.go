@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -33,7 +32,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keyFile := fs.String("key", "", "private key `FILE` (PEM) of --cert")
 	admin := fs.String("admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
 	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
-	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
+	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
@@ -85,6 +84,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *slowDelay <= 0 {
 		return usagef("bad --slow-delay %s: must be positive", *slowDelay)
 	}
+	if err := checkOutputs([2]string{"--ca-out", *caOut}); err != nil {
+		return err
+	}
 	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
 		Faults: faults, SlowDelay: *slowDelay}
 	if *certFile != "" {
@@ -100,7 +102,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer t.Close()
 	if *caOut != "" && t.CA != nil {
-		if err := metrics.WriteFile(*caOut, t.CA.CertPEM(), 0o644); err != nil {
+		if err := writeFileOrStdout(*caOut, stdout, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}

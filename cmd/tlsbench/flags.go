@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -36,7 +38,33 @@ func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer
 	if err != nil {
 		return usagef("%s", err)
 	}
-	return nil
+	return checkFlagValues(fs)
+}
+
+// checkFlagValues refuses the values no flag of tlsbench takes: a float that
+// is NaN, infinite or negative, and a negative duration.
+func checkFlagValues(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Value.Type() {
+		case "float64":
+			v, perr := strconv.ParseFloat(f.Value.String(), 64)
+			switch {
+			case perr != nil || math.IsNaN(v) || math.IsInf(v, 0):
+				err = usagef("--%s must be a finite number, got %s", f.Name, f.Value)
+			case v < 0:
+				err = usagef("--%s must not be negative, got %s", f.Name, f.Value)
+			}
+		case "duration":
+			if d, perr := time.ParseDuration(f.Value.String()); perr == nil && d < 0 {
+				err = usagef("--%s must not be negative, got %s", f.Name, f.Value)
+			}
+		}
+	})
+	return err
 }
 
 // errHelp ends a command successfully after printing help.
