@@ -49,7 +49,16 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 		}
 		note := ""
 		if !r.Consistent {
-			note = "inconsistent: fewer than min_accepted runs agreed"
+			note = inconsistentNote(s, r)
+		}
+		if r.Unsupported != "" {
+			if r.Gbps == nil && r.GbpsRuns.Total == 0 {
+				gbps = NotSupported
+			}
+			if r.CPS == nil && r.CPSRuns.Total == 0 {
+				cps = NotSupported
+			}
+			note = joinNote(note, NotSupported+": "+r.Unsupported)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
@@ -88,6 +97,41 @@ func Differences(w io.Writer, diffs []method.Difference) {
 			vals[i] = dash(d.Values[n])
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Engine, d.Profile, d.Field, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+}
+
+// NotSupported is the published table's cell of a profile a DUT refuses.
+const NotSupported = "not supported"
+
+// inconsistentNote names the metrics of a row whose final runs did not
+// agree, and what to do about it.
+func inconsistentNote(s *method.Summary, r method.Row) string {
+	var metrics []string
+	for _, c := range s.Cells {
+		if c.DUT == r.DUT && c.Profile == r.Profile && !c.Consistent && c.Failed == "" {
+			metrics = append(metrics, unitOf(c.Engine))
+		}
+	}
+	if len(metrics) == 0 {
+		metrics = []string{"a value"}
+	}
+	return fmt.Sprintf("inconsistent %s: fewer than final.min_accepted accepted runs agreed within final.tolerance; "+
+		"rerun with a longer method (without --quick) or a quieter generator, or raise final.max_runs", strings.Join(metrics, " and "))
+}
+
+// PreliminaryTable writes what every DUT negotiated for every test and
+// profile of a campaign's preliminary phase, or why it refused.
+func PreliminaryTable(w io.Writer, ps []method.Prelim) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRELIMINARY\tDUT\tTEST\tPROFILE\tNEGOTIATED")
+	for _, p := range ps {
+		got := NotSupported + ": " + p.Unsupported
+		if p.Unsupported == "" {
+			n := p.Negotiated
+			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", p.DUT, p.Engine, p.Profile, got)
 	}
 	tw.Flush()
 }

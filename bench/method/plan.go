@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -62,6 +63,10 @@ type Method struct {
 	Explore  Explore  `yaml:"explore" json:"explore"`
 	Accept   Accept   `yaml:"accept" json:"accept"`
 	Final    Final    `yaml:"final" json:"final"`
+	// StopOnUnsupported stops the campaign in the preliminary phase when a
+	// DUT refuses a profile; by default that cell is "not supported" and the
+	// campaign goes on with the rest.
+	StopOnUnsupported bool `yaml:"stop_on_unsupported,omitempty" json:"stop_on_unsupported,omitempty"`
 }
 
 // Explore is the exploratory search.
@@ -121,13 +126,13 @@ func ParsePercent(s string) (Percent, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-		if err != nil {
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("bad percentage %q", s)
 		}
 		return Percent(v / 100), nil
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v > 1 {
+	if err != nil || v > 1 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("bad percentage %q (write 3%% or 0.03)", s)
 	}
 	return Percent(v), nil

@@ -89,7 +89,7 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
-	if err := writeRecord(out, stdout, m); err != nil {
+	if err := writeRunRecord(out, stdout, m); err != nil {
 		return fmt.Errorf("writing the merged record: %w", err)
 	}
 	if out == stdoutName {

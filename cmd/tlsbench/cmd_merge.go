@@ -55,7 +55,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "metrics: "))
 	}
-	if err := writeRecord(*out, stdout, m); err != nil {
+	if err := writeRunRecord(*out, stdout, m); err != nil {
 		return usagef("-o: %v", pathErr(err))
 	}
 	text := stdout // with -o -, the record is stdout and the text goes to stderr

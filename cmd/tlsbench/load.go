@@ -374,7 +374,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			if len(ps) > 1 && file != stdoutName {
 				file = filepath.Join(*lf.jsonOut, p.Name+".json")
 			}
-			if err := writeRecord(file, stdout, r); err != nil {
+			if err := writeRunRecord(file, stdout, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
 			}
 		}

@@ -35,8 +35,8 @@ func writeFileOrStdout(file string, stdout io.Writer, data []byte) error {
 	return metrics.WriteFile(file, data, 0o644)
 }
 
-// writeRecord writes a run record as indented JSON to file or stdout ("-").
-func writeRecord(file string, stdout io.Writer, r *metrics.Run) error {
+// writeRunRecord writes a run record as indented JSON to file or stdout ("-").
+func writeRunRecord(file string, stdout io.Writer, r *metrics.Run) error {
 	if file != stdoutName {
 		return r.WriteJSON(file)
 	}
