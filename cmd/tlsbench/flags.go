@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -108,7 +109,19 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 	if u.User != nil {
 		return nil, usagef("bad URL %q: user information is not supported", raw)
 	}
-	t := &endpoint{URL: u, Host: u.Hostname(), Port: u.Port()}
+	host, err := method.ALabel(u.Hostname())
+	if err != nil {
+		return nil, usagef("bad URL %q: %v", raw, err)
+	}
+	if host != u.Hostname() {
+		// SNI, verification, DNS and the Host header use the A-label.
+		if u.Port() != "" {
+			u.Host = net.JoinHostPort(host, u.Port())
+		} else {
+			u.Host = host
+		}
+	}
+	t := &endpoint{URL: u, Host: host, Port: u.Port()}
 	if t.Port == "" {
 		t.Port = "443"
 	}
@@ -132,12 +145,17 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		if err != nil {
 			return nil, err
 		}
+		if a, err := method.ALabel(host); err == nil {
+			host = a
+		}
 		if strings.EqualFold(host, t.Host) && port == t.Port {
 			t.Address = net.JoinHostPort(addr, port)
 		}
 	}
 	if sni != "" {
-		t.ServerName = sni
+		if t.ServerName, err = method.ALabel(sni); err != nil {
+			return nil, usagef("bad --sni: %v", err)
+		}
 	}
 	return t, nil
 }

@@ -133,3 +133,36 @@ method:
 		t.Errorf("stop_on_unsupported: exit %d: %s", code, stderr)
 	}
 }
+
+// TestUnicodeHost: a Unicode host name is measured under its A-label: SNI
+// and verification against a certificate that names xn--bcher-kva.test.
+func TestUnicodeHost(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	addrs := startServe(t, "--profile", "rsa2048-aes128-gcm-sha256", "--hostname", "xn--bcher-kva.test", "--ca-out", ca)
+	port := portOf(addrs["rsa2048-aes128-gcm-sha256"])
+	file := filepath.Join(dir, "run.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	code, _, stderr := invoke(t, ctx, "cps", "-q", "-c", "1", "-d", "200ms", "--warmup", "0s", "--profile", "rsa2048-aes128-gcm-sha256",
+		"--cacert", ca, "--resolve", "bücher.test:"+port+":127.0.0.1", "--json", file, "https://bücher.test:"+port+"/1k")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rec struct {
+		Target struct {
+			ServerName string `json:"server_name"`
+		} `json:"target"`
+		Transactions int64 `json:"transactions"`
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Target.ServerName != "xn--bcher-kva.test" || rec.Transactions == 0 {
+		t.Errorf("server name %q, %d transactions", rec.Target.ServerName, rec.Transactions)
+	}
+}
