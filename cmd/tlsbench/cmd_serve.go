@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -69,6 +70,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *plain && (len(*names) > 0 || *certFile != "") {
 		return usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
+	}
+	n := max(len(ps), 1) // listeners
+	if *plain {
+		n = 1
+	}
+	if *port > 0 && *port+n-1 > 65535 {
+		return usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, or 0 for any free ports)", *port, n, *port+n-1)
+	}
+	if *admin != "" {
+		host, p, err := net.SplitHostPort(*admin)
+		if err != nil {
+			return usagef("bad --admin %q: want HOST:PORT (%v)", *admin, pathErr(err))
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			return usagef("bad --admin %q: port %q is not 0-65535", *admin, p)
+		}
+		if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+			return usagef("bad --admin %q: %q is not an IP address", *admin, host)
+		}
 	}
 	if *delay < 0 {
 		return usagef("bad --delay %s: must not be negative", *delay)
