@@ -39,11 +39,9 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		},
 	}
 	// Thousands of connections: warn before the load when the deadlines
-	// cannot suffice (memory and descriptors are checked by checkCapacity).
+	// cannot suffice (memory and descriptors are checked by checkCapacity,
+	// the other flags before this).
 	spec.check = func() error {
-		if err := checkCapacity(job.CPS, *lf.conc); err != nil {
-			return nil // refused with the numbers once the flags are resolved
-		}
 		if msg := cps.DeadlineAdvice(*lf.conc, runtime.GOMAXPROCS(0), *lf.handshakeTO, *lf.readTO); msg != "" {
 			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
 		}

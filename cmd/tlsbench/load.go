@@ -203,12 +203,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if *lf.rate > 0 && !fs.Changed("concurrency") {
 		*lf.conc = 1024
 	}
-	// Check everything before any load is sent.
-	if spec.check != nil {
-		if err := spec.check(); err != nil {
-			return err
-		}
-	}
 	if fs.NArg() > 1 {
 		return usagef("one URL at most, got %d arguments", fs.NArg())
 	}
@@ -218,6 +212,13 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	if err := checkCapacity(spec.name, ls.engine.Concurrency); err != nil {
 		return err
+	}
+	// Check everything before any load is sent (the engine's own flags last:
+	// its warnings come only when the rest is valid).
+	if spec.check != nil {
+		if err := spec.check(); err != nil {
+			return err
+		}
 	}
 	engine, set, ps, srcIPs, hdrs, roots := ls.engine, ls.set, ls.profiles, ls.sources, ls.headers, ls.roots
 	var ep *endpoint

@@ -61,7 +61,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"cps", "https://h/", "https://i/"}, "one URL at most"},                     // two URLs
 		{[]string{"cps", "-d", "soon"}, "duration"},                                          // bad duration
 		{[]string{"cps", "-d", "0s"}, "duration must be positive"},                           // zero duration
-		{[]string{"cps", "--warmup", "-1s"}, "warm-up must not be negative"},                 // negative warm-up
+		{[]string{"cps", "--warmup", "-1s"}, "--warmup must not be negative"},                // negative warm-up
 		{[]string{"cps", "-c", "0"}, "concurrency must be at least 1"},                       // no connections
 		{[]string{"cps", "--rate", "-5"}, "rate must not be negative"},                       // negative rate
 		{[]string{"cps", "--cacert", filepath.Join(dir, "missing.pem")}, "--cacert"},         // unreadable CA file
