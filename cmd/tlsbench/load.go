@@ -127,7 +127,7 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup}}
 	switch {
 	case *lf.conc < 1:
-		return nil, usagef("-c (--concurrency) must be at least 1, got %d", *lf.conc)
+		return nil, usagef("-c: concurrency must be at least 1, got %d", *lf.conc)
 	case *lf.dur <= 0:
 		return nil, usagef("--duration must be positive, got %s", *lf.dur)
 	case *lf.expectSize < -1:
