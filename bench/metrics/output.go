@@ -141,22 +141,30 @@ func CheckOutputDir(dir string) error {
 }
 
 // resolveOutput follows symbolic links from file and returns the path to
-// write and what is there now (nil: nothing yet). Directories and sockets
-// are refused.
+// write and what is there now (nil: nothing yet). A link to something other
+// than a regular file (a FIFO, a device, /dev/stdout's /proc/self/fd/1) is
+// written through the link itself. Directories, sockets and links that lead
+// nowhere are refused.
 func resolveOutput(file string) (string, os.FileInfo, error) {
-	dest := file
 	lst, err := os.Lstat(file)
-	if err == nil && lst.Mode()&os.ModeSymlink != 0 {
-		if dest, err = filepath.EvalSymlinks(file); err != nil {
-			return "", nil, fmt.Errorf("%s: a symbolic link whose target cannot be resolved: %w", file, pathCause(err))
-		}
-	}
-	st, err := os.Stat(dest)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return dest, nil, nil
+		return file, nil, nil
 	case err != nil:
 		return "", nil, fmt.Errorf("%s: %w", file, pathCause(err))
+	}
+	dest, st := file, lst
+	if lst.Mode()&os.ModeSymlink != 0 {
+		if st, err = os.Stat(file); err != nil {
+			return "", nil, fmt.Errorf("%s: a symbolic link that leads nowhere: %w", file, pathCause(err))
+		}
+		if st.Mode().IsRegular() {
+			if dest, err = filepath.EvalSymlinks(file); err != nil {
+				return "", nil, fmt.Errorf("%s: %w", file, pathCause(err))
+			}
+		}
+	}
+	switch {
 	case st.IsDir():
 		return "", nil, fmt.Errorf("%s is a directory", file)
 	case st.Mode()&os.ModeSocket != 0:

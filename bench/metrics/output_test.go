@@ -112,4 +112,24 @@ func TestWriteFileRefused(t *testing.T) {
 	if err := CheckOutput(filepath.Join(dir, "ok.json")); err != nil {
 		t.Errorf("CheckOutput: %v", err)
 	}
+	// Links to a directory, or to nothing, are refused and left alone.
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, to := range map[string]string{"to-dir": sub, "dangling": filepath.Join(dir, "nothing", "x")} {
+		link := filepath.Join(dir, name)
+		if err := os.Symlink(to, link); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFile(link, []byte("x"), 0o644); err == nil {
+			t.Errorf("%s: written", name)
+		}
+		if err := CheckOutput(link); err == nil {
+			t.Errorf("%s: CheckOutput accepted it", name)
+		}
+		if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s is no longer a link", name)
+		}
+	}
 }
