@@ -39,6 +39,7 @@ func FormatCPS(v float64) string {
 func QualifyTable(w io.Writer, s *method.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DUT\tCIPHER (OpenSSL)\tECDHE GROUP / KEY\tTHROUGHPUT\tRUNS\tCPS (SR=0)\tRUNS\tNOTE")
+	inconsistent := false
 	for _, r := range s.Rows {
 		gbps, cps := "-", "-"
 		if r.Gbps != nil {
@@ -49,7 +50,8 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 		}
 		note := ""
 		if !r.Consistent {
-			note = inconsistentNote(s, r)
+			note = "inconsistent " + inconsistentMetrics(s, r) + " (see below)"
+			inconsistent = true
 		}
 		if r.Unsupported != "" {
 			if r.Gbps == nil && r.GbpsRuns.Total == 0 {
@@ -63,6 +65,11 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
 	tw.Flush()
+	if inconsistent {
+		fmt.Fprintln(w, "\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;")
+		fmt.Fprintln(w, "the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,")
+		fmt.Fprintln(w, "with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.")
+	}
 }
 
 func runs(c method.RunCount) string {
@@ -104,9 +111,9 @@ func Differences(w io.Writer, diffs []method.Difference) {
 // NotSupported is the published table's cell of a profile a DUT refuses.
 const NotSupported = "not supported"
 
-// inconsistentNote names the metrics of a row whose final runs did not
-// agree, and what to do about it.
-func inconsistentNote(s *method.Summary, r method.Row) string {
+// inconsistentMetrics names the metrics of a row whose final runs did not
+// agree: "CPS", "Gbps" or "CPS and Gbps".
+func inconsistentMetrics(s *method.Summary, r method.Row) string {
 	var metrics []string
 	for _, c := range s.Cells {
 		if c.DUT == r.DUT && c.Profile == r.Profile && !c.Consistent && c.Failed == "" {
@@ -114,10 +121,9 @@ func inconsistentNote(s *method.Summary, r method.Row) string {
 		}
 	}
 	if len(metrics) == 0 {
-		metrics = []string{"a value"}
+		return "value"
 	}
-	return fmt.Sprintf("inconsistent %s: fewer than final.min_accepted accepted runs agreed within final.tolerance; "+
-		"rerun with a longer method (without --quick) or a quieter generator, or raise final.max_runs", strings.Join(metrics, " and "))
+	return strings.Join(metrics, " and ")
 }
 
 // PreliminaryTable writes what every DUT negotiated for every test and

@@ -201,6 +201,7 @@ func TestBadInputTable(t *testing.T) {
 		{"probe_duration: 100ms", "probe_duration: 0s", "probe_duration"},
 		{"min: 1, max: 2", "min: 0, max: 2", "explore.concurrency"},
 		{"min: 1, max: 2", "min: 4, max: 2", "explore.concurrency"},
+		{"min: 1, max: 2", "min: 1, max: 1000000000", "explore.concurrency.max"},
 		{"min_gain: 5%", "min_gain: 100%", "min_gain"},
 		{"min_gain: 5%", "min_gain: NaN%", "percentage"},
 		{"min_gain: 5%", "min_gain: lots", "percentage"},

@@ -110,6 +110,14 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := ef.check(usesReference(plan)); err != nil {
 		return err
 	}
+	if *ef.kind == "local" {
+		// The exploration may reach its max concurrency in this process.
+		for _, t := range plan.Tests {
+			if err := checkCapacity(t.Engine, plan.Method.Explore.Concurrency.Max); err != nil {
+				return usagef("method explore.concurrency.max: %v", err)
+			}
+		}
+	}
 	if dir == "" {
 		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+plan.Name)
 	}
