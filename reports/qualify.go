@@ -54,11 +54,15 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 			inconsistent = true
 		}
 		if r.Unsupported != "" {
-			if r.Gbps == nil && r.GbpsRuns.Total == 0 {
-				gbps = NotSupported
-			}
-			if r.CPS == nil && r.CPSRuns.Total == 0 {
-				cps = NotSupported
+			for _, c := range s.Cells {
+				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {
+					continue
+				}
+				if c.Engine == throughputEngine {
+					gbps = NotSupported
+				} else {
+					cps = NotSupported
+				}
 			}
 			note = joinNote(note, NotSupported+": "+r.Unsupported)
 		}
