@@ -217,10 +217,12 @@ func TestBadInputTable(t *testing.T) {
 	} {
 		plans = append(plans, struct{ name, body, want string }{"method-" + m.to, "name: x\n" + good + strings.Replace(method, m.from, m.to, 1), m.want})
 	}
+	var planOuts []string // no bad plan may create its campaign directory
 	for i, p := range plans {
 		f := write(filepath.Join("plans", strings.NewReplacer(" ", "", ":", "", "%", "").Replace(p.name)+".yaml"), p.body)
 		out := filepath.Join(dir, "campaigns", "p"+string(rune('a'+i%26))+p.name)
 		add(p.want, "qualify", "--plan", f, "--out", out)
+		planOuts = append(planOuts, out)
 	}
 	add("plan", "qualify", "--plan", missing)
 	add("bad --dut", "qualify", "--dut", "nourl")
@@ -336,8 +338,14 @@ func TestBadInputTable(t *testing.T) {
 		if !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: stderr %q does not name %q", tc.args, stderr, tc.want)
 		}
+		checkHints(t, strings.Join(tc.args, " "), stderr)
 		if strings.Contains(stderr, ".tmp") {
 			t.Errorf("%q: stderr names a temporary file: %q", tc.args, stderr)
+		}
+	}
+	for _, out := range planOuts {
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a bad plan created its campaign directory %s", out)
 		}
 	}
 }

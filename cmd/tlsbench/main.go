@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Bad usage: the usage goes to stderr.
 		printUsage(stderr)
 		return exitBadUsage
-	case args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && (len(args) == 1 || len(args) == 2 && args[1] == "help")):
+	case args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && (len(args) == 1 || len(args) == 2 && slices.Contains([]string{"help", "-h", "--help"}, args[1]))):
 		printUsage(stdout)
 		return exitOK
 	case args[0] == "--version" || args[0] == "-V":
