@@ -12,7 +12,7 @@ func TestCheckCapacity(t *testing.T) {
 	saved := availableMemory
 	defer func() { availableMemory = saved }()
 	availableMemory = func() uint64 { return 100e6 } // 100 MB
-	err := checkCapacity("cps", 10000)                // 10,000 × 34 KB = 340 MB
+	err := checkCapacity("cps", 10000)               // 10,000 × 34 KB = 340 MB
 	var ue *usageError
 	if !errors.As(err, &ue) {
 		t.Fatalf("not refused as bad usage: %v", err)
