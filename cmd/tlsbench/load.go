@@ -210,8 +210,10 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
-	if err := checkCapacity(spec.name, ls.engine.Concurrency); err != nil {
-		return err
+	if !isDryRun(ctx) { // a manifest's agents run on other machines
+		if err := checkCapacity(spec.name, ls.engine.Concurrency); err != nil {
+			return err
+		}
 	}
 	// Check everything before any load is sent (the engine's own flags last:
 	// its warnings come only when the rest is valid).
