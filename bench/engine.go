@@ -193,14 +193,15 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	if cfg.Drain <= 0 {
 		cfg.Drain = 30 * time.Second
 	}
-	workers := make([]Worker, cfg.Concurrency)
-	for i := range workers {
+	// Workers are made one by one, not as one slice of -c allocated up front.
+	workers := make([]Worker, 0, min(cfg.Concurrency, 4096))
+	for i := range cfg.Concurrency {
 		w, err := op.NewWorker(i)
 		if err != nil {
-			closeAll(workers[:i])
+			closeAll(workers)
 			return nil, err
 		}
-		workers[i] = w
+		workers = append(workers, w)
 	}
 	if cfg.OpenParallel <= 0 {
 		cfg.OpenParallel = 8 * runtime.GOMAXPROCS(0)

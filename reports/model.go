@@ -70,6 +70,10 @@ type Result struct {
 	// Consistent is false when a campaign's final runs did not agree.
 	Consistent bool   `json:"consistent"`
 	Note       string `json:"note,omitempty"`
+	// GbpsUnsupported and CPSUnsupported, if set, are why the DUT does not
+	// serve the profile (its refusal in a campaign's preliminary phase).
+	GbpsUnsupported string `json:"gbps_unsupported,omitempty"`
+	CPSUnsupported  string `json:"cps_unsupported,omitempty"`
 }
 
 // CampaignInfo is what a campaign was: its plan's tests and method, and
@@ -196,6 +200,7 @@ type item struct {
 	runs            method.RunCount
 	consistent      bool
 	note            string
+	unsupported     string // why the DUT does not serve the profile
 	section         Section
 }
 
@@ -446,7 +451,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
 		}
 		it := &item{source: source, dut: cell.DUT, engine: cell.Engine, profile: cell.Profile, cipher: row.Cipher, group: row.Group,
-			runs: method.RunCount{Accepted: cell.Accepted, Total: cell.Total}, consistent: cell.Consistent}
+			runs: method.RunCount{Accepted: cell.Accepted, Total: cell.Total}, consistent: cell.Consistent || cell.Unsupported != "",
+			unsupported: cell.Unsupported}
 		if cell.Accepted > 0 {
 			v := cell.Value
 			it.value = &v
@@ -697,9 +703,9 @@ func publishedRows(items []*item, duts []string) []TableRow {
 		}
 		res := &row.Results[indexOf(duts, it.dut)]
 		if it.engine == throughputEngine {
-			res.Gbps, res.GbpsRuns = it.value, it.runs
+			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
 		} else {
-			res.CPS, res.CPSRuns = it.value, it.runs
+			res.CPS, res.CPSRuns, res.CPSUnsupported = it.value, it.runs, it.unsupported
 		}
 		res.Consistent = res.Consistent && it.consistent
 		if it.note != "" {

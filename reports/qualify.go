@@ -39,6 +39,7 @@ func FormatCPS(v float64) string {
 func QualifyTable(w io.Writer, s *method.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "DUT\tCIPHER (OpenSSL)\tECDHE GROUP / KEY\tTHROUGHPUT\tRUNS\tCPS (SR=0)\tRUNS\tNOTE")
+	inconsistent := false
 	for _, r := range s.Rows {
 		gbps, cps := "-", "-"
 		if r.Gbps != nil {
@@ -49,11 +50,30 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 		}
 		note := ""
 		if !r.Consistent {
-			note = "inconsistent: fewer than min_accepted runs agreed"
+			note = "inconsistent " + inconsistentMetrics(s, r) + " (see below)"
+			inconsistent = true
+		}
+		if r.Unsupported != "" {
+			for _, c := range s.Cells {
+				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {
+					continue
+				}
+				if c.Engine == throughputEngine {
+					gbps = NotSupported
+				} else {
+					cps = NotSupported
+				}
+			}
+			note = joinNote(note, NotSupported+": "+r.Unsupported)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
 	tw.Flush()
+	if inconsistent {
+		fmt.Fprintln(w, "\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;")
+		fmt.Fprintln(w, "the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,")
+		fmt.Fprintln(w, "with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.")
+	}
 }
 
 func runs(c method.RunCount) string {
@@ -88,6 +108,40 @@ func Differences(w io.Writer, diffs []method.Difference) {
 			vals[i] = dash(d.Values[n])
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Engine, d.Profile, d.Field, strings.Join(vals, "\t"))
+	}
+	tw.Flush()
+}
+
+// NotSupported is the published table's cell of a profile a DUT refuses.
+const NotSupported = "not supported"
+
+// inconsistentMetrics names the metrics of a row whose final runs did not
+// agree: "CPS", "Gbps" or "CPS and Gbps".
+func inconsistentMetrics(s *method.Summary, r method.Row) string {
+	var metrics []string
+	for _, c := range s.Cells {
+		if c.DUT == r.DUT && c.Profile == r.Profile && !c.Consistent && c.Failed == "" {
+			metrics = append(metrics, unitOf(c.Engine))
+		}
+	}
+	if len(metrics) == 0 {
+		return "value"
+	}
+	return strings.Join(metrics, " and ")
+}
+
+// PreliminaryTable writes what every DUT negotiated for every test and
+// profile of a campaign's preliminary phase, or why it refused.
+func PreliminaryTable(w io.Writer, ps []method.Prelim) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRELIMINARY\tDUT\tTEST\tPROFILE\tNEGOTIATED")
+	for _, p := range ps {
+		got := NotSupported + ": " + p.Unsupported
+		if p.Unsupported == "" {
+			n := p.Negotiated
+			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
+		}
+		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", p.DUT, p.Engine, p.Profile, got)
 	}
 	tw.Flush()
 }

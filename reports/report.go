@@ -51,7 +51,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note"})
 	for _, row := range r.Table {
 		for _, res := range row.Results {
-			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 {
+			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 && res.Note == "" {
 				continue // the DUT has no test of this profile
 			}
 			cw.Write([]string{res.DUT, row.Profile, row.Cipher, row.Group, csvFloat(res.Gbps), csvFloat(res.CPS),
@@ -124,12 +124,16 @@ func publishedTable(r *Report) *table {
 		cells := []string{dash(row.Cipher), dash(row.Group)}
 		for _, metric := range []string{"Gbps", "CPS"} {
 			for i, res := range row.Results {
-				v, ratio := res.Gbps, res.GbpsRatio
+				v, ratio, unsupported := res.Gbps, res.GbpsRatio, res.GbpsUnsupported
 				format := FormatGbps
 				if metric == "CPS" {
-					v, ratio, format = res.CPS, res.CPSRatio, FormatCPS
+					v, ratio, format, unsupported = res.CPS, res.CPSRatio, FormatCPS, res.CPSUnsupported
 				}
-				cells = append(cells, optional(v, format))
+				if v == nil && unsupported != "" {
+					cells = append(cells, NotSupported)
+				} else {
+					cells = append(cells, optional(v, format))
+				}
 				if i > 0 {
 					cells = append(cells, optional(ratio, formatRatio))
 				}

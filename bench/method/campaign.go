@@ -79,7 +79,13 @@ type Campaign struct {
 	Progress func(metrics.Second)
 	// Sleep waits between runs (the cooldown); default time.Sleep bounded by ctx.
 	Sleep func(ctx context.Context, d time.Duration)
+	// Preliminary, if set, is called once the preliminary phase has probed
+	// every DUT × test × profile, with what each negotiated or why it refused.
+	Preliminary func([]Prelim)
 }
+
+// ErrNothingSupported is returned when no DUT serves any profile of the plan.
+var ErrNothingSupported = errors.New("preliminary: no DUT serves any profile of the plan")
 
 // Run executes the campaign. Cancelling ctx stops it after the run in
 // progress (which completes and is recorded), returning ErrInterrupted.
@@ -88,7 +94,7 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 		c.Sleep = sleepCtx
 	}
 	s := &Summary{Name: c.Plan.Name}
-	prelim, err := c.preliminary(ctx, s)
+	prelim, unsupported, err := c.preliminary(ctx, s)
 	if err != nil {
 		return s, err
 	}
@@ -96,6 +102,11 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 		for _, t := range c.Plan.Tests {
 			for _, name := range t.Profiles {
 				p, _ := c.Profiles.Get(name)
+				if why, ok := unsupported[key3(d.Name, t.Engine, name)]; ok {
+					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Unsupported: why,
+						Failed: "not supported: " + why})
+					continue
+				}
 				cell, err := c.cell(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
 				if cell != nil {
 					s.Cells = append(s.Cells, cell)
@@ -109,6 +120,15 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	s.Rows = c.rows(s)
 	return s, nil
 }
+
+// runError is a run the executor could not make.
+type runError struct {
+	what string // phase, DUT, engine, profile
+	err  error
+}
+
+func (e *runError) Error() string { return e.what + ": " + e.err.Error() }
+func (e *runError) Unwrap() error { return e.err }
 
 func key3(dut, engine, profile string) string { return dut + "|" + engine + "|" + profile }
 
@@ -126,7 +146,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	// The run in progress completes even when ctx is cancelled.
 	run, err := c.Exec.Run(context.WithoutCancel(ctx), req)
 	if err != nil {
-		return nil, fmt.Errorf("%s run, DUT %s, %s %s: %w", req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name, err)
+		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s", req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
 	}
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
@@ -163,23 +183,39 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	c.Events(ev)
 }
 
-// preliminary probes every DUT × test × profile, then compares the DUTs.
-func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Entry, error) {
+// preliminary probes every DUT × test × profile, then compares the DUTs. A
+// profile a DUT refuses is not supported by that DUT: the campaign goes on
+// without that cell, unless the plan's method says stop_on_unsupported. It
+// returns the probes and the unsupported cells (key → why), by key3.
+func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Entry, map[string]string, error) {
 	m := c.Plan.Method
 	out := map[string]*Entry{}
+	unsupported := map[string]string{}
 	for _, t := range c.Plan.Tests {
 		for _, name := range t.Profiles {
 			p, _ := c.Profiles.Get(name)
 			for _, d := range c.Plan.DUTs {
+				k := key3(d.Name, t.Engine, name)
 				req := Request{Phase: Preliminary, DUT: d, Test: t, Profile: p, Concurrency: 1,
 					Duration: min(time.Duration(m.Explore.ProbeDuration), time.Second), ExpectSize: -1}
-				e, err := c.do(ctx, "preliminary|"+key3(d.Name, t.Engine, name), req, Entry{})
+				e, err := c.do(ctx, "preliminary|"+k, req, Entry{})
+				var re *runError
+				if err != nil && !errors.As(err, &re) {
+					return nil, nil, err // interrupted, or the ledger failed
+				}
 				if err != nil {
-					return nil, err
+					// The probe could not be made at all (the profile has
+					// no endpoint, the run was refused before any load).
+					why := re.err.Error()
+					if m.StopOnUnsupported {
+						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
+					}
+					unsupported[k] = why
+					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Unsupported: why})
+					continue
 				}
 				pr := prelimOf(e)
-				s.Preliminary = append(s.Preliminary, pr)
-				out[key3(d.Name, t.Engine, name)] = e
+				out[k] = e
 				// Generator load does not matter for a one-connection probe.
 				var reasons []string
 				for _, r := range e.Reasons {
@@ -188,18 +224,56 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					}
 				}
 				if len(reasons) > 0 {
-					return nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
+					if m.StopOnUnsupported {
+						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
+					}
+					pr.Unsupported = refusal(e.Run, reasons)
+					unsupported[k] = pr.Unsupported
 				}
+				s.Preliminary = append(s.Preliminary, pr)
 			}
 		}
+	}
+	if c.Preliminary != nil {
+		c.Preliminary(s.Preliminary)
+	}
+	if len(unsupported) == len(s.Preliminary) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNothingSupported, firstRefusal(s.Preliminary))
 	}
 	if diffs := compare(s.Preliminary); len(diffs) > 0 {
 		s.Differences = diffs
 		if !c.AllowDifferences {
-			return nil, &DifferencesError{Table: diffs}
+			return nil, nil, &DifferencesError{Table: diffs}
 		}
 	}
-	return out, nil
+	return out, unsupported, nil
+}
+
+// refusal says in a few words why a DUT did not serve a profile: the
+// server's answer when nothing succeeded, else the reasons of the probe.
+func refusal(r *metrics.Run, reasons []string) string {
+	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
+		top := ""
+		for c, n := range r.Errors.ByClass {
+			if top == "" || n > r.Errors.ByClass[top] || n == r.Errors.ByClass[top] && c < top {
+				top = c
+			}
+		}
+		if ex := r.Errors.Examples[top]; ex != "" {
+			return top + ": " + ex
+		}
+		return top
+	}
+	return strings.Join(reasons, "; ")
+}
+
+func firstRefusal(ps []Prelim) string {
+	for _, p := range ps {
+		if p.Unsupported != "" {
+			return fmt.Sprintf("DUT %s, %s %s: %s", p.DUT, p.Engine, p.Profile, p.Unsupported)
+		}
+	}
+	return ""
 }
 
 // Prelim is a preliminary result: what a DUT negotiated and served.
@@ -214,6 +288,9 @@ type Prelim struct {
 	// Resumption: would the DUT resume a session (informational).
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`
+	// Unsupported, if set, is why the DUT does not serve the profile (its
+	// refusal): the cell is "not supported" and gets no load.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 func prelimOf(e *Entry) Prelim {
@@ -231,6 +308,9 @@ func compare(ps []Prelim) []Difference {
 	groups := map[cellKey][]Prelim{}
 	var order []cellKey
 	for _, p := range ps {
+		if p.Unsupported != "" {
+			continue // a refusal is reported as such, not as a difference
+		}
 		k := cellKey{p.Engine, p.Profile}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
@@ -281,6 +361,9 @@ type Cell struct {
 	Total       int        `json:"total"`
 	// Failed says why the cell has no value, if it has none.
 	Failed string `json:"failed,omitempty"`
+	// Unsupported, if set, is why the DUT does not serve the profile: the
+	// preliminary phase saw it refuse, and the cell got no load.
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 // Probe is one exploratory run.

@@ -351,8 +351,10 @@ func TestDifferences(t *testing.T) {
 	}
 }
 
-// TestPreliminaryFailure: a DUT that fails its probe stops the campaign
-// with the reasons.
+// TestPreliminaryFailure: a DUT that refuses its probes is "not supported"
+// for those cells and the campaign goes on with the other DUT; a plan that
+// says stop_on_unsupported stops with the reasons; when no DUT serves
+// anything, the campaign stops.
 func TestPreliminaryFailure(t *testing.T) {
 	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
 		if req.DUT.Name == "b" {
@@ -360,10 +362,35 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 		return 100, nil
 	}}
-	_, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	s, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	if err != nil {
+		t.Fatalf("error %v", err)
+	}
+	for _, r := range s.Rows {
+		switch {
+		case r.DUT == "b" && (r.Unsupported == "" || r.CPS != nil || !strings.Contains(r.Unsupported, "tls_alert:handshake_failure")):
+			t.Errorf("row of the refusing DUT: %+v", r)
+		case r.DUT == "a" && (r.Unsupported != "" || r.CPS == nil):
+			t.Errorf("row of the serving DUT: %+v", r)
+		}
+	}
+	for _, c := range s.Cells {
+		if c.DUT == "b" && (c.Unsupported == "" || len(c.Runs) > 0 || len(c.Exploration) > 0) {
+			t.Errorf("the refusing DUT's cell got load: %+v", c)
+		}
+	}
+
+	p := plan("a", "b")
+	p.Method.StopOnUnsupported = true
+	_, err = campaign(t, p, exec, t.TempDir()).Run(context.Background())
 	var pe *method.PreliminaryError
 	if !errors.As(err, &pe) || pe.DUT != "b" || !strings.Contains(err.Error(), "tls_alert:handshake_failure ×3") {
-		t.Fatalf("error %v", err)
+		t.Fatalf("stop_on_unsupported: error %v", err)
+	}
+
+	_, err = campaign(t, plan("b"), exec, t.TempDir()).Run(context.Background())
+	if !errors.Is(err, method.ErrNothingSupported) {
+		t.Fatalf("nothing served: error %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/profiles"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/net/idna"
 )
 
 // Reference is the URL of a DUT that is the built-in reference target,
@@ -62,6 +64,10 @@ type Method struct {
 	Explore  Explore  `yaml:"explore" json:"explore"`
 	Accept   Accept   `yaml:"accept" json:"accept"`
 	Final    Final    `yaml:"final" json:"final"`
+	// StopOnUnsupported stops the campaign in the preliminary phase when a
+	// DUT refuses a profile; by default that cell is "not supported" and the
+	// campaign goes on with the rest.
+	StopOnUnsupported bool `yaml:"stop_on_unsupported,omitempty" json:"stop_on_unsupported,omitempty"`
 }
 
 // Explore is the exploratory search.
@@ -121,13 +127,13 @@ func ParsePercent(s string) (Percent, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
-		if err != nil {
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 			return 0, fmt.Errorf("bad percentage %q", s)
 		}
 		return Percent(v / 100), nil
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v > 1 {
+	if err != nil || v > 1 || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("bad percentage %q (write 3%% or 0.03)", s)
 	}
 	return Percent(v), nil
@@ -338,6 +344,16 @@ func baseURL(raw string) (*url.URL, error) {
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("bad URL %q: no host", raw)
 	}
+	host, err := ALabel(u.Hostname())
+	if err != nil {
+		return nil, fmt.Errorf("bad URL %q: %v", raw, err)
+	}
+	if host != u.Hostname() {
+		u.Host = host
+		if p := u.Port(); p != "" {
+			u.Host = net.JoinHostPort(host, p)
+		}
+	}
 	if port := u.Port(); port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, port)
@@ -348,3 +364,24 @@ func baseURL(raw string) (*url.URL, error) {
 
 // Marshal returns the plan as YAML, as resolved (defaults filled in).
 func (p *Plan) Marshal() ([]byte, error) { return yaml.Marshal(p) }
+
+// ALabel returns a host name as its IDNA A-label form (bücher.test →
+// xn--bcher-kva.test), the form DNS, SNI and certificates use. An ASCII
+// name or an IP address is returned as it is.
+func ALabel(host string) (string, error) {
+	ascii := true
+	for i := 0; i < len(host); i++ {
+		if host[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return host, nil
+	}
+	a, err := idna.Lookup.ToASCII(host)
+	if err != nil {
+		return "", fmt.Errorf("host %q is not a valid internationalized domain name: %v", host, err)
+	}
+	return a, nil
+}

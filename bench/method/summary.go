@@ -33,6 +33,9 @@ type Row struct {
 	CPSRuns    RunCount `json:"cps_runs"`
 	GbpsRuns   RunCount `json:"gbps_runs"`
 	Consistent bool     `json:"consistent"`
+	// Unsupported, if set, is why the DUT does not serve the profile (its
+	// refusal in the preliminary phase): the row is "not supported".
+	Unsupported string `json:"unsupported,omitempty"`
 }
 
 // RunCount counts a cell's final runs.
@@ -76,6 +79,12 @@ func (c *Campaign) rows(s *Summary) []Row {
 				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
 				for _, cell := range s.Cells {
 					if cell.DUT != d.Name || cell.Profile != name {
+						continue
+					}
+					if cell.Unsupported != "" {
+						if row.Unsupported == "" {
+							row.Unsupported = cell.Unsupported
+						}
 						continue
 					}
 					count := RunCount{Accepted: cell.Accepted, Total: cell.Total}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -384,34 +383,6 @@ func DecodeRun(data []byte) (*Run, error) {
 		return nil, err
 	}
 	return &r, nil
-}
-
-// WriteFile writes data to file atomically: a temporary file in the same
-// directory, fsynced, then renamed over file.
-func WriteFile(file string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(file)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(file)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, file)
 }
 
 // WriteJSON writes the record atomically as indented JSON.

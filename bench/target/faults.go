@@ -56,7 +56,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	if hasFrac {
 		v, err := strconv.ParseFloat(frac, 64)
-		if err != nil || v <= 0 || v > 1 {
+		if err != nil || !(v > 0 && v <= 1) { // NaN too
 			return f, fmt.Errorf("fault %s: fraction %q is not in (0, 1]", kind, frac)
 		}
 		f.Fraction = v

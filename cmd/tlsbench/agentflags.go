@@ -54,7 +54,7 @@ func (lf *loadFlags) resolveAgent() (*agentSetup, error) {
 	if a.reportTo != "" {
 		u, err := url.Parse(a.reportTo)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, usagef("bad --report-to %q: want http://HOST:PORT[/PATH] of a tlsbench collector", a.reportTo)
+			return nil, usagef("bad --report-to %q: want http://HOST:PORT[/PATH] of a collector (tlsbench collect)", a.reportTo)
 		}
 	}
 	return a, nil

@@ -29,7 +29,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs := newFlags("collect")
 	listen := fs.String("listen", "", "`ADDR` (host:port) to listen on for pushed records")
 	expect := fs.Int("expect", 0, "`N` agents (shards 0..N-1) must report")
-	out := fs.StringP("output", "o", "", "write the merged record to `FILE`")
+	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (-: stdout)")
 	keep := fs.String("keep", "", "also write each agent's own record into `DIR`")
 	deadline := fs.Duration("deadline", time.Hour, "give up waiting after `DURATION`")
 	if err := parseFlags(fs, collectUsage, args, stdout); err != nil {
@@ -47,7 +47,13 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	case *deadline <= 0:
 		return usagef("--deadline must be positive, got %s", *deadline)
 	}
+	if err := checkOutputs([2]string{"-o", *out}); err != nil {
+		return err
+	}
 	if *keep != "" {
+		if err := metrics.CheckOutputDir(*keep); err != nil {
+			return usagef("--keep: %v", err)
+		}
 		if err := os.MkdirAll(*keep, 0o755); err != nil {
 			return usagef("--keep: %v", err)
 		}
@@ -94,8 +100,11 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
-	if err := m.WriteJSON(out); err != nil {
-		return fmt.Errorf("writing %s: %w", out, err)
+	if err := writeRunRecord(out, stdout, m); err != nil {
+		return fmt.Errorf("writing the merged record: %w", err)
+	}
+	if out == stdoutName {
+		return nil // stdout is the record
 	}
 	reports.RunText(stdout, m)
 	printAgents(stdout, m)

@@ -9,7 +9,6 @@ import (
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -40,22 +39,14 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 		},
 	}
-	// Thousands of connections: warn before the load when the deadlines or
-	// the descriptors cannot suffice.
+	// Thousands of connections: warn before the load when the deadlines
+	// cannot suffice (memory and descriptors are checked by checkCapacity,
+	// the other flags before this).
 	spec.check = func() error {
 		if msg := cps.DeadlineAdvice(*lf.conc, runtime.GOMAXPROCS(0), *lf.handshakeTO, *lf.readTO); msg != "" {
 			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
 		}
-		warnDescriptors(stderr, "cps", *lf.conc)
 		return nil
 	}
 	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
-}
-
-// warnDescriptors warns when conns connections would not fit in the
-// descriptor limit.
-func warnDescriptors(stderr io.Writer, cmd string, conns int) {
-	if err := tlsconn.CheckDescriptors(conns); err != nil {
-		fmt.Fprintf(stderr, "tlsbench %s: warning: %v\n", cmd, err)
-	}
 }

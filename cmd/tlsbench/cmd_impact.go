@@ -86,9 +86,19 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	if err := checkOutputs([2]string{"--json", *lf.jsonOut}); err != nil {
+		return err
+	}
+	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
+	if *lf.jsonOut == stdoutName {
+		reportW = stderr
+	}
 	engine := job.CPS
 	if *keepalive {
 		engine = job.Throughput
+	}
+	if err := checkCapacity(engine, ls.engine.Concurrency); err != nil {
+		return err
 	}
 	var paths []string
 	if *urlsFile != "" {
@@ -156,7 +166,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			*method.ImpactRuns
 		}{method.ImpactRunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = metrics.WriteFile(*lf.jsonOut, append(data, '\n'), 0o644)
+			jerr = writeFileOrStdout(*lf.jsonOut, stdout, append(data, '\n'))
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)
@@ -189,14 +199,14 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		_, err = stdout.Write(append(data, '\n'))
+		_, err = reportW.Write(append(data, '\n'))
 		return err
 	case "md":
-		return reports.ImpactMarkdown(stdout, rep)
+		return reports.ImpactMarkdown(reportW, rep)
 	case "html":
-		return reports.ImpactHTML(stdout, rep)
+		return reports.ImpactHTML(reportW, rep)
 	}
-	return reports.ImpactText(stdout, rep)
+	return reports.ImpactText(reportW, rep)
 }
 
 // readURLs reads a --urls file: one URL (or path) a line; blank lines and

@@ -28,9 +28,9 @@ distinct runs); a merged record given again contributes its agents. Prints the m
 agent: its transactions, CPU, utilization and start skew (from --start-at,
 or from the earliest agent's start when the agents had none).`
 
-func runMerge(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge")
-	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (required)")
+	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (required; -: stdout)")
 	if err := parseFlags(fs, mergeUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -39,6 +39,9 @@ func runMerge(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	if *out == "" {
 		return usagef("-o FILE is required: where to write the merged record")
+	}
+	if err := checkOutputs([2]string{"-o", *out}); err != nil {
+		return err
 	}
 	var runs []*metrics.Run
 	for _, file := range fs.Args() {
@@ -58,11 +61,15 @@ func runMerge(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(err.Error(), "metrics: "))
 	}
-	if err := m.WriteJSON(*out); err != nil {
-		return usagef("-o %s: %v", *out, pathErr(err))
+	if err := writeRunRecord(*out, stdout, m); err != nil {
+		return usagef("-o: %v", pathErr(err))
 	}
-	reports.RunText(stdout, m)
-	printAgents(stdout, m)
+	text := stdout // with -o -, the record is stdout and the text goes to stderr
+	if *out == stdoutName {
+		text = stderr
+	}
+	reports.RunText(text, m)
+	printAgents(text, m)
 	return nil
 }
 

@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
@@ -25,9 +27,15 @@ Runs the qualification method: preliminary validation of every DUT,
 exploratory search for the best load level, final runs until three accepted
 runs agree, acceptance of each run, best-of-three; then prints the published
 table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
-interrupted campaign. Without --plan: CPS and throughput of the three seed
-profiles against the --dut DUTs, or the reference target (started as a
-separate process).`
+interrupted campaign. Without --plan: CPS and throughput (--test) of the
+three seed profiles (--profile) against the --dut DUTs, or the reference
+target (started as a separate process).
+
+The preliminary phase prints what every DUT negotiated for every profile, or
+its refusal: a profile a DUT refuses is "not supported" in the published
+table and the campaign goes on with the rest (a plan's method can say
+stop_on_unsupported: true). The campaign's HTML report is written to
+DIR/report.html.`
 
 func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("qualify")
@@ -40,6 +48,8 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	resume := fs.String("resume", "", "continue the interrupted campaign in `DIR`")
 	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the three seed profiles)")
+	tests := fs.StringArray("test", nil, "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
@@ -56,16 +66,16 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	dir := *out
 	switch {
 	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" {
-			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --quick or --out")
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(*tests) > 0 {
+			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
 		}
 		dir = *resume
 		if plan, err = method.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
 			return usagef("--resume %s: %v", dir, err)
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick {
-			return usagef("--plan holds the DUTs and the method: no --dut or --quick")
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(*tests) > 0 {
+			return usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
 		if plan, err = method.ReadPlan(*planFile, set); err != nil {
 			return usagef("%v", err)
@@ -87,12 +97,26 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			list = []method.DUT{{Name: "reference", URL: method.Reference}}
 		}
 		plan = method.DefaultPlan(list, m)
+		if err := narrowPlan(plan, *names, *tests); err != nil {
+			return err
+		}
 		if err := plan.Check(set); err != nil {
 			return usagef("%v", err)
 		}
 	}
+	if err := checkPlanFiles(plan); err != nil {
+		return err
+	}
 	if err := ef.check(usesReference(plan)); err != nil {
 		return err
+	}
+	if *ef.kind == "local" {
+		// The exploration may reach its max concurrency in this process.
+		for _, t := range plan.Tests {
+			if err := checkCapacity(t.Engine, plan.Method.Explore.Concurrency.Max); err != nil {
+				return usagef("method explore.concurrency.max: %v", err)
+			}
+		}
 	}
 	if dir == "" {
 		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+plan.Name)
@@ -101,8 +125,11 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
 			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
+		if err := metrics.CheckOutputDir(dir); err != nil && *out != "" {
+			return usagef("--out: %v", err)
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return usagef("--out %s: %v", dir, err)
+			return usagef("--out %s: %v", dir, pathErr(err))
 		}
 		data, err := plan.Marshal()
 		if err != nil {
@@ -140,7 +167,8 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer stopExec()
 	c := &method.Campaign{
 		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
-		Events: func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
+		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
+		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(stdout, ps) },
 	}
 	if !*quiet {
 		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
@@ -165,6 +193,66 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintln(stdout)
 	reports.QualifyTable(stdout, summary)
 	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
+	html, err := writeCampaignHTML(dir)
+	if err != nil {
+		return fmt.Errorf("the report of %s: %w", dir, err)
+	}
+	fmt.Fprintf(stdout, "report: %s (open it in a browser; tlsbench report %s renders other formats)\n", html, dir)
+	return nil
+}
+
+// writeCampaignHTML renders the finished campaign in dir as dir/report.html
+// and returns its path.
+func writeCampaignHTML(dir string) (string, error) {
+	c, err := readCampaign(dir)
+	if err != nil {
+		return "", err
+	}
+	r, err := reports.Build([]reports.Input{{Name: dir, Campaign: c}})
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "report.html")
+	return file, writeOutput(file, nil, func(w io.Writer) error { return reports.ReportHTML(w, r) })
+}
+
+// narrowPlan keeps, in the default plan, the profiles and tests named by
+// --profile and --test (all when none is named).
+func narrowPlan(plan *method.Plan, names, tests []string) error {
+	for _, t := range tests {
+		if t != job.CPS && t != job.Throughput {
+			return usagef("bad --test %q: want cps or throughput", t)
+		}
+	}
+	var kept []method.Test
+	for _, t := range plan.Tests {
+		if len(tests) > 0 && !slices.Contains(tests, t.Engine) {
+			continue
+		}
+		if len(names) > 0 {
+			t.Profiles = slices.Compact(slices.Clone(names))
+		}
+		kept = append(kept, t)
+	}
+	plan.Tests = kept
+	return nil
+}
+
+// checkPlanFiles checks the files a plan names (the DUTs' CA certificates)
+// before the campaign directory is created.
+func checkPlanFiles(plan *method.Plan) error {
+	for _, d := range plan.DUTs {
+		if d.CACert == "" {
+			continue
+		}
+		pem, err := os.ReadFile(d.CACert)
+		if err != nil {
+			return usagef("DUT %s: cacert %s: %v", d.Name, d.CACert, pathErr(err))
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return usagef("DUT %s: cacert %s: no PEM certificate in it", d.Name, d.CACert)
+		}
+	}
 	return nil
 }
 

@@ -102,7 +102,7 @@ func checkDUTs(inputs []reports.Input, allow bool) error {
 // outputFlags defines --format and -o of report and compare.
 func outputFlags(fs *pflag.FlagSet, formats []string) (format, out *string) {
 	format = fs.StringP("format", "f", "text", "`FORMAT`: "+strings.Join(formats, ", "))
-	out = fs.StringP("output", "o", "", "write to `FILE` instead of stdout (md: its charts go beside it)")
+	out = fs.StringP("output", "o", "", "write to `FILE` instead of stdout (-: stdout; md: its charts go beside it)")
 	return format, out
 }
 
@@ -112,8 +112,11 @@ func checkFormat(format string, formats []string, out string) error {
 	if !slices.Contains(formats, format) {
 		return usagef("unknown --format %q (formats: %s)", format, strings.Join(formats, ", "))
 	}
-	if format == "md" && out == "" {
+	if format == "md" && (out == "" || out == stdoutName) {
 		return usagef("--format md writes its charts as PNG files beside the report: give -o FILE")
+	}
+	if out != stdoutName {
+		return checkOutputs([2]string{"-o", out})
 	}
 	return nil
 }
@@ -146,19 +149,19 @@ func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
 	})
 }
 
-// writeOutput renders into memory, then writes file atomically, or stdout
-// when file is "".
+// writeOutput renders into memory, then writes file (metrics.WriteFile), or
+// stdout when file is "" or "-".
 func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
 	}
-	if file == "" {
+	if file == "" || file == stdoutName {
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
 	if err := metrics.WriteFile(file, buf.Bytes(), 0o644); err != nil {
-		return usagef("-o %s: %v", file, err)
+		return usagef("-o: %v", err)
 	}
 	return nil
 }
@@ -169,7 +172,10 @@ func chartFiles(out string) (string, func(name string, png []byte) error) {
 	base := filepath.Base(out)
 	prefix := strings.TrimSuffix(base, filepath.Ext(base)) + "-"
 	return prefix, func(name string, png []byte) error {
-		return metrics.WriteFile(filepath.Join(filepath.Dir(out), name), png, 0o644)
+		if err := metrics.WriteFile(filepath.Join(filepath.Dir(out), name), png, 0o644); err != nil {
+			return usagef("-o: chart %v", err)
+		}
+		return nil
 	}
 }
 

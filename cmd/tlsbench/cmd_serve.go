@@ -7,11 +7,11 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -33,7 +33,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keyFile := fs.String("key", "", "private key `FILE` (PEM) of --cert")
 	admin := fs.String("admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
 	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
-	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert")
+	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
@@ -71,6 +71,25 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *plain && (len(*names) > 0 || *certFile != "") {
 		return usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
 	}
+	n := max(len(ps), 1) // listeners
+	if *plain {
+		n = 1
+	}
+	if *port > 0 && *port+n-1 > 65535 {
+		return usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, or 0 for any free ports)", *port, n, *port+n-1)
+	}
+	if *admin != "" {
+		host, p, err := net.SplitHostPort(*admin)
+		if err != nil {
+			return usagef("bad --admin %q: want HOST:PORT (%v)", *admin, pathErr(err))
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+			return usagef("bad --admin %q: port %q is not 0-65535", *admin, p)
+		}
+		if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+			return usagef("bad --admin %q: %q is not an IP address", *admin, host)
+		}
+	}
 	if *delay < 0 {
 		return usagef("bad --delay %s: must not be negative", *delay)
 	}
@@ -84,6 +103,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *slowDelay <= 0 {
 		return usagef("bad --slow-delay %s: must be positive", *slowDelay)
+	}
+	if err := checkOutputs([2]string{"--ca-out", *caOut}); err != nil {
+		return err
 	}
 	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
 		Faults: faults, SlowDelay: *slowDelay}
@@ -100,7 +122,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer t.Close()
 	if *caOut != "" && t.CA != nil {
-		if err := metrics.WriteFile(*caOut, t.CA.CertPEM(), 0o644); err != nil {
+		if err := writeFileOrStdout(*caOut, stdout, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}

@@ -57,7 +57,6 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return usagef("--requests-per-conn must not be negative, got %d", *perConn)
 		}
 		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = *pipeline, *perConn, *verify
-		warnDescriptors(stderr, "throughput", *lf.conc)
 		return nil
 	}
 	return runLoad(ctx, spec, fs, lf, args, throughputUsage, stdout, stderr)

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -36,7 +39,33 @@ func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer
 	if err != nil {
 		return usagef("%s", err)
 	}
-	return nil
+	return checkFlagValues(fs)
+}
+
+// checkFlagValues refuses the values no flag of tlsbench takes: a float that
+// is NaN, infinite or negative, and a negative duration.
+func checkFlagValues(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if err != nil {
+			return
+		}
+		switch f.Value.Type() {
+		case "float64":
+			v, perr := strconv.ParseFloat(f.Value.String(), 64)
+			switch {
+			case perr != nil || math.IsNaN(v) || math.IsInf(v, 0):
+				err = usagef("--%s must be a finite number, got %s", f.Name, f.Value)
+			case v < 0:
+				err = usagef("--%s must not be negative, got %s", f.Name, f.Value)
+			}
+		case "duration":
+			if d, perr := time.ParseDuration(f.Value.String()); perr == nil && d < 0 {
+				err = usagef("--%s must not be negative, got %s", f.Name, f.Value)
+			}
+		}
+	})
+	return err
 }
 
 // errHelp ends a command successfully after printing help.
@@ -80,7 +109,19 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 	if u.User != nil {
 		return nil, usagef("bad URL %q: user information is not supported", raw)
 	}
-	t := &endpoint{URL: u, Host: u.Hostname(), Port: u.Port()}
+	host, err := method.ALabel(u.Hostname())
+	if err != nil {
+		return nil, usagef("bad URL %q: %v", raw, err)
+	}
+	if host != u.Hostname() {
+		// SNI, verification, DNS and the Host header use the A-label.
+		if u.Port() != "" {
+			u.Host = net.JoinHostPort(host, u.Port())
+		} else {
+			u.Host = host
+		}
+	}
+	t := &endpoint{URL: u, Host: host, Port: u.Port()}
 	if t.Port == "" {
 		t.Port = "443"
 	}
@@ -104,12 +145,17 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		if err != nil {
 			return nil, err
 		}
+		if a, err := method.ALabel(host); err == nil {
+			host = a
+		}
 		if strings.EqualFold(host, t.Host) && port == t.Port {
 			t.Address = net.JoinHostPort(addr, port)
 		}
 	}
 	if sni != "" {
-		t.ServerName = sni
+		if t.ServerName, err = method.ALabel(sni); err != nil {
+			return nil, usagef("bad --sni: %v", err)
+		}
 	}
 	return t, nil
 }

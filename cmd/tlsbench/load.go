@@ -61,7 +61,7 @@ func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
 		sources:     fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)"),
 		headers:     fs.StringArrayP("header", "H", nil, "extra request header `'Name: value'` (repeatable)"),
 		expectSize:  fs.Int64("expect-size", -1, "any other body size than `N` bytes is an error"),
-		jsonOut:     fs.String("json", "", "write the run record to `FILE` (several profiles: a directory)"),
+		jsonOut:     fs.String("json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, the text goes to stderr)"),
 		connectTO:   fs.Duration("connect-timeout", tlsconn.DefaultConnectTimeout, "TCP connect `DEADLINE`"),
 		handshakeTO: fs.Duration("handshake-timeout", tlsconn.DefaultHandshakeTimeout, "TLS handshake `DEADLINE`"),
 		readTO:      fs.Duration("read-timeout", tlsconn.DefaultReadTimeout, "first byte and each later read `DEADLINE`"),
@@ -147,6 +147,14 @@ type loadSetup struct {
 // resolve checks the shared flags (after parsing) and resolves them.
 func (lf *loadFlags) resolve() (*loadSetup, error) {
 	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup, AbortAfter: *lf.abortAfter}}
+	switch {
+	case *lf.conc < 1:
+		return nil, usagef("-c: concurrency must be at least 1, got %d", *lf.conc)
+	case *lf.dur <= 0:
+		return nil, usagef("--duration must be positive, got %s", *lf.dur)
+	case *lf.expectSize < -1:
+		return nil, usagef("--expect-size must be a size in bytes (0 or more; -1: any), got %d", *lf.expectSize)
+	}
 	if err := ls.engine.Validate(); err != nil {
 		return nil, usagef("%s", err)
 	}
@@ -220,12 +228,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if *lf.rate > 0 && !fs.Changed("concurrency") {
 		*lf.conc = 1024
 	}
-	// Check everything before any load is sent.
-	if spec.check != nil {
-		if err := spec.check(); err != nil {
-			return err
-		}
-	}
 	if fs.NArg() > 1 {
 		return usagef("one URL at most, got %d arguments", fs.NArg())
 	}
@@ -239,6 +241,18 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	ls, err := lf.resolve()
 	if err != nil {
 		return err
+	}
+	if !isDryRun(ctx) { // a manifest's agents run on other machines
+		if err := checkCapacity(spec.name, ls.engine.Concurrency); err != nil {
+			return err
+		}
+	}
+	// Check everything before any load is sent (the engine's own flags last:
+	// its warnings come only when the rest is valid).
+	if spec.check != nil {
+		if err := spec.check(); err != nil {
+			return err
+		}
 	}
 	engine, set, ps, srcIPs, hdrs, roots := ls.engine, ls.set, ls.profiles, ls.sources, ls.headers, ls.roots
 	var ep *endpoint
@@ -264,30 +278,54 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if isDryRun(ctx) {
 		return nil
 	}
-	if *lf.cpuProfile != "" {
-		f, err := os.Create(*lf.cpuProfile)
-		if err != nil {
-			return usagef("--cpuprofile: %v", err)
+	// Every output is checked before the load: no run is wasted on a bad path.
+	if err := checkOutputs([2]string{"--cpuprofile", *lf.cpuProfile}, [2]string{"--keylog", *lf.keylog}); err != nil {
+		return err
+	}
+	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) == 1 {
+		if err := checkOutputs([2]string{"--json", *lf.jsonOut}); err != nil {
+			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
+	}
+	// With --json -, the record is stdout and the text goes to stderr.
+	text := stdout
+	if *lf.jsonOut == stdoutName {
+		text = stderr
+	}
+	if *lf.cpuProfile != "" {
+		var w io.Writer = stdout
+		if *lf.cpuProfile != stdoutName {
+			f, err := os.Create(*lf.cpuProfile)
+			if err != nil {
+				return usagef("--cpuprofile: %v", err)
+			}
+			defer f.Close()
+			w = f
+		}
+		if err := pprof.StartCPUProfile(w); err != nil {
 			return usagef("--cpuprofile: %v", err)
 		}
 		defer pprof.StopCPUProfile()
 	}
 	var keylogW io.Writer
 	if *lf.keylog != "" {
-		f, err := os.OpenFile(*lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			return usagef("--keylog: %v", err)
+		keylogW = stdout
+		if *lf.keylog != stdoutName {
+			f, err := os.OpenFile(*lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				return usagef("--keylog: %v", err)
+			}
+			defer f.Close()
+			keylogW = f
 		}
-		defer f.Close()
-		keylogW = f
 		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
 	}
-	if *lf.jsonOut != "" && len(ps) > 1 {
+	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) > 1 {
+		if err := metrics.CheckOutputDir(*lf.jsonOut); err != nil {
+			return usagef("--json: %v", err)
+		}
 		if err := os.MkdirAll(*lf.jsonOut, 0o755); err != nil {
-			return usagef("--json %s: %v", *lf.jsonOut, err)
+			return usagef("--json %s: %v", *lf.jsonOut, pathErr(err))
 		}
 	}
 
@@ -371,14 +409,14 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
-			reports.RunText(stdout, r)
+			reports.RunText(text, r)
 		}
 		if *lf.jsonOut != "" {
 			file := *lf.jsonOut
-			if len(ps) > 1 {
+			if len(ps) > 1 && file != stdoutName {
 				file = filepath.Join(*lf.jsonOut, p.Name+".json")
 			}
-			if err := r.WriteJSON(file); err != nil {
+			if err := writeRunRecord(file, stdout, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
 			}
 		}
@@ -388,7 +426,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return noSuccess(r, set)
 		}
 	}
-	spec.table(stdout, runs)
+	spec.table(text, runs)
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
 			return noSuccess(r, set)

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -77,20 +78,36 @@ func commands() []command {
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"schema", "list the JSON Schemas of the records and outputs, or print one", runSchema},
 		{"version", "print the version", runVersion},
+		{"help", "print a command's help: tlsbench help COMMAND", nil},
 	}
 }
 
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	switch {
+	case len(args) == 0:
+		// Bad usage: the usage goes to stderr.
+		printUsage(stderr)
+		return exitBadUsage
+	case args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && (len(args) == 1 || len(args) == 2 && slices.Contains([]string{"help", "-h", "--help"}, args[1]))):
 		printUsage(stdout)
-		if len(args) == 0 {
+		return exitOK
+	case args[0] == "--version" || args[0] == "-V":
+		args = append([]string{"version"}, args[1:]...)
+	case args[0] == "help":
+		// tlsbench help CMD is tlsbench CMD --help.
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "tlsbench help: one topic at most, got %q\n", args[1:])
 			return exitBadUsage
 		}
-		return exitOK
+		if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == args[1] }) {
+			fmt.Fprintf(stderr, "tlsbench help: unknown topic %q (commands: %s)\n", args[1], commandNames())
+			return exitBadUsage
+		}
+		args = []string{args[1], "--help"}
 	}
 	for _, c := range commands() {
-		if c.name != args[0] {
+		if c.name != args[0] || c.run == nil {
 			continue
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
@@ -129,10 +146,14 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'tlsbench COMMAND --help' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'tlsbench help COMMAND' (or 'tlsbench COMMAND --help') for a command's flags; 'tlsbench --version' for the version.")
 }
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintln(stdout, "Usage: tlsbench version (or tlsbench --version)\n\nPrints the version of tlsbench.")
+		return nil
+	}
 	if len(args) > 0 {
 		return usagef("takes no arguments")
 	}

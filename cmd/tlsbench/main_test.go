@@ -34,7 +34,7 @@ func invoke(t *testing.T, ctx context.Context, args ...string) (int, string, str
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(ctx, args, &out, &errb)
-	checkOutputs(t, args, out.String()) // every JSON written is valid against its schema
+	validateOutputs(t, args, out.String()) // every JSON written is valid against its schema
 	return code, out.String(), errb.String()
 }
 
@@ -62,7 +62,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"cps", "https://h/", "https://i/"}, "one URL at most"},                     // two URLs
 		{[]string{"cps", "-d", "soon"}, "duration"},                                          // bad duration
 		{[]string{"cps", "-d", "0s"}, "duration must be positive"},                           // zero duration
-		{[]string{"cps", "--warmup", "-1s"}, "warm-up must not be negative"},                 // negative warm-up
+		{[]string{"cps", "--warmup", "-1s"}, "--warmup must not be negative"},                // negative warm-up
 		{[]string{"cps", "-c", "0"}, "concurrency must be at least 1"},                       // no connections
 		{[]string{"cps", "--rate", "-5"}, "rate must not be negative"},                       // negative rate
 		{[]string{"cps", "--cacert", filepath.Join(dir, "missing.pem")}, "--cacert"},         // unreadable CA file

@@ -20,11 +20,11 @@ import (
 // writes JSON to.
 var outputFlagNames = map[string]bool{"--json": true, "-o": true, "--output": true, "--out": true, "--resume": true}
 
-// checkOutputs validates what an invoked command wrote against its JSON
+// validateOutputs validates what an invoked command wrote against its JSON
 // Schema: JSON on stdout (--format json) and every .json and .jsonl file
 // named by an output flag (a file, or a directory of them: --json DIR,
 // qualify --out DIR). Each must carry its schema version.
-func checkOutputs(t *testing.T, args []string, stdout string) {
+func validateOutputs(t *testing.T, args []string, stdout string) {
 	t.Helper()
 	if len(args) == 0 {
 		return

@@ -1,0 +1,191 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"syscall"
+)
+
+// WriteFile writes data to file without ever replacing what the user did not
+// mean to replace:
+//
+//   - a regular file, or a name that does not exist yet, is replaced
+//     atomically: a temporary file in the same directory, fsynced, then
+//     renamed over it;
+//   - a symbolic link is resolved and its target is written as above (a
+//     link to a regular file: the target is replaced atomically and the
+//     link stays a link; a link to a FIFO or a device: written through);
+//   - a FIFO, a character or block device (a terminal, /dev/null) is written
+//     through, never renamed over;
+//   - a directory or a socket is refused.
+//
+// Errors name file, never the temporary file.
+func WriteFile(file string, data []byte, perm os.FileMode) error {
+	dest, st, err := resolveOutput(file)
+	if err != nil {
+		return err
+	}
+	if st != nil && !st.Mode().IsRegular() {
+		// A FIFO or a device: write through.
+		f, err := os.OpenFile(dest, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, pathCause(err))
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", file, pathCause(err))
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", file, pathCause(err))
+		}
+		return nil
+	}
+	fail := func(err error) error { return fmt.Errorf("%s: %w", file, pathCause(err)) }
+	f, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp*")
+	if err != nil {
+		return fail(err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, dest); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// CheckOutput says, before any work is done, whether WriteFile(file) can
+// succeed: the directory exists and is writable, and file is not a
+// directory or a socket. "-" (standard output) is always fine.
+func CheckOutput(file string) error {
+	if file == "-" {
+		return nil
+	}
+	if file == "" {
+		return errors.New("empty file name")
+	}
+	dest, st, err := resolveOutput(file)
+	if err != nil {
+		return err
+	}
+	if st != nil && !st.Mode().IsRegular() {
+		if err := syscall.Access(dest, wOK); err != nil {
+			return fmt.Errorf("%s: not writable: %w", file, err)
+		}
+		return nil
+	}
+	dir := filepath.Dir(dest)
+	dst, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: directory %s does not exist", file, dir)
+	case err != nil:
+		return fmt.Errorf("%s: %w", file, pathCause(err))
+	case !dst.IsDir():
+		return fmt.Errorf("%s: %s is not a directory", file, dir)
+	}
+	if err := syscall.Access(dir, wOK); err != nil {
+		return fmt.Errorf("%s: directory %s is not writable: %w", file, dir, err)
+	}
+	if st != nil {
+		if err := syscall.Access(dest, wOK); err != nil {
+			return fmt.Errorf("%s: not writable: %w", file, err)
+		}
+	}
+	return nil
+}
+
+// CheckOutputDir says whether dir can hold output files: it exists (or its
+// parent does, to create it in) and is writable.
+func CheckOutputDir(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		parent := filepath.Dir(filepath.Clean(dir))
+		pst, perr := os.Stat(parent)
+		if perr != nil || !pst.IsDir() {
+			return fmt.Errorf("%s: directory %s does not exist", dir, parent)
+		}
+		if err := syscall.Access(parent, wOK); err != nil {
+			return fmt.Errorf("%s: directory %s is not writable: %w", dir, parent, err)
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, pathCause(err))
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if err := syscall.Access(dir, wOK); err != nil {
+		return fmt.Errorf("%s: not writable: %w", dir, err)
+	}
+	return nil
+}
+
+// resolveOutput follows symbolic links from file and returns the path to
+// write and what is there now (nil: nothing yet). A link to something other
+// than a regular file (a FIFO, a device, /dev/stdout's /proc/self/fd/1) is
+// written through the link itself. Directories, sockets and links that lead
+// nowhere are refused.
+func resolveOutput(file string) (string, os.FileInfo, error) {
+	lst, err := os.Lstat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file, nil, nil
+	case err != nil:
+		return "", nil, fmt.Errorf("%s: %w", file, pathCause(err))
+	}
+	dest, st := file, lst
+	if lst.Mode()&os.ModeSymlink != 0 {
+		if st, err = os.Stat(file); err != nil {
+			return "", nil, fmt.Errorf("%s: a symbolic link that leads nowhere: %w", file, pathCause(err))
+		}
+		if st.Mode().IsRegular() {
+			if dest, err = filepath.EvalSymlinks(file); err != nil {
+				return "", nil, fmt.Errorf("%s: %w", file, pathCause(err))
+			}
+		}
+	}
+	switch {
+	case st.IsDir():
+		return "", nil, fmt.Errorf("%s is a directory", file)
+	case st.Mode()&os.ModeSocket != 0:
+		return "", nil, fmt.Errorf("%s is a socket", file)
+	}
+	return dest, st, nil
+}
+
+// pathCause drops the operation and path of a file system error (they may
+// name a temporary file).
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+// wOK is access(2)'s W_OK.
+const wOK = 2

@@ -1,0 +1,376 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/reports/reporttest"
+)
+
+// badCase is one bad invocation: its arguments and what its one line must
+// say (empty: only the exit code, the single line and no stack trace are
+// checked).
+type badCase struct {
+	args []string
+	want string
+}
+
+// TestBadInputTable runs bad invocations and bad files — flags, URLs,
+// profiles, plans, records, ledgers, campaigns — and checks each exits 2
+// with exactly one line on stderr naming the problem, no stack trace, and
+// within a bounded time (no load, no hang).
+func TestBadInputTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		t.Helper()
+		file := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return file
+	}
+	missing := filepath.Join(dir, "missing")
+	noDir := filepath.Join(dir, "no-such-dir", "out.json")
+	notPEM := write("ca.txt", "not a certificate\n")
+	const url = "https://127.0.0.1:1/"
+	const rsa = "rsa2048-aes128-gcm-sha256"
+
+	var cases []badCase
+	add := func(want string, args ...string) { cases = append(cases, badCase{args, want}) }
+
+	// The command line itself.
+	add("")
+	add(`unknown command "frobnicate"`, "frobnicate")
+	add(`unknown command "CPS"`, "CPS")
+	add(`unknown topic "nope"`, "help", "nope")
+	add("one topic at most", "help", "cps", "serve")
+	add("takes no arguments", "version", "extra")
+	add(`unknown command "--frobnicate"`, "--frobnicate")
+
+	// Every float, duration and size flag of the engine commands.
+	for _, cmd := range []string{"cps", "throughput"} {
+		for _, v := range []string{"NaN", "Inf", "-Inf", "-1", "+Inf", "nan", "1e400"} {
+			add("--rate", cmd, "--rate", v, url)
+		}
+		add("--rate", cmd, "--rate", "fast", url)
+		for _, f := range []string{"--duration", "--warmup", "--connect-timeout", "--handshake-timeout", "--read-timeout", "--start-tolerance"} {
+			add(f, cmd, f, "-1s", url)
+			add(f, cmd, f, "soon", url)
+		}
+		for _, f := range []string{"--connect-timeout", "--handshake-timeout", "--read-timeout", "--duration"} {
+			add(f, cmd, f, "0s", url)
+		}
+		for _, v := range []string{"-5", "-2", "big", "1e3"} {
+			add("--expect-size", cmd, "--expect-size", v, url)
+		}
+		for _, v := range []string{"0", "-1", "many", "1000000000", "99999999999999999999"} {
+			add("-c", cmd, "-c", v, url)
+		}
+		add("-c 100000", cmd, "-c", "100000", url) // beyond RLIMIT_NOFILE or memory
+		// URLs.
+		for _, u := range []string{"http://127.0.0.1/", "ftp://h/", "https://", "https://a b/", "https://h:0/", "https://h:99999/",
+			"https://h:port/", "https://user:pw@h/", "127.0.0.1:443", "https://bü_cher.test/", "https://%zz/"} {
+			add("URL", cmd, u)
+		}
+		add("one URL at most", cmd, url, url)
+		// Profiles, CA, names, headers, sources.
+		add(`unknown profile "nope"`, cmd, "--profile", "nope", url)
+		add("profile file", cmd, "--profile-file", missing, url)
+		add("--cacert", cmd, "--cacert", missing, url)
+		add("no PEM certificate", cmd, "--cacert", notPEM, url)
+		add("--cacert", cmd, "--cacert", dir, url)
+		add("bad --resolve", cmd, "--resolve", "h:443", url)
+		add("bad --resolve", cmd, "--resolve", "h:0:127.0.0.1", url)
+		add("bad --resolve", cmd, "--resolve", "h:443:nowhere", url)
+		add("bad --sni", cmd, "--sni", "bü_cher.test", url)
+		add("bad --header", cmd, "-H", "NoColon", url)
+		add("bad --header", cmd, "-H", "Bad Name: x", url)
+		add("bad --source", cmd, "--source", "1.2.3", url)
+		add("bad --source", cmd, "--source", "10.0.0.0/8", url)
+		add("bad --source", cmd, "--source", "::1-::2", url)
+		// Outputs, checked before any load.
+		add("--json", cmd, "--json", noDir, url)
+		add("--json", cmd, "--json", dir, url)
+		add("--cpuprofile", cmd, "--cpuprofile", noDir, url)
+		add("--keylog", cmd, "--keylog", noDir, url)
+		// Agents.
+		add("bad --shard", cmd, "--shard", "1", url)
+		add("bad --shard", cmd, "--shard", "2/2", url)
+		add("bad --shard", cmd, "--shard", "a/b", url)
+		add("bad --start-at", cmd, "--start-at", "tomorrow", url)
+		add("bad --report-to", cmd, "--report-to", "ftp://c/", url)
+	}
+	add("--pipeline", "throughput", "--pipeline", "0", url)
+	add("--pipeline", "throughput", "--pipeline", "-3", url)
+	add("--requests-per-conn", "throughput", "--requests-per-conn", "-1", url)
+	add("--verify-body", "throughput", "--verify-body", "md5:00", url)
+	add("--verify-body", "throughput", "--verify-body", "sha256:xyz", url)
+
+	// Profile files.
+	for name, body := range map[string]string{
+		"cipher.yaml":  "name: x\nmin_version: TLS1.2\nmax_version: TLS1.2\nciphers: [NO-SUCH-CIPHER]\n",
+		"version.yaml": "name: x\nmin_version: TLS9\nmax_version: TLS1.2\nciphers: [AES128-GCM-SHA256]\n",
+		"empty.yaml":   "",
+		"garbage.yaml": "{{{{ not yaml",
+		"field.yaml":   "name: x\nflavour: mint\n",
+		"noname.yaml":  "min_version: TLS1.2\nmax_version: TLS1.2\nciphers: [AES128-GCM-SHA256]\n",
+		"order.yaml":   "name: x\nmin_version: TLS1.3\nmax_version: TLS1.2\nciphers: [AES128-GCM-SHA256]\n",
+		"group.yaml":   "name: x\nmin_version: TLS1.2\nmax_version: TLS1.2\nciphers: [ECDHE-ECDSA-AES128-SHA256]\ngroups: [P-999]\n",
+	} {
+		f := write("profiles/"+name, body)
+		add(name, "cps", "--profile-file", f, url)
+	}
+	add(`unknown profile "nope"`, "profiles", "show", "nope")
+	add("unknown arguments", "profiles", "frob")
+	add("unknown arguments", "profiles", "show")
+	add("profile file", "profiles", "--profile-file", missing)
+
+	// serve.
+	add("bad --port", "serve", "--port", "70000")
+	add("bad --port", "serve", "--port", "-1")
+	add("bad --port", "serve", "--port", "65534")
+	add("bad --admin", "serve", "--admin", "garbage")
+	add("bad --admin", "serve", "--admin", "127.0.0.1:99999")
+	add("bad --admin", "serve", "--admin", "nohost.example:80")
+	add("bad --listen", "serve", "--listen", "nowhere")
+	add("--cert and --key go together", "serve", "--key", "k.pem")
+	add("--cert/--key", "serve", "--cert", missing, "--key", missing)
+	add("--delay", "serve", "--delay", "-1s")
+	add("--slow-delay", "serve", "--slow-delay", "0s")
+	add(`unknown fault "explode"`, "serve", "--fault", "explode")
+	add("fraction", "serve", "--fault", "reset-handshake:7")
+	add("fraction", "serve", "--fault", "alert:NaN")
+	add("fraction", "serve", "--fault", "alert:-0.5")
+	add("fraction", "serve", "--fault", "alert:0")
+	add("--ca-out", "serve", "--ca-out", noDir)
+	add("--ca-out", "serve", "--ca-out", dir)
+	add("unexpected arguments", "serve", "extra")
+
+	// calibrate.
+	add("--cps", "calibrate", "--cps", "NaN")
+	add("--gbps", "calibrate", "--gbps", "-1")
+	add("--duration", "calibrate", "-d", "0s")
+	add(`unknown profile "nope"`, "calibrate", "--profile", "nope")
+
+	// impact.
+	add("--baseline URL and --candidate URL", "impact")
+	add("--rounds", "impact", "--baseline", url, "--candidate", url, "--rounds", "0")
+	add("--cooldown", "impact", "--baseline", url, "--candidate", url, "--cooldown", "-1s")
+	add("--format", "impact", "--baseline", url, "--candidate", url, "--format", "pdf")
+	add("scheme must be https", "impact", "--baseline", "http://h/", "--candidate", url)
+	add("--rate", "impact", "--baseline", url, "--candidate", url, "--rate", "NaN")
+	add("--json", "impact", "--baseline", url, "--candidate", url, "--json", noDir)
+	add("--urls", "impact", "--baseline", url, "--candidate", url, "--urls", missing)
+	add("no URL in it", "impact", "--baseline", url, "--candidate", url, "--urls", write("urls-empty.txt", "# nothing\n"))
+	add("is not an https URL or a path", "impact", "--baseline", url, "--candidate", url, "--urls", write("urls-bad.txt", "ftp://x/\n"))
+
+	// Plans.
+	good := "duts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n"
+	method := "method: {duration: 1s, warmup: 0s, cooldown: 0s, explore: {concurrency: {min: 1, max: 2}, probe_duration: 100ms, min_gain: 5%}, " +
+		"accept: {max_generator_cpu: 100%}, final: {min_accepted: 1, max_runs: 1, tolerance: 10%}}\n"
+	plans := []struct{ name, body, want string }{
+		{"not-yaml", "{{{", "plan"},
+		{"empty", "", "plan"},
+		{"no-name", good + method, "name is required"},
+		{"no-duts", "name: x\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "at least one DUT"},
+		{"dut-space", "name: x\nduts: [{name: a b, url: \"https://a.test/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "no spaces"},
+		{"dut-twice", "name: x\nduts: [{name: a, url: \"https://a.test/\"}, {name: a, url: \"https://b.test/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "listed twice"},
+		{"dut-http", "name: x\nduts: [{name: a, url: \"http://a.test/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "https"},
+		{"dut-port", "name: x\nduts: [{name: a, url: \"https://a.test:0/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "port"},
+		{"dut-unicode", "name: x\nduts: [{name: a, url: \"https://bü_cher.test/\"}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "internationalized"},
+		{"dut-resolve", "name: x\nduts: [{name: a, url: \"https://a.test/\", resolve: nowhere}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "not an IP address"},
+		{"endpoint-profile", "name: x\nduts: [{name: a, url: \"https://a.test/\", endpoints: {nope: \"https://e/\"}}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "nope"},
+		{"endpoint-url", "name: x\nduts: [{name: a, url: \"https://a.test/\", endpoints: {" + rsa + ": \"http://e/\"}}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "endpoint"},
+		{"cacert-missing", "name: x\nduts: [{name: a, url: \"https://a.test/\", cacert: " + missing + "}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "cacert"},
+		{"cacert-not-pem", "name: x\nduts: [{name: a, url: \"https://a.test/\", cacert: " + notPEM + "}]\ntests: [{engine: cps, profiles: [" + rsa + "]}]\n" + method, "no PEM certificate"},
+		{"no-tests", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\n" + method, "at least one test"},
+		{"engine", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: ping, profiles: [" + rsa + "]}]\n" + method, "not cps or throughput"},
+		{"path", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, path: 1k, profiles: [" + rsa + "]}]\n" + method, "must start with /"},
+		{"no-profiles", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps}]\n" + method, "at least one is required"},
+		{"profile", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, profiles: [nope]}]\n" + method, `unknown profile "nope"`},
+		{"unknown-field", "name: x\ncolour: red\n" + good + method, "colour"},
+	}
+	for _, m := range []struct{ from, to, want string }{
+		{"duration: 1s", "duration: 0s", "duration must be positive"},
+		{"duration: 1s", "duration: soon", "bad duration"},
+		{"duration: 1s", "duration: -1s", "bad duration"},
+		{"probe_duration: 100ms", "probe_duration: 0s", "probe_duration"},
+		{"min: 1, max: 2", "min: 0, max: 2", "explore.concurrency"},
+		{"min: 1, max: 2", "min: 4, max: 2", "explore.concurrency"},
+		{"min: 1, max: 2", "min: 1, max: 1000000000", "explore.concurrency.max"},
+		{"min_gain: 5%", "min_gain: 100%", "min_gain"},
+		{"min_gain: 5%", "min_gain: NaN%", "percentage"},
+		{"min_gain: 5%", "min_gain: lots", "percentage"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: 0%", "max_generator_cpu"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: Inf%", "percentage"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_errors: -1", "max_errors"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_error_rate: 200%", "max_error_rate"},
+		{"min_accepted: 1", "min_accepted: 0", "min_accepted"},
+		{"max_runs: 1", "max_runs: 0", "max_runs"},
+		{"tolerance: 10%", "tolerance: 0%", "tolerance"},
+		{"tolerance: 10%", "tolerance: 100%", "tolerance"},
+		{"cooldown: 0s", "cooldown: 0s, stop_on_unsupported: maybe", "plan"},
+	} {
+		plans = append(plans, struct{ name, body, want string }{"method-" + m.to, "name: x\n" + good + strings.Replace(method, m.from, m.to, 1), m.want})
+	}
+	var planOuts []string // no bad plan may create its campaign directory
+	for i, p := range plans {
+		f := write(filepath.Join("plans", strings.NewReplacer(" ", "", ":", "", "%", "").Replace(p.name)+".yaml"), p.body)
+		out := filepath.Join(dir, "campaigns", "p"+string(rune('a'+i%26))+p.name)
+		add(p.want, "qualify", "--plan", f, "--out", out)
+		planOuts = append(planOuts, out)
+	}
+	add("plan", "qualify", "--plan", missing)
+	add("bad --dut", "qualify", "--dut", "nourl")
+	add("bad --dut", "qualify", "--dut", "=https://a/")
+	add("scheme must be https", "qualify", "--dut", "a=http://x/")
+	add("internationalized", "qualify", "--dut", "a=https://bü_cher.test/")
+	add("bad --test", "qualify", "--test", "ping")
+	add(`unknown profile "nope"`, "qualify", "--profile", "nope")
+	add("cacert", "qualify", "--dut", "a=https://a.test/", "--cacert", missing)
+	add("no --dut, --profile", "qualify", "--plan", write("plans/ok.yaml", "name: x\n"+good+method), "--profile", rsa)
+	add("--resume takes", "qualify", "--resume", dir, "--test", "cps")
+	add("--resume", "qualify", "--resume", missing)
+	add("--out", "qualify", "--dut", "a=https://a.test/", "--out", filepath.Join(dir, "no", "such", "campaign"))
+	add("bad --executor", "qualify", "--executor", "cloud")
+	add("--agents must be at least 1", "qualify", "--executor", "processes", "--agents", "-1")
+	add("--start-margin", "qualify", "--executor", "processes", "--start-margin", "-1s")
+
+	// Records, ledgers, campaigns: report, compare, merge.
+	rec := writeRecord(t, dir, "rec-cps.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "a.test", Level: 4, Value: 100, CPU: 0.2})
+	tput := writeRecord(t, dir, "rec-tput.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "a.test", Level: 4, Value: 1, CPU: 0.2})
+	camp := writeCampaign(t, dir, "campaigns/fw", reporttest.Firmware("fw", "adc-a", 1))
+	badRecords := map[string]string{
+		"empty.json":     "",
+		"garbage.json":   "not json",
+		"array.json":     "[1, 2, 3]",
+		"truncated.json": `{"schema": "tlsbench.run/v1", "engine": "cps", "pro`,
+		"schema.json":    `{"schema": "something-else/v9"}`,
+		"null.json":      "null",
+		"number.json":    "42",
+		"histogram.json": `{"schema": "tlsbench.run/v1", "histograms": {"handshake": "!!!not base64"}}`,
+	}
+	for name, body := range badRecords {
+		f := write("bad-records/"+name, body)
+		add(name, "report", f)
+		add(name, "compare", f, rec)
+		add(name, "merge", f, "-o", filepath.Join(dir, "merged.json"))
+	}
+	ledgerOnly := filepath.Join(dir, "campaigns", "unfinished")
+	write("campaigns/unfinished/ledger.jsonl", "")
+	badSummary := filepath.Join(dir, "campaigns", "bad-summary")
+	write("campaigns/bad-summary/summary.json", "{not json")
+	write("campaigns/bad-summary/ledger.jsonl", "")
+	badLedger := filepath.Join(dir, "campaigns", "bad-ledger")
+	write("campaigns/bad-ledger/summary.json", `{"name": "x", "rows": [], "cells": [], "preliminary": []}`)
+	write("campaigns/bad-ledger/ledger.jsonl", "garbage\n{\"key\": 1}\nmore garbage\n")
+	badPlan := filepath.Join(dir, "campaigns", "bad-plan")
+	write("campaigns/bad-plan/summary.json", `{"name": "x", "rows": [], "cells": [], "preliminary": []}`)
+	write("campaigns/bad-plan/ledger.jsonl", "")
+	write("campaigns/bad-plan/plan.yaml", "{{{")
+	emptyDir := filepath.Join(dir, "campaigns", "empty")
+	if err := os.MkdirAll(emptyDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{ledgerOnly, badSummary, badLedger, badPlan, emptyDir} {
+		add(filepath.Base(c), "report", c)
+		add(filepath.Base(c), "compare", c, camp)
+		add(filepath.Base(c), "qualify", "--resume", c)
+	}
+	add("part of a campaign", "report", filepath.Join(camp, "summary.json"))
+	add("part of a campaign", "report", filepath.Join(camp, "ledger.jsonl"))
+	add("part of a campaign", "report", filepath.Join(camp, "plan.yaml"))
+	add("no input", "report")
+	add(missing, "report", missing)
+	add("unknown --format", "report", "--format", "pdf", rec)
+	add("give -o FILE", "report", "--format", "md", rec)
+	add("give -o FILE", "report", "--format", "md", "-o", "-", rec)
+	add("directory", "report", "-o", noDir, rec)
+	add("directory", "report", "--format", "md", "-o", filepath.Join(dir, "no-such-dir", "r.md"), camp)
+	add("is a directory", "report", "-o", dir, rec)
+	add("want two inputs", "compare", rec)
+	add("want two inputs", "compare", rec, rec, rec)
+	add("unknown --format", "compare", "--format", "hlog", rec, rec)
+	add("directory", "compare", "-o", noDir, rec, rec)
+	add("", "compare", rec, tput)
+	add("no record", "merge", "-o", filepath.Join(dir, "m.json"))
+	add("-o FILE is required", "merge", rec)
+	add("-o", "merge", rec, "-o", noDir)
+	add("", "merge", rec, tput, "-o", filepath.Join(dir, "m.json"))
+
+	// collect and k8s.
+	add("--listen ADDR is required", "collect", "--expect", "2", "-o", "m.json")
+	add("--expect must be at least 1", "collect", "--listen", "127.0.0.1:0", "--expect", "0", "-o", "m.json")
+	add("-o FILE is required", "collect", "--listen", "127.0.0.1:0", "--expect", "2")
+	add("--deadline", "collect", "--listen", "127.0.0.1:0", "--expect", "2", "-o", "m.json", "--deadline", "-1s")
+	add("-o", "collect", "--listen", "127.0.0.1:0", "--expect", "2", "-o", noDir)
+	add("--keep", "collect", "--listen", "127.0.0.1:0", "--expect", "2", "-o", filepath.Join(dir, "m.json"), "--keep", filepath.Join(dir, "no", "such", "dir"))
+	add("want a subcommand", "k8s")
+	add("unknown subcommand", "k8s", "apply")
+	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
+
+	if len(cases) < 150 {
+		t.Fatalf("only %d cases", len(cases))
+	}
+	t.Logf("%d bad invocations", len(cases))
+	for _, tc := range cases {
+		code, stderr, timedOut := invokeBounded(t, 20*time.Second, tc.args...)
+		switch {
+		case timedOut:
+			t.Errorf("%q: still running after 20 s", tc.args)
+			continue
+		case code != exitBadUsage:
+			t.Errorf("%q: exit %d, want %d (stderr %q)", tc.args, code, exitBadUsage, stderr)
+			continue
+		case strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic:"):
+			t.Errorf("%q: stack trace on stderr: %q", tc.args, stderr)
+		}
+		if len(tc.args) == 0 {
+			continue // no command: the usage, on stderr
+		}
+		if lines := strings.Count(stderr, "\n"); lines != 1 || !strings.HasSuffix(stderr, "\n") {
+			t.Errorf("%q: %d lines on stderr, want one: %q", tc.args, lines, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: stderr %q does not name %q", tc.args, stderr, tc.want)
+		}
+		checkHints(t, strings.Join(tc.args, " "), stderr)
+		if strings.Contains(stderr, ".tmp") {
+			t.Errorf("%q: stderr names a temporary file: %q", tc.args, stderr)
+		}
+	}
+	for _, out := range planOuts {
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("a bad plan created its campaign directory %s", out)
+		}
+	}
+}
+
+// invokeBounded runs the CLI in-process with a deadline: past it, the
+// context is cancelled and the call reported as timed out.
+func invokeBounded(t *testing.T, limit time.Duration, args ...string) (code int, stderr string, timedOut bool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, args, &out, &errb) }()
+	select {
+	case code = <-done:
+		return code, errb.String(), false
+	case <-time.After(limit):
+		cancel()
+		select {
+		case code = <-done:
+		case <-time.After(10 * time.Second):
+		}
+		return code, errb.String(), true
+	}
+}
