@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -95,7 +96,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		WarmupS: spec.Load.Warmup.Seconds(), SteadyStartS: res.SteadyStart.Sub(res.Started).Seconds(),
 		Load: metrics.Load{
 			Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
-			Late: res.Late, Dropped: res.Dropped, Sources: len(spec.Conn.Sources),
+			Late: res.Late, Dropped: res.Dropped, Scheduled: res.Scheduled, Sources: len(spec.Conn.Sources),
 			PreOpened: int64(res.PreOpened), PreOpenFailed: int64(res.PreOpenFailed),
 			ConnectionsHeld: res.HeldAtEnd, ConnectionsHeldPeak: res.HeldPeak,
 		},
@@ -111,6 +112,19 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return nil, err
 	}
 	r.Series = res.Series
+	if res.StartLag != nil {
+		enc, err := res.StartLag.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return nil, fmt.Errorf("job: encoding the schedule lag histogram: %w", err)
+		}
+		r.Latency[metrics.ScheduleLag] = metrics.Summarize(res.StartLag)
+		r.Histograms[metrics.ScheduleLag] = string(enc)
+	}
+	r.SetLoadMarks()
+	if c, ok := op.(interface{ Closes() metrics.Closes }); ok {
+		closes := c.Closes()
+		r.Closes = &closes
+	}
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}

@@ -372,6 +372,10 @@ func probe(ctx context.Context, addr string, timeout time.Duration) error {
 		}
 		return err
 	}
+	// Reset rather than close: the probe leaves no TIME_WAIT socket behind.
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
 	return c.Close()
 }
 
