@@ -4,7 +4,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2
+TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 tcpdump
 
 .PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 
