@@ -10,10 +10,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +29,10 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -431,7 +435,7 @@ func wireDuration(t *testing.T) time.Duration {
 // wireOverhead is how much more than the packets tlsbench's p50 may be per
 // phase at -c 1: the client's system calls and wake-ups on a shared
 // machine (measured: see docs/METRICS.md).
-const wireOverhead = 500 * time.Microsecond
+const wireOverhead = time.Millisecond
 
 // TestPhasesMatchTheWire runs CPS against the reference target at -c 1, -c 8
 // and --rate 200 under a packet capture: for every connection and phase, the
@@ -511,4 +515,158 @@ func timeWait(t *testing.T, port int) int {
 		t.Fatalf("ss: %v", err)
 	}
 	return bytes.Count(out, []byte("\n"))
+}
+
+// closeRun runs CPS against addr (4 workers, no warm-up, for d) and returns
+// the operation's close counts and the run's transactions.
+func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPool, linger0 bool, d time.Duration) (metrics.Closes, int64) {
+	t.Helper()
+	cfg := cps.Defaults()
+	cfg.Profile, cfg.Address, cfg.Host = p, addr, "localhost"
+	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}
+	cfg.ExpectSize = 1024
+	cfg.LingerZero = linger0
+	op, err := cps.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Snapshot
+	if s.AllErrors > 0 || s.AllOK == 0 {
+		t.Fatalf("%d transactions, %d errors %v", s.AllOK, s.AllErrors, s.Examples)
+	}
+	return op.Closes(), s.AllOK
+}
+
+// TestServerClosesFirst: the client waits for the server's TCP FIN after its
+// close_notify, so that after a CPS run against the reference target and
+// against nginx the generator holds no TIME_WAIT socket of the run (counted
+// with ss on the run's dedicated server port); with --linger0 neither side
+// does. Before the wait, a one-second run left hundreds.
+func TestServerClosesFirst(t *testing.T) {
+	if _, err := exec.LookPath("ss"); err != nil {
+		t.Skipf("ss (Debian package iproute2) not installed: %v", err)
+	}
+	p, err := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, addr string, pool *x509.CertPool, wantCloseNotify bool) {
+		port := portOf(t, addr)
+		for _, linger0 := range []bool{false, true} {
+			closes, n := closeRun(t, p, addr, pool, linger0, time.Second)
+			tw := timeWait(t, port)
+			t.Logf("linger0 %v: %d transactions; closes %+v; generator TIME_WAIT sockets to port %d: %d", linger0, n, closes, port, tw)
+			if tw != 0 {
+				t.Errorf("linger0 %v: the generator holds %d TIME_WAIT sockets of the run", linger0, tw)
+			}
+			if closes.ClientFirst != 0 || closes.ServerFirst != n {
+				t.Errorf("linger0 %v: closes %+v, want the server first on all %d", linger0, closes, n)
+			}
+			if wantCloseNotify && closes.NoCloseNotify != 0 {
+				t.Errorf("linger0 %v: %d connections without close_notify", linger0, closes.NoCloseNotify)
+			}
+		}
+	}
+	t.Run("reference", func(t *testing.T) {
+		tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tg.Close()
+		check(t, tg.Listeners[0].Addr, tg.CA.Pool(), true)
+	})
+	t.Run("nginx", func(t *testing.T) {
+		addr, pool := startNginx(t)
+		check(t, addr, pool, false)
+	})
+}
+
+// startNginx starts nginx (Debian package nginx) serving /1k over TLS 1.2
+// with ECDHE-ECDSA-AES128-SHA256 on P-256 on a free loopback port, one
+// worker, no session cache or tickets; it is stopped when the test ends.
+func startNginx(t *testing.T) (string, *x509.CertPool) {
+	t.Helper()
+	bin, err := exec.LookPath("nginx")
+	if err != nil {
+		for _, b := range []string{"/usr/sbin/nginx"} {
+			if _, e := os.Stat(b); e == nil {
+				bin, err = b, nil
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("nginx is required in CI: %v", err)
+		}
+		t.Skipf("nginx not installed: %v", err)
+	}
+	dir := t.TempDir()
+	ca := haproxytest.NewCA(t)
+	cert := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	www := filepath.Join(dir, "www")
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(www, "1k"), bytes.Repeat([]byte("x"), 1024), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	conf := filepath.Join(dir, "nginx.conf")
+	body := fmt.Sprintf(`user root;
+worker_processes 1;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  server {
+    listen %s ssl;
+    ssl_certificate %s;
+    ssl_certificate_key %s;
+    ssl_protocols TLSv1.2;
+    ssl_ciphers ECDHE-ECDSA-AES128-SHA256;
+    ssl_ecdh_curve prime256v1;
+    ssl_session_cache off;
+    ssl_session_tickets off;
+    root %s;
+    location / { }
+  }
+}
+`, addr, cert, cert, www)
+	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	errLog := filepath.Join(dir, "error.log")
+	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", errLog,
+		"-g", fmt.Sprintf("daemon off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), errLog))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			_ = c.(*net.TCPConn).SetLinger(0) // no TIME_WAIT from the probe
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(errLog)
+			t.Fatalf("nginx did not listen on %s: %v\n%s", addr, err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return addr, ca.Pool()
 }
