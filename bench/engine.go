@@ -519,15 +519,14 @@ func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<-
 // the workers' own waits cost at most a tenth of a core.
 const handoffLead = 100 * time.Microsecond
 
-// spinUntil returns the time at or after t when it returns, yielding the
-// processor while it waits (at most handoffLead).
+// spinUntil returns the time at or after t when it returns, polling the
+// clock without yielding (a yield could hand the processor to a long
+// computation): the wait is at most handoffLead.
 func spinUntil(t time.Time) time.Time {
 	for {
-		now := time.Now()
-		if !now.Before(t) {
+		if now := time.Now(); !now.Before(t) {
 			return now
 		}
-		runtime.Gosched()
 	}
 }
 
