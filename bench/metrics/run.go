@@ -160,7 +160,7 @@ type Load struct {
 	// (latency_us.schedule_lag) is a material part of its latency: its p50
 	// or p99 above StartLagShare of the total's.
 	StartLagMaterial bool `json:"start_lag_material,omitempty"`
-	Sources     int     `json:"source_addresses,omitempty"`
+	Sources          int  `json:"source_addresses,omitempty"`
 	// PreOpened is how many connections were opened (and verified) before
 	// the load started, PreOpenFailed how many of those failed (warm-up
 	// errors; the worker tried again in the window). Throughput only.
