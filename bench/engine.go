@@ -132,18 +132,10 @@ type Result struct {
 	Ended       time.Time
 	// Window is the steady-state time actually covered: Duration, or less
 	// when the run was interrupted.
-	Window   time.Duration
-	Complete bool
-	Late     int64 // open loop: started more than 1 ms after intended
-	Dropped  int64 // open loop: intended starts that never ran
-	// Scheduled is how many starts the open-loop schedule intended (run
-	// or dropped), whole run.
-	Scheduled int64
-	// StartLag is the open loop's own lateness: actual start − intended
-	// start of every transaction the steady window scheduled (µs, the
-	// shared geometry); nil in closed loop. It is the generator's, not
-	// the target's, and is part of the corrected total latency.
-	StartLag  *hdr.Histogram
+	Window    time.Duration
+	Complete  bool
+	Late      int64 // open loop: started more than 1 ms after intended
+	Dropped   int64 // open loop: intended starts that never ran
 	Abandoned int64 // in flight when the drain bound expired; not recorded
 	// PreOpened is how many connections were opened before the load
 	// started (Openers); PreOpenFailed how many of those opens failed.
@@ -152,6 +144,15 @@ type Result struct {
 	// ended and the most open at once, for an Op that counts them
 	// (ConnCounter); -1 otherwise.
 	HeldAtEnd, HeldPeak int64
+
+	// Scheduled is how many starts the open-loop schedule intended (run
+	// or dropped), whole run.
+	Scheduled int64
+	// StartLag is the open loop's own lateness: actual start − intended
+	// start of every transaction the steady window scheduled (µs, the
+	// shared geometry); nil in closed loop. It is the generator's, not
+	// the target's, and is part of the corrected total latency.
+	StartLag *hdr.Histogram
 }
 
 // With manyConnections workers or more, Run lowers the garbage collector's

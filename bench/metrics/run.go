@@ -149,6 +149,18 @@ type Load struct {
 	Rate        float64 `json:"rate,omitempty"`
 	Late        int64   `json:"late,omitempty"`    // open loop: started >1 ms after intended
 	Dropped     int64   `json:"dropped,omitempty"` // open loop: never started (no worker free)
+	Sources     int     `json:"source_addresses,omitempty"`
+	// PreOpened is how many connections were opened (and verified) before
+	// the load started, PreOpenFailed how many of those failed (warm-up
+	// errors; the worker tried again in the window). Throughput only.
+	PreOpened     int64 `json:"pre_opened,omitempty"`
+	PreOpenFailed int64 `json:"pre_open_failed,omitempty"`
+	// ConnectionsHeld is how many connections were open when the window
+	// ended, ConnectionsHeldPeak the most open at once (merged: the sum of
+	// the agents' peaks, an upper bound). Both -1 when not counted.
+	ConnectionsHeld     int64 `json:"connections_held"`
+	ConnectionsHeldPeak int64 `json:"connections_held_peak"`
+
 	// Scheduled is how many starts the open loop intended (run or
 	// dropped, whole run); DroppedShare is Dropped ÷ Scheduled.
 	Scheduled    int64   `json:"scheduled,omitempty"`
@@ -160,17 +172,6 @@ type Load struct {
 	// (latency_us.schedule_lag) is a material part of its latency: its p50
 	// or p99 above StartLagShare of the total's.
 	StartLagMaterial bool `json:"start_lag_material,omitempty"`
-	Sources          int  `json:"source_addresses,omitempty"`
-	// PreOpened is how many connections were opened (and verified) before
-	// the load started, PreOpenFailed how many of those failed (warm-up
-	// errors; the worker tried again in the window). Throughput only.
-	PreOpened     int64 `json:"pre_opened,omitempty"`
-	PreOpenFailed int64 `json:"pre_open_failed,omitempty"`
-	// ConnectionsHeld is how many connections were open when the window
-	// ended, ConnectionsHeldPeak the most open at once (merged: the sum of
-	// the agents' peaks, an upper bound). Both -1 when not counted.
-	ConnectionsHeld     int64 `json:"connections_held"`
-	ConnectionsHeldPeak int64 `json:"connections_held_peak"`
 }
 
 // Closes counts how the connections that read a complete response ended,
