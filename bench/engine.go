@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -152,7 +151,7 @@ type Result struct {
 	// start of every transaction the steady window scheduled (µs, the
 	// shared geometry); nil in closed loop. It is the generator's, not
 	// the target's, and is part of the corrected total latency.
-	StartLag *hdr.Histogram
+	StartLag *metrics.Histogram
 }
 
 // With manyConnections workers or more, Run lowers the garbage collector's
@@ -543,7 +542,7 @@ type lagHistograms struct {
 
 type lagShard struct {
 	mu sync.Mutex
-	h  *hdr.Histogram
+	h  *metrics.Histogram
 }
 
 func newLagHistograms(n int) *lagHistograms {
@@ -562,7 +561,7 @@ func (l *lagHistograms) record(i int, d time.Duration) {
 	sh.mu.Unlock()
 }
 
-func (l *lagHistograms) merged() *hdr.Histogram {
+func (l *lagHistograms) merged() *metrics.Histogram {
 	h := metrics.NewHistogram()
 	for i := range l.shards {
 		sh := &l.shards[i]

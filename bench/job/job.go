@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -113,12 +112,9 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	}
 	r.Series = res.Series
 	if res.StartLag != nil {
-		enc, err := res.StartLag.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("job: encoding the schedule lag histogram: %w", err)
+		if err := r.SetHistogram(metrics.ScheduleLag, res.StartLag); err != nil {
+			return nil, err
 		}
-		r.Latency[metrics.ScheduleLag] = metrics.Summarize(res.StartLag)
-		r.Histograms[metrics.ScheduleLag] = string(enc)
 	}
 	r.SetLoadMarks()
 	if c, ok := op.(interface{ Closes() metrics.Closes }); ok {

@@ -189,6 +189,25 @@ type Closes struct {
 	NoCloseNotify int64 `json:"no_close_notify"`
 }
 
+// Histogram is the histogram type of the shared geometry (NewHistogram).
+type Histogram = hdr.Histogram
+
+// SetHistogram sets the named histogram of the record and its percentiles.
+func (r *Run) SetHistogram(name string, h *Histogram) error {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+	}
+	if r.Latency == nil {
+		r.Latency = map[string]Percentiles{}
+	}
+	if r.Histograms == nil {
+		r.Histograms = map[string]string{}
+	}
+	r.Latency[name], r.Histograms[name] = Summarize(h), string(enc)
+	return nil
+}
+
 // ScheduleLag names the histogram of the open loop's own start lateness in
 // the record's latency_us and histograms (actual − intended start of the
 // steady window's transactions, µs). It is part of the corrected total.
