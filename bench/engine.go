@@ -155,6 +155,15 @@ type Result struct {
 	// Aborted says why the run was stopped early (Config.AbortAfter); ""
 	// when it was not.
 	Aborted string
+
+	// Scheduled is how many starts the open-loop schedule intended (run
+	// or dropped), whole run.
+	Scheduled int64
+	// StartLag is the open loop's own lateness: actual start − intended
+	// start of every transaction the steady window scheduled (µs, the
+	// shared geometry); nil in closed loop. It is the generator's, not
+	// the target's, and is part of the corrected total latency.
+	StartLag *metrics.Histogram
 }
 
 // With manyConnections workers or more, Run lowers the garbage collector's
@@ -276,7 +285,8 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	openFailed = nil
 
 	var wg sync.WaitGroup
-	var late, dropped atomic.Int64
+	var late, dropped, scheduled atomic.Int64
+	var lags *lagHistograms
 	if cfg.Rate == 0 {
 		for i, w := range workers {
 			wg.Add(1)
@@ -314,11 +324,12 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 	} else {
 		ticks := make(chan time.Time, cfg.Concurrency)
+		lags = newLagHistograms(cfg.Shards)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer close(ticks)
-			pace(start, end, cfg.Rate, stop, ticks, &dropped)
+			scheduled.Store(pace(start, end, cfg.Rate, stop, ticks, &dropped))
 		}()
 		for i, w := range workers {
 			wg.Add(1)
@@ -330,9 +341,14 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 				var n int64
 				defer func() { done(n, &bo) }()
 				for intended := range ticks {
-					now := time.Now()
+					// The tick comes a little ahead (handoffLead):
+					// start on time.
+					now := spinUntil(intended)
 					if now.Sub(intended) > lateThreshold {
 						late.Add(1)
+					}
+					if !intended.Before(steadyStart) {
+						lags.record(i, now.Sub(intended))
 					}
 					*s = metrics.Sample{}
 					s.Intended, s.Start, s.Steady = intended, now, !intended.Before(steadyStart)
@@ -439,6 +455,10 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 	res.Series = series
 	res.Late, res.Dropped, res.Abandoned = late.Load(), dropped.Load(), abandoned.Load()
 	res.Attempts, res.Backoffs = attempts.Load(), backoffs.Load()
+	res.Scheduled = scheduled.Load()
+	if lags != nil {
+		res.StartLag = lags.merged()
+	}
 	if counts {
 		_, res.HeldPeak = gauge.OpenConns()
 	}
@@ -503,37 +523,106 @@ func openAll(ctx context.Context, workers []Worker, parallel int) ([]failedOpen,
 
 // pace sends the intended start times of an open-loop schedule: the i-th
 // transaction is due at start + i/rate. A due start that finds every worker
-// busy and the queue full is dropped and counted, never delayed silently.
-func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) {
+// busy and the queue full is dropped and counted, never delayed silently. It
+// returns how many starts it scheduled (sent or dropped).
+//
+// Each start is sent on time, not when a timer happens to fire: the Go
+// runtime's timers may fire up to a millisecond late when the process is
+// otherwise idle (its poller sleeps in whole milliseconds), which an open
+// loop would charge to the target. The pacer sleeps on a timer until
+// pacerCoarse before the start, then waits the rest precisely (waitUntil).
+func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) int64 {
+	restore := preciseWaits()
+	defer restore()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
+	lead := min(handoffLead, time.Duration(float64(time.Second)/rate/10))
 	for i := int64(0); ; i++ {
 		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
 		if !due.Before(end) {
 			// The workers keep their connections until the window
 			// ends: close the queue only then.
 			<-stop
-			return
+			return i
 		}
-		if d := time.Until(due); d > 0 {
+		if d := time.Until(due) - pacerCoarse; d > 0 {
 			timer.Reset(d)
 			select {
 			case <-timer.C:
 			case <-stop:
-				return
-			}
-		} else {
-			select {
-			case <-stop:
-				return
-			default:
+				return i
 			}
 		}
+		select {
+		case <-stop:
+			return i
+		default:
+		}
+		waitUntil(due.Add(-lead))
 		select {
 		case ticks <- due:
 		default:
 			dropped.Add(1)
 		}
 	}
+}
+
+// handoffLead is how far ahead of its start a tick is handed to a worker,
+// which then waits for the start itself (spinUntil): waking a parked worker
+// takes tens of microseconds. It is at most a tenth of the period, so that
+// the workers' own waits cost at most a tenth of a core.
+const handoffLead = 100 * time.Microsecond
+
+// spinUntil returns the time at or after t when it returns, polling the
+// clock without yielding (a yield could hand the processor to a long
+// computation): the wait is at most handoffLead.
+func spinUntil(t time.Time) time.Time {
+	for {
+		if now := time.Now(); !now.Before(t) {
+			return now
+		}
+	}
+}
+
+// pacerCoarse is how long before a start the pacer stops trusting the
+// runtime's timer: a little more than its worst lateness on an idle process.
+const pacerCoarse = 2 * time.Millisecond
+
+// lagHistograms hold the open loop's start lateness, sharded like the
+// recorder so that workers rarely contend.
+type lagHistograms struct {
+	shards []lagShard
+}
+
+type lagShard struct {
+	mu sync.Mutex
+	h  *metrics.Histogram
+}
+
+func newLagHistograms(n int) *lagHistograms {
+	l := &lagHistograms{shards: make([]lagShard, n)}
+	for i := range l.shards {
+		l.shards[i].h = metrics.NewHistogram()
+	}
+	return l
+}
+
+func (l *lagHistograms) record(i int, d time.Duration) {
+	v := min(max(int64(d/time.Microsecond), 0), metrics.Highest)
+	sh := &l.shards[uint(i)%uint(len(l.shards))]
+	sh.mu.Lock()
+	_ = sh.h.RecordValue(v)
+	sh.mu.Unlock()
+}
+
+func (l *lagHistograms) merged() *metrics.Histogram {
+	h := metrics.NewHistogram()
+	for i := range l.shards {
+		sh := &l.shards[i]
+		sh.mu.Lock()
+		h.Merge(sh.h)
+		sh.mu.Unlock()
+	}
+	return h
 }

@@ -101,6 +101,13 @@ func TestOpenLoopDrops(t *testing.T) {
 	if res.Late == 0 {
 		t.Error("no late starts")
 	}
+	if res.Scheduled != 50 {
+		t.Errorf("scheduled %d, want 50", res.Scheduled)
+	}
+	// Dropped starts are in no histogram: only the started ones.
+	if got, want := res.StartLag.TotalCount(), op.calls.Load(); got != want {
+		t.Errorf("start lag holds %d values, %d started", got, want)
+	}
 	s := res.Snapshot
 	if c, u := s.Hist[metrics.Total].ValueAtQuantile(50), s.Hist[metrics.Uncorrected].ValueAtQuantile(50); c <= u {
 		t.Errorf("corrected p50 %d µs not above uncorrected %d µs", c, u)
@@ -342,5 +349,37 @@ func TestSeriesSumsToWindow(t *testing.T) {
 			}
 			checkSeries(t, "merged", m)
 		})
+	}
+}
+
+// TestOpenLoopStartsOnTime: against an idle target (a transaction of 1 ms,
+// always a worker free) the open loop starts on time: the generator's own
+// lateness, measured apart (StartLag), stays far below the 1 ms the Go
+// runtime's timers alone may add.
+func TestOpenLoopStartsOnTime(t *testing.T) {
+	op := &fakeOp{sleep: time.Millisecond}
+	cfg := bench.Config{Concurrency: 64, Rate: 200, Duration: 2 * time.Second}
+	res, err := bench.Run(context.Background(), cfg, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Scheduled != 400 || res.Dropped != 0 {
+		t.Fatalf("scheduled %d, dropped %d; want 400, 0", res.Scheduled, res.Dropped)
+	}
+	lag := res.StartLag
+	if lag == nil || lag.TotalCount() != 400 {
+		t.Fatalf("start lag histogram %v, want 400 values", lag)
+	}
+	p50, p99 := lag.ValueAtQuantile(50), lag.ValueAtQuantile(99)
+	share := float64(res.Late) / float64(res.Scheduled)
+	t.Logf("late (>1 ms) %d of %d (%.1f%%); start lag p50 %d µs, p90 %d µs, p99 %d µs, max %d µs",
+		res.Late, res.Scheduled, share*100, p50, lag.ValueAtQuantile(90), p99, lag.Max())
+	// The median is the test: the earlier pacer's starts came on the
+	// runtime's timer, p50 about 740 µs late (23–33% over 1 ms); now it is
+	// a few µs. The tail and the late share depend on what else runs on
+	// the machine (measured with a load average of 10–19 on 2 cores: 2–19%
+	// late, p90 0.2–3.8 ms), so they are logged, not bounded.
+	if p50 > 200 {
+		t.Errorf("start lag p50 %d µs, want ≤ 200 µs", p50)
 	}
 }

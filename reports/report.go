@@ -317,6 +317,13 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 	load := fmt.Sprintf("%s loop, %d connections", ch.Load.Mode, ch.Load.Concurrency)
 	if ch.Load.Mode == "open" {
 		load += fmt.Sprintf(", %.0f/s offered (%d late, %d dropped)", ch.Load.Rate, ch.Load.Late, ch.Load.Dropped)
+		if ch.Load.LatencyLowerBound {
+			load += fmt.Sprintf("; %.1f%% of the starts were dropped, so every latency is a lower bound (≥)", ch.Load.DroppedShare*100)
+		}
+	}
+	bound := ""
+	if ch.Load.LatencyLowerBound {
+		bound = "≥"
 	}
 	cpu := fmt.Sprintf("generator CPU %s of %d cores", percent(ch.Client.Utilization), ch.Client.Cores)
 	if ch.Client.IncludesTarget {
@@ -330,8 +337,8 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 		if !ok || l.Count == 0 {
 			continue
 		}
-		t.add(phase, strconv.FormatInt(l.Count, 10), Micros(float64(l.P50)), Micros(float64(l.P90)), Micros(float64(l.P99)),
-			Micros(float64(l.P999)), Micros(float64(l.Max)))
+		t.add(phase, strconv.FormatInt(l.Count, 10), bound+Micros(float64(l.P50)), bound+Micros(float64(l.P90)), bound+Micros(float64(l.P99)),
+			bound+Micros(float64(l.P999)), bound+Micros(float64(l.Max)))
 	}
 	if len(t.rows) > 0 {
 		out = append(out, t)

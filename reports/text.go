@@ -60,7 +60,14 @@ func RunText(w io.Writer, r *metrics.Run) {
 			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut, r.ConnectionsOpened, r.Whole.ConnectionsOpened)
 	}
 	if r.Load.Mode == "open" {
-		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped\n", r.Load.Rate, r.Load.Late, r.Load.Dropped)
+		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped", r.Load.Rate, r.Load.Late, r.Load.Dropped)
+		if r.Load.Scheduled > 0 {
+			fmt.Fprintf(w, " (%.1f%% of %d scheduled)", r.Load.DroppedShare*100, r.Load.Scheduled)
+		}
+		fmt.Fprintln(w)
+	}
+	if c := r.Closes; c != nil {
+		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n", c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
 	}
 	classes := make([]string, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
@@ -70,15 +77,34 @@ func RunText(w io.Writer, r *metrics.Run) {
 	for _, c := range classes {
 		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
 	}
+	// A run that dropped starts has latencies that are lower bounds: each
+	// value says so (≥) with the share of starts dropped beside it.
+	bound, dropped := "", ""
+	if r.Load.LatencyLowerBound {
+		bound, dropped = "≥", fmt.Sprintf("  (%.1f%% of starts dropped)", r.Load.DroppedShare*100)
+	}
+	val := func(v int64) string { return bound + Micros(float64(v)) }
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
-	for _, ph := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
+	phases := []string{"connect", "handshake", "ttfb", "transfer", "total"}
+	if r.Latency[metrics.ScheduleLag].Count > 0 {
+		phases = append(phases, metrics.ScheduleLag)
+	}
+	for _, ph := range phases {
 		l := r.Latency[ph]
 		if l.Count == 0 {
 			fmt.Fprintf(w, "  %-12s %9s\n", ph, "-")
 			continue
 		}
-		fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", ph, Micros(float64(l.P50)), Micros(float64(l.P90)),
-			Micros(float64(l.P99)), Micros(float64(l.P999)), Micros(float64(l.Max)))
+		fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s%s\n", ph, val(l.P50), val(l.P90),
+			val(l.P99), val(l.P999), val(l.Max), dropped)
+	}
+	if r.Load.LatencyLowerBound {
+		fmt.Fprintf(w, "  WARNING      %.1f%% of the scheduled starts were dropped (no worker free): they are in no histogram, so every latency above is a lower bound\n", r.Load.DroppedShare*100)
+	}
+	if r.Load.StartLagMaterial {
+		l, t := r.Latency[metrics.ScheduleLag], r.Latency["total"]
+		fmt.Fprintf(w, "  WARNING      the generator's own start lateness (schedule_lag p50 %s, p99 %s) is a material part of the total latency (p50 %s, p99 %s)\n",
+			Micros(float64(l.P50)), Micros(float64(l.P99)), Micros(float64(t.P50)), Micros(float64(t.P99)))
 	}
 	c := r.Client
 	note := ""

@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -27,6 +28,11 @@ type Config struct {
 	tlsconn.Request
 	// MaxBody bounds a response body; a larger one is a body_size error.
 	MaxBody int
+	// Trace, if set, is called at the end of every transaction that had a
+	// connection, with the connection's local port and the sample (phases
+	// before the engine's open-loop correction). For debugging and for the
+	// packet-capture tests; nil costs nothing.
+	Trace func(localPort int, s *metrics.Sample)
 }
 
 // Defaults returns the default configuration (no target yet).
@@ -43,6 +49,15 @@ type Op struct {
 	*tlsconn.Client
 	cfg Config
 	req *tlsconn.Compiled
+
+	// How the run's connections ended (see Closes).
+	serverFIN, clientFirst, noCloseNotify atomic.Int64
+}
+
+// Closes returns how the run's connections that read a complete response
+// ended (whole run).
+func (op *Op) Closes() metrics.Closes {
+	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load()}
 }
 
 var _ bench.Op = (*Op)(nil)
@@ -100,13 +115,14 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	}
 	defer conn.Close()
 
-	// Request and response.
+	// Request and response. TTFB starts before the request is written:
+	// the server may answer before Write returns.
 	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
 	w.req = w.op.req.Append(w.req[:0], w.gen)
+	w.rd.Reset(conn, cfg.ReadTimeout)
+	t3 := time.Now()
 	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
-	t3 := time.Now()
-	w.rd.Reset(conn, cfg.ReadTimeout)
 	if err != nil {
 		w.finish(s, conn, bench.StageResponse, err)
 		return
@@ -124,9 +140,21 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		return
 	}
 	// HTTP/1.0: the server closes; read to its close so that the TIME_WAIT
-	// stays on the server side.
+	// stays on the server side. Its close is the TCP FIN: the TLS layer
+	// ends at the close_notify alert, which comes before it.
 	more, err := w.drainToEOF()
 	extra += more
+	if err == nil {
+		closeNotify, fin, _ := conn.AwaitFIN(w.tail[:], cfg.ReadTimeout)
+		if !closeNotify {
+			w.op.noCloseNotify.Add(1)
+		}
+		if fin {
+			w.op.serverFIN.Add(1)
+		} else {
+			w.op.clientFirst.Add(1)
+		}
+	}
 	t4 := time.Now()
 	s.Dur[metrics.TTFB] = w.rd.First.Sub(t3)
 	s.Dur[metrics.Transfer] = t4.Sub(w.rd.First)
@@ -236,4 +264,7 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 	s.BytesIn = w.rd.N
 	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
 	s.Dur[metrics.Total] = time.Since(s.Start)
+	if w.op.cfg.Trace != nil {
+		w.op.cfg.Trace(conn.LocalPort(), s)
+	}
 }

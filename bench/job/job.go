@@ -164,7 +164,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Started, r.Ended, r.Complete, r.Preflight = res.Started, res.Ended, res.Complete, pf
 	r.SteadyStartS = res.SteadyStart.Sub(res.Started).Seconds()
 	l := &r.Load
-	l.Late, l.Dropped = res.Late, res.Dropped
+	l.Late, l.Dropped, l.Scheduled = res.Late, res.Dropped, res.Scheduled
 	l.PreOpened, l.PreOpenFailed = int64(res.PreOpened), int64(res.PreOpenFailed)
 	l.ConnectionsHeld, l.ConnectionsHeldPeak = res.HeldAtEnd, res.HeldPeak
 	l.Attempts, l.Backoffs, l.Aborted = res.Attempts, res.Backoffs, res.Aborted
@@ -172,6 +172,16 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return nil, err
 	}
 	r.Series = res.Series
+	if res.StartLag != nil {
+		if err := r.SetHistogram(metrics.ScheduleLag, res.StartLag); err != nil {
+			return nil, err
+		}
+	}
+	r.SetLoadMarks()
+	if c, ok := op.(interface{ Closes() metrics.Closes }); ok {
+		closes := c.Closes()
+		r.Closes = &closes
+	}
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}

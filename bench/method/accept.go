@@ -49,6 +49,16 @@ func (a Accept) Judge(r *metrics.Run) []string {
 				e, rate*100, a.MaxErrors, a.MaxErrorRate, classList(r.Errors.ByClass)))
 		}
 	}
+	if l := r.Load; l.Mode == "open" && l.Dropped > 0 {
+		share := l.DroppedShare
+		if l.Scheduled > 0 {
+			share = float64(l.Dropped) / float64(l.Scheduled)
+		}
+		if share > float64(a.MaxDroppedShare) || l.Scheduled <= 0 {
+			reasons = append(reasons, fmt.Sprintf("overloaded open loop: %d of %d scheduled starts dropped (%.1f%%), above max_dropped_share %s; its latencies are lower bounds",
+				l.Dropped, l.Scheduled, share*100, a.MaxDroppedShare))
+		}
+	}
 	if u := r.Client.Utilization; u > float64(a.MaxGeneratorCPU) {
 		reasons = append(reasons, fmt.Sprintf("generator-bound: its CPU was %.0f%% of %d cores, above %s", u*100, r.Client.Cores, a.MaxGeneratorCPU))
 	}

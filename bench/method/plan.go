@@ -91,6 +91,10 @@ type Accept struct {
 	MaxErrorRate Percent `yaml:"max_error_rate" json:"max_error_rate"`
 	// MaxGeneratorCPU rejects a run whose generator used more of its cores.
 	MaxGeneratorCPU Percent `yaml:"max_generator_cpu" json:"max_generator_cpu"`
+	// MaxDroppedShare rejects an open-loop run that dropped more of its
+	// scheduled starts (its latencies are then lower bounds); 0, the
+	// default, rejects any drop.
+	MaxDroppedShare Percent `yaml:"max_dropped_share" json:"max_dropped_share"`
 }
 
 // Final is the final phase.
@@ -320,6 +324,8 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
 	case m.Accept.MaxErrorRate < 0 || m.Accept.MaxErrorRate > 1:
 		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", m.Accept.MaxErrorRate), "method", "accept", "max_error_rate")
+	case m.Accept.MaxDroppedShare < 0 || m.Accept.MaxDroppedShare > 1:
+		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", m.Accept.MaxDroppedShare), "method", "accept", "max_dropped_share")
 	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
 		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
 	case m.Final.MinAccepted < 1:

@@ -99,6 +99,7 @@ func Merge(runs []*Run) (*Run, error) {
 	if m.Latency, m.Histograms, err = mergeHistograms(ins); err != nil {
 		return nil, err
 	}
+	m.SetLoadMarks()
 	if m.Series, err = mergeSeries(ins, m.Started); err != nil {
 		return nil, err
 	}
@@ -381,6 +382,15 @@ func (m *Run) addCounts(r *Run) {
 	l.Rate += r.Load.Rate
 	l.Late += r.Load.Late
 	l.Dropped += r.Load.Dropped
+	l.Scheduled += r.Load.Scheduled
+	if r.Closes != nil {
+		if m.Closes == nil {
+			m.Closes = &Closes{}
+		}
+		m.Closes.ServerFirst += r.Closes.ServerFirst
+		m.Closes.ClientFirst += r.Closes.ClientFirst
+		m.Closes.NoCloseNotify += r.Closes.NoCloseNotify
+	}
 	l.Sources += r.Load.Sources
 	l.PreOpened += r.Load.PreOpened
 	l.PreOpenFailed += r.Load.PreOpenFailed

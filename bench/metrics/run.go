@@ -47,6 +47,8 @@ type Run struct {
 	Handshakes        int64  `json:"handshakes"` // client-completed TLS handshakes, whole run
 	Errors            Errors `json:"errors"`
 	Bytes             Bytes  `json:"bytes"`
+	// Closes says how the connections ended (CPS only; nil otherwise).
+	Closes *Closes `json:"closes,omitempty"`
 
 	Latency    map[string]Percentiles `json:"latency_us"`
 	Histograms map[string]string      `json:"histograms"` // phase → HdrHistogram V2 compressed, base64
@@ -215,6 +217,81 @@ type Load struct {
 	// Aborted, if set, says why the run was stopped early: nothing
 	// succeeded for the abort bound (the last failure's class and error).
 	Aborted string `json:"aborted,omitempty"`
+
+	// Scheduled is how many starts the open loop intended (run or
+	// dropped, whole run); DroppedShare is Dropped ÷ Scheduled.
+	Scheduled    int64   `json:"scheduled,omitempty"`
+	DroppedShare float64 `json:"dropped_share,omitempty"`
+	// LatencyLowerBound marks an open-loop run that dropped starts: the
+	// dropped ones are in no histogram, so its latencies are lower bounds.
+	LatencyLowerBound bool `json:"latency_lower_bound,omitempty"`
+	// StartLagMaterial marks an open-loop run whose own start lateness
+	// (latency_us.schedule_lag) is a material part of its latency: its p50
+	// or p99 above StartLagShare of the total's.
+	StartLagMaterial bool `json:"start_lag_material,omitempty"`
+}
+
+// Closes counts how the connections that read a complete response ended,
+// whole run (CPS). The server closes first: after its close_notify alert the
+// client waits (within the read deadline) for its TCP FIN, so that the
+// TIME_WAIT state stays with the server.
+type Closes struct {
+	// ServerFirst: the server's FIN came before the client closed.
+	ServerFirst int64 `json:"server_first"`
+	// ClientFirst: the read deadline came first and the client closed
+	// first (its side then holds the TIME_WAIT, unless --linger0).
+	ClientFirst int64 `json:"client_first"`
+	// NoCloseNotify: the server closed the TCP connection without a TLS
+	// close_notify alert.
+	NoCloseNotify int64 `json:"no_close_notify"`
+}
+
+// Histogram is the histogram type of the shared geometry (NewHistogram).
+type Histogram = hdr.Histogram
+
+// SetHistogram sets the named histogram of the record and its percentiles.
+func (r *Run) SetHistogram(name string, h *Histogram) error {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+	}
+	if r.Latency == nil {
+		r.Latency = map[string]Percentiles{}
+	}
+	if r.Histograms == nil {
+		r.Histograms = map[string]string{}
+	}
+	r.Latency[name], r.Histograms[name] = Summarize(h), string(enc)
+	return nil
+}
+
+// ScheduleLag names the histogram of the open loop's own start lateness in
+// the record's latency_us and histograms (actual − intended start of the
+// steady window's transactions, µs). It is part of the corrected total.
+const ScheduleLag = "schedule_lag"
+
+// StartLagShare is the share of the total latency (at p50 or p99) above
+// which an open loop's own start lateness is material.
+const StartLagShare = 0.05
+
+// SetLoadMarks sets the open loop's marks from the record's counts and
+// histograms: the dropped share and lower bound, and whether the
+// generator's own lateness is material.
+func (r *Run) SetLoadMarks() {
+	l := &r.Load
+	l.DroppedShare, l.LatencyLowerBound, l.StartLagMaterial = 0, false, false
+	if l.Mode != "open" {
+		return
+	}
+	if l.Scheduled > 0 {
+		l.DroppedShare = float64(l.Dropped) / float64(l.Scheduled)
+	}
+	l.LatencyLowerBound = l.Dropped > 0
+	lag, total := r.Latency[ScheduleLag], r.Latency[Total.String()]
+	if lag.Count > 0 && total.Count > 0 {
+		l.StartLagMaterial = float64(lag.P50) > StartLagShare*float64(total.P50) ||
+			float64(lag.P99) > StartLagShare*float64(total.P99)
+	}
 }
 
 // Errors counts failed transactions of the steady-state window.

@@ -250,9 +250,11 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		for i := 0; i < n; i++ {
 			w.reqs = w.op.req.Append(w.reqs, w.gen)
 		}
+		// A request's TTFB starts before it is written: the server
+		// may answer before Write returns.
+		now := time.Now()
 		wrote, err := w.conn.Write(w.reqs)
 		s.BytesOut = int64(wrote)
-		now := time.Now()
 		for i := 0; i < n; i++ {
 			w.sent = append(w.sent, now)
 		}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -240,6 +241,38 @@ func (c *Conn) Close() error {
 // SetDeadline sets the deadline of the underlying TCP connection.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
 
+// LocalPort returns the connection's local TCP port (0 if it has none).
+func (c *Conn) LocalPort() int {
+	if a, ok := c.raw.LocalAddr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+// AwaitFIN is called once the TLS layer has returned EOF: it reports whether
+// that EOF was the server's close_notify alert (the TCP connection still
+// open) and, if so, waits for the server's TCP FIN, reading the socket until
+// it ends, each read within timeout. Closing only then leaves the TIME_WAIT
+// state with the server, which closed first. fin is false when the deadline
+// came first (the client then closes first) or the connection failed; extra
+// counts bytes the server sent after its close_notify.
+func (c *Conn) AwaitFIN(buf []byte, timeout time.Duration) (closeNotify, fin bool, extra int) {
+	if c.raw.eof {
+		return false, true, 0 // the TCP EOF ended the TLS stream: no close_notify
+	}
+	for {
+		_ = c.raw.SetReadDeadline(time.Now().Add(timeout))
+		n, err := c.raw.Read(buf)
+		extra += n
+		if err == io.EOF {
+			return true, true, extra
+		}
+		if err != nil || extra > 1<<20 {
+			return true, false, extra
+		}
+	}
+}
+
 // Dial connects and handshakes, filling s's Connect and Handshake durations,
 // Opened, Handshake and wire bytes. On failure it returns the stage and the
 // error, the connection closed; the caller classifies it with Class.
@@ -263,7 +296,7 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 			_ = tc.SetLinger(0)
 		}
 	}
-	cc := &countingConn{Conn: raw}
+	cc := &countingConn{Conn: raw, rc: enableArrival(raw)}
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
@@ -304,15 +337,31 @@ func Class(stage bench.Stage, err error) string {
 	return bench.Classify(stage, err)
 }
 
-// countingConn counts the bytes crossing the socket.
+// countingConn counts the bytes crossing the socket. It also notes when the
+// TCP stream ended (eof: the peer's FIN was read) and, while stamp is set,
+// when the kernel received the data its next read returns (arrived, the
+// first such time since it was last cleared; Linux only, rc nil elsewhere).
 type countingConn struct {
 	net.Conn
 	in, out int64
+	eof     bool
+	stamp   bool
+	arrived time.Time
+	rc      syscall.RawConn
+	oob     [arrivalOOB]byte
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
+	if c.stamp && c.rc != nil && c.arrived.IsZero() {
+		if at, ok := peekArrival(c.rc, &c.oob); ok {
+			c.arrived = at
+		}
+	}
 	n, err := c.Conn.Read(p)
 	c.in += int64(n)
+	if err == io.EOF {
+		c.eof = true
+	}
 	return n, err
 }
 
@@ -326,6 +375,12 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // read, notes when the first byte came, counts bytes, and keeps the
 // transport's own error (fasthttp reports any error on a response's first
 // byte as io.EOF). Reset it before each response.
+//
+// First is when the kernel received the packet that carried the response's
+// first byte (its receive timestamp, SO_TIMESTAMPNS, on Linux), not when the
+// client woke up to read it: the wake-up belongs to the transfer, which is
+// when it happens. Where no timestamp is available it is the time of the
+// read that returned the byte.
 type Reader struct {
 	r       io.Reader
 	conn    *Conn
@@ -338,18 +393,27 @@ type Reader struct {
 // Reset starts a new response on conn.
 func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
 	*f = Reader{r: conn.Conn, conn: conn, timeout: timeout}
+	conn.raw.arrived = time.Time{}
 }
 
 // Mark starts a new response on the same connection, keeping the reader.
 func (f *Reader) Mark() {
 	f.First, f.N, f.err = time.Time{}, 0, nil
+	f.conn.raw.arrived = time.Time{}
 }
 
 func (f *Reader) Read(p []byte) (int, error) {
-	_ = f.conn.raw.SetReadDeadline(time.Now().Add(f.timeout))
+	raw := f.conn.raw
+	_ = raw.SetReadDeadline(time.Now().Add(f.timeout))
+	raw.stamp = f.First.IsZero()
 	n, err := f.r.Read(p)
+	raw.stamp = false
 	if n > 0 && f.First.IsZero() {
-		f.First = time.Now()
+		now := time.Now()
+		f.First = now
+		if a := raw.arrived; !a.IsZero() && !a.After(now) {
+			f.First = a
+		}
 	}
 	f.N += int64(n)
 	if err != nil {
