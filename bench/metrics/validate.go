@@ -349,6 +349,9 @@ func (r *Run) checkLatency(c *Checker) {
 }
 
 func knownPhase(name string) bool {
+	if name == ScheduleLag {
+		return true
+	}
 	for _, p := range phaseNames {
 		if p == name {
 			return true
