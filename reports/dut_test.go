@@ -116,3 +116,25 @@ func TestInProcessDUT(t *testing.T) {
 		t.Errorf("DUTs %q", r.DUTs)
 	}
 }
+
+// TestHistogramLogTellsDevicesApart: two unnamed devices reached under one
+// host name are two tags in the interval log, labelled as the tables label
+// them, not one tag numbered twice.
+func TestHistogramLogTellsDevicesApart(t *testing.T) {
+	later := reporttest.T0.Add(time.Minute)
+	var b strings.Builder
+	if err := reports.HistogramLog(&b, []reports.Input{
+		device("1.json", reporttest.RunSpec{Address: "10.0.0.5:443", Leaf: leafA}),
+		device("2.json", reporttest.RunSpec{Address: "10.0.0.6:443", Leaf: leafA, Start: later}),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Tag=www.fwtest.com_(10.0.0.5:443).cps.", "Tag=www.fwtest.com_(10.0.0.6:443).cps."} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("log has no %q", want)
+		}
+	}
+	if strings.Contains(b.String(), ".2.total") {
+		t.Errorf("one device numbered twice:\n%s", b.String())
+	}
+}

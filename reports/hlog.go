@@ -13,6 +13,7 @@ import (
 func HistogramLog(w io.Writer, inputs []Input) error {
 	var runs []metrics.LabeledRun
 	seen := map[string]int{}
+	labels := dutLabels(inputs) // two devices of one host name are told apart
 	add := func(label string, r *metrics.Run) {
 		seen[label]++
 		if n := seen[label]; n > 1 {
@@ -22,7 +23,7 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 	}
 	for _, in := range inputs {
 		if in.Run != nil {
-			add(DUTOf(in.Run)+"."+in.Run.Engine+"."+in.Run.Profile, in.Run)
+			add(labels[DUTKey(in.Run)]+"."+in.Run.Engine+"."+in.Run.Profile, in.Run)
 			continue
 		}
 		if in.Campaign == nil {

@@ -25,9 +25,10 @@ func Siege(w io.Writer, inputs []Input) error {
 		SiegeSummary(w, s)
 		return nil
 	}
+	labels := dutLabels(inputs)
 	for _, in := range inputs {
 		if in.Run != nil {
-			if err := each(fmt.Sprintf("%s %s %s (%s)", DUTOf(in.Run), in.Run.Engine, in.Run.Profile, in.Name), in.Run); err != nil {
+			if err := each(fmt.Sprintf("%s %s %s (%s)", labels[DUTKey(in.Run)], in.Run.Engine, in.Run.Profile, in.Name), in.Run); err != nil {
 				return err
 			}
 			continue
