@@ -198,6 +198,9 @@ func (r *Run) checkErrors(c *Checker) {
 // rates of its counts over its window; a merged record's are the sums of
 // its agents' own, each over its own window, so only their sign is checked.
 func (r *Run) checkRates(c *Checker) {
+	if pf := r.Preflight; pf != nil && !pf.OK && r.CPSResult == nil && r.ThroughputResult == nil {
+		return // the preflight failed: no load was sent, there is no rate
+	}
 	per := func(v float64) float64 {
 		if r.DurationS <= 0 {
 			return 0

@@ -4,29 +4,35 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// startServe runs `tlsbench serve --port 0` with args until the test ends
-// and returns the address of each profile's listener.
+// startServe runs `tlsbench serve --port 0` with args in a child process
+// (its CPU is then not the generator's) until the test ends, and returns the
+// address of each profile's listener.
 func startServe(t *testing.T, args ...string) map[string]string {
 	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- run(ctx, append([]string{"serve", "--port", "0"}, args...), &out, &errb)
-	}()
+	cmd := exec.CommandContext(ctx, self, append([]string{"serve", "--port", "0"}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
-		}
+		_ = cmd.Wait()
 	})
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if !strings.Contains(out.String(), "serving;") {
@@ -101,7 +107,7 @@ func TestQualifyUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(s.Rows) != 2 || s.Rows[0].Unsupported == "" || s.Rows[0].CPS != nil || s.Rows[1].Unsupported != "" || s.Rows[1].CPS == nil || *s.Rows[1].CPS <= 0 {
-		t.Errorf("summary rows: %s", data)
+		t.Errorf("summary rows: %s\n%s\n%s", data, stdout, stderr)
 	}
 	html := filepath.Join(out, "report.html")
 	if !strings.Contains(stdout, "report: "+html) {
