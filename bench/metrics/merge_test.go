@@ -234,15 +234,6 @@ func decodeSecond(t *testing.T, enc string) *hdr.Histogram {
 	return h
 }
 
-func decode(t *testing.T, enc string) *hdr.Histogram {
-	t.Helper()
-	h, err := hdr.Decode([]byte(enc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
-}
-
 // TestMergeExact: four agents' shares of a run merge into exactly what one
 // recorder recorded of all of it.
 func TestMergeExact(t *testing.T) {

@@ -396,8 +396,7 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	}
 	r.Resumed = s.Errors["resumed"]
 	r.Handshakes = s.Handshakes
-	b := s.Bytes
-	r.Bytes = Bytes{In: b.In, Out: b.Out, Payload: b.Payload, PayloadPartial: b.PayloadPartial, WireIn: b.WireIn, WireOut: b.WireOut}
+	r.Bytes = Bytes(s.Bytes)
 	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
 	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
