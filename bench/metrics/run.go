@@ -403,13 +403,9 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.Latency = make(map[string]Percentiles, NumPhases)
 	r.Histograms = make(map[string]string, NumPhases)
 	for p, h := range s.Hist {
-		name := Phase(p).String()
-		r.Latency[name] = Summarize(h)
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return fmt.Errorf("metrics: encoding %s histogram: %w", name, err)
+		if err := r.SetHistogram(Phase(p).String(), h); err != nil {
+			return err
 		}
-		r.Histograms[name] = string(enc)
 	}
 	return nil
 }
