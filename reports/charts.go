@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -290,7 +290,7 @@ func seriesChart(name, title, unit string, ch *Chosen) *chart {
 // curve is a latency curve of a chart.
 type curve struct {
 	name   string
-	q      []metrics.Quantile
+	q      []analysis.Quantile
 	color  int
 	dashed bool
 }
@@ -326,7 +326,7 @@ func latencyChart(name, title string, curves []curve) *chart {
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		// Room on the right for the last tick's label.
-		p.X.Min, p.X.Max = 0, percentileX(metrics.CurvePercentiles[len(metrics.CurvePercentiles)-1])+0.3
+		p.X.Min, p.X.Max = 0, percentileX(analysis.CurvePercentiles[len(analysis.CurvePercentiles)-1])+0.3
 		p.Y.Min = 0
 		p.Legend.Left = true
 		return p, nil

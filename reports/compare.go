@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
@@ -35,9 +36,9 @@ type CellComparison struct {
 	// campaigns, whose cells name their DUT.
 	DUTA string `json:"dut_a,omitempty"`
 	DUTB string `json:"dut_b,omitempty"`
-	metrics.Comparison
+	analysis.RunComparison
 	// The latency curves of A and B, for the charts.
-	curvesA, curvesB map[string][]metrics.Quantile
+	curvesA, curvesB map[string][]analysis.Quantile
 }
 
 // BuildComparison compares two inputs of a kind: two run records (of one
@@ -77,17 +78,17 @@ func BuildComparison(a, b Input) (*ComparisonReport, error) {
 }
 
 func compareRuns(cell, a, b string, ra, rb *metrics.Run) (CellComparison, error) {
-	cc := CellComparison{Cell: cell, Comparison: *metrics.Compare(a, b, ra, rb),
-		curvesA: map[string][]metrics.Quantile{}, curvesB: map[string][]metrics.Quantile{}}
+	cc := CellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb),
+		curvesA: map[string][]analysis.Quantile{}, curvesB: map[string][]analysis.Quantile{}}
 	for _, phase := range curvePhases {
 		for _, side := range []struct {
 			r      *metrics.Run
-			curves map[string][]metrics.Quantile
+			curves map[string][]analysis.Quantile
 		}{{ra, cc.curvesA}, {rb, cc.curvesB}} {
 			if _, ok := side.r.Histograms[phase]; !ok {
 				continue
 			}
-			q, err := side.r.Curve(phase)
+			q, err := analysis.Curve(side.r, phase)
 			if err != nil {
 				return cc, err
 			}
@@ -256,7 +257,7 @@ func signed(v float64, unit string) string {
 	return number(v, unit)
 }
 
-func deltaPct(d metrics.Delta) string {
+func deltaPct(d analysis.Delta) string {
 	switch {
 	case d.DeltaPct == nil && d.A == d.B:
 		return "unchanged"

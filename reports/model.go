@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
@@ -156,10 +157,10 @@ type Chosen struct {
 	// by completion time, warm-up included; the partial last second (the
 	// drain's) is left out.
 	Series []Point `json:"series"`
-	// Curves are the latency curves (µs at metrics.CurvePercentiles) of
+	// Curves are the latency curves (µs at analysis.CurvePercentiles) of
 	// the handshake and total phases.
-	Curves map[string][]metrics.Quantile `json:"curves"`
-	Client metrics.Client                `json:"client"`
+	Curves map[string][]analysis.Quantile `json:"curves"`
+	Client metrics.Client                 `json:"client"`
 }
 
 // Point is one second of a series.
@@ -540,7 +541,7 @@ func p99Phase(engine string) string {
 func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 	ch := &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
 		Transactions: r.Transactions, Errors: r.Errors.Total, WarmupS: r.WarmupS, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
-		Latency: r.Latency, Client: r.Client, Curves: map[string][]metrics.Quantile{}}
+		Latency: r.Latency, Client: r.Client, Curves: map[string][]analysis.Quantile{}}
 	for i, s := range r.Series {
 		// A partial second (the drain's, after the last whole one) is no
 		// rate: the chart leaves it out, as it does a second repeated
@@ -558,7 +559,7 @@ func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 		if _, ok := r.Histograms[phase]; !ok {
 			continue
 		}
-		q, err := r.Curve(phase)
+		q, err := analysis.Curve(r, phase)
 		if err != nil {
 			return nil, err
 		}

@@ -425,7 +425,7 @@ func TestComparisonNumbers(t *testing.T) {
 	if got, want := len(c.Cells), 1; got != want {
 		t.Fatalf("%d comparisons, want %d", got, want)
 	}
-	cmp := c.Cells[0].Comparison
+	cmp := c.Cells[0].RunComparison
 	for _, tc := range []struct {
 		metric           string
 		a, b, delta, pct float64

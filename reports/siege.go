@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -13,7 +14,7 @@ import (
 func Siege(w io.Writer, inputs []Input) error {
 	n := 0
 	each := func(label string, r *metrics.Run) error {
-		s, err := metrics.SiegeOf(r)
+		s, err := analysis.SiegeOf(r)
 		if err != nil {
 			return err
 		}
@@ -51,7 +52,7 @@ func Siege(w io.Writer, inputs []Input) error {
 }
 
 // SiegeSummary writes s as Siege prints its summary.
-func SiegeSummary(w io.Writer, s metrics.Siege) {
+func SiegeSummary(w io.Writer, s analysis.Siege) {
 	fmt.Fprintf(w, "Transactions:\t\t%12d hits\n", s.Transactions)
 	fmt.Fprintf(w, "Availability:\t\t%12.2f %%\n", s.Availability)
 	fmt.Fprintf(w, "Elapsed time:\t\t%12.2f secs\n", s.ElapsedTime)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
@@ -105,8 +106,8 @@ func (r *ImpactReport) MarshalJSON() ([]byte, error) {
 		Verdict      string                  `json:"verdict"`
 		Summary      string                  `json:"summary"`
 		Bound        float64                 `json:"equivalence_bound_pct"`
-		Baseline     metrics.Siege           `json:"baseline"`
-		Candidate    metrics.Siege           `json:"candidate"`
+		Baseline     analysis.Siege          `json:"baseline"`
+		Candidate    analysis.Siege          `json:"candidate"`
 	}{ImpactSchema, m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
@@ -132,7 +133,7 @@ type ImpactReport struct {
 	Verdict string `json:"verdict"`
 	Summary string `json:"summary"`
 	// Siege is each side's pooled summary.
-	Baseline, Candidate metrics.Siege `json:"-"`
+	Baseline, Candidate analysis.Siege `json:"-"`
 }
 
 // ImpactMetric is one metric side by side.
@@ -169,11 +170,11 @@ func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
 // AnalyzeWithin compares the two sides; a shift within boundPct percent of
 // the baseline is no difference.
 func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
-	b, err := metrics.SiegeOf(runs.Baseline...)
+	b, err := analysis.SiegeOf(runs.Baseline...)
 	if err != nil {
 		return nil, err
 	}
-	c, err := metrics.SiegeOf(runs.Candidate...)
+	c, err := analysis.SiegeOf(runs.Candidate...)
 	if err != nil {
 		return nil, err
 	}
@@ -213,11 +214,11 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 	add("shortest_transaction", "Shortest transaction", "s", b.ShortestTransaction, c.ShortestTransaction, false, nil)
 
 	for _, ph := range []string{"connect", "handshake", "ttfb", "total"} {
-		hb, err := metrics.Pooled(ph, runs.Baseline...)
+		hb, err := analysis.Pooled(ph, runs.Baseline...)
 		if err != nil {
 			return nil, err
 		}
-		hc, err := metrics.Pooled(ph, runs.Candidate...)
+		hc, err := analysis.Pooled(ph, runs.Candidate...)
 		if err != nil {
 			return nil, err
 		}
@@ -231,8 +232,8 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 		}
 	}
 	for i := 0; i < min(len(runs.Baseline), len(runs.Candidate)); i++ {
-		sb, _ := metrics.SiegeOf(runs.Baseline[i])
-		sc, _ := metrics.SiegeOf(runs.Candidate[i])
+		sb, _ := analysis.SiegeOf(runs.Baseline[i])
+		sc, _ := analysis.SiegeOf(runs.Candidate[i])
 		rep.Rounds = append(rep.Rounds, ImpactRound{Round: i + 1, BaselineRate: sb.TransactionRate, CandidateRate: sc.TransactionRate,
 			BaselineResponseTimeMS: sb.ResponseTime * 1000, CandidateResponseTimeMS: sc.ResponseTime * 1000})
 	}
@@ -285,7 +286,7 @@ func pText(p float64) string {
 // transaction rate (/s): one sample per round.
 func perRound(runs []*metrics.Run) (mean, rate []float64, err error) {
 	for _, r := range runs {
-		s, err := metrics.SiegeOf(r)
+		s, err := analysis.SiegeOf(r)
 		if err != nil {
 			return nil, nil, err
 		}

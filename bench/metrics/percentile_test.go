@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -121,7 +122,7 @@ func javaValueAt(bars []hdr.Bar, n int64, p float64) int64 {
 // at random ones.
 func TestValueAtPercentileRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	ps := append([]float64{0, 1e-9, 50, 90, 99, 99.9, 99.99, 100}, metrics.CurvePercentiles...)
+	ps := append([]float64{0, 1e-9, 50, 90, 99, 99.9, 99.99, 100}, analysis.CurvePercentiles...)
 	for range 40 {
 		ps = append(ps, rng.Float64()*100)
 	}

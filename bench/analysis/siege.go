@@ -1,14 +1,15 @@
-package metrics
+package analysis
 
 import (
 	"fmt"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // Pooled merges the named phase's histograms of runs.
-func Pooled(phase string, runs ...*Run) (*hdr.Histogram, error) {
-	h := NewHistogram()
+func Pooled(phase string, runs ...*metrics.Run) (*hdr.Histogram, error) {
+	h := metrics.NewHistogram()
 	for _, r := range runs {
 		x, err := r.Histogram(phase)
 		if err != nil {
@@ -44,10 +45,10 @@ type Siege struct {
 
 // SiegeOf pools runs (rounds of one side of a study, or a single run): the
 // steady windows are added, the histograms merged.
-func SiegeOf(runs ...*Run) (Siege, error) {
+func SiegeOf(runs ...*metrics.Run) (Siege, error) {
 	var s Siege
 	var ok, status, failed, payload int64
-	total, err := Pooled(Total.String(), runs...)
+	total, err := Pooled(metrics.Total.String(), runs...)
 	if err != nil {
 		return s, err
 	}
@@ -66,7 +67,7 @@ func SiegeOf(runs ...*Run) (Siege, error) {
 	}
 	s.DataTransferred = float64(payload) / (1 << 20)
 	if total.TotalCount() > 0 {
-		s.ResponseTime = Mean(total) / 1e6
+		s.ResponseTime = metrics.Mean(total) / 1e6
 		s.LongestTransaction = float64(total.Max()) / 1e6
 		s.ShortestTransaction = float64(total.Min()) / 1e6
 	}
