@@ -78,24 +78,13 @@ func BuildComparison(a, b Input) (*ComparisonReport, error) {
 }
 
 func compareRuns(cell, a, b string, ra, rb *metrics.Run) (CellComparison, error) {
-	cc := CellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb),
-		curvesA: map[string][]analysis.Quantile{}, curvesB: map[string][]analysis.Quantile{}}
-	for _, phase := range curvePhases {
-		for _, side := range []struct {
-			r      *metrics.Run
-			curves map[string][]analysis.Quantile
-		}{{ra, cc.curvesA}, {rb, cc.curvesB}} {
-			if _, ok := side.r.Histograms[phase]; !ok {
-				continue
-			}
-			q, err := analysis.Curve(side.r, phase)
-			if err != nil {
-				return cc, err
-			}
-			side.curves[phase] = q
-		}
+	cc := CellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb)}
+	var err error
+	if cc.curvesA, err = analysis.Curves(ra, curvePhases...); err != nil {
+		return cc, err
 	}
-	return cc, nil
+	cc.curvesB, err = analysis.Curves(rb, curvePhases...)
+	return cc, err
 }
 
 // published is a campaign cell and the record of its published run.
@@ -120,7 +109,7 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 			k = cell.DUT + " " + k
 		}
 		keys = append(keys, k)
-		cells[k] = published{cell: cell, run: publishedRun(c.Ledger, cell)}
+		cells[k] = published{cell: cell, run: method.PublishedRun(c.Ledger, cell)}
 	}
 	return keys, cells, duts
 }
@@ -133,7 +122,7 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 			rep.A, dutsA, rep.B, dutsB)
 	}
 	label := func(c *Campaign, p published) string {
-		return fmt.Sprintf("%s: %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, chosenSeq(p.cell.Runs))
+		return fmt.Sprintf("%s: %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, method.PublishedSeq(p.cell.Runs))
 	}
 	for _, k := range keysA {
 		pa, pb := cellsA[k], cellsB[k]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -30,7 +31,7 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 			continue
 		}
 		for _, cell := range in.Campaign.Summary.Cells {
-			if run := publishedRun(in.Campaign.Ledger, cell); run != nil {
+			if run := method.PublishedRun(in.Campaign.Ledger, cell); run != nil {
 				add(cell.DUT+"."+cell.Engine+"."+cell.Profile, run)
 			}
 		}

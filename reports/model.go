@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -156,17 +155,11 @@ type Chosen struct {
 	// Series is the value (CPS or Gbps) of each whole second of the run,
 	// by completion time, warm-up included; the partial last second (the
 	// drain's) is left out.
-	Series []Point `json:"series"`
+	Series []analysis.Point `json:"series"`
 	// Curves are the latency curves (µs at analysis.CurvePercentiles) of
 	// the handshake and total phases.
 	Curves map[string][]analysis.Quantile `json:"curves"`
 	Client metrics.Client                 `json:"client"`
-}
-
-// Point is one second of a series.
-type Point struct {
-	T float64 `json:"t"` // seconds since the run started
-	V float64 `json:"v"`
 }
 
 // Engines and their units.
@@ -187,10 +180,6 @@ var curvePhases = []string{"handshake", "total"}
 
 // recordsSource is the Section.Source of run records.
 const recordsSource = "run records"
-
-// defaultRule is how run records are judged: by the method's default
-// acceptance rule.
-func defaultRule() method.Accept { return method.DefaultMethod().Accept }
 
 // item is a DUT × engine × profile of one input, before DUTs are named.
 type item struct {
@@ -473,15 +462,15 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if p, ok := prelim[cell.DUT+"|"+cell.Engine+"|"+cell.Profile]; ok {
 			sec.Preliminary = &p
 		}
-		chosen := chosenSeq(cell.Runs)
+		chosen := method.PublishedSeq(cell.Runs)
 		for _, fr := range cell.Runs {
 			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
-			if e := finalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
+			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
 				rr.Errors = e.Run.Errors.Total
 			}
 			sec.Runs = append(sec.Runs, rr)
 		}
-		if run := publishedRun(c.Ledger, cell); run != nil {
+		if run := method.PublishedRun(c.Ledger, cell); run != nil {
 			ch, err := chosenOf(run, chosen)
 			if err != nil {
 				return nil, fmt.Errorf("ledger: %s %s %s run %d: %w", cell.DUT, cell.Engine, cell.Profile, chosen, err)
@@ -494,42 +483,6 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	return out, nil
 }
 
-// chosenSeq is the final run whose value is published: the best accepted
-// one (the first of equals); 0 when none was accepted.
-func chosenSeq(runs []method.FinalRun) int {
-	seq, best := 0, math.Inf(-1)
-	for _, r := range runs {
-		if r.Accepted && r.Value > best {
-			seq, best = r.Seq, r.Value
-		}
-	}
-	return seq
-}
-
-// publishedRun is the record of a cell's published run, nil when none was
-// accepted or the ledger does not have it.
-func publishedRun(ledger []*method.Entry, cell *method.Cell) *metrics.Run {
-	seq := chosenSeq(cell.Runs)
-	if seq == 0 {
-		return nil
-	}
-	if e := finalEntry(ledger, cell, seq); e != nil {
-		return e.Run
-	}
-	return nil
-}
-
-// finalEntry finds a cell's final run in the ledger.
-func finalEntry(ledger []*method.Entry, cell *method.Cell, seq int) *method.Entry {
-	for _, e := range ledger {
-		if e.Phase == method.FinalPhase && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
-			e.Level == cell.Level && e.Seq == seq {
-			return e
-		}
-	}
-	return nil
-}
-
 func p99Phase(engine string) string {
 	if engine == throughputEngine {
 		return "total"
@@ -539,35 +492,13 @@ func p99Phase(engine string) string {
 
 // chosenOf extracts what the appendix shows of a run.
 func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
-	ch := &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
+	curves, err := analysis.Curves(r, curvePhases...)
+	if err != nil {
+		return nil, err
+	}
+	return &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
 		Transactions: r.Transactions, Errors: r.Errors.Total, WarmupS: r.WarmupS, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
-		Latency: r.Latency, Client: r.Client, Curves: map[string][]analysis.Quantile{}}
-	for i, s := range r.Series {
-		// A partial second (the drain's, after the last whole one) is no
-		// rate: the chart leaves it out, as it does a second repeated
-		// by records made before seconds were marked partial.
-		if s.Partial || i > 0 && s.T <= r.Series[i-1].T {
-			continue
-		}
-		v := float64(s.Transactions)
-		if r.Engine == throughputEngine {
-			v = s.Gbps()
-		}
-		ch.Series = append(ch.Series, Point{T: float64(s.T), V: v})
-	}
-	for _, phase := range curvePhases {
-		if _, ok := r.Histograms[phase]; !ok {
-			continue
-		}
-		q, err := analysis.Curve(r, phase)
-		if err != nil {
-			return nil, err
-		}
-		if len(q) > 0 {
-			ch.Curves[phase] = q
-		}
-	}
-	return ch, nil
+		Latency: r.Latency, Client: r.Client, Series: analysis.Series(r), Curves: curves}, nil
 }
 
 // recordGroup is the run records of one DUT × engine × profile.
@@ -583,40 +514,26 @@ type recordGroup struct {
 // section.
 func (g *recordGroup) fill() {
 	it := g.item
-	rule := defaultRule()
+	v := method.JudgeRecords(g.runs)
 	sec := Section{DUT: it.dut, Engine: it.engine, Profile: it.profile, Source: recordsSource, Unit: unitOf(it.engine),
-		P99Phase: p99Phase(it.engine), Consistent: true, Rule: ruleText(rule) + " (the method's default)"}
-	var all, accepted []float64
+		P99Phase: p99Phase(it.engine), Consistent: true, Rule: ruleText(v.Rule) + " (the method's default)",
+		Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
-		v := method.Value(run)
-		reasons := rule.Judge(run)
-		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v, Errors: run.Errors.Total,
-			Accepted: len(reasons) == 0, Reasons: reasons})
-		all = append(all, v)
-		if len(reasons) == 0 {
-			accepted = append(accepted, v)
-		}
+		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
+			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published})
 	}
-	pool := accepted
-	if len(accepted) == 0 {
-		pool = all
+	switch n := len(g.runs) - v.Accepted; {
+	case v.Accepted == 0:
 		it.note = "no record accepted by the default rule"
-	} else if n := len(all) - len(accepted); n > 0 {
-		it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(all), unitOf(it.engine))
+	case n > 0:
+		it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(g.runs), unitOf(it.engine))
 	}
-	best := -1
-	for i, r := range sec.Runs {
-		if (r.Accepted || len(accepted) == 0) && (best < 0 || r.Value > sec.Runs[best].Value) {
-			best = i
-		}
-	}
-	sec.Runs[best].Chosen = true
-	sec.Best3, _, sec.Spread = method.BestOf(pool)
-	v := sec.Runs[best].Value
-	sec.Value = &v
+	best := v.Published
+	value := v.Values[best]
+	sec.Value = &value
 	n := g.runs[best].Negotiated
-	it.cipher, it.group, it.value, it.consistent = n.OpenSSL, n.GroupOrKey(), &v, true
-	it.runs = method.RunCount{Accepted: len(accepted), Total: len(all)}
+	it.cipher, it.group, it.value, it.consistent = n.OpenSSL, n.GroupOrKey(), &value, true
+	it.runs = method.RunCount{Accepted: v.Accepted, Total: len(g.runs)}
 	if addrs := g.devices(); len(addrs) > 1 {
 		// --allow-mixed-dut: said, never silent.
 		it.note = joinNote(it.note, fmt.Sprintf("records of %d devices under one name: %s", len(addrs), strings.Join(addrs, ", ")))

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
+	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -38,7 +39,7 @@ func Siege(w io.Writer, inputs []Input) error {
 			continue
 		}
 		for _, cell := range in.Campaign.Summary.Cells {
-			if run := publishedRun(in.Campaign.Ledger, cell); run != nil {
+			if run := method.PublishedRun(in.Campaign.Ledger, cell); run != nil {
 				if err := each(fmt.Sprintf("%s %s %s (%s)", cell.DUT, cell.Engine, cell.Profile, in.Name), run); err != nil {
 					return err
 				}

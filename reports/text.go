@@ -11,6 +11,7 @@ import (
 	"sort"
 	"text/tabwriter"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -113,7 +114,7 @@ func RunText(w io.Writer, r *metrics.Run) {
 	}
 	cost := fmt.Sprintf("%.0f µs per transaction", c.CPUPerTxnUS)
 	if r.ThroughputResult != nil {
-		cost = fmt.Sprintf("%.2f s per GB", CPUPerGB(r))
+		cost = fmt.Sprintf("%.2f s per GB", analysis.CPUPerGB(r))
 	}
 	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
 		c.CPUSeconds, c.Utilization*100, c.Cores, cost, note, float64(c.MaxRSSBytes)/1e6)
@@ -149,18 +150,6 @@ func dash(s string) string {
 	return s
 }
 
-// CPUPerGB is the generator's CPU seconds per GB (10^9 bytes) of payload
-// received over the whole run (the CPU is measured over the whole run too).
-func CPUPerGB(r *metrics.Run) float64 {
-	if r.Bytes.Payload == 0 || r.DurationS == 0 {
-		return 0
-	}
-	// Scale the window's payload to the whole run's wall time.
-	wall := r.Ended.Sub(r.Started).Seconds()
-	gb := float64(r.Bytes.Payload) / 1e9 * wall / r.DurationS
-	return r.Client.CPUSeconds / gb
-}
-
 // ThroughputTable writes one row per throughput run.
 func ThroughputTable(w io.Writer, runs []*metrics.Run) {
 	if len(runs) == 0 {
@@ -176,7 +165,7 @@ func ThroughputTable(w io.Writer, runs []*metrics.Run) {
 			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f Gbps\t%.3f Gbps\t%.1f\t%d\t%s\t%s\t%.2f s\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)), CPUPerGB(r))
+			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)), analysis.CPUPerGB(r))
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -107,7 +108,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if engine == job.CPS {
 				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, run.CPS, run.Client.GeneratorBound
 			} else {
-				r.sPerGB, r.gbps, r.gbpsBound = reports.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
+				r.sPerGB, r.gbps, r.gbpsBound = analysis.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
 			}
 			fmt.Fprintf(stderr, "  %s %s: %s\n", p.Name, engine, calibrateLine(run))
 		}
@@ -140,7 +141,7 @@ func calibrateLine(r *metrics.Run) string {
 	if r.Engine == job.CPS {
 		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", r.CPS, r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
 	}
-	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, reports.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
+	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, analysis.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
 }
 
 func boundMark(b bool) string {

@@ -1,0 +1,87 @@
+package method
+
+import (
+	"math"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+)
+
+// PublishedSeq is the final run whose value a cell publishes: the best
+// accepted one (the first of equals); 0 when none was accepted.
+func PublishedSeq(runs []FinalRun) int {
+	seq, best := 0, math.Inf(-1)
+	for _, r := range runs {
+		if r.Accepted && r.Value > best {
+			seq, best = r.Seq, r.Value
+		}
+	}
+	return seq
+}
+
+// PublishedRun is the record of a cell's published run, nil when none was
+// accepted or the ledger does not have it.
+func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
+	seq := PublishedSeq(cell.Runs)
+	if seq == 0 {
+		return nil
+	}
+	if e := FinalEntry(ledger, cell, seq); e != nil {
+		return e.Run
+	}
+	return nil
+}
+
+// FinalEntry finds a cell's final run seq in the ledger; nil when it is
+// not there.
+func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
+	for _, e := range ledger {
+		if e.Phase == FinalPhase && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
+			e.Level == cell.Level && e.Seq == seq {
+			return e
+		}
+	}
+	return nil
+}
+
+// RecordsVerdict is the method's judgement of run records of one DUT ×
+// engine × profile made outside a campaign: each judged by the default
+// acceptance rule, the best accepted one published (the best of all when
+// none is accepted).
+type RecordsVerdict struct {
+	Rule     Accept     // the rule they were judged by: the default
+	Values   []float64  // each record's value (Value)
+	Reasons  [][]string // each record's rejections; none when accepted
+	Accepted int        // how many were accepted
+	// Published is the index of the published record.
+	Published int
+	// Best3 and Spread are BestOf's of the accepted values (of all values
+	// when none was accepted).
+	Best3  []float64
+	Spread float64
+}
+
+// JudgeRecords judges run records by the method's default rule and picks
+// the one to publish. runs must not be empty.
+func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
+	v := RecordsVerdict{Rule: DefaultMethod().Accept, Published: -1}
+	var accepted []float64
+	for _, run := range runs {
+		v.Values = append(v.Values, Value(run))
+		v.Reasons = append(v.Reasons, v.Rule.Judge(run))
+		if len(v.Reasons[len(v.Reasons)-1]) == 0 {
+			accepted = append(accepted, Value(run))
+		}
+	}
+	v.Accepted = len(accepted)
+	pool := accepted
+	if len(accepted) == 0 {
+		pool = v.Values
+	}
+	for i, x := range v.Values {
+		if (len(v.Reasons[i]) == 0 || len(accepted) == 0) && (v.Published < 0 || x > v.Values[v.Published]) {
+			v.Published = i
+		}
+	}
+	v.Best3, _, v.Spread = BestOf(pool)
+	return v
+}
