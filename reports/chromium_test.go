@@ -30,7 +30,7 @@ func TestHTMLInChromium(t *testing.T) {
 	dir := t.TempDir()
 	page := filepath.Join(dir, "report.html")
 	var buf bytes.Buffer
-	if err := reports.ReportHTML(&buf, build(t, lab(t))); err != nil {
+	if err := reports.ReportDoc(build(t, lab(t))).HTML(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {

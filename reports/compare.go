@@ -152,20 +152,6 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 	return nil
 }
 
-// ComparisonText writes the comparison as plain text.
-func ComparisonText(w io.Writer, c *ComparisonReport) error { return comparisonDoc(c).writeText(w) }
-
-// ComparisonMarkdown writes the comparison as Markdown, its charts saved as
-// PNG files as ReportMarkdown does.
-func ComparisonMarkdown(w io.Writer, c *ComparisonReport, prefix string, save func(name string, png []byte) error) error {
-	return comparisonDoc(c).writeMarkdown(w, prefix, save)
-}
-
-// ComparisonHTML writes the comparison as one self-contained HTML file.
-func ComparisonHTML(w io.Writer, c *ComparisonReport) error {
-	return comparisonDoc(c).writeHTML(w, "tlsbench compare: "+c.A+" vs "+c.B)
-}
-
 // ComparisonJSON writes the comparison as indented JSON.
 func ComparisonJSON(w io.Writer, c *ComparisonReport) error { return writeJSON(w, c) }
 
@@ -182,17 +168,18 @@ func ComparisonCSV(w io.Writer, c *ComparisonReport) error {
 	return cw.Error()
 }
 
-// comparisonDoc lays a comparison out as the WAF study did: metric, A, B,
+// ComparisonDoc lays a comparison out as the WAF study did: metric, A, B,
 // and the impact, absolute and relative.
-func comparisonDoc(c *ComparisonReport) document {
-	d := document{heading{1, "tlsbench compare: " + c.A + " vs " + c.B}}
-	d = append(d, para("A: "+c.A+". B: "+c.B+" (the baseline). Δ = A − B; Δ% = (A − B) ÷ B."))
+func ComparisonDoc(c *ComparisonReport) Document {
+	d := Document{title: "tlsbench compare: " + c.A + " vs " + c.B}
+	d.add(heading{1, d.title})
+	d.add(para("A: " + c.A + ". B: " + c.B + " (the baseline). Δ = A − B; Δ% = (A − B) ÷ B."))
 	for i, cc := range c.Cells {
-		d = append(d, heading{2, cc.Cell})
+		d.add(heading{2, cc.Cell})
 		if cc.DUTA != "" || cc.DUTB != "" {
-			d = append(d, para("A: "+cc.A+", DUT "+cc.DUTA+". B: "+cc.B+", DUT "+cc.DUTB+"."))
+			d.add(para("A: " + cc.A + ", DUT " + cc.DUTA + ". B: " + cc.B + ", DUT " + cc.DUTB + "."))
 		} else {
-			d = append(d, para("A: "+cc.A+". B: "+cc.B+"."))
+			d.add(para("A: " + cc.A + ". B: " + cc.B + "."))
 		}
 		t := newTable("Metric", ">A", ">B", ">Δ (A − B)", ">Δ%")
 		var notes []string
@@ -206,9 +193,9 @@ func comparisonDoc(c *ComparisonReport) document {
 			}
 			t.add(name, number(r.A, r.Unit), number(r.B, r.Unit), signed(r.Delta, r.Unit), deltaPct(r))
 		}
-		d = append(d, t)
+		d.add(t)
 		if len(notes) > 0 {
-			d = append(d, list(notes))
+			d.add(list(notes))
 		}
 		var curves []curve
 		for j, phase := range curvePhases {
@@ -220,11 +207,11 @@ func comparisonDoc(c *ComparisonReport) document {
 			}
 		}
 		if len(curves) > 0 {
-			d = append(d, latencyChart(slug(fmt.Sprint(i+1), cc.Cell, "latency"), cc.Cell+": latency by percentile, A solid, B dashed", curves))
+			d.add(latencyChart(slug(fmt.Sprint(i+1), cc.Cell, "latency"), cc.Cell+": latency by percentile, A solid, B dashed", curves))
 		}
 	}
 	if len(c.Unmatched) > 0 {
-		d = append(d, heading{2, "Not compared"}, list(c.Unmatched))
+		d.add(heading{2, "Not compared"}, list(c.Unmatched))
 	}
 	return d
 }

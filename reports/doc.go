@@ -8,10 +8,16 @@ import (
 	"text/tabwriter"
 )
 
-// A document is what the text, Markdown and HTML formats render alike:
-// headings, paragraphs, lists, tables and charts. Reports and comparisons
-// are laid out once, as documents; each format only renders blocks.
-type document []block
+// A Document is what the text, Markdown and HTML formats render alike:
+// headings, paragraphs, preformatted text, lists, tables and charts. Every
+// report, comparison, summary and table is laid out once, as a Document;
+// each format only renders its blocks, and returns the first write error.
+type Document struct {
+	title  string // the HTML page's title
+	blocks []block
+}
+
+func (d *Document) add(b ...block) { d.blocks = append(d.blocks, b...) }
 
 type block interface{ isBlock() }
 
@@ -23,6 +29,10 @@ type heading struct {
 
 // para is a paragraph.
 type para string
+
+// pre is preformatted text, its lines ending in newlines: a summary laid
+// out in fixed columns.
+type pre string
 
 // list is a bulleted list.
 type list []string
@@ -36,6 +46,7 @@ type table struct {
 
 func (heading) isBlock() {}
 func (para) isBlock()    {}
+func (pre) isBlock()     {}
 func (list) isBlock()    {}
 func (*table) isBlock()  {}
 func (*chart) isBlock()  {}
@@ -52,11 +63,11 @@ func newTable(cols ...string) *table {
 
 func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 
-// writeText renders d as plain text: underlined headings, tables aligned
-// by text/tabwriter, no charts.
-func (d document) writeText(w io.Writer) error {
+// Text renders d as plain text: underlined headings, tables aligned by
+// text/tabwriter, no charts.
+func (d Document) Text(w io.Writer) error {
 	ew := &errWriter{w: w}
-	for i, b := range d {
+	for i, b := range d.blocks {
 		switch b := b.(type) {
 		case heading:
 			if i > 0 {
@@ -66,6 +77,8 @@ func (d document) writeText(w io.Writer) error {
 			fmt.Fprintln(ew, strings.Repeat(string("=-~"[min(b.level, 3)-1]), len([]rune(b.text))))
 		case para:
 			fmt.Fprintln(ew, string(b))
+		case pre:
+			fmt.Fprint(ew, string(b))
 		case list:
 			for _, item := range b {
 				fmt.Fprintf(ew, "  - %s\n", item)
@@ -82,12 +95,13 @@ func (d document) writeText(w io.Writer) error {
 	return ew.err
 }
 
-// writeMarkdown renders d as GitHub-flavoured Markdown; each chart is
-// saved as a PNG file by save(name, png) (not made when save is nil) and
-// linked by its name.
-func (d document) writeMarkdown(w io.Writer, prefix string, save func(name string, png []byte) error) error {
+// Markdown renders d as GitHub-flavoured Markdown. Each chart is a PNG
+// image, handed to save with its name (prefix + chart + ".png"), which the
+// Markdown links to as it is: save them beside the Markdown file. With save
+// nil, the charts are linked but not made.
+func (d Document) Markdown(w io.Writer, prefix string, save func(name string, png []byte) error) error {
 	ew := &errWriter{w: w}
-	for i, b := range d {
+	for i, b := range d.blocks {
 		if i > 0 {
 			fmt.Fprintln(ew)
 		}
@@ -96,6 +110,8 @@ func (d document) writeMarkdown(w io.Writer, prefix string, save func(name strin
 			fmt.Fprintf(ew, "%s %s\n", strings.Repeat("#", b.level), mdEscape(b.text))
 		case para:
 			fmt.Fprintln(ew, mdEscape(string(b)))
+		case pre:
+			fmt.Fprintf(ew, "```\n%s```\n", string(b))
 		case list:
 			for _, item := range b {
 				fmt.Fprintf(ew, "- %s\n", mdEscape(item))
@@ -160,18 +176,20 @@ figure{margin:1em 0}
 figure svg{width:100%;max-width:900px;height:auto;display:block}
 ul{padding-left:1.4em}`
 
-// writeHTML renders d as one self-contained HTML file: an inline style,
-// charts as inline SVG, nothing fetched from anywhere.
-func (d document) writeHTML(w io.Writer, title string) error {
+// HTML renders d as one self-contained HTML file: an inline style, charts
+// as inline SVG, nothing fetched when it is opened.
+func (d Document) HTML(w io.Writer) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
-		html.EscapeString(title), htmlStyle)
-	for _, b := range d {
+		html.EscapeString(d.title), htmlStyle)
+	for _, b := range d.blocks {
 		switch b := b.(type) {
 		case heading:
 			fmt.Fprintf(ew, "<h%d>%s</h%d>\n", b.level, html.EscapeString(b.text), b.level)
 		case para:
 			fmt.Fprintf(ew, "<p>%s</p>\n", html.EscapeString(string(b)))
+		case pre:
+			fmt.Fprintf(ew, "<pre>%s</pre>\n", html.EscapeString(string(b)))
 		case list:
 			fmt.Fprintln(ew, "<ul>")
 			for _, item := range b {

@@ -2,32 +2,20 @@ package reports
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 )
 
-// ImpactText writes an impact study as Siege's comparison table with deltas,
-// the latency split, the rounds and the verdict.
-func ImpactText(w io.Writer, r *method.ImpactReport) error { return impactDoc(r).writeText(w) }
-
-// ImpactMarkdown writes the same as Markdown.
-func ImpactMarkdown(w io.Writer, r *method.ImpactReport) error {
-	return impactDoc(r).writeMarkdown(w, "", nil)
-}
-
-// ImpactHTML writes the same as one self-contained HTML file.
-func ImpactHTML(w io.Writer, r *method.ImpactReport) error {
-	return impactDoc(r).writeHTML(w, "tlsbench impact study")
-}
-
-func impactDoc(r *method.ImpactReport) document {
+// ImpactDoc lays an impact study out: the verdicts, Siege's metrics with
+// deltas, the latency split and the rounds.
+func ImpactDoc(r *method.ImpactReport) Document {
 	summary := r.Summary
 	if summary == "" {
 		summary = r.Verdict
 	}
-	d := document{heading{1, "Impact study: candidate against baseline"}, para(summary)}
+	d := Document{title: "tlsbench impact study"}
+	d.add(heading{1, "Impact study: candidate against baseline"}, para(summary))
 	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p", ">Bound", ">98% interval", ">Rounds needed")
 	var reasons []string
 	for _, sh := range []struct {
@@ -46,12 +34,12 @@ func impactDoc(r *method.ImpactReport) document {
 		t.add(sh.name, s.Verdict, impactSigned(s.Delta), "± "+impactNum(s.CI95), impactP(s.P), impactP(s.MinP),
 			fmt.Sprintf("± %s (%g%%)", impactNum(s.EquivalenceBound), s.EquivalenceBoundPct), "± "+impactNum(s.CI98), needed)
 	}
-	d = append(d, heading{2, "Verdicts"}, t)
+	d.add(heading{2, "Verdicts"}, t)
 	for _, why := range reasons {
-		d = append(d, para(why))
+		d.add(para(why))
 	}
 	s := r.ResponseTime
-	d = append(d, para(fmt.Sprintf(
+	d.add(para(fmt.Sprintf(
 		"One sample per round and side (the round's steady-window mean): response time baseline %.3g ± %.3g ms (n=%d), candidate %.3g ± %.3g ms (n=%d). "+
 			"Significant: the exact Mann-Whitney p < %g and the 95%% Welch interval excludes zero. "+
 			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
@@ -62,18 +50,18 @@ func impactDoc(r *method.ImpactReport) document {
 	for _, m := range r.Metrics {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
 	}
-	d = append(d, heading{2, "Siege's metrics (pooled over the rounds)"}, t)
+	d.add(heading{2, "Siege's metrics (pooled over the rounds)"}, t)
 	t = newTable("Latency", ">Baseline", ">Candidate", ">Delta", ">Delta %")
 	for _, m := range r.Phases {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
 	}
-	d = append(d, heading{2, "Latency per phase"}, t)
+	d.add(heading{2, "Latency per phase"}, t)
 	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)", ">Candidate rate (/s)", ">Candidate response (ms)")
 	for _, rd := range r.Rounds {
 		t.add(fmt.Sprint(rd.Round), fmt.Sprintf("%.1f", rd.BaselineRate), fmt.Sprintf("%.2f", rd.BaselineResponseTimeMS),
 			fmt.Sprintf("%.1f", rd.CandidateRate), fmt.Sprintf("%.2f", rd.CandidateResponseTimeMS))
 	}
-	d = append(d, heading{2, "Rounds (interleaved)"}, t)
+	d.add(heading{2, "Rounds (interleaved)"}, t)
 	return d
 }
 

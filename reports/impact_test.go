@@ -30,9 +30,9 @@ func TestImpactFormats(t *testing.T) {
 		render func(*bytes.Buffer) error
 		want   []string
 	}{
-		{"text", func(b *bytes.Buffer) error { return reports.ImpactText(b, rep) }, []string{"Response time (s)", "+55.50%", "significant", rep.Summary, strings.ReplaceAll(reason, "&lt;", "<")}},
-		{"md", func(b *bytes.Buffer) error { return reports.ImpactMarkdown(b, rep) }, []string{"| Response time (s) |", reason}}, // Markdown escapes <
-		{"html", func(b *bytes.Buffer) error { return reports.ImpactHTML(b, rep) }, []string{"<table>", "Response time (s)", "<!DOCTYPE html>", reason}},
+		{"text", func(b *bytes.Buffer) error { return reports.ImpactDoc(rep).Text(b) }, []string{"Response time (s)", "+55.50%", "significant", rep.Summary, strings.ReplaceAll(reason, "&lt;", "<")}},
+		{"md", func(b *bytes.Buffer) error { return reports.ImpactDoc(rep).Markdown(b, "", nil) }, []string{"| Response time (s) |", reason}}, // Markdown escapes <
+		{"html", func(b *bytes.Buffer) error { return reports.ImpactDoc(rep).HTML(b) }, []string{"<table>", "Response time (s)", "<!DOCTYPE html>", reason}},
 	} {
 		tc.want = append(tc.want, common...)
 		var b bytes.Buffer

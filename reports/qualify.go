@@ -2,10 +2,7 @@ package reports
 
 import (
 	"fmt"
-	"io"
-	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 )
@@ -33,12 +30,12 @@ func FormatCPS(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-// QualifyTable writes the published table of a campaign: per DUT and
+// QualifyTable is the published table of a campaign: per DUT and
 // profile, the cipher, the group or key, Throughput and CPS (SR=0), with
 // the accepted/total final runs of each cell.
-func QualifyTable(w io.Writer, s *method.Summary) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "DUT\tCIPHER (OpenSSL)\tECDHE GROUP / KEY\tTHROUGHPUT\tRUNS\tCPS (SR=0)\tRUNS\tNOTE")
+func QualifyTable(s *method.Summary) Document {
+	t := newTable("DUT", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)", ">RUNS", "NOTE")
+	d := Document{title: s.Name, blocks: []block{t}}
 	inconsistent := false
 	for _, r := range s.Rows {
 		gbps, cps := "-", "-"
@@ -66,14 +63,14 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 			}
 			note = joinNote(note, NotSupported+": "+r.Unsupported)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
+		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
-	tw.Flush()
 	if inconsistent {
-		fmt.Fprintln(w, "\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;")
-		fmt.Fprintln(w, "the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,")
-		fmt.Fprintln(w, "with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.")
+		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;\n" +
+			"the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,\n" +
+			"with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.\n"))
 	}
+	return d
 }
 
 func runs(c method.RunCount) string {
@@ -83,33 +80,13 @@ func runs(c method.RunCount) string {
 	return fmt.Sprintf("%d/%d", c.Accepted, c.Total)
 }
 
-// Differences writes the preliminary phase's table of what differs between
-// DUTs.
-func Differences(w io.Writer, diffs []method.Difference) {
+// DifferencesTable is the preliminary phase's table of what differs
+// between DUTs.
+func DifferencesTable(diffs []method.Difference) Document {
 	if len(diffs) == 0 {
-		return
+		return Document{title: "differences"}
 	}
-	duts := map[string]bool{}
-	for _, d := range diffs {
-		for k := range d.Values {
-			duts[k] = true
-		}
-	}
-	names := make([]string, 0, len(duts))
-	for k := range duts {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "TEST\tPROFILE\tFIELD\t%s\n", strings.Join(names, "\t"))
-	for _, d := range diffs {
-		vals := make([]string, len(names))
-		for i, n := range names {
-			vals[i] = dash(d.Values[n])
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Engine, d.Profile, d.Field, strings.Join(vals, "\t"))
-	}
-	tw.Flush()
+	return Document{title: "differences", blocks: []block{differencesTable(diffs, "TEST", "PROFILE", "FIELD")}}
 }
 
 // NotSupported is the published table's cell of a profile a DUT refuses.
@@ -130,18 +107,17 @@ func inconsistentMetrics(s *method.Summary, r method.Row) string {
 	return strings.Join(metrics, " and ")
 }
 
-// PreliminaryTable writes what every DUT negotiated for every test and
+// PreliminaryTable is what every DUT negotiated for every test and
 // profile of a campaign's preliminary phase, or why it refused.
-func PreliminaryTable(w io.Writer, ps []method.Prelim) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PRELIMINARY\tDUT\tTEST\tPROFILE\tNEGOTIATED")
+func PreliminaryTable(ps []method.Prelim) Document {
+	t := newTable("PRELIMINARY", "DUT", "TEST", "PROFILE", "NEGOTIATED")
 	for _, p := range ps {
 		got := NotSupported + ": " + p.Unsupported
 		if p.Unsupported == "" {
 			n := p.Negotiated
 			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
 		}
-		fmt.Fprintf(tw, "\t%s\t%s\t%s\t%s\n", p.DUT, p.Engine, p.Profile, got)
+		t.add("", p.DUT, p.Engine, p.Profile, got)
 	}
-	tw.Flush()
+	return Document{title: "preliminary", blocks: []block{t}}
 }

@@ -23,7 +23,9 @@ func TestQualifyTableNotes(t *testing.T) {
 		},
 	}
 	var b bytes.Buffer
-	QualifyTable(&b, s)
+	if err := QualifyTable(s).Text(&b); err != nil {
+		t.Fatal(err)
+	}
 	out := b.String()
 	lines := strings.Split(out, "\n")
 	if !strings.Contains(lines[1], "inconsistent CPS") || strings.Contains(lines[1], "Gbps") {
@@ -36,7 +38,9 @@ func TestQualifyTableNotes(t *testing.T) {
 		t.Errorf("no advice:\n%s", out)
 	}
 	var p bytes.Buffer
-	PreliminaryTable(&p, []method.Prelim{{DUT: "a", Engine: "cps", Profile: "p2", Unsupported: "refused"}})
+	if err := PreliminaryTable([]method.Prelim{{DUT: "a", Engine: "cps", Profile: "p2", Unsupported: "refused"}}).Text(&p); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(p.String(), "not supported: refused") {
 		t.Errorf("preliminary: %q", p.String())
 	}

@@ -13,24 +13,6 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 )
 
-// ReportText writes the report as plain text: the published table, then the
-// methodology appendix (no charts).
-func ReportText(w io.Writer, r *Report) error { return reportDoc(r).writeText(w) }
-
-// ReportMarkdown writes the report as Markdown. Its charts are PNG images,
-// handed to save with their names (prefix + chart + ".png"), which the
-// Markdown links to as they are: save them beside the Markdown file. With
-// save nil, the charts are linked but not made.
-func ReportMarkdown(w io.Writer, r *Report, prefix string, save func(name string, png []byte) error) error {
-	return reportDoc(r).writeMarkdown(w, prefix, save)
-}
-
-// ReportHTML writes the report as one self-contained HTML file: the tables
-// and the charts (inline SVG); nothing is fetched when it is opened.
-func ReportHTML(w io.Writer, r *Report) error {
-	return reportDoc(r).writeHTML(w, "tlsbench report: "+r.Title)
-}
-
 // ReportJSON writes the report as indented JSON (the Report type).
 func ReportJSON(w io.Writer, r *Report) error { return writeJSON(w, r) }
 
@@ -72,33 +54,35 @@ func csvFloat(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', 10, 64)
 }
 
-// reportDoc lays the report out.
-func reportDoc(r *Report) document {
-	d := document{heading{1, "tlsbench report: " + r.Title}}
-	d = append(d, para("DUTs: "+strings.Join(r.DUTs, ", ")+"."))
-	d = append(d, heading{2, "Published table"})
-	d = append(d, publishedTable(r))
+// ReportDoc lays the report out: the published table and its charts, then
+// the methodology appendix.
+func ReportDoc(r *Report) Document {
+	d := Document{title: "tlsbench report: " + r.Title}
+	d.add(heading{1, d.title})
+	d.add(para("DUTs: " + strings.Join(r.DUTs, ", ") + "."))
+	d.add(heading{2, "Published table"})
+	d.add(publishedTable(r))
 	explain := "Throughput: payload Gbps of the throughput test; CPS (SR=0): connections per second, each a full TLS handshake " +
 		"(session reuse off). A campaign publishes the best of its three best accepted final runs (inconsistent: fewer than the " +
 		"required accepted runs agreed within the tolerance); run records, their best accepted record."
 	if len(r.DUTs) > 1 {
 		explain += fmt.Sprintf(" ×%s: each DUT's value ÷ %s's.", r.DUTs[0], r.DUTs[0])
 	}
-	d = append(d, para(explain))
-	d = append(d, barCharts(r)...)
-	d = append(d, heading{2, "Methodology appendix"})
+	d.add(para(explain))
+	d.add(barCharts(r)...)
+	d.add(heading{2, "Methodology appendix"})
 	for _, c := range r.Campaigns {
-		d = append(d, campaignBlocks(c)...)
+		d.add(campaignBlocks(c)...)
 	}
-	d = append(d, heading{3, "Environment"})
+	d.add(heading{3, "Environment"})
 	env := newTable("Tool", "Go", "Host", "CPU", ">Cores", "OS/arch", ">Runs", "From", "To")
 	for _, e := range r.Environment {
 		env.add(e.Tool+" "+e.Version, e.GoVersion, e.Hostname, dash(e.CPUModel), strconv.Itoa(e.CPUs), e.OS+"/"+e.Arch,
 			strconv.Itoa(e.Runs), stamp(e.First), stamp(e.Last))
 	}
-	d = append(d, env)
+	d.add(env)
 	for i := range r.Appendix {
-		d = append(d, sectionBlocks(&r.Appendix[i])...)
+		d.add(sectionBlocks(&r.Appendix[i])...)
 	}
 	return d
 }
@@ -213,12 +197,14 @@ func campaignBlocks(c CampaignInfo) []block {
 	out = append(out, list(items))
 	if len(c.Differences) > 0 {
 		out = append(out, para("The DUTs differed in the preliminary phase (the campaign went on with --allow-differences):"))
-		out = append(out, differencesTable(c.Differences))
+		out = append(out, differencesTable(c.Differences, "Test", "Profile", "Field"))
 	}
 	return out
 }
 
-func differencesTable(diffs []method.Difference) *table {
+// differencesTable is the table of what differed between DUTs: a line per
+// difference, a column per DUT after the columns named by cols.
+func differencesTable(diffs []method.Difference, cols ...string) *table {
 	var duts []string
 	seen := map[string]bool{}
 	for _, d := range diffs {
@@ -230,7 +216,7 @@ func differencesTable(diffs []method.Difference) *table {
 		}
 	}
 	sort.Strings(duts)
-	t := newTable(append([]string{"Test", "Profile", "Field"}, duts...)...)
+	t := newTable(append(cols, duts...)...)
 	for _, d := range diffs {
 		cells := []string{d.Engine, d.Profile, d.Field}
 		for _, k := range duts {

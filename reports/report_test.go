@@ -149,22 +149,22 @@ func TestGolden(t *testing.T) {
 		// A two-DUT campaign: the table side by side with ratios; the
 		// appendix with a rejected run, a rejected probe, an
 		// inconsistent cell.
-		{"report-lab.txt", func(w io.Writer) error { return reports.ReportText(w, labReport) }},
-		{"report-lab.md", func(w io.Writer) error { return reports.ReportMarkdown(w, labReport, "lab-", nil) }},
+		{"report-lab.txt", func(w io.Writer) error { return reports.ReportDoc(labReport).Text(w) }},
+		{"report-lab.md", func(w io.Writer) error { return reports.ReportDoc(labReport).Markdown(w, "lab-", nil) }},
 		{"report-lab.csv", func(w io.Writer) error { return reports.ReportCSV(w, labReport) }},
 		{"report-lab.json", func(w io.Writer) error { return reports.ReportJSON(w, labReport) }},
 		// Run records grouped by DUT, engine and profile.
-		{"report-records.txt", func(w io.Writer) error { return reports.ReportText(w, recordsReport) }},
-		{"report-records.md", func(w io.Writer) error { return reports.ReportMarkdown(w, recordsReport, "records-", nil) }},
+		{"report-records.txt", func(w io.Writer) error { return reports.ReportDoc(recordsReport).Text(w) }},
+		{"report-records.md", func(w io.Writer) error { return reports.ReportDoc(recordsReport).Markdown(w, "records-", nil) }},
 		{"report-records.csv", func(w io.Writer) error { return reports.ReportCSV(w, recordsReport) }},
 		{"report-records.json", func(w io.Writer) error { return reports.ReportJSON(w, recordsReport) }},
 		// Two records, A against the baseline B.
-		{"compare-records.txt", func(w io.Writer) error { return reports.ComparisonText(w, recordsCmp) }},
-		{"compare-records.md", func(w io.Writer) error { return reports.ComparisonMarkdown(w, recordsCmp, "cmp-", nil) }},
+		{"compare-records.txt", func(w io.Writer) error { return reports.ComparisonDoc(recordsCmp).Text(w) }},
+		{"compare-records.md", func(w io.Writer) error { return reports.ComparisonDoc(recordsCmp).Markdown(w, "cmp-", nil) }},
 		{"compare-records.csv", func(w io.Writer) error { return reports.ComparisonCSV(w, recordsCmp) }},
 		{"compare-records.json", func(w io.Writer) error { return reports.ComparisonJSON(w, recordsCmp) }},
 		// Two one-DUT campaigns, cell by cell across DUT names.
-		{"compare-campaigns.txt", func(w io.Writer) error { return reports.ComparisonText(w, firmwareCmp) }},
+		{"compare-campaigns.txt", func(w io.Writer) error { return reports.ComparisonDoc(firmwareCmp).Text(w) }},
 		{"compare-campaigns.json", func(w io.Writer) error { return reports.ComparisonJSON(w, firmwareCmp) }},
 	} {
 		var buf bytes.Buffer
@@ -319,7 +319,7 @@ func TestSameDUTNames(t *testing.T) {
 func TestMarkdownCharts(t *testing.T) {
 	saved := map[string][]byte{}
 	var buf bytes.Buffer
-	err := reports.ReportMarkdown(&buf, build(t, campaign(t, reporttest.Firmware("fw1", "adc-a", 1))), "fw1-", func(name string, data []byte) error {
+	err := reports.ReportDoc(build(t, campaign(t, reporttest.Firmware("fw1", "adc-a", 1)))).Markdown(&buf, "fw1-", func(name string, data []byte) error {
 		saved[name] = data
 		return nil
 	})
@@ -375,11 +375,11 @@ func TestHTMLSelfContained(t *testing.T) {
 		charts int
 	}{
 		// Two bar charts, and per cell its exploration, series and latency.
-		{"campaign", func(w io.Writer) error { return reports.ReportHTML(w, build(t, lab(t))) }, 2 + 6*3},
+		{"campaign", func(w io.Writer) error { return reports.ReportDoc(build(t, lab(t))).HTML(w) }, 2 + 6*3},
 		// Two bar charts, and per group of records its series and latency.
-		{"records", func(w io.Writer) error { return reports.ReportHTML(w, build(t, records()...)) }, 2 + 3*2},
+		{"records", func(w io.Writer) error { return reports.ReportDoc(build(t, records()...)).HTML(w) }, 2 + 3*2},
 		// One latency chart per comparison.
-		{"comparison", func(w io.Writer) error { return reports.ComparisonHTML(w, compare(t, withWAF(), withoutWAF())) }, 1},
+		{"comparison", func(w io.Writer) error { return reports.ComparisonDoc(compare(t, withWAF(), withoutWAF())).HTML(w) }, 1},
 	} {
 		var buf bytes.Buffer
 		if err := tc.render(&buf); err != nil {
@@ -526,8 +526,10 @@ func TestNothingSucceeded(t *testing.T) {
 	if got := r.Table[0].Results[0]; got.CPS == nil || *got.CPS != 0 || got.CPSRuns != (method.RunCount{Accepted: 0, Total: 1}) {
 		t.Errorf("result %+v", got)
 	}
-	for _, render := range []func(io.Writer, *reports.Report) error{reports.ReportText, reports.ReportCSV, reports.ReportJSON, reports.ReportHTML,
-		func(w io.Writer, r *reports.Report) error { return reports.ReportMarkdown(w, r, "x-", nil) }} {
+	for _, render := range []func(io.Writer, *reports.Report) error{reports.ReportCSV, reports.ReportJSON,
+		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Text(w) },
+		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).HTML(w) },
+		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Markdown(w, "x-", nil) }} {
 		var buf bytes.Buffer
 		if err := render(&buf, r); err != nil {
 			t.Fatal(err)
@@ -537,7 +539,7 @@ func TestNothingSucceeded(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := reports.ReportHTML(&buf, r); err != nil {
+	if err := reports.ReportDoc(r).HTML(&buf); err != nil {
 		t.Fatal(err)
 	}
 	// The bars and the series; no latency without a transaction.
@@ -557,7 +559,7 @@ func TestDifferences(t *testing.T) {
 	c.Summary = &s
 	in.Campaign = &c
 	var buf bytes.Buffer
-	if err := reports.ReportText(&buf, build(t, in)); err != nil {
+	if err := reports.ReportDoc(build(t, in)).Text(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !regexp.MustCompile(`cps\s+` + reporttest.P384 + `\s+cert_key\s+ECDSA P-256\s+ECDSA P-384`).MatchString(buf.String()) {

@@ -3,16 +3,19 @@ package reports
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// Siege writes every run of inputs (run records, and the published run of
-// every campaign cell) in Siege's own summary layout, so that its numbers
-// can be held against Siege's.
-func Siege(w io.Writer, inputs []Input) error {
+// SiegeSummaries lays every run of inputs (run records, and the published
+// run of every campaign cell) out in Siege's own summary layout, so that its
+// numbers can be held against Siege's.
+func SiegeSummaries(inputs []Input) (Document, error) {
+	d := Document{title: "Siege summaries"}
+	w := &strings.Builder{}
 	n := 0
 	each := func(label string, r *metrics.Run) error {
 		s, err := analysis.SiegeOf(r)
@@ -24,14 +27,14 @@ func Siege(w io.Writer, inputs []Input) error {
 		}
 		n++
 		fmt.Fprintf(w, "%s\n", label)
-		SiegeSummary(w, s)
+		siegeSummary(w, s)
 		return nil
 	}
 	labels := dutLabels(inputs)
 	for _, in := range inputs {
 		if in.Run != nil {
 			if err := each(fmt.Sprintf("%s %s %s (%s)", labels[DUTKey(in.Run)], in.Run.Engine, in.Run.Profile, in.Name), in.Run); err != nil {
-				return err
+				return d, err
 			}
 			continue
 		}
@@ -41,19 +44,20 @@ func Siege(w io.Writer, inputs []Input) error {
 		for _, cell := range in.Campaign.Summary.Cells {
 			if run := method.PublishedRun(in.Campaign.Ledger, cell); run != nil {
 				if err := each(fmt.Sprintf("%s %s %s (%s)", cell.DUT, cell.Engine, cell.Profile, in.Name), run); err != nil {
-					return err
+					return d, err
 				}
 			}
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("no run to summarise: the campaigns published no run")
+		return d, fmt.Errorf("no run to summarise: the campaigns published no run")
 	}
-	return nil
+	d.add(pre(w.String()))
+	return d, nil
 }
 
-// SiegeSummary writes s as Siege prints its summary.
-func SiegeSummary(w io.Writer, s analysis.Siege) {
+// siegeSummary writes s as Siege prints its summary.
+func siegeSummary(w io.Writer, s analysis.Siege) {
 	fmt.Fprintf(w, "Transactions:\t\t%12d hits\n", s.Transactions)
 	fmt.Fprintf(w, "Availability:\t\t%12.2f %%\n", s.Availability)
 	fmt.Fprintf(w, "Elapsed time:\t\t%12.2f secs\n", s.ElapsedTime)

@@ -7,9 +7,8 @@ package reports
 
 import (
 	"fmt"
-	"io"
 	"sort"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -26,9 +25,11 @@ func Micros(us float64) string {
 	return fmt.Sprintf("%.0f µs", us)
 }
 
-// RunText writes a run's summary: target, negotiated parameters, rate,
-// errors by class, latency percentiles per phase and the client's CPU.
-func RunText(w io.Writer, r *metrics.Run) {
+// RunSummary lays a run's summary out in fixed columns: target,
+// negotiated parameters, rate, errors by class, latency percentiles per
+// phase and the client's CPU.
+func RunSummary(r *metrics.Run) Document {
+	w := &strings.Builder{}
 	fmt.Fprintf(w, "\n%s → %s", r.Profile, r.Target.Address)
 	if r.Target.DUT != "" {
 		fmt.Fprintf(w, " (DUT %s)", r.Target.DUT)
@@ -121,26 +122,30 @@ func RunText(w io.Writer, r *metrics.Run) {
 	if c.GeneratorBound {
 		fmt.Fprintln(w, "  WARNING      generator-bound: the generator used more than 90% of its cores; the target may not have set the pace")
 	}
+	return Document{title: r.Profile, blocks: []block{pre(w.String())}}
 }
 
-// CPSTable writes one row per run: the published CPS table with its evidence.
-func CPSTable(w io.Writer, runs []*metrics.Run) {
-	if len(runs) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tCPS (SR=0)\tERRORS\tHANDSHAKE p99\tTOTAL p99\tCPU/TXN")
+// CPSTable is one row per run: the published CPS table with its evidence.
+func CPSTable(runs []*metrics.Run) Document {
+	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99", "TOTAL p99", "CPU/TXN")
 	for _, r := range runs {
 		n := r.Negotiated
 		cps := 0.0
 		if r.CPSResult != nil {
 			cps = r.CPS
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			cps, r.Errors.Total, Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
+		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.1f", cps), fmt.Sprint(r.Errors.Total),
+			Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
 	}
-	tw.Flush()
+	return runsTable("CPS", runs, t)
+}
+
+// runsTable is the table of runs after a blank line; nothing without runs.
+func runsTable(title string, runs []*metrics.Run, t *table) Document {
+	if len(runs) == 0 {
+		return Document{title: title}
+	}
+	return Document{title: title, blocks: []block{para(""), t}}
 }
 
 func dash(s string) string {
@@ -150,22 +155,18 @@ func dash(s string) string {
 	return s
 }
 
-// ThroughputTable writes one row per throughput run.
-func ThroughputTable(w io.Writer, runs []*metrics.Run) {
-	if len(runs) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tTHROUGHPUT\tWIRE\tREQ/S\tERRORS\tTTFB p99\tTOTAL p99\tCPU/GB")
+// ThroughputTable is one row per throughput run.
+func ThroughputTable(runs []*metrics.Run) Document {
+	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS", "TTFB p99", "TOTAL p99", "CPU/GB")
 	for _, r := range runs {
 		n := r.Negotiated
 		var gbps, wire, rps float64
 		if r.ThroughputResult != nil {
 			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f Gbps\t%.3f Gbps\t%.1f\t%d\t%s\t%s\t%.2f s\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)), analysis.CPUPerGB(r))
+		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.3f Gbps", gbps), fmt.Sprintf("%.3f Gbps", wire),
+			fmt.Sprintf("%.1f", rps), fmt.Sprint(r.Errors.Total), Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)),
+			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
 	}
-	tw.Flush()
+	return runsTable("throughput", runs, t)
 }

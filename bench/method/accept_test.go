@@ -70,7 +70,9 @@ func TestOverloadedOpenLoopRejected(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	reports.RunText(&out, r)
+	if err := reports.RunSummary(r).Text(&out); err != nil {
+		t.Fatal(err)
+	}
 	text := out.String()
 	if !strings.Contains(text, "≥") || strings.Count(text, "% of starts dropped)") < 5 || !strings.Contains(text, "lower bound") {
 		t.Errorf("summary does not mark the lower bound beside every percentile:\n%s", text)

@@ -106,7 +106,9 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	if out == stdoutName {
 		return nil // stdout is the record
 	}
-	reports.RunText(stdout, m)
+	if err := reports.RunSummary(m).Text(stdout); err != nil {
+		return err
+	}
 	printAgents(stdout, m)
 	fmt.Fprintf(stdout, "merged record of %d agents: %s\n", len(runs), out)
 	return nil

@@ -51,6 +51,6 @@ func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return renderers[*reports.ComparisonReport]{reports.ComparisonText, reports.ComparisonMarkdown, reports.ComparisonCSV,
-		reports.ComparisonJSON, reports.ComparisonHTML}.write(*format, *out, stdout, c)
+	return renderers[*reports.ComparisonReport]{reports.ComparisonDoc, reports.ComparisonCSV,
+		reports.ComparisonJSON}.write(*format, *out, stdout, c)
 }

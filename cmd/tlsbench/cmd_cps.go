@@ -31,7 +31,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},
 		table: func(w io.Writer, runs []*metrics.Run) {
-			reports.CPSTable(w, runs)
+			reports.CPSTable(runs).Text(w)
 			for _, r := range runs {
 				if msg := cps.TimeoutAdvice(r, *lf.handshakeTO, *lf.readTO); msg != "" {
 					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, msg)

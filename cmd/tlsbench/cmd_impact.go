@@ -202,11 +202,11 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		_, err = reportW.Write(append(data, '\n'))
 		return err
 	case "md":
-		return reports.ImpactMarkdown(reportW, rep)
+		return reports.ImpactDoc(rep).Markdown(reportW, "", nil)
 	case "html":
-		return reports.ImpactHTML(reportW, rep)
+		return reports.ImpactDoc(rep).HTML(reportW)
 	}
-	return reports.ImpactText(reportW, rep)
+	return reports.ImpactDoc(rep).Text(reportW)
 }
 
 // readURLs reads a --urls file: one URL (or path) a line; blank lines and

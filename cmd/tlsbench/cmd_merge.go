@@ -68,7 +68,9 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if *out == stdoutName {
 		text = stderr
 	}
-	reports.RunText(text, m)
+	if err := reports.RunSummary(m).Text(text); err != nil {
+		return err
+	}
 	printAgents(text, m)
 	return nil
 }

@@ -168,7 +168,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	c := &method.Campaign{
 		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
 		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
-		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(stdout, ps) },
+		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(ps).Text(stdout) },
 	}
 	if !*quiet {
 		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
@@ -179,7 +179,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	summary, err := c.Run(ctx)
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
-		reports.Differences(stdout, de.Table)
+		reports.DifferencesTable(de.Table).Text(stdout)
 	}
 	if errors.Is(err, method.ErrInterrupted) {
 		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)
@@ -191,7 +191,9 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	fmt.Fprintln(stdout)
-	reports.QualifyTable(stdout, summary)
+	if err := reports.QualifyTable(summary).Text(stdout); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
 	html, err := writeCampaignHTML(dir)
 	if err != nil {
@@ -213,7 +215,7 @@ func writeCampaignHTML(dir string) (string, error) {
 		return "", err
 	}
 	file := filepath.Join(dir, "report.html")
-	return file, writeOutput(file, nil, func(w io.Writer) error { return reports.ReportHTML(w, r) })
+	return file, writeOutput(file, nil, func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) })
 }
 
 // narrowPlan keeps, in the default plan, the profiles and tests named by

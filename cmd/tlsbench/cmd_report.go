@@ -72,14 +72,19 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
 	}
 	if *format == "siege" {
-		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.Siege(w, inputs) })
+		return writeOutput(*out, stdout, func(w io.Writer) error {
+			d, err := reports.SiegeSummaries(inputs)
+			if err != nil {
+				return err
+			}
+			return d.Text(w)
+		})
 	}
 	r, err := reports.Build(inputs)
 	if err != nil {
 		return usagef("%v", err)
 	}
-	return renderers[*reports.Report]{reports.ReportText, reports.ReportMarkdown, reports.ReportCSV, reports.ReportJSON,
-		reports.ReportHTML}.write(*format, *out, stdout, r)
+	return renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}.write(*format, *out, stdout, r)
 }
 
 // allowMixedFlag defines --allow-mixed-dut of report and compare.
@@ -121,13 +126,12 @@ func checkFormat(format string, formats []string, out string) error {
 	return nil
 }
 
-// renderers are the renderers of a report or a comparison, one a format.
+// renderers are the renderers of a report or a comparison: its document
+// (text, md, html), its CSV and its JSON.
 type renderers[T any] struct {
-	text     func(io.Writer, T) error
-	markdown func(w io.Writer, v T, prefix string, save func(name string, png []byte) error) error
-	csv      func(io.Writer, T) error
-	json     func(io.Writer, T) error
-	html     func(io.Writer, T) error
+	doc  func(T) reports.Document
+	csv  func(io.Writer, T) error
+	json func(io.Writer, T) error
 }
 
 // write renders v in format to the file out (its Markdown charts beside
@@ -137,15 +141,15 @@ func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
 		switch format {
 		case "md":
 			prefix, save := chartFiles(out)
-			return rs.markdown(w, v, prefix, save)
+			return rs.doc(v).Markdown(w, prefix, save)
 		case "csv":
 			return rs.csv(w, v)
 		case "json":
 			return rs.json(w, v)
 		case "html":
-			return rs.html(w, v)
+			return rs.doc(v).HTML(w)
 		}
-		return rs.text(w, v)
+		return rs.doc(v).Text(w)
 	})
 }
 

@@ -44,7 +44,7 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)
 		},
-		table: reports.ThroughputTable,
+		table: func(w io.Writer, runs []*metrics.Run) { reports.ThroughputTable(runs).Text(w) },
 	}
 	spec.check = func() error {
 		if _, err := throughput.ParseVerify(*verify, target.Pattern); err != nil {

@@ -409,7 +409,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
-			reports.RunText(text, r)
+			reports.RunSummary(r).Text(text)
 		}
 		if *lf.jsonOut != "" {
 			file := *lf.jsonOut
