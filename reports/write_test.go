@@ -1,0 +1,80 @@
+package reports_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
+)
+
+var errFull = errors.New("disk full")
+
+// fullWriter takes n bytes, then fails every write.
+type fullWriter struct{ n int }
+
+func (f *fullWriter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errFull
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriteErrors: every renderer of every format returns the first write
+// error, whether the writer fails at once, half-way or at the last byte.
+func TestWriteErrors(t *testing.T) {
+	r := build(t, lab(t))
+	c := compare(t, withWAF(), withoutWAF())
+	run := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 100})
+	tput := reporttest.Run(reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 5})
+	docs := map[string]reports.Document{
+		"report":      reports.ReportDoc(r),
+		"comparison":  reports.ComparisonDoc(c),
+		"impact":      reports.ImpactDoc(&method.ImpactReport{Rounds: []method.ImpactRound{{Round: 1}}}),
+		"run":         reports.RunSummary(run),
+		"cps":         reports.CPSTable([]*metrics.Run{run}),
+		"throughput":  reports.ThroughputTable([]*metrics.Run{tput}),
+		"differences": reports.DifferencesTable([]method.Difference{{Engine: "cps", Profile: "p", Field: "group", Values: map[string]string{"a": "X25519", "b": "P-256"}}}),
+		"qualify":     reports.QualifyTable(lab(t).Campaign.Summary),
+		"preliminary": reports.PreliminaryTable(lab(t).Campaign.Summary.Preliminary),
+	}
+	siege, err := reports.SiegeSummaries([]reports.Input{withWAF()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs["siege"] = siege
+	renderers := map[string]func(io.Writer) error{
+		"report csv":      func(w io.Writer) error { return reports.ReportCSV(w, r) },
+		"report json":     func(w io.Writer) error { return reports.ReportJSON(w, r) },
+		"comparison csv":  func(w io.Writer) error { return reports.ComparisonCSV(w, c) },
+		"comparison json": func(w io.Writer) error { return reports.ComparisonJSON(w, c) },
+		"histogram log":   func(w io.Writer) error { return reports.HistogramLog(w, []reports.Input{withWAF()}) },
+	}
+	for name, d := range docs {
+		renderers[name+" text"] = d.Text
+		renderers[name+" md"] = func(w io.Writer) error { return d.Markdown(w, "x-", nil) }
+		renderers[name+" html"] = d.HTML
+	}
+	for name, render := range renderers {
+		var buf bytes.Buffer
+		if err := render(&buf); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if buf.Len() == 0 {
+			t.Errorf("%s: nothing written", name)
+			continue
+		}
+		for _, n := range []int{0, buf.Len() / 2, buf.Len() - 1} {
+			if err := render(&fullWriter{n: n}); !errors.Is(err, errFull) {
+				t.Errorf("%s, writer full after %d of %d bytes: error %v, want %v", name, n, buf.Len(), err, errFull)
+			}
+		}
+	}
+}
