@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
@@ -14,27 +13,13 @@ import (
 func HistogramLog(w io.Writer, inputs []Input) error {
 	var runs []metrics.LabeledRun
 	seen := map[string]int{}
-	labels := dutLabels(inputs) // two devices of one host name are told apart
-	add := func(label string, r *metrics.Run) {
+	for _, r := range runsOf(inputs) {
+		label := r.dut + "." + r.engine + "." + r.profile
 		seen[label]++
 		if n := seen[label]; n > 1 {
 			label = fmt.Sprintf("%s.%d", label, n)
 		}
-		runs = append(runs, metrics.LabeledRun{Label: label, Run: r})
-	}
-	for _, in := range inputs {
-		if in.Run != nil {
-			add(labels[DUTKey(in.Run)]+"."+in.Run.Engine+"."+in.Run.Profile, in.Run)
-			continue
-		}
-		if in.Campaign == nil {
-			continue
-		}
-		for _, cell := range in.Campaign.Summary.Cells {
-			if run := method.PublishedRun(in.Campaign.Ledger, cell); run != nil {
-				add(cell.DUT+"."+cell.Engine+"."+cell.Profile, run)
-			}
-		}
+		runs = append(runs, metrics.LabeledRun{Label: label, Run: r.run})
 	}
 	if len(runs) == 0 {
 		return fmt.Errorf("no run with histograms: the campaigns published no run")

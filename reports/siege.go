@@ -10,32 +10,22 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// SiegeSummaries lays every run of inputs (run records, and the published
-// run of every campaign cell) out in Siege's own summary layout, so that its
-// numbers can be held against Siege's.
-func SiegeSummaries(inputs []Input) (Document, error) {
-	d := Document{title: "Siege summaries"}
-	w := &strings.Builder{}
-	n := 0
-	each := func(label string, r *metrics.Run) error {
-		s, err := analysis.SiegeOf(r)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			fmt.Fprintln(w)
-		}
-		n++
-		fmt.Fprintf(w, "%s\n", label)
-		siegeSummary(w, s)
-		return nil
-	}
-	labels := dutLabels(inputs)
+// namedRun is a run of the inputs with what it measured and where it came
+// from.
+type namedRun struct {
+	dut, engine, profile string
+	input                string // the input's name
+	run                  *metrics.Run
+}
+
+// runsOf lists every run of inputs: each run record (its DUT named as the
+// tables name it), and the published run of every campaign cell.
+func runsOf(inputs []Input) []namedRun {
+	var out []namedRun
+	labels := dutLabels(inputs) // two devices of one host name are told apart
 	for _, in := range inputs {
-		if in.Run != nil {
-			if err := each(fmt.Sprintf("%s %s %s (%s)", labels[DUTKey(in.Run)], in.Run.Engine, in.Run.Profile, in.Name), in.Run); err != nil {
-				return d, err
-			}
+		if r := in.Run; r != nil {
+			out = append(out, namedRun{labels[DUTKey(r)], r.Engine, r.Profile, in.Name, r})
 			continue
 		}
 		if in.Campaign == nil {
@@ -43,14 +33,33 @@ func SiegeSummaries(inputs []Input) (Document, error) {
 		}
 		for _, cell := range in.Campaign.Summary.Cells {
 			if run := method.PublishedRun(in.Campaign.Ledger, cell); run != nil {
-				if err := each(fmt.Sprintf("%s %s %s (%s)", cell.DUT, cell.Engine, cell.Profile, in.Name), run); err != nil {
-					return d, err
-				}
+				out = append(out, namedRun{cell.DUT, cell.Engine, cell.Profile, in.Name, run})
 			}
 		}
 	}
-	if n == 0 {
+	return out
+}
+
+// SiegeSummaries lays every run of inputs (run records, and the published
+// run of every campaign cell) out in Siege's own summary layout, so that its
+// numbers can be held against Siege's.
+func SiegeSummaries(inputs []Input) (Document, error) {
+	d := Document{title: "Siege summaries"}
+	runs := runsOf(inputs)
+	if len(runs) == 0 {
 		return d, fmt.Errorf("no run to summarise: the campaigns published no run")
+	}
+	w := &strings.Builder{}
+	for i, r := range runs {
+		s, err := analysis.SiegeOf(r.run)
+		if err != nil {
+			return d, err
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "%s %s %s (%s)\n", r.dut, r.engine, r.profile, r.input)
+		siegeSummary(w, s)
 	}
 	d.add(pre(w.String()))
 	return d, nil
