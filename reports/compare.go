@@ -41,11 +41,12 @@ type CellComparison struct {
 	curvesA, curvesB map[string][]analysis.Quantile
 }
 
-// BuildComparison compares two inputs of a kind: two run records (of one
-// engine; each side's DUT named as report names it), or two campaigns, whose cells are matched by DUT, engine and
+// CompareInputs compares two inputs of a kind, cell by cell: two run
+// records (of one engine; each side's DUT named as report names it), or two
+// campaigns, whose cells are matched by DUT, engine and
 // profile — by engine and profile alone when each has a single DUT, so that
 // one DUT can be held against another.
-func BuildComparison(a, b Input) (*ComparisonReport, error) {
+func CompareInputs(a, b Input) (*ComparisonReport, error) {
 	rep := &ComparisonReport{Schema: CompareSchema, A: a.Name, B: b.Name}
 	switch {
 	case a.Run != nil && b.Run != nil:

@@ -130,7 +130,7 @@ func build(t *testing.T, inputs ...reports.Input) *reports.Report {
 
 func compare(t *testing.T, a, b reports.Input) *reports.ComparisonReport {
 	t.Helper()
-	c, err := reports.BuildComparison(a, b)
+	c, err := reports.CompareInputs(a, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -497,7 +497,7 @@ func TestComparisonErrors(t *testing.T) {
 		// Two DUTs against one: cells cannot be matched by name.
 		{labIn, campaign(t, reporttest.Firmware("fw1", "adc-z", 1)), "has 2 DUTs"},
 	} {
-		_, err := reports.BuildComparison(tc.a, tc.b)
+		_, err := reports.CompareInputs(tc.a, tc.b)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s vs %s: error %v, want %q", tc.a.Name, tc.b.Name, err, tc.want)
 		}

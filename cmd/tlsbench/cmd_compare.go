@@ -47,7 +47,7 @@ func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := checkDUTs([]reports.Input{a, b}, *mixed); err != nil {
 		return err
 	}
-	c, err := reports.BuildComparison(a, b)
+	c, err := reports.CompareInputs(a, b)
 	if err != nil {
 		return usagef("%v", err)
 	}
