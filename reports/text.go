@@ -1,8 +1,9 @@
 // Package reports renders run records and campaigns for people: text
 // summaries, the published table with its methodology appendix and charts
 // (text, Markdown, CSV, JSON, self-contained HTML), and comparisons of two
-// runs or campaigns. It only formats; statistics live in bench/metrics and
-// bench/method.
+// runs or campaigns. Every output but CSV and JSON is laid out once as a
+// Document and rendered by one renderer per format. It only lays out: the
+// figures are bench/analysis's, the judgements bench/method's.
 package reports
 
 import (
