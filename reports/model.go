@@ -619,7 +619,7 @@ func publishedRows(items []*item, duts []string) []TableRow {
 		if row.Cipher == "" {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
-		res := &row.Results[indexOf(duts, it.dut)]
+		res := &row.Results[slices.Index(duts, it.dut)]
 		if it.engine == throughputEngine {
 			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
 		} else {
@@ -639,15 +639,6 @@ func publishedRows(items []*item, duts []string) []TableRow {
 		}
 	}
 	return rows
-}
-
-func indexOf(list []string, s string) int {
-	for i, x := range list {
-		if x == s {
-			return i
-		}
-	}
-	return -1
 }
 
 func joinNote(a, b string) string {

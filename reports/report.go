@@ -232,11 +232,8 @@ func sectionBlocks(s *Section) []block {
 	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
 	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
 	if p := s.Preliminary; p != nil {
-		verdict := "accepted"
-		if !p.Accepted {
-			verdict = "rejected: " + strings.Join(p.Reasons, "; ")
-		}
-		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.", negotiated(p.Negotiated), p.BodySize, resumption(p), verdict)))
+		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.", negotiated(p.Negotiated), p.BodySize, resumption(p),
+			verdict(p.Accepted, p.Reasons))))
 	} else if s.Chosen != nil {
 		out = append(out, para("Negotiated: "+negotiated(s.Chosen.Negotiated)+"."))
 	}
