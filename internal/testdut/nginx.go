@@ -102,7 +102,7 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 		n.Addrs = append(n.Addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Servers[i].Port)))
 	}
 	conf := filepath.Join(cfg.Dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(cfg.text()), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(cfg.Text()), 0o644); err != nil {
 		return nil, err
 	}
 	errLog := filepath.Join(cfg.Dir, "error.log")
@@ -118,9 +118,9 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 	return n, nil
 }
 
-// text is nginx.conf. The workers run as root when nginx is started by
+// Text is nginx.conf. The workers run as root when nginx is started by
 // root: they read the objects wherever the test's directory is.
-func (cfg NginxConfig) text() string {
+func (cfg NginxConfig) Text() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	if os.Geteuid() == 0 {
@@ -155,7 +155,7 @@ func (cfg NginxConfig) text() string {
 	}
 	for _, s := range cfg.Servers {
 		w("  server {")
-		w("    listen 127.0.0.1:%d ssl %s;", s.Port, s.Listen)
+		w("    listen 127.0.0.1:%d %s;", s.Port, strings.TrimSpace("ssl "+s.Listen))
 		w("    server_name localhost;")
 		w("    root %s;", filepath.Join(cfg.Dir, "www"))
 		key := s.Key
