@@ -73,14 +73,16 @@ func (sm *sampler) stop() []sample {
 
 // summarize fills the kernel's count of connections held from the samples
 // of the generators' common steady window.
-func (r *result) summarize(samples []sample, parts []*result) {
+func (r *result) summarize(samples []sample) {
 	var from, to time.Time
-	for i, p := range parts {
-		if i == 0 || p.WindowFrom.After(from) {
-			from = p.WindowFrom
+	for i, a := range r.Run.Agents {
+		f := a.Started.Add(time.Duration(a.SteadyStartS * float64(time.Second)))
+		t := f.Add(time.Duration(a.DurationS * float64(time.Second)))
+		if i == 0 || f.After(from) {
+			from = f
 		}
-		if i == 0 || p.WindowTo.Before(to) {
-			to = p.WindowTo
+		if i == 0 || t.Before(to) {
+			to = t
 		}
 	}
 	var sum float64
