@@ -30,6 +30,7 @@ func TestDependencyRules(t *testing.T) {
 		// Test support, imported by tests only (no library package has a
 		// rule that allows them).
 		"bench/internal/rawtls": {"cipher", "profiles"},
+		"bench/internal/soak":   {}, // its test only
 		"reports/reporttest":    {"bench/metrics", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
