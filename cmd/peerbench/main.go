@@ -87,7 +87,7 @@ type options struct {
 	reps        int
 	duration    time.Duration
 	concurrency int
-	tpConc      int  // throughput: connections of each generator
+	tpConc      int // throughput: connections of each generator
 	duts        []string
 	profiles    []profileSpec
 	out         string
