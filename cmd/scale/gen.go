@@ -10,13 +10,13 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -73,7 +73,7 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 		spec.Load.Rate = o.rate
 	}
 	runtime.GC()
-	g := &generated{Memory: memory{RSSBaseMB: float64(rssBytes()) / 1e6}}
+	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
 	prof := ""
 	if o.memprof != "" {
 		prof = o.memprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
@@ -124,7 +124,7 @@ func watchMemory(prof string) *memWatch {
 				return
 			case <-t.C:
 			}
-			if rss := rssBytes(); rss > peak {
+			if rss := testdut.RSS(0); rss > peak {
 				peak = rss
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -155,23 +155,6 @@ func sourceIPs(n int) []net.IP {
 		out[i] = net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 	}
 	return out
-}
-
-// rssBytes is the process's resident set now.
-func rssBytes() int64 { return rssOf("self") }
-
-// rssOf is process pid's resident set ("self" for this one).
-func rssOf(pid string) int64 {
-	data, err := os.ReadFile("/proc/" + pid + "/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // writeHeapProfile writes the heap profile (debugging the budget).

@@ -8,16 +8,18 @@ package testdut
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,7 +140,7 @@ func StartHAProxy(t testing.TB, dir string, fes []Frontend) *HAProxy {
 const requestLog = "tlsbench-request"
 
 // launchHAProxy is one attempt of StartHAProxy, on new free ports. It returns an error if
-// HAProxy exits or is not ready within 10s.
+// HAProxy exits or is not ready within StartTimeout.
 func launchHAProxy(t testing.TB, dir string, fes []Frontend) (*HAProxy, error) {
 	t.Helper()
 	h := &HAProxy{sock: filepath.Join(dir, "admin.sock"), addrs: map[string]string{}, log: filepath.Join(dir, "haproxy.log")}
@@ -202,62 +204,33 @@ backend %[1]s-plain
 	}
 	defer logFile.Close()
 
-	cmd := exec.Command(HAProxyBin, "-f", cfgFile, "-db")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	p := &Process{Name: "HAProxy", Cmd: exec.Command(HAProxyBin, "-f", cfgFile, "-db"), logf: h.log}
+	p.Cmd.Stdout, p.Cmd.Stderr = logFile, logFile
+	if err := p.start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	t.Cleanup(func() { p.Close() })
 
 	// Readiness: every frontend accepts a TCP connection and the stats socket
 	// answers. The probes count in some HAProxy counters (see HAProxyCounter).
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !h.ready() {
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("HAProxy not ready after 10s; output:\n%s", h.output())
-		}
-		select {
-		case <-exited:
-			return nil, fmt.Errorf("HAProxy exited: %v; config:\n%s\noutput:\n%s", waitErr, cfg.String(), h.output())
-		case <-tick.C:
+	if err := p.waitListening(context.Background(), slices.Collect(maps.Values(h.addrs))); err != nil {
+		return nil, fmt.Errorf("%w; config:\n%s", err, cfg.String())
+	}
+	for deadline := time.Now().Add(StartTimeout); ; time.Sleep(20 * time.Millisecond) {
+		_, err := h.command("show info")
+		switch {
+		case err == nil:
+			return h, nil
+		case p.Alive() != nil:
+			return nil, p.Alive()
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", StartTimeout, err)
 		}
 	}
-	return h, nil
 }
 
 // Addr returns the host:port of the named frontend.
 func (h *HAProxy) Addr(frontend string) string { return h.addrs[frontend] }
-
-// ready reports whether every frontend and the stats socket accept.
-func (h *HAProxy) ready() bool {
-	for _, addr := range h.addrs {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		c.Close()
-	}
-	_, err := h.command("show info")
-	return err == nil
-}
-
-func (h *HAProxy) output() string {
-	b, _ := os.ReadFile(h.log)
-	return string(b)
-}
 
 // command sends one command to the stats socket and returns the answer.
 func (h *HAProxy) command(cmd string) (string, error) {

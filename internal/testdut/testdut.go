@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -226,3 +227,34 @@ func require(t testing.TB, name string, err error) {
 }
 
 var errNotReady = errors.New("ended before it was ready")
+
+// RSS is the resident set of process pid (0: this process), in bytes; 0
+// when it cannot be read.
+func RSS(pid int) int64 {
+	data, err := os.ReadFile(procFile(pid, "statm"))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// FDs is the number of open descriptors of process pid (0: this process).
+func FDs(pid int) int {
+	ents, err := os.ReadDir(procFile(pid, "fd"))
+	if err != nil {
+		return 0
+	}
+	return len(ents)
+}
+
+func procFile(pid int, name string) string {
+	if pid == 0 {
+		return "/proc/self/" + name
+	}
+	return "/proc/" + strconv.Itoa(pid) + "/" + name
+}
