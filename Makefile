@@ -57,11 +57,11 @@ vet:
 	$(GO) vet ./...
 
 # Go benchmarks of the hot paths (one CPS transaction against the reference
-# target in another process, with allocations; the recorder), then the
-# comparison with the peers. `make scale` (not part of it) checks 20,000
+# target in another process, with allocations; the recorder; the Go crypto
+# floor), then the comparison with the peers. `make scale` (not part of it) checks 20,000
 # connections.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./cmd/peerbench
 	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies
@@ -86,9 +86,9 @@ scale:
 	$(GO) run ./cmd/scale -c 20000 --out bin/scale.json
 
 # Not in CI: cps against the reference target for 5 minutes; goroutines, open
-# file descriptors and RSS must stay flat.
+# file descriptors and RSS must stay flat (a test that runs only when asked).
 soak:
-	$(GO) run ./cmd/soak -d 5m --every 30s
+	$(GO) test -count=1 -timeout 10m -run '^TestSoak$$' -v ./bench/internal/soak -soak 5m -soak-every 30s
 
 clean:
 	rm -rf bin

@@ -13,8 +13,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
-	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -22,7 +22,7 @@ import (
 // no warm-up, for d. It checks that the run completed and that HAProxy's
 // handshake counter grew by exactly the engine's count of completed
 // handshakes (whole run).
-func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Result, *cps.Op) {
+func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Result, *cps.Op) {
 	t.Helper()
 	p, err := profiles.Builtin().Get(name)
 	if err != nil {
@@ -38,7 +38,7 @@ func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cip
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := h.Counter(t, frontend, haproxytest.Counter)
+	base := h.Counter(t, frontend, testdut.HAProxyCounter)
 	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
@@ -47,27 +47,27 @@ func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cip
 		t.Fatalf("run complete %v, abandoned %d; want complete, none abandoned", res.Complete, res.Abandoned)
 	}
 	snap := &res.Snapshot
-	got := h.CounterDelta(t, frontend, haproxytest.Counter, base, snap.Handshakes)
+	got := h.CounterDelta(t, frontend, testdut.HAProxyCounter, base, snap.Handshakes)
 	if want := snap.Handshakes; got != want {
-		t.Errorf("HAProxy %s grew by %d, engine completed %d handshakes", haproxytest.Counter, got, want)
+		t.Errorf("HAProxy %s grew by %d, engine completed %d handshakes", testdut.HAProxyCounter, got, want)
 	}
-	t.Logf("transactions %d, errors %v, handshakes %d, HAProxy %s +%d", snap.AllOK, snap.Errors, snap.Handshakes, haproxytest.Counter, got)
+	t.Logf("transactions %d, errors %v, handshakes %d, HAProxy %s +%d", snap.AllOK, snap.Errors, snap.Handshakes, testdut.HAProxyCounter, got)
 	return res, op
 }
 
 // TestHAProxySeedProfiles runs the reference study's three profiles against
 // HAProxy frontends configured as in the study.
 func TestHAProxySeedProfiles(t *testing.T) {
-	haproxytest.Require(t)
+	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	// The study's rows (see haproxytest.Seeds).
-	tests := haproxytest.Seeds(t, ca, dir)
-	fes := make([]haproxytest.Frontend, len(tests))
+	ca := testdut.NewCA(t)
+	// The study's rows (see testdut.Seeds).
+	tests := testdut.Seeds(t, ca, dir)
+	fes := make([]testdut.Frontend, len(tests))
 	for i, tt := range tests {
 		fes[i] = tt.Frontend
 	}
-	h := haproxytest.Start(t, dir, fes)
+	h := testdut.StartHAProxy(t, dir, fes)
 
 	for _, tt := range tests {
 		t.Run(tt.Profile, func(t *testing.T) {
@@ -97,15 +97,15 @@ func TestHAProxySeedProfiles(t *testing.T) {
 // TestHAProxyFailures runs profiles against frontends that cannot serve them
 // as expected: every transaction must fail, in exactly one class.
 func TestHAProxyFailures(t *testing.T) {
-	haproxytest.Require(t)
+	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	ecdsaCert := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	ca := testdut.NewCA(t)
+	ecdsaCert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
 
 	tests := []struct {
 		name    string
 		profile string
-		fe      haproxytest.Frontend
+		fe      testdut.Frontend
 		class   string
 		// handshakes: whether every failed transaction completed its
 		// handshake (true) or none did (false).
@@ -117,7 +117,7 @@ func TestHAProxyFailures(t *testing.T) {
 		{
 			name:    "suite",
 			profile: "ecdhe-ecdsa-aes128-sha256-p256",
-			fe:      haproxytest.Frontend{Name: "aes256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES256-GCM-SHA384", Curves: "prime256v1"},
+			fe:      testdut.Frontend{Name: "aes256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES256-GCM-SHA384", Curves: "prime256v1"},
 			class:   "tls_alert:handshake_failure",
 			example: []string{"handshake failure"},
 		},
@@ -127,17 +127,17 @@ func TestHAProxyFailures(t *testing.T) {
 		{
 			name:       "group",
 			profile:    "ecdhe-ecdsa-aes128-sha256-p384",
-			fe:         haproxytest.Frontend{Name: "p256only", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
+			fe:         testdut.Frontend{Name: "p256only", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
 			class:      bench.ClassMismatch,
 			handshakes: true,
 			example:    []string{"negotiated group P-256", "expects P-384"},
 		},
 	}
-	fes := make([]haproxytest.Frontend, len(tests))
+	fes := make([]testdut.Frontend, len(tests))
 	for i, tt := range tests {
 		fes[i] = tt.fe
 	}
-	h := haproxytest.Start(t, dir, fes)
+	h := testdut.StartHAProxy(t, dir, fes)
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

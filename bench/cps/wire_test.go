@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,10 +28,10 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
-	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -608,83 +607,11 @@ func TestServerClosesFirst(t *testing.T) {
 // worker, no session cache or tickets; it is stopped when the test ends.
 func startNginx(t *testing.T) (string, *x509.CertPool) {
 	t.Helper()
-	bin, err := exec.LookPath("nginx")
-	if err != nil {
-		for _, b := range []string{"/usr/sbin/nginx"} {
-			if _, e := os.Stat(b); e == nil {
-				bin, err = b, nil
-			}
-		}
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("nginx is required in CI: %v", err)
-		}
-		t.Skipf("nginx not installed: %v", err)
-	}
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	cert := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
-	www := filepath.Join(dir, "www")
-	if err := os.MkdirAll(www, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(www, "1k"), bytes.Repeat([]byte("x"), 1024), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	conf := filepath.Join(dir, "nginx.conf")
-	body := fmt.Sprintf(`user root;
-worker_processes 1;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  server {
-    listen %s ssl;
-    ssl_certificate %s;
-    ssl_certificate_key %s;
-    ssl_protocols TLSv1.2;
-    ssl_ciphers ECDHE-ECDSA-AES128-SHA256;
-    ssl_ecdh_curve prime256v1;
-    ssl_session_cache off;
-    ssl_session_tickets off;
-    root %s;
-    location / { }
-  }
-}
-`, addr, cert, cert, www)
-	if err := os.WriteFile(conf, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	errLog := filepath.Join(dir, "error.log")
-	cmd := exec.Command(bin, "-p", dir, "-c", conf, "-e", errLog,
-		"-g", fmt.Sprintf("daemon off; pid %s; error_log %s;", filepath.Join(dir, "nginx.pid"), errLog))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			_ = c.(*net.TCPConn).SetLinger(0) // no TIME_WAIT from the probe
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(errLog)
-			t.Fatalf("nginx did not listen on %s: %v\n%s", addr, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return addr, ca.Pool()
+	ca := testdut.NewCA(t)
+	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	n := testdut.StartNginxT(t, testdut.NginxConfig{Dir: dir, NoFile: 1088, Servers: []testdut.NginxServer{
+		{Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1"},
+	}})
+	return n.Addrs[0], ca.Pool()
 }

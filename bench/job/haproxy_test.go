@@ -11,26 +11,26 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
 func TestHAProxyPreflight(t *testing.T) {
-	haproxytest.Require(t)
+	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	other := haproxytest.NewCA(t)
-	cert := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	ca := testdut.NewCA(t)
+	other := testdut.NewCA(t)
+	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
 	backend, err := target.Start(target.Config{Plain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer backend.Close()
-	h := haproxytest.Start(t, dir, []haproxytest.Frontend{
+	h := testdut.StartHAProxy(t, dir, []testdut.Frontend{
 		{Name: "p256", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
 		{Name: "fwd", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1", Backend: backend.Listeners[0].Addr},
 	})
@@ -88,7 +88,7 @@ func TestHAProxyPreflight(t *testing.T) {
 		s := spec(good, "p256", "/", ca)
 		s.Load.Duration = 500 * time.Millisecond
 		s.Load.Drain = 10 * time.Second
-		hs := h.Counter(t, "p256", haproxytest.Counter)
+		hs := h.Counter(t, "p256", testdut.HAProxyCounter)
 		r, err := job.Run(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
@@ -98,8 +98,8 @@ func TestHAProxyPreflight(t *testing.T) {
 			t.Fatalf("preflight %+v, want one good transaction", pf)
 		}
 		want := r.Handshakes + pf.Handshakes
-		if got := h.CounterDelta(t, "p256", haproxytest.Counter, hs, want); got != want {
-			t.Errorf("HAProxy %s grew by %d; the run completed %d handshakes and its preflight %d", haproxytest.Counter, got, r.Handshakes, pf.Handshakes)
+		if got := h.CounterDelta(t, "p256", testdut.HAProxyCounter, hs, want); got != want {
+			t.Errorf("HAProxy %s grew by %d; the run completed %d handshakes and its preflight %d", testdut.HAProxyCounter, got, r.Handshakes, pf.Handshakes)
 		}
 		if r.Load.Attempts != r.Whole.Transactions+r.Whole.Errors || r.Load.Aborted != "" {
 			t.Errorf("attempts %d, whole run %+v, aborted %q", r.Load.Attempts, r.Whole, r.Load.Aborted)

@@ -8,20 +8,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // TestHAProxyUnsupportedProfile: a real device (HAProxy) that serves one of
 // the two profiles of the plan. The profile it refuses is "not supported"
 // with the server's answer; the other is measured; the campaign completes.
 func TestHAProxyUnsupportedProfile(t *testing.T) {
-	haproxytest.Require(t)
+	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	rsa := haproxytest.Leaf(t, ca, dir, cipher.KeyType{Alg: "RSA", Bits: 2048})
-	h := haproxytest.Start(t, dir, []haproxytest.Frontend{{Name: "rsa2048", Cert: rsa, Ciphers: "AES128-GCM-SHA256"}})
+	ca := testdut.NewCA(t)
+	rsa := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "RSA", Bits: 2048})
+	h := testdut.StartHAProxy(t, dir, []testdut.Frontend{{Name: "rsa2048", Cert: rsa, Ciphers: "AES128-GCM-SHA256"}})
 	caFile := filepath.Join(dir, "ca.pem")
 	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
 		t.Fatal(err)

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -40,13 +40,13 @@ type hpRun struct {
 // hpMeasure runs cfg's operation for 1.5s, no warm-up, hpWorkers workers,
 // against frontend, whose backend is the plain listener be. It fails the
 // test unless the run completed with nothing abandoned.
-func hpMeasure(t *testing.T, h *haproxytest.Server, frontend string, be *target.Listener, cfg throughput.Config) hpRun {
+func hpMeasure(t *testing.T, h *testdut.HAProxy, frontend string, be *target.Listener, cfg throughput.Config) hpRun {
 	t.Helper()
 	op, err := throughput.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hsBase := h.Counter(t, frontend, haproxytest.Counter)
+	hsBase := h.Counter(t, frontend, testdut.HAProxyCounter)
 	reqBase := be.Stats().Requests
 	dropBase := h.Info(t, "DroppedLogs")
 	res, err := bench.Run(context.Background(), bench.Config{Concurrency: hpWorkers, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second}, op)
@@ -58,7 +58,7 @@ func hpMeasure(t *testing.T, h *haproxytest.Server, frontend string, be *target.
 		t.Fatalf("run complete %v, abandoned %d; want complete, none abandoned", res.Complete, res.Abandoned)
 	}
 	snap := &res.Snapshot
-	r.sslSess = h.CounterDelta(t, frontend, haproxytest.Counter, hsBase, snap.Handshakes)
+	r.sslSess = h.CounterDelta(t, frontend, testdut.HAProxyCounter, hsBase, snap.Handshakes)
 	r.dropped = h.Info(t, "DroppedLogs") - dropBase
 	r.perConn, r.other = h.Requests(t, frontend, snap.AllOK-r.dropped)
 	rec := metrics.Run{Engine: "throughput"}
@@ -68,7 +68,7 @@ func hpMeasure(t *testing.T, h *haproxytest.Server, frontend string, be *target.
 	r.gbps = rec.Gbps
 	t.Logf("%.3f Gbps (wire %.3f) over %v: %d responses, errors %v, %d connections, %d handshakes; HAProxy %s +%d, %d connections and %d+%d requests logged; backend +%d requests",
 		rec.Gbps, rec.WireGbps, res.Window, snap.AllOK, snap.Errors, snap.AllOpened, snap.Handshakes,
-		haproxytest.Counter, r.sslSess, len(r.perConn), sum(r.perConn), r.other, r.backend)
+		testdut.HAProxyCounter, r.sslSess, len(r.perConn), sum(r.perConn), r.other, r.backend)
 	return r
 }
 
@@ -84,11 +84,11 @@ func sum(m map[string]int64) int64 {
 // in the study (TLS 1.2 only, no tickets, no session cache) that forward to
 // a plain-HTTP reference target over kept-alive, reused connections.
 func TestHAProxyThroughput(t *testing.T) {
-	haproxytest.Require(t)
+	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
-	ca := haproxytest.NewCA(t)
-	seeds := map[string]haproxytest.Seed{}
-	for _, s := range haproxytest.Seeds(t, ca, dir) {
+	ca := testdut.NewCA(t)
+	seeds := map[string]testdut.Seed{}
+	for _, s := range testdut.Seeds(t, ca, dir) {
 		seeds[s.Profile] = s
 	}
 	verify, err := throughput.ParseVerify("pattern", target.Pattern)
@@ -119,7 +119,7 @@ func TestHAProxyThroughput(t *testing.T) {
 	// Each row has its own frontend and plain backend, so that every count
 	// is the row's own.
 	backends := make([]*target.Listener, len(tests))
-	fes := make([]haproxytest.Frontend, len(tests))
+	fes := make([]testdut.Frontend, len(tests))
 	for i, tt := range tests {
 		be, err := target.Start(target.Config{Plain: true})
 		if err != nil {
@@ -130,7 +130,7 @@ func TestHAProxyThroughput(t *testing.T) {
 		fes[i] = seeds[tt.profile].Frontend
 		fes[i].Name, fes[i].Backend = tt.name, backends[i].Addr
 	}
-	h := haproxytest.Start(t, dir, fes)
+	h := testdut.StartHAProxy(t, dir, fes)
 
 	for i, tt := range tests {
 		// Rows run one at a time: each has the CPUs to itself, so that the
@@ -197,7 +197,7 @@ func checkConnections(t *testing.T, r hpRun, perConn int) {
 	snap := r.res.Snapshot
 	// One full handshake per connection, each completed on both sides.
 	if got, want := r.sslSess, snap.Handshakes; got != want {
-		t.Errorf("HAProxy %s grew by %d, engine completed %d handshakes", haproxytest.Counter, got, want)
+		t.Errorf("HAProxy %s grew by %d, engine completed %d handshakes", testdut.HAProxyCounter, got, want)
 	}
 	if got, want := snap.Handshakes, snap.AllOpened; got != want {
 		t.Errorf("client handshakes = %d, want %d (one per connection opened)", got, want)

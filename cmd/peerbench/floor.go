@@ -8,9 +8,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"syscall"
-	"time"
-	"unsafe"
+	"slices"
+	"testing"
 )
 
 // The record protections of the seed profiles, for the crypto floor.
@@ -20,9 +19,7 @@ const (
 )
 
 const (
-	floorRecord = 16 << 10               // TLS's largest record plaintext
-	floorCPU    = 1                      // the generators' CPU
-	floorTrial  = 500 * time.Millisecond // at least, per trial
+	floorRecord = 16 << 10 // TLS's largest record plaintext
 	floorTrials = 3
 )
 
@@ -30,7 +27,6 @@ const (
 // crypto alone, on one core: the least CPU a Go client can spend per GB of
 // such bodies on these profiles (no syscalls, copies, HTTP or scheduling).
 type cryptoFloor struct {
-	CPU        int         `json:"cpu"` // the CPU it ran on; -1: not pinned
 	RecordSize int         `json:"record_bytes"`
 	GCMOpen    floorResult `json:"aes128_gcm_open"`
 	CBCHMAC    floorResult `json:"aes128_cbc_decrypt_hmac_sha256"`
@@ -38,14 +34,11 @@ type cryptoFloor struct {
 }
 
 // floorResult is seconds of one core per 10⁹ plaintext bytes: the best of
-// the trials (each a loop of at least floorTrial of the thread's CPU time)
-// and all of them. The thread's CPU time, not wall time, so that other load
-// on this shared machine does not count; the wall time is kept beside it.
+// the trials (each a Go benchmark, testing.Benchmark) and all of them.
 type floorResult struct {
-	SPerGB     float64   `json:"s_per_gb"`
-	GBps       float64   `json:"gb_per_s"`
-	Trials     []float64 `json:"trials_s_per_gb"`
-	WallTrials []float64 `json:"trials_wall_s_per_gb"`
+	SPerGB float64   `json:"s_per_gb"`
+	GBps   float64   `json:"gb_per_s"`
+	Trials []float64 `json:"trials_s_per_gb"`
 }
 
 func (f *cryptoFloor) sPerGB(bulk string) float64 {
@@ -58,90 +51,50 @@ func (f *cryptoFloor) sPerGB(bulk string) float64 {
 	return 0
 }
 
-// measureFloor times, in one goroutine locked to a thread pinned to the
-// generators' CPU, the decryption of 16 KiB TLS 1.2 records: AES-128-GCM
-// Open (13-byte additional data), and AES-128-CBC decryption of the record
-// (plaintext, 32-byte MAC, 16 bytes of padding) followed by HMAC-SHA256 of
-// the 13-byte header and the plaintext. The trials alternate between the two.
-// Given a floor measured before, it adds its trials to that one's: this
-// virtual machine's cores run much slower at times than at others (by up to
-// 1.6× here), so peerbench measures before and after the generators.
+// floorOpeners are the record protections the floor times, by name: the
+// sub-benchmarks of BenchmarkFloor (go test -bench Floor ./cmd/peerbench).
+var floorOpeners = []struct {
+	name string
+	open func() func()
+}{{"gcm-open", gcmOpener}, {"cbc-hmac-sha256", cbcHMACOpener}}
+
+// benchFloor is one record protection's benchmark: one 16 KiB record per
+// iteration, in one goroutine.
+func benchFloor(open func()) func(*testing.B) {
+	return func(b *testing.B) {
+		b.SetBytes(floorRecord)
+		for b.Loop() {
+			open()
+		}
+	}
+}
+
+// measureFloor times, as Go benchmarks, the decryption of 16 KiB TLS 1.2
+// records: AES-128-GCM Open (13-byte additional data), and AES-128-CBC
+// decryption of the record (plaintext, 32-byte MAC, 16 bytes of padding)
+// followed by HMAC-SHA256 of the 13-byte header and the plaintext. The
+// trials alternate between the two. Given a floor measured before, it adds
+// its trials to that one's: this virtual machine's cores run much slower at
+// times than at others (by up to 1.6× here), so peerbench measures before
+// and after the generators.
 func measureFloor(f *cryptoFloor) *cryptoFloor {
 	if f == nil {
 		f = &cryptoFloor{RecordSize: floorRecord,
-			Note: "the thread's CPU time in a loop on one locked thread, best of the trials; crypto/aes, crypto/cipher, crypto/hmac, crypto/sha256 only"}
+			Note: "testing.Benchmark (wall time, one goroutine), best of the trials; crypto/aes, crypto/cipher, crypto/hmac, crypto/sha256 only"}
 	}
-	done := make(chan *cryptoFloor)
-	go func() {
-		// The thread is pinned and never unlocked: it exits with the
-		// goroutine, so no other goroutine inherits its affinity.
-		runtime.LockOSThread()
-		f.CPU = -1
-		if runtime.NumCPU() > floorCPU && pinThread(floorCPU) == nil {
-			f.CPU = floorCPU
-		}
-		gcm, cbc := gcmOpener(), cbcHMACOpener()
-		for range floorTrials {
-			for _, m := range []struct {
-				r    *floorResult
-				open func()
-			}{{&f.GCMOpen, gcm}, {&f.CBCHMAC, cbc}} {
-				cpu, wall := timeLoop(m.open)
-				m.r.Trials, m.r.WallTrials = append(m.r.Trials, cpu), append(m.r.WallTrials, wall)
-			}
-		}
-		for _, r := range []*floorResult{&f.GCMOpen, &f.CBCHMAC} {
-			r.SPerGB = r.Trials[0]
-			for _, t := range r.Trials {
-				r.SPerGB = min(r.SPerGB, t)
-			}
-			r.GBps = 1 / r.SPerGB
-		}
-		done <- f
-	}()
-	return <-done
-}
-
-// pinThread sets the calling thread's CPU affinity to cpu.
-func pinThread(cpu int) error {
-	var mask [16]uint64 // 1024 CPUs
-	mask[cpu/64] |= 1 << (cpu % 64)
-	_, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETAFFINITY, 0, unsafe.Sizeof(mask), uintptr(unsafe.Pointer(&mask)))
-	if e != 0 {
-		return e
-	}
-	return nil
-}
-
-// timeLoop runs open (one 16 KiB record each) until the thread has spent at
-// least floorTrial of CPU time and returns seconds of CPU and of wall time per
-// 10⁹ plaintext bytes.
-func timeLoop(open func()) (cpu, wall float64) {
-	for range 16 { // warm caches and the branch predictor
-		open()
-	}
-	start, cpu0 := time.Now(), threadCPU()
-	n := 0
-	for {
-		for range 32 {
-			open()
-		}
-		n += 32
-		if used := threadCPU() - cpu0; used >= floorTrial {
-			gb := float64(n) * floorRecord / 1e9
-			return used.Seconds() / gb, time.Since(start).Seconds() / gb
+	rs := []*floorResult{&f.GCMOpen, &f.CBCHMAC}
+	for range floorTrials {
+		for i, o := range floorOpeners {
+			res := testing.Benchmark(benchFloor(o.open()))
+			gb := float64(res.N) * floorRecord / 1e9
+			rs[i].Trials = append(rs[i].Trials, res.T.Seconds()/gb)
 		}
 	}
-}
-
-// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID).
-func threadCPU() time.Duration {
-	const clockThreadCPUTime = 3
-	var ts syscall.Timespec
-	if _, _, e := syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		panic("peerbench: clock_gettime(CLOCK_THREAD_CPUTIME_ID): " + e.Error())
+	for _, r := range rs {
+		r.SPerGB = slices.Min(r.Trials)
+		r.GBps = 1 / r.SPerGB
 	}
-	return time.Duration(ts.Nano())
+	return f
 }
 
 // floorKey is an arbitrary key: the cost does not depend on it.
@@ -204,12 +157,8 @@ func cbcHMACOpener() func() {
 }
 
 func printFloor(w io.Writer, f *cryptoFloor) {
-	where := fmt.Sprintf("CPU %d", f.CPU)
-	if f.CPU < 0 {
-		where = "not pinned"
-	}
-	fmt.Fprintf(w, "\nGo crypto floor (%s, one goroutine, %d KiB records, best of %d loops of ≥%s of thread CPU time; %s):\n",
-		runtime.Version(), f.RecordSize>>10, len(f.GCMOpen.Trials), floorTrial, where)
+	fmt.Fprintf(w, "\nGo crypto floor (%s, one goroutine, %d KiB records, best of %d Go benchmarks):\n",
+		runtime.Version(), f.RecordSize>>10, len(f.GCMOpen.Trials))
 	row := func(name string, r floorResult) {
 		fmt.Fprintf(w, "  %-42s %6.3f s/GB  (%5.2f GB/s; trials", name, r.SPerGB, r.GBps)
 		for _, t := range r.Trials {

@@ -166,9 +166,9 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 	s.Command = "taskset -c 1 " + strings.Join(args, " ")
 
 	logOffset := d.negLogSize()
-	dutBefore, hostBefore := procTreeCPU(d.pid()), hostBusy()
+	dutBefore, hostBefore := procTreeCPU(d.Pid()), hostBusy()
 	out, ru, wall, err := runChild(ctx, o.taskset, append([]string{"-c", "1"}, args...), o.duration+childSlack)
-	dutAfter, hostAfter := procTreeCPU(d.pid()), hostBusy()
+	dutAfter, hostAfter := procTreeCPU(d.Pid()), hostBusy()
 	s.WallS = wall.Seconds()
 	if ru != nil {
 		s.UserS = time.Duration(ru.Utime.Nano()).Seconds()

@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/job"
 )
 
 // Exit codes.
@@ -86,8 +87,7 @@ type options struct {
 	reps        int
 	duration    time.Duration
 	concurrency int
-	tpConc      int  // throughput: connections of each generator
-	floorOnly   bool // --floor: measure the crypto floor only
+	tpConc      int // throughput: connections of each generator
 	duts        []string
 	profiles    []profileSpec
 	out         string
@@ -127,7 +127,6 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	// Eight keep-alive connections keep a one-core DUT busy on loopback
 	// (each waits for its own 1 MiB response) with wrk on one thread.
 	fs.IntVar(&o.tpConc, "tp-concurrency", 8, "throughput: `N` keep-alive connections of each generator")
-	fs.BoolVar(&o.floorOnly, "floor", false, "measure and print the Go crypto floor only (no DUT, no generator)")
 	dut := fs.String("dut", "both", "`DUT`: nginx, target or both")
 	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles)")
 	fs.StringVar(&o.out, "out", "peerbench.json", "write raw samples and medians to `FILE` (JSON)")
@@ -197,9 +196,6 @@ func (o *options) findTools() error {
 		return p, nil
 	}
 	var err error
-	if o.floorOnly {
-		return nil
-	}
 	if o.tlsbench, err = look(o.tlsbench, " (build it: make build, or pass --tlsbench PATH)"); err != nil {
 		return err
 	}
@@ -271,29 +267,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // bench measures the crypto floor (throughput), runs every DUT in turn and
 // reports.
 func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
-	if o.floorOnly {
-		f := measureFloor(nil)
-		printFloor(stdout, f)
-		return nil
-	}
 	tmp, err := os.MkdirTemp("", "peerbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
 	o.tmp = tmp
-	// Traversable (not listable) so that nginx's unprivileged worker reaches
-	// the document root; the keys inside stay 0600, read by the master.
-	if err := os.Chmod(tmp, 0o711); err != nil {
-		return err
-	}
 	certs, err := writeCerts(tmp, o.profiles)
 	if err != nil {
 		return err
 	}
 	rep := &report{
 		Started: time.Now(), Engines: o.engines, Reps: o.reps, Duration: o.duration.String(),
-		Host: hostInfo(), Tools: toolVersions(ctx, o),
+		Host: job.HostInfo(), Tools: toolVersions(ctx, o),
 	}
 	if o.wants("cps") {
 		rep.Concurrency = o.concurrency
@@ -302,7 +288,7 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		rep.TPConcurrency = o.tpConc
 		// Before any DUT runs, on the generator's CPU: the machine is as
 		// quiet as it gets.
-		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records on CPU 1 …")
+		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records (Go benchmarks) …")
 		rep.Floor = measureFloor(nil)
 	}
 	var runErr error
@@ -359,8 +345,8 @@ func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFile
 	if err != nil {
 		return err
 	}
-	defer d.stop()
-	fmt.Fprintf(stderr, "%s: pid %d, CPU 0; %s\n", d.name, d.pid(), d.describe())
+	defer d.Close()
+	fmt.Fprintf(stderr, "%s: pid %d, CPU 0; %s\n", d.name, d.Pid(), d.describe())
 	for _, engine := range o.engines {
 		for _, p := range o.profiles {
 			addr := d.addrs[p.Name]
@@ -373,7 +359,7 @@ func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFile
 					if ctx.Err() != nil {
 						return nil
 					}
-					if err := d.alive(); err != nil {
+					if err := d.Alive(); err != nil {
 						return err
 					}
 					s := measure(ctx, o, d, engine, tool, p, addr, r)
@@ -382,7 +368,7 @@ func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFile
 					}
 					// A DUT that died (or was stopped from outside) during
 					// the run leaves a sample of refused connections.
-					dead := d.alive()
+					dead := d.Alive()
 					if dead != nil && s.Error == "" {
 						s.Error = "the DUT exited during the run"
 					}

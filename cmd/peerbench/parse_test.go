@@ -100,13 +100,13 @@ SSL-Session:
 }
 
 func TestNginxConfThroughputServers(t *testing.T) {
-	certs := &certFiles{Chain: map[string]string{"ecdsa": "e.crt", "rsa": "r.crt"}, Key: map[string]string{"ecdsa": "e.key", "rsa": "r.key"}}
+	certs := &certFiles{Cert: map[string]string{"ecdsa": "e.pem", "rsa": "r.pem"}}
 	ps := []profileSpec{seedProfiles[0], seedProfiles[2]}
-	conf := nginxConf("/d", "/d/www", 30000, ps, certs, "")
+	conf := nginxConfig("/d", 30000, ps, certs, "").Text()
 	if strings.Contains(conf, "keepalive_requests") || strings.Count(conf, "server {") != 2 {
 		t.Errorf("without a log: keep-alive servers:\n%s", conf)
 	}
-	conf = nginxConf("/d", "/d/www", 30000, ps, certs, "/d/neg.log")
+	conf = nginxConfig("/d", 30000, ps, certs, "/d/neg.log").Text()
 	for _, want := range []string{"listen 127.0.0.1:30002 ssl;", "listen 127.0.0.1:30003 ssl;", "keepalive_requests 100000;", "ssl_conf_command Options -EncryptThenMac;", "access_log /d/neg.log peerbench_tls if=$peerbench_first;"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("no %q in:\n%s", want, conf)

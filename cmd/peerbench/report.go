@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // report is the JSON written to --out.
@@ -26,7 +27,7 @@ type report struct {
 	// Concurrency is the cps engine's, TPConcurrency the throughput engine's.
 	Concurrency   int               `json:"concurrency,omitempty"`
 	TPConcurrency int               `json:"throughput_concurrency,omitempty"`
-	Host          map[string]string `json:"host"`
+	Host          metrics.Host      `json:"host"`
 	Tools         map[string]string `json:"tools"`
 	Floor         *cryptoFloor      `json:"crypto_floor,omitempty"`
 	Samples       []*sample         `json:"samples"`
@@ -287,21 +288,6 @@ func (r *report) write(file string) error {
 		return err
 	}
 	return os.WriteFile(file, append(data, '\n'), 0o644)
-}
-
-func hostInfo() map[string]string {
-	h := map[string]string{"os": runtime.GOOS, "arch": runtime.GOARCH, "cpus": fmt.Sprint(runtime.NumCPU())}
-	if f, err := os.Open("/proc/cpuinfo"); err == nil {
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-				h["cpu_model"] = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	return h
 }
 
 // toolVersions records the first line each tool prints about its version.

@@ -10,20 +10,36 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
-// generate is a generator child: one engine run, measured. The run is made
-// as `tlsbench cps` and `tlsbench throughput` make theirs (job.NewOp,
-// bench.Run); only the flags' parsing differs.
-func generate(ctx context.Context, o *options) (*result, error) {
+// generated is what a generator child prints: its run record, as
+// `tlsbench cps` and `tlsbench throughput` make theirs (job.Run), and its
+// memory beside it.
+type generated struct {
+	Run    *metrics.Run `json:"run"`
+	Memory memory       `json:"memory"`
+}
+
+// memory is a generator's memory: RSS before any connection, its peak
+// (VmHWM, the record's client.max_rss_bytes), and the Go heap and goroutine
+// stacks at the sample of the highest RSS.
+type memory struct {
+	RSSBaseMB float64 `json:"rss_base_mb"`
+	RSSPeakMB float64 `json:"rss_peak_mb"`
+	HeapMB    float64 `json:"heap_inuse_mb"`
+	StacksMB  float64 `json:"stacks_inuse_mb"`
+}
+
+// generate is a generator child: one engine run, measured; shard i of n.
+func generate(ctx context.Context, o *options) (*generated, error) {
 	if o.addr == "" {
 		return nil, errors.New("generator: no --addr")
 	}
@@ -49,20 +65,15 @@ func generate(ctx context.Context, o *options) (*result, error) {
 		},
 		Request: tlsconn.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
 		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
+		Tool:    metrics.Tool{Name: "tlsbench-scale", GoVersion: runtime.Version()},
+		Agent:   &metrics.Agent{Name: fmt.Sprintf("scale-%d", o.shard), Shard: o.shard, Shards: o.shards},
 	}
-	r := &result{Engine: spec.Engine, Profile: p.Name, Connections: o.conns, Sources: o.sources, DeadlineS: o.deadline.Seconds(), Processes: 1}
 	if spec.Engine == job.Throughput {
 		spec.Request.Path = o.path
 		spec.Load.Rate = o.rate
-		r.Rate = o.rate
-	}
-	r.Path = spec.Request.Path
-	op, err := job.NewOp(spec)
-	if err != nil {
-		return nil, err
 	}
 	runtime.GC()
-	r.RSSBaseMB = float64(rssBytes()) / 1e6
+	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
 	prof := ""
 	if o.memprof != "" {
 		prof = o.memprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
@@ -79,34 +90,16 @@ func generate(ctx context.Context, o *options) (*result, error) {
 		defer pprof.StopCPUProfile()
 	}
 	mem := watchMemory(prof)
-	meter := job.StartCPU()
-	t0 := time.Now()
-	res, err := bench.Run(ctx, spec.Load, op)
-	mem.stop(r)
+	g.Run, err = job.Run(ctx, spec)
+	mem.stop(&g.Memory)
 	if err != nil {
 		return nil, err
 	}
-	c := meter.Stop(res.Snapshot.AllOK)
-	r.CPUS, r.WallS = c.CPUSeconds, time.Since(t0).Seconds()
-	r.OpenS = res.Started.Sub(t0).Seconds()
-	r.OpenPeak, r.HeldEnd = res.HeldPeak, res.HeldAtEnd
-	r.WindowFrom, r.WindowTo = res.SteadyStart, res.SteadyStart.Add(res.Window)
-	s := res.Snapshot
-	r.Opened, r.Transactions, r.Errors, r.Abandoned = s.AllOpened, s.AllOK, s.AllErrors, res.Abandoned
-	r.ErrorClasses = s.Errors
-	if res.Window > 0 {
-		r.Rate1 = float64(s.OK) / res.Window.Seconds()
+	if g.Run.Preflight != nil && !g.Run.Preflight.OK {
+		return nil, fmt.Errorf("preflight failed: %s %s", g.Run.Preflight.Class, g.Run.Preflight.Error)
 	}
-	r.LatencyMS = map[string][2]float64{}
-	for _, ph := range []metrics.Phase{metrics.Connect, metrics.Handshake, metrics.Total} {
-		if h := s.Hist[ph]; h != nil && h.TotalCount() > 0 {
-			r.LatencyMS[ph.String()] = [2]float64{float64(metrics.ValueAtPercentile(h, 50)) / 1e3, float64(metrics.ValueAtPercentile(h, 99)) / 1e3}
-		}
-	}
-	r.RSSPeakMB = float64(c.MaxRSSBytes) / 1e6
-	r.KBPerConn = float64(c.MaxRSSBytes) / 1e3 / float64(o.conns)
-	r.KBPerConnDx = (r.RSSPeakMB - r.RSSBaseMB) * 1e3 / float64(o.conns)
-	return r, nil
+	g.Memory.RSSPeakMB = float64(g.Run.Client.MaxRSSBytes) / 1e6
+	return g, nil
 }
 
 // memWatch notes the Go heap and goroutine stacks whenever the RSS reaches
@@ -131,7 +124,7 @@ func watchMemory(prof string) *memWatch {
 				return
 			case <-t.C:
 			}
-			if rss := rssBytes(); rss > peak {
+			if rss := testdut.RSS(0); rss > peak {
 				peak = rss
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
@@ -145,7 +138,7 @@ func watchMemory(prof string) *memWatch {
 	return m
 }
 
-func (m *memWatch) stop(r *result) {
+func (m *memWatch) stop(r *memory) {
 	close(m.done)
 	at := <-m.out
 	r.HeapMB, r.StacksMB = at[0], at[1]
@@ -162,23 +155,6 @@ func sourceIPs(n int) []net.IP {
 		out[i] = net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v))
 	}
 	return out
-}
-
-// rssBytes is the process's resident set now.
-func rssBytes() int64 { return rssOf("self") }
-
-// rssOf is process pid's resident set ("self" for this one).
-func rssOf(pid string) int64 {
-	data, err := os.ReadFile("/proc/" + pid + "/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(data))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
 }
 
 // writeHeapProfile writes the heap profile (debugging the budget).

@@ -52,6 +52,7 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // roleEnv tells a child process what it is: "target" or "gen".
@@ -76,7 +77,8 @@ type options struct {
 	procs    int
 	target   string // "nginx" or "serve"
 	// Children only.
-	addr, ca string
+	addr, ca      string
+	shard, shards int
 }
 
 func parse(args []string) (*options, error) {
@@ -100,8 +102,11 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.target, "target", "", "`TARGET`: nginx (workers with reuseport) or serve (tlsbench serve processes); default nginx when installed")
 	fs.StringVar(&o.addr, "addr", "", "")
 	fs.StringVar(&o.ca, "ca", "", "")
-	_ = fs.MarkHidden("addr")
-	_ = fs.MarkHidden("ca")
+	fs.IntVar(&o.shard, "shard", 0, "")
+	fs.IntVar(&o.shards, "shards", 1, "")
+	for _, f := range []string{"addr", "ca", "shard", "shards"} {
+		_ = fs.MarkHidden(f)
+	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -156,12 +161,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "target":
 		return serveTarget(o, stdout, stderr)
 	case "gen":
-		r, err := generate(ctx, o)
+		g, err := generate(ctx, o)
 		if err != nil {
 			fmt.Fprintln(stderr, "scale:", err)
 			return 1
 		}
-		_ = json.NewEncoder(stdout).Encode(r)
+		if err := json.NewEncoder(stdout).Encode(g); err != nil {
+			fmt.Fprintln(stderr, "scale:", err)
+			return 1
+		}
 		return 0
 	}
 	results, err := parent(ctx, o, args, stderr)
@@ -229,17 +237,14 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		procs = (o.conns + per - 1) / per
 	}
 	procs = min(procs, o.conns)
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var tg *targets
 	if o.target == "nginx" {
-		tg, err = startNginx(tctx, o, procs, lim.Cur, stderr)
+		tg, err = startNginx(ctx, o, procs, lim.Cur)
 	} else {
-		tg, err = startServe(tctx, o, args, procs, stderr)
+		tg, err = startServe(ctx, args, procs, stderr)
 	}
 	if tg != nil {
-		defer tg.wait()
-		defer cancel()
+		defer tg.close()
 	}
 	if err != nil {
 		return nil, err
@@ -260,13 +265,14 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		// drain, and slack.
 		limit := o.warmup + o.duration + 3*o.deadline + time.Duration(o.conns)*time.Millisecond + time.Minute
 		cctx, ccancel := context.WithTimeout(ctx, limit)
-		parts := make([]*result, procs)
+		parts := make([]*generated, procs)
 		errs := make([]error, procs)
 		pids := make(chan int, procs)
 		done := make(chan int)
 		for i := range procs {
 			n := o.conns/procs + btoi(i < o.conns%procs)
 			cargs := append(append([]string{}, args...), "--engine", e, "--addr", tg.addrs[i%len(tg.addrs)], "--ca", tg.cas[i%len(tg.cas)],
+				"--shard", strconv.Itoa(i), "--shards", strconv.Itoa(procs),
 				"--connections", strconv.Itoa(n), "--rate", strconv.FormatFloat(o.rate*float64(n)/float64(o.conns), 'f', -1, 64))
 			go func() {
 				defer func() { done <- i }()
@@ -282,8 +288,11 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		if err := errors.Join(errs...); err != nil {
 			return results, fmt.Errorf("%s generator: %w", e, err)
 		}
-		r := merge(parts)
-		r.summarize(samples, parts)
+		r, err := merge(parts, len(tg.addrs) > 1)
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", e, err)
+		}
+		r.summarize(samples)
 		r.Target = tg.describe
 		r.check(o)
 		results = append(results, r)
@@ -299,7 +308,7 @@ func btoi(b bool) int {
 }
 
 // runGenerator runs one generator child and reads its result.
-func runGenerator(ctx context.Context, self string, args []string, stderr io.Writer, pids chan<- int) (*result, error) {
+func runGenerator(ctx context.Context, self string, args []string, stderr io.Writer, pids chan<- int) (*generated, error) {
 	gen := exec.CommandContext(ctx, self, args...)
 	gen.Env = append(os.Environ(), roleEnv+"=gen")
 	gen.Stderr = stderr
@@ -316,72 +325,54 @@ func runGenerator(ctx context.Context, self string, args []string, stderr io.Wri
 		return nil, err
 	}
 	data := out.Bytes()
-	var r result
+	var r generated
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("%w (%q)", err, data)
 	}
 	return &r, nil
 }
 
-// merge adds up the generator processes of one engine: connections,
-// counts and memory are sums (the peak RSS of each, a bound on their sum at
-// any time); latencies are the worst process's.
-func merge(parts []*result) *result {
-	f := parts[0]
-	r := &result{Engine: f.Engine, Profile: f.Profile, Sources: f.Sources, Path: f.Path, DeadlineS: f.DeadlineS,
-		Processes: len(parts), LatencyMS: map[string][2]float64{}, ErrorClasses: map[string]int64{}}
-	if len(parts) > 1 {
-		r.Parts = parts
+// merge merges the generator processes' run records (metrics.Merge: counts
+// summed, percentiles from the summed histograms) and adds up their memory
+// (the peak RSS of each, a bound on their sum at any time). Reference
+// targets of their own (several) are one device: their addresses and
+// certificates are not compared.
+func merge(parts []*generated, targets bool) (*result, error) {
+	runs := make([]*metrics.Run, len(parts))
+	r := &result{Engine: parts[0].Run.Engine, Processes: len(parts)}
+	for i, p := range parts {
+		runs[i] = p.Run
+		if targets {
+			p.Run.Target.Address, p.Run.Target.LeafSHA256 = "", ""
+		}
+		r.Connections += p.Run.Load.Concurrency
+		r.RSSBaseMB += p.Memory.RSSBaseMB
+		r.RSSPeakMB += p.Memory.RSSPeakMB
+		r.HeapMB += p.Memory.HeapMB
+		r.StacksMB += p.Memory.StacksMB
 	}
-	for _, p := range parts {
-		r.Connections += p.Connections
-		r.OpenPeak += p.OpenPeak
-		r.HeldEnd += p.HeldEnd
-		r.Rate += p.Rate
-		r.OpenS = max(r.OpenS, p.OpenS)
-		r.Opened += p.Opened
-		r.Transactions += p.Transactions
-		r.Errors += p.Errors
-		r.Abandoned += p.Abandoned
-		r.Rate1 += p.Rate1
-		r.RSSBaseMB += p.RSSBaseMB
-		r.RSSPeakMB += p.RSSPeakMB
-		r.HeapMB += p.HeapMB
-		r.StacksMB += p.StacksMB
-		r.CPUS += p.CPUS
-		r.WallS = max(r.WallS, p.WallS)
-		for k, v := range p.ErrorClasses {
-			r.ErrorClasses[k] += v
-		}
-		for k, v := range p.LatencyMS {
-			w := r.LatencyMS[k]
-			r.LatencyMS[k] = [2]float64{max(w[0], v[0]), max(w[1], v[1])}
-		}
+	var err error
+	if r.Run, err = metrics.Merge(runs); err != nil {
+		return nil, err
 	}
 	r.KBPerConn = r.RSSPeakMB * 1e3 / float64(r.Connections)
 	r.KBPerConnDx = (r.RSSPeakMB - r.RSSBaseMB) * 1e3 / float64(r.Connections)
-	return r
+	return r, nil
 }
 
-// result is one engine's check.
+// result is one engine's check: the generators' merged run record, the
+// kernel's view of their connections and their memory.
 type result struct {
-	Engine      string  `json:"engine"`
-	Profile     string  `json:"profile"`
-	Connections int     `json:"connections"` // asked (-c)
-	Sources     int     `json:"source_addresses"`
-	Rate        float64 `json:"rate,omitempty"` // throughput: requests per second
-	Path        string  `json:"path"`
-	DeadlineS   float64 `json:"deadline_s"`
+	Engine      string `json:"engine"`
+	Connections int    `json:"connections"` // asked (-c)
 	// HeldPeak and HeldMin are the most and the fewest connections from
 	// the generator to the target in the kernel's ESTABLISHED state
-	// (/proc/net/tcp, sampled every 2 s; HeldMin in the steady window):
-	// what the target sees. OpenPeak and HeldEnd are the engine's own
-	// count (connected, handshaking or verified, not closed): the most at
-	// once, and when the window ended.
+	// (ss, sampled every second; HeldMin in the steady window): what the
+	// target sees. The engine's own count (connected, handshaking or
+	// verified, not closed) is the record's load.connections_held_peak
+	// and load.connections_held (when the window ended).
 	HeldPeak int64 `json:"held_peak"`
 	HeldMin  int64 `json:"held_min_steady"`
-	OpenPeak int64 `json:"open_peak"`
-	HeldEnd  int64 `json:"held_at_window_end"`
 	// Sockets is the most descriptors the generators had open.
 	Sockets int `json:"descriptors_peak"`
 	// HeldMean is the mean of the steady window's samples of
@@ -391,37 +382,32 @@ type result struct {
 	// the generators not yet, in the window.
 	CloseWaitPeak int64 `json:"close_wait_peak_steady"`
 	Samples       int   `json:"samples_steady"`
-	// OpenS is how long opening the connections took before the load
-	// started (throughput).
-	OpenS        float64          `json:"open_s"`
-	Opened       int64            `json:"connections_opened"` // whole run
-	Transactions int64            `json:"transactions"`       // whole run
-	Errors       int64            `json:"errors"`             // whole run
-	ErrorClasses map[string]int64 `json:"errors_by_class,omitempty"`
-	Abandoned    int64            `json:"abandoned"`
-	Rate1        float64          `json:"steady_rate"` // successful transactions per second, steady window
-	// Memory: RSS before any connection, the process's peak (VmHWM), and
-	// the Go heap and goroutine stacks at the sample of the highest RSS.
-	RSSBaseMB   float64 `json:"rss_base_mb"`
-	RSSPeakMB   float64 `json:"rss_peak_mb"`
-	KBPerConn   float64 `json:"kb_per_connection"`          // peak RSS ÷ N
-	KBPerConnDx float64 `json:"kb_per_connection_marginal"` // (peak − base) ÷ N
-	HeapMB      float64 `json:"heap_inuse_mb"`
-	StacksMB    float64 `json:"stacks_inuse_mb"`
-	// Latency of the steady window's successes, ms: p50 and p99 of the
-	// connect, handshake and total phases.
-	LatencyMS map[string][2]float64 `json:"latency_ms"`
-	CPUS      float64               `json:"cpu_s"`
-	WallS     float64               `json:"wall_s"`
-	Failed    []string              `json:"failed,omitempty"`
+	memory
+	KBPerConn   float64  `json:"kb_per_connection"`          // peak RSS ÷ N
+	KBPerConnDx float64  `json:"kb_per_connection_marginal"` // (peak − base) ÷ N
+	Failed      []string `json:"failed,omitempty"`
 	// Processes is how many generator processes shared the connections
-	// (the descriptor limit); Parts their own results.
+	// (the descriptor limit).
 	Processes int    `json:"processes"`
 	Target    string `json:"target,omitempty"`
-	// The generator's steady window (to select the samples).
-	WindowFrom time.Time `json:"window_from"`
-	WindowTo   time.Time `json:"window_to"`
-	Parts      []*result `json:"parts,omitempty"`
+	// Run is the generators' run records merged (metrics.Merge).
+	Run *metrics.Run `json:"run"`
+}
+
+// openPeak and heldEnd are the engine's count of open connections: the most
+// at once, and when the window ended.
+func (r *result) openPeak() int64 { return r.Run.Load.ConnectionsHeldPeak }
+func (r *result) heldEnd() int64  { return r.Run.Load.ConnectionsHeld }
+
+// steadyRate is the successful transactions per second in the window.
+func (r *result) steadyRate() float64 {
+	if r.Run.CPSResult != nil {
+		return r.Run.CPS
+	}
+	if r.Run.ThroughputResult != nil {
+		return r.Run.RPS
+	}
+	return 0
 }
 
 // check fills Failed with what misses the budget.
@@ -430,25 +416,25 @@ func (r *result) check(o *options) {
 	switch r.Engine {
 	case job.Throughput:
 		// Every connection opened before the load, and still held.
-		if r.HeldMin < n || r.HeldEnd < n {
-			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.HeldEnd, n))
+		if r.HeldMin < n || r.heldEnd() < n {
+			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.heldEnd(), n))
 		}
-		if r.Opened != n {
-			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", r.Opened, n))
+		if opened := r.Run.Whole.ConnectionsOpened; opened != n {
+			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", opened, n))
 		}
 	case job.CPS:
 		// Every worker has a connection but for its connect and close.
 		// A worker is between its close and its next connect for a moment:
 		// the most open at once may miss N by a few (498 of 500 seen).
-		if r.OpenPeak > n || r.OpenPeak < n-max(n/100, 1) {
-			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, want %d (within 1%%)", r.OpenPeak, n))
+		if r.openPeak() > n || r.openPeak() < n-max(n/100, 1) {
+			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, want %d (within 1%%)", r.openPeak(), n))
 		}
 		if r.HeldMean < float64(n)*0.8 {
 			r.Failed = append(r.Failed, fmt.Sprintf("%.0f connections established on average in the window, below 80%% of %d", r.HeldMean, n))
 		}
 	}
-	if r.Errors > 0 {
-		r.Failed = append(r.Failed, fmt.Sprintf("%d errors %v", r.Errors, r.ErrorClasses))
+	if errs := r.Run.Whole.Errors; errs > 0 {
+		r.Failed = append(r.Failed, fmt.Sprintf("%d errors %v", errs, r.Run.Errors.ByClass))
 	}
 	if r.KBPerConn > o.maxKB {
 		r.Failed = append(r.Failed, fmt.Sprintf("%.1f KB RSS per connection, above %.0f", r.KBPerConn, o.maxKB))
@@ -464,7 +450,7 @@ func printTable(w io.Writer, o *options, rs []*result) {
 			verdict = "FAILED: " + strings.Join(r.Failed, "; ")
 		}
 		fmt.Fprintf(w, "%-10s %7d %7d %7d %7d %7d %8d %9d %8.0f %8d %7.0f %7.1f %8.0f %6.0f  %s\n",
-			r.Engine, r.Connections, r.HeldPeak, r.HeldMin, r.OpenPeak, r.HeldEnd, r.Opened, r.Transactions, r.Rate1, r.Errors,
+			r.Engine, r.Connections, r.HeldPeak, r.HeldMin, r.openPeak(), r.heldEnd(), r.Run.Whole.ConnectionsOpened, r.Run.Whole.Transactions, r.steadyRate(), r.Run.Whole.Errors,
 			r.RSSPeakMB, r.KBPerConn, r.HeapMB, r.StacksMB, verdict)
 	}
 	fmt.Fprintf(w, "(%s, %d source addresses, deadlines %s; held/min: ESTABLISHED to the target, most and fewest in the window;\n"+

@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"strconv"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // sample is one look at the generators from outside.
@@ -32,7 +32,7 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 	sm := &sampler{done: make(chan struct{}), out: make(chan []sample, 1)}
 	go func() {
 		var all []sample
-		var procs []string
+		var procs []int
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -42,10 +42,13 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 				return
 			case <-t.C:
 			}
-			for len(procs) < n {
+			for n > 0 {
 				select {
 				case pid := <-pids:
-					procs = append(procs, strconv.Itoa(pid))
+					if pid != 0 { // 0: did not start
+						procs = append(procs, pid)
+					}
+					n--
 					continue
 				default:
 				}
@@ -53,8 +56,8 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 			}
 			s := sample{at: time.Now(), established: establishedTo(addrs), closeWait: countState("close-wait", addrs)}
 			for _, pid := range procs {
-				s.rss += rssOf(pid)
-				s.fds += countFDs(pid)
+				s.rss += testdut.RSS(pid)
+				s.fds += testdut.FDs(pid)
 			}
 			if verbose {
 				fmt.Fprintf(w, "scale: %s  %6d established  %6d close-wait  %6d descriptors  %6.0f MB RSS\n",
@@ -73,14 +76,16 @@ func (sm *sampler) stop() []sample {
 
 // summarize fills the kernel's count of connections held from the samples
 // of the generators' common steady window.
-func (r *result) summarize(samples []sample, parts []*result) {
+func (r *result) summarize(samples []sample) {
 	var from, to time.Time
-	for i, p := range parts {
-		if i == 0 || p.WindowFrom.After(from) {
-			from = p.WindowFrom
+	for i, a := range r.Run.Agents {
+		f := a.Started.Add(time.Duration(a.SteadyStartS * float64(time.Second)))
+		t := f.Add(time.Duration(a.DurationS * float64(time.Second)))
+		if i == 0 || f.After(from) {
+			from = f
 		}
-		if i == 0 || p.WindowTo.Before(to) {
-			to = p.WindowTo
+		if i == 0 || t.Before(to) {
+			to = t
 		}
 	}
 	var sum float64
@@ -134,13 +139,4 @@ func countStateOnce(state string, addrs []string) int64 {
 		return -1
 	}
 	return int64(bytes.Count(out, []byte("\n")))
-}
-
-// countFDs counts process pid's open descriptors.
-func countFDs(pid string) int {
-	ents, err := os.ReadDir("/proc/" + pid + "/fd")
-	if err != nil {
-		return 0
-	}
-	return len(ents)
 }

@@ -68,16 +68,16 @@ func TestScale(t *testing.T) {
 		t.Fatalf("%d results, want throughput and cps", len(rec.Results))
 	}
 	for _, r := range rec.Results {
-		if r.Errors != 0 {
-			t.Errorf("%s: %d errors %v", r.Engine, r.Errors, r.ErrorClasses)
+		if errs := r.Run.Whole.Errors; errs != 0 {
+			t.Errorf("%s: %d errors %v", r.Engine, errs, r.Run.Errors.ByClass)
 		}
 		want := int64(n)
 		switch r.Engine {
 		case "throughput":
 			// Held from before the load to the end of the window, in the
 			// kernel's count and the engine's; each opened once.
-			if r.HeldMin != want || r.HeldEnd != want || r.Opened != want {
-				t.Errorf("throughput: held %d at least and %d at the end, %d opened; want %d", r.HeldMin, r.HeldEnd, r.Opened, n)
+			if r.HeldMin != want || r.heldEnd() != want || r.Run.Whole.ConnectionsOpened != want {
+				t.Errorf("throughput: held %d at least and %d at the end, %d opened; want %d", r.HeldMin, r.heldEnd(), r.Run.Whole.ConnectionsOpened, n)
 			}
 		case "cps":
 			// Instrumented, the generator is several times slower: more of
@@ -86,8 +86,8 @@ func TestScale(t *testing.T) {
 			// A worker is between its close and its next connect for a
 			// moment: the most open at once may miss N by a few (498 of
 			// 500 seen under the race detector).
-			if r.OpenPeak > want || float64(r.OpenPeak) < 0.99*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
-				t.Errorf("cps: %d open at most, %.0f established on average; want %d (99%%) and 80%% of it", r.OpenPeak, r.HeldMean, n)
+			if r.openPeak() > want || float64(r.openPeak()) < 0.99*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
+				t.Errorf("cps: %d open at most, %.0f established on average; want %d (99%%) and 80%% of it", r.openPeak(), r.HeldMean, n)
 			}
 		}
 		if raceEnabled {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -21,7 +22,25 @@ const serveUsage = `tlsbench serve [flags]
 Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
 session cache and tickets off). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
-returns the listener's counters. Stops on SIGINT or SIGTERM and prints them.`
+returns the listener's counters. Once listening it prints a table of the
+listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
+"addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
+the counters.`
+
+// serveReady is serve's ready line: {"ready":true,"listeners":[{"profile":
+// NAME,"addr":HOST:PORT},…],"ca":FILE,"admin":HOST:PORT}, printed once every
+// listener accepts. ca is --ca-out's file (omitted for none or stdout).
+type serveReady struct {
+	Ready     bool            `json:"ready"`
+	Listeners []readyListener `json:"listeners"`
+	CA        string          `json:"ca,omitempty"`
+	Admin     string          `json:"admin,omitempty"`
+}
+
+type readyListener struct {
+	Profile string `json:"profile"`
+	Addr    string `json:"addr"`
+}
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("serve")
@@ -143,6 +162,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "CA certificate: %s (use --cacert)\n", *caOut)
 	}
 	fmt.Fprintln(stdout, "serving; SIGINT or SIGTERM stops")
+	// The machine-readable ready line, for programs that start serve
+	// (internal/testdut): one JSON object, after the table.
+	ready := serveReady{Ready: true, Admin: t.AdminAddr}
+	if *caOut != "-" {
+		ready.CA = *caOut
+	}
+	for _, l := range t.Listeners {
+		ready.Listeners = append(ready.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr})
+	}
+	line, _ := json.Marshal(ready)
+	fmt.Fprintf(stdout, "%s\n", line)
 	if f, ok := stdout.(*os.File); ok {
 		_ = f.Sync()
 	}

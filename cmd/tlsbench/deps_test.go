@@ -28,10 +28,13 @@ func TestDependencyRules(t *testing.T) {
 		"bench/method":     {"bench", "bench/metrics", "bench/analysis", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
 		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
-		// Test support, imported by tests only.
-		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
-		"bench/internal/rawtls":      {"cipher", "profiles"},
-		"reports/reporttest":         {"bench/metrics", "bench/method", "profiles"},
+		// Test support, imported by tests only (no library package has a
+		// rule that allows them).
+		"bench/internal/rawtls": {"cipher", "profiles"},
+		"bench/internal/soak":   {}, // its test only
+		"reports/reporttest":    {"bench/metrics", "bench/method", "profiles"},
+		// Devices under test on loopback, for tests and cmd/ harnesses.
+		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
 		// The JSON Schemas (embedded files), and their validator for tests.
 		"schemas":            {},
 		"schemas/schematest": {"schemas", "github.com/santhosh-tekuri/jsonschema/v6"},

@@ -1,22 +1,25 @@
-// Package haproxytest runs a real HAProxy terminating TLS for the engines'
-// integration tests: TLS 1.2-only frontends configured as in the reference
-// study, the stats socket's counters, and a per-request log that ties every
-// request to its TLS connection. It is imported by tests only.
-package haproxytest
+package testdut
+
+// HAProxy: a real HAProxy terminating TLS for the engines' integration
+// tests: TLS 1.2-only frontends configured as in the reference study, the
+// stats socket's counters, and a per-request log that ties every request to
+// its TLS connection.
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,10 +27,10 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 )
 
-// Bin is the HAProxy binary (Debian's package).
-const Bin = "/usr/sbin/haproxy"
+// HAProxyBin is the HAProxy binary (Debian's package).
+const HAProxyBin = "/usr/sbin/haproxy"
 
-// Counter is the per-frontend `show stat` field compared with the engines'
+// HAProxyCounter is the per-frontend `show stat` field compared with the engines'
 // res.Snapshot.Handshakes. HAProxy increments ssl_sess once per completed
 // server-side TLS handshake (ssl_reused_sess counts resumptions apart; with
 // no cache and no tickets there are none). The alternatives count
@@ -39,7 +42,7 @@ const Bin = "/usr/sbin/haproxy"
 // A probe never completes a handshake, so ssl_sess is exact; deltas against
 // a baseline taken just before each run make it independent of anything
 // earlier on the same frontend.
-const Counter = "ssl_sess"
+const HAProxyCounter = "ssl_sess"
 
 // Frontend is one HAProxy frontend: a TLS 1.2-only listener (no session
 // cache, no tickets) with its own certificate, cipher list and ECDHE groups.
@@ -57,52 +60,19 @@ type Frontend struct {
 	Backend string
 }
 
-// Server is a running HAProxy.
-type Server struct {
+// HAProxy is a running HAProxy.
+type HAProxy struct {
 	sock  string            // admin stats socket
 	addrs map[string]string // frontend name → 127.0.0.1:port
 	log   string            // file with HAProxy's output
 }
 
-// Require skips the test when HAProxy is not installed, or fails it in CI,
-// where it must be.
-func Require(t testing.TB) {
+// RequireHAProxy skips the test when HAProxy is not installed, or fails it
+// in CI, where it must be.
+func RequireHAProxy(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(Bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("HAProxy is required in CI: %v", err)
-		}
-		t.Skipf("HAProxy not installed: %v", err)
-	}
-}
-
-// NewCA returns a new in-memory ECDSA P-256 CA.
-func NewCA(t testing.TB) *cipher.CA {
-	t.Helper()
-	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench HAProxy test CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca
-}
-
-// Leaf issues a leaf of key type kt for localhost and 127.0.0.1 and writes
-// it as one PEM file (chain, then key), mode 0600, into dir.
-func Leaf(t testing.TB, ca *cipher.CA, dir string, kt cipher.KeyType) string {
-	t.Helper()
-	leaf, err := ca.Leaf(kt, []string{"localhost", "127.0.0.1"}, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := cipher.KeyPEM(leaf.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, strings.ReplaceAll(kt.String(), " ", "-")+".pem")
-	if err := os.WriteFile(file, append(cipher.ChainPEM(leaf), key...), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return file
+	_, err := os.Stat(HAProxyBin)
+	require(t, "HAProxy", err)
 }
 
 // Seed is one of the reference study's three profiles: the frontend that
@@ -146,30 +116,14 @@ func Seeds(t testing.TB, ca *cipher.CA, dir string) []Seed {
 	}
 }
 
-// freePorts returns n distinct free loopback ports. They are held until all
-// are chosen so that none is returned twice.
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	ports := make([]int, n)
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	return ports
-}
-
-// Start writes haproxy.cfg for fes into dir, starts HAProxy in the
+// StartHAProxy writes haproxy.cfg for fes into dir, starts HAProxy in the
 // foreground, waits until every frontend accepts and the stats socket
 // answers, and stops it when the test ends. A free port can be taken by
 // another process before HAProxy binds it; that is retried, twice at most.
-func Start(t testing.TB, dir string, fes []Frontend) *Server {
+func StartHAProxy(t testing.TB, dir string, fes []Frontend) *HAProxy {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		h, err := launch(t, dir, fes)
+		h, err := launchHAProxy(t, dir, fes)
 		if err == nil {
 			return h
 		}
@@ -185,11 +139,11 @@ func Start(t testing.TB, dir string, fes []Frontend) *Server {
 // handshake), the response status (-1 if none).
 const requestLog = "tlsbench-request"
 
-// launch is one attempt of Start, on new free ports. It returns an error if
-// HAProxy exits or is not ready within 10s.
-func launch(t testing.TB, dir string, fes []Frontend) (*Server, error) {
+// launchHAProxy is one attempt of StartHAProxy, on new free ports. It returns an error if
+// HAProxy exits or is not ready within StartTimeout.
+func launchHAProxy(t testing.TB, dir string, fes []Frontend) (*HAProxy, error) {
 	t.Helper()
-	h := &Server{sock: filepath.Join(dir, "admin.sock"), addrs: map[string]string{}, log: filepath.Join(dir, "haproxy.log")}
+	h := &HAProxy{sock: filepath.Join(dir, "admin.sock"), addrs: map[string]string{}, log: filepath.Join(dir, "haproxy.log")}
 	body := filepath.Join(dir, "1k.bin")
 	if err := os.WriteFile(body, bytes.Repeat([]byte("0123456789abcdef"), 1024/16), 0o600); err != nil {
 		t.Fatal(err)
@@ -205,7 +159,11 @@ defaults
     timeout client 5s
     timeout server 5s
 `, h.sock)
-	for i, port := range freePorts(t, len(fes)) {
+	ports, err := FreePorts(len(fes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, port := range ports {
 		fe := fes[i]
 		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		bind := fmt.Sprintf("bind %s ssl crt %s ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2 no-tls-tickets ciphers %s", h.addrs[fe.Name], fe.Cert, fe.Ciphers)
@@ -246,65 +204,36 @@ backend %[1]s-plain
 	}
 	defer logFile.Close()
 
-	cmd := exec.Command(Bin, "-f", cfgFile, "-db")
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
+	p := &Process{Name: "HAProxy", Cmd: exec.Command(HAProxyBin, "-f", cfgFile, "-db"), logf: h.log}
+	p.Cmd.Stdout, p.Cmd.Stderr = logFile, logFile
+	if err := p.start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	t.Cleanup(func() { p.Close() })
 
 	// Readiness: every frontend accepts a TCP connection and the stats socket
-	// answers. The probes count in some HAProxy counters (see Counter).
-	deadline := time.Now().Add(10 * time.Second)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !h.ready() {
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("HAProxy not ready after 10s; output:\n%s", h.output())
-		}
-		select {
-		case <-exited:
-			return nil, fmt.Errorf("HAProxy exited: %v; config:\n%s\noutput:\n%s", waitErr, cfg.String(), h.output())
-		case <-tick.C:
+	// answers. The probes count in some HAProxy counters (see HAProxyCounter).
+	if err := p.waitListening(context.Background(), slices.Collect(maps.Values(h.addrs))); err != nil {
+		return nil, fmt.Errorf("%w; config:\n%s", err, cfg.String())
+	}
+	for deadline := time.Now().Add(StartTimeout); ; time.Sleep(20 * time.Millisecond) {
+		_, err := h.command("show info")
+		switch {
+		case err == nil:
+			return h, nil
+		case p.Alive() != nil:
+			return nil, p.Alive()
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", StartTimeout, err)
 		}
 	}
-	return h, nil
 }
 
 // Addr returns the host:port of the named frontend.
-func (h *Server) Addr(frontend string) string { return h.addrs[frontend] }
-
-// ready reports whether every frontend and the stats socket accept.
-func (h *Server) ready() bool {
-	for _, addr := range h.addrs {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err != nil {
-			return false
-		}
-		c.Close()
-	}
-	_, err := h.command("show info")
-	return err == nil
-}
-
-func (h *Server) output() string {
-	b, _ := os.ReadFile(h.log)
-	return string(b)
-}
+func (h *HAProxy) Addr(frontend string) string { return h.addrs[frontend] }
 
 // command sends one command to the stats socket and returns the answer.
-func (h *Server) command(cmd string) (string, error) {
+func (h *HAProxy) command(cmd string) (string, error) {
 	c, err := net.DialTimeout("unix", h.sock, time.Second)
 	if err != nil {
 		return "", err
@@ -319,7 +248,7 @@ func (h *Server) command(cmd string) (string, error) {
 }
 
 // Info reads a numeric field of `show info` (e.g. DroppedLogs).
-func (h *Server) Info(t testing.TB, field string) int64 {
+func (h *HAProxy) Info(t testing.TB, field string) int64 {
 	t.Helper()
 	out, err := h.command("show info")
 	if err != nil {
@@ -339,7 +268,7 @@ func (h *Server) Info(t testing.TB, field string) int64 {
 }
 
 // Counter reads a numeric field of a frontend's `show stat` line.
-func (h *Server) Counter(t testing.TB, frontend, field string) int64 {
+func (h *HAProxy) Counter(t testing.TB, frontend, field string) int64 {
 	t.Helper()
 	out, err := h.command("show stat")
 	if err != nil {
@@ -375,7 +304,7 @@ func (h *Server) Counter(t testing.TB, frontend, field string) int64 {
 // base, or 3s have passed, and returns its growth. HAProxy updates its
 // counters after the bytes that let the client finish are sent, so a
 // client-side count can be ahead for a moment; it is never behind.
-func (h *Server) CounterDelta(t testing.TB, frontend, field string, base, want int64) int64 {
+func (h *HAProxy) CounterDelta(t testing.TB, frontend, field string, base, want int64) int64 {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -395,7 +324,7 @@ func (h *Server) CounterDelta(t testing.TB, frontend, field string, base, want i
 // the others (aborted, or any other status). Like the counters, the log is
 // written after the client could finish; Requests polls until at least
 // want requests answered with 200 are logged, or 3s have passed.
-func (h *Server) Requests(t testing.TB, frontend string, want int64) (ok map[string]int64, other int64) {
+func (h *HAProxy) Requests(t testing.TB, frontend string, want int64) (ok map[string]int64, other int64) {
 	t.Helper()
 	deadline := time.Now().Add(3 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -410,7 +339,7 @@ func (h *Server) Requests(t testing.TB, frontend string, want int64) (ok map[str
 }
 
 // requests parses the request log once; n is the number of 200 responses.
-func (h *Server) requests(t testing.TB, frontend string) (ok map[string]int64, other, n int64) {
+func (h *HAProxy) requests(t testing.TB, frontend string) (ok map[string]int64, other, n int64) {
 	t.Helper()
 	f, err := os.Open(h.log)
 	if err != nil {
