@@ -5,24 +5,25 @@ import (
 	"io"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/impact"
+	"github.com/tlsbench/tlsbench/bench/stats"
 )
 
 // ImpactText writes an impact study as Siege's comparison table with deltas,
 // the latency split, the rounds and the verdict.
-func ImpactText(w io.Writer, r *method.ImpactReport) error { return impactDoc(r).writeText(w) }
+func ImpactText(w io.Writer, r *impact.Report) error { return impactDoc(r).writeText(w) }
 
 // ImpactMarkdown writes the same as Markdown.
-func ImpactMarkdown(w io.Writer, r *method.ImpactReport) error {
+func ImpactMarkdown(w io.Writer, r *impact.Report) error {
 	return impactDoc(r).writeMarkdown(w, "", nil)
 }
 
 // ImpactHTML writes the same as one self-contained HTML file.
-func ImpactHTML(w io.Writer, r *method.ImpactReport) error {
+func ImpactHTML(w io.Writer, r *impact.Report) error {
 	return impactDoc(r).writeHTML(w, "tlsbench impact study")
 }
 
-func impactDoc(r *method.ImpactReport) document {
+func impactDoc(r *impact.Report) document {
 	summary := r.Summary
 	if summary == "" {
 		summary = r.Verdict
@@ -32,11 +33,11 @@ func impactDoc(r *method.ImpactReport) document {
 	var reasons []string
 	for _, sh := range []struct {
 		name string
-		s    method.Shift
+		s    stats.Shift
 	}{{"Response time (ms)", r.ResponseTime}, {"Transaction rate (/s)", r.Rate}} {
 		s := sh.s
 		needed := "-"
-		if s.Verdict == method.VerdictInconclusive {
+		if s.Verdict == stats.VerdictInconclusive {
 			needed = fmt.Sprint(s.RoundsNeeded)
 			if s.RoundsNeeded == 0 {
 				needed = "unknown"
@@ -57,7 +58,7 @@ func impactDoc(r *method.ImpactReport) document {
 			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
 			"Otherwise inconclusive, with the reason and the rounds a side that would settle it at the observed spread.",
 		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N,
-		method.Alpha, method.Alpha, s.EquivalenceBoundPct)))
+		stats.Alpha, stats.Alpha, s.EquivalenceBoundPct)))
 	t = newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Verdict")
 	for _, m := range r.Metrics {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
@@ -77,7 +78,7 @@ func impactDoc(r *method.ImpactReport) document {
 	return d
 }
 
-func impactLabel(m method.ImpactMetric) string {
+func impactLabel(m impact.Metric) string {
 	if m.Unit == "" || m.Unit == "hits" {
 		return m.Label
 	}
@@ -102,7 +103,7 @@ func impactSigned(v float64) string {
 	return s
 }
 
-func impactPct(m method.ImpactMetric) string {
+func impactPct(m impact.Metric) string {
 	if m.Baseline == 0 {
 		return "-"
 	}
@@ -110,14 +111,14 @@ func impactPct(m method.ImpactMetric) string {
 }
 
 // impactSig is the verdict of a tested metric's shift.
-func impactSig(m method.ImpactMetric) string {
+func impactSig(m impact.Metric) string {
 	switch {
 	case !m.Tested:
 		return ""
 	case m.Verdict != "":
 		return m.Verdict
 	case m.Significant:
-		return method.VerdictSignificant
+		return stats.VerdictSignificant
 	}
 	return "-"
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 )
 
 // Value is the metric a run is judged by: CPS, or payload Gbps.
@@ -20,9 +21,9 @@ func Value(r *metrics.Run) float64 {
 	return 0
 }
 
-// Judge applies the acceptance rule to a run (a probe or a full run) and
+// Judge applies the plan's acceptance rule a to a run (a probe or a full run) and
 // returns the reasons for rejecting it, none if it is accepted.
-func (a Accept) Judge(r *metrics.Run) []string {
+func Judge(a plan.Accept, r *metrics.Run) []string {
 	if pf := r.Preflight; pf != nil && !pf.OK {
 		return []string{r.Failed() + "; no load was sent"}
 	}

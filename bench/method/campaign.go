@@ -1,3 +1,8 @@
+// Package method automates the qualification method of vendor test labs:
+// preliminary validation of every device under test (DUT), exploratory
+// search for the best load level, final repeated runs until three accepted
+// runs agree, error-free acceptance of each run, and best-of-three. Every run
+// goes to an append-only ledger, from which an interrupted campaign resumes.
 package method
 
 import (
@@ -11,6 +16,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -67,7 +73,7 @@ type Event struct {
 
 // Campaign runs a plan. Set the fields, then call Run once.
 type Campaign struct {
-	Plan     *Plan
+	Plan     *plan.Plan
 	Profiles *profiles.Set
 	Exec     Executor
 	Ledger   *Ledger
@@ -151,7 +157,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
 	e.Value = Value(run)
-	e.Reasons = c.Plan.Method.Accept.Judge(run)
+	e.Reasons = Judge(c.Plan.Method.Accept, run)
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == Preliminary {
 		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)
@@ -386,7 +392,7 @@ type FinalRun struct {
 }
 
 // cell explores, then runs the final phase.
-func (c *Campaign) cell(ctx context.Context, d DUT, t Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
+func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)

@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,13 +10,11 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// The schema versions of the method's files and outputs (their JSON Schemas
-// are in package schemas).
+// The schema versions of the method's files (their JSON Schemas are in
+// package schemas).
 const (
-	LedgerSchema     = "tlsbench/ledger/v1"      // a line of ledger.jsonl
-	SummarySchema    = "tlsbench/summary/v1"     // summary.json
-	ImpactSchema     = "tlsbench/impact/v1"      // an ImpactReport as JSON
-	ImpactRunsSchema = "tlsbench/impact-runs/v1" // ImpactRuns as JSON (impact --json)
+	LedgerSchema  = "tlsbench/ledger/v1"  // a line of ledger.jsonl
+	SummarySchema = "tlsbench/summary/v1" // summary.json
 )
 
 // phases are the ledger's phases.
@@ -128,7 +127,7 @@ func (s *Summary) Validate() error {
 		for j, v := range cell.Best3 {
 			c.Rate(fmt.Sprintf("%s.best3[%d]", p, j), v)
 		}
-		if !slices.IsSortedFunc(cell.Best3, func(a, b float64) int { return -cmpFloat(a, b) }) {
+		if !slices.IsSortedFunc(cell.Best3, func(a, b float64) int { return cmp.Compare(b, a) }) {
 			c.Failf(p+".best3", "%v is not in descending order", cell.Best3)
 		}
 		for j, pr := range cell.Exploration {
@@ -157,14 +156,4 @@ func (s *Summary) Validate() error {
 		return c.Err
 	}
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,9 +1,8 @@
-// Package method automates the qualification method of vendor test labs:
-// preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until three accepted
-// runs agree, error-free acceptance of each run, and best-of-three. Every run
-// goes to an append-only ledger, from which an interrupted campaign resumes.
-package method
+// Package plan reads and checks campaign plans (YAML): the devices under test
+// (DUTs), the tests, and the method's settings as declared — durations, the
+// exploratory range, the acceptance rule, the final phase. It also holds the
+// host-name rules of a DUT's URL (IDNA A-labels, https, port).
+package plan
 
 import (
 	"bytes"
@@ -274,7 +273,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 		}
 		seen[d.Name] = true
 		if d.URL != Reference {
-			if _, err := baseURL(d.URL); err != nil {
+			if _, err := BaseURL(d.URL); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
 			}
 		}
@@ -285,7 +284,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 			if _, err := set.Get(prof); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
-			if _, err := baseURL(u); err != nil {
+			if _, err := BaseURL(u); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
 		}
@@ -339,7 +338,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 }
 
 // baseURL parses an https base URL.
-func baseURL(raw string) (*url.URL, error) {
+func BaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q", raw)
