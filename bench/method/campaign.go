@@ -3,6 +3,7 @@
 // search for the best load level, final repeated runs until three accepted
 // runs agree, error-free acceptance of each run, and best-of-three. Every run
 // goes to an append-only ledger, from which an interrupted campaign resumes.
+// The campaign runs a plan (package plan) through an Executor.
 package method
 
 import (
@@ -246,7 +247,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 	if len(unsupported) == len(s.Preliminary) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNothingSupported, firstRefusal(s.Preliminary))
 	}
-	if diffs := compare(s.Preliminary); len(diffs) > 0 {
+	if diffs := differences(s.Preliminary); len(diffs) > 0 {
 		s.Differences = diffs
 		if !c.AllowDifferences {
 			return nil, nil, &DifferencesError{Table: diffs}
@@ -308,8 +309,8 @@ func prelimOf(e *Entry) Prelim {
 	return p
 }
 
-// compare lists, per test and profile, the fields on which DUTs differ.
-func compare(ps []Prelim) []Difference {
+// differences lists, per test and profile, the fields on which DUTs differ.
+func differences(ps []Prelim) []Difference {
 	type cellKey struct{ engine, profile string }
 	groups := map[cellKey][]Prelim{}
 	var order []cellKey

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -374,14 +375,7 @@ func (p *Plan) Marshal() ([]byte, error) { return yaml.Marshal(p) }
 // xn--bcher-kva.test), the form DNS, SNI and certificates use. An ASCII
 // name or an IP address is returned as it is.
 func ALabel(host string) (string, error) {
-	ascii := true
-	for i := 0; i < len(host); i++ {
-		if host[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if !strings.ContainsFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) {
 		return host, nil
 	}
 	a, err := idna.Lookup.ToASCII(host)
