@@ -214,12 +214,9 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	rep.Rate = stats.ShiftWithin(bRate, cRate, boundPct)
 	latency, rate := &rep.ResponseTime, &rep.Rate
 	add := func(key, label, unit string, bv, cv float64, tested bool, by *stats.Shift) {
-		m := Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, Tested: tested}
+		m := Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv), Tested: tested}
 		if tested {
 			m.Significant, m.Verdict = by.Significant, by.Verdict
-		}
-		if bv != 0 {
-			m.DeltaPct = 100 * (cv - bv) / bv
 		}
 		rep.Metrics = append(rep.Metrics, m)
 	}
@@ -247,18 +244,13 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 		}
 		for _, q := range []float64{50, 90, 99} {
 			bv, cv := float64(metrics.ValueAtPercentile(hb, q))/1000, float64(metrics.ValueAtPercentile(hc, q))/1000
-			m := Metric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms", Baseline: bv, Candidate: cv, Delta: cv - bv}
-			if bv != 0 {
-				m.DeltaPct = 100 * (cv - bv) / bv
-			}
-			rep.Phases = append(rep.Phases, m)
+			rep.Phases = append(rep.Phases, Metric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms",
+				Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv)})
 		}
 	}
-	for i := 0; i < min(len(runs.Baseline), len(runs.Candidate)); i++ {
-		sb, _ := metrics.SiegeOf(runs.Baseline[i])
-		sc, _ := metrics.SiegeOf(runs.Candidate[i])
-		rep.Rounds = append(rep.Rounds, Round{Round: i + 1, BaselineRate: sb.TransactionRate, CandidateRate: sc.TransactionRate,
-			BaselineResponseTimeMS: sb.ResponseTime * 1000, CandidateResponseTimeMS: sc.ResponseTime * 1000})
+	for i := range min(len(bMean), len(cMean)) {
+		rep.Rounds = append(rep.Rounds, Round{Round: i + 1, BaselineRate: bRate[i], CandidateRate: cRate[i],
+			BaselineResponseTimeMS: bMean[i], CandidateResponseTimeMS: cMean[i]})
 	}
 	rep.Verdict = rep.ResponseTime.Verdict
 	rep.Summary = ShiftSummary(rep.ResponseTime)
