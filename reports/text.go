@@ -1,8 +1,8 @@
 // Package reports renders run records and campaigns for people: text
 // summaries, the published table with its methodology appendix and charts
 // (text, Markdown, CSV, JSON, self-contained HTML), and comparisons of two
-// runs or campaigns. It only formats; statistics live in bench/metrics and
-// bench/method.
+// runs or campaigns. It only formats; statistics live in bench/metrics,
+// bench/stats, bench/impact and bench/method.
 package reports
 
 import (
