@@ -41,8 +41,6 @@ type Study struct {
 	Baseline, Candidate *job.Spec
 	Rounds              int
 	Cooldown            time.Duration
-	// Run makes one run; default job.Run.
-	Run func(ctx context.Context, spec *job.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -68,10 +66,6 @@ type Runs struct {
 // Do runs the rounds. Cancelling ctx stops after the run in progress; the
 // rounds done so far are returned with ErrInterrupted.
 func (im *Study) Do(ctx context.Context) (*Runs, error) {
-	run := im.Run
-	if run == nil {
-		run = job.Run
-	}
 	out := &Runs{}
 	for round := 1; round <= im.Rounds; round++ {
 		for _, side := range []struct {
@@ -82,7 +76,7 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 			if ctx.Err() != nil {
 				return out, ErrInterrupted
 			}
-			r, err := run(context.WithoutCancel(ctx), side.spec)
+			r, err := job.Run(context.WithoutCancel(ctx), side.spec)
 			if err != nil {
 				return out, fmt.Errorf("%s, round %d: %w", side.name, round, err)
 			}
