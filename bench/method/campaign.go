@@ -63,7 +63,7 @@ func (e *PreliminaryError) Error() string {
 // Event is one line of progress: a run made (or found in the ledger).
 type Event struct {
 	Phase, DUT, Engine, Profile string
-	Run, Of                     int // final phase: run i of at most N
+	Seq, Of                     int // final phase: run Seq of at most Of
 	Level                       int
 	Value                       float64
 	Accepted                    bool
@@ -180,7 +180,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 		return
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
-		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Run: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
+		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
 	if e.Phase == Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {

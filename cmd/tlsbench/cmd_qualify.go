@@ -264,7 +264,7 @@ func eventLine(e method.Event) string {
 	}
 	run := ""
 	if e.Phase == method.FinalPhase {
-		run = fmt.Sprintf(" run %d/%d", e.Run, e.Of)
+		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
 	}
 	verdict := "accepted"
 	if !e.Accepted {
