@@ -159,6 +159,7 @@ func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
 // MarshalText writes "3%" (JSON).
 func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
+// String writes the percentage: "3%".
 func (p Percent) String() string { return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%" }
 
 // DefaultMethod returns the method of the reference study: 30 s runs, an
