@@ -1,7 +1,10 @@
 package method
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -68,21 +71,19 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.
 func classList(m map[string]int64) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if m[ks[i]] != m[ks[j]] {
-			return m[ks[i]] > m[ks[j]]
-		}
-		return ks[i] < ks[j]
-	})
-	parts := make([]string, len(ks))
+	ks := byCount(m)
 	for i, k := range ks {
-		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+		ks[i] = fmt.Sprintf("%s ×%d", k, m[k])
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(ks, ", ")
+}
+
+// byCount returns the error classes of m, the largest count first, then by
+// name.
+func byCount(m map[string]int64) []string {
+	ks := slices.Collect(maps.Keys(m))
+	slices.SortFunc(ks, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	return ks
 }
 
 // BestOf returns the best three of the accepted values (descending), the

@@ -260,12 +260,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 // server's answer when nothing succeeded, else the reasons of the probe.
 func refusal(r *metrics.Run, reasons []string) string {
 	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
-		top := ""
-		for c, n := range r.Errors.ByClass {
-			if top == "" || n > r.Errors.ByClass[top] || n == r.Errors.ByClass[top] && c < top {
-				top = c
-			}
-		}
+		top := byCount(r.Errors.ByClass)[0]
 		if ex := r.Errors.Examples[top]; ex != "" {
 			return top + ": " + ex
 		}

@@ -117,10 +117,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MarshalYAML writes the Go duration string.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
-
-// MarshalText writes the Go duration string (JSON).
+// MarshalText writes the Go duration string (YAML and JSON).
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // Percent is a fraction written "3%" (or 0.03) in plans.
@@ -153,10 +150,7 @@ func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MarshalYAML writes "3%".
-func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
-
-// MarshalText writes "3%" (JSON).
+// MarshalText writes "3%" (YAML and JSON).
 func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
 // String writes the percentage: "3%".
