@@ -105,13 +105,12 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 // MarshalJSON writes the report with Siege's keys: {"metrics": {KEY:
 // {"baseline", "candidate", "delta", "delta_pct", "significant"}}, …}.
 func (r *Report) MarshalJSON() ([]byte, error) {
-	m := make(map[string]Metric, len(r.Metrics))
-	for _, x := range r.Metrics {
-		m[x.Key] = x
-	}
-	ph := make(map[string]Metric, len(r.Phases))
-	for _, x := range r.Phases {
-		ph[x.Key] = x
+	byKey := func(ms []Metric) map[string]Metric {
+		out := make(map[string]Metric, len(ms))
+		for _, x := range ms {
+			out[x.Key] = x
+		}
+		return out
 	}
 	return json.Marshal(struct {
 		Schema       string            `json:"schema"`
@@ -125,7 +124,7 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Bound        float64           `json:"equivalence_bound_pct"`
 		Baseline     metrics.Siege     `json:"baseline"`
 		Candidate    metrics.Siege     `json:"candidate"`
-	}{Schema, m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
+	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
 // Report is the analysis of an impact study.

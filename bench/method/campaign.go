@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -224,12 +225,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				pr := prelimOf(e)
 				out[k] = e
 				// Generator load does not matter for a one-connection probe.
-				var reasons []string
-				for _, r := range e.Reasons {
-					if !strings.HasPrefix(r, "generator-bound") {
-						reasons = append(reasons, r)
-					}
-				}
+				reasons := slices.DeleteFunc(slices.Clone(e.Reasons), func(r string) bool { return strings.HasPrefix(r, "generator-bound") })
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
