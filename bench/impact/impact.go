@@ -89,13 +89,9 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 			if im.Events != nil {
 				im.Events(side.name, round, r)
 			}
-			if im.Cooldown > 0 {
-				t := time.NewTimer(im.Cooldown)
-				select {
-				case <-t.C:
-				case <-ctx.Done():
-					t.Stop()
-				}
+			select {
+			case <-time.After(im.Cooldown):
+			case <-ctx.Done():
 			}
 		}
 	}

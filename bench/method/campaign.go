@@ -521,13 +521,8 @@ func p99(r *metrics.Run) int64 {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 	case <-ctx.Done():
 	}
 }
