@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/impact"
+	"github.com/tlsbench/tlsbench/bench/stats"
 )
 
 // ImpactDoc lays an impact study out: the verdicts, Siege's metrics with
 // deltas, the latency split and the rounds.
-func ImpactDoc(r *method.ImpactReport) Document {
+func ImpactDoc(r *impact.Report) Document {
 	summary := r.Summary
 	if summary == "" {
 		summary = r.Verdict
@@ -20,11 +21,11 @@ func ImpactDoc(r *method.ImpactReport) Document {
 	var reasons []string
 	for _, sh := range []struct {
 		name string
-		s    method.Shift
+		s    stats.Shift
 	}{{"Response time (ms)", r.ResponseTime}, {"Transaction rate (/s)", r.Rate}} {
 		s := sh.s
 		needed := "-"
-		if s.Verdict == method.VerdictInconclusive {
+		if s.Verdict == stats.VerdictInconclusive {
 			needed = fmt.Sprint(s.RoundsNeeded)
 			if s.RoundsNeeded == 0 {
 				needed = "unknown"
@@ -45,7 +46,7 @@ func ImpactDoc(r *method.ImpactReport) Document {
 			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
 			"Otherwise inconclusive, with the reason and the rounds a side that would settle it at the observed spread.",
 		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N,
-		method.Alpha, method.Alpha, s.EquivalenceBoundPct)))
+		stats.Alpha, stats.Alpha, s.EquivalenceBoundPct)))
 	t = newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Verdict")
 	for _, m := range r.Metrics {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
@@ -65,7 +66,7 @@ func ImpactDoc(r *method.ImpactReport) Document {
 	return d
 }
 
-func impactLabel(m method.ImpactMetric) string {
+func impactLabel(m impact.Metric) string {
 	if m.Unit == "" || m.Unit == "hits" {
 		return m.Label
 	}
@@ -90,7 +91,7 @@ func impactSigned(v float64) string {
 	return s
 }
 
-func impactPct(m method.ImpactMetric) string {
+func impactPct(m impact.Metric) string {
 	if m.Baseline == 0 {
 		return "-"
 	}
@@ -98,14 +99,14 @@ func impactPct(m method.ImpactMetric) string {
 }
 
 // impactSig is the verdict of a tested metric's shift.
-func impactSig(m method.ImpactMetric) string {
+func impactSig(m impact.Metric) string {
 	switch {
 	case !m.Tested:
 		return ""
 	case m.Verdict != "":
 		return m.Verdict
 	case m.Significant:
-		return method.VerdictSignificant
+		return stats.VerdictSignificant
 	}
 	return "-"
 }

@@ -5,22 +5,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/impact"
+	"github.com/tlsbench/tlsbench/bench/stats"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
 func TestImpactFormats(t *testing.T) {
-	rep := &method.ImpactReport{
-		Metrics: []method.ImpactMetric{{Key: "response_time", Label: "Response time", Unit: "s", Baseline: 0.018, Candidate: 0.028, Delta: 0.01, DeltaPct: 55.5, Tested: true, Significant: true, Verdict: method.VerdictSignificant}},
-		Phases:  []method.ImpactMetric{{Key: "ttfb_p50_ms", Label: "ttfb p50", Unit: "ms", Baseline: 1, Candidate: 6, Delta: 5, DeltaPct: 500}},
-		Rounds:  []method.ImpactRound{{Round: 1, BaselineRate: 100, CandidateRate: 90, BaselineResponseTimeMS: 18, CandidateResponseTimeMS: 28}},
+	rep := &impact.Report{
+		Metrics: []impact.Metric{{Key: "response_time", Label: "Response time", Unit: "s", Baseline: 0.018, Candidate: 0.028, Delta: 0.01, DeltaPct: 55.5, Tested: true, Significant: true, Verdict: stats.VerdictSignificant}},
+		Phases:  []impact.Metric{{Key: "ttfb_p50_ms", Label: "ttfb p50", Unit: "ms", Baseline: 1, Candidate: 6, Delta: 5, DeltaPct: 500}},
+		Rounds:  []impact.Round{{Round: 1, BaselineRate: 100, CandidateRate: 90, BaselineResponseTimeMS: 18, CandidateResponseTimeMS: 28}},
 		// 3.4× slower, 4 rounds a side: inconclusive, the rank test cannot get below 0.01.
-		ResponseTime: method.CompareWithin([]float64{1.0, 1.1, 0.9, 1.05}, []float64{3.4, 3.5, 3.3, 3.45}, 5),
+		ResponseTime: stats.ShiftWithin([]float64{1.0, 1.1, 0.9, 1.05}, []float64{3.4, 3.5, 3.3, 3.45}, 5),
 		// Rates within 0.5%, 8 rounds a side: equivalent.
-		Rate: method.CompareWithin([]float64{100, 101, 99, 100, 100.5, 99.5, 100, 100}, []float64{100, 100.5, 99.5, 100, 101, 99, 100.2, 99.8}, 5),
+		Rate: stats.ShiftWithin([]float64{100, 101, 99, 100, 100.5, 99.5, 100, 100}, []float64{100, 100.5, 99.5, 100, 101, 99, 100.2, 99.8}, 5),
 	}
-	rep.Verdict, rep.Summary = rep.ResponseTime.Verdict, method.ShiftSummary(rep.ResponseTime)
-	if rep.Verdict != method.VerdictInconclusive || rep.Rate.Verdict != method.VerdictEquivalent {
+	rep.Verdict, rep.Summary = rep.ResponseTime.Verdict, impact.ShiftSummary(rep.ResponseTime)
+	if rep.Verdict != stats.VerdictInconclusive || rep.Rate.Verdict != stats.VerdictEquivalent {
 		t.Fatalf("verdicts %s, %s", rep.Verdict, rep.Rate.Verdict)
 	}
 	reason := "4 rounds a side cannot reach p &lt; 0.01: the smallest possible p is 0.029"

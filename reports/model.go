@@ -12,13 +12,14 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 )
 
 // Campaign is the content of a campaign directory (from qualify), read by
 // the caller: its plan, its summary and its ledger.
 type Campaign struct {
 	Dir     string
-	Plan    *method.Plan // nil when the directory has no plan.yaml
+	Plan    *plan.Plan // nil when the directory has no plan.yaml
 	Summary *method.Summary
 	Ledger  []*method.Entry // in the order written
 }
@@ -81,8 +82,8 @@ type Result struct {
 type CampaignInfo struct {
 	Name        string              `json:"name"`
 	Dir         string              `json:"dir"`
-	Tests       []method.Test       `json:"tests,omitempty"`
-	Method      *method.Method      `json:"method,omitempty"`
+	Tests       []plan.Test         `json:"tests,omitempty"`
+	Method      *plan.Method        `json:"method,omitempty"`
 	Differences []method.Difference `json:"differences,omitempty"`
 }
 
@@ -686,7 +687,7 @@ func environments(runs []*metrics.Run) []Environment {
 }
 
 // ruleText says what an acceptance rule accepts.
-func ruleText(a method.Accept) string {
+func ruleText(a plan.Accept) string {
 	errs := "no error"
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)

@@ -3,7 +3,8 @@
 // (text, Markdown, CSV, JSON, self-contained HTML), and comparisons of two
 // runs or campaigns. Every output but CSV and JSON is laid out once as a
 // Document and rendered by one renderer per format. It only lays out: the
-// figures are bench/analysis's, the judgements bench/method's.
+// figures are bench/analysis's, bench/stats's and bench/impact's, the
+// judgements bench/method's.
 package reports
 
 import (

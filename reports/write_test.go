@@ -6,6 +6,7 @@ import (
 	"io"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
@@ -37,7 +38,7 @@ func TestWriteErrors(t *testing.T) {
 	docs := map[string]reports.Document{
 		"report":      reports.ReportDoc(r),
 		"comparison":  reports.ComparisonDoc(c),
-		"impact":      reports.ImpactDoc(&method.ImpactReport{Rounds: []method.ImpactRound{{Round: 1}}}),
+		"impact":      reports.ImpactDoc(&impact.Report{Rounds: []impact.Round{{Round: 1}}}),
 		"run":         reports.RunSummary(run),
 		"cps":         reports.CPSTable([]*metrics.Run{run}),
 		"throughput":  reports.ThroughputTable([]*metrics.Run{tput}),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
@@ -17,7 +18,7 @@ import (
 func TestVersions(t *testing.T) {
 	for code, v := range map[string]string{
 		metrics.Schema: schemas.Run, method.LedgerSchema: schemas.Ledger, method.SummarySchema: schemas.Summary,
-		method.ImpactSchema: schemas.Impact, method.ImpactRunsSchema: schemas.ImpactRuns,
+		impact.Schema: schemas.Impact, impact.RunsSchema: schemas.ImpactRuns,
 		reports.CompareSchema: schemas.Compare, reports.ReportSchema: schemas.Report,
 	} {
 		if code != v {

@@ -1,12 +1,16 @@
 package method
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 )
 
 // Value is the metric a run is judged by: CPS, or payload Gbps.
@@ -20,9 +24,9 @@ func Value(r *metrics.Run) float64 {
 	return 0
 }
 
-// Judge applies the acceptance rule to a run (a probe or a full run) and
+// Judge applies the plan's acceptance rule a to a run (a probe or a full run) and
 // returns the reasons for rejecting it, none if it is accepted.
-func (a Accept) Judge(r *metrics.Run) []string {
+func Judge(a plan.Accept, r *metrics.Run) []string {
 	if pf := r.Preflight; pf != nil && !pf.OK {
 		return []string{r.Failed() + "; no load was sent"}
 	}
@@ -67,21 +71,19 @@ func (a Accept) Judge(r *metrics.Run) []string {
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.
 func classList(m map[string]int64) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool {
-		if m[ks[i]] != m[ks[j]] {
-			return m[ks[i]] > m[ks[j]]
-		}
-		return ks[i] < ks[j]
-	})
-	parts := make([]string, len(ks))
+	ks := byCount(m)
 	for i, k := range ks {
-		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+		ks[i] = fmt.Sprintf("%s ×%d", k, m[k])
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(ks, ", ")
+}
+
+// byCount returns the error classes of m, the largest count first, then by
+// name.
+func byCount(m map[string]int64) []string {
+	ks := slices.Collect(maps.Keys(m))
+	slices.SortFunc(ks, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	return ks
 }
 
 // BestOf returns the best three of the accepted values (descending), the

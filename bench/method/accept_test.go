@@ -11,6 +11,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -57,14 +58,14 @@ func TestOverloadedOpenLoopRejected(t *testing.T) {
 	if l.Scheduled != 100 || l.Dropped == 0 || !l.LatencyLowerBound || l.DroppedShare < 0.3 {
 		t.Fatalf("load %+v: want 100 scheduled, a third or more dropped, marked a lower bound", l)
 	}
-	reasons := method.DefaultMethod().Accept.Judge(r)
+	reasons := method.Judge(plan.DefaultMethod().Accept, r)
 	if !strings.Contains(strings.Join(reasons, "; "), "dropped") {
 		t.Errorf("default acceptance %q does not reject the dropped starts", reasons)
 	}
-	lenient := method.DefaultMethod().Accept
+	lenient := plan.DefaultMethod().Accept
 	lenient.MaxDroppedShare = 0.99
 	lenient.MaxGeneratorCPU = 1
-	for _, why := range lenient.Judge(r) {
+	for _, why := range method.Judge(lenient, r) {
 		if strings.Contains(why, "dropped") {
 			t.Errorf("max_dropped_share 99%% still rejects: %s", why)
 		}

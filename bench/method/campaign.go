@@ -1,3 +1,9 @@
+// Package method automates the qualification method of vendor test labs:
+// preliminary validation of every device under test (DUT), exploratory
+// search for the best load level, final repeated runs until three accepted
+// runs agree, error-free acceptance of each run, and best-of-three. Every run
+// goes to an append-only ledger, from which an interrupted campaign resumes.
+// The campaign runs a plan (package plan) through an Executor.
 package method
 
 import (
@@ -5,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -56,7 +64,7 @@ func (e *PreliminaryError) Error() string {
 // Event is one line of progress: a run made (or found in the ledger).
 type Event struct {
 	Phase, DUT, Engine, Profile string
-	Run, Of                     int // final phase: run i of at most N
+	Seq, Of                     int // final phase: run Seq of at most Of
 	Level                       int
 	Value                       float64
 	Accepted                    bool
@@ -67,7 +75,7 @@ type Event struct {
 
 // Campaign runs a plan. Set the fields, then call Run once.
 type Campaign struct {
-	Plan     *Plan
+	Plan     *plan.Plan
 	Profiles *profiles.Set
 	Exec     Executor
 	Ledger   *Ledger
@@ -151,7 +159,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
 	e.Value = Value(run)
-	e.Reasons = c.Plan.Method.Accept.Judge(run)
+	e.Reasons = Judge(c.Plan.Method.Accept, run)
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == Preliminary {
 		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)
@@ -173,7 +181,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 		return
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
-		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Run: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
+		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
 	if e.Phase == Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
@@ -217,12 +225,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				pr := prelimOf(e)
 				out[k] = e
 				// Generator load does not matter for a one-connection probe.
-				var reasons []string
-				for _, r := range e.Reasons {
-					if !strings.HasPrefix(r, "generator-bound") {
-						reasons = append(reasons, r)
-					}
-				}
+				reasons := slices.DeleteFunc(slices.Clone(e.Reasons), func(r string) bool { return strings.HasPrefix(r, "generator-bound") })
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
@@ -240,7 +243,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 	if len(unsupported) == len(s.Preliminary) {
 		return nil, nil, fmt.Errorf("%w: %s", ErrNothingSupported, firstRefusal(s.Preliminary))
 	}
-	if diffs := compare(s.Preliminary); len(diffs) > 0 {
+	if diffs := differences(s.Preliminary); len(diffs) > 0 {
 		s.Differences = diffs
 		if !c.AllowDifferences {
 			return nil, nil, &DifferencesError{Table: diffs}
@@ -253,12 +256,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 // server's answer when nothing succeeded, else the reasons of the probe.
 func refusal(r *metrics.Run, reasons []string) string {
 	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
-		top := ""
-		for c, n := range r.Errors.ByClass {
-			if top == "" || n > r.Errors.ByClass[top] || n == r.Errors.ByClass[top] && c < top {
-				top = c
-			}
-		}
+		top := byCount(r.Errors.ByClass)[0]
 		if ex := r.Errors.Examples[top]; ex != "" {
 			return top + ": " + ex
 		}
@@ -302,8 +300,8 @@ func prelimOf(e *Entry) Prelim {
 	return p
 }
 
-// compare lists, per test and profile, the fields on which DUTs differ.
-func compare(ps []Prelim) []Difference {
+// differences lists, per test and profile, the fields on which DUTs differ.
+func differences(ps []Prelim) []Difference {
 	type cellKey struct{ engine, profile string }
 	groups := map[cellKey][]Prelim{}
 	var order []cellKey
@@ -386,7 +384,7 @@ type FinalRun struct {
 }
 
 // cell explores, then runs the final phase.
-func (c *Campaign) cell(ctx context.Context, d DUT, t Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
+func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)
@@ -523,13 +521,8 @@ func p99(r *metrics.Run) int64 {
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d):
 	case <-ctx.Done():
 	}
 }

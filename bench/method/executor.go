@@ -13,6 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -27,8 +28,8 @@ const (
 // Request is one run the method asks an Executor for.
 type Request struct {
 	Phase       string
-	DUT         DUT
-	Test        Test
+	DUT         plan.DUT
+	Test        plan.Test
 	Profile     *profiles.Profile
 	Concurrency int
 	Duration    time.Duration
@@ -89,7 +90,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 		base = e
 	}
 	var roots *x509.CertPool
-	if base == Reference {
+	if base == plan.Reference {
 		if l.Reference == nil {
 			return nil, fmt.Errorf("DUT %s is the reference target, and none was started", d.Name)
 		}
@@ -98,7 +99,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 			return nil, err
 		}
 	}
-	u, err := baseURL(base)
+	u, err := plan.BaseURL(base)
 	if err != nil {
 		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 	}

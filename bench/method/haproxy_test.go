@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // TestHAProxyUnsupportedProfile: a real device (HAProxy) that serves one of
@@ -27,19 +29,19 @@ func TestHAProxyUnsupportedProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, port, _ := strings.Cut(h.Addr("rsa2048"), ":")
-	m := method.QuickMethod()
-	m.Duration, m.Warmup = method.Duration(300*time.Millisecond), 0
-	m.Explore.Concurrency = method.Range{Min: 1, Max: 2}
-	m.Explore.ProbeDuration = method.Duration(150 * time.Millisecond)
-	m.Final = method.Final{MinAccepted: 1, MaxRuns: 2, Tolerance: 0.5}
+	m := plan.QuickMethod()
+	m.Duration, m.Warmup = plan.Duration(300*time.Millisecond), 0
+	m.Explore.Concurrency = plan.Range{Min: 1, Max: 2}
+	m.Explore.ProbeDuration = plan.Duration(150 * time.Millisecond)
+	m.Final = plan.Final{MinAccepted: 1, MaxRuns: 2, Tolerance: 0.5}
 	m.Accept.MaxGeneratorCPU = 1
-	p := &method.Plan{
+	p := &plan.Plan{
 		Name:   "haproxy",
-		DUTs:   []method.DUT{{Name: "haproxy", URL: "https://localhost:" + port + "/", CACert: caFile}},
-		Tests:  []method.Test{{Engine: "cps", Path: "/1k", Profiles: []string{"ecdhe-ecdsa-aes128-sha256-p256", "rsa2048-aes128-gcm-sha256"}}},
+		DUTs:   []plan.DUT{{Name: "haproxy", URL: "https://localhost:" + port + "/", CACert: caFile}},
+		Tests:  []plan.Test{{Engine: "cps", Path: "/1k", Profiles: []string{"ecdhe-ecdsa-aes128-sha256-p256", "rsa2048-aes128-gcm-sha256"}}},
 		Method: m,
 	}
-	if err := p.Check(profilesSet()); err != nil {
+	if err := p.Check(profiles.Builtin()); err != nil {
 		t.Fatal(err)
 	}
 	c := campaign(t, p, &method.Local{UserAgent: "tlsbench-test"}, t.TempDir())

@@ -13,6 +13,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
@@ -102,18 +104,18 @@ func curve(level int) float64 {
 	return 1600 - float64(level-16)*10
 }
 
-func plan(duts ...string) *method.Plan {
-	var ds []method.DUT
+func testPlan(duts ...string) *plan.Plan {
+	var ds []plan.DUT
 	for _, d := range duts {
-		ds = append(ds, method.DUT{Name: d, URL: "https://" + d + ".test/"})
+		ds = append(ds, plan.DUT{Name: d, URL: "https://" + d + ".test/"})
 	}
-	m := method.DefaultMethod()
+	m := plan.DefaultMethod()
 	m.Cooldown = 0
-	m.Explore.Concurrency = method.Range{Min: 1, Max: 64}
-	return method.DefaultPlan(ds, m)
+	m.Explore.Concurrency = plan.Range{Min: 1, Max: 64}
+	return plan.DefaultPlan(ds, m)
 }
 
-func campaign(t *testing.T, p *method.Plan, exec method.Executor, dir string) *method.Campaign {
+func campaign(t *testing.T, p *plan.Plan, exec method.Executor, dir string) *method.Campaign {
 	t.Helper()
 	l, err := method.OpenLedger(dir)
 	if err != nil {
@@ -129,12 +131,12 @@ func campaign(t *testing.T, p *method.Plan, exec method.Executor, dir string) *m
 		}
 		schematest.ValidLines(t, schemas.Ledger, method.LedgerFile, data)
 	})
-	return &method.Campaign{Plan: p, Profiles: profilesSet(), Exec: exec, Ledger: l}
+	return &method.Campaign{Plan: p, Profiles: profiles.Builtin(), Exec: exec, Ledger: l}
 }
 
 func TestCampaignFindsThePeak(t *testing.T) {
 	exec := &fakeExec{}
-	s, err := campaign(t, plan("a"), exec, t.TempDir()).Run(context.Background())
+	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func TestRejectedRuns(t *testing.T) {
 		}
 		return 1000, nil
 	}}
-	p := plan("a")
+	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
 	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
@@ -208,7 +210,7 @@ func TestRejectedRuns(t *testing.T) {
 
 // TestGeneratorBound: runs whose generator was saturated are rejected.
 func TestGeneratorBound(t *testing.T) {
-	p := plan("a")
+	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
 	s, err := campaign(t, p, &fakeExec{util: 0.95}, t.TempDir()).Run(context.Background())
@@ -236,7 +238,7 @@ func TestInconsistent(t *testing.T) {
 		i++
 		return 1000 * float64(i), nil // 1000, 2000, 3000, …: each new run is the best
 	}}
-	p := plan("a")
+	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
 	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
@@ -260,7 +262,7 @@ func TestInconsistent(t *testing.T) {
 // same summary as one run straight through, without repeating runs.
 func TestResume(t *testing.T) {
 	straight := &fakeExec{}
-	want, err := campaign(t, plan("a", "b"), straight, t.TempDir()).Run(context.Background())
+	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +271,7 @@ func TestResume(t *testing.T) {
 		dir := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
 		first := &fakeExec{}
-		c := campaign(t, plan("a", "b"), first, dir)
+		c := campaign(t, testPlan("a", "b"), first, dir)
 		c.Events = func(method.Event) {
 			if first.calls == stopAfter {
 				cancel()
@@ -280,7 +282,7 @@ func TestResume(t *testing.T) {
 		}
 		cancel()
 		second := &fakeExec{}
-		got, err := campaign(t, plan("a", "b"), second, dir).Run(context.Background())
+		got, err := campaign(t, testPlan("a", "b"), second, dir).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +300,7 @@ func TestResume(t *testing.T) {
 func TestTornLedger(t *testing.T) {
 	dir := t.TempDir()
 	exec := &fakeExec{}
-	want, err := campaign(t, plan("a"), exec, dir).Run(context.Background())
+	want, err := campaign(t, testPlan("a"), exec, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +313,7 @@ func TestTornLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &fakeExec{}
-	got, err := campaign(t, plan("a"), again, dir).Run(context.Background())
+	got, err := campaign(t, testPlan("a"), again, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +330,7 @@ func TestTornLedger(t *testing.T) {
 // campaign in the preliminary phase, unless differences are allowed.
 func TestDifferences(t *testing.T) {
 	exec := &fakeExec{suite: map[string]string{"b": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}
-	_, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
 	var de *method.DifferencesError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want differences", err)
@@ -343,7 +345,7 @@ func TestDifferences(t *testing.T) {
 	if exec.calls != 12 {
 		t.Errorf("%d runs: the campaign went on past the preliminary phase", exec.calls)
 	}
-	c := campaign(t, plan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
+	c := campaign(t, testPlan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
 	c.AllowDifferences = true
 	s, err := c.Run(context.Background())
 	if err != nil || len(s.Differences) != 6 || len(s.Rows) != 6 {
@@ -362,7 +364,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 		return 100, nil
 	}}
-	s, err := campaign(t, plan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatalf("error %v", err)
 	}
@@ -380,7 +382,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 	}
 
-	p := plan("a", "b")
+	p := testPlan("a", "b")
 	p.Method.StopOnUnsupported = true
 	_, err = campaign(t, p, exec, t.TempDir()).Run(context.Background())
 	var pe *method.PreliminaryError
@@ -388,7 +390,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		t.Fatalf("stop_on_unsupported: error %v", err)
 	}
 
-	_, err = campaign(t, plan("b"), exec, t.TempDir()).Run(context.Background())
+	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Run(context.Background())
 	if !errors.Is(err, method.ErrNothingSupported) {
 		t.Fatalf("nothing served: error %v", err)
 	}

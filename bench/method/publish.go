@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 )
 
 // PublishedSeq is the final run whose value a cell publishes: the best
@@ -48,10 +49,10 @@ func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 // acceptance rule, the best accepted one published (the best of all when
 // none is accepted).
 type RecordsVerdict struct {
-	Rule     Accept     // the rule they were judged by: the default
-	Values   []float64  // each record's value (Value)
-	Reasons  [][]string // each record's rejections; none when accepted
-	Accepted int        // how many were accepted
+	Rule     plan.Accept // the rule they were judged by: the default
+	Values   []float64   // each record's value (Value)
+	Reasons  [][]string  // each record's rejections; none when accepted
+	Accepted int         // how many were accepted
 	// Published is the index of the published record.
 	Published int
 	// Best3 and Spread are BestOf's of the accepted values (of all values
@@ -63,11 +64,11 @@ type RecordsVerdict struct {
 // JudgeRecords judges run records by the method's default rule and picks
 // the one to publish. runs must not be empty.
 func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
-	v := RecordsVerdict{Rule: DefaultMethod().Accept, Published: -1}
+	v := RecordsVerdict{Rule: plan.DefaultMethod().Accept, Published: -1}
 	var accepted []float64
 	for _, run := range runs {
 		v.Values = append(v.Values, Value(run))
-		v.Reasons = append(v.Reasons, v.Rule.Judge(run))
+		v.Reasons = append(v.Reasons, Judge(v.Rule, run))
 		if len(v.Reasons[len(v.Reasons)-1]) == 0 {
 			accepted = append(accepted, Value(run))
 		}

@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,13 +10,11 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// The schema versions of the method's files and outputs (their JSON Schemas
-// are in package schemas).
+// The schema versions of the method's files (their JSON Schemas are in
+// package schemas).
 const (
-	LedgerSchema     = "tlsbench/ledger/v1"      // a line of ledger.jsonl
-	SummarySchema    = "tlsbench/summary/v1"     // summary.json
-	ImpactSchema     = "tlsbench/impact/v1"      // an ImpactReport as JSON
-	ImpactRunsSchema = "tlsbench/impact-runs/v1" // ImpactRuns as JSON (impact --json)
+	LedgerSchema  = "tlsbench/ledger/v1"  // a line of ledger.jsonl
+	SummarySchema = "tlsbench/summary/v1" // summary.json
 )
 
 // phases are the ledger's phases.
@@ -26,20 +25,29 @@ var phases = []string{Preliminary, Exploratory, FinalPhase}
 // (metrics.Run.Validate). The error is a *metrics.FieldError naming the
 // field (run.latency_us.total.p99) when the line is JSON but not valid.
 func DecodeEntry(line []byte) (*Entry, error) {
-	var e Entry
-	if err := json.Unmarshal(line, &e); err != nil {
+	return decode(line, LedgerSchema, func(e *Entry) string { return e.Schema })
+}
+
+// decode unmarshals data, checks its schema version (schema(v)) and that
+// every field is known, and validates it.
+func decode[T any, P interface {
+	*T
+	Validate() error
+}](data []byte, want string, schema func(P) string) (*T, error) {
+	v := P(new(T))
+	if err := json.Unmarshal(data, v); err != nil {
 		return nil, err
 	}
-	if e.Schema != LedgerSchema {
-		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", e.Schema, LedgerSchema)}
+	if got := schema(v); got != want {
+		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", got, want)}
 	}
-	if err := metrics.CheckFields(line, &e); err != nil {
+	if err := metrics.CheckFields(data, v); err != nil {
 		return nil, err
 	}
-	if err := e.Validate(); err != nil {
+	if err := v.Validate(); err != nil {
 		return nil, err
 	}
-	return &e, nil
+	return v, nil
 }
 
 // Validate checks a ledger entry and its run.
@@ -77,20 +85,7 @@ func (e *Entry) Validate() error {
 // error is a *metrics.FieldError naming the field (cells[2].value) when the
 // file is JSON but not valid.
 func DecodeSummary(data []byte) (*Summary, error) {
-	var s Summary
-	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, err
-	}
-	if s.Schema != SummarySchema {
-		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", s.Schema, SummarySchema)}
-	}
-	if err := metrics.CheckFields(data, &s); err != nil {
-		return nil, err
-	}
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	return &s, nil
+	return decode(data, SummarySchema, func(s *Summary) string { return s.Schema })
 }
 
 // Validate checks a summary's engines, counts and values.
@@ -128,7 +123,7 @@ func (s *Summary) Validate() error {
 		for j, v := range cell.Best3 {
 			c.Rate(fmt.Sprintf("%s.best3[%d]", p, j), v)
 		}
-		if !slices.IsSortedFunc(cell.Best3, func(a, b float64) int { return -cmpFloat(a, b) }) {
+		if !slices.IsSortedFunc(cell.Best3, func(a, b float64) int { return cmp.Compare(b, a) }) {
 			c.Failf(p+".best3", "%v is not in descending order", cell.Best3)
 		}
 		for j, pr := range cell.Exploration {
@@ -157,14 +152,4 @@ func (s *Summary) Validate() error {
 		return c.Err
 	}
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

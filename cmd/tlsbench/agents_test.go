@@ -20,6 +20,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -65,8 +66,8 @@ func agentTarget(t *testing.T, profile string) (*target.Listener, *profiles.Prof
 func agentRequest(p *profiles.Profile, l *target.Listener, ca string, conc int) method.Request {
 	return method.Request{
 		Phase: method.FinalPhase,
-		DUT:   method.DUT{Name: "dut", URL: "https://localhost:" + portOf(l.Addr) + "/", CACert: ca},
-		Test:  method.Test{Engine: "cps", Path: "/1k"}, Profile: p,
+		DUT:   plan.DUT{Name: "dut", URL: "https://localhost:" + portOf(l.Addr) + "/", CACert: ca},
+		Test:  plan.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: conc, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, ExpectSize: 1024,
 	}
 }
@@ -240,8 +241,8 @@ func TestKubernetesExecutorFailedAgent(t *testing.T) {
 	}
 	// Nothing listens on port 1: every agent fails its probe.
 	req := method.Request{
-		Phase: method.FinalPhase, DUT: method.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
-		Test: method.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
+		Phase: method.FinalPhase, DUT: plan.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
+		Test: plan.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
 	}
 	begin := time.Now()
 	_, err := e.Run(context.Background(), req)

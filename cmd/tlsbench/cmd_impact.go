@@ -12,9 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/job"
-	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/stats"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
@@ -47,7 +48,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	urlsFile := fs.String("urls", "", "`FILE` of URLs (one a line; their paths are requested in turn on both sides)")
 	random := fs.Bool("random", false, "with --urls: pick the URLs at random")
 	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
-	bound := fs.Float64("equivalence-bound", method.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± this is no difference (equivalent)")
+	bound := fs.Float64("equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± this is no difference (equivalent)")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -129,7 +130,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				Headers   []string `json:"headers,omitempty"`
 				URLs      []string `json:"urls,omitempty"`
 				Random    bool     `json:"random,omitempty"`
-			}{[]string{method.BaselineSide, method.CandidateSide}[i], *rounds, *keepalive, *lf.headers, paths, *random},
+			}{[]string{impact.BaselineSide, impact.CandidateSide}[i], *rounds, *keepalive, *lf.headers, paths, *random},
 		}
 		if _, err := job.NewOp(specs[i]); err != nil {
 			return usagef("%v", err)
@@ -146,12 +147,12 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return noSuccess(&metrics.Run{Profile: p.Name, Target: spec.Target, Preflight: pf}, ls.set)
 		}
 	}
-	for i, side := range []string{method.BaselineSide, method.CandidateSide} {
+	for i, side := range []string{impact.BaselineSide, impact.CandidateSide} {
 		specs[i].Load.Progress = statusLine(stderr, side, *lf.quiet, *lf.warmup, func(s metrics.Second) string {
 			return fmt.Sprintf("%6d trans/s  %d errors  mean %s", s.Transactions, s.Errors, reports.Micros(s.TotalMean))
 		})
 	}
-	im := &method.Impact{
+	im := &impact.Study{
 		Baseline: specs[0], Candidate: specs[1], Rounds: *rounds, Cooldown: *cooldown,
 		Events: func(side string, round int, r *metrics.Run) {
 			endStatus(stderr, *lf.quiet)
@@ -163,8 +164,8 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *lf.jsonOut != "" && runs != nil {
 		data, jerr := json.MarshalIndent(struct {
 			Schema string `json:"schema"`
-			*method.ImpactRuns
-		}{method.ImpactRunsSchema, runs}, "", "  ")
+			*impact.Runs
+		}{impact.RunsSchema, runs}, "", "  ")
 		if jerr == nil {
 			jerr = writeFileOrStdout(*lf.jsonOut, stdout, append(data, '\n'))
 		}
@@ -172,11 +173,11 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return fmt.Errorf("writing --json: %w", jerr)
 		}
 	}
-	var failed *method.FailedRunError
+	var failed *impact.FailedRunError
 	if errors.As(err, &failed) {
 		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, ls.set))
 	}
-	if errors.Is(err, method.ErrInterrupted) {
+	if errors.Is(err, impact.ErrInterrupted) {
 		return errors.New("interrupted; the rounds made are in --json if given")
 	}
 	if err != nil {
@@ -189,7 +190,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	rep, err := method.AnalyzeWithin(runs, *bound)
+	rep, err := impact.AnalyzeWithin(runs, *bound)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -62,7 +63,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	var plan *method.Plan
+	var pl *plan.Plan
 	dir := *out
 	switch {
 	case *resume != "":
@@ -70,56 +71,56 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
 		}
 		dir = *resume
-		if plan, err = method.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
+		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
 			return usagef("--resume %s: %v", dir, err)
 		}
 	case *planFile != "":
 		if len(*duts) > 0 || *quick || len(*names) > 0 || len(*tests) > 0 {
 			return usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
-		if plan, err = method.ReadPlan(*planFile, set); err != nil {
+		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
 			return usagef("%v", err)
 		}
 	default:
-		m := method.DefaultMethod()
+		m := plan.DefaultMethod()
 		if *quick {
-			m = method.QuickMethod()
+			m = plan.QuickMethod()
 		}
-		var list []method.DUT
+		var list []plan.DUT
 		for _, d := range *duts {
 			name, u, ok := strings.Cut(d, "=")
 			if !ok || name == "" || u == "" {
 				return usagef("bad --dut %q: want NAME=URL", d)
 			}
-			list = append(list, method.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
+			list = append(list, plan.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
 		}
 		if len(list) == 0 {
-			list = []method.DUT{{Name: "reference", URL: method.Reference}}
+			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
 		}
-		plan = method.DefaultPlan(list, m)
-		if err := narrowPlan(plan, *names, *tests); err != nil {
+		pl = plan.DefaultPlan(list, m)
+		if err := narrowPlan(pl, *names, *tests); err != nil {
 			return err
 		}
-		if err := plan.Check(set); err != nil {
+		if err := pl.Check(set); err != nil {
 			return usagef("%v", err)
 		}
 	}
-	if err := checkPlanFiles(plan); err != nil {
+	if err := checkPlanFiles(pl); err != nil {
 		return err
 	}
-	if err := ef.check(usesReference(plan)); err != nil {
+	if err := ef.check(usesReference(pl)); err != nil {
 		return err
 	}
 	if *ef.kind == "local" {
 		// The exploration may reach its max concurrency in this process.
-		for _, t := range plan.Tests {
-			if err := checkCapacity(t.Engine, plan.Method.Explore.Concurrency.Max); err != nil {
+		for _, t := range pl.Tests {
+			if err := checkCapacity(t.Engine, pl.Method.Explore.Concurrency.Max); err != nil {
 				return usagef("method explore.concurrency.max: %v", err)
 			}
 		}
 	}
 	if dir == "" {
-		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+plan.Name)
+		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+pl.Name)
 	}
 	if *resume == "" {
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
@@ -131,7 +132,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return usagef("--out %s: %v", dir, pathErr(err))
 		}
-		data, err := plan.Marshal()
+		data, err := pl.Marshal()
 		if err != nil {
 			return err
 		}
@@ -147,9 +148,9 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
 	refCA := ""
-	if usesReference(plan) {
+	if usesReference(pl) {
 		var names []string
-		for _, t := range plan.Tests {
+		for _, t := range pl.Tests {
 			names = append(names, t.Profiles...)
 		}
 		ref, err := startReference(ctx, dir, *files, names)
@@ -166,7 +167,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer stopExec()
 	c := &method.Campaign{
-		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
+		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
 		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
 		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(ps).Text(stdout) },
 	}
@@ -175,7 +176,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})
 	}
-	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", plan.Name, dir, describeExecutor(ef))
+	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
 	summary, err := c.Run(ctx)
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
@@ -220,14 +221,14 @@ func writeCampaignHTML(dir string) (string, error) {
 
 // narrowPlan keeps, in the default plan, the profiles and tests named by
 // --profile and --test (all when none is named).
-func narrowPlan(plan *method.Plan, names, tests []string) error {
+func narrowPlan(pl *plan.Plan, names, tests []string) error {
 	for _, t := range tests {
 		if t != job.CPS && t != job.Throughput {
 			return usagef("bad --test %q: want cps or throughput", t)
 		}
 	}
-	var kept []method.Test
-	for _, t := range plan.Tests {
+	var kept []plan.Test
+	for _, t := range pl.Tests {
 		if len(tests) > 0 && !slices.Contains(tests, t.Engine) {
 			continue
 		}
@@ -236,14 +237,14 @@ func narrowPlan(plan *method.Plan, names, tests []string) error {
 		}
 		kept = append(kept, t)
 	}
-	plan.Tests = kept
+	pl.Tests = kept
 	return nil
 }
 
 // checkPlanFiles checks the files a plan names (the DUTs' CA certificates)
 // before the campaign directory is created.
-func checkPlanFiles(plan *method.Plan) error {
-	for _, d := range plan.DUTs {
+func checkPlanFiles(pl *plan.Plan) error {
+	for _, d := range pl.DUTs {
 		if d.CACert == "" {
 			continue
 		}
@@ -265,7 +266,7 @@ func eventLine(e method.Event) string {
 	}
 	run := ""
 	if e.Phase == method.FinalPhase {
-		run = fmt.Sprintf(" run %d/%d", e.Run, e.Of)
+		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
 	}
 	verdict := "accepted"
 	if !e.Accepted {
@@ -282,13 +283,13 @@ func eventLine(e method.Event) string {
 	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s, %s%s%s", e.Phase, e.DUT, e.Engine, e.Profile, run, e.Level, e.Value, unit, verdict, note, cached)
 }
 
-func usesReference(p *method.Plan) bool {
+func usesReference(p *plan.Plan) bool {
 	for _, d := range p.DUTs {
-		if d.URL == method.Reference {
+		if d.URL == plan.Reference {
 			return true
 		}
 		for _, u := range d.Endpoints {
-			if u == method.Reference {
+			if u == plan.Reference {
 				return true
 			}
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/reports"
 	"go.yaml.in/yaml/v3"
 )
@@ -241,7 +242,7 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 		return nil, err
 	}
 	if data, err := os.ReadFile(filepath.Join(dir, "plan.yaml")); err == nil {
-		c.Plan = &method.Plan{}
+		c.Plan = &plan.Plan{}
 		if err := yaml.Unmarshal(data, c.Plan); err != nil {
 			return nil, usagef("%s: %v", filepath.Join(dir, "plan.yaml"), err)
 		}

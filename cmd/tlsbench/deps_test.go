@@ -24,15 +24,18 @@ func TestDependencyRules(t *testing.T) {
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
-		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/method"}, plot...),
-		"bench/method":     {"bench", "bench/metrics", "bench/analysis", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
+		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
+		"bench/plan":       {"bench/job", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
+		"bench/stats":      {"gonum.org/v1/gonum/stat/distuv"},
+		"bench/impact":     {"bench/job", "bench/metrics", "bench/analysis", "bench/stats"},
+		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "bench/plan", "profiles"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
 		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only (no library package has a
 		// rule that allows them).
 		"bench/internal/rawtls": {"cipher", "profiles"},
 		"bench/internal/soak":   {}, // its test only
-		"reports/reporttest":    {"bench/metrics", "bench/method", "profiles"},
+		"reports/reporttest":    {"bench/metrics", "bench/plan", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
 		// The JSON Schemas (embedded files), and their validator for tests.

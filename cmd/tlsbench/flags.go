@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -109,7 +109,7 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 	if u.User != nil {
 		return nil, usagef("bad URL %q: user information is not supported", raw)
 	}
-	host, err := method.ALabel(u.Hostname())
+	host, err := plan.ALabel(u.Hostname())
 	if err != nil {
 		return nil, usagef("bad URL %q: %v", raw, err)
 	}
@@ -145,7 +145,7 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		if err != nil {
 			return nil, err
 		}
-		if a, err := method.ALabel(host); err == nil {
+		if a, err := plan.ALabel(host); err == nil {
 			host = a
 		}
 		if strings.EqualFold(host, t.Host) && port == t.Port {
@@ -153,7 +153,7 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		}
 	}
 	if sni != "" {
-		if t.ServerName, err = method.ALabel(sni); err != nil {
+		if t.ServerName, err = plan.ALabel(sni); err != nil {
 			return nil, usagef("bad --sni: %v", err)
 		}
 	}

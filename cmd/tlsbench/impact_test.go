@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/stats"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -64,17 +64,17 @@ func TestImpact(t *testing.T) {
 		// allows 7 of the 64 pairs out of order. A round stalled for long
 		// can widen the Welch interval past zero (+25 ms ± 49 seen): then
 		// inconclusive, saying so.
-		{"20ms delay", 20 * time.Millisecond, "8", "5", []string{method.VerdictSignificant, method.VerdictInconclusive}, 10, math.Inf(1),
+		{"20ms delay", 20 * time.Millisecond, "8", "5", []string{stats.VerdictSignificant, stats.VerdictInconclusive}, 10, math.Inf(1),
 			"but the 95% interval"},
 		// Identical targets: equivalent within 50%, or inconclusive when the
 		// shared CPU spreads the rounds more than that; never significant
 		// but by the 1% chance of the test. Any shift: one stalled round
 		// can move the mean (+9.6 ms ± 27.6 seen at load average 20).
-		{"identical", 0, "6", "50", []string{method.VerdictEquivalent, method.VerdictInconclusive}, math.Inf(-1), math.Inf(1), "rounds a side would be needed"},
+		{"identical", 0, "6", "50", []string{stats.VerdictEquivalent, stats.VerdictInconclusive}, math.Inf(-1), math.Inf(1), "rounds a side would be needed"},
 		// 2 rounds a side: the smallest possible p is 2/6.
 		// Any shift: one loaded round can swamp it (−0.6 ms seen at load
 		// average 18).
-		{"2 rounds", 20 * time.Millisecond, "2", "5", []string{method.VerdictInconclusive}, math.Inf(-1), math.Inf(1),
+		{"2 rounds", 20 * time.Millisecond, "2", "5", []string{stats.VerdictInconclusive}, math.Inf(-1), math.Inf(1),
 			"2 rounds a side cannot reach p < 0.01: the smallest possible p is 0.333"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,7 +113,7 @@ func TestImpact(t *testing.T) {
 			if !slices.Contains(tc.verdicts, rep.Verdict) || s.Verdict != rep.Verdict || rep.Metrics["response_time"].Verdict != rep.Verdict {
 				t.Errorf("verdict %q (shift %q, metric %q), want one of %q", rep.Verdict, s.Verdict, rep.Metrics["response_time"].Verdict, tc.verdicts)
 			}
-			if tc.delay > 0 && tc.rounds == "8" && s.P >= method.Alpha {
+			if tc.delay > 0 && tc.rounds == "8" && s.P >= stats.Alpha {
 				t.Errorf("p = %v at 8 rounds a side against a 20 ms delay", s.P)
 			}
 			if n, _ := strconv.Atoi(tc.rounds); s.Baseline.N != n || s.Candidate.N != n {
@@ -123,7 +123,7 @@ func TestImpact(t *testing.T) {
 			if s.BoundPct != bound || s.Bound <= 0 || !strings.Contains(rep.Summary, "±"+tc.bound+"% of the baseline") {
 				t.Errorf("bound %v (%v%%), want %s%% of the baseline, said in %q", s.Bound, s.BoundPct, tc.bound, rep.Summary)
 			}
-			if rep.Verdict == method.VerdictInconclusive {
+			if rep.Verdict == stats.VerdictInconclusive {
 				if !strings.Contains(s.Reason, tc.reason) || s.RoundsNeeded == 0 && !strings.Contains(s.Reason, "no number of rounds") {
 					t.Errorf("reason %q (rounds needed %d), want %q", s.Reason, s.RoundsNeeded, tc.reason)
 				}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -169,8 +170,8 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	req := method.Request{
 		Phase: method.FinalPhase,
-		DUT:   method.DUT{Name: "dut", URL: "https://dut.test:" + port + "/", Resolve: labTargetIP, CACert: ca},
-		Test:  method.Test{Engine: "cps", Path: "/1k"}, Profile: p,
+		DUT:   plan.DUT{Name: "dut", URL: "https://dut.test:" + port + "/", Resolve: labTargetIP, CACert: ca},
+		Test:  plan.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, ExpectSize: 1024,
 	}
 	before := stats()

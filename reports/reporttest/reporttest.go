@@ -17,6 +17,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -268,21 +269,21 @@ func (e *Exec) Resumption(context.Context, method.Request) (bool, error) { retur
 // Plan is the synthetic campaigns' plan: CPS of P384 and RSA, Throughput
 // of P384, on the DUTs, with a short method (levels 4 to 64, three runs
 // within 5%, at most five).
-func Plan(name string, duts ...string) *method.Plan {
-	p := &method.Plan{Name: name, Method: method.DefaultMethod()}
+func Plan(name string, duts ...string) *plan.Plan {
+	p := &plan.Plan{Name: name, Method: plan.DefaultMethod()}
 	for _, d := range duts {
-		p.DUTs = append(p.DUTs, method.DUT{Name: d, URL: "https://" + d + ".lab.test/"})
+		p.DUTs = append(p.DUTs, plan.DUT{Name: d, URL: "https://" + d + ".lab.test/"})
 	}
-	p.Tests = []method.Test{
+	p.Tests = []plan.Test{
 		{Engine: "cps", Path: "/1k", Profiles: []string{P384, RSA}},
 		{Engine: "throughput", Path: "/1m", Profiles: []string{P384}},
 	}
 	m := &p.Method
-	m.Duration, m.Warmup, m.Cooldown = method.Duration(Duration), method.Duration(Warmup), 0
-	m.Explore.Concurrency = method.Range{Min: 4, Max: 64}
-	m.Explore.ProbeDuration = method.Duration(Duration)
+	m.Duration, m.Warmup, m.Cooldown = plan.Duration(Duration), plan.Duration(Warmup), 0
+	m.Explore.Concurrency = plan.Range{Min: 4, Max: 64}
+	m.Explore.ProbeDuration = plan.Duration(Duration)
 	m.Explore.MinGain = 0.05
-	m.Final = method.Final{MinAccepted: 3, MaxRuns: 5, Tolerance: 0.05}
+	m.Final = plan.Final{MinAccepted: 3, MaxRuns: 5, Tolerance: 0.05}
 	return p
 }
 
@@ -319,7 +320,7 @@ func Campaign(dir string, sc Scenario) (*method.Summary, []*method.Entry, error)
 
 // Scenario is a plan and the executor that makes its runs.
 type Scenario struct {
-	Plan *method.Plan
+	Plan *plan.Plan
 	Exec *Exec
 }
 

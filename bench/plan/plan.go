@@ -1,9 +1,8 @@
-// Package method automates the qualification method of vendor test labs:
-// preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until three accepted
-// runs agree, error-free acceptance of each run, and best-of-three. Every run
-// goes to an append-only ledger, from which an interrupted campaign resumes.
-package method
+// Package plan reads and checks campaign plans (YAML): the devices under test
+// (DUTs), the tests, and the method's settings as declared — durations, the
+// exploratory range, the acceptance rule, the final phase. It also holds the
+// host-name rules of a DUT's URL (IDNA A-labels, https, port).
+package plan
 
 import (
 	"bytes"
@@ -17,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -117,10 +117,7 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MarshalYAML writes the Go duration string.
-func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
-
-// MarshalText writes the Go duration string (JSON).
+// MarshalText writes the Go duration string (YAML and JSON).
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
 // Percent is a fraction written "3%" (or 0.03) in plans.
@@ -153,12 +150,10 @@ func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// MarshalYAML writes "3%".
-func (p Percent) MarshalYAML() (any, error) { return p.String(), nil }
-
-// MarshalText writes "3%" (JSON).
+// MarshalText writes "3%" (YAML and JSON).
 func (p Percent) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
 
+// String writes the percentage: "3%".
 func (p Percent) String() string { return strconv.FormatFloat(float64(p)*100, 'g', -1, 64) + "%" }
 
 // DefaultMethod returns the method of the reference study: 30 s runs, an
@@ -274,7 +269,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 		}
 		seen[d.Name] = true
 		if d.URL != Reference {
-			if _, err := baseURL(d.URL); err != nil {
+			if _, err := BaseURL(d.URL); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
 			}
 		}
@@ -285,7 +280,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 			if _, err := set.Get(prof); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
-			if _, err := baseURL(u); err != nil {
+			if _, err := BaseURL(u); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
 		}
@@ -339,7 +334,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 }
 
 // baseURL parses an https base URL.
-func baseURL(raw string) (*url.URL, error) {
+func BaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q", raw)
@@ -375,14 +370,7 @@ func (p *Plan) Marshal() ([]byte, error) { return yaml.Marshal(p) }
 // xn--bcher-kva.test), the form DNS, SNI and certificates use. An ASCII
 // name or an IP address is returned as it is.
 func ALabel(host string) (string, error) {
-	ascii := true
-	for i := 0; i < len(host); i++ {
-		if host[i] >= 0x80 {
-			ascii = false
-			break
-		}
-	}
-	if ascii {
+	if !strings.ContainsFunc(host, func(r rune) bool { return r >= utf8.RuneSelf }) {
 		return host, nil
 	}
 	a, err := idna.Lookup.ToASCII(host)

@@ -1,4 +1,4 @@
-package method_test
+package plan_test
 
 import (
 	"strconv"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -33,7 +33,7 @@ method:
 `
 
 func TestParsePlan(t *testing.T) {
-	p, err := method.ParsePlan("plan.yaml", []byte(goodPlan), profilesSet())
+	p, err := plan.ParsePlan("plan.yaml", []byte(goodPlan), profilesSet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,18 +46,18 @@ func TestParsePlan(t *testing.T) {
 	}
 	// A plan without a method gets the default one; the resolved plan
 	// round-trips.
-	p2, err := method.ParsePlan("p.yaml", []byte("name: x\nduts: [{name: a, url: 'https://a/'}]\ntests: [{engine: cps, profiles: [rsa2048-aes128-gcm-sha256]}]\n"), profilesSet())
+	p2, err := plan.ParsePlan("p.yaml", []byte("name: x\nduts: [{name: a, url: 'https://a/'}]\ntests: [{engine: cps, profiles: [rsa2048-aes128-gcm-sha256]}]\n"), profilesSet())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p2.Method != method.DefaultMethod() {
+	if p2.Method != plan.DefaultMethod() {
 		t.Errorf("method %+v, want the default", p2.Method)
 	}
 	data, err := p.Marshal()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3, err := method.ParsePlan("resolved.yaml", data, profilesSet())
+	p3, err := plan.ParsePlan("resolved.yaml", data, profilesSet())
 	if err != nil {
 		t.Fatalf("resolved plan does not parse: %v\n%s", err, data)
 	}
@@ -90,7 +90,7 @@ func TestBadPlans(t *testing.T) {
 				t.Fatalf("edit %q not in the plan", tc.edit)
 			}
 			data := strings.Replace(goodPlan, tc.edit, tc.with, 1)
-			_, err := method.ParsePlan("plan.yaml", []byte(data), profilesSet())
+			_, err := plan.ParsePlan("plan.yaml", []byte(data), profilesSet())
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -103,4 +103,23 @@ func TestBadPlans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzParsePlan: any bytes give a plan or a one-line error.
+func FuzzParsePlan(f *testing.F) {
+	f.Add([]byte(goodPlan))
+	f.Add([]byte("name: x\nduts: [{name: a, url: 'https://a/'}]\ntests: [{engine: cps, profiles: [rsa2048-aes128-gcm-sha256]}]\n"))
+	set := profilesSet()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := plan.ParsePlan("fuzz.yaml", data, set)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("error of several lines: %q", err)
+			}
+			return
+		}
+		if _, err := p.Marshal(); err != nil {
+			t.Errorf("a valid plan does not marshal: %v", err)
+		}
+	})
 }

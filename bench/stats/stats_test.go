@@ -1,4 +1,4 @@
-package method
+package stats
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func TestCompareShift(t *testing.T) {
+func TestShiftOf(t *testing.T) {
 	// Two samples whose means differ by exactly 10 with little noise.
 	var b, c []float64
 	for i := 0; i < 30; i++ {
@@ -15,12 +15,12 @@ func TestCompareShift(t *testing.T) {
 		b = append(b, 20+noise)
 		c = append(c, 30+noise)
 	}
-	s := Compare(b, c)
+	s := ShiftOf(b, c)
 	if math.Abs(s.Delta-10) > 1e-9 || !s.Significant || s.P > 1e-6 || s.Verdict != VerdictSignificant {
 		t.Errorf("shift %+v: want +10, significant", s)
 	}
 	// Same distribution: not significant.
-	s = Compare(b, append([]float64(nil), b...))
+	s = ShiftOf(b, append([]float64(nil), b...))
 	if s.Delta != 0 || s.Significant || s.P < 0.5 {
 		t.Errorf("identical samples: %+v", s)
 	}
@@ -84,7 +84,7 @@ func TestTQuantileFractional(t *testing.T) {
 	}
 	// The table floored df: at df 1.99 it used df 1 (12.706), 2.9× the
 	// true quantile.
-	if r := 12.706 / tQuantile975(1.99); r < 2.9 || r > 3 {
+	if r := 12.706 / tQuantile(0.975, 1.99); r < 2.9 || r > 3 {
 		t.Errorf("12.706 / t(0.975, 1.99) = %.2f, want 2.9", r)
 	}
 }
@@ -269,8 +269,8 @@ func TestVerdicts(t *testing.T) {
 		{"1 a side", []float64{1}, []float64{2}, VerdictInconclusive, []string{"1 round a side: no spread to test with"}, 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := CompareWithin(tc.b, tc.c, 5)
-			t.Logf("%s", ShiftSummary(s))
+			s := ShiftWithin(tc.b, tc.c, 5)
+			t.Logf("%s: %s", s.Verdict, s.Reason)
 			if s.Verdict != tc.verdict {
 				t.Fatalf("verdict %q, want %q: %+v", s.Verdict, tc.verdict, s)
 			}
@@ -321,14 +321,14 @@ func TestRoundsNeededSettles(t *testing.T) {
 		{"same mean, σ 4%", 10, 10.1, 0.4, VerdictEquivalent},
 		{"+10%, σ 10%", 10, 11, 1, VerdictSignificant},
 	} {
-		s := CompareWithin(shaped(4, tc.bMean, tc.sd), shaped(4, tc.cMean, tc.sd), 5)
+		s := ShiftWithin(shaped(4, tc.bMean, tc.sd), shaped(4, tc.cMean, tc.sd), 5)
 		n := s.RoundsNeeded
 		if s.Verdict != VerdictInconclusive || n <= 4 {
-			t.Fatalf("%s, 4 a side: %s", tc.name, ShiftSummary(s))
+			t.Fatalf("%s, 4 a side: %s", tc.name, s.Reason)
 		}
-		at := CompareWithin(shaped(n, tc.bMean, tc.sd), shaped(n, tc.cMean, tc.sd), 5)
-		before := CompareWithin(shaped(n-1, tc.bMean, tc.sd), shaped(n-1, tc.cMean, tc.sd), 5)
-		t.Logf("%s: %d rounds needed; at %d: %s", tc.name, n, n, ShiftSummary(at))
+		at := ShiftWithin(shaped(n, tc.bMean, tc.sd), shaped(n, tc.cMean, tc.sd), 5)
+		before := ShiftWithin(shaped(n-1, tc.bMean, tc.sd), shaped(n-1, tc.cMean, tc.sd), 5)
+		t.Logf("%s: %d rounds needed; at %d: %s", tc.name, n, n, at.Verdict)
 		if at.Verdict != tc.want || before.Verdict == tc.want && tc.want == VerdictEquivalent {
 			t.Errorf("%s: at %d rounds %s, at %d %s; want %s from %d", tc.name, n, at.Verdict, n-1, before.Verdict, tc.want, n)
 		}

@@ -1,4 +1,8 @@
-package method
+// Package stats compares two samples of measurements: their moments, Welch's
+// t interval of the shift (Student's t quantiles from gonum's distuv), the
+// Mann-Whitney rank test, two one-sided tests for equivalence within a bound,
+// and the verdict they give together. Pure functions on numbers.
+package stats
 
 import (
 	"fmt"
@@ -23,7 +27,8 @@ const (
 	VerdictInconclusive = "inconclusive"
 )
 
-// Difference of two samples: candidate minus baseline.
+// Shift is the difference of two samples, candidate minus baseline, and
+// its verdict.
 type Shift struct {
 	Baseline, Candidate Moments
 	// Delta is mean(candidate) − mean(baseline); CI95 its 95% confidence
@@ -69,7 +74,7 @@ type Moments struct {
 	Max    float64 `json:"max"`
 }
 
-// Alpha is the significance level of the impact study.
+// Alpha is the significance level of the tests.
 const Alpha = 0.01
 
 // DefaultEquivalencePct is the default equivalence bound: a shift within
@@ -98,15 +103,15 @@ func MomentsOf(xs []float64) Moments {
 	return m
 }
 
-// Compare tests whether candidate differs from baseline, with the default
+// ShiftOf tests whether candidate differs from baseline, with the default
 // equivalence bound.
-func Compare(baseline, candidate []float64) Shift {
-	return CompareWithin(baseline, candidate, DefaultEquivalencePct)
+func ShiftOf(baseline, candidate []float64) Shift {
+	return ShiftWithin(baseline, candidate, DefaultEquivalencePct)
 }
 
-// CompareWithin tests whether candidate differs from baseline, and whether
+// ShiftWithin tests whether candidate differs from baseline, and whether
 // it differs by less than boundPct percent of the baseline mean.
-func CompareWithin(baseline, candidate []float64, boundPct float64) Shift {
+func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	s := Shift{Baseline: MomentsOf(baseline), Candidate: MomentsOf(candidate), P: 1, EquivalenceP: 1,
 		EquivalenceBoundPct: boundPct, Verdict: VerdictInconclusive}
 	b, c := s.Baseline, s.Candidate
@@ -115,7 +120,7 @@ func CompareWithin(baseline, candidate []float64, boundPct float64) Shift {
 	if b.N < 2 || c.N < 2 {
 		s.Delta = c.Mean - b.Mean
 		s.RoundsNeeded = rankRoundsNeeded()
-		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed", roundsText(b.N, c.N), s.RoundsNeeded)
+		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed", s.RoundsText(), s.RoundsNeeded)
 		return s
 	}
 	s.Delta = c.Mean - b.Mean
@@ -154,7 +159,7 @@ func inconclusive(s Shift) (string, int) {
 	var why []string
 	switch {
 	case s.MinP >= Alpha:
-		why = append(why, fmt.Sprintf("%s a side cannot reach p < %g: the smallest possible p is %.3f", roundsText(b.N, c.N), Alpha, s.MinP))
+		why = append(why, fmt.Sprintf("%s a side cannot reach p < %g: the smallest possible p is %.3f", s.RoundsText(), Alpha, s.MinP))
 	case s.P >= Alpha:
 		why = append(why, fmt.Sprintf("p = %.3g is not below %g", s.P, Alpha))
 	default:
@@ -225,17 +230,18 @@ func rankRoundsNeeded() int {
 	return n
 }
 
-func roundsText(nb, nc int) string {
+// RoundsText says the sample sizes as rounds: "5 rounds", "4 and 5 rounds".
+func (s Shift) RoundsText() string {
 	unit := func(n int) string {
 		if n == 1 {
 			return "1 round"
 		}
 		return fmt.Sprintf("%d rounds", n)
 	}
-	if nb == nc {
-		return unit(nb)
+	if s.Baseline.N == s.Candidate.N {
+		return unit(s.Baseline.N)
 	}
-	return fmt.Sprintf("%d and %s", nb, unit(nc))
+	return fmt.Sprintf("%d and %s", s.Baseline.N, unit(s.Candidate.N))
 }
 
 // welchDF are the Welch–Satterthwaite degrees of freedom (fractional) of
@@ -250,10 +256,6 @@ func welchDF(vb, vc float64, nb, nc int) float64 {
 func tQuantile(p, df float64) float64 {
 	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
 }
-
-// tQuantile975 is the 97.5% quantile of Student's t with df degrees of
-// freedom.
-func tQuantile975(df float64) float64 { return tQuantile(0.975, df) }
 
 // minRankP is the smallest two-sided p of the Mann-Whitney test with sizes
 // n1 and n2: both orders of complete separation, 2 / C(n1+n2, n1).

@@ -1,8 +1,13 @@
-package method
+// Package impact runs and analyses impact studies: the same load against a
+// baseline and a candidate, interleaved round by round, compared with
+// package stats (is the candidate slower, the same, or can these rounds not
+// tell?) and side by side in Siege's terms.
+package impact
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -10,6 +15,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/stats"
 )
 
 // The sides of an impact study.
@@ -18,15 +24,24 @@ const (
 	CandidateSide = "candidate"
 )
 
-// Impact is an A/B study: the same load against a baseline and a candidate,
+// The schema versions of the study's outputs (their JSON Schemas are in
+// package schemas).
+const (
+	Schema     = "tlsbench/impact/v1"      // a Report as JSON
+	RunsSchema = "tlsbench/impact-runs/v1" // Runs as JSON (impact --json)
+)
+
+// ErrInterrupted is returned when the study stopped between runs because
+// its context was cancelled.
+var ErrInterrupted = errors.New("impact study interrupted")
+
+// Study is an A/B study: the same load against a baseline and a candidate,
 // interleaved (baseline, candidate, baseline, …) for Rounds rounds so that
 // drift hits both sides alike.
-type Impact struct {
+type Study struct {
 	Baseline, Candidate *job.Spec
 	Rounds              int
 	Cooldown            time.Duration
-	// Run makes one run; default job.Run.
-	Run func(ctx context.Context, spec *job.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -43,20 +58,16 @@ func (e *FailedRunError) Error() string {
 	return fmt.Sprintf("%s, round %d: %s", e.Side, e.Round, e.Run.Failed())
 }
 
-// ImpactRuns are the records of both sides, round by round.
-type ImpactRuns struct {
+// Runs are the records of both sides, round by round.
+type Runs struct {
 	Baseline  []*metrics.Run `json:"baseline"`
 	Candidate []*metrics.Run `json:"candidate"`
 }
 
 // Do runs the rounds. Cancelling ctx stops after the run in progress; the
 // rounds done so far are returned with ErrInterrupted.
-func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
-	run := im.Run
-	if run == nil {
-		run = job.Run
-	}
-	out := &ImpactRuns{}
+func (im *Study) Do(ctx context.Context) (*Runs, error) {
+	out := &Runs{}
 	for round := 1; round <= im.Rounds; round++ {
 		for _, side := range []struct {
 			name string
@@ -66,7 +77,7 @@ func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
 			if ctx.Err() != nil {
 				return out, ErrInterrupted
 			}
-			r, err := run(context.WithoutCancel(ctx), side.spec)
+			r, err := job.Run(context.WithoutCancel(ctx), side.spec)
 			if err != nil {
 				return out, fmt.Errorf("%s, round %d: %w", side.name, round, err)
 			}
@@ -79,7 +90,10 @@ func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
 			if im.Events != nil {
 				im.Events(side.name, round, r)
 			}
-			sleepCtx(ctx, im.Cooldown)
+			select {
+			case <-time.After(im.Cooldown):
+			case <-ctx.Done():
+			}
 		}
 	}
 	return out, nil
@@ -87,45 +101,44 @@ func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
 
 // MarshalJSON writes the report with Siege's keys: {"metrics": {KEY:
 // {"baseline", "candidate", "delta", "delta_pct", "significant"}}, …}.
-func (r *ImpactReport) MarshalJSON() ([]byte, error) {
-	m := make(map[string]ImpactMetric, len(r.Metrics))
-	for _, x := range r.Metrics {
-		m[x.Key] = x
-	}
-	ph := make(map[string]ImpactMetric, len(r.Phases))
-	for _, x := range r.Phases {
-		ph[x.Key] = x
+func (r *Report) MarshalJSON() ([]byte, error) {
+	byKey := func(ms []Metric) map[string]Metric {
+		out := make(map[string]Metric, len(ms))
+		for _, x := range ms {
+			out[x.Key] = x
+		}
+		return out
 	}
 	return json.Marshal(struct {
-		Schema       string                  `json:"schema"`
-		Metrics      map[string]ImpactMetric `json:"metrics"`
-		Latency      map[string]ImpactMetric `json:"latency"`
-		ResponseTime Shift                   `json:"response_time_shift"`
-		Rate         Shift                   `json:"transaction_rate_shift"`
-		Rounds       []ImpactRound           `json:"rounds"`
-		Verdict      string                  `json:"verdict"`
-		Summary      string                  `json:"summary"`
-		Bound        float64                 `json:"equivalence_bound_pct"`
-		Baseline     analysis.Siege          `json:"baseline"`
-		Candidate    analysis.Siege          `json:"candidate"`
-	}{ImpactSchema, m, ph, r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
+		Schema       string            `json:"schema"`
+		Metrics      map[string]Metric `json:"metrics"`
+		Latency      map[string]Metric `json:"latency"`
+		ResponseTime stats.Shift       `json:"response_time_shift"`
+		Rate         stats.Shift       `json:"transaction_rate_shift"`
+		Rounds       []Round           `json:"rounds"`
+		Verdict      string            `json:"verdict"`
+		Summary      string            `json:"summary"`
+		Bound        float64           `json:"equivalence_bound_pct"`
+		Baseline     analysis.Siege     `json:"baseline"`
+		Candidate    analysis.Siege     `json:"candidate"`
+	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
-// ImpactReport is the analysis of an impact study.
-type ImpactReport struct {
+// Report is the analysis of an impact study.
+type Report struct {
 	// Metrics are Siege's, in its order, keyed by its JSON names.
-	Metrics []ImpactMetric `json:"-"`
+	Metrics []Metric `json:"-"`
 	// Phases are the latency percentiles per phase (ms).
-	Phases []ImpactMetric `json:"-"`
+	Phases []Metric `json:"-"`
 	// ResponseTime compares the rounds' mean response times (ms, each
 	// round's steady window): the rounds, interleaved, are the independent
 	// samples (the seconds of one run are not).
-	ResponseTime Shift `json:"response_time_shift"`
+	ResponseTime stats.Shift `json:"response_time_shift"`
 	// Rate compares the rounds' transaction rates (/s).
-	Rate Shift `json:"transaction_rate_shift"`
+	Rate stats.Shift `json:"transaction_rate_shift"`
 	// Rounds are each round's transaction rate and response time, for the
 	// spread.
-	Rounds []ImpactRound `json:"rounds"`
+	Rounds []Round `json:"rounds"`
 	// Verdict is the response-time shift's: VerdictSignificant,
 	// VerdictEquivalent or VerdictInconclusive; Summary says it in words,
 	// with the size, the interval, p, the bound and, when inconclusive, the
@@ -136,8 +149,8 @@ type ImpactReport struct {
 	Baseline, Candidate analysis.Siege `json:"-"`
 }
 
-// ImpactMetric is one metric side by side.
-type ImpactMetric struct {
+// Metric is one metric side by side.
+type Metric struct {
 	Key         string  `json:"-"`
 	Label       string  `json:"-"`
 	Unit        string  `json:"-"`
@@ -153,8 +166,8 @@ type ImpactMetric struct {
 	Tested bool `json:"-"`
 }
 
-// ImpactRound is one round of both sides.
-type ImpactRound struct {
+// Round is one round of both sides.
+type Round struct {
 	Round                   int     `json:"round"`
 	BaselineRate            float64 `json:"baseline_transaction_rate"`
 	CandidateRate           float64 `json:"candidate_transaction_rate"`
@@ -163,13 +176,13 @@ type ImpactRound struct {
 }
 
 // Analyze compares the two sides with the default equivalence bound.
-func Analyze(runs *ImpactRuns) (*ImpactReport, error) {
-	return AnalyzeWithin(runs, DefaultEquivalencePct)
+func Analyze(runs *Runs) (*Report, error) {
+	return AnalyzeWithin(runs, stats.DefaultEquivalencePct)
 }
 
 // AnalyzeWithin compares the two sides; a shift within boundPct percent of
 // the baseline is no difference.
-func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
+func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	b, err := analysis.SiegeOf(runs.Baseline...)
 	if err != nil {
 		return nil, err
@@ -178,7 +191,7 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &ImpactReport{Baseline: b, Candidate: c}
+	rep := &Report{Baseline: b, Candidate: c}
 	bMean, bRate, err := perRound(runs.Baseline)
 	if err != nil {
 		return nil, err
@@ -187,16 +200,13 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep.ResponseTime = CompareWithin(bMean, cMean, boundPct)
-	rep.Rate = CompareWithin(bRate, cRate, boundPct)
+	rep.ResponseTime = stats.ShiftWithin(bMean, cMean, boundPct)
+	rep.Rate = stats.ShiftWithin(bRate, cRate, boundPct)
 	latency, rate := &rep.ResponseTime, &rep.Rate
-	add := func(key, label, unit string, bv, cv float64, tested bool, by *Shift) {
-		m := ImpactMetric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, Tested: tested}
+	add := func(key, label, unit string, bv, cv float64, tested bool, by *stats.Shift) {
+		m := Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv), Tested: tested}
 		if tested {
 			m.Significant, m.Verdict = by.Significant, by.Verdict
-		}
-		if bv != 0 {
-			m.DeltaPct = 100 * (cv - bv) / bv
 		}
 		rep.Metrics = append(rep.Metrics, m)
 	}
@@ -224,18 +234,13 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 		}
 		for _, q := range []float64{50, 90, 99} {
 			bv, cv := float64(metrics.ValueAtPercentile(hb, q))/1000, float64(metrics.ValueAtPercentile(hc, q))/1000
-			m := ImpactMetric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms", Baseline: bv, Candidate: cv, Delta: cv - bv}
-			if bv != 0 {
-				m.DeltaPct = 100 * (cv - bv) / bv
-			}
-			rep.Phases = append(rep.Phases, m)
+			rep.Phases = append(rep.Phases, Metric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms",
+				Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv)})
 		}
 	}
-	for i := 0; i < min(len(runs.Baseline), len(runs.Candidate)); i++ {
-		sb, _ := analysis.SiegeOf(runs.Baseline[i])
-		sc, _ := analysis.SiegeOf(runs.Candidate[i])
-		rep.Rounds = append(rep.Rounds, ImpactRound{Round: i + 1, BaselineRate: sb.TransactionRate, CandidateRate: sc.TransactionRate,
-			BaselineResponseTimeMS: sb.ResponseTime * 1000, CandidateResponseTimeMS: sc.ResponseTime * 1000})
+	for i := range min(len(bMean), len(cMean)) {
+		rep.Rounds = append(rep.Rounds, Round{Round: i + 1, BaselineRate: bRate[i], CandidateRate: cRate[i],
+			BaselineResponseTimeMS: bMean[i], CandidateResponseTimeMS: cMean[i]})
 	}
 	rep.Verdict = rep.ResponseTime.Verdict
 	rep.Summary = ShiftSummary(rep.ResponseTime)
@@ -245,11 +250,11 @@ func AnalyzeWithin(runs *ImpactRuns, boundPct float64) (*ImpactReport, error) {
 // ShiftSummary says the response-time shift s in words: the verdict, the size,
 // the 95% interval, p, the equivalence bound and, when inconclusive, the
 // reason and the rounds needed.
-func ShiftSummary(s Shift) string {
-	n := roundsText(s.Baseline.N, s.Candidate.N) + " a side"
+func ShiftSummary(s stats.Shift) string {
+	n := s.RoundsText() + " a side"
 	bound := fmt.Sprintf("±%g%% of the baseline, ±%.3g ms", s.EquivalenceBoundPct, s.EquivalenceBound)
 	switch s.Verdict {
-	case VerdictSignificant:
+	case stats.VerdictSignificant:
 		verb := "adds"
 		if s.Delta < 0 {
 			verb = "saves"
@@ -260,7 +265,7 @@ func ShiftSummary(s Shift) string {
 		}
 		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)", verb, math.Abs(s.Delta), s.CI95,
 			pct(s.Delta, s.Baseline.Mean), pText(s.P), n, within, bound)
-	case VerdictEquivalent:
+	case stats.VerdictEquivalent:
 		return fmt.Sprintf("equivalent: no difference in response time larger than %s (shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
 			bound, s.Delta, s.CI98, pText(s.P), n)
 	}
