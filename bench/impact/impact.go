@@ -119,8 +119,8 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Verdict      string            `json:"verdict"`
 		Summary      string            `json:"summary"`
 		Bound        float64           `json:"equivalence_bound_pct"`
-		Baseline     analysis.Siege     `json:"baseline"`
-		Candidate    analysis.Siege     `json:"candidate"`
+		Baseline     analysis.Siege    `json:"baseline"`
+		Candidate    analysis.Siege    `json:"candidate"`
 	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
 }
 
