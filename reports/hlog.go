@@ -23,7 +23,7 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 	}
 	for _, in := range inputs {
 		if in.Run != nil {
-			add(labels[DUTKey(in.Run)]+"."+in.Run.Engine+"."+in.Run.Profile, in.Run)
+			add(labels[DUTKey(in.Run)]+"."+in.Run.Engine.String()+"."+in.Run.Profile, in.Run)
 			continue
 		}
 		if in.Campaign == nil {
@@ -31,7 +31,7 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 		}
 		for _, cell := range in.Campaign.Summary.Cells {
 			if run := publishedRun(in.Campaign.Ledger, cell); run != nil {
-				add(cell.DUT+"."+cell.Engine+"."+cell.Profile, run)
+				add(cell.DUT+"."+cell.Engine.String()+"."+cell.Profile, run)
 			}
 		}
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Campaign is the content of a campaign directory (from qualify), read by
@@ -104,11 +106,11 @@ type Environment struct {
 // Section is the appendix of one DUT × test × profile: how its published
 // value was found.
 type Section struct {
-	DUT     string `json:"dut"`
-	Engine  string `json:"engine"`
-	Profile string `json:"profile"`
-	Source  string `json:"source"` // the campaign, or "run records"
-	Unit    string `json:"unit"`   // of the values: "CPS" or "Gbps"
+	DUT     string       `json:"dut"`
+	Engine  vocab.Engine `json:"engine"`
+	Profile string       `json:"profile"`
+	Source  string       `json:"source"` // the campaign, or "run records"
+	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
 	P99Phase    string         `json:"p99_phase"`
@@ -168,14 +170,8 @@ type Point struct {
 	V float64 `json:"v"`
 }
 
-// Engines and their units.
-const (
-	cpsEngine        = "cps"
-	throughputEngine = "throughput"
-)
-
-func unitOf(engine string) string {
-	if engine == throughputEngine {
+func unitOf(engine vocab.Engine) string {
+	if engine == vocab.EngineThroughput {
 		return "Gbps"
 	}
 	return "CPS"
@@ -193,15 +189,16 @@ func defaultRule() method.Accept { return method.DefaultMethod().Accept }
 
 // item is a DUT × engine × profile of one input, before DUTs are named.
 type item struct {
-	source, dut     string // the input's label and the DUT's own name
-	engine, profile string
-	cipher, group   string
-	value           *float64
-	runs            method.RunCount
-	consistent      bool
-	note            string
-	unsupported     string // why the DUT does not serve the profile
-	section         Section
+	source, dut   string // the input's label and the DUT's own name
+	engine        vocab.Engine
+	profile       string
+	cipher, group string
+	value         *float64
+	runs          method.RunCount
+	consistent    bool
+	note          string
+	unsupported   string // why the DUT does not serve the profile
+	section       Section
 }
 
 // Build assembles the report of the inputs: every campaign's published
@@ -242,7 +239,7 @@ func Build(inputs []Input) (*Report, error) {
 			}
 		case in.Run != nil:
 			run := in.Run
-			k := DUTKey(run) + "|" + run.Engine + "|" + run.Profile
+			k := DUTKey(run) + "|" + run.Engine.String() + "|" + run.Profile
 			g, ok := records[k]
 			if !ok {
 				g = &recordGroup{dutKey: DUTKey(run)}
@@ -438,7 +435,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine+"|"+p.Profile] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
@@ -469,7 +466,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine+"|"+cell.Profile]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := chosenSeq(cell.Runs)
@@ -521,7 +518,7 @@ func publishedRun(ledger []*method.Entry, cell *method.Cell) *metrics.Run {
 // finalEntry finds a cell's final run in the ledger.
 func finalEntry(ledger []*method.Entry, cell *method.Cell, seq int) *method.Entry {
 	for _, e := range ledger {
-		if e.Phase == method.FinalPhase && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
+		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
 			e.Level == cell.Level && e.Seq == seq {
 			return e
 		}
@@ -529,8 +526,8 @@ func finalEntry(ledger []*method.Entry, cell *method.Cell, seq int) *method.Entr
 	return nil
 }
 
-func p99Phase(engine string) string {
-	if engine == throughputEngine {
+func p99Phase(engine vocab.Engine) string {
+	if engine == vocab.EngineThroughput {
 		return "total"
 	}
 	return "handshake"
@@ -549,7 +546,7 @@ func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 			continue
 		}
 		v := float64(s.Transactions)
-		if r.Engine == throughputEngine {
+		if r.Engine == vocab.EngineThroughput {
 			v = s.Gbps()
 		}
 		ch.Series = append(ch.Series, Point{T: float64(s.T), V: v})
@@ -702,7 +699,7 @@ func publishedRows(items []*item, duts []string) []TableRow {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
 		res := &row.Results[indexOf(duts, it.dut)]
-		if it.engine == throughputEngine {
+		if it.engine == vocab.EngineThroughput {
 			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
 		} else {
 			res.CPS, res.CPSRuns, res.CPSUnsupported = it.value, it.runs, it.unsupported

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // FormatGbps formats a bandwidth as the published tables do: "53 Gbps",
@@ -58,7 +60,7 @@ func QualifyTable(w io.Writer, s *method.Summary) {
 				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {
 					continue
 				}
-				if c.Engine == throughputEngine {
+				if c.Engine == vocab.EngineThroughput {
 					gbps = NotSupported
 				} else {
 					cps = NotSupported

@@ -8,10 +8,13 @@ package reports
 import (
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"slices"
 )
 
 // Micros formats a microsecond value with a readable unit.
@@ -69,11 +72,11 @@ func RunText(w io.Writer, r *metrics.Run) {
 	if c := r.Closes; c != nil {
 		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n", c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
 	}
-	classes := make([]string, 0, len(r.Errors.ByClass))
+	classes := make([]vocab.Class, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
 		classes = append(classes, c)
 	}
-	sort.Strings(classes)
+	slices.Sort(classes)
 	for _, c := range classes {
 		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
 	}
@@ -85,12 +88,12 @@ func RunText(w io.Writer, r *metrics.Run) {
 	}
 	val := func(v int64) string { return bound + Micros(float64(v)) }
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
-	phases := []string{"connect", "handshake", "ttfb", "transfer", "total"}
-	if r.Latency[metrics.ScheduleLag].Count > 0 {
-		phases = append(phases, metrics.ScheduleLag)
+	phases := []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal}
+	if r.Percentiles(vocab.PhaseScheduleLag).Count > 0 {
+		phases = append(phases, vocab.PhaseScheduleLag)
 	}
 	for _, ph := range phases {
-		l := r.Latency[ph]
+		l := r.Percentiles(ph)
 		if l.Count == 0 {
 			fmt.Fprintf(w, "  %-12s %9s\n", ph, "-")
 			continue
@@ -102,7 +105,7 @@ func RunText(w io.Writer, r *metrics.Run) {
 		fmt.Fprintf(w, "  WARNING      %.1f%% of the scheduled starts were dropped (no worker free): they are in no histogram, so every latency above is a lower bound\n", r.Load.DroppedShare*100)
 	}
 	if r.Load.StartLagMaterial {
-		l, t := r.Latency[metrics.ScheduleLag], r.Latency["total"]
+		l, t := r.Percentiles(vocab.PhaseScheduleLag), r.Percentiles(vocab.PhaseTotal)
 		fmt.Fprintf(w, "  WARNING      the generator's own start lateness (schedule_lag p50 %s, p99 %s) is a material part of the total latency (p50 %s, p99 %s)\n",
 			Micros(float64(l.P50)), Micros(float64(l.P99)), Micros(float64(t.P50)), Micros(float64(t.P99)))
 	}
@@ -137,7 +140,7 @@ func CPSTable(w io.Writer, runs []*metrics.Run) {
 			cps = r.CPS
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			cps, r.Errors.Total, Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), r.Client.CPUPerTxnUS)
+			cps, r.Errors.Total, Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), r.Client.CPUPerTxnUS)
 	}
 	tw.Flush()
 }
@@ -176,7 +179,7 @@ func ThroughputTable(w io.Writer, runs []*metrics.Run) {
 			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f Gbps\t%.3f Gbps\t%.1f\t%d\t%s\t%s\t%.2f s\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)), CPUPerGB(r))
+			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), CPUPerGB(r))
 	}
 	tw.Flush()
 }

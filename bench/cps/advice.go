@@ -5,8 +5,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // handshakesPerCore is a prudent number of full handshakes one generator
@@ -33,7 +34,7 @@ func DeadlineAdvice(conc, cores int, handshake, read time.Duration) string {
 // out because of their own number: by Little's law each lasted about
 // concurrency ÷ CPS, which came near the deadline.
 func TimeoutAdvice(r *metrics.Run, handshake, read time.Duration) string {
-	timeouts := r.Errors.ByClass[bench.ClassHandshakeTimeout] + r.Errors.ByClass[bench.ClassReadTimeout] + r.Errors.ByClass[bench.ClassConnectTimeout]
+	timeouts := r.Errors.ByClass[vocab.ClassHandshakeTimeout] + r.Errors.ByClass[vocab.ClassReadTimeout] + r.Errors.ByClass[vocab.ClassConnectTimeout]
 	if timeouts == 0 || r.CPSResult == nil || r.CPS <= 0 || r.Load.Mode != "closed" {
 		return ""
 	}

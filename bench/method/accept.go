@@ -5,16 +5,17 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Value is the metric a run is judged by: CPS, or payload Gbps.
 func Value(r *metrics.Run) float64 {
 	switch {
-	case r.Engine == job.CPS && r.CPSResult != nil:
+	case r.Engine == vocab.EngineCPS && r.CPSResult != nil:
 		return r.CPS
-	case r.Engine == job.Throughput && r.ThroughputResult != nil:
+	case r.Engine == vocab.EngineThroughput && r.ThroughputResult != nil:
 		return r.Gbps
 	}
 	return 0
@@ -36,10 +37,10 @@ func (a Accept) Judge(r *metrics.Run) []string {
 	if r.Transactions == 0 {
 		reasons = append(reasons, "no successful transaction")
 	}
-	if n := r.Errors.ByClass["mismatch"]; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)", n, r.Errors.Examples["mismatch"]))
+	if n := r.Errors.ByClass[vocab.ClassMismatch]; n > 0 {
+		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)", n, r.Errors.Examples[vocab.ClassMismatch]))
 	}
-	if n := r.Errors.ByClass["resumed"]; n > 0 {
+	if n := r.Errors.ByClass[vocab.ClassResumed]; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("resumed sessions ×%d", n))
 	}
 	if e := r.Errors.Total; e > 0 {
@@ -66,8 +67,8 @@ func (a Accept) Judge(r *metrics.Run) []string {
 }
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.
-func classList(m map[string]int64) string {
-	ks := make([]string, 0, len(m))
+func classList(m map[vocab.Class]int64) string {
+	ks := make([]vocab.Class, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // openLoopRun makes a CPS open-loop run at rate against the in-process
@@ -31,7 +33,7 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 	}
 	defer tg.Close()
 	spec := &job.Spec{
-		Engine: job.CPS,
+		Engine: vocab.EngineCPS,
 		Conn: tlsconn.Config{Profile: p, Address: tg.Listeners[0].Addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}},
 		Request: tlsconn.Request{Path: "/1k", Host: "localhost", ExpectSize: 1024, ReadTimeout: 10 * time.Second},
@@ -84,7 +86,7 @@ func TestOverloadedOpenLoopRejected(t *testing.T) {
 // TestOpenLoopStartsOnTime, where no handshake shares the cores.)
 func TestIdleOpenLoopLag(t *testing.T) {
 	r := openLoopRun(t, 200, 64, 0)
-	lag := r.Latency[metrics.ScheduleLag]
+	lag := r.Percentiles(vocab.PhaseScheduleLag)
 	t.Logf("late %d of %d; schedule lag p50 %d µs, p99 %d µs; total p50 %d µs (uncorrected %d µs); material %v",
 		r.Load.Late, r.Load.Scheduled, lag.P50, lag.P99, r.Latency["total"].P50, r.Latency["total_uncorrected"].P50, r.Load.StartLagMaterial)
 	if r.Load.Dropped != 0 || r.Load.LatencyLowerBound {
@@ -98,7 +100,7 @@ func TestIdleOpenLoopLag(t *testing.T) {
 	if r.Load.StartLagMaterial != want {
 		t.Errorf("start_lag_material %v, want %v", r.Load.StartLagMaterial, want)
 	}
-	if _, err := r.Histogram(metrics.ScheduleLag); err != nil {
+	if _, err := r.Histogram(vocab.PhaseScheduleLag.String()); err != nil {
 		t.Error(err)
 	}
 }

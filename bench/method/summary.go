@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Summary is a campaign's result: the published table as data, and the
@@ -93,7 +94,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 						x := cell.Value
 						v = &x
 					}
-					if cell.Engine == job.CPS {
+					if cell.Engine == vocab.EngineCPS {
 						row.CPS, row.CPSRuns = v, count
 					} else {
 						row.Gbps, row.GbpsRuns = v, count

@@ -1,5 +1,7 @@
 package metrics
 
+import "github.com/tlsbench/tlsbench/bench/vocab"
+
 // Comparison is every metric of two runs side by side, in the layout of an
 // A/B impact table ("with WAF | without WAF | impact"): B is the baseline,
 // Delta is A − B and DeltaPct is (A − B) ÷ B in percent.
@@ -46,14 +48,14 @@ func comparedMetrics() []compared {
 		{metric: "availability", unit: "%", note: noteAvailability, value: func(r *Run) float64 { return r.Availability() * 100 }},
 		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *Run) float64 { return r.DurationS }},
 		{metric: "data transferred", unit: "MB", note: noteData, value: func(r *Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
-		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *Run) float64 { return r.Latency["total"].Mean / 1e3 }},
+		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
 		{metric: "transaction rate", unit: "/s", value: (*Run).TransactionRate},
 		{metric: "throughput", unit: "MB/s", value: func(r *Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
 		{metric: "concurrency", note: noteConcurrency, value: (*Run).Concurrency},
 		{metric: "successful", value: func(r *Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *Run) float64 { return float64(r.Errors.Total) }},
-		{metric: "longest", unit: "ms", value: func(r *Run) float64 { return float64(r.Latency["total"].Max) / 1e3 }},
-		{metric: "shortest", unit: "ms", value: func(r *Run) float64 { return float64(r.Latency["total"].Min) / 1e3 }},
+		{metric: "longest", unit: "ms", value: func(r *Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Max) / 1e3 }},
+		{metric: "shortest", unit: "ms", value: func(r *Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Min) / 1e3 }},
 	}
 	for _, phase := range []string{"connect", "handshake", "ttfb", "total"} {
 		for _, q := range []struct {
@@ -139,5 +141,5 @@ func (r *Run) TransactionRate() float64 { return perSecond(r, float64(r.Transact
 // closed loop it approaches the configured concurrency; far below it, the
 // generator rather than the target was waiting.
 func (r *Run) Concurrency() float64 {
-	return r.TransactionRate() * r.Latency["total"].Mean / 1e6
+	return r.TransactionRate() * r.Percentiles(vocab.PhaseTotal).Mean / 1e6
 }

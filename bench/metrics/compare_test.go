@@ -12,6 +12,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // compareRun is a CPS run of n successful transactions of total latency
@@ -22,7 +24,7 @@ func compareRun(t *testing.T, n, failed int, d time.Duration) *metrics.Run {
 	rec := metrics.NewRecorder(2, start)
 	for i := range n {
 		s := &metrics.Sample{Steady: true, Opened: true, Handshake: true, Payload: 1000}
-		s.Dur = [metrics.NumPhases]time.Duration{d / 10, d / 2, d / 5, d / 10, d, d}
+		s.Dur = [vocab.NumTimed]time.Duration{d / 10, d / 2, d / 5, d / 10, d, d}
 		rec.Record(i, s)
 	}
 	for i := range failed {
@@ -200,7 +202,7 @@ func TestHistogramLogRoundTrip(t *testing.T) {
 		n := 0
 		for _, lr := range tt.runs {
 			start := lr.Run.Started.Add(time.Duration(lr.Run.SteadyStartS * float64(time.Second)))
-			for p := range metrics.NumPhases {
+			for p := range vocab.NumTimed {
 				h, err := rd.NextIntervalHistogram()
 				if err != nil || h == nil {
 					t.Fatalf("interval %d: %v, %v", n, h, err)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // LabeledRun is a run and the name it goes by in a log or a report.
@@ -62,7 +64,7 @@ func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
 		lw.OutputBaseTime(base),
 		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s), successful transactions."),
 		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
-		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(phaseNames[:], ", ") + ": each run's steady window (3 significant digits)."),
+		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.TimedNames(), ", ") + ": each run's steady window (3 significant digits)."),
 		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, warm-up and drain included (2 significant digits)."),
 		lw.OutputComment(" One series, a line per interval in NAME: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
 	} {
@@ -108,7 +110,7 @@ func intervalsOf(r *Run, prefix string) ([]interval, error) {
 	var ivs []interval
 	start := r.steadyStart()
 	end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
-	for _, phase := range phaseNames {
+	for _, phase := range vocab.TimedNames() {
 		enc, ok := r.Histograms[phase]
 		if !ok {
 			continue
@@ -125,7 +127,7 @@ func intervalsOf(r *Run, prefix string) ([]interval, error) {
 		if s.Partial && r.Ended.After(from) && r.Ended.Before(to) {
 			to = r.Ended
 		}
-		for _, ph := range []struct{ name, enc string }{{Handshake.String(), s.HandshakeHist}, {Total.String(), s.TotalHist}} {
+		for _, ph := range []struct{ name, enc string }{{vocab.PhaseHandshake.String(), s.HandshakeHist}, {vocab.PhaseTotal.String(), s.TotalHist}} {
 			if ph.enc == "" {
 				continue
 			}

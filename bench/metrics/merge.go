@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Merge merges the records of the agents of one distributed run (each ran a
@@ -61,7 +63,7 @@ func Merge(runs []*Run) (*Run, error) {
 		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
-		Errors: Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
+		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
 	}
 	for _, in := range ins {
 		if m.Target.LeafSHA256 == "" {
@@ -224,7 +226,7 @@ func checkAgreement(ins []*mergeInput) error {
 		var what, va, vb string
 		switch {
 		case a.Engine != b.Engine:
-			what, va, vb = "ran engine", a.Engine, b.Engine
+			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
 		case identityDiff(a.Target, b.Target) != "":

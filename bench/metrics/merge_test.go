@@ -16,6 +16,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // A played run: playSeconds seconds of seeded samples, the first
@@ -36,7 +38,7 @@ var playNegotiated = metrics.Negotiated{Version: "TLS 1.2", CipherSuite: "TLS_EC
 func playedSample(rng *rand.Rand, steady bool) *metrics.Sample {
 	us := func(lo, hi int) time.Duration { return time.Duration(lo+rng.IntN(hi-lo)) * time.Microsecond }
 	s := &metrics.Sample{Steady: steady, Opened: true, BytesOut: 80, WireOut: 300 + int64(rng.IntN(200))}
-	s.Dur[metrics.Connect] = us(50, 800)
+	s.Dur[vocab.PhaseConnect] = us(50, 800)
 	switch r := rng.IntN(100); {
 	case r < 3:
 		s.Class, s.Err = "timeout", errors.New("handshake: i/o timeout")
@@ -47,14 +49,14 @@ func playedSample(rng *rand.Rand, steady bool) *metrics.Sample {
 		return s
 	}
 	s.Handshake = true
-	s.Dur[metrics.Handshake] = time.Duration(math.Exp(7+rng.NormFloat64())) * time.Microsecond
-	s.Dur[metrics.TTFB] = us(100, 5000)
-	s.Dur[metrics.Transfer] = us(1, 300)
-	s.Dur[metrics.Total] = s.Dur[metrics.Connect] + s.Dur[metrics.Handshake] + s.Dur[metrics.TTFB] + s.Dur[metrics.Transfer]
+	s.Dur[vocab.PhaseHandshake] = time.Duration(math.Exp(7+rng.NormFloat64())) * time.Microsecond
+	s.Dur[vocab.PhaseTTFB] = us(100, 5000)
+	s.Dur[vocab.PhaseTransfer] = us(1, 300)
+	s.Dur[vocab.PhaseTotal] = s.Dur[vocab.PhaseConnect] + s.Dur[vocab.PhaseHandshake] + s.Dur[vocab.PhaseTTFB] + s.Dur[vocab.PhaseTransfer]
 	if rng.IntN(100) == 0 {
-		s.Dur[metrics.Total] = 150 * time.Second // out of range
+		s.Dur[vocab.PhaseTotal] = 150 * time.Second // out of range
 	}
-	s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+	s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
 	s.Payload, s.BytesIn, s.WireIn = 1024, 1200, 4000+int64(rng.IntN(100))
 	return s
 }
@@ -156,7 +158,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 // every histogram, the percentiles and the counters.
 func checkSameRecording(t *testing.T, got, want *metrics.Run) {
 	t.Helper()
-	for p := range metrics.NumPhases {
+	for p := range vocab.NumTimed {
 		name := p.String()
 		g, err := got.Histogram(name)
 		if err != nil {
@@ -581,7 +583,7 @@ func BenchmarkEncodeSecond(b *testing.B) {
 	h := hdr.New(metrics.Lowest, metrics.Highest, 2)
 	for range 2000 {
 		if s := playedSample(rng, true); s.Class == "" {
-			h.RecordValue(min(s.Dur[metrics.Total].Microseconds(), metrics.Highest))
+			h.RecordValue(min(s.Dur[vocab.PhaseTotal].Microseconds(), metrics.Highest))
 		}
 	}
 	b.Run("EncodeV2", func(b *testing.B) {

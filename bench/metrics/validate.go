@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Engines are the engines a run record may name.
-var Engines = []string{"cps", "throughput"}
+var Engines = []string{vocab.EngineCPS.String(), vocab.EngineThroughput.String()}
 
 // LoadModes are the load modes a run record may name.
 var LoadModes = []string{"closed", "open"}
@@ -116,7 +118,7 @@ func (r *Run) check(c *Checker) {
 		c.Failf("schema", "%q, want %q", r.Schema, Schema)
 		return
 	}
-	c.OneOf("engine", r.Engine, Engines)
+	c.OneOf("engine", r.Engine.String(), Engines)
 
 	// The window.
 	c.Rate("warmup_s", r.WarmupS)
@@ -177,7 +179,7 @@ func (r *Run) checkErrors(c *Checker) {
 	c.Count("errors.total", r.Errors.Total)
 	var sum int64
 	for _, k := range sortedKeys(r.Errors.ByClass) {
-		v := r.Errors.ByClass[k]
+		v := r.Errors.ByClass[vocab.Class(k)]
 		if !ErrorClassPattern.MatchString(k) {
 			c.Failf("errors.by_class", "%q is not an error class (%s)", k, ErrorClassPattern)
 		}
@@ -216,7 +218,7 @@ func (r *Run) checkRates(c *Checker) {
 		}
 	}
 	switch r.Engine {
-	case "cps":
+	case vocab.EngineCPS:
 		if r.CPSResult == nil {
 			c.Failf("cps", "missing in a cps record")
 			return
@@ -226,7 +228,7 @@ func (r *Run) checkRates(c *Checker) {
 		}
 		c.Rate("cps", r.CPS)
 		agree("cps", r.CPS, per(float64(r.Transactions)))
-	case "throughput":
+	case vocab.EngineThroughput:
 		t := r.ThroughputResult
 		if t == nil {
 			c.Failf("requests_per_s", "missing in a throughput record")
@@ -319,19 +321,19 @@ func CheckPercentiles(c *Checker, path string, p Percentiles) {
 func (r *Run) checkLatency(c *Checker) {
 	for _, phase := range sortedKeys(r.Latency) {
 		if !knownPhase(phase) {
-			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
 		}
 		CheckPercentiles(c, "latency_us."+phase, r.Latency[phase])
 	}
 	// Every successful transaction of the window has a total latency.
-	if p, ok := r.Latency[Total.String()]; ok && p.Count != r.Transactions && c.Err == nil {
+	if p, ok := r.Latency[vocab.PhaseTotal.String()]; ok && p.Count != r.Transactions && c.Err == nil {
 		c.Failf("latency_us.total.count", "%d, but transactions is %d", p.Count, r.Transactions)
 	}
 	for _, phase := range sortedKeys(r.Histograms) {
 		path := "histograms." + phase
 		if !knownPhase(phase) {
-			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
 		}
 		h, err := r.Histogram(phase)
@@ -352,15 +354,8 @@ func (r *Run) checkLatency(c *Checker) {
 }
 
 func knownPhase(name string) bool {
-	if name == ScheduleLag {
-		return true
-	}
-	for _, p := range phaseNames {
-		if p == name {
-			return true
-		}
-	}
-	return false
+	_, ok := vocab.ParsePhase(name)
+	return ok
 }
 
 func (r *Run) checkSeries(c *Checker) {
@@ -407,10 +402,10 @@ func (r *Run) checkSeries(c *Checker) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys[K ~string, V any](m map[K]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		keys = append(keys, string(k))
 	}
 	sort.Strings(keys)
 	return keys

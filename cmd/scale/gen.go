@@ -18,6 +18,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // generate is a generator child: one engine run, measured. The run is made
@@ -41,17 +43,17 @@ func generate(ctx context.Context, o *options) (*result, error) {
 		return nil, fmt.Errorf("%s: no certificate", o.ca)
 	}
 	spec := &job.Spec{
-		Engine: o.engines[0],
+		Engine: vocab.Engine(o.engines[0]),
 		Conn: tlsconn.Config{
 			Profile: p, Address: o.addr, Sources: sourceIPs(o.sources),
 			ConnectTimeout: o.deadline, HandshakeTimeout: o.deadline,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca},
 		},
-		Request: tlsconn.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
+		Request: tlsconn.Request{Host: "localhost", Path: vocab.Engine(o.engines[0]).DefaultPath(), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
 		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
 	}
-	r := &result{Engine: spec.Engine, Profile: p.Name, Connections: o.conns, Sources: o.sources, DeadlineS: o.deadline.Seconds(), Processes: 1}
-	if spec.Engine == job.Throughput {
+	r := &result{Engine: spec.Engine.String(), Profile: p.Name, Connections: o.conns, Sources: o.sources, DeadlineS: o.deadline.Seconds(), Processes: 1}
+	if spec.Engine == vocab.EngineThroughput {
 		spec.Request.Path = o.path
 		spec.Load.Rate = o.rate
 		r.Rate = o.rate
@@ -65,10 +67,10 @@ func generate(ctx context.Context, o *options) (*result, error) {
 	r.RSSBaseMB = float64(rssBytes()) / 1e6
 	prof := ""
 	if o.memprof != "" {
-		prof = o.memprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
+		prof = o.memprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
 	}
 	if o.cpuprof != "" {
-		f, err := os.Create(o.cpuprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
+		f, err := os.Create(o.cpuprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +100,7 @@ func generate(ctx context.Context, o *options) (*result, error) {
 		r.Rate1 = float64(s.OK) / res.Window.Seconds()
 	}
 	r.LatencyMS = map[string][2]float64{}
-	for _, ph := range []metrics.Phase{metrics.Connect, metrics.Handshake, metrics.Total} {
+	for _, ph := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTotal} {
 		if h := s.Hist[ph]; h != nil && h.TotalCount() > 0 {
 			r.LatencyMS[ph.String()] = [2]float64{float64(metrics.ValueAtPercentile(h, 50)) / 1e3, float64(metrics.ValueAtPercentile(h, 99)) / 1e3}
 		}

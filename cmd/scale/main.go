@@ -51,7 +51,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/job"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // roleEnv tells a child process what it is: "target" or "gen".
@@ -106,7 +107,7 @@ func parse(args []string) (*options, error) {
 		return nil, err
 	}
 	for _, e := range o.engines {
-		if e != job.CPS && e != job.Throughput {
+		if vocab.Engine(e) != vocab.EngineCPS && vocab.Engine(e) != vocab.EngineThroughput {
 			return nil, fmt.Errorf("unknown engine %q (throughput or cps)", e)
 		}
 	}
@@ -329,7 +330,7 @@ func runGenerator(ctx context.Context, self string, args []string, stderr io.Wri
 func merge(parts []*result) *result {
 	f := parts[0]
 	r := &result{Engine: f.Engine, Profile: f.Profile, Sources: f.Sources, Path: f.Path, DeadlineS: f.DeadlineS,
-		Processes: len(parts), LatencyMS: map[string][2]float64{}, ErrorClasses: map[string]int64{}}
+		Processes: len(parts), LatencyMS: map[string][2]float64{}, ErrorClasses: map[vocab.Class]int64{}}
 	if len(parts) > 1 {
 		r.Parts = parts
 	}
@@ -393,13 +394,13 @@ type result struct {
 	Samples       int   `json:"samples_steady"`
 	// OpenS is how long opening the connections took before the load
 	// started (throughput).
-	OpenS        float64          `json:"open_s"`
-	Opened       int64            `json:"connections_opened"` // whole run
-	Transactions int64            `json:"transactions"`       // whole run
-	Errors       int64            `json:"errors"`             // whole run
-	ErrorClasses map[string]int64 `json:"errors_by_class,omitempty"`
-	Abandoned    int64            `json:"abandoned"`
-	Rate1        float64          `json:"steady_rate"` // successful transactions per second, steady window
+	OpenS        float64               `json:"open_s"`
+	Opened       int64                 `json:"connections_opened"` // whole run
+	Transactions int64                 `json:"transactions"`       // whole run
+	Errors       int64                 `json:"errors"`             // whole run
+	ErrorClasses map[vocab.Class]int64 `json:"errors_by_class,omitempty"`
+	Abandoned    int64                 `json:"abandoned"`
+	Rate1        float64               `json:"steady_rate"` // successful transactions per second, steady window
 	// Memory: RSS before any connection, the process's peak (VmHWM), and
 	// the Go heap and goroutine stacks at the sample of the highest RSS.
 	RSSBaseMB   float64 `json:"rss_base_mb"`
@@ -427,8 +428,8 @@ type result struct {
 // check fills Failed with what misses the budget.
 func (r *result) check(o *options) {
 	n := int64(r.Connections)
-	switch r.Engine {
-	case job.Throughput:
+	switch vocab.Engine(r.Engine) {
+	case vocab.EngineThroughput:
 		// Every connection opened before the load, and still held.
 		if r.HeldMin < n || r.HeldEnd < n {
 			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.HeldEnd, n))
@@ -436,7 +437,7 @@ func (r *result) check(o *options) {
 		if r.Opened != n {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", r.Opened, n))
 		}
-	case job.CPS:
+	case vocab.EngineCPS:
 		// Every worker has a connection but for its connect and close.
 		// A worker is between its close and its next connect for a moment:
 		// the most open at once may miss N by a few (498 of 500 seen).

@@ -22,6 +22,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // fakeKubectlEnv, set to a directory, makes the test binary act as a fake
@@ -64,7 +66,7 @@ func agentTarget(t *testing.T, profile string) (*target.Listener, *profiles.Prof
 
 func agentRequest(p *profiles.Profile, l *target.Listener, ca string, conc int) method.Request {
 	return method.Request{
-		Phase: method.FinalPhase,
+		Phase: vocab.Final,
 		DUT:   method.DUT{Name: "dut", URL: "https://localhost:" + portOf(l.Addr) + "/", CACert: ca},
 		Test:  method.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: conc, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, ExpectSize: 1024,
@@ -240,7 +242,7 @@ func TestKubernetesExecutorFailedAgent(t *testing.T) {
 	}
 	// Nothing listens on port 1: every agent fails its probe.
 	req := method.Request{
-		Phase: method.FinalPhase, DUT: method.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
+		Phase: vocab.Final, DUT: method.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
 		Test: method.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
 	}
 	begin := time.Now()
@@ -515,7 +517,7 @@ method:
 		if len(e.Run.Agents) != want {
 			t.Errorf("%s run at c=%d was made by %d agents, want %d", e.Phase, e.Level, len(e.Run.Agents), want)
 		}
-		if e.Phase == method.FinalPhase && e.Accepted {
+		if e.Phase == vocab.Final && e.Accepted {
 			finals++
 		}
 		// Every agent ran with the plan's DUT name (--dut), and the merged

@@ -15,10 +15,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
@@ -220,13 +221,13 @@ func writeCampaignHTML(dir string) (string, error) {
 // --profile and --test (all when none is named).
 func narrowPlan(plan *method.Plan, names, tests []string) error {
 	for _, t := range tests {
-		if t != job.CPS && t != job.Throughput {
+		if _, err := vocab.ParseEngine(t); err != nil {
 			return usagef("bad --test %q: want cps or throughput", t)
 		}
 	}
 	var kept []method.Test
 	for _, t := range plan.Tests {
-		if len(tests) > 0 && !slices.Contains(tests, t.Engine) {
+		if len(tests) > 0 && !slices.Contains(tests, t.Engine.String()) {
 			continue
 		}
 		if len(names) > 0 {
@@ -258,11 +259,11 @@ func checkPlanFiles(plan *method.Plan) error {
 
 func eventLine(e method.Event) string {
 	unit := "cps"
-	if e.Engine == "throughput" {
+	if e.Engine == vocab.EngineThroughput {
 		unit = "Gbps"
 	}
 	run := ""
-	if e.Phase == method.FinalPhase {
+	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Run, e.Of)
 	}
 	verdict := "accepted"

@@ -19,6 +19,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // netnsLab is a small network the test builds: the target's namespace
@@ -168,7 +170,7 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	req := method.Request{
-		Phase: method.FinalPhase,
+		Phase: vocab.Final,
 		DUT:   method.DUT{Name: "dut", URL: "https://dut.test:" + port + "/", Resolve: labTargetIP, CACert: ca},
 		Test:  method.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, ExpectSize: 1024,
