@@ -54,11 +54,11 @@ func RunText(w io.Writer, r *metrics.Run) {
 		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
 	}
 	switch {
-	case r.CPSResult != nil:
-		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
-	case r.ThroughputResult != nil:
+	case r.CPS != nil:
+		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", *r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+	case r.HasThroughput():
 		fmt.Fprintf(w, "  throughput   %.3f Gbps payload, %.3f Gbps wire (%d requests in %.1f s, %.1f/s; %d errors)\n",
-			r.Gbps, r.WireGbps, r.Requests, r.DurationS, r.RPS, r.Errors.Total)
+			metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.Requests), r.DurationS, metrics.Value(r.RPS), r.Errors.Total)
 		fmt.Fprintf(w, "  bytes        %d payload (+%d partial), %d wire in, %d wire out; %d connections opened (whole run %d)\n",
 			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut, r.ConnectionsOpened, r.Whole.ConnectionsOpened)
 	}
@@ -115,7 +115,7 @@ func RunText(w io.Writer, r *metrics.Run) {
 		note = " (includes the in-process target)"
 	}
 	cost := fmt.Sprintf("%.0f µs per transaction", c.CPUPerTxnUS)
-	if r.ThroughputResult != nil {
+	if r.HasThroughput() {
 		cost = fmt.Sprintf("%.2f s per GB", CPUPerGB(r))
 	}
 	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
@@ -135,10 +135,7 @@ func CPSTable(w io.Writer, runs []*metrics.Run) {
 	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tCPS (SR=0)\tERRORS\tHANDSHAKE p99\tTOTAL p99\tCPU/TXN")
 	for _, r := range runs {
 		n := r.Negotiated
-		cps := 0.0
-		if r.CPSResult != nil {
-			cps = r.CPS
-		}
+		cps := metrics.Value(r.CPS)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%s\t%s\t%.0f µs\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
 			cps, r.Errors.Total, Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), r.Client.CPUPerTxnUS)
 	}
@@ -174,10 +171,7 @@ func ThroughputTable(w io.Writer, runs []*metrics.Run) {
 	fmt.Fprintln(tw, "PROFILE\tCIPHER (OpenSSL)\tGROUP\tCERT\tTHROUGHPUT\tWIRE\tREQ/S\tERRORS\tTTFB p99\tTOTAL p99\tCPU/GB")
 	for _, r := range runs {
 		n := r.Negotiated
-		var gbps, wire, rps float64
-		if r.ThroughputResult != nil {
-			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
-		}
+		gbps, wire, rps := metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.RPS)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.3f Gbps\t%.3f Gbps\t%.1f\t%d\t%s\t%s\t%.2f s\n", r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
 			gbps, wire, rps, r.Errors.Total, Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), CPUPerGB(r))
 	}

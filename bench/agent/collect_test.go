@@ -45,7 +45,7 @@ func TestCollectorRefusesInvalidRecords(t *testing.T) {
 		t.Errorf("pushing a negative count: %v, want a 400 naming transactions", err)
 	}
 	bad = pushed(t, 1)
-	bad.CPS = -1e308
+	bad.CPS = new(-1e308)
 	if err := agent.Push(ctx, srv.URL+"/runs/r1", bad); err == nil || !strings.Contains(err.Error(), "cps: -1e+308 is negative") {
 		t.Errorf("pushing -1e308 CPS: %v, want a 400 naming cps", err)
 	}

@@ -13,10 +13,10 @@ import (
 // Value is the metric a run is judged by: CPS, or payload Gbps.
 func Value(r *metrics.Run) float64 {
 	switch {
-	case r.Engine == vocab.EngineCPS && r.CPSResult != nil:
-		return r.CPS
-	case r.Engine == vocab.EngineThroughput && r.ThroughputResult != nil:
-		return r.Gbps
+	case r.Engine == vocab.EngineCPS:
+		return metrics.Value(r.CPS)
+	case r.Engine == vocab.EngineThroughput:
+		return metrics.Value(r.Gbps)
 	}
 	return 0
 }

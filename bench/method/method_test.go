@@ -81,14 +81,14 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		} else {
 			r.Transactions = 0
 		}
-		r.CPSResult = &metrics.CPSResult{CPS: v}
+		r.CPS = new(v)
 	} else {
 		if v > 0 {
 			r.DurationS = float64(r.Bytes.Payload) * 8 / 1e9 / v
 		} else {
 			r.Bytes.Payload = 0
 		}
-		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000, RPS: 1000 / r.DurationS}
+		r.Requests, r.RPS, r.Gbps, r.WireGbps = new(int64(1000)), new(1000/r.DurationS), new(v), new(0.0)
 	}
 	return r, nil
 }

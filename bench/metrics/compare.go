@@ -71,10 +71,10 @@ func comparedMetrics() []compared {
 		}
 	}
 	return append(ms,
-		compared{metric: "CPS", unit: "/s", value: func(r *Run) float64 { return r.CPS },
-			has: func(r *Run) bool { return r.CPSResult != nil }},
-		compared{metric: "Gbps", unit: "Gbps", value: func(r *Run) float64 { return r.Gbps },
-			has: func(r *Run) bool { return r.ThroughputResult != nil }},
+		compared{metric: "CPS", unit: "/s", value: func(r *Run) float64 { return Value(r.CPS) },
+			has: func(r *Run) bool { return r.CPS != nil }},
+		compared{metric: "Gbps", unit: "Gbps", value: func(r *Run) float64 { return Value(r.Gbps) },
+			has: func(r *Run) bool { return r.HasThroughput() }},
 		compared{metric: "generator CPU", unit: "%", value: func(r *Run) float64 { return r.Client.Utilization * 100 }},
 	)
 }

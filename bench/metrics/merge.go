@@ -430,21 +430,14 @@ func addCount(a, b int64) int64 {
 
 // addRates adds r's own rates to m's.
 func (m *Run) addRates(r *Run) {
-	if r.CPSResult != nil {
-		if m.CPSResult == nil {
-			m.CPSResult = &CPSResult{}
-		}
-		m.CPS += r.CPS
+	if r.CPS != nil {
+		m.CPS = new(Value(m.CPS) + *r.CPS)
 	}
-	if r.ThroughputResult != nil {
-		if m.ThroughputResult == nil {
-			m.ThroughputResult = &ThroughputResult{}
-		}
-		t := m.ThroughputResult
-		t.Requests += r.Requests
-		t.RPS += r.RPS
-		t.Gbps += r.Gbps
-		t.WireGbps += r.WireGbps
+	if r.HasThroughput() {
+		m.Requests = new(Value(m.Requests) + Value(r.Requests))
+		m.RPS = new(Value(m.RPS) + Value(r.RPS))
+		m.Gbps = new(Value(m.Gbps) + Value(r.Gbps))
+		m.WireGbps = new(Value(m.WireGbps) + Value(r.WireGbps))
 	}
 }
 

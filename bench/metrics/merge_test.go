@@ -258,14 +258,14 @@ func TestMergeExact(t *testing.T) {
 
 	var cps, cpu, capacity float64
 	for _, r := range agents {
-		cps += r.CPS
+		cps += *r.CPS
 		cpu += r.Client.CPUSeconds
 		capacity += r.Client.CPUSeconds / r.Client.Utilization
 	}
 	// The sum of the agents' own rates; here their windows are one, so it
 	// is also the one recorder's.
-	if !near(m.CPS, cps) || !near(m.CPS, single.CPS) {
-		t.Errorf("CPS %v, want Σ %v (one recorder %v)", m.CPS, cps, single.CPS)
+	if !near(*m.CPS, cps) || !near(*m.CPS, *single.CPS) {
+		t.Errorf("CPS %v, want Σ %v (one recorder %v)", *m.CPS, cps, *single.CPS)
 	}
 	want := metrics.Client{CPUSeconds: 10, UserS: 7.5, SysS: 2.5, Cores: 32, MaxRSSBytes: 4 << 20,
 		Utilization: cpu / capacity, CPUPerTxnUS: 10e6 / float64(single.Whole.Transactions), GeneratorBound: true}
@@ -377,9 +377,9 @@ func TestMergeOne(t *testing.T) {
 	m := merge(t, r)
 	checkSameRecording(t, m, r)
 	checkSeries(t, m.Series, r.Series)
-	if m.CPS != r.CPS || m.DurationS != r.DurationS || m.SteadyStartS != r.SteadyStartS || !m.Started.Equal(r.Started) || !m.Ended.Equal(r.Ended) {
-		t.Errorf("CPS %v, window %v from %v, %v–%v; want %v, %v from %v, %v–%v", m.CPS, m.DurationS, m.SteadyStartS, m.Started, m.Ended,
-			r.CPS, r.DurationS, r.SteadyStartS, r.Started, r.Ended)
+	if metrics.Value(m.CPS) != metrics.Value(r.CPS) || m.DurationS != r.DurationS || m.SteadyStartS != r.SteadyStartS || !m.Started.Equal(r.Started) || !m.Ended.Equal(r.Ended) {
+		t.Errorf("CPS %v, window %v from %v, %v–%v; want %v, %v from %v, %v–%v", metrics.Value(m.CPS), m.DurationS, m.SteadyStartS, m.Started, m.Ended,
+			metrics.Value(r.CPS), r.DurationS, r.SteadyStartS, r.Started, r.Ended)
 	}
 	if m.Host != r.Host || m.Load != r.Load || m.Negotiated != r.Negotiated || m.Target != r.Target || m.Tool != r.Tool {
 		t.Errorf("host, load, negotiated, target or tool changed: %+v", m)
@@ -417,8 +417,8 @@ func TestMergeRoundTrip(t *testing.T) {
 	}
 	again := merge(t, back)
 	checkSameRecording(t, again, single)
-	if !reflect.DeepEqual(again.Agents, back.Agents) || again.CPS != m.CPS || again.Errors.Examples["timeout"] != m.Errors.Examples["timeout"] {
-		t.Errorf("merged alone: agents %+v, CPS %v, examples %v", again.Agents, again.CPS, again.Errors.Examples)
+	if !reflect.DeepEqual(again.Agents, back.Agents) || *again.CPS != *m.CPS || again.Errors.Examples["timeout"] != m.Errors.Examples["timeout"] {
+		t.Errorf("merged alone: agents %+v, CPS %v, examples %v", again.Agents, *again.CPS, again.Errors.Examples)
 	}
 
 	// Nested: (a+b) + (c+d) is a+b+c+d.
@@ -428,10 +428,10 @@ func TestMergeRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(nested.Agents, m.Agents) || nested.Host != m.Host {
 		t.Errorf("nested agents %+v, host %+v", nested.Agents, nested.Host)
 	}
-	if !near(nested.CPS, m.CPS) || !near(nested.DurationS, m.DurationS) || !near(nested.SteadyStartS, m.SteadyStartS) ||
+	if !near(*nested.CPS, *m.CPS) || !near(nested.DurationS, m.DurationS) || !near(nested.SteadyStartS, m.SteadyStartS) ||
 		!near(nested.Client.Utilization, m.Client.Utilization) {
-		t.Errorf("nested CPS %v window %v from %v utilization %v; flat %v, %v, %v, %v", nested.CPS, nested.DurationS, nested.SteadyStartS,
-			nested.Client.Utilization, m.CPS, m.DurationS, m.SteadyStartS, m.Client.Utilization)
+		t.Errorf("nested CPS %v window %v from %v utilization %v; flat %v, %v, %v, %v", *nested.CPS, nested.DurationS, nested.SteadyStartS,
+			nested.Client.Utilization, *m.CPS, m.DurationS, m.SteadyStartS, m.Client.Utilization)
 	}
 	if !reflect.DeepEqual(nested.Errors.Examples, m.Errors.Examples) {
 		t.Errorf("nested examples %v, flat %v", nested.Errors.Examples, m.Errors.Examples)

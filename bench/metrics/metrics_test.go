@@ -447,7 +447,7 @@ func TestFill(t *testing.T) {
 		// Window and rate.
 		{"DurationS", run.DurationS, 10.0},
 		{"Transactions", run.Transactions, int64(5000)},
-		{"CPS", run.CPS, 500.0},
+		{"CPS", metrics.Value(run.CPS), 500.0},
 		// Errors of the window, with resumptions counted apart too.
 		{"Errors.Total", run.Errors.Total, int64(3)},
 		{"Errors.ByClass", run.Errors.ByClass, map[vocab.Class]int64{"resumed": 2, "timeout": 1}},
@@ -455,7 +455,7 @@ func TestFill(t *testing.T) {
 		{"Resumed", run.Resumed, int64(2)},
 		{"Handshakes", run.Handshakes, int64(5000)},
 		{"Bytes", run.Bytes, metrics.Bytes{In: 500_000, Out: 50_000}},
-		{"ThroughputResult", run.ThroughputResult, (*metrics.ThroughputResult)(nil)},
+		{"throughput rates", run.HasThroughput(), false},
 		{"OutOfRange", run.OutOfRange, snap.OutOfRange},
 		{"Whole", run.Whole, metrics.Whole{Transactions: 5000, Errors: 4}},
 	}
@@ -479,14 +479,14 @@ func TestFill(t *testing.T) {
 	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if empty.CPSResult != nil || empty.Transactions != 0 || empty.Latency["total"] != (metrics.Percentiles{}) {
-		t.Errorf("empty Fill: CPSResult=%v Transactions=%d total=%+v", empty.CPSResult, empty.Transactions, empty.Latency["total"])
+	if empty.CPS != nil || empty.Transactions != 0 || empty.Latency["total"] != (metrics.Percentiles{}) {
+		t.Errorf("empty Fill: CPS=%v Transactions=%d total=%+v", metrics.Value(empty.CPS), empty.Transactions, empty.Latency["total"])
 	}
 	empty.Engine = "cps"
 	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if empty.CPS != 0 {
+	if empty.CPS == nil || *empty.CPS != 0 {
 		t.Errorf("empty window: CPS %v", empty.CPS)
 	}
 }

@@ -40,15 +40,23 @@ type Run struct {
 	SteadyStartS float64 `json:"steady_start_s"`
 	DurationS    float64 `json:"duration_s"` // the steady-state window measured
 	Transactions int64   `json:"transactions"`
-	// The engine's own rates, at the top level of the JSON: one of them is
-	// set, by Fill, according to Engine.
-	*CPSResult
-	*ThroughputResult
-	ConnectionsOpened int64  `json:"connections_opened"`
-	Resumed           int64  `json:"resumed"`
-	Handshakes        int64  `json:"handshakes"` // client-completed TLS handshakes, whole run
-	Errors            Errors `json:"errors"`
-	Bytes             Bytes  `json:"bytes"`
+	// The engine's rates, at the top level of the JSON. Fill sets those of
+	// the record's Engine; the others stay nil (absent from the JSON).
+	//
+	// CPS: successful transactions per second.
+	CPS *float64 `json:"cps,omitempty"`
+	// Throughput: a request and its response are its transaction;
+	// Requests counts them, RPS is their rate, Gbps counts response
+	// bodies, WireGbps the TLS bytes read from the sockets.
+	Requests          *int64   `json:"requests,omitempty"`
+	RPS               *float64 `json:"requests_per_s,omitempty"`
+	Gbps              *float64 `json:"gbps,omitempty"`
+	WireGbps          *float64 `json:"wire_gbps,omitempty"`
+	ConnectionsOpened int64    `json:"connections_opened"`
+	Resumed           int64    `json:"resumed"`
+	Handshakes        int64    `json:"handshakes"` // client-completed TLS handshakes, whole run
+	Errors            Errors   `json:"errors"`
+	Bytes             Bytes    `json:"bytes"`
 	// Closes says how the connections ended (CPS only; nil otherwise).
 	Closes *Closes `json:"closes,omitempty"`
 
@@ -94,19 +102,18 @@ type AgentRun struct {
 	DurationS    float64 `json:"duration_s"`
 }
 
-// CPSResult is the CPS engine's rate.
-type CPSResult struct {
-	CPS float64 `json:"cps"` // successful transactions per second
+// HasThroughput says whether the record has throughput rates (any of
+// Requests, RPS, Gbps, WireGbps; Fill and Merge set all four).
+func (r *Run) HasThroughput() bool {
+	return r.Requests != nil || r.RPS != nil || r.Gbps != nil || r.WireGbps != nil
 }
 
-// ThroughputResult is the throughput engine's rates. A request and its
-// response are its transaction; Gbps counts response bodies, WireGbps the
-// TLS bytes read from the sockets.
-type ThroughputResult struct {
-	Requests int64   `json:"requests"`
-	RPS      float64 `json:"requests_per_s"`
-	Gbps     float64 `json:"gbps"`
-	WireGbps float64 `json:"wire_gbps"`
+// Value returns *p, or zero when p is nil: a rate a record does not have.
+func Value[T int64 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // Target is what was measured: the device's identity. Reports group
@@ -381,12 +388,10 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	}
 	switch r.Engine {
 	case vocab.EngineCPS:
-		r.CPSResult = &CPSResult{CPS: per(float64(s.OK))}
+		r.CPS = new(per(float64(s.OK)))
 	case vocab.EngineThroughput:
-		r.ThroughputResult = &ThroughputResult{
-			Requests: s.OK, RPS: per(float64(s.OK)),
-			Gbps: per(float64(s.Bytes.Payload)*8) / 1e9, WireGbps: per(float64(s.Bytes.WireIn)*8) / 1e9,
-		}
+		r.Requests, r.RPS = new(s.OK), new(per(float64(s.OK)))
+		r.Gbps, r.WireGbps = new(per(float64(s.Bytes.Payload)*8)/1e9), new(per(float64(s.Bytes.WireIn)*8)/1e9)
 	}
 	r.Errors = Errors{ByClass: s.Errors, Examples: s.Examples}
 	for _, v := range s.Errors {

@@ -200,7 +200,7 @@ func (r *Run) checkErrors(c *Checker) {
 // rates of its counts over its window; a merged record's are the sums of
 // its agents' own, each over its own window, so only their sign is checked.
 func (r *Run) checkRates(c *Checker) {
-	if pf := r.Preflight; pf != nil && !pf.OK && r.CPSResult == nil && r.ThroughputResult == nil {
+	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
 	}
 	per := func(v float64) float64 {
@@ -219,31 +219,31 @@ func (r *Run) checkRates(c *Checker) {
 	}
 	switch r.Engine {
 	case vocab.EngineCPS:
-		if r.CPSResult == nil {
+		if r.CPS == nil {
 			c.Failf("cps", "missing in a cps record")
 			return
 		}
-		if r.ThroughputResult != nil {
+		if r.HasThroughput() {
 			c.Failf("requests_per_s", "a throughput rate in a cps record")
 		}
-		c.Rate("cps", r.CPS)
-		agree("cps", r.CPS, per(float64(r.Transactions)))
+		c.Rate("cps", *r.CPS)
+		agree("cps", *r.CPS, per(float64(r.Transactions)))
 	case vocab.EngineThroughput:
-		t := r.ThroughputResult
-		if t == nil {
+		if !r.HasThroughput() {
 			c.Failf("requests_per_s", "missing in a throughput record")
 			return
 		}
-		if r.CPSResult != nil {
+		if r.CPS != nil {
 			c.Failf("cps", "a CPS rate in a throughput record")
 		}
-		c.Count("requests", t.Requests)
-		c.Rate("requests_per_s", t.RPS)
-		c.Rate("gbps", t.Gbps)
-		c.Rate("wire_gbps", t.WireGbps)
-		agree("requests_per_s", t.RPS, per(float64(t.Requests)))
-		agree("gbps", t.Gbps, per(float64(r.Bytes.Payload)*8)/1e9)
-		agree("wire_gbps", t.WireGbps, per(float64(r.Bytes.WireIn)*8)/1e9)
+		requests, rps, gbps := Value(r.Requests), Value(r.RPS), Value(r.Gbps)
+		c.Count("requests", requests)
+		c.Rate("requests_per_s", rps)
+		c.Rate("gbps", gbps)
+		c.Rate("wire_gbps", Value(r.WireGbps))
+		agree("requests_per_s", rps, per(float64(requests)))
+		agree("gbps", gbps, per(float64(r.Bytes.Payload)*8)/1e9)
+		agree("wire_gbps", Value(r.WireGbps), per(float64(r.Bytes.WireIn)*8)/1e9)
 	}
 }
 

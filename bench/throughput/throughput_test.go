@@ -129,10 +129,10 @@ func TestEveryProfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := float64(s.Bytes.Payload) * 8 / res.Window.Seconds() / 1e9
-			if run.Gbps != want || run.Requests != s.OK {
-				t.Errorf("record Gbps %v requests %d; want %v, %d", run.Gbps, run.Requests, want, s.OK)
+			if metrics.Value(run.Gbps) != want || metrics.Value(run.Requests) != s.OK {
+				t.Errorf("record Gbps %v requests %d; want %v, %d", metrics.Value(run.Gbps), metrics.Value(run.Requests), want, s.OK)
 			}
-			t.Logf("%.2f Gbps payload, %.2f Gbps wire", run.Gbps, run.WireGbps)
+			t.Logf("%.2f Gbps payload, %.2f Gbps wire", metrics.Value(run.Gbps), metrics.Value(run.WireGbps))
 		})
 	}
 }

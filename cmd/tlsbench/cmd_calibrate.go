@@ -107,9 +107,9 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				return noSuccess(run, set)
 			}
 			if engine == vocab.EngineCPS {
-				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, run.CPS, run.Client.GeneratorBound
+				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, metrics.Value(run.CPS), run.Client.GeneratorBound
 			} else {
-				r.sPerGB, r.gbps, r.gbpsBound = reports.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
+				r.sPerGB, r.gbps, r.gbpsBound = reports.CPUPerGB(run), metrics.Value(run.Gbps), run.Client.GeneratorBound
 			}
 			fmt.Fprintf(stderr, "  %s %s: %s\n", p.Name, engine, calibrateLine(run))
 		}
@@ -140,9 +140,9 @@ were generator-bound.`))
 
 func calibrateLine(r *metrics.Run) string {
 	if r.Engine == vocab.EngineCPS {
-		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", r.CPS, r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
+		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", metrics.Value(r.CPS), r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
 	}
-	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, reports.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
+	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", metrics.Value(r.Gbps), reports.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
 }
 
 func boundMark(b bool) string {

@@ -95,8 +95,8 @@ func TestMerge(t *testing.T) {
 	if h.TotalCount() != a.Latency["handshake"].Count+b.Latency["handshake"].Count {
 		t.Errorf("handshake histogram of %d values", h.TotalCount())
 	}
-	if want := a.CPS + b.CPS; math.Abs(m.CPS-want) > 1e-9*want {
-		t.Errorf("CPS %v, want %v + %v", m.CPS, a.CPS, b.CPS)
+	if want := *a.CPS + *b.CPS; math.Abs(*m.CPS-want) > 1e-9*want {
+		t.Errorf("CPS %v, want %v + %v", *m.CPS, *a.CPS, *b.CPS)
 	}
 	if want := a.Client.CPUSeconds + b.Client.CPUSeconds; math.Abs(m.Client.CPUSeconds-want) > 1e-9*want {
 		t.Errorf("CPU %v s, want %v + %v", m.Client.CPUSeconds, a.Client.CPUSeconds, b.Client.CPUSeconds)

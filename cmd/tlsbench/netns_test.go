@@ -184,5 +184,5 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	if r.Target.Address != net.JoinHostPort(labTargetIP, port) || r.Target.ServerName != "dut.test" {
 		t.Errorf("target %s (SNI %s), want %s:%s (SNI dut.test)", r.Target.Address, r.Target.ServerName, labTargetIP, port)
 	}
-	t.Logf("%d agents in their namespaces: %.0f CPS merged, %d transactions, skews %v", agents, r.CPS, r.Transactions, skews(r))
+	t.Logf("%d agents in their namespaces: %.0f CPS merged, %d transactions, skews %v", agents, *r.CPS, r.Transactions, skews(r))
 }

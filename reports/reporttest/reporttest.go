@@ -174,10 +174,10 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 	}
 	w := Duration.Seconds()
 	if r.Engine == vocab.EngineCPS {
-		r.CPSResult = &metrics.CPSResult{CPS: float64(r.Transactions) / w}
+		r.CPS = new(float64(r.Transactions) / w)
 	} else {
-		r.ThroughputResult = &metrics.ThroughputResult{Requests: r.Transactions, RPS: float64(r.Transactions) / w,
-			Gbps: float64(r.Bytes.Payload) * 8 / w / 1e9, WireGbps: float64(r.Bytes.WireIn) * 8 / w / 1e9}
+		r.Requests, r.RPS = new(r.Transactions), new(float64(r.Transactions)/w)
+		r.Gbps, r.WireGbps = new(float64(r.Bytes.Payload)*8/w/1e9), new(float64(r.Bytes.WireIn)*8/w/1e9)
 	}
 	r.DurationS = w
 	r.Whole = metrics.Whole{Transactions: r.Transactions, Errors: r.Errors.Total, ConnectionsOpened: r.ConnectionsOpened}
