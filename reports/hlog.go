@@ -5,13 +5,15 @@ import (
 	"io"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/hdrlog"
 )
 
 // HistogramLog writes the latency histograms of the inputs' runs — every
 // run record, and the published run of every campaign cell — as one
-// HdrHistogram interval log (see metrics.WriteHistogramLog).
+// HdrHistogram interval log (see hdrlog.Write).
 func HistogramLog(w io.Writer, inputs []Input) error {
-	var runs []metrics.LabeledRun
+	var runs []hdrlog.LabeledRun
 	seen := map[string]int{}
 	labels := dutLabels(inputs) // two devices of one host name are told apart
 	add := func(label string, r *metrics.Run) {
@@ -19,7 +21,7 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 		if n := seen[label]; n > 1 {
 			label = fmt.Sprintf("%s.%d", label, n)
 		}
-		runs = append(runs, metrics.LabeledRun{Label: label, Run: r})
+		runs = append(runs, hdrlog.LabeledRun{Label: label, Run: r})
 	}
 	for _, in := range inputs {
 		if in.Run != nil {
@@ -38,5 +40,5 @@ func HistogramLog(w io.Writer, inputs []Input) error {
 	if len(runs) == 0 {
 		return fmt.Errorf("no run with histograms: the campaigns published no run")
 	}
-	return metrics.WriteHistogramLog(w, runs)
+	return hdrlog.Write(w, runs)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // Summary is a campaign's result: the published table as data, and the
@@ -55,7 +57,7 @@ func WriteSummary(dir string, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	return metrics.WriteFile(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
+	return outfile.Write(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
 }
 
 // rows builds the published table: per DUT, one row per profile in plan

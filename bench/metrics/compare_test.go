@@ -1,46 +1,19 @@
 package metrics_test
 
 import (
-	"bytes"
-	"errors"
-	"io"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 
-	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 )
-
-// compareRun is a CPS run of n successful transactions of total latency
-// d (phases in proportion) and failed ones, over a 10 s window.
-func compareRun(t *testing.T, n, failed int, d time.Duration) *metrics.Run {
-	t.Helper()
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	rec := metrics.NewRecorder(2, start)
-	for i := range n {
-		s := &metrics.Sample{Steady: true, Opened: true, Handshake: true, Payload: 1000}
-		s.Dur = [vocab.NumTimed]time.Duration{d / 10, d / 2, d / 5, d / 10, d, d}
-		rec.Record(i, s)
-	}
-	for i := range failed {
-		rec.Record(i, &metrics.Sample{Steady: true, Class: "reset", Err: errors.New("reset")})
-	}
-	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Profile: "p", Started: start, Ended: start.Add(12 * time.Second),
-		SteadyStartS: 2, Target: metrics.Target{Address: "dut:443"}, Client: metrics.Client{Utilization: 0.5}}
-	if err := r.Fill(rec.Snapshot(), 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 func TestCompare(t *testing.T) {
 	// A: 9000 transactions of 20 ms and 1000 failures; B: 10000 of 10 ms.
-	a, b := compareRun(t, 9000, 1000, 20*time.Millisecond), compareRun(t, 10000, 0, 10*time.Millisecond)
+	a, b := metricstest.Run(t, 9000, 1000, 20*time.Millisecond), metricstest.Run(t, 10000, 0, 10*time.Millisecond)
 	c := metrics.Compare("a", "b", a, b)
 	for _, tt := range []struct {
 		metric, unit string
@@ -174,143 +147,4 @@ func TestGroupOrKey(t *testing.T) {
 			t.Errorf("GroupOrKey(%+v) = %q, want %q", tt.n, got, tt.want)
 		}
 	}
-}
-
-// TestHistogramLogRoundTrip: HdrHistogram's own log reader reads the log
-// back into the record's histograms, tagged with their phases, at the
-// steady window's time.
-func TestHistogramLogRoundTrip(t *testing.T) {
-	a, b := compareRun(t, 3000, 0, 7*time.Millisecond), compareRun(t, 500, 2, 90*time.Millisecond)
-	b.Started = b.Started.Add(time.Minute + 250*time.Millisecond)
-	for _, tt := range []struct {
-		runs []metrics.LabeledRun
-		tags []string // of the first run's phases
-	}{
-		// One run: the tags are the phases.
-		{[]metrics.LabeledRun{{Label: "a", Run: a}}, []string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected"}},
-		// Several: the label (made safe) and the phase.
-		{[]metrics.LabeledRun{{Label: "adc a,1", Run: a}, {Label: "b", Run: b}}, []string{"adc_a_1.connect", "adc_a_1.handshake"}},
-	} {
-		var buf bytes.Buffer
-		if err := metrics.WriteHistogramLog(&buf, tt.runs); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(buf.String(), "MICROSECONDS") {
-			t.Errorf("the log does not state its unit:\n%s", buf.String())
-		}
-		rd := hdr.NewHistogramLogReader(&buf)
-		n := 0
-		for _, lr := range tt.runs {
-			start := lr.Run.Started.Add(time.Duration(lr.Run.SteadyStartS * float64(time.Second)))
-			for p := range vocab.NumTimed {
-				h, err := rd.NextIntervalHistogram()
-				if err != nil || h == nil {
-					t.Fatalf("interval %d: %v, %v", n, h, err)
-				}
-				want, err := lr.Run.Histogram(p.String())
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !h.Equals(want) {
-					t.Errorf("%s %s: read back %d values, differs from the record's %d", lr.Label, p, h.TotalCount(), want.TotalCount())
-				}
-				if n < len(tt.tags) && h.Tag() != tt.tags[n] {
-					t.Errorf("interval %d tag %q, want %q", n, h.Tag(), tt.tags[n])
-				}
-				if got, want := h.StartTimeMs(), start.UnixMilli(); got != want {
-					t.Errorf("%s %s: starts at %d ms, want %d", lr.Label, p, got, want)
-				}
-				if got, want := h.EndTimeMs()-h.StartTimeMs(), int64(lr.Run.DurationS*1000); got != want {
-					t.Errorf("%s %s: lasts %d ms, want %d", lr.Label, p, got, want)
-				}
-				n++
-			}
-		}
-		if h, err := rd.NextIntervalHistogram(); h != nil || (err != nil && err != io.EOF) {
-			t.Errorf("an interval too many: %v, %v", h, err)
-		}
-	}
-	if err := metrics.WriteHistogramLog(io.Discard, nil); err == nil {
-		t.Error("a log of no run was written")
-	}
-}
-
-// TestHistogramLogSeconds: each second of the series with histograms is an
-// interval of its own, tagged phase.1s, from T−1 to T seconds after the
-// start (the partial last one ending with the run), and the log is in the
-// order of the intervals' starts.
-func TestHistogramLogSeconds(t *testing.T) {
-	r := compareRun(t, 50, 0, 7*time.Millisecond)
-	r.Started = r.Started.Add(250 * time.Millisecond)
-	rng := rand.New(rand.NewPCG(4, 4))
-	rec := metrics.NewRecorder(2, r.Started)
-	for sec := 1; sec <= 13; sec++ {
-		for i := range 40 * sec {
-			rec.Record(i, playedSample(rng, sec > 2))
-		}
-		s := rec.Tick(r.Started.Add(time.Duration(sec) * time.Second))
-		s.Partial = sec == 13
-		r.Series = append(r.Series, s)
-	}
-	r.Ended = r.Started.Add(12*time.Second + 300*time.Millisecond)
-	// A record made before the standard encoding: the log has it in the
-	// standard one.
-	r.Series[0].TotalHist = oldSparse(mustDecodeSecond(t, r.Series[0].TotalHist))
-
-	var buf bytes.Buffer
-	if err := metrics.WriteHistogramLog(&buf, []metrics.LabeledRun{{Label: "a", Run: r}}); err != nil {
-		t.Fatal(err)
-	}
-	log := buf.String()
-	rd := hdr.NewHistogramLogReader(&buf)
-	var seconds [2]int
-	var last int64
-	for {
-		h, err := rd.NextIntervalHistogram()
-		if err != nil || h == nil {
-			break
-		}
-		if h.StartTimeMs() < last {
-			t.Errorf("%s starts at %d ms, before the interval above it (%d ms)", h.Tag(), h.StartTimeMs(), last)
-		}
-		last = h.StartTimeMs()
-		var i int
-		var enc string
-		switch h.Tag() {
-		case "handshake.1s":
-			i, enc = 0, r.Series[seconds[0]].HandshakeHist
-		case "total.1s":
-			i, enc = 1, r.Series[seconds[1]].TotalHist
-		default:
-			continue
-		}
-		s := r.Series[seconds[i]]
-		seconds[i]++
-		if want := mustDecodeSecond(t, enc); !h.Equals(want) {
-			t.Errorf("%s second %d: read back %d values, the record's second has %d", h.Tag(), s.T, h.TotalCount(), want.TotalCount())
-		}
-		from := r.Started.Add(time.Duration(s.T-1) * time.Second)
-		to := from.Add(time.Second)
-		if s.Partial {
-			to = r.Ended
-		}
-		if h.StartTimeMs() != from.UnixMilli() || h.EndTimeMs() != to.UnixMilli() {
-			t.Errorf("%s second %d: %d–%d ms, want %d–%d", h.Tag(), s.T, h.StartTimeMs(), h.EndTimeMs(), from.UnixMilli(), to.UnixMilli())
-		}
-	}
-	if seconds != [2]int{13, 13} {
-		t.Errorf("read %v handshake and total seconds, want 13 each", seconds)
-	}
-	if !strings.Contains(log, "-tag total.1s") {
-		t.Error("the log does not say how to read one series")
-	}
-}
-
-func mustDecodeSecond(t *testing.T, enc string) *hdr.Histogram {
-	t.Helper()
-	h, err := metrics.DecodeSecondHistogram(enc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h
 }

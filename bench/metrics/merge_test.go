@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -18,6 +17,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 )
 
 // A played run: playSeconds seconds of seeded samples, the first
@@ -31,35 +32,6 @@ const (
 
 var playNegotiated = metrics.Negotiated{Version: "TLS 1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
 	OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "secp256r1", CertKey: "ECDSA P-256", SuitePinned: true}
-
-// playedSample draws one transaction: mostly successes with a completed
-// handshake, some errors (some before the handshake completed), now and
-// then a total beyond the histograms' range.
-func playedSample(rng *rand.Rand, steady bool) *metrics.Sample {
-	us := func(lo, hi int) time.Duration { return time.Duration(lo+rng.IntN(hi-lo)) * time.Microsecond }
-	s := &metrics.Sample{Steady: steady, Opened: true, BytesOut: 80, WireOut: 300 + int64(rng.IntN(200))}
-	s.Dur[vocab.PhaseConnect] = us(50, 800)
-	switch r := rng.IntN(100); {
-	case r < 3:
-		s.Class, s.Err = "timeout", errors.New("handshake: i/o timeout")
-		return s
-	case r < 6:
-		s.Class, s.Err, s.Handshake = "reset", fmt.Errorf("read: connection reset by peer (%d)", r), true
-		s.Payload, s.BytesIn = int64(rng.IntN(500)), 100
-		return s
-	}
-	s.Handshake = true
-	s.Dur[vocab.PhaseHandshake] = time.Duration(math.Exp(7+rng.NormFloat64())) * time.Microsecond
-	s.Dur[vocab.PhaseTTFB] = us(100, 5000)
-	s.Dur[vocab.PhaseTransfer] = us(1, 300)
-	s.Dur[vocab.PhaseTotal] = s.Dur[vocab.PhaseConnect] + s.Dur[vocab.PhaseHandshake] + s.Dur[vocab.PhaseTTFB] + s.Dur[vocab.PhaseTransfer]
-	if rng.IntN(100) == 0 {
-		s.Dur[vocab.PhaseTotal] = 150 * time.Second // out of range
-	}
-	s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
-	s.Payload, s.BytesIn, s.WireIn = 1024, 1200, 4000+int64(rng.IntN(100))
-	return s
-}
 
 // playCache holds play's runs, which Merge only reads (tests edit copies).
 var playCache = map[[playAgents]int][]*metrics.Run{}
@@ -87,7 +59,7 @@ func play(t *testing.T, shift [playAgents]int) (*metrics.Run, []*metrics.Run) {
 	for sec := range playSeconds {
 		for i := range 200 + rng.IntN(200) {
 			a := i % playAgents
-			schedule[sec+shift[a]] = append(schedule[sec+shift[a]], played{a, playedSample(rng, sec >= playWarmup)})
+			schedule[sec+shift[a]] = append(schedule[sec+shift[a]], played{a, metricstest.PlayedSample(rng, sec >= playWarmup)})
 		}
 	}
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
@@ -522,7 +494,7 @@ func TestSeriesHistogramSize(t *testing.T) {
 		var series []metrics.Second
 		for sec := range 60 {
 			for i := range rate {
-				rec.Record(i, playedSample(rng, true))
+				rec.Record(i, metricstest.PlayedSample(rng, true))
 			}
 			series = append(series, rec.Tick(t0.Add(time.Duration(sec+1)*time.Second)))
 		}
@@ -561,7 +533,7 @@ func BenchmarkTick(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	samples := make([]*metrics.Sample, 2000)
 	for i := range samples {
-		samples[i] = playedSample(rng, true)
+		samples[i] = metricstest.PlayedSample(rng, true)
 	}
 	rec := metrics.NewRecorder(8, t0)
 	b.ReportAllocs()
@@ -582,7 +554,7 @@ func BenchmarkEncodeSecond(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	h := hdr.New(metrics.Lowest, metrics.Highest, 2)
 	for range 2000 {
-		if s := playedSample(rng, true); s.Class == "" {
+		if s := metricstest.PlayedSample(rng, true); s.Class == "" {
 			h.RecordValue(min(s.Dur[vocab.PhaseTotal].Microseconds(), metrics.Highest))
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -560,101 +559,6 @@ func TestHistogramRoundTrip(t *testing.T) {
 func TestSummarizeEmpty(t *testing.T) {
 	if got := metrics.Summarize(metrics.NewHistogram()); got != (metrics.Percentiles{}) {
 		t.Errorf("Summarize(empty) = %+v, want zero", got)
-	}
-}
-
-// dirNames lists the names in dir.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
-func TestWriteFile(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "run.json")
-	tests := []struct {
-		data []byte
-		perm os.FileMode
-	}{
-		// A new private file.
-		{[]byte("first\n"), 0o600},
-		// Replaced by shorter content and another mode.
-		{[]byte("2\n"), 0o644},
-		// The mode is exactly as asked, whatever the umask.
-		{[]byte("third, longer than the others\n"), 0o666},
-		// Empty content.
-		{nil, 0o640},
-	}
-	for i, tt := range tests {
-		// Someone reading the old version keeps reading it: the new content
-		// is a new file renamed over the old one, not a rewrite in place.
-		var old *os.File
-		var oldData []byte
-		if i > 0 {
-			var err error
-			if old, err = os.Open(file); err != nil {
-				t.Fatal(err)
-			}
-			oldData = tests[i-1].data
-		}
-		if err := metrics.WriteFile(file, tt.data, tt.perm); err != nil {
-			t.Fatalf("WriteFile #%d: %v", i, err)
-		}
-		got, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, tt.data) {
-			t.Errorf("#%d: content %q, want %q", i, got, tt.data)
-		}
-		fi, err := os.Stat(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := fi.Mode(), tt.perm; got != want {
-			t.Errorf("#%d: mode %v, want %v", i, got, want)
-		}
-		if got, want := dirNames(t, dir), []string{"run.json"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("#%d: directory holds %q, want %q (no temporary files)", i, got, want)
-		}
-		if old != nil {
-			prev, err := io.ReadAll(old)
-			old.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(prev, oldData) {
-				t.Errorf("#%d: an open reader of the old file sees %q, want the old %q", i, prev, oldData)
-			}
-		}
-	}
-}
-
-func TestWriteFileErrors(t *testing.T) {
-	dir := t.TempDir()
-	// The target is a non-empty directory: the rename fails and the
-	// temporary file is removed.
-	target := filepath.Join(dir, "taken")
-	if err := os.MkdirAll(filepath.Join(target, "inside"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := metrics.WriteFile(target, []byte("x"), 0o644); err == nil {
-		t.Error("WriteFile over a directory succeeded")
-	}
-	if got, want := dirNames(t, dir), []string{"taken"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("after a failed WriteFile the directory holds %q, want %q", got, want)
-	}
-	// A missing directory.
-	if err := metrics.WriteFile(filepath.Join(dir, "missing", "run.json"), []byte("x"), 0o644); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
 	}
 }
 

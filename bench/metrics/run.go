@@ -9,6 +9,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // Schema identifies the run record format. A reader rejects records whose
@@ -471,5 +473,5 @@ func (r *Run) WriteJSON(file string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFile(file, append(data, '\n'), 0o644)
+	return outfile.Write(file, append(data, '\n'), 0o644)
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/tlsbench/tlsbench/reports"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
@@ -126,7 +128,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
 			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
-		if err := metrics.CheckOutputDir(dir); err != nil && *out != "" {
+		if err := outfile.CheckDir(dir); err != nil && *out != "" {
 			return usagef("--out: %v", err)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -136,7 +138,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if err := metrics.WriteFile(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
+		if err := outfile.Write(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
 			return err
 		}
 	}

@@ -16,6 +16,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/hdrlog"
 )
 
 // hdrJar is where Debian's libhdrhistogram-java puts HdrHistogram's
@@ -212,7 +214,7 @@ func TestHistogramLogJava(t *testing.T) {
 		if len(seconds) < 2 {
 			t.Fatalf("%s: %d seconds with a histogram in a run of 2 s", phase, len(seconds))
 		}
-		tag := phase + metrics.SecondTagSuffix
+		tag := phase + hdrlog.SecondTagSuffix
 		check(func() {
 			o, err := histogramLogProcessor(t, java, jar, log, "-tag", tag)
 			if err != nil {
@@ -299,7 +301,7 @@ func TestHistogramLogJava168(t *testing.T) {
 	}
 	log := filepath.Join(t.TempDir(), "168.hlog")
 	var buf bytes.Buffer
-	if err := metrics.WriteHistogramLog(&buf, []metrics.LabeledRun{{Label: "x", Run: r}}); err != nil {
+	if err := hdrlog.Write(&buf, []hdrlog.LabeledRun{{Label: "x", Run: r}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {

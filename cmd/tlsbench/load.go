@@ -25,6 +25,8 @@ import (
 	"github.com/tlsbench/tlsbench/reports"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // loadFlags are the flags every engine command shares.
@@ -323,7 +325,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
 	}
 	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) > 1 {
-		if err := metrics.CheckOutputDir(*lf.jsonOut); err != nil {
+		if err := outfile.CheckDir(*lf.jsonOut); err != nil {
 			return usagef("--json: %v", err)
 		}
 		if err := os.MkdirAll(*lf.jsonOut, 0o755); err != nil {
