@@ -1,6 +1,6 @@
 // Package metrics records transactions into sharded HDR histograms and
-// counters, and defines the persisted run record. It is a leaf package: it
-// imports nothing of tlsbench but its vocabulary (bench/vocab).
+// counters, and defines the persisted run record. Of tlsbench it imports only
+// the vocabulary (bench/vocab) and the file writer (bench/outfile).
 //
 // All latencies are microseconds, in one histogram geometry (Lowest, Highest,
 // SigFigs), so that histograms from any run or agent merge exactly.

@@ -56,3 +56,26 @@ func TestClass(t *testing.T) {
 		t.Errorf("JSON %s, %v", b, err)
 	}
 }
+
+func TestPhaseStrings(t *testing.T) {
+	tests := []struct {
+		p    vocab.Phase
+		want string
+	}{
+		// The names are the keys of the run record's latency and histograms.
+		{vocab.PhaseConnect, "connect"},
+		{vocab.PhaseHandshake, "handshake"},
+		{vocab.PhaseTTFB, "ttfb"},
+		{vocab.PhaseTransfer, "transfer"},
+		{vocab.PhaseTotal, "total"},
+		{vocab.PhaseUncorrected, "total_uncorrected"},
+	}
+	if got, want := len(tests), int(vocab.NumTimed); got != want {
+		t.Errorf("table has %d phases, want %d", got, want)
+	}
+	for _, tt := range tests {
+		if got := tt.p.String(); got != tt.want {
+			t.Errorf("Phase(%d).String() = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
