@@ -9,6 +9,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // breakingOp succeeds (after sleep) until failFrom, then fails at once
@@ -26,13 +28,13 @@ func (o *breakingOp) Do(ctx context.Context, s *metrics.Sample) {
 	o.calls.Add(1)
 	if f := o.failFrom.Load(); f == 0 || time.Now().UnixNano() >= f {
 		o.failures.Add(1)
-		s.Class, s.Err = bench.ClassRefused, errors.New("connection refused")
-		s.Dur[metrics.Total] = time.Since(s.Start)
+		s.Class, s.Err = vocab.ClassRefused, errors.New("connection refused")
+		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return
 	}
 	time.Sleep(o.sleep)
 	s.Handshake, s.Opened = true, true
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
 // maxAttempts bounds what a worker may try in d when it backs off: the
@@ -172,9 +174,9 @@ func (o *flakyOp) NewWorker(int) (bench.Worker, error) { return o, nil }
 func (o *flakyOp) Do(_ context.Context, s *metrics.Sample) {
 	s.Handshake = true
 	if o.calls.Add(1) <= o.n {
-		s.Class, s.Err = bench.ClassStatus, errors.New("status 404")
+		s.Class, s.Err = vocab.ClassStatus, errors.New("status 404")
 	}
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
 // TestPreflight: it stops at the first success, and gives up after
@@ -193,7 +195,7 @@ func TestPreflight(t *testing.T) {
 		if res.OK() != tc.ok || res.Attempts != tc.attempts || res.Handshakes != tc.attempts || op.calls.Load() != int64(tc.attempts) {
 			t.Errorf("first %d failing: ok %v, %d attempts, %d handshakes, %d calls; want ok %v, %d", tc.fail, res.OK(), res.Attempts, res.Handshakes, op.calls.Load(), tc.ok, tc.attempts)
 		}
-		if !tc.ok && (res.Sample.Class != bench.ClassStatus || res.Sample.Err == nil) {
+		if !tc.ok && (res.Sample.Class != vocab.ClassStatus || res.Sample.Err == nil) {
 			t.Errorf("failed preflight's sample: class %q, err %v", res.Sample.Class, res.Sample.Err)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // A worker that fails BackoffAfter times in a row waits before its next
@@ -76,7 +78,7 @@ type stallWatch struct {
 	failed       atomic.Int64 // failures since then
 
 	mu        sync.Mutex
-	lastClass string
+	lastClass vocab.Class
 	lastErr   string
 }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // TestBackoffSteps: no wait before BackoffAfter failures in a row, then a
@@ -59,6 +61,6 @@ func TestStallWatch(t *testing.T) {
 }
 
 var (
-	failed    = metrics.Sample{Class: ClassRefused}
+	failed    = metrics.Sample{Class: vocab.ClassRefused}
 	succeeded = metrics.Sample{}
 )

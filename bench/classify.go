@@ -8,26 +8,8 @@ import (
 	"io"
 	"net"
 	"syscall"
-)
 
-// The error classes. Every failed transaction is counted in exactly one; the
-// set is bounded (tls_alert:<name> takes the names of the TLS alerts).
-const (
-	ClassRefused          = "refused"
-	ClassConnectTimeout   = "connect_timeout"
-	ClassReset            = "reset"
-	ClassHandshakeTimeout = "handshake_timeout"
-	ClassCertificate      = "certificate"
-	ClassMismatch         = "mismatch"
-	ClassResumed          = "resumed"
-	ClassStatus           = "status"
-	ClassBodySize         = "body_size"
-	ClassBodyMismatch     = "body_mismatch"
-	ClassHeaderSize       = "header_size" // response headers beyond the read buffer
-	ClassReadTimeout      = "read_timeout"
-	ClassEOF              = "eof"
-	ClassOther            = "other"
-	alertPrefix           = "tls_alert:"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Stage is where in a transaction an error happened; it decides what a
@@ -72,16 +54,16 @@ var alertNames = func() map[string]string {
 
 // AlertClass returns the class of a received TLS alert given crypto/tls's
 // text for it, or "" if the text is not an alert.
-func AlertClass(text string) string {
+func AlertClass(text string) vocab.Class {
 	if n, ok := alertNames[text]; ok {
-		return alertPrefix + n
+		return vocab.TLSAlert(n)
 	}
 	return ""
 }
 
 // Classify maps a transaction error to its class. Callers map their own
 // typed errors (a profile mismatch, a bad status) before calling it.
-func Classify(stage Stage, err error) string {
+func Classify(stage Stage, err error) vocab.Class {
 	if err == nil {
 		return ""
 	}
@@ -102,28 +84,28 @@ func Classify(stage Stage, err error) string {
 	var hne x509.HostnameError
 	var cie x509.CertificateInvalidError
 	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie) {
-		return ClassCertificate
+		return vocab.ClassCertificate
 	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return ClassRefused
+		return vocab.ClassRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
-		return ClassReset
+		return vocab.ClassReset
 	}
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() || errors.Is(err, errTimeout) {
 		switch stage {
 		case StageConnect:
-			return ClassConnectTimeout
+			return vocab.ClassConnectTimeout
 		case StageHandshake:
-			return ClassHandshakeTimeout
+			return vocab.ClassHandshakeTimeout
 		}
-		return ClassReadTimeout
+		return vocab.ClassReadTimeout
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return ClassEOF
+		return vocab.ClassEOF
 	}
-	return ClassOther
+	return vocab.ClassOther
 }
 
 // errTimeout lets operations mark their own deadline expiries.

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 func TestClassify(t *testing.T) {
@@ -20,18 +22,18 @@ func TestClassify(t *testing.T) {
 	for _, tc := range []struct {
 		stage bench.Stage
 		err   error
-		want  string
+		want  vocab.Class
 	}{
-		{bench.StageConnect, &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, bench.ClassRefused},
-		{bench.StageConnect, timeout, bench.ClassConnectTimeout},
-		{bench.StageHandshake, timeout, bench.ClassHandshakeTimeout},
-		{bench.StageResponse, timeout, bench.ClassReadTimeout},
-		{bench.StageResponse, fmt.Errorf("reading: %w", syscall.ECONNRESET), bench.ClassReset},
-		{bench.StageHandshake, io.EOF, bench.ClassEOF},
-		{bench.StageResponse, io.ErrUnexpectedEOF, bench.ClassEOF},
-		{bench.StageHandshake, &tls.CertificateVerificationError{Err: errors.New("x")}, bench.ClassCertificate},
+		{bench.StageConnect, &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, vocab.ClassRefused},
+		{bench.StageConnect, timeout, vocab.ClassConnectTimeout},
+		{bench.StageHandshake, timeout, vocab.ClassHandshakeTimeout},
+		{bench.StageResponse, timeout, vocab.ClassReadTimeout},
+		{bench.StageResponse, fmt.Errorf("reading: %w", syscall.ECONNRESET), vocab.ClassReset},
+		{bench.StageHandshake, io.EOF, vocab.ClassEOF},
+		{bench.StageResponse, io.ErrUnexpectedEOF, vocab.ClassEOF},
+		{bench.StageHandshake, &tls.CertificateVerificationError{Err: errors.New("x")}, vocab.ClassCertificate},
 		{bench.StageHandshake, tls.AlertError(40), "tls_alert:handshake_failure"},
-		{bench.StageResponse, errors.New("something else"), bench.ClassOther},
+		{bench.StageResponse, errors.New("something else"), vocab.ClassOther},
 	} {
 		if got := bench.Classify(tc.stage, tc.err); got != tc.want {
 			t.Errorf("Classify(%v, %v) = %q, want %q", tc.stage, tc.err, got, tc.want)
@@ -67,7 +69,7 @@ func TestClassifyRemoteAlert(t *testing.T) {
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	err = tls.Client(c, &tls.Config{MaxVersion: tls.VersionTLS12, InsecureSkipVerify: true}).HandshakeContext(context.Background())
-	if got, want := bench.Classify(bench.StageHandshake, err), "tls_alert:protocol_version"; got != want {
+	if got, want := bench.Classify(bench.StageHandshake, err), vocab.TLSAlert("protocol_version"); got != want {
 		t.Errorf("class %q (%v), want %q", got, err, want)
 	}
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Op makes the per-worker executors of one kind of transaction.
@@ -314,7 +316,7 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					s.Intended, s.Start, s.Steady = now, now, !now.Before(steadyStart)
 					w.Do(opCtx, s)
 					n++
-					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
 					record(i, s)
 					if d := bo.after(s.Class == ""); d > 0 {
 						wait(d, stop)
@@ -357,8 +359,8 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 					// have seen runs from the intended start (wrk2's
 					// expected_latency_start); the uncorrected figure is
 					// kept beside it.
-					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
-					s.Dur[metrics.Total] += now.Sub(intended)
+					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
+					s.Dur[vocab.PhaseTotal] += now.Sub(intended)
 					n++
 					record(i, s)
 					// Backing off, the worker takes no start: those
@@ -494,7 +496,7 @@ func openAll(ctx context.Context, workers []Worker, parallel int) ([]failedOpen,
 				mu.Lock()
 				tried++
 				if !ok {
-					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
 					failed = append(failed, failedOpen{id: i, s: s})
 				}
 				mu.Unlock()

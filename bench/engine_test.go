@@ -10,6 +10,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // fakeOp sleeps for a fixed time per transaction; every nth fails.
@@ -26,12 +28,12 @@ func (o *fakeOp) Do(ctx context.Context, s *metrics.Sample) {
 	select {
 	case <-time.After(o.sleep):
 	case <-ctx.Done():
-		s.Class, s.Err = bench.ClassOther, ctx.Err()
+		s.Class, s.Err = vocab.ClassOther, ctx.Err()
 	}
 	s.Handshake = true
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if o.failNth > 0 && n%o.failNth == 0 {
-		s.Class, s.Err = bench.ClassReset, errors.New("injected")
+		s.Class, s.Err = vocab.ClassReset, errors.New("injected")
 	}
 }
 
@@ -49,13 +51,13 @@ func TestClosedLoopCounts(t *testing.T) {
 	if got, want := s.AllOK+s.AllErrors, op.calls.Load(); got != want {
 		t.Errorf("recorded %d, executed %d", got, want)
 	}
-	if got, want := s.Errors[bench.ClassReset]+s.OK, s.AllOK+s.AllErrors; got >= want {
+	if got, want := s.Errors[vocab.ClassReset]+s.OK, s.AllOK+s.AllErrors; got >= want {
 		t.Errorf("steady window %d not smaller than whole run %d despite a warm-up", got, want)
 	}
-	if s.OK == 0 || s.Errors[bench.ClassReset] == 0 {
-		t.Fatalf("ok %d, reset %d", s.OK, s.Errors[bench.ClassReset])
+	if s.OK == 0 || s.Errors[vocab.ClassReset] == 0 {
+		t.Fatalf("ok %d, reset %d", s.OK, s.Errors[vocab.ClassReset])
 	}
-	if got, want := s.Hist[metrics.Total].TotalCount(), s.OK; got != want {
+	if got, want := s.Hist[vocab.PhaseTotal].TotalCount(), s.OK; got != want {
 		t.Errorf("total histogram holds %d, ok %d", got, want)
 	}
 	if got, want := res.Window, 300*time.Millisecond; got != want {
@@ -78,7 +80,7 @@ func TestOpenLoopRate(t *testing.T) {
 	}
 	// Corrected latency is never below uncorrected.
 	s := res.Snapshot
-	if s.Hist[metrics.Total].Max() < s.Hist[metrics.Uncorrected].Max() {
+	if s.Hist[vocab.PhaseTotal].Max() < s.Hist[vocab.PhaseUncorrected].Max() {
 		t.Error("corrected max below uncorrected max")
 	}
 }
@@ -109,7 +111,7 @@ func TestOpenLoopDrops(t *testing.T) {
 		t.Errorf("start lag holds %d values, %d started", got, want)
 	}
 	s := res.Snapshot
-	if c, u := s.Hist[metrics.Total].ValueAtQuantile(50), s.Hist[metrics.Uncorrected].ValueAtQuantile(50); c <= u {
+	if c, u := s.Hist[vocab.PhaseTotal].ValueAtQuantile(50), s.Hist[vocab.PhaseUncorrected].ValueAtQuantile(50); c <= u {
 		t.Errorf("corrected p50 %d µs not above uncorrected %d µs", c, u)
 	}
 }
@@ -190,8 +192,8 @@ func (o *openOp) OpenConns() (now, peak int64) { n := o.opened.Load(); return n,
 
 func (w *openWorker) Open(ctx context.Context, s *metrics.Sample) bool {
 	if w.id%5 == 0 {
-		s.Class, s.Err = bench.ClassRefused, errors.New("refused")
-		s.Dur[metrics.Total] = time.Since(s.Start)
+		s.Class, s.Err = vocab.ClassRefused, errors.New("refused")
+		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return false
 	}
 	w.op.opened.Add(1)
@@ -202,7 +204,7 @@ func (w *openWorker) Do(ctx context.Context, s *metrics.Sample) {
 	if w.op.dos.Add(1) == 1 {
 		w.op.atFirstDo.Store(w.op.opened.Load())
 	}
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
 func TestOpenersOpenBeforeTheLoad(t *testing.T) {

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The preflight makes up to PreflightAttempts transactions: it stops at the
@@ -49,13 +51,13 @@ func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
 		now := time.Now()
 		s.Intended, s.Start = now, now
 		w.Do(ctx, s)
-		s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+		s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
 		res.Attempts++
 		if s.Handshake {
 			res.Handshakes++
 		}
 		if s.Class == "" && ctx.Err() != nil {
-			s.Class, s.Err = ClassOther, ctx.Err()
+			s.Class, s.Err = vocab.ClassOther, ctx.Err()
 		}
 		if s.Class == "" || ctx.Err() != nil || time.Since(begin) >= PreflightRetryWithin {
 			break

@@ -54,7 +54,7 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 		if ra.Engine != rb.Engine {
 			return nil, fmt.Errorf("%s is a %s run and %s a %s run: compare runs of one engine", a.Name, ra.Engine, b.Name, rb.Engine)
 		}
-		cell := ra.Engine + " " + ra.Profile
+		cell := ra.Engine.String() + " " + ra.Profile
 		if ra.Profile != rb.Profile {
 			cell += " vs " + rb.Profile
 		}
@@ -105,7 +105,7 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 		}
 	}
 	for _, cell := range c.Summary.Cells {
-		k := cell.Engine + " " + cell.Profile
+		k := cell.Engine.String() + " " + cell.Profile
 		if duts > 1 {
 			k = cell.DUT + " " + k
 		}

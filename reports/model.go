@@ -13,6 +13,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Campaign is the content of a campaign directory (from qualify), read by
@@ -105,11 +106,11 @@ type Environment struct {
 // Section is the appendix of one DUT × test × profile: how its published
 // value was found.
 type Section struct {
-	DUT     string `json:"dut"`
-	Engine  string `json:"engine"`
-	Profile string `json:"profile"`
-	Source  string `json:"source"` // the campaign, or "run records"
-	Unit    string `json:"unit"`   // of the values: "CPS" or "Gbps"
+	DUT     string       `json:"dut"`
+	Engine  vocab.Engine `json:"engine"`
+	Profile string       `json:"profile"`
+	Source  string       `json:"source"` // the campaign, or "run records"
+	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
 	P99Phase    string         `json:"p99_phase"`
@@ -163,14 +164,8 @@ type Chosen struct {
 	Client metrics.Client                 `json:"client"`
 }
 
-// Engines and their units.
-const (
-	cpsEngine        = "cps"
-	throughputEngine = "throughput"
-)
-
-func unitOf(engine string) string {
-	if engine == throughputEngine {
+func unitOf(engine vocab.Engine) string {
+	if engine == vocab.EngineThroughput {
 		return "Gbps"
 	}
 	return "CPS"
@@ -184,15 +179,16 @@ const recordsSource = "run records"
 
 // item is a DUT × engine × profile of one input, before DUTs are named.
 type item struct {
-	source, dut     string // the input's label and the DUT's own name
-	engine, profile string
-	cipher, group   string
-	value           *float64
-	runs            method.RunCount
-	consistent      bool
-	note            string
-	unsupported     string // why the DUT does not serve the profile
-	section         Section
+	source, dut   string // the input's label and the DUT's own name
+	engine        vocab.Engine
+	profile       string
+	cipher, group string
+	value         *float64
+	runs          method.RunCount
+	consistent    bool
+	note          string
+	unsupported   string // why the DUT does not serve the profile
+	section       Section
 }
 
 // Build assembles the report of the inputs: every campaign's published
@@ -233,7 +229,7 @@ func Build(inputs []Input) (*Report, error) {
 			}
 		case in.Run != nil:
 			run := in.Run
-			k := DUTKey(run) + "|" + run.Engine + "|" + run.Profile
+			k := DUTKey(run) + "|" + run.Engine.String() + "|" + run.Profile
 			g, ok := records[k]
 			if !ok {
 				g = &recordGroup{dutKey: DUTKey(run)}
@@ -429,7 +425,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine+"|"+p.Profile] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
@@ -460,7 +456,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine+"|"+cell.Profile]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := method.PublishedSeq(cell.Runs)
@@ -484,8 +480,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	return out, nil
 }
 
-func p99Phase(engine string) string {
-	if engine == throughputEngine {
+func p99Phase(engine vocab.Engine) string {
+	if engine == vocab.EngineThroughput {
 		return "total"
 	}
 	return "handshake"
@@ -621,7 +617,7 @@ func publishedRows(items []*item, duts []string) []TableRow {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
 		res := &row.Results[slices.Index(duts, it.dut)]
-		if it.engine == throughputEngine {
+		if it.engine == vocab.EngineThroughput {
 			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
 		} else {
 			res.CPS, res.CPSRuns, res.CPSUnsupported = it.value, it.runs, it.unsupported

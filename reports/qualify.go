@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // FormatGbps formats a bandwidth as the published tables do: "53 Gbps",
@@ -55,7 +57,7 @@ func QualifyTable(s *method.Summary) Document {
 				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {
 					continue
 				}
-				if c.Engine == throughputEngine {
+				if c.Engine == vocab.EngineThroughput {
 					gbps = NotSupported
 				} else {
 					cps = NotSupported
@@ -117,7 +119,7 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			n := p.Negotiated
 			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
 		}
-		t.add("", p.DUT, p.Engine, p.Profile, got)
+		t.add("", p.DUT, p.Engine.String(), p.Profile, got)
 	}
 	return Document{title: "preliminary", blocks: []block{t}}
 }

@@ -218,7 +218,7 @@ func differencesTable(diffs []method.Difference, cols ...string) *table {
 	sort.Strings(duts)
 	t := newTable(append(cols, duts...)...)
 	for _, d := range diffs {
-		cells := []string{d.Engine, d.Profile, d.Field}
+		cells := []string{d.Engine.String(), d.Profile, d.Field}
 		for _, k := range duts {
 			cells = append(cells, dash(d.Values[k]))
 		}
@@ -244,7 +244,7 @@ func sectionBlocks(s *Section) []block {
 			t.add(strconv.Itoa(pr.Level), value(s.Unit, pr.Value), Micros(float64(pr.P99US)), strconv.FormatInt(pr.Errors, 10),
 				percent(pr.GeneratorCPU), verdict(pr.Accepted, pr.Reasons))
 		}
-		out = append(out, t, exploreChart(slug(s.DUT, s.Engine, s.Profile, "explore"), s))
+		out = append(out, t, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
 		if s.Level > 0 {
 			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
 		}
@@ -327,7 +327,7 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 		out = append(out, t)
 	}
 	if len(ch.Series) > 0 {
-		out = append(out, seriesChart(slug(s.DUT, s.Engine, s.Profile, "series"),
+		out = append(out, seriesChart(slug(s.DUT, s.Engine.String(), s.Profile, "series"),
 			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.Engine, s.Profile, ch.Seq), s.Unit, ch))
 	}
 	var curves []curve
@@ -337,7 +337,7 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 		}
 	}
 	if len(curves) > 0 {
-		out = append(out, latencyChart(slug(s.DUT, s.Engine, s.Profile, "latency"),
+		out = append(out, latencyChart(slug(s.DUT, s.Engine.String(), s.Profile, "latency"),
 			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.Engine, s.Profile, ch.Seq), curves))
 	}
 	return out

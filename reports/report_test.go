@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // validCampaignDir checks a campaign directory's summary.json and every
@@ -511,7 +512,7 @@ func TestHistogramLogOfCampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Six cells, six phases each.
-	if got, want := strings.Count(buf.String(), "\nTag="), 6*int(metrics.NumPhases); got != want {
+	if got, want := strings.Count(buf.String(), "\nTag="), 6*int(vocab.NumTimed); got != want {
 		t.Errorf("%d intervals, want %d", got, want)
 	}
 	if !strings.Contains(buf.String(), "Tag=adc-b.throughput."+reporttest.P384+".total,") {

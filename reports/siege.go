@@ -8,14 +8,17 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // namedRun is a run of the inputs with what it measured and where it came
 // from.
 type namedRun struct {
-	dut, engine, profile string
-	input                string // the input's name
-	run                  *metrics.Run
+	dut     string
+	engine  vocab.Engine
+	profile string
+	input   string // the input's name
+	run     *metrics.Run
 }
 
 // runsOf lists every run of inputs: each run record (its DUT named as the

@@ -9,11 +9,14 @@ package reports
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"slices"
 )
 
 // Micros formats a microsecond value with a readable unit.
@@ -55,11 +58,11 @@ func RunSummary(r *metrics.Run) Document {
 		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
 	}
 	switch {
-	case r.CPSResult != nil:
-		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
-	case r.ThroughputResult != nil:
+	case r.CPS != nil:
+		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", *r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+	case r.HasThroughput():
 		fmt.Fprintf(w, "  throughput   %.3f Gbps payload, %.3f Gbps wire (%d requests in %.1f s, %.1f/s; %d errors)\n",
-			r.Gbps, r.WireGbps, r.Requests, r.DurationS, r.RPS, r.Errors.Total)
+			metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.Requests), r.DurationS, metrics.Value(r.RPS), r.Errors.Total)
 		fmt.Fprintf(w, "  bytes        %d payload (+%d partial), %d wire in, %d wire out; %d connections opened (whole run %d)\n",
 			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut, r.ConnectionsOpened, r.Whole.ConnectionsOpened)
 	}
@@ -73,11 +76,11 @@ func RunSummary(r *metrics.Run) Document {
 	if c := r.Closes; c != nil {
 		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n", c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
 	}
-	classes := make([]string, 0, len(r.Errors.ByClass))
+	classes := make([]vocab.Class, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
 		classes = append(classes, c)
 	}
-	sort.Strings(classes)
+	slices.Sort(classes)
 	for _, c := range classes {
 		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
 	}
@@ -89,12 +92,12 @@ func RunSummary(r *metrics.Run) Document {
 	}
 	val := func(v int64) string { return bound + Micros(float64(v)) }
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
-	phases := []string{"connect", "handshake", "ttfb", "transfer", "total"}
-	if r.Latency[metrics.ScheduleLag].Count > 0 {
-		phases = append(phases, metrics.ScheduleLag)
+	phases := []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal}
+	if r.Percentiles(vocab.PhaseScheduleLag).Count > 0 {
+		phases = append(phases, vocab.PhaseScheduleLag)
 	}
 	for _, ph := range phases {
-		l := r.Latency[ph]
+		l := r.Percentiles(ph)
 		if l.Count == 0 {
 			fmt.Fprintf(w, "  %-12s %9s\n", ph, "-")
 			continue
@@ -106,7 +109,7 @@ func RunSummary(r *metrics.Run) Document {
 		fmt.Fprintf(w, "  WARNING      %.1f%% of the scheduled starts were dropped (no worker free): they are in no histogram, so every latency above is a lower bound\n", r.Load.DroppedShare*100)
 	}
 	if r.Load.StartLagMaterial {
-		l, t := r.Latency[metrics.ScheduleLag], r.Latency["total"]
+		l, t := r.Percentiles(vocab.PhaseScheduleLag), r.Percentiles(vocab.PhaseTotal)
 		fmt.Fprintf(w, "  WARNING      the generator's own start lateness (schedule_lag p50 %s, p99 %s) is a material part of the total latency (p50 %s, p99 %s)\n",
 			Micros(float64(l.P50)), Micros(float64(l.P99)), Micros(float64(t.P50)), Micros(float64(t.P99)))
 	}
@@ -116,7 +119,7 @@ func RunSummary(r *metrics.Run) Document {
 		note = " (includes the in-process target)"
 	}
 	cost := fmt.Sprintf("%.0f µs per transaction", c.CPUPerTxnUS)
-	if r.ThroughputResult != nil {
+	if r.HasThroughput() {
 		cost = fmt.Sprintf("%.2f s per GB", analysis.CPUPerGB(r))
 	}
 	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
@@ -132,12 +135,9 @@ func CPSTable(runs []*metrics.Run) Document {
 	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99", "TOTAL p99", "CPU/TXN")
 	for _, r := range runs {
 		n := r.Negotiated
-		cps := 0.0
-		if r.CPSResult != nil {
-			cps = r.CPS
-		}
+		cps := metrics.Value(r.CPS)
 		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.1f", cps), fmt.Sprint(r.Errors.Total),
-			Micros(float64(r.Latency["handshake"].P99)), Micros(float64(r.Latency["total"].P99)), fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
+			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
 	}
 	return runsTable("CPS", runs, t)
 }
@@ -162,12 +162,9 @@ func ThroughputTable(runs []*metrics.Run) Document {
 	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS", "TTFB p99", "TOTAL p99", "CPU/GB")
 	for _, r := range runs {
 		n := r.Negotiated
-		var gbps, wire, rps float64
-		if r.ThroughputResult != nil {
-			gbps, wire, rps = r.Gbps, r.WireGbps, r.RPS
-		}
+		gbps, wire, rps := metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.RPS)
 		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.3f Gbps", gbps), fmt.Sprintf("%.3f Gbps", wire),
-			fmt.Sprintf("%.1f", rps), fmt.Sprint(r.Errors.Total), Micros(float64(r.Latency["ttfb"].P99)), Micros(float64(r.Latency["total"].P99)),
+			fmt.Sprintf("%.1f", rps), fmt.Sprint(r.Errors.Total), Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
 			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
 	}
 	return runsTable("throughput", runs, t)

@@ -9,14 +9,16 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // pushed is a valid record of shard i of 2.
 func pushed(t *testing.T, i int) *metrics.Run {
 	t.Helper()
 	rec := metrics.NewRecorder(1, time.Unix(1_700_000_000, 0))
-	var d [metrics.NumPhases]time.Duration
-	d[metrics.Total] = 3 * time.Millisecond
+	var d [vocab.NumTimed]time.Duration
+	d[vocab.PhaseTotal] = 3 * time.Millisecond
 	rec.Record(0, &metrics.Sample{Steady: true, Dur: d})
 	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Complete: true, Load: metrics.Load{Mode: "closed", Concurrency: 1},
 		Agent: &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2}}
@@ -43,7 +45,7 @@ func TestCollectorRefusesInvalidRecords(t *testing.T) {
 		t.Errorf("pushing a negative count: %v, want a 400 naming transactions", err)
 	}
 	bad = pushed(t, 1)
-	bad.CPS = -1e308
+	bad.CPS = new(-1e308)
 	if err := agent.Push(ctx, srv.URL+"/runs/r1", bad); err == nil || !strings.Contains(err.Error(), "cps: -1e+308 is negative") {
 		t.Errorf("pushing -1e308 CPS: %v, want a 400 naming cps", err)
 	}

@@ -155,7 +155,7 @@ func (e *Executor) EngineArgs(req method.Request) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{req.Test.Engine, spec.Target.URL, "--profile", req.Profile.Name}
+	args := []string{req.Test.Engine.String(), spec.Target.URL, "--profile", req.Profile.Name}
 	if spec.Target.DUT != "" {
 		args = append(args, "--dut", spec.Target.DUT)
 	}

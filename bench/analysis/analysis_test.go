@@ -1,7 +1,6 @@
 package analysis_test
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -9,33 +8,12 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 )
-
-// compareRun is a CPS run of n successful transactions of total latency
-// d (phases in proportion) and failed ones, over a 10 s window.
-func compareRun(t *testing.T, n, failed int, d time.Duration) *metrics.Run {
-	t.Helper()
-	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	rec := metrics.NewRecorder(2, start)
-	for i := range n {
-		s := &metrics.Sample{Steady: true, Opened: true, Handshake: true, Payload: 1000}
-		s.Dur = [metrics.NumPhases]time.Duration{d / 10, d / 2, d / 5, d / 10, d, d}
-		rec.Record(i, s)
-	}
-	for i := range failed {
-		rec.Record(i, &metrics.Sample{Steady: true, Class: "reset", Err: errors.New("reset")})
-	}
-	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Profile: "p", Started: start, Ended: start.Add(12 * time.Second),
-		SteadyStartS: 2, Target: metrics.Target{Address: "dut:443"}, Client: metrics.Client{Utilization: 0.5}}
-	if err := r.Fill(rec.Snapshot(), 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 func TestCompare(t *testing.T) {
 	// A: 9000 transactions of 20 ms and 1000 failures; B: 10000 of 10 ms.
-	a, b := compareRun(t, 9000, 1000, 20*time.Millisecond), compareRun(t, 10000, 0, 10*time.Millisecond)
+	a, b := metricstest.Run(t, 9000, 1000, 20*time.Millisecond), metricstest.Run(t, 10000, 0, 10*time.Millisecond)
 	c := analysis.CompareRuns("a", "b", a, b)
 	for _, tt := range []struct {
 		metric, unit string

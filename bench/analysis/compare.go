@@ -3,7 +3,10 @@
 // CPU per GB. It reads records (package metrics) and writes nothing.
 package analysis
 
-import "github.com/tlsbench/tlsbench/bench/metrics"
+import (
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
 
 // RunComparison is every metric of two runs side by side, in the layout of an
 // A/B impact table ("with WAF | without WAF | impact"): B is the baseline,
@@ -51,14 +54,14 @@ func comparedMetrics() []compared {
 		{metric: "availability", unit: "%", note: noteAvailability, value: func(r *metrics.Run) float64 { return Availability(r) * 100 }},
 		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *metrics.Run) float64 { return r.DurationS }},
 		{metric: "data transferred", unit: "MB", note: noteData, value: func(r *metrics.Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
-		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *metrics.Run) float64 { return r.Latency["total"].Mean / 1e3 }},
+		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *metrics.Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
 		{metric: "transaction rate", unit: "/s", value: TransactionRate},
 		{metric: "throughput", unit: "MB/s", value: func(r *metrics.Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
 		{metric: "concurrency", note: noteConcurrency, value: Concurrency},
 		{metric: "successful", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *metrics.Run) float64 { return float64(r.Errors.Total) }},
-		{metric: "longest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Latency["total"].Max) / 1e3 }},
-		{metric: "shortest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Latency["total"].Min) / 1e3 }},
+		{metric: "longest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Max) / 1e3 }},
+		{metric: "shortest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Min) / 1e3 }},
 	}
 	for _, phase := range []string{"connect", "handshake", "ttfb", "total"} {
 		for _, q := range []struct {
@@ -74,10 +77,10 @@ func comparedMetrics() []compared {
 		}
 	}
 	return append(ms,
-		compared{metric: "CPS", unit: "/s", value: func(r *metrics.Run) float64 { return r.CPS },
-			has: func(r *metrics.Run) bool { return r.CPSResult != nil }},
-		compared{metric: "Gbps", unit: "Gbps", value: func(r *metrics.Run) float64 { return r.Gbps },
-			has: func(r *metrics.Run) bool { return r.ThroughputResult != nil }},
+		compared{metric: "CPS", unit: "/s", value: func(r *metrics.Run) float64 { return metrics.Value(r.CPS) },
+			has: func(r *metrics.Run) bool { return r.CPS != nil }},
+		compared{metric: "Gbps", unit: "Gbps", value: func(r *metrics.Run) float64 { return metrics.Value(r.Gbps) },
+			has: func(r *metrics.Run) bool { return r.HasThroughput() }},
 		compared{metric: "generator CPU", unit: "%", value: func(r *metrics.Run) float64 { return r.Client.Utilization * 100 }},
 	)
 }
@@ -144,5 +147,5 @@ func TransactionRate(r *metrics.Run) float64 { return perSecond(r, float64(r.Tra
 // closed loop it approaches the configured concurrency; far below it, the
 // generator rather than the target was waiting.
 func Concurrency(r *metrics.Run) float64 {
-	return TransactionRate(r) * r.Latency["total"].Mean / 1e6
+	return TransactionRate(r) * r.Percentiles(vocab.PhaseTotal).Mean / 1e6
 }

@@ -5,6 +5,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Pooled merges the named phase's histograms of runs.
@@ -48,13 +49,13 @@ type Siege struct {
 func SiegeOf(runs ...*metrics.Run) (Siege, error) {
 	var s Siege
 	var ok, status, failed, payload int64
-	total, err := Pooled(metrics.Total.String(), runs...)
+	total, err := Pooled(vocab.PhaseTotal.String(), runs...)
 	if err != nil {
 		return s, err
 	}
 	for _, r := range runs {
 		ok += r.Transactions
-		status += r.Errors.ByClass["status"]
+		status += r.Errors.ByClass[vocab.ClassStatus]
 		failed += r.Errors.Total
 		payload += r.Bytes.Payload + r.Bytes.PayloadPartial
 		s.ElapsedTime += r.DurationS

@@ -5,8 +5,9 @@ import (
 	"math"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // handshakesPerCore is a prudent number of full handshakes one generator
@@ -33,16 +34,17 @@ func DeadlineAdvice(conc, cores int, handshake, read time.Duration) string {
 // out because of their own number: by Little's law each lasted about
 // concurrency ÷ CPS, which came near the deadline.
 func TimeoutAdvice(r *metrics.Run, handshake, read time.Duration) string {
-	timeouts := r.Errors.ByClass[bench.ClassHandshakeTimeout] + r.Errors.ByClass[bench.ClassReadTimeout] + r.Errors.ByClass[bench.ClassConnectTimeout]
-	if timeouts == 0 || r.CPSResult == nil || r.CPS <= 0 || r.Load.Mode != "closed" {
+	timeouts := r.Errors.ByClass[vocab.ClassHandshakeTimeout] + r.Errors.ByClass[vocab.ClassReadTimeout] + r.Errors.ByClass[vocab.ClassConnectTimeout]
+	if timeouts == 0 || r.CPS == nil || *r.CPS <= 0 || r.Load.Mode != "closed" {
 		return ""
 	}
-	each := time.Duration(float64(r.Load.Concurrency) / r.CPS * float64(time.Second))
+	cps := *r.CPS
+	each := time.Duration(float64(r.Load.Concurrency) / cps * float64(time.Second))
 	if each < min(handshake, read)/2 {
 		return "" // the target's own slowness, not the queue
 	}
 	return fmt.Sprintf("%d transactions timed out; at -c %d and %.0f CPS each transaction took about %s (concurrency ÷ CPS), near the deadlines "+
-		"(--handshake-timeout %s, --read-timeout %s): pass at least %s, or lower -c", timeouts, r.Load.Concurrency, r.CPS,
+		"(--handshake-timeout %s, --read-timeout %s): pass at least %s, or lower -c", timeouts, r.Load.Concurrency, cps,
 		each.Round(100*time.Millisecond), handshake, read, roundUp(2*each))
 }
 

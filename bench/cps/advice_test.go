@@ -7,6 +7,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 func TestDeadlineAdvice(t *testing.T) {
@@ -27,9 +29,9 @@ func TestDeadlineAdvice(t *testing.T) {
 func TestTimeoutAdvice(t *testing.T) {
 	run := func(conc int, cps float64, timeouts int64) *metrics.Run {
 		return &metrics.Run{
-			Load:      metrics.Load{Mode: "closed", Concurrency: conc},
-			CPSResult: &metrics.CPSResult{CPS: cps},
-			Errors:    metrics.Errors{ByClass: map[string]int64{"handshake_timeout": timeouts}},
+			Load:   metrics.Load{Mode: "closed", Concurrency: conc},
+			CPS:    new(cps),
+			Errors: metrics.Errors{ByClass: map[vocab.Class]int64{vocab.ClassHandshakeTimeout: timeouts}},
 		}
 	}
 	// 20,000 connections at 700 CPS: each transaction about 28.6 s.

@@ -18,6 +18,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Config is one CPS target and how to talk to it.
@@ -39,7 +41,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Config:  tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request: tlsconn.Request{Path: "/1k", ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
+		Request: tlsconn.Request{Path: vocab.EngineCPS.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
 		MaxBody: 16 << 20,
 	}
 }
@@ -65,7 +67,7 @@ var _ bench.Op = (*Op)(nil)
 // New checks cfg and prepares the operation.
 func New(cfg Config) (*Op, error) {
 	if cfg.Path == "" {
-		cfg.Path = "/1k"
+		cfg.Path = vocab.EngineCPS.DefaultPath()
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
@@ -156,18 +158,18 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		}
 	}
 	t4 := time.Now()
-	s.Dur[metrics.TTFB] = w.rd.First.Sub(t3)
-	s.Dur[metrics.Transfer] = t4.Sub(w.rd.First)
+	s.Dur[vocab.PhaseTTFB] = w.rd.First.Sub(t3)
+	s.Dur[vocab.PhaseTransfer] = t4.Sub(w.rd.First)
 	switch {
 	case status != fasthttp.StatusOK:
 		err = fmt.Errorf("status %d", status)
-		s.Class = bench.ClassStatus
+		s.Class = vocab.ClassStatus
 	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
 		err = fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
-		s.Class = bench.ClassBodySize
+		s.Class = vocab.ClassBodySize
 	case extra > 0:
 		err = fmt.Errorf("%d bytes after the response body", extra)
-		s.Class = bench.ClassBodySize
+		s.Class = vocab.ClassBodySize
 	case err != nil:
 		err = fmt.Errorf("waiting for the server's close: %w", err)
 	default:
@@ -242,7 +244,7 @@ func (w *worker) drainToEOF() (int, error) {
 func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
 	s.Class = tlsconn.Class(stage, err)
 	s.Err = err
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
 // finish closes the sample of a transaction that had a connection; err (if
@@ -254,16 +256,16 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 			var small *fasthttp.ErrSmallBuffer
 			switch {
 			case errors.Is(err, fasthttp.ErrBodyTooLarge):
-				s.Class = bench.ClassBodySize
+				s.Class = vocab.ClassBodySize
 			case errors.As(err, &small):
-				s.Class = bench.ClassHeaderSize
+				s.Class = vocab.ClassHeaderSize
 			}
 		}
 		s.Err = err
 	}
 	s.BytesIn = w.rd.N
 	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
 		w.op.cfg.Trace(conn.LocalPort(), s)
 	}

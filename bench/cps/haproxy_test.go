@@ -16,6 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // measure runs profile name against frontend: a closed loop of 4 workers,
@@ -106,7 +108,7 @@ func TestHAProxyFailures(t *testing.T) {
 		name    string
 		profile string
 		fe      testdut.Frontend
-		class   string
+		class   vocab.Class
 		// handshakes: whether every failed transaction completed its
 		// handshake (true) or none did (false).
 		handshakes bool
@@ -128,7 +130,7 @@ func TestHAProxyFailures(t *testing.T) {
 			name:       "group",
 			profile:    "ecdhe-ecdsa-aes128-sha256-p384",
 			fe:         testdut.Frontend{Name: "p256only", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
-			class:      bench.ClassMismatch,
+			class:      vocab.ClassMismatch,
 			handshakes: true,
 			example:    []string{"negotiated group P-256", "expects P-384"},
 		},

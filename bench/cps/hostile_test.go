@@ -16,6 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // TestHostileServers: what a hostile device sends is capped, lands in a
@@ -27,11 +29,11 @@ func TestHostileServers(t *testing.T) {
 		name   string
 		engine string
 		serve  func(c net.Conn, r *textproto.Reader)
-		class  string
+		class  vocab.Class
 	}{
 		{
 			// Headers that never end.
-			name: "endless headers", engine: "cps", class: bench.ClassHeaderSize,
+			name: "endless headers", engine: "cps", class: vocab.ClassHeaderSize,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				rawtls.ReadRequest(r)
 				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\n")
@@ -44,7 +46,7 @@ func TestHostileServers(t *testing.T) {
 		},
 		{
 			// A Content-Length of a terabyte on the CPS path.
-			name: "huge Content-Length", engine: "cps", class: bench.ClassBodySize,
+			name: "huge Content-Length", engine: "cps", class: vocab.ClassBodySize,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				rawtls.ReadRequest(r)
 				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 1099511627776\r\n\r\n")
@@ -57,7 +59,7 @@ func TestHostileServers(t *testing.T) {
 		},
 		{
 			// A body without length that never ends, on the CPS path.
-			name: "unbounded body", engine: "cps", class: bench.ClassBodySize,
+			name: "unbounded body", engine: "cps", class: vocab.ClassBodySize,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				rawtls.ReadRequest(r)
 				fmt.Fprintf(c, "HTTP/1.0 200 OK\r\n\r\n")

@@ -33,6 +33,8 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // requireCapture skips the test unless tcpdump is installed (in CI, where
@@ -221,7 +223,7 @@ func readPcap(b []byte) ([]packet, error) {
 // wirePhases are one connection's packet intervals, as the client's phases
 // would time them; ok is false when a packet is missing.
 type wirePhases struct {
-	d         [metrics.NumPhases]time.Duration
+	d         [vocab.NumTimed]time.Duration
 	serverFIN bool // the server's FIN came before the client's
 	ok        bool
 }
@@ -276,23 +278,23 @@ func wireOf(pkts []packet, server int) wirePhases {
 	}
 	w.ok = true
 	w.serverFIN = cfin.IsZero() || !cfin.Before(sfin)
-	w.d[metrics.Connect] = synack.Sub(syn)
-	w.d[metrics.Handshake] = lastHS.Sub(hello)
-	w.d[metrics.TTFB] = resp.Sub(req)
-	w.d[metrics.Transfer] = sfin.Sub(resp)
-	w.d[metrics.Total] = sfin.Sub(syn)
+	w.d[vocab.PhaseConnect] = synack.Sub(syn)
+	w.d[vocab.PhaseHandshake] = lastHS.Sub(hello)
+	w.d[vocab.PhaseTTFB] = resp.Sub(req)
+	w.d[vocab.PhaseTransfer] = sfin.Sub(resp)
+	w.d[vocab.PhaseTotal] = sfin.Sub(syn)
 	return w
 }
 
 // wirePhaseList are the phases compared with the wire.
-var wirePhaseList = []metrics.Phase{metrics.Connect, metrics.Handshake, metrics.TTFB, metrics.Transfer, metrics.Total}
+var wirePhaseList = []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal}
 
 // traced collects the phases of every connection by local port, in the
 // order the connections ended (a port may be used again once its
 // connection is closed: no TIME_WAIT holds it).
 type traced struct {
 	mu sync.Mutex
-	by map[int][][metrics.NumPhases]time.Duration
+	by map[int][][vocab.NumTimed]time.Duration
 	n  int
 }
 
@@ -301,7 +303,7 @@ func (tr *traced) trace(port int, s *metrics.Sample) {
 	defer tr.mu.Unlock()
 	d := s.Dur
 	if s.Class != "" {
-		d = [metrics.NumPhases]time.Duration{} // kept for the order, not compared
+		d = [vocab.NumTimed]time.Duration{} // kept for the order, not compared
 	}
 	tr.by[port] = append(tr.by[port], d)
 	tr.n++
@@ -329,10 +331,10 @@ type wireRun struct {
 // wireReport is the comparison of one run with its packets.
 type wireReport struct {
 	joined      int
-	shorter     [metrics.NumPhases]int // connections whose phase is shorter than its packets
-	worst       [metrics.NumPhases]time.Duration
-	phase       [metrics.NumPhases][]time.Duration
-	wire        [metrics.NumPhases][]time.Duration
+	shorter     [vocab.NumTimed]int // connections whose phase is shorter than its packets
+	worst       [vocab.NumTimed]time.Duration
+	phase       [vocab.NumTimed][]time.Duration
+	wire        [vocab.NumTimed][]time.Duration
 	clientFirst int // connections the client closed first
 }
 
@@ -349,7 +351,7 @@ func quantile(v []time.Duration, q float64) time.Duration {
 // every connection's phases to its packets.
 func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Sample)) bench.Op, server int, r wireRun) *wireReport {
 	t.Helper()
-	tr := &traced{by: map[int][][metrics.NumPhases]time.Duration{}}
+	tr := &traced{by: map[int][][vocab.NumTimed]time.Duration{}}
 	capt := startCapture(t, bin, server)
 	res, err := bench.Run(context.Background(), r.cfg, op(tr.trace))
 	if err != nil {
@@ -379,7 +381,7 @@ func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Samp
 			reused += len(phs) - 1
 		}
 		for i, ph := range phs {
-			if ph[metrics.Total] == 0 {
+			if ph[vocab.PhaseTotal] == 0 {
 				continue // failed
 			}
 			w := wireOf(conns[i], server)
@@ -487,7 +489,7 @@ func TestPhasesMatchTheWire(t *testing.T) {
 		rep := measureWire(t, bin, op, server, r)
 		for _, ph := range wirePhaseList {
 			n, allowed := rep.shorter[ph], 0
-			if ph == metrics.Transfer {
+			if ph == vocab.PhaseTransfer {
 				allowed = rep.joined / 100
 			}
 			if n > allowed {

@@ -17,6 +17,8 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 func TestHAProxyPreflight(t *testing.T) {
@@ -40,7 +42,7 @@ func TestHAProxyPreflight(t *testing.T) {
 			t.Fatal(err)
 		}
 		return &job.Spec{
-			Engine: job.CPS,
+			Engine: vocab.EngineCPS,
 			Conn: tlsconn.Config{Profile: p, Address: h.Addr(frontend), ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
 				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: roots.Pool()}},
 			Request: tlsconn.Request{Host: "localhost", Path: path, ExpectSize: -1, ReadTimeout: time.Second, UserAgent: "tlsbench/test"},
@@ -51,11 +53,11 @@ func TestHAProxyPreflight(t *testing.T) {
 	for _, tc := range []struct {
 		name, frontend string
 		spec           *job.Spec
-		class          string
+		class          vocab.Class
 	}{
 		{"wrong profile", "p256", spec("ecdhe-ecdsa-aes128-gcm-sha256-p256", "p256", "/", ca), "tls_alert:handshake_failure"},
-		{"wrong certificate", "p256", spec(good, "p256", "/", other), bench.ClassCertificate},
-		{"404 path", "fwd", spec(good, "fwd", "/nope", ca), bench.ClassStatus},
+		{"wrong certificate", "p256", spec(good, "p256", "/", other), vocab.ClassCertificate},
+		{"404 path", "fwd", spec(good, "fwd", "/nope", ca), vocab.ClassStatus},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := h.Counter(t, tc.frontend, "conn_tot")

@@ -16,25 +16,13 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
-)
 
-// The engines.
-const (
-	CPS        = "cps"
-	Throughput = "throughput"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
-
-// DefaultPath returns an engine's default object path.
-func DefaultPath(engine string) string {
-	if engine == Throughput {
-		return "/1m"
-	}
-	return "/1k"
-}
 
 // Spec is one run. Conn carries the profile, the address and verification.
 type Spec struct {
-	Engine string // CPS or Throughput
+	Engine vocab.Engine
 	Conn   tlsconn.Config
 	tlsconn.Request
 	// Throughput engine only.
@@ -68,11 +56,11 @@ type Op interface {
 // NewOp builds the operation of spec.
 func NewOp(spec *Spec) (Op, error) {
 	switch spec.Engine {
-	case CPS:
+	case vocab.EngineCPS:
 		cfg := cps.Defaults()
 		cfg.Config, cfg.Request = spec.Conn, spec.Request
 		return cps.New(cfg)
-	case Throughput:
+	case vocab.EngineThroughput:
 		cfg := throughput.Defaults()
 		cfg.Config, cfg.Request = spec.Conn, spec.Request
 		cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = max(spec.Pipeline, 1), spec.RequestsPerConn, spec.Verify
@@ -173,7 +161,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	}
 	r.Series = res.Series
 	if res.StartLag != nil {
-		if err := r.SetHistogram(metrics.ScheduleLag, res.StartLag); err != nil {
+		if err := r.SetHistogram(vocab.PhaseScheduleLag, res.StartLag); err != nil {
 			return nil, err
 		}
 	}

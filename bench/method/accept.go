@@ -8,18 +8,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Value is the metric a run is judged by: CPS, or payload Gbps.
 func Value(r *metrics.Run) float64 {
 	switch {
-	case r.Engine == job.CPS && r.CPSResult != nil:
-		return r.CPS
-	case r.Engine == job.Throughput && r.ThroughputResult != nil:
-		return r.Gbps
+	case r.Engine == vocab.EngineCPS:
+		return metrics.Value(r.CPS)
+	case r.Engine == vocab.EngineThroughput:
+		return metrics.Value(r.Gbps)
 	}
 	return 0
 }
@@ -40,10 +40,10 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 	if r.Transactions == 0 {
 		reasons = append(reasons, "no successful transaction")
 	}
-	if n := r.Errors.ByClass["mismatch"]; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)", n, r.Errors.Examples["mismatch"]))
+	if n := r.Errors.ByClass[vocab.ClassMismatch]; n > 0 {
+		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)", n, r.Errors.Examples[vocab.ClassMismatch]))
 	}
-	if n := r.Errors.ByClass["resumed"]; n > 0 {
+	if n := r.Errors.ByClass[vocab.ClassResumed]; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("resumed sessions ×%d", n))
 	}
 	if e := r.Errors.Total; e > 0 {
@@ -70,19 +70,19 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 }
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.
-func classList(m map[string]int64) string {
-	ks := byCount(m)
-	for i, k := range ks {
-		ks[i] = fmt.Sprintf("%s ×%d", k, m[k])
+func classList(m map[vocab.Class]int64) string {
+	var parts []string
+	for _, k := range byCount(m) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, m[k]))
 	}
-	return strings.Join(ks, ", ")
+	return strings.Join(parts, ", ")
 }
 
 // byCount returns the error classes of m, the largest count first, then by
 // name.
-func byCount(m map[string]int64) []string {
+func byCount[K ~string](m map[K]int64) []K {
 	ks := slices.Collect(maps.Keys(m))
-	slices.SortFunc(ks, func(a, b string) int { return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b)) })
+	slices.SortFunc(ks, func(a, b K) int { return cmp.Or(cmp.Compare(m[b], m[a]), cmp.Compare(a, b)) })
 	return ks
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // openLoopRun makes a CPS open-loop run at rate against the in-process
@@ -32,7 +34,7 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 	}
 	defer tg.Close()
 	spec := &job.Spec{
-		Engine: job.CPS,
+		Engine: vocab.EngineCPS,
 		Conn: tlsconn.Config{Profile: p, Address: tg.Listeners[0].Addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}},
 		Request: tlsconn.Request{Path: "/1k", Host: "localhost", ExpectSize: 1024, ReadTimeout: 10 * time.Second},
@@ -87,21 +89,21 @@ func TestOverloadedOpenLoopRejected(t *testing.T) {
 // TestOpenLoopStartsOnTime, where no handshake shares the cores.)
 func TestIdleOpenLoopLag(t *testing.T) {
 	r := openLoopRun(t, 200, 64, 0)
-	lag := r.Latency[metrics.ScheduleLag]
+	lag := r.Percentiles(vocab.PhaseScheduleLag)
 	t.Logf("late %d of %d; schedule lag p50 %d µs, p99 %d µs; total p50 %d µs (uncorrected %d µs); material %v",
-		r.Load.Late, r.Load.Scheduled, lag.P50, lag.P99, r.Latency["total"].P50, r.Latency["total_uncorrected"].P50, r.Load.StartLagMaterial)
+		r.Load.Late, r.Load.Scheduled, lag.P50, lag.P99, r.Percentiles(vocab.PhaseTotal).P50, r.Latency["total_uncorrected"].P50, r.Load.StartLagMaterial)
 	if r.Load.Dropped != 0 || r.Load.LatencyLowerBound {
 		t.Errorf("load %+v: nothing should drop at an idle target", r.Load)
 	}
 	if lag.Count != r.Transactions+r.Errors.Total {
 		t.Errorf("schedule lag holds %d values, the window %d transactions", lag.Count, r.Transactions+r.Errors.Total)
 	}
-	want := float64(lag.P50) > metrics.StartLagShare*float64(r.Latency["total"].P50) ||
-		float64(lag.P99) > metrics.StartLagShare*float64(r.Latency["total"].P99)
+	want := float64(lag.P50) > metrics.StartLagShare*float64(r.Percentiles(vocab.PhaseTotal).P50) ||
+		float64(lag.P99) > metrics.StartLagShare*float64(r.Percentiles(vocab.PhaseTotal).P99)
 	if r.Load.StartLagMaterial != want {
 		t.Errorf("start_lag_material %v, want %v", r.Load.StartLagMaterial, want)
 	}
-	if _, err := r.Histogram(metrics.ScheduleLag); err != nil {
+	if _, err := r.Histogram(vocab.PhaseScheduleLag.String()); err != nil {
 		t.Error(err)
 	}
 }

@@ -16,10 +16,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // ErrInterrupted is returned when the campaign stopped between runs because
@@ -34,8 +35,9 @@ type DifferencesError struct {
 
 // Difference is one parameter on which DUTs differ for one test.
 type Difference struct {
-	Engine, Profile, Field string
-	Values                 map[string]string // DUT → value
+	Engine         vocab.Engine
+	Profile, Field string
+	Values         map[string]string // DUT → value
 }
 
 func (e *DifferencesError) Error() string {
@@ -53,8 +55,10 @@ func (e *DifferencesError) Error() string {
 
 // PreliminaryError is returned when a DUT fails its preliminary probe.
 type PreliminaryError struct {
-	DUT, Engine, Profile string
-	Reasons              []string
+	DUT     string
+	Engine  vocab.Engine
+	Profile string
+	Reasons []string
 }
 
 func (e *PreliminaryError) Error() string {
@@ -63,14 +67,16 @@ func (e *PreliminaryError) Error() string {
 
 // Event is one line of progress: a run made (or found in the ledger).
 type Event struct {
-	Phase, DUT, Engine, Profile string
-	Seq, Of                     int // final phase: run Seq of at most Of
-	Level                       int
-	Value                       float64
-	Accepted                    bool
-	Reasons                     []string
-	Cached                      bool // taken from the ledger of a resumed campaign
-	Note                        string
+	Phase        vocab.MethodPhase
+	Engine       vocab.Engine
+	DUT, Profile string
+	Seq, Of      int // final phase: run Seq of at most Of
+	Level        int
+	Value        float64
+	Accepted     bool
+	Reasons      []string
+	Cached       bool // taken from the ledger of a resumed campaign
+	Note         string
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -138,7 +144,9 @@ type runError struct {
 func (e *runError) Error() string { return e.what + ": " + e.err.Error() }
 func (e *runError) Unwrap() error { return e.err }
 
-func key3(dut, engine, profile string) string { return dut + "|" + engine + "|" + profile }
+func key3(dut string, engine vocab.Engine, profile string) string {
+	return dut + "|" + engine.String() + "|" + profile
+}
 
 // do returns the ledger's entry for key, or makes the run, judges it and
 // appends it.
@@ -161,7 +169,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Value = Value(run)
 	e.Reasons = Judge(c.Plan.Method.Accept, run)
 	e.Accepted = len(e.Reasons) == 0
-	if req.Phase == Preliminary {
+	if req.Phase == vocab.Preliminary {
 		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)
 		e.Resumption = &ok
 		if err != nil {
@@ -182,7 +190,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
-	if e.Phase == Preliminary && e.Resumption != nil {
+	if e.Phase == vocab.Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
 			ev.Note = "the DUT would resume sessions (the engines never do)"
@@ -204,7 +212,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 			p, _ := c.Profiles.Get(name)
 			for _, d := range c.Plan.DUTs {
 				k := key3(d.Name, t.Engine, name)
-				req := Request{Phase: Preliminary, DUT: d, Test: t, Profile: p, Concurrency: 1,
+				req := Request{Phase: vocab.Preliminary, DUT: d, Test: t, Profile: p, Concurrency: 1,
 					Duration: min(time.Duration(m.Explore.ProbeDuration), time.Second), ExpectSize: -1}
 				e, err := c.do(ctx, "preliminary|"+k, req, Entry{})
 				var re *runError
@@ -258,9 +266,9 @@ func refusal(r *metrics.Run, reasons []string) string {
 	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
 		top := byCount(r.Errors.ByClass)[0]
 		if ex := r.Errors.Examples[top]; ex != "" {
-			return top + ": " + ex
+			return top.String() + ": " + ex
 		}
-		return top
+		return top.String()
 	}
 	return strings.Join(reasons, "; ")
 }
@@ -277,7 +285,7 @@ func firstRefusal(ps []Prelim) string {
 // Prelim is a preliminary result: what a DUT negotiated and served.
 type Prelim struct {
 	DUT        string             `json:"dut"`
-	Engine     string             `json:"engine"`
+	Engine     vocab.Engine       `json:"engine"`
 	Profile    string             `json:"profile"`
 	Negotiated metrics.Negotiated `json:"negotiated"`
 	BodySize   int64              `json:"body_size"`
@@ -302,7 +310,10 @@ func prelimOf(e *Entry) Prelim {
 
 // differences lists, per test and profile, the fields on which DUTs differ.
 func differences(ps []Prelim) []Difference {
-	type cellKey struct{ engine, profile string }
+	type cellKey struct {
+		engine  vocab.Engine
+		profile string
+	}
 	groups := map[cellKey][]Prelim{}
 	var order []cellKey
 	for _, p := range ps {
@@ -345,18 +356,18 @@ func differences(ps []Prelim) []Difference {
 
 // Cell is the result of one DUT × test × profile.
 type Cell struct {
-	DUT         string     `json:"dut"`
-	Engine      string     `json:"engine"`
-	Profile     string     `json:"profile"`
-	Level       int        `json:"level"` // the load level chosen and frozen
-	Exploration []Probe    `json:"exploration"`
-	Runs        []FinalRun `json:"runs"`
-	Best3       []float64  `json:"best3"`
-	Value       float64    `json:"value"`
-	Spread      float64    `json:"spread"`
-	Consistent  bool       `json:"consistent"`
-	Accepted    int        `json:"accepted"`
-	Total       int        `json:"total"`
+	DUT         string       `json:"dut"`
+	Engine      vocab.Engine `json:"engine"`
+	Profile     string       `json:"profile"`
+	Level       int          `json:"level"` // the load level chosen and frozen
+	Exploration []Probe      `json:"exploration"`
+	Runs        []FinalRun   `json:"runs"`
+	Best3       []float64    `json:"best3"`
+	Value       float64      `json:"value"`
+	Spread      float64      `json:"spread"`
+	Consistent  bool         `json:"consistent"`
+	Accepted    int          `json:"accepted"`
+	Total       int          `json:"total"`
 	// Failed says why the cell has no value, if it has none.
 	Failed string `json:"failed,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile: the
@@ -401,7 +412,7 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 			return e, nil
 		}
 		req := base
-		req.Phase, req.Concurrency, req.Duration = Exploratory, level, time.Duration(m.Explore.ProbeDuration)
+		req.Phase, req.Concurrency, req.Duration = vocab.Exploratory, level, time.Duration(m.Explore.ProbeDuration)
 		e, err := c.do(ctx, fmt.Sprintf("exploratory|%s|%d", key3(d.Name, t.Engine, p.Name), level), req, Entry{})
 		if err != nil {
 			return nil, err
@@ -471,7 +482,7 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 	var accepted []float64
 	for seq := 1; seq <= m.Final.MaxRuns; seq++ {
 		req := base
-		req.Phase, req.Concurrency, req.Duration, req.Warmup = FinalPhase, best, time.Duration(m.Duration), time.Duration(m.Warmup)
+		req.Phase, req.Concurrency, req.Duration, req.Warmup = vocab.Final, best, time.Duration(m.Duration), time.Duration(m.Warmup)
 		e, err := c.do(ctx, fmt.Sprintf("final|%s|%d|%d", key3(d.Name, t.Engine, p.Name), best, seq), req, Entry{Seq: seq})
 		if err != nil {
 			return cell, err
@@ -514,10 +525,10 @@ func agreeing(vs []float64, tol float64) int {
 }
 
 func p99(r *metrics.Run) int64 {
-	if r.Engine == job.CPS {
-		return r.Latency["handshake"].P99
+	if r.Engine == vocab.EngineCPS {
+		return r.Percentiles(vocab.PhaseHandshake).P99
 	}
-	return r.Latency["total"].P99
+	return r.Percentiles(vocab.PhaseTotal).P99
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {

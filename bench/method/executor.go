@@ -16,18 +16,13 @@ import (
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
-)
 
-// The phases.
-const (
-	Preliminary = "preliminary"
-	Exploratory = "exploratory"
-	FinalPhase  = "final"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Request is one run the method asks an Executor for.
 type Request struct {
-	Phase       string
+	Phase       vocab.MethodPhase
 	DUT         plan.DUT
 	Test        plan.Test
 	Profile     *profiles.Profile
@@ -105,7 +100,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 	}
 	path := req.Test.Path
 	if path == "" {
-		path = job.DefaultPath(req.Test.Engine)
+		path = vocab.Engine(req.Test.Engine).DefaultPath()
 	}
 	path = strings.TrimSuffix(u.EscapedPath(), "/") + path
 	port := u.Port()
@@ -138,12 +133,12 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 		},
 		Tool: l.Tool,
 		Config: struct {
-			Phase       string `json:"phase"`
-			DUT         string `json:"dut"`
-			Concurrency int    `json:"concurrency"`
-			Duration    string `json:"duration"`
-			Warmup      string `json:"warmup"`
-			ExpectSize  int64  `json:"expect_size"`
+			Phase       vocab.MethodPhase `json:"phase"`
+			DUT         string            `json:"dut"`
+			Concurrency int               `json:"concurrency"`
+			Duration    string            `json:"duration"`
+			Warmup      string            `json:"warmup"`
+			ExpectSize  int64             `json:"expect_size"`
 		}{req.Phase, d.Name, req.Concurrency, req.Duration.String(), req.Warmup.String(), req.ExpectSize},
 	}, nil
 }

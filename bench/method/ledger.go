@@ -10,25 +10,27 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Entry is one line of the ledger: a run the method made, how it was judged,
 // and its full record.
 type Entry struct {
 	// Schema is LedgerSchema; Append sets it.
-	Schema   string       `json:"schema"`
-	Key      string       `json:"key"`
-	Phase    string       `json:"phase"`
-	DUT      string       `json:"dut"`
-	Engine   string       `json:"engine"`
-	Profile  string       `json:"profile"`
-	Level    int          `json:"level"`
-	Seq      int          `json:"seq,omitempty"`
-	Value    float64      `json:"value"`
-	Accepted bool         `json:"accepted"`
-	Reasons  []string     `json:"reasons,omitempty"`
-	Time     time.Time    `json:"time"`
-	Run      *metrics.Run `json:"run"`
+	Schema   string            `json:"schema"`
+	Key      string            `json:"key"`
+	Phase    vocab.MethodPhase `json:"phase"`
+	DUT      string            `json:"dut"`
+	Engine   vocab.Engine      `json:"engine"`
+	Profile  string            `json:"profile"`
+	Level    int               `json:"level"`
+	Seq      int               `json:"seq,omitempty"`
+	Value    float64           `json:"value"`
+	Accepted bool              `json:"accepted"`
+	Reasons  []string          `json:"reasons,omitempty"`
+	Time     time.Time         `json:"time"`
+	Run      *metrics.Run      `json:"run"`
 	// Preliminary phase only: whether the DUT would resume a session.
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`

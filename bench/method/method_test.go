@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // validSummary writes s as qualify does and checks the file against its
@@ -61,7 +62,7 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		Schema: metrics.Schema, Engine: req.Test.Engine, Profile: req.Profile.Name, Complete: true,
 		Transactions: 1000, Negotiated: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
 			OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256"},
-		Errors: metrics.Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
+		Errors: metrics.Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
 		Bytes:  metrics.Bytes{Payload: 1000 * 1024},
 		Client: metrics.Client{Utilization: f.util, Cores: 2},
 	}
@@ -69,27 +70,27 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		r.Negotiated.CipherSuite = s
 	}
 	for k, n := range errs {
-		r.Errors.ByClass[k] = n
+		r.Errors.ByClass[vocab.Class(k)] = n
 		r.Errors.Total += n
-		r.Errors.Examples[k] = "injected " + k
+		r.Errors.Examples[vocab.Class(k)] = "injected " + k
 	}
 	// A record that passes metrics.Run.Validate: its rate is its count
 	// over its window, which is set to give the value v.
 	r.Load.Mode, r.DurationS = "closed", 10
-	if req.Test.Engine == job.CPS {
+	if req.Test.Engine == vocab.EngineCPS {
 		if v > 0 {
 			r.DurationS = float64(r.Transactions) / v
 		} else {
 			r.Transactions = 0
 		}
-		r.CPSResult = &metrics.CPSResult{CPS: v}
+		r.CPS = new(v)
 	} else {
 		if v > 0 {
 			r.DurationS = float64(r.Bytes.Payload) * 8 / 1e9 / v
 		} else {
 			r.Bytes.Payload = 0
 		}
-		r.ThroughputResult = &metrics.ThroughputResult{Gbps: v, Requests: 1000, RPS: 1000 / r.DurationS}
+		r.Requests, r.RPS, r.Gbps, r.WireGbps = new(int64(1000)), new(1000/r.DurationS), new(v), new(0.0)
 	}
 	return r, nil
 }
@@ -167,7 +168,7 @@ func TestCampaignFindsThePeak(t *testing.T) {
 func TestRejectedRuns(t *testing.T) {
 	finals := 0
 	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
-		if req.Phase != method.FinalPhase {
+		if req.Phase != vocab.Final {
 			return curve(req.Concurrency), nil
 		}
 		finals++
@@ -232,7 +233,7 @@ func TestGeneratorBound(t *testing.T) {
 func TestInconsistent(t *testing.T) {
 	i := 0
 	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
-		if req.Phase != method.FinalPhase {
+		if req.Phase != vocab.Final {
 			return curve(req.Concurrency), nil
 		}
 		i++

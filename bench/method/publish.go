@@ -5,6 +5,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // PublishedSeq is the final run whose value a cell publishes: the best
@@ -36,7 +37,7 @@ func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 // not there.
 func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 	for _, e := range ledger {
-		if e.Phase == FinalPhase && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
+		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
 			e.Level == cell.Level && e.Seq == seq {
 			return e
 		}

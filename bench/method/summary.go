@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // Summary is a campaign's result: the published table as data, and the
@@ -54,7 +57,7 @@ func WriteSummary(dir string, s *Summary) error {
 	if err != nil {
 		return err
 	}
-	return metrics.WriteFile(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
+	return outfile.Write(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
 }
 
 // rows builds the published table: per DUT, one row per profile in plan
@@ -93,7 +96,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 						x := cell.Value
 						v = &x
 					}
-					if cell.Engine == job.CPS {
+					if cell.Engine == vocab.EngineCPS {
 						row.CPS, row.CPSRuns = v, count
 					} else {
 						row.Gbps, row.GbpsRuns = v, count

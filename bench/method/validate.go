@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The schema versions of the method's files (their JSON Schemas are in
@@ -18,7 +20,7 @@ const (
 )
 
 // phases are the ledger's phases.
-var phases = []string{Preliminary, Exploratory, FinalPhase}
+var phases = []string{vocab.Preliminary.String(), vocab.Exploratory.String(), vocab.Final.String()}
 
 // DecodeEntry decodes and validates one ledger line: its schema version,
 // every field known, phase and engine, counts and value, and its run record
@@ -56,8 +58,8 @@ func (e *Entry) Validate() error {
 	if e.Key == "" {
 		c.Failf("key", "empty")
 	}
-	c.OneOf("phase", e.Phase, phases)
-	c.OneOf("engine", e.Engine, metrics.Engines)
+	c.OneOf("phase", e.Phase.String(), phases)
+	c.OneOf("engine", e.Engine.String(), metrics.Engines)
 	c.Count("level", int64(e.Level))
 	c.Count("seq", int64(e.Seq))
 	c.Rate("value", e.Value)
@@ -115,7 +117,7 @@ func (s *Summary) Validate() error {
 			c.Failf(p, "null")
 			continue
 		}
-		c.OneOf(p+".engine", cell.Engine, metrics.Engines)
+		c.OneOf(p+".engine", cell.Engine.String(), metrics.Engines)
 		c.Count(p+".level", int64(cell.Level))
 		c.Rate(p+".value", cell.Value)
 		c.Rate(p+".spread", cell.Spread)
@@ -142,11 +144,11 @@ func (s *Summary) Validate() error {
 	}
 	for i, pr := range s.Preliminary {
 		p := fmt.Sprintf("preliminary[%d]", i)
-		c.OneOf(p+".engine", pr.Engine, metrics.Engines)
+		c.OneOf(p+".engine", pr.Engine.String(), metrics.Engines)
 		c.Count(p+".body_size", pr.BodySize)
 	}
 	for i, d := range s.Differences {
-		c.OneOf(fmt.Sprintf("differences[%d].Engine", i), d.Engine, metrics.Engines)
+		c.OneOf(fmt.Sprintf("differences[%d].Engine", i), d.Engine.String(), metrics.Engines)
 	}
 	if c.Err != nil {
 		return c.Err

@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // BenchmarkRecord is the engine's per-transaction bookkeeping.
 func BenchmarkRecord(b *testing.B) {
 	r := metrics.NewRecorder(4, time.Now())
-	var d [metrics.NumPhases]time.Duration
+	var d [vocab.NumTimed]time.Duration
 	for p := range d {
 		d[p] = time.Duration(p+1) * 300 * time.Microsecond
 	}
@@ -29,7 +31,7 @@ func BenchmarkRecord(b *testing.B) {
 // second for the series' interval histograms).
 func BenchmarkSnapshot(b *testing.B) {
 	r := metrics.NewRecorder(4, time.Now())
-	var d [metrics.NumPhases]time.Duration
+	var d [vocab.NumTimed]time.Duration
 	for i := 0; i < 100000; i++ {
 		for p := range d {
 			d[p] = time.Duration(i%5000+p) * time.Microsecond

@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // FuzzDecodeRun: any bytes decode to a run record (with decodable
 // histograms) or an error, never a panic.
 func FuzzDecodeRun(f *testing.F) {
 	r := metrics.NewRecorder(1, time.Unix(0, 0))
-	var d [metrics.NumPhases]time.Duration
-	d[metrics.Total] = 3 * time.Millisecond
+	var d [vocab.NumTimed]time.Duration
+	d[vocab.PhaseTotal] = 3 * time.Millisecond
 	r.Record(0, &metrics.Sample{Steady: true, Dur: d})
 	run := &metrics.Run{Schema: metrics.Schema, Engine: "cps"}
 	if err := run.Fill(r.Snapshot(), time.Second); err != nil {

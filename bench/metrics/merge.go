@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Merge merges the records of the agents of one distributed run (each ran a
@@ -61,7 +63,7 @@ func Merge(runs []*Run) (*Run, error) {
 		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
-		Errors: Errors{ByClass: map[string]int64{}, Examples: map[string]string{}},
+		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
 	}
 	for _, in := range ins {
 		if m.Target.LeafSHA256 == "" {
@@ -224,7 +226,7 @@ func checkAgreement(ins []*mergeInput) error {
 		var what, va, vb string
 		switch {
 		case a.Engine != b.Engine:
-			what, va, vb = "ran engine", a.Engine, b.Engine
+			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
 		case identityDiff(a.Target, b.Target) != "":
@@ -428,21 +430,14 @@ func addCount(a, b int64) int64 {
 
 // addRates adds r's own rates to m's.
 func (m *Run) addRates(r *Run) {
-	if r.CPSResult != nil {
-		if m.CPSResult == nil {
-			m.CPSResult = &CPSResult{}
-		}
-		m.CPS += r.CPS
+	if r.CPS != nil {
+		m.CPS = new(Value(m.CPS) + *r.CPS)
 	}
-	if r.ThroughputResult != nil {
-		if m.ThroughputResult == nil {
-			m.ThroughputResult = &ThroughputResult{}
-		}
-		t := m.ThroughputResult
-		t.Requests += r.Requests
-		t.RPS += r.RPS
-		t.Gbps += r.Gbps
-		t.WireGbps += r.WireGbps
+	if r.HasThroughput() {
+		m.Requests = new(Value(m.Requests) + Value(r.Requests))
+		m.RPS = new(Value(m.RPS) + Value(r.RPS))
+		m.Gbps = new(Value(m.Gbps) + Value(r.Gbps))
+		m.WireGbps = new(Value(m.WireGbps) + Value(r.WireGbps))
 	}
 }
 

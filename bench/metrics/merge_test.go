@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -16,6 +15,10 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 )
 
 // A played run: playSeconds seconds of seeded samples, the first
@@ -29,35 +32,6 @@ const (
 
 var playNegotiated = metrics.Negotiated{Version: "TLS 1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
 	OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "secp256r1", CertKey: "ECDSA P-256", SuitePinned: true}
-
-// playedSample draws one transaction: mostly successes with a completed
-// handshake, some errors (some before the handshake completed), now and
-// then a total beyond the histograms' range.
-func playedSample(rng *rand.Rand, steady bool) *metrics.Sample {
-	us := func(lo, hi int) time.Duration { return time.Duration(lo+rng.IntN(hi-lo)) * time.Microsecond }
-	s := &metrics.Sample{Steady: steady, Opened: true, BytesOut: 80, WireOut: 300 + int64(rng.IntN(200))}
-	s.Dur[metrics.Connect] = us(50, 800)
-	switch r := rng.IntN(100); {
-	case r < 3:
-		s.Class, s.Err = "timeout", errors.New("handshake: i/o timeout")
-		return s
-	case r < 6:
-		s.Class, s.Err, s.Handshake = "reset", fmt.Errorf("read: connection reset by peer (%d)", r), true
-		s.Payload, s.BytesIn = int64(rng.IntN(500)), 100
-		return s
-	}
-	s.Handshake = true
-	s.Dur[metrics.Handshake] = time.Duration(math.Exp(7+rng.NormFloat64())) * time.Microsecond
-	s.Dur[metrics.TTFB] = us(100, 5000)
-	s.Dur[metrics.Transfer] = us(1, 300)
-	s.Dur[metrics.Total] = s.Dur[metrics.Connect] + s.Dur[metrics.Handshake] + s.Dur[metrics.TTFB] + s.Dur[metrics.Transfer]
-	if rng.IntN(100) == 0 {
-		s.Dur[metrics.Total] = 150 * time.Second // out of range
-	}
-	s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
-	s.Payload, s.BytesIn, s.WireIn = 1024, 1200, 4000+int64(rng.IntN(100))
-	return s
-}
 
 // playCache holds play's runs, which Merge only reads (tests edit copies).
 var playCache = map[[playAgents]int][]*metrics.Run{}
@@ -85,7 +59,7 @@ func play(t *testing.T, shift [playAgents]int) (*metrics.Run, []*metrics.Run) {
 	for sec := range playSeconds {
 		for i := range 200 + rng.IntN(200) {
 			a := i % playAgents
-			schedule[sec+shift[a]] = append(schedule[sec+shift[a]], played{a, playedSample(rng, sec >= playWarmup)})
+			schedule[sec+shift[a]] = append(schedule[sec+shift[a]], played{a, metricstest.PlayedSample(rng, sec >= playWarmup)})
 		}
 	}
 	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
@@ -156,7 +130,7 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Abs(a)
 // every histogram, the percentiles and the counters.
 func checkSameRecording(t *testing.T, got, want *metrics.Run) {
 	t.Helper()
-	for p := range metrics.NumPhases {
+	for p := range vocab.NumTimed {
 		name := p.String()
 		g, err := got.Histogram(name)
 		if err != nil {
@@ -256,14 +230,14 @@ func TestMergeExact(t *testing.T) {
 
 	var cps, cpu, capacity float64
 	for _, r := range agents {
-		cps += r.CPS
+		cps += *r.CPS
 		cpu += r.Client.CPUSeconds
 		capacity += r.Client.CPUSeconds / r.Client.Utilization
 	}
 	// The sum of the agents' own rates; here their windows are one, so it
 	// is also the one recorder's.
-	if !near(m.CPS, cps) || !near(m.CPS, single.CPS) {
-		t.Errorf("CPS %v, want Σ %v (one recorder %v)", m.CPS, cps, single.CPS)
+	if !near(*m.CPS, cps) || !near(*m.CPS, *single.CPS) {
+		t.Errorf("CPS %v, want Σ %v (one recorder %v)", *m.CPS, cps, *single.CPS)
 	}
 	want := metrics.Client{CPUSeconds: 10, UserS: 7.5, SysS: 2.5, Cores: 32, MaxRSSBytes: 4 << 20,
 		Utilization: cpu / capacity, CPUPerTxnUS: 10e6 / float64(single.Whole.Transactions), GeneratorBound: true}
@@ -375,9 +349,9 @@ func TestMergeOne(t *testing.T) {
 	m := merge(t, r)
 	checkSameRecording(t, m, r)
 	checkSeries(t, m.Series, r.Series)
-	if m.CPS != r.CPS || m.DurationS != r.DurationS || m.SteadyStartS != r.SteadyStartS || !m.Started.Equal(r.Started) || !m.Ended.Equal(r.Ended) {
-		t.Errorf("CPS %v, window %v from %v, %v–%v; want %v, %v from %v, %v–%v", m.CPS, m.DurationS, m.SteadyStartS, m.Started, m.Ended,
-			r.CPS, r.DurationS, r.SteadyStartS, r.Started, r.Ended)
+	if metrics.Value(m.CPS) != metrics.Value(r.CPS) || m.DurationS != r.DurationS || m.SteadyStartS != r.SteadyStartS || !m.Started.Equal(r.Started) || !m.Ended.Equal(r.Ended) {
+		t.Errorf("CPS %v, window %v from %v, %v–%v; want %v, %v from %v, %v–%v", metrics.Value(m.CPS), m.DurationS, m.SteadyStartS, m.Started, m.Ended,
+			metrics.Value(r.CPS), r.DurationS, r.SteadyStartS, r.Started, r.Ended)
 	}
 	if m.Host != r.Host || m.Load != r.Load || m.Negotiated != r.Negotiated || m.Target != r.Target || m.Tool != r.Tool {
 		t.Errorf("host, load, negotiated, target or tool changed: %+v", m)
@@ -415,8 +389,8 @@ func TestMergeRoundTrip(t *testing.T) {
 	}
 	again := merge(t, back)
 	checkSameRecording(t, again, single)
-	if !reflect.DeepEqual(again.Agents, back.Agents) || again.CPS != m.CPS || again.Errors.Examples["timeout"] != m.Errors.Examples["timeout"] {
-		t.Errorf("merged alone: agents %+v, CPS %v, examples %v", again.Agents, again.CPS, again.Errors.Examples)
+	if !reflect.DeepEqual(again.Agents, back.Agents) || *again.CPS != *m.CPS || again.Errors.Examples["timeout"] != m.Errors.Examples["timeout"] {
+		t.Errorf("merged alone: agents %+v, CPS %v, examples %v", again.Agents, *again.CPS, again.Errors.Examples)
 	}
 
 	// Nested: (a+b) + (c+d) is a+b+c+d.
@@ -426,10 +400,10 @@ func TestMergeRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(nested.Agents, m.Agents) || nested.Host != m.Host {
 		t.Errorf("nested agents %+v, host %+v", nested.Agents, nested.Host)
 	}
-	if !near(nested.CPS, m.CPS) || !near(nested.DurationS, m.DurationS) || !near(nested.SteadyStartS, m.SteadyStartS) ||
+	if !near(*nested.CPS, *m.CPS) || !near(nested.DurationS, m.DurationS) || !near(nested.SteadyStartS, m.SteadyStartS) ||
 		!near(nested.Client.Utilization, m.Client.Utilization) {
-		t.Errorf("nested CPS %v window %v from %v utilization %v; flat %v, %v, %v, %v", nested.CPS, nested.DurationS, nested.SteadyStartS,
-			nested.Client.Utilization, m.CPS, m.DurationS, m.SteadyStartS, m.Client.Utilization)
+		t.Errorf("nested CPS %v window %v from %v utilization %v; flat %v, %v, %v, %v", *nested.CPS, nested.DurationS, nested.SteadyStartS,
+			nested.Client.Utilization, *m.CPS, m.DurationS, m.SteadyStartS, m.Client.Utilization)
 	}
 	if !reflect.DeepEqual(nested.Errors.Examples, m.Errors.Examples) {
 		t.Errorf("nested examples %v, flat %v", nested.Errors.Examples, m.Errors.Examples)
@@ -520,7 +494,7 @@ func TestSeriesHistogramSize(t *testing.T) {
 		var series []metrics.Second
 		for sec := range 60 {
 			for i := range rate {
-				rec.Record(i, playedSample(rng, true))
+				rec.Record(i, metricstest.PlayedSample(rng, true))
 			}
 			series = append(series, rec.Tick(t0.Add(time.Duration(sec+1)*time.Second)))
 		}
@@ -559,7 +533,7 @@ func BenchmarkTick(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	samples := make([]*metrics.Sample, 2000)
 	for i := range samples {
-		samples[i] = playedSample(rng, true)
+		samples[i] = metricstest.PlayedSample(rng, true)
 	}
 	rec := metrics.NewRecorder(8, t0)
 	b.ReportAllocs()
@@ -580,8 +554,8 @@ func BenchmarkEncodeSecond(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	h := hdr.New(metrics.Lowest, metrics.Highest, 2)
 	for range 2000 {
-		if s := playedSample(rng, true); s.Class == "" {
-			h.RecordValue(min(s.Dur[metrics.Total].Microseconds(), metrics.Highest))
+		if s := metricstest.PlayedSample(rng, true); s.Class == "" {
+			h.RecordValue(min(s.Dur[vocab.PhaseTotal].Microseconds(), metrics.Highest))
 		}
 	}
 	b.Run("EncodeV2", func(b *testing.B) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,42 +16,21 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // durs returns a sample duration array with every phase set to d, except
 // Total and Uncorrected which are twice d.
-func durs(d time.Duration) [metrics.NumPhases]time.Duration {
-	var a [metrics.NumPhases]time.Duration
+func durs(d time.Duration) [vocab.NumTimed]time.Duration {
+	var a [vocab.NumTimed]time.Duration
 	for p := range a {
 		a[p] = d
 	}
-	a[metrics.Total], a[metrics.Uncorrected] = 2*d, 2*d
+	a[vocab.PhaseTotal], a[vocab.PhaseUncorrected] = 2*d, 2*d
 	return a
-}
-
-func TestPhaseNames(t *testing.T) {
-	tests := []struct {
-		p    metrics.Phase
-		want string
-	}{
-		// The names are the keys of the run record's latency and histograms.
-		{metrics.Connect, "connect"},
-		{metrics.Handshake, "handshake"},
-		{metrics.TTFB, "ttfb"},
-		{metrics.Transfer, "transfer"},
-		{metrics.Total, "total"},
-		{metrics.Uncorrected, "total_uncorrected"},
-	}
-	if got, want := len(tests), int(metrics.NumPhases); got != want {
-		t.Errorf("table has %d phases, want %d", got, want)
-	}
-	for _, tt := range tests {
-		if got := tt.p.String(); got != tt.want {
-			t.Errorf("Phase(%d).String() = %q, want %q", tt.p, got, tt.want)
-		}
-	}
 }
 
 func TestNewRecorderShards(t *testing.T) {
@@ -138,23 +116,23 @@ func TestRecordSnapshot(t *testing.T) {
 		// Nothing out of range.
 		{"OutOfRange", s.OutOfRange, 0},
 	})
-	if got, want := s.Errors, map[string]int64{"timeout": 2, "reset": 2}; !reflect.DeepEqual(got, want) {
+	if got, want := s.Errors, map[vocab.Class]int64{"timeout": 2, "reset": 2}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Snapshot.Errors = %v, want %v", got, want)
 	}
-	if got, want := s.Examples, map[string]string{"timeout": errTimeout1.Error(), "reset": errReset.Error()}; !reflect.DeepEqual(got, want) {
+	if got, want := s.Examples, map[vocab.Class]string{"timeout": errTimeout1.Error(), "reset": errReset.Error()}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Snapshot.Examples = %q, want %q", got, want)
 	}
 	for p, h := range s.Hist {
 		if got, want := h.TotalCount(), int64(2); got != want {
-			t.Errorf("%s histogram holds %d values, want %d (steady successes)", metrics.Phase(p), got, want)
+			t.Errorf("%s histogram holds %d values, want %d (steady successes)", vocab.Phase(p), got, want)
 		}
 		// 2 ms and 4 ms (Total and Uncorrected: 4 ms and 8 ms).
 		lo, hi := int64(2000), int64(4000)
-		if p == int(metrics.Total) || p == int(metrics.Uncorrected) {
+		if p == int(vocab.PhaseTotal) || p == int(vocab.PhaseUncorrected) {
 			lo, hi = 4000, 8000
 		}
 		if !h.ValuesAreEquivalent(h.Min(), lo) || !h.ValuesAreEquivalent(h.Max(), hi) {
-			t.Errorf("%s histogram min/max = %d/%d µs, want %d/%d", metrics.Phase(p), h.Min(), h.Max(), lo, hi)
+			t.Errorf("%s histogram min/max = %d/%d µs, want %d/%d", vocab.Phase(p), h.Min(), h.Max(), lo, hi)
 		}
 	}
 
@@ -163,7 +141,7 @@ func TestRecordSnapshot(t *testing.T) {
 	if got, want := s.OK, int64(2); got != want {
 		t.Errorf("old snapshot OK = %d after another record, want %d", got, want)
 	}
-	if got, want := s.Hist[metrics.Total].TotalCount(), int64(2); got != want {
+	if got, want := s.Hist[vocab.PhaseTotal].TotalCount(), int64(2); got != want {
 		t.Errorf("old snapshot histogram changed: %d values, want %d", got, want)
 	}
 	if got, want := r.Snapshot().OK, int64(3); got != want {
@@ -211,14 +189,14 @@ func TestOutOfRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := metrics.NewRecorder(1, t0)
-		var d [metrics.NumPhases]time.Duration
-		d[metrics.Total] = tt.d
+		var d [vocab.NumTimed]time.Duration
+		d[vocab.PhaseTotal] = tt.d
 		r.Record(0, &metrics.Sample{Steady: tt.steady, Dur: d})
 		s := r.Snapshot()
 		if got, want := s.OutOfRange, tt.oor; got != want {
 			t.Errorf("%s: OutOfRange = %d, want %d", tt.desc, got, want)
 		}
-		h := s.Hist[metrics.Total]
+		h := s.Hist[vocab.PhaseTotal]
 		if got, want := h.TotalCount(), tt.count; got != want {
 			t.Errorf("%s: histogram holds %d values, want %d", tt.desc, got, want)
 		}
@@ -230,7 +208,7 @@ func TestOutOfRange(t *testing.T) {
 	// Each phase out of range counts once.
 	r := metrics.NewRecorder(1, t0)
 	r.Record(0, &metrics.Sample{Steady: true, Dur: durs(time.Hour)})
-	if got, want := r.Snapshot().OutOfRange, int64(metrics.NumPhases); got != want {
+	if got, want := r.Snapshot().OutOfRange, int64(vocab.NumTimed); got != want {
 		t.Errorf("all phases out of range: OutOfRange = %d, want %d", got, want)
 	}
 }
@@ -267,12 +245,12 @@ func central(vs []time.Duration) *hdr.Histogram {
 func sampleFor(v time.Duration) *metrics.Sample {
 	s := &metrics.Sample{Steady: true}
 	for p := range s.Dur {
-		s.Dur[p] = phaseDur(v, metrics.Phase(p))
+		s.Dur[p] = phaseDur(v, vocab.Phase(p))
 	}
 	return s
 }
 
-func phaseDur(v time.Duration, p metrics.Phase) time.Duration { return v * time.Duration(p+1) }
+func phaseDur(v time.Duration, p vocab.Phase) time.Duration { return v * time.Duration(p+1) }
 
 // TestShardsMergeExactly records the same values into 1 and 8 shards,
 // concurrently, and compares with one central histogram per phase.
@@ -302,7 +280,7 @@ func TestShardsMergeExactly(t *testing.T) {
 
 	s1, s8 := one.Snapshot(), many.Snapshot()
 	var wantOOR int64
-	for p := range metrics.NumPhases {
+	for p := range vocab.NumTimed {
 		var pv []time.Duration
 		for _, v := range vs {
 			pv = append(pv, phaseDur(v, p))
@@ -338,9 +316,9 @@ func TestTick(t *testing.T) {
 	r := metrics.NewRecorder(4, t0)
 	// 100 successes: handshake 1..100 ms, total 2..200 ms; 30 of them in warm-up.
 	for i := 1; i <= 100; i++ {
-		var d [metrics.NumPhases]time.Duration
-		d[metrics.Handshake] = time.Duration(i) * time.Millisecond
-		d[metrics.Total] = 2 * time.Duration(i) * time.Millisecond
+		var d [vocab.NumTimed]time.Duration
+		d[vocab.PhaseHandshake] = time.Duration(i) * time.Millisecond
+		d[vocab.PhaseTotal] = 2 * time.Duration(i) * time.Millisecond
 		r.Record(i, &metrics.Sample{Steady: i > 30, Dur: d, Payload: 10, Handshake: true})
 	}
 	// 5 errors, bytes not counted in the interval.
@@ -445,15 +423,15 @@ func TestFill(t *testing.T) {
 		// Window and rate.
 		{"DurationS", run.DurationS, 10.0},
 		{"Transactions", run.Transactions, int64(5000)},
-		{"CPS", run.CPS, 500.0},
+		{"CPS", metrics.Value(run.CPS), 500.0},
 		// Errors of the window, with resumptions counted apart too.
 		{"Errors.Total", run.Errors.Total, int64(3)},
-		{"Errors.ByClass", run.Errors.ByClass, map[string]int64{"resumed": 2, "timeout": 1}},
-		{"Errors.Examples", run.Errors.Examples, map[string]string{"resumed": "session resumed", "timeout": "i/o timeout"}},
+		{"Errors.ByClass", run.Errors.ByClass, map[vocab.Class]int64{"resumed": 2, "timeout": 1}},
+		{"Errors.Examples", run.Errors.Examples, map[vocab.Class]string{"resumed": "session resumed", "timeout": "i/o timeout"}},
 		{"Resumed", run.Resumed, int64(2)},
 		{"Handshakes", run.Handshakes, int64(5000)},
 		{"Bytes", run.Bytes, metrics.Bytes{In: 500_000, Out: 50_000}},
-		{"ThroughputResult", run.ThroughputResult, (*metrics.ThroughputResult)(nil)},
+		{"throughput rates", run.HasThroughput(), false},
 		{"OutOfRange", run.OutOfRange, snap.OutOfRange},
 		{"Whole", run.Whole, metrics.Whole{Transactions: 5000, Errors: 4}},
 	}
@@ -465,10 +443,10 @@ func TestFill(t *testing.T) {
 	if snap.OutOfRange == 0 {
 		t.Error("test data has nothing out of range")
 	}
-	if got, want := len(run.Latency), int(metrics.NumPhases); got != want {
+	if got, want := len(run.Latency), int(vocab.NumTimed); got != want {
 		t.Errorf("Latency has %d phases, want %d", got, want)
 	}
-	if got, want := len(run.Histograms), int(metrics.NumPhases); got != want {
+	if got, want := len(run.Histograms), int(vocab.NumTimed); got != want {
 		t.Errorf("Histograms has %d phases, want %d", got, want)
 	}
 
@@ -477,14 +455,14 @@ func TestFill(t *testing.T) {
 	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if empty.CPSResult != nil || empty.Transactions != 0 || empty.Latency["total"] != (metrics.Percentiles{}) {
-		t.Errorf("empty Fill: CPSResult=%v Transactions=%d total=%+v", empty.CPSResult, empty.Transactions, empty.Latency["total"])
+	if empty.CPS != nil || empty.Transactions != 0 || empty.Percentiles(vocab.PhaseTotal) != (metrics.Percentiles{}) {
+		t.Errorf("empty Fill: CPS=%v Transactions=%d total=%+v", metrics.Value(empty.CPS), empty.Transactions, empty.Percentiles(vocab.PhaseTotal))
 	}
 	empty.Engine = "cps"
 	if err := empty.Fill(metrics.NewRecorder(1, t0).Snapshot(), 0); err != nil {
 		t.Fatal(err)
 	}
-	if empty.CPS != 0 {
+	if empty.CPS == nil || *empty.CPS != 0 {
 		t.Errorf("empty window: CPS %v", empty.CPS)
 	}
 }
@@ -493,7 +471,7 @@ func TestFill(t *testing.T) {
 // snapshot's histogram and that Latency summarises it.
 func checkHistograms(t *testing.T, run *metrics.Run, snap metrics.Snapshot) {
 	t.Helper()
-	for p := range metrics.NumPhases {
+	for p := range vocab.NumTimed {
 		name := p.String()
 		h, err := run.Histogram(name)
 		if err != nil {
@@ -558,101 +536,6 @@ func TestHistogramRoundTrip(t *testing.T) {
 func TestSummarizeEmpty(t *testing.T) {
 	if got := metrics.Summarize(metrics.NewHistogram()); got != (metrics.Percentiles{}) {
 		t.Errorf("Summarize(empty) = %+v, want zero", got)
-	}
-}
-
-// dirNames lists the names in dir.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
-func TestWriteFile(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "run.json")
-	tests := []struct {
-		data []byte
-		perm os.FileMode
-	}{
-		// A new private file.
-		{[]byte("first\n"), 0o600},
-		// Replaced by shorter content and another mode.
-		{[]byte("2\n"), 0o644},
-		// The mode is exactly as asked, whatever the umask.
-		{[]byte("third, longer than the others\n"), 0o666},
-		// Empty content.
-		{nil, 0o640},
-	}
-	for i, tt := range tests {
-		// Someone reading the old version keeps reading it: the new content
-		// is a new file renamed over the old one, not a rewrite in place.
-		var old *os.File
-		var oldData []byte
-		if i > 0 {
-			var err error
-			if old, err = os.Open(file); err != nil {
-				t.Fatal(err)
-			}
-			oldData = tests[i-1].data
-		}
-		if err := metrics.WriteFile(file, tt.data, tt.perm); err != nil {
-			t.Fatalf("WriteFile #%d: %v", i, err)
-		}
-		got, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, tt.data) {
-			t.Errorf("#%d: content %q, want %q", i, got, tt.data)
-		}
-		fi, err := os.Stat(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := fi.Mode(), tt.perm; got != want {
-			t.Errorf("#%d: mode %v, want %v", i, got, want)
-		}
-		if got, want := dirNames(t, dir), []string{"run.json"}; !reflect.DeepEqual(got, want) {
-			t.Errorf("#%d: directory holds %q, want %q (no temporary files)", i, got, want)
-		}
-		if old != nil {
-			prev, err := io.ReadAll(old)
-			old.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(prev, oldData) {
-				t.Errorf("#%d: an open reader of the old file sees %q, want the old %q", i, prev, oldData)
-			}
-		}
-	}
-}
-
-func TestWriteFileErrors(t *testing.T) {
-	dir := t.TempDir()
-	// The target is a non-empty directory: the rename fails and the
-	// temporary file is removed.
-	target := filepath.Join(dir, "taken")
-	if err := os.MkdirAll(filepath.Join(target, "inside"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := metrics.WriteFile(target, []byte("x"), 0o644); err == nil {
-		t.Error("WriteFile over a directory succeeded")
-	}
-	if got, want := dirNames(t, dir), []string{"taken"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("after a failed WriteFile the directory holds %q, want %q", got, want)
-	}
-	// A missing directory.
-	if err := metrics.WriteFile(filepath.Join(dir, "missing", "run.json"), []byte("x"), 0o644); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
 	}
 }
 

@@ -2,7 +2,6 @@ package metrics_test
 
 import (
 	"bytes"
-	"compress/flate"
 	"compress/zlib"
 	"encoding/base64"
 	"encoding/binary"
@@ -14,6 +13,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 )
 
 // histOf records vs (µs) in a histogram of the shared geometry.
@@ -243,31 +244,11 @@ func TestDecodeSecondHistogram(t *testing.T) {
 	if err != nil || !got.Equals(h) {
 		t.Fatalf("V2: %v, equal %v", err, err == nil && got.Equals(h))
 	}
-	got, err = metrics.DecodeSecondHistogram(oldSparse(h))
+	got, err = metrics.DecodeSecondHistogram(metricstest.OldSparse(h))
 	if err != nil || !got.Equals(h) {
 		t.Fatalf("older encoding: %v, equal %v", err, err == nil && got.Equals(h))
 	}
 	if _, err := metrics.DecodeSecondHistogram(metrics.EncodeV2(histOf(t, 5))); err == nil {
 		t.Error("a histogram of 3 significant figures was read as a per-second one")
 	}
-}
-
-// oldSparse is the private encoding per-second histograms had before the
-// standard one: (index delta, count) varints of the non-empty buckets,
-// deflated, base64.
-func oldSparse(h *hdr.Histogram) string {
-	var b []byte
-	prev := 0
-	for i, c := range h.Export().Counts {
-		if c > 0 {
-			b = binary.AppendUvarint(b, uint64(i-prev))
-			b = binary.AppendUvarint(b, uint64(c))
-			prev = i
-		}
-	}
-	var out bytes.Buffer
-	zw, _ := flate.NewWriter(&out, flate.BestSpeed)
-	zw.Write(b)
-	zw.Close()
-	return base64.StdEncoding.EncodeToString(out.Bytes())
 }

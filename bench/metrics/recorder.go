@@ -1,6 +1,6 @@
 // Package metrics records transactions into sharded HDR histograms and
-// counters, and defines the persisted run record. It is a leaf package: it
-// imports nothing of tlsbench.
+// counters, and defines the persisted run record. Of tlsbench it imports only
+// the vocabulary (bench/vocab) and the file writer (bench/outfile).
 //
 // All latencies are microseconds, in one histogram geometry (Lowest, Highest,
 // SigFigs), so that histograms from any run or agent merge exactly.
@@ -11,6 +11,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The one histogram geometry. Values above Highest are recorded as Highest
@@ -24,34 +26,14 @@ const (
 // NewHistogram returns an empty histogram of the shared geometry.
 func NewHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, SigFigs) }
 
-// Phase is a part of a transaction that is timed separately.
-type Phase int
-
-// The phases of a transaction. Total runs from the transaction's intended
-// start (open loop) or actual start (closed loop) to its end; Uncorrected
-// runs from the actual start and differs from Total only in open loop.
-const (
-	Connect Phase = iota
-	Handshake
-	TTFB     // request written → first response byte
-	Transfer // first response byte → complete response (and close)
-	Total
-	Uncorrected
-	NumPhases
-)
-
-var phaseNames = [NumPhases]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected"}
-
-func (p Phase) String() string { return phaseNames[p] }
-
 // Sample is one transaction's outcome, filled by an operation and recorded
 // by the engine. A zero duration for a phase means the phase was not reached.
 type Sample struct {
 	Intended time.Time // when the scheduler wanted it to start
 	Start    time.Time // when it started
-	Dur      [NumPhases]time.Duration
-	Class    string // "" for success, else an error class
-	Err      error  // the error, for the record's examples; may be nil
+	Dur      [vocab.NumTimed]time.Duration
+	Class    vocab.Class // "" for success, else an error class
+	Err      error       // the error, for the record's examples; may be nil
 	// Handshake is true when the TLS handshake completed (whatever came next).
 	Handshake bool
 	// Opened is true when this transaction opened a connection (always in
@@ -102,10 +84,10 @@ type Recorder struct {
 type shard struct {
 	mu sync.Mutex
 	// Steady-state window only.
-	h        [NumPhases]*hdr.Histogram
+	h        [vocab.NumTimed]*hdr.Histogram
 	ok       int64
-	errs     map[string]int64
-	examples map[string]string
+	errs     map[vocab.Class]int64
+	examples map[vocab.Class]string
 	bytes    ByteCounts
 	opened   int64
 	oor      int64
@@ -134,8 +116,8 @@ func NewRecorder(n int, start time.Time) *Recorder {
 		for p := range s.h {
 			s.h[p] = NewHistogram()
 		}
-		s.errs = make(map[string]int64)
-		s.examples = make(map[string]string)
+		s.errs = make(map[vocab.Class]int64)
+		s.examples = make(map[vocab.Class]string)
 		s.iv.hs = hdr.New(Lowest, Highest, 2)
 		s.iv.total = hdr.New(Lowest, Highest, 2)
 	}
@@ -162,11 +144,11 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.allOK++
 		sh.iv.ok++
 		sh.iv.payload += s.Payload
-		sh.iv.totalUS += us(s.Dur[Total])
-		if s.Dur[Handshake] > 0 {
-			sh.recordIv(sh.iv.hs, s.Dur[Handshake])
+		sh.iv.totalUS += us(s.Dur[vocab.PhaseTotal])
+		if s.Dur[vocab.PhaseHandshake] > 0 {
+			sh.recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
 		}
-		sh.recordIv(sh.iv.total, s.Dur[Total])
+		sh.recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
 	} else {
 		sh.allErr++
 		sh.iv.errs++
@@ -186,7 +168,7 @@ func (r *Recorder) Record(i int, s *Sample) {
 			// A phase that did not happen in this transaction (connect
 			// and handshake on a reused connection) is not recorded.
 			for p, d := range s.Dur {
-				if d > 0 || Phase(p) == Total || Phase(p) == Uncorrected {
+				if d > 0 || vocab.Phase(p) == vocab.PhaseTotal || vocab.Phase(p) == vocab.PhaseUncorrected {
 					sh.record(sh.h[p], d)
 				}
 			}
@@ -291,12 +273,12 @@ func (r *Recorder) Tick(now time.Time) Second {
 
 // Snapshot is the merged state of a Recorder.
 type Snapshot struct {
-	Hist       [NumPhases]*hdr.Histogram // steady window, successful transactions
-	OK         int64                     // steady window
-	Errors     map[string]int64          // steady window, by class
-	Examples   map[string]string         // first error message per class
-	Bytes      ByteCounts                // steady window
-	Opened     int64                     // steady window: connections opened
+	Hist       [vocab.NumTimed]*hdr.Histogram // steady window, successful transactions
+	OK         int64                          // steady window
+	Errors     map[vocab.Class]int64          // steady window, by class
+	Examples   map[vocab.Class]string         // first error message per class
+	Bytes      ByteCounts                     // steady window
+	Opened     int64                          // steady window: connections opened
 	OutOfRange int64
 	AllOK      int64 // whole run
 	AllErrors  int64 // whole run
@@ -306,7 +288,7 @@ type Snapshot struct {
 
 // Snapshot merges the shards. It may be called while recording goes on.
 func (r *Recorder) Snapshot() Snapshot {
-	s := Snapshot{Errors: map[string]int64{}, Examples: map[string]string{}}
+	s := Snapshot{Errors: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}}
 	for p := range s.Hist {
 		s.Hist[p] = NewHistogram()
 	}

@@ -7,6 +7,10 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // Schema identifies the run record format. A reader rejects records whose
@@ -17,7 +21,7 @@ const Schema = "tlsbench/run/v1"
 // be rendered and runs merged long after the fact.
 type Run struct {
 	Schema      string          `json:"schema"`
-	Engine      string          `json:"engine"`
+	Engine      vocab.Engine    `json:"engine"`
 	Profile     string          `json:"profile"`
 	ProfileSpec json.RawMessage `json:"profile_spec,omitempty"`
 	Target      Target          `json:"target"`
@@ -38,15 +42,23 @@ type Run struct {
 	SteadyStartS float64 `json:"steady_start_s"`
 	DurationS    float64 `json:"duration_s"` // the steady-state window measured
 	Transactions int64   `json:"transactions"`
-	// The engine's own rates, at the top level of the JSON: one of them is
-	// set, by Fill, according to Engine.
-	*CPSResult
-	*ThroughputResult
-	ConnectionsOpened int64  `json:"connections_opened"`
-	Resumed           int64  `json:"resumed"`
-	Handshakes        int64  `json:"handshakes"` // client-completed TLS handshakes, whole run
-	Errors            Errors `json:"errors"`
-	Bytes             Bytes  `json:"bytes"`
+	// The engine's rates, at the top level of the JSON. Fill sets those of
+	// the record's Engine; the others stay nil (absent from the JSON).
+	//
+	// CPS: successful transactions per second.
+	CPS *float64 `json:"cps,omitempty"`
+	// Throughput: a request and its response are its transaction;
+	// Requests counts them, RPS is their rate, Gbps counts response
+	// bodies, WireGbps the TLS bytes read from the sockets.
+	Requests          *int64   `json:"requests,omitempty"`
+	RPS               *float64 `json:"requests_per_s,omitempty"`
+	Gbps              *float64 `json:"gbps,omitempty"`
+	WireGbps          *float64 `json:"wire_gbps,omitempty"`
+	ConnectionsOpened int64    `json:"connections_opened"`
+	Resumed           int64    `json:"resumed"`
+	Handshakes        int64    `json:"handshakes"` // client-completed TLS handshakes, whole run
+	Errors            Errors   `json:"errors"`
+	Bytes             Bytes    `json:"bytes"`
 	// Closes says how the connections ended (CPS only; nil otherwise).
 	Closes *Closes `json:"closes,omitempty"`
 
@@ -92,19 +104,18 @@ type AgentRun struct {
 	DurationS    float64 `json:"duration_s"`
 }
 
-// CPSResult is the CPS engine's rate.
-type CPSResult struct {
-	CPS float64 `json:"cps"` // successful transactions per second
+// HasThroughput says whether the record has throughput rates (any of
+// Requests, RPS, Gbps, WireGbps; Fill and Merge set all four).
+func (r *Run) HasThroughput() bool {
+	return r.Requests != nil || r.RPS != nil || r.Gbps != nil || r.WireGbps != nil
 }
 
-// ThroughputResult is the throughput engine's rates. A request and its
-// response are its transaction; Gbps counts response bodies, WireGbps the
-// TLS bytes read from the sockets.
-type ThroughputResult struct {
-	Requests int64   `json:"requests"`
-	RPS      float64 `json:"requests_per_s"`
-	Gbps     float64 `json:"gbps"`
-	WireGbps float64 `json:"wire_gbps"`
+// Value returns *p, or zero when p is nil: a rate a record does not have.
+func Value[T int64 | float64](p *T) T {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // Target is what was measured: the device's identity. Reports group
@@ -171,15 +182,15 @@ type Preflight struct {
 	Handshakes   int64 `json:"handshakes"`
 	BodySize     int64 `json:"body_size"`
 	// Class and Error say why it failed (merged: the first agent's).
-	Class string `json:"class,omitempty"`
-	Error string `json:"error,omitempty"`
+	Class vocab.Class `json:"class,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // Failed returns why a run produced no measurement of its own making: its
 // preflight failed, or it was aborted (Load.Aborted); "" otherwise.
 func (r *Run) Failed() string {
 	if p := r.Preflight; p != nil && !p.OK {
-		s := "preflight failed: " + p.Class
+		s := "preflight failed: " + p.Class.String()
 		if p.Error != "" {
 			s += " (" + p.Error + ")"
 		}
@@ -249,8 +260,9 @@ type Closes struct {
 // Histogram is the histogram type of the shared geometry (NewHistogram).
 type Histogram = hdr.Histogram
 
-// SetHistogram sets the named histogram of the record and its percentiles.
-func (r *Run) SetHistogram(name string, h *Histogram) error {
+// SetHistogram sets the phase's histogram of the record and its percentiles.
+func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
+	name := p.String()
 	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
@@ -264,11 +276,6 @@ func (r *Run) SetHistogram(name string, h *Histogram) error {
 	r.Latency[name], r.Histograms[name] = Summarize(h), string(enc)
 	return nil
 }
-
-// ScheduleLag names the histogram of the open loop's own start lateness in
-// the record's latency_us and histograms (actual − intended start of the
-// steady window's transactions, µs). It is part of the corrected total.
-const ScheduleLag = "schedule_lag"
 
 // StartLagShare is the share of the total latency (at p50 or p99) above
 // which an open loop's own start lateness is material.
@@ -287,7 +294,7 @@ func (r *Run) SetLoadMarks() {
 		l.DroppedShare = float64(l.Dropped) / float64(l.Scheduled)
 	}
 	l.LatencyLowerBound = l.Dropped > 0
-	lag, total := r.Latency[ScheduleLag], r.Latency[Total.String()]
+	lag, total := r.Percentiles(vocab.PhaseScheduleLag), r.Percentiles(vocab.PhaseTotal)
 	if lag.Count > 0 && total.Count > 0 {
 		l.StartLagMaterial = float64(lag.P50) > StartLagShare*float64(total.P50) ||
 			float64(lag.P99) > StartLagShare*float64(total.P99)
@@ -296,9 +303,9 @@ func (r *Run) SetLoadMarks() {
 
 // Errors counts failed transactions of the steady-state window.
 type Errors struct {
-	Total    int64             `json:"total"`
-	ByClass  map[string]int64  `json:"by_class"`
-	Examples map[string]string `json:"examples,omitempty"`
+	Total    int64                  `json:"total"`
+	ByClass  map[vocab.Class]int64  `json:"by_class"`
+	Examples map[vocab.Class]string `json:"examples,omitempty"`
 }
 
 // Bytes counts the steady-state window's bytes.
@@ -371,7 +378,7 @@ func Summarize(h *hdr.Histogram) Percentiles {
 
 // Fill sets the record's counts, rates, percentiles and encoded histograms
 // from a snapshot of a steady window of length window. The rates are those
-// of r.Engine ("cps" or "throughput").
+// of r.Engine.
 func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.DurationS = window.Seconds()
 	r.Transactions = s.OK
@@ -382,35 +389,38 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 		return v / window.Seconds()
 	}
 	switch r.Engine {
-	case "cps":
-		r.CPSResult = &CPSResult{CPS: per(float64(s.OK))}
-	case "throughput":
-		r.ThroughputResult = &ThroughputResult{
-			Requests: s.OK, RPS: per(float64(s.OK)),
-			Gbps: per(float64(s.Bytes.Payload)*8) / 1e9, WireGbps: per(float64(s.Bytes.WireIn)*8) / 1e9,
-		}
+	case vocab.EngineCPS:
+		r.CPS = new(per(float64(s.OK)))
+	case vocab.EngineThroughput:
+		r.Requests, r.RPS = new(s.OK), new(per(float64(s.OK)))
+		r.Gbps, r.WireGbps = new(per(float64(s.Bytes.Payload)*8)/1e9), new(per(float64(s.Bytes.WireIn)*8)/1e9)
 	}
 	r.Errors = Errors{ByClass: s.Errors, Examples: s.Examples}
 	for _, v := range s.Errors {
 		r.Errors.Total += v
 	}
-	r.Resumed = s.Errors["resumed"]
+	r.Resumed = s.Errors[vocab.ClassResumed]
 	r.Handshakes = s.Handshakes
 	r.Bytes = Bytes(s.Bytes)
 	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
 	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
-	r.Latency = make(map[string]Percentiles, NumPhases)
-	r.Histograms = make(map[string]string, NumPhases)
+	r.Latency = make(map[string]Percentiles, vocab.NumTimed)
+	r.Histograms = make(map[string]string, vocab.NumTimed)
 	for p, h := range s.Hist {
-		if err := r.SetHistogram(Phase(p).String(), h); err != nil {
+		if err := r.SetHistogram(vocab.Phase(p), h); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Histogram decodes the named phase's histogram from the record.
+// Percentiles returns the phase's percentiles in the record (latency_us);
+// zero when the record has none.
+func (r *Run) Percentiles(p vocab.Phase) Percentiles { return r.Latency[p.String()] }
+
+// Histogram decodes the named phase's histogram (a key of Histograms, a
+// vocab.Phase's name) from the record.
 func (r *Run) Histogram(phase string) (*hdr.Histogram, error) {
 	enc, ok := r.Histograms[phase]
 	if !ok {
@@ -463,5 +473,5 @@ func (r *Run) WriteJSON(file string) error {
 	if err != nil {
 		return err
 	}
-	return WriteFile(file, append(data, '\n'), 0o644)
+	return outfile.Write(file, append(data, '\n'), 0o644)
 }

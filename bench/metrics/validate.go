@@ -10,10 +10,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Engines are the engines a run record may name.
-var Engines = []string{"cps", "throughput"}
+var Engines = []string{vocab.EngineCPS.String(), vocab.EngineThroughput.String()}
 
 // LoadModes are the load modes a run record may name.
 var LoadModes = []string{"closed", "open"}
@@ -116,7 +118,7 @@ func (r *Run) check(c *Checker) {
 		c.Failf("schema", "%q, want %q", r.Schema, Schema)
 		return
 	}
-	c.OneOf("engine", r.Engine, Engines)
+	c.OneOf("engine", r.Engine.String(), Engines)
 
 	// The window.
 	c.Rate("warmup_s", r.WarmupS)
@@ -177,7 +179,7 @@ func (r *Run) checkErrors(c *Checker) {
 	c.Count("errors.total", r.Errors.Total)
 	var sum int64
 	for _, k := range sortedKeys(r.Errors.ByClass) {
-		v := r.Errors.ByClass[k]
+		v := r.Errors.ByClass[vocab.Class(k)]
 		if !ErrorClassPattern.MatchString(k) {
 			c.Failf("errors.by_class", "%q is not an error class (%s)", k, ErrorClassPattern)
 		}
@@ -198,7 +200,7 @@ func (r *Run) checkErrors(c *Checker) {
 // rates of its counts over its window; a merged record's are the sums of
 // its agents' own, each over its own window, so only their sign is checked.
 func (r *Run) checkRates(c *Checker) {
-	if pf := r.Preflight; pf != nil && !pf.OK && r.CPSResult == nil && r.ThroughputResult == nil {
+	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
 	}
 	per := func(v float64) float64 {
@@ -216,32 +218,32 @@ func (r *Run) checkRates(c *Checker) {
 		}
 	}
 	switch r.Engine {
-	case "cps":
-		if r.CPSResult == nil {
+	case vocab.EngineCPS:
+		if r.CPS == nil {
 			c.Failf("cps", "missing in a cps record")
 			return
 		}
-		if r.ThroughputResult != nil {
+		if r.HasThroughput() {
 			c.Failf("requests_per_s", "a throughput rate in a cps record")
 		}
-		c.Rate("cps", r.CPS)
-		agree("cps", r.CPS, per(float64(r.Transactions)))
-	case "throughput":
-		t := r.ThroughputResult
-		if t == nil {
+		c.Rate("cps", *r.CPS)
+		agree("cps", *r.CPS, per(float64(r.Transactions)))
+	case vocab.EngineThroughput:
+		if !r.HasThroughput() {
 			c.Failf("requests_per_s", "missing in a throughput record")
 			return
 		}
-		if r.CPSResult != nil {
+		if r.CPS != nil {
 			c.Failf("cps", "a CPS rate in a throughput record")
 		}
-		c.Count("requests", t.Requests)
-		c.Rate("requests_per_s", t.RPS)
-		c.Rate("gbps", t.Gbps)
-		c.Rate("wire_gbps", t.WireGbps)
-		agree("requests_per_s", t.RPS, per(float64(t.Requests)))
-		agree("gbps", t.Gbps, per(float64(r.Bytes.Payload)*8)/1e9)
-		agree("wire_gbps", t.WireGbps, per(float64(r.Bytes.WireIn)*8)/1e9)
+		requests, rps, gbps := Value(r.Requests), Value(r.RPS), Value(r.Gbps)
+		c.Count("requests", requests)
+		c.Rate("requests_per_s", rps)
+		c.Rate("gbps", gbps)
+		c.Rate("wire_gbps", Value(r.WireGbps))
+		agree("requests_per_s", rps, per(float64(requests)))
+		agree("gbps", gbps, per(float64(r.Bytes.Payload)*8)/1e9)
+		agree("wire_gbps", Value(r.WireGbps), per(float64(r.Bytes.WireIn)*8)/1e9)
 	}
 }
 
@@ -319,19 +321,19 @@ func CheckPercentiles(c *Checker, path string, p Percentiles) {
 func (r *Run) checkLatency(c *Checker) {
 	for _, phase := range sortedKeys(r.Latency) {
 		if !knownPhase(phase) {
-			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
 		}
 		CheckPercentiles(c, "latency_us."+phase, r.Latency[phase])
 	}
 	// Every successful transaction of the window has a total latency.
-	if p, ok := r.Latency[Total.String()]; ok && p.Count != r.Transactions && c.Err == nil {
+	if p, ok := r.Latency[vocab.PhaseTotal.String()]; ok && p.Count != r.Transactions && c.Err == nil {
 		c.Failf("latency_us.total.count", "%d, but transactions is %d", p.Count, r.Transactions)
 	}
 	for _, phase := range sortedKeys(r.Histograms) {
 		path := "histograms." + phase
 		if !knownPhase(phase) {
-			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(phaseNames[:], ", "))
+			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
 		}
 		h, err := r.Histogram(phase)
@@ -352,15 +354,8 @@ func (r *Run) checkLatency(c *Checker) {
 }
 
 func knownPhase(name string) bool {
-	if name == ScheduleLag {
-		return true
-	}
-	for _, p := range phaseNames {
-		if p == name {
-			return true
-		}
-	}
-	return false
+	_, ok := vocab.ParsePhase(name)
+	return ok
 }
 
 func (r *Run) checkSeries(c *Checker) {
@@ -407,10 +402,10 @@ func (r *Run) checkSeries(c *Checker) {
 	}
 }
 
-func sortedKeys[V any](m map[string]V) []string {
+func sortedKeys[K ~string, V any](m map[K]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		keys = append(keys, string(k))
 	}
 	sort.Strings(keys)
 	return keys

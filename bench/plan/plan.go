@@ -18,10 +18,11 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/profiles"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/idna"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Reference is the URL of a DUT that is the built-in reference target,
@@ -51,9 +52,9 @@ type DUT struct {
 
 // Test is an engine and the profiles it runs.
 type Test struct {
-	Engine   string   `yaml:"engine" json:"engine"`
-	Path     string   `yaml:"path,omitempty" json:"path,omitempty"`
-	Profiles []string `yaml:"profiles" json:"profiles"`
+	Engine   vocab.Engine `yaml:"engine" json:"engine"`
+	Path     string       `yaml:"path,omitempty" json:"path,omitempty"`
+	Profiles []string     `yaml:"profiles" json:"profiles"`
 }
 
 // Method holds the settings of the phases.
@@ -189,8 +190,8 @@ func DefaultPlan(duts []DUT, m Method) *Plan {
 		Name: "adc-qualification",
 		DUTs: duts,
 		Tests: []Test{
-			{Engine: job.CPS, Path: "/1k", Profiles: seeds},
-			{Engine: job.Throughput, Path: "/1m", Profiles: seeds},
+			{Engine: vocab.EngineCPS, Path: vocab.EngineCPS.DefaultPath(), Profiles: seeds},
+			{Engine: vocab.EngineThroughput, Path: vocab.EngineThroughput.DefaultPath(), Profiles: seeds},
 		},
 		Method: m,
 	}
@@ -290,7 +291,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 	}
 	for i, t := range p.Tests {
 		at := func(f string) []string { return []string{"tests", strconv.Itoa(i), f} }
-		if t.Engine != job.CPS && t.Engine != job.Throughput {
+		if t.Engine != vocab.EngineCPS && t.Engine != vocab.EngineThroughput {
 			return ferr(fmt.Sprintf("tests: engine %q is not cps or throughput", t.Engine), at("engine")...)
 		}
 		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {

@@ -15,6 +15,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The fault kinds the target can inject, and the error class a client
@@ -34,11 +36,11 @@ var FaultKinds = []string{
 }
 
 // FaultClass maps a fault kind to the error class it causes.
-var FaultClass = map[string]string{
-	"reset-handshake": "reset", "alert": "tls_alert:handshake_failure", "stall": "handshake_timeout",
-	"slow": "read_timeout", "close-mid-body": "eof", "short-body": "body_size", "status-503": "status",
-	"wrong-suite": "mismatch", "accept-resumption": "resumed", "expired-cert": "certificate",
-	"reset-after-response": "reset",
+var FaultClass = map[string]vocab.Class{
+	"reset-handshake": vocab.ClassReset, "alert": vocab.TLSAlert("handshake_failure"), "stall": vocab.ClassHandshakeTimeout,
+	"slow": vocab.ClassReadTimeout, "close-mid-body": vocab.ClassEOF, "short-body": vocab.ClassBodySize, "status-503": vocab.ClassStatus,
+	"wrong-suite": vocab.ClassMismatch, "accept-resumption": vocab.ClassResumed, "expired-cert": vocab.ClassCertificate,
+	"reset-after-response": vocab.ClassReset,
 }
 
 // Fault is one kind injected into a fraction of connections.

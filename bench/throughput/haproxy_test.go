@@ -65,9 +65,9 @@ func hpMeasure(t *testing.T, h *testdut.HAProxy, frontend string, be *target.Lis
 	if err := rec.Fill(*snap, res.Window); err != nil {
 		t.Fatal(err)
 	}
-	r.gbps = rec.Gbps
+	r.gbps = metrics.Value(rec.Gbps)
 	t.Logf("%.3f Gbps (wire %.3f) over %v: %d responses, errors %v, %d connections, %d handshakes; HAProxy %s +%d, %d connections and %d+%d requests logged; backend +%d requests",
-		rec.Gbps, rec.WireGbps, res.Window, snap.AllOK, snap.Errors, snap.AllOpened, snap.Handshakes,
+		metrics.Value(rec.Gbps), metrics.Value(rec.WireGbps), res.Window, snap.AllOK, snap.Errors, snap.AllOpened, snap.Handshakes,
 		testdut.HAProxyCounter, r.sslSess, len(r.perConn), sum(r.perConn), r.other, r.backend)
 	return r
 }

@@ -27,6 +27,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/valyala/fasthttp"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Config is one throughput target and how to load it.
@@ -48,7 +50,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Config:   tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request:  tlsconn.Request{Path: "/1m", ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
+		Request:  tlsconn.Request{Path: vocab.EngineThroughput.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
 		Pipeline: 1, BufSize: 64 << 10,
 	}
 }
@@ -98,7 +100,7 @@ var _ bench.Op = (*Op)(nil)
 // New checks cfg and prepares the operation.
 func New(cfg Config) (*Op, error) {
 	if cfg.Path == "" {
-		cfg.Path = "/1m"
+		cfg.Path = vocab.EngineThroughput.DefaultPath()
 	}
 	if cfg.Pipeline < 1 {
 		return nil, fmt.Errorf("throughput: pipeline must be at least 1, got %d", cfg.Pipeline)
@@ -206,7 +208,7 @@ func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 		return false
 	}
 	w.opened = true
-	w.openedDurs = [2]time.Duration{s.Dur[metrics.Connect], s.Dur[metrics.Handshake]}
+	w.openedDurs = [2]time.Duration{s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake]}
 	return true
 }
 
@@ -215,7 +217,7 @@ func (w *worker) dial(ctx context.Context, s *metrics.Sample) bool {
 	conn, stage, err := w.dialer.Dial(ctx, s)
 	if err != nil {
 		s.Class, s.Err = tlsconn.Class(stage, err), err
-		s.Dur[metrics.Total] = time.Since(s.Start)
+		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return false
 	}
 	w.op.Observe(&conn.State)
@@ -237,7 +239,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		// This sample carries the connection opened ahead of it.
 		w.opened = false
 		s.Opened, s.Handshake = true, true
-		s.Dur[metrics.Connect], s.Dur[metrics.Handshake] = w.openedDurs[0], w.openedDurs[1]
+		s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = w.openedDurs[0], w.openedDurs[1]
 	}
 	// Keep the pipeline full, within the connection's request budget.
 	n := cfg.Pipeline - len(w.sent)
@@ -298,8 +300,8 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	first := w.rd.First
 	body, err := w.readBody(s)
 	end := time.Now()
-	s.Dur[metrics.TTFB] = first.Sub(started)
-	s.Dur[metrics.Transfer] = end.Sub(first)
+	s.Dur[vocab.PhaseTTFB] = first.Sub(started)
+	s.Dur[vocab.PhaseTransfer] = end.Sub(first)
 	s.Payload = body
 	if err != nil {
 		w.fail(s, bench.StageResponse, err)
@@ -309,9 +311,9 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	w.nrecv++
 	switch {
 	case w.resp.StatusCode() != fasthttp.StatusOK:
-		s.Class, s.Err = bench.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
+		s.Class, s.Err = vocab.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
 	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
-		s.Class, s.Err = bench.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
+		s.Class, s.Err = vocab.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
 	}
 	w.account(s)
 	if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
@@ -361,7 +363,7 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 		mismatch = true
 	}
 	if mismatch {
-		s.Class = bench.ClassBodyMismatch
+		s.Class = vocab.ClassBodyMismatch
 		return n, ErrBodyMismatch
 	}
 	return n, nil
@@ -388,7 +390,7 @@ func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
 	switch {
 	case s.Class != "":
 	case errors.As(err, &small):
-		s.Class = bench.ClassHeaderSize
+		s.Class = vocab.ClassHeaderSize
 	default:
 		s.Class = tlsconn.Class(stage, err)
 	}
@@ -406,5 +408,5 @@ func (w *worker) account(s *metrics.Sample) {
 		w.wireIn, w.wireOut = in, out
 	}
 	s.BytesIn = w.rd.N
-	s.Dur[metrics.Total] = time.Since(s.Start)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }

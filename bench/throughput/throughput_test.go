@@ -20,6 +20,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const mib = 1 << 20
@@ -127,10 +129,10 @@ func TestEveryProfile(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := float64(s.Bytes.Payload) * 8 / res.Window.Seconds() / 1e9
-			if run.Gbps != want || run.Requests != s.OK {
-				t.Errorf("record Gbps %v requests %d; want %v, %d", run.Gbps, run.Requests, want, s.OK)
+			if metrics.Value(run.Gbps) != want || metrics.Value(run.Requests) != s.OK {
+				t.Errorf("record Gbps %v requests %d; want %v, %d", metrics.Value(run.Gbps), metrics.Value(run.Requests), want, s.OK)
 			}
-			t.Logf("%.2f Gbps payload, %.2f Gbps wire", run.Gbps, run.WireGbps)
+			t.Logf("%.2f Gbps payload, %.2f Gbps wire", metrics.Value(run.Gbps), metrics.Value(run.WireGbps))
 		})
 	}
 }
@@ -196,8 +198,8 @@ func TestMisbehavingServers(t *testing.T) {
 		name   string
 		verify string
 		serve  func(c net.Conn, r *textproto.Reader)
-		class  string // the only error class expected; "" for none
-		reopen bool   // connections must have been reopened
+		class  vocab.Class // the only error class expected; "" for none
+		reopen bool        // connections must have been reopened
 	}{
 		{
 			// Closes the kept-alive connection after two responses, without
@@ -212,7 +214,7 @@ func TestMisbehavingServers(t *testing.T) {
 		},
 		{
 			// Promises 4096 bytes, sends 1000 and closes: eof.
-			name: "close mid-body", class: bench.ClassEOF,
+			name: "close mid-body", class: vocab.ClassEOF,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				if rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(good))
@@ -222,7 +224,7 @@ func TestMisbehavingServers(t *testing.T) {
 		},
 		{
 			// One flipped bit in the body, checked against the pattern.
-			name: "wrong body (pattern)", verify: "pattern", class: bench.ClassBodyMismatch,
+			name: "wrong body (pattern)", verify: "pattern", class: vocab.ClassBodyMismatch,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(bad))
@@ -232,7 +234,7 @@ func TestMisbehavingServers(t *testing.T) {
 		},
 		{
 			// The same, checked by SHA-256.
-			name: "wrong body (sha256)", verify: "sha256:" + hex.EncodeToString(sum[:]), class: bench.ClassBodyMismatch,
+			name: "wrong body (sha256)", verify: "sha256:" + hex.EncodeToString(sum[:]), class: vocab.ClassBodyMismatch,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(bad))
@@ -251,7 +253,7 @@ func TestMisbehavingServers(t *testing.T) {
 		},
 		{
 			// Not 200.
-			name: "status 503", class: bench.ClassStatus,
+			name: "status 503", class: vocab.ClassStatus,
 			serve: func(c net.Conn, r *textproto.Reader) {
 				for rawtls.ReadRequest(r) {
 					fmt.Fprintf(c, "HTTP/1.1 503 Busy\r\nContent-Length: 4\r\n\r\nbusy")
@@ -288,7 +290,7 @@ func TestMisbehavingServers(t *testing.T) {
 			if tc.reopen && s.AllOpened < 2*2 {
 				t.Errorf("connections opened %d: the closed ones were not reopened", s.AllOpened)
 			}
-			if tc.class == bench.ClassEOF && s.Bytes.PayloadPartial == 0 {
+			if tc.class == vocab.ClassEOF && s.Bytes.PayloadPartial == 0 {
 				t.Error("the partial body is not counted as partial")
 			}
 		})

@@ -22,6 +22,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The default deadlines of a transaction's phases, for every command.
@@ -285,7 +287,7 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	t0 := time.Now()
 	raw, err := d.dialer.DialContext(ctx, "tcp", cfg.Address)
 	t1 := time.Now()
-	s.Dur[metrics.Connect] = t1.Sub(t0)
+	s.Dur[vocab.PhaseConnect] = t1.Sub(t0)
 	s.Opened = true
 	if err != nil {
 		return nil, bench.StageConnect, err
@@ -300,7 +302,7 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
-	s.Dur[metrics.Handshake] = time.Since(t1)
+	s.Dur[vocab.PhaseHandshake] = time.Since(t1)
 	s.WireIn, s.WireOut = cc.in, cc.out
 	if err != nil {
 		d.drop(raw)
@@ -326,13 +328,13 @@ func (d *Dialer) drop(raw net.Conn) {
 
 // Class maps an error to its class: a profile mismatch or a resumed
 // session first, then bench.Classify.
-func Class(stage bench.Stage, err error) string {
+func Class(stage bench.Stage, err error) vocab.Class {
 	var me *profiles.MismatchError
 	switch {
 	case errors.Is(err, profiles.ErrResumed):
-		return bench.ClassResumed
+		return vocab.ClassResumed
 	case errors.As(err, &me):
-		return bench.ClassMismatch
+		return vocab.ClassMismatch
 	}
 	return bench.Classify(stage, err)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 func TestRequestStatic(t *testing.T) {
@@ -138,7 +140,7 @@ func TestDialRefused(t *testing.T) {
 	if conn != nil || err == nil {
 		t.Fatal("dial to a closed port succeeded")
 	}
-	if got, want := tlsconn.Class(stage, err), "refused"; got != want {
+	if got, want := tlsconn.Class(stage, err), vocab.ClassRefused; got != want {
 		t.Errorf("class %q, want %q", got, want)
 	}
 }

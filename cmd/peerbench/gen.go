@@ -263,13 +263,13 @@ func (s *sample) readRecord(file string, p profileSpec) error {
 	s.Transactions, s.Failed = r.Whole.Transactions, r.Whole.Errors
 	s.WindowS = r.DurationS
 	s.RecordCPUS = r.Client.CPUSeconds
-	if r.CPSResult != nil {
-		s.CPS = r.CPS
+	if r.CPS != nil {
+		s.CPS = *r.CPS
 	}
-	if r.ThroughputResult != nil {
+	if r.HasThroughput() {
 		// The whole run, not the steady window: the rusage CPU is the
 		// whole process's.
-		s.RecordGbps = r.Gbps
+		s.RecordGbps = metrics.Value(r.Gbps)
 		s.WindowS = r.Ended.Sub(r.Started).Seconds()
 		for _, sec := range r.Series {
 			s.PayloadBytes += sec.PayloadBytes

@@ -18,6 +18,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // generated is what a generator child prints: its run record, as
@@ -57,18 +59,18 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 		return nil, fmt.Errorf("%s: no certificate", o.ca)
 	}
 	spec := &job.Spec{
-		Engine: o.engines[0],
+		Engine: vocab.Engine(o.engines[0]),
 		Conn: tlsconn.Config{
 			Profile: p, Address: o.addr, Sources: sourceIPs(o.sources),
 			ConnectTimeout: o.deadline, HandshakeTimeout: o.deadline,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca},
 		},
-		Request: tlsconn.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
+		Request: tlsconn.Request{Host: "localhost", Path: vocab.Engine(o.engines[0]).DefaultPath(), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
 		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
 		Tool:    metrics.Tool{Name: "tlsbench-scale", GoVersion: runtime.Version()},
 		Agent:   &metrics.Agent{Name: fmt.Sprintf("scale-%d", o.shard), Shard: o.shard, Shards: o.shards},
 	}
-	if spec.Engine == job.Throughput {
+	if spec.Engine == vocab.EngineThroughput {
 		spec.Request.Path = o.path
 		spec.Load.Rate = o.rate
 	}
@@ -76,10 +78,10 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
 	prof := ""
 	if o.memprof != "" {
-		prof = o.memprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
+		prof = o.memprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
 	}
 	if o.cpuprof != "" {
-		f, err := os.Create(o.cpuprof + "-" + spec.Engine + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
+		f, err := os.Create(o.cpuprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
 		if err != nil {
 			return nil, err
 		}

@@ -51,8 +51,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // roleEnv tells a child process what it is: "target" or "gen".
@@ -111,7 +111,7 @@ func parse(args []string) (*options, error) {
 		return nil, err
 	}
 	for _, e := range o.engines {
-		if e != job.CPS && e != job.Throughput {
+		if vocab.Engine(e) != vocab.EngineCPS && vocab.Engine(e) != vocab.EngineThroughput {
 			return nil, fmt.Errorf("unknown engine %q (throughput or cps)", e)
 		}
 	}
@@ -363,8 +363,8 @@ func merge(parts []*generated, targets bool) (*result, error) {
 // result is one engine's check: the generators' merged run record, the
 // kernel's view of their connections and their memory.
 type result struct {
-	Engine      string `json:"engine"`
-	Connections int    `json:"connections"` // asked (-c)
+	Engine      vocab.Engine `json:"engine"`
+	Connections int          `json:"connections"` // asked (-c)
 	// HeldPeak and HeldMin are the most and the fewest connections from
 	// the generator to the target in the kernel's ESTABLISHED state
 	// (ss, sampled every second; HeldMin in the steady window): what the
@@ -401,20 +401,17 @@ func (r *result) heldEnd() int64  { return r.Run.Load.ConnectionsHeld }
 
 // steadyRate is the successful transactions per second in the window.
 func (r *result) steadyRate() float64 {
-	if r.Run.CPSResult != nil {
-		return r.Run.CPS
+	if r.Run.CPS != nil {
+		return *r.Run.CPS
 	}
-	if r.Run.ThroughputResult != nil {
-		return r.Run.RPS
-	}
-	return 0
+	return metrics.Value(r.Run.RPS)
 }
 
 // check fills Failed with what misses the budget.
 func (r *result) check(o *options) {
 	n := int64(r.Connections)
-	switch r.Engine {
-	case job.Throughput:
+	switch vocab.Engine(r.Engine) {
+	case vocab.EngineThroughput:
 		// Every connection opened before the load, and still held.
 		if r.HeldMin < n || r.heldEnd() < n {
 			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.heldEnd(), n))
@@ -422,7 +419,7 @@ func (r *result) check(o *options) {
 		if opened := r.Run.Whole.ConnectionsOpened; opened != n {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", opened, n))
 		}
-	case job.CPS:
+	case vocab.EngineCPS:
 		// Every worker has a connection but for its connect and close.
 		// A worker is between its close and its next connect for a moment:
 		// the most open at once may miss N by a few (498 of 500 seen).

@@ -23,6 +23,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // fakeKubectlEnv, set to a directory, makes the test binary act as a fake
@@ -65,7 +67,7 @@ func agentTarget(t *testing.T, profile string) (*target.Listener, *profiles.Prof
 
 func agentRequest(p *profiles.Profile, l *target.Listener, ca string, conc int) method.Request {
 	return method.Request{
-		Phase: method.FinalPhase,
+		Phase: vocab.Final,
 		DUT:   plan.DUT{Name: "dut", URL: "https://localhost:" + portOf(l.Addr) + "/", CACert: ca},
 		Test:  plan.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: conc, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond, ExpectSize: 1024,
@@ -157,11 +159,12 @@ func TestProcessesExecutor(t *testing.T) {
 	}
 	s0, s1 := <-samples, <-samples
 	targetCPS := float64(s1.Handshakes-s0.Handshakes) / req.Duration.Seconds()
-	if d := r.CPS/targetCPS - 1; d < -0.1 || d > 0.1 {
-		t.Errorf("merged CPS %.0f, the target's handshakes over the window %.0f/s (%.1f%% apart)", r.CPS, targetCPS, 100*d)
+	cps := metrics.Value(r.CPS)
+	if d := cps/targetCPS - 1; d < -0.1 || d > 0.1 {
+		t.Errorf("merged CPS %.0f, the target's handshakes over the window %.0f/s (%.1f%% apart)", cps, targetCPS, 100*d)
 	}
 	t.Logf("4 agents: merged %.0f CPS, target %.0f handshakes/s over the window; %d transactions, skews %v",
-		r.CPS, targetCPS, r.Transactions, skews(r))
+		cps, targetCPS, r.Transactions, skews(r))
 }
 
 func skews(r *metrics.Run) []string {
@@ -241,7 +244,7 @@ func TestKubernetesExecutorFailedAgent(t *testing.T) {
 	}
 	// Nothing listens on port 1: every agent fails its probe.
 	req := method.Request{
-		Phase: method.FinalPhase, DUT: plan.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
+		Phase: vocab.Final, DUT: plan.DUT{Name: "dut", URL: "https://127.0.0.1:1/", Insecure: true},
 		Test: plan.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
 	}
 	begin := time.Now()
@@ -516,7 +519,7 @@ method:
 		if len(e.Run.Agents) != want {
 			t.Errorf("%s run at c=%d was made by %d agents, want %d", e.Phase, e.Level, len(e.Run.Agents), want)
 		}
-		if e.Phase == method.FinalPhase && e.Accepted {
+		if e.Phase == vocab.Final && e.Accepted {
 			finals++
 		}
 		// Every agent ran with the plan's DUT name (--dut), and the merged

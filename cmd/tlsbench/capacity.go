@@ -6,14 +6,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // kbPerConnection is the generator's memory per connection, measured at
 // 20,000 connections (docs/PERFORMANCE.md, "Memory per connection"): peak
 // RSS over connections held, KB = 1000 bytes.
-var kbPerConnection = map[string]float64{job.CPS: 34, job.Throughput: 17.3}
+var kbPerConnection = map[vocab.Engine]float64{vocab.EngineCPS: 34, vocab.EngineThroughput: 17.3}
 
 // availableMemory is MemAvailable of /proc/meminfo in bytes (0: unknown).
 var availableMemory = func() uint64 {
@@ -39,10 +40,10 @@ var availableMemory = func() uint64 {
 // connections this machine cannot hold: the measured memory per connection
 // times conns against the memory available, and one descriptor per
 // connection against RLIMIT_NOFILE.
-func checkCapacity(engine string, conns int) error {
+func checkCapacity(engine vocab.Engine, conns int) error {
 	kb := kbPerConnection[engine]
 	if kb == 0 {
-		kb = kbPerConnection[job.CPS]
+		kb = kbPerConnection[vocab.EngineCPS]
 	}
 	need := float64(conns) * kb * 1000
 	if avail := availableMemory(); avail > 0 && need > float64(avail) {

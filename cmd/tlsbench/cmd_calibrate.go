@@ -16,6 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const calibrateUsage = `tlsbench calibrate [--profile NAME]... [--cps GOAL] [--gbps GOAL] [flags]
@@ -86,7 +88,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		r := row{p: p}
-		for _, engine := range []string{job.CPS, job.Throughput} {
+		for _, engine := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -94,8 +96,8 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				Engine: engine,
 				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
 					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
-				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
-				Load:    bench.Config{Concurrency: map[string]int{job.CPS: 16, job.Throughput: 8}[engine], Duration: *dur, Warmup: time.Second, AbortAfter: bench.DefaultAbortAfter},
+				Request: tlsconn.Request{Host: ep.HostHeader, Path: vocab.Engine(engine).DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
+				Load:    bench.Config{Concurrency: map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine], Duration: *dur, Warmup: time.Second, AbortAfter: bench.DefaultAbortAfter},
 				Tool:    toolInfo(),
 			}
 			run, err := job.Run(ctx, spec)
@@ -105,10 +107,10 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if run.Whole.Transactions == 0 {
 				return noSuccess(run, set)
 			}
-			if engine == job.CPS {
-				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, run.CPS, run.Client.GeneratorBound
+			if engine == vocab.EngineCPS {
+				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, metrics.Value(run.CPS), run.Client.GeneratorBound
 			} else {
-				r.sPerGB, r.gbps, r.gbpsBound = analysis.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
+				r.sPerGB, r.gbps, r.gbpsBound = analysis.CPUPerGB(run), metrics.Value(run.Gbps), run.Client.GeneratorBound
 			}
 			fmt.Fprintf(stderr, "  %s %s: %s\n", p.Name, engine, calibrateLine(run))
 		}
@@ -138,10 +140,10 @@ were generator-bound.`))
 }
 
 func calibrateLine(r *metrics.Run) string {
-	if r.Engine == job.CPS {
-		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", r.CPS, r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
+	if r.Engine == vocab.EngineCPS {
+		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", metrics.Value(r.CPS), r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
 	}
-	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, analysis.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
+	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", metrics.Value(r.Gbps), analysis.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
 }
 
 func boundMark(b bool) string {

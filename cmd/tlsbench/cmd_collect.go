@@ -14,6 +14,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const collectUsage = `tlsbench collect --listen ADDR --expect N -o FILE [flags]
@@ -51,7 +53,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *keep != "" {
-		if err := metrics.CheckOutputDir(*keep); err != nil {
+		if err := outfile.CheckDir(*keep); err != nil {
 			return usagef("--keep: %v", err)
 		}
 		if err := os.MkdirAll(*keep, 0o755); err != nil {

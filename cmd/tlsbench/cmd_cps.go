@@ -7,9 +7,10 @@ import (
 	"runtime"
 
 	"github.com/tlsbench/tlsbench/bench/cps"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const cpsUsage = `tlsbench cps [flags] [URL]
@@ -26,7 +27,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lf := addLoadFlags(fs, 32, "connections")
 	lf.addDUTFlag(fs)
 	spec := engineSpec{
-		name: job.CPS,
+		name: vocab.EngineCPS,
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},

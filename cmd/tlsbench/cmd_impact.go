@@ -18,6 +18,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/stats"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const impactUsage = `tlsbench impact --baseline URL --candidate URL [flags]
@@ -94,9 +96,9 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *lf.jsonOut == stdoutName {
 		reportW = stderr
 	}
-	engine := job.CPS
+	engine := vocab.EngineCPS
 	if *keepalive {
-		engine = job.Throughput
+		engine = vocab.EngineThroughput
 	}
 	if err := checkCapacity(engine, ls.engine.Concurrency); err != nil {
 		return err
@@ -157,7 +159,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Events: func(side string, round int, r *metrics.Run) {
 			endStatus(stderr, *lf.quiet)
 			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, *rounds, side,
-				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Latency["total"].Mean), r.Errors.Total)
+				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean), r.Errors.Total)
 		},
 	}
 	runs, err := im.Do(ctx)

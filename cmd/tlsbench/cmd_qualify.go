@@ -15,11 +15,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
@@ -126,7 +129,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
 			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
-		if err := metrics.CheckOutputDir(dir); err != nil && *out != "" {
+		if err := outfile.CheckDir(dir); err != nil && *out != "" {
 			return usagef("--out: %v", err)
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -136,7 +139,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		if err := metrics.WriteFile(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
+		if err := outfile.Write(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -223,13 +226,13 @@ func writeCampaignHTML(dir string) (string, error) {
 // --profile and --test (all when none is named).
 func narrowPlan(pl *plan.Plan, names, tests []string) error {
 	for _, t := range tests {
-		if t != job.CPS && t != job.Throughput {
+		if _, err := vocab.ParseEngine(t); err != nil {
 			return usagef("bad --test %q: want cps or throughput", t)
 		}
 	}
 	var kept []plan.Test
 	for _, t := range pl.Tests {
-		if len(tests) > 0 && !slices.Contains(tests, t.Engine) {
+		if len(tests) > 0 && !slices.Contains(tests, t.Engine.String()) {
 			continue
 		}
 		if len(names) > 0 {
@@ -261,11 +264,11 @@ func checkPlanFiles(pl *plan.Plan) error {
 
 func eventLine(e method.Event) string {
 	unit := "cps"
-	if e.Engine == "throughput" {
+	if e.Engine == vocab.EngineThroughput {
 		unit = "Gbps"
 	}
 	run := ""
-	if e.Phase == method.FinalPhase {
+	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
 	}
 	verdict := "accepted"

@@ -17,6 +17,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/reports"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|hlog|siege] [-o FILE]
@@ -154,7 +156,7 @@ func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
 	})
 }
 
-// writeOutput renders into memory, then writes file (metrics.WriteFile), or
+// writeOutput renders into memory, then writes file (outfile.Write), or
 // stdout when file is "" or "-".
 func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
@@ -165,7 +167,7 @@ func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) er
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := metrics.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+	if err := outfile.Write(file, buf.Bytes(), 0o644); err != nil {
 		return usagef("-o: %v", err)
 	}
 	return nil
@@ -177,7 +179,7 @@ func chartFiles(out string) (string, func(name string, png []byte) error) {
 	base := filepath.Base(out)
 	prefix := strings.TrimSuffix(base, filepath.Ext(base)) + "-"
 	return prefix, func(name string, png []byte) error {
-		if err := metrics.WriteFile(filepath.Join(filepath.Dir(out), name), png, 0o644); err != nil {
+		if err := outfile.Write(filepath.Join(filepath.Dir(out), name), png, 0o644); err != nil {
 			return usagef("-o: chart %v", err)
 		}
 		return nil

@@ -10,6 +10,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const throughputUsage = `tlsbench throughput [flags] [URL]
@@ -36,7 +38,7 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 	verify := fs.String("verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")
 	echo := &throughputEcho{}
 	spec := engineSpec{
-		name: job.Throughput, extra: echo,
+		name: vocab.EngineThroughput, extra: echo,
 		options: func(spec *job.Spec) {
 			spec.Pipeline, spec.RequestsPerConn = *pipeline, *perConn
 			spec.Verify, _ = throughput.ParseVerify(*verify, target.Pattern) // checked in check

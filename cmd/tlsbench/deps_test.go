@@ -8,15 +8,19 @@ import (
 
 // TestDependencyRules keeps the package graph of docs/ARCHITECTURE.md
 // honest: every non-standard import of a package must be allowed for it.
+// Every package may import the typed vocabulary, bench/vocab (std only).
 func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/tlsbench/tlsbench/"
 	// The packages of gonum.org/v1/plot the reports' charts use.
 	plot := []string{"gonum.org/v1/plot", "gonum.org/v1/plot/font", "gonum.org/v1/plot/plotter", "gonum.org/v1/plot/plotutil",
 		"gonum.org/v1/plot/vg", "gonum.org/v1/plot/vg/draw", "gonum.org/v1/plot/vg/vgimg", "gonum.org/v1/plot/vg/vgsvg"}
 	allowed := map[string][]string{
+		"bench/vocab":      {},
 		"cipher":           {},
 		"profiles":         {"cipher", "go.yaml.in/yaml/v3"},
-		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/outfile":    {},
+		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go", "bench/outfile"},
+		"bench/hdrlog":     {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench/analysis":   {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench":            {"bench/metrics"},
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
@@ -24,17 +28,19 @@ func TestDependencyRules(t *testing.T) {
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
-		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
+		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
 		"bench/plan":       {"bench/job", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
 		"bench/stats":      {"gonum.org/v1/gonum/stat/distuv"},
 		"bench/impact":     {"bench/job", "bench/metrics", "bench/analysis", "bench/stats"},
-		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "bench/plan", "profiles"},
+		"bench/method":     {"bench", "bench/metrics", "bench/outfile", "bench/job", "bench/tlsconn", "bench/plan", "profiles"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
 		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only (no library package has a
 		// rule that allows them).
 		"bench/internal/rawtls": {"cipher", "profiles"},
 		"bench/internal/soak":   {}, // its test only
+		"bench/metrics/metricstest":  {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/outfile/outfiletest":  {},
 		"reports/reporttest":    {"bench/metrics", "bench/plan", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
@@ -62,6 +68,9 @@ func TestDependencyRules(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if !strings.Contains(strings.Split(imp, "/")[0], ".") {
 				continue // standard library
+			}
+			if imp == mod+"bench/vocab" {
+				continue // the vocabulary, everyone's
 			}
 			ok := false
 			for _, a := range rules {

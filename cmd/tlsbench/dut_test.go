@@ -159,8 +159,8 @@ func TestTwoResolveDevices(t *testing.T) {
 	}
 	for i, file := range files {
 		r, _ := metrics.ReadRun(file)
-		if got := *rep.Table[0].Results[i].CPS; got != r.CPS {
-			t.Errorf("%s: published CPS %v, its record's %v", rep.Table[0].Results[i].DUT, got, r.CPS)
+		if got := *rep.Table[0].Results[i].CPS; got != metrics.Value(r.CPS) {
+			t.Errorf("%s: published CPS %v, its record's %v", rep.Table[0].Results[i].DUT, got, metrics.Value(r.CPS))
 		}
 	}
 	code, stdout, stderr = invoke(t, context.Background(), "compare", files[1], files[0])

@@ -16,6 +16,9 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/hdrlog"
 )
 
 // hdrJar is where Debian's libhdrhistogram-java puts HdrHistogram's
@@ -212,7 +215,7 @@ func TestHistogramLogJava(t *testing.T) {
 		if len(seconds) < 2 {
 			t.Fatalf("%s: %d seconds with a histogram in a run of 2 s", phase, len(seconds))
 		}
-		tag := phase + metrics.SecondTagSuffix
+		tag := phase + hdrlog.SecondTagSuffix
 		check(func() {
 			o, err := histogramLogProcessor(t, java, jar, log, "-tag", tag)
 			if err != nil {
@@ -294,12 +297,12 @@ func TestHistogramLogJava168(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Latency["total"].P99 == h.ValueAtQuantile(99) {
-		t.Fatalf("p99 %d is also the nearest rank's: the case does not tell the rules apart", r.Latency["total"].P99)
+	if r.Percentiles(vocab.PhaseTotal).P99 == h.ValueAtQuantile(99) {
+		t.Fatalf("p99 %d is also the nearest rank's: the case does not tell the rules apart", r.Percentiles(vocab.PhaseTotal).P99)
 	}
 	log := filepath.Join(t.TempDir(), "168.hlog")
 	var buf bytes.Buffer
-	if err := metrics.WriteHistogramLog(&buf, []metrics.LabeledRun{{Label: "x", Run: r}}); err != nil {
+	if err := hdrlog.Write(&buf, []hdrlog.LabeledRun{{Label: "x", Run: r}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(log, buf.Bytes(), 0o644); err != nil {
@@ -312,9 +315,9 @@ func TestHistogramLogJava168(t *testing.T) {
 	if len(o.lines) != 1 {
 		t.Fatalf("the processor read %d intervals, want 1", len(o.lines))
 	}
-	if got, want := o.lines[0].t99, r.Latency["total"].P99; got != want {
+	if got, want := o.lines[0].t99, r.Percentiles(vocab.PhaseTotal).P99; got != want {
 		t.Errorf("p99 of 168 values: Java %d µs, tlsbench %d µs (nearest rank: %d)", got, want, h.ValueAtQuantile(99))
 	}
 	t.Logf("p99 of 1..168 ms: HdrHistogram (Java) %d µs, tlsbench %d µs, hdrhistogram-go's ValueAtQuantile %d µs",
-		o.lines[0].t99, r.Latency["total"].P99, h.ValueAtQuantile(99))
+		o.lines[0].t99, r.Percentiles(vocab.PhaseTotal).P99, h.ValueAtQuantile(99))
 }

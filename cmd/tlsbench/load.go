@@ -23,6 +23,10 @@ import (
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // loadFlags are the flags every engine command shares.
@@ -120,7 +124,7 @@ type loadEcho struct {
 
 // engineSpec is what differs between the engine commands.
 type engineSpec struct {
-	name string // job.CPS or job.Throughput
+	name vocab.Engine
 	// options sets the engine's own fields of a run's specification.
 	options func(spec *job.Spec)
 	// check, if set, validates the engine's own flags once parsed.
@@ -257,7 +261,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	engine, set, ps, srcIPs, hdrs, roots := ls.engine, ls.set, ls.profiles, ls.sources, ls.headers, ls.roots
 	var ep *endpoint
 	if fs.NArg() == 1 {
-		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, job.DefaultPath(spec.name)); err != nil {
+		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, vocab.Engine(spec.name).DefaultPath()); err != nil {
 			return err
 		}
 	} else {
@@ -321,7 +325,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
 	}
 	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) > 1 {
-		if err := metrics.CheckOutputDir(*lf.jsonOut); err != nil {
+		if err := outfile.CheckDir(*lf.jsonOut); err != nil {
 			return usagef("--json: %v", err)
 		}
 		if err := os.MkdirAll(*lf.jsonOut, 0o755); err != nil {
@@ -362,7 +366,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			recTarget.URL, recTarget.Address, recTarget.ServerName = ep.URL.String(), ep.Address, ep.ServerName
 		} else {
 			l := tgt.Listener(p.Name)
-			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", job.DefaultPath(spec.name)
+			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", vocab.Engine(spec.name).DefaultPath()
 			if !*lf.insecure {
 				conn.TLS.RootCAs = tgt.CA.Pool()
 			}
@@ -452,15 +456,15 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		switch {
 		case strings.Contains(pf.Error, "bind: "):
 			return fmt.Errorf("cannot dial from the --source address: %s (no load sent)", pf.Error)
-		case pf.Class == bench.ClassRefused || pf.Class == bench.ClassConnectTimeout:
+		case pf.Class == vocab.ClassRefused || pf.Class == vocab.ClassConnectTimeout:
 			return fmt.Errorf("cannot connect to %s (%s): %s (no load sent)", r.Target.Address, r.Target.URL, pf.Error)
 		}
-		answer := pf.Class
+		answer := pf.Class.String()
 		if pf.Error != "" {
 			answer += " (" + pf.Error + ")"
 		}
 		switch pf.Class {
-		case bench.ClassStatus, bench.ClassBodySize, bench.ClassBodyMismatch:
+		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
 		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: offered %s; the server's answer: %s",
@@ -470,7 +474,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		return fmt.Errorf("run stopped against %s with profile %s after %d attempts: %s; offered %s",
 			r.Target.Address, r.Profile, r.Load.Attempts, r.Load.Aborted, offer)
 	}
-	classes := make([]string, 0, len(r.Errors.ByClass))
+	classes := make([]vocab.Class, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
 		classes = append(classes, c)
 	}

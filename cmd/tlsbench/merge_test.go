@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
@@ -81,7 +82,7 @@ func TestMerge(t *testing.T) {
 		{"payload bytes", m.Bytes.Payload, a.Bytes.Payload, b.Bytes.Payload},
 		{"wire bytes in", m.Bytes.WireIn, a.Bytes.WireIn, b.Bytes.WireIn},
 		{"wire bytes out", m.Bytes.WireOut, a.Bytes.WireOut, b.Bytes.WireOut},
-		{"total latencies", m.Latency["total"].Count, a.Latency["total"].Count, b.Latency["total"].Count},
+		{"total latencies", m.Percentiles(vocab.PhaseTotal).Count, a.Percentiles(vocab.PhaseTotal).Count, b.Percentiles(vocab.PhaseTotal).Count},
 		{"concurrency", int64(m.Load.Concurrency), int64(a.Load.Concurrency), int64(b.Load.Concurrency)},
 	} {
 		if c.got != c.a+c.b || (c.got == 0 && c.name != "errors") {
@@ -92,11 +93,11 @@ func TestMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.TotalCount() != a.Latency["handshake"].Count+b.Latency["handshake"].Count {
+	if h.TotalCount() != a.Percentiles(vocab.PhaseHandshake).Count+b.Percentiles(vocab.PhaseHandshake).Count {
 		t.Errorf("handshake histogram of %d values", h.TotalCount())
 	}
-	if want := a.CPS + b.CPS; math.Abs(m.CPS-want) > 1e-9*want {
-		t.Errorf("CPS %v, want %v + %v", m.CPS, a.CPS, b.CPS)
+	if want := *a.CPS + *b.CPS; math.Abs(*m.CPS-want) > 1e-9*want {
+		t.Errorf("CPS %v, want %v + %v", *m.CPS, *a.CPS, *b.CPS)
 	}
 	if want := a.Client.CPUSeconds + b.Client.CPUSeconds; math.Abs(m.Client.CPUSeconds-want) > 1e-9*want {
 		t.Errorf("CPU %v s, want %v + %v", m.Client.CPUSeconds, a.Client.CPUSeconds, b.Client.CPUSeconds)

@@ -20,6 +20,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // netnsLab is a small network the test builds: the target's namespace
@@ -169,7 +171,7 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	}
 	_, port, _ := net.SplitHostPort(addr)
 	req := method.Request{
-		Phase: method.FinalPhase,
+		Phase: vocab.Final,
 		DUT:   plan.DUT{Name: "dut", URL: "https://dut.test:" + port + "/", Resolve: labTargetIP, CACert: ca},
 		Test:  plan.Test{Engine: "cps", Path: "/1k"}, Profile: p,
 		Concurrency: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, ExpectSize: 1024,
@@ -183,5 +185,5 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	if r.Target.Address != net.JoinHostPort(labTargetIP, port) || r.Target.ServerName != "dut.test" {
 		t.Errorf("target %s (SNI %s), want %s:%s (SNI dut.test)", r.Target.Address, r.Target.ServerName, labTargetIP, port)
 	}
-	t.Logf("%d agents in their namespaces: %.0f CPS merged, %d transactions, skews %v", agents, r.CPS, r.Transactions, skews(r))
+	t.Logf("%d agents in their namespaces: %.0f CPS merged, %d transactions, skews %v", agents, *r.CPS, r.Transactions, skews(r))
 }

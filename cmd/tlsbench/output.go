@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 // stdoutName is the output file name that means standard output, for every
@@ -18,21 +20,21 @@ func checkOutputs(files ...[2]string) error {
 		if f[1] == "" {
 			continue
 		}
-		if err := metrics.CheckOutput(f[1]); err != nil {
+		if err := outfile.Check(f[1]); err != nil {
 			return usagef("%s: %v", f[0], err)
 		}
 	}
 	return nil
 }
 
-// writeFileOrStdout writes data to file atomically (metrics.WriteFile), or to
+// writeFileOrStdout writes data to file atomically (outfile.Write), or to
 // stdout when file is "-".
 func writeFileOrStdout(file string, stdout io.Writer, data []byte) error {
 	if file == stdoutName {
 		_, err := stdout.Write(data)
 		return err
 	}
-	return metrics.WriteFile(file, data, 0o644)
+	return outfile.Write(file, data, 0o644)
 }
 
 // writeRunRecord writes a run record as indented JSON to file or stdout ("-").

@@ -6,9 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/bench/outfile/outfiletest"
 )
 
 // TestOutputStdout: "-" is standard output for --json (the text then goes
@@ -45,34 +46,11 @@ func TestOutputStdout(t *testing.T) {
 // record goes through it and the link stays a link.
 func TestJSONThroughSymlinkToFIFO(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("mkfifo: %v", err)
-	}
+	fifo, got := outfiletest.FIFO(t, dir, "fifo", json.Valid, time.Minute)
 	link := filepath.Join(dir, "run.json")
 	if err := os.Symlink(fifo, link); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan []byte, 1)
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_RDWR, 0) // never blocks; bounded by the deadline below
-		if err != nil {
-			got <- nil
-			return
-		}
-		defer f.Close()
-		_ = f.SetReadDeadline(time.Now().Add(time.Minute))
-		var data []byte
-		buf := make([]byte, 64<<10)
-		for !json.Valid(data) {
-			n, err := f.Read(buf)
-			data = append(data, buf[:n]...)
-			if err != nil {
-				break
-			}
-		}
-		got <- data
-	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	code, _, stderr := invoke(t, ctx, "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s", "--json", link)

@@ -15,6 +15,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const preflightProfile = "ecdhe-ecdsa-aes128-sha256-p256"
@@ -84,14 +86,14 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 		url    string
 		args   []string
 		device *target.Listener // nil: nothing listens
-		class  string           // the preflight's failure
+		class  vocab.Class      // the preflight's failure
 		want   string           // in the message
 	}{
-		{"closed port", "https://" + closed + "/", nil, nil, bench.ClassRefused, "cannot connect to " + closed},
-		{"plain-HTTP port", "https://localhost:" + portOf(plain.Listeners[0].Addr) + "/", nil, plain.Listeners[0], bench.ClassOther, "does not look like a TLS handshake"},
+		{"closed port", "https://" + closed + "/", nil, nil, vocab.ClassRefused, "cannot connect to " + closed},
+		{"plain-HTTP port", "https://localhost:" + portOf(plain.Listeners[0].Addr) + "/", nil, plain.Listeners[0], vocab.ClassOther, "does not look like a TLS handshake"},
 		{"wrong profile", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256"}, tls, "tls_alert:handshake_failure", "offered TLS1.2..TLS1.2, ECDHE-ECDSA-AES128-GCM-SHA256"},
-		{"wrong certificate", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--cacert", otherCA}, tls, bench.ClassCertificate, "unknown authority"},
-		{"404 path", "https://localhost:" + portOf(tls.Addr) + "/nope", nil, tls, bench.ClassStatus, "status 404"},
+		{"wrong certificate", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--cacert", otherCA}, tls, vocab.ClassCertificate, "unknown authority"},
+		{"404 path", "https://localhost:" + portOf(tls.Addr) + "/nope", nil, tls, vocab.ClassStatus, "status 404"},
 	} {
 		for _, engine := range []string{"cps", "throughput"} {
 			t.Run(tc.name+"/"+engine, func(t *testing.T) {

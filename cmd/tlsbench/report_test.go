@@ -15,6 +15,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // writeRecord writes a synthetic run record and returns its file.
@@ -116,7 +118,7 @@ func TestReportAndCompare(t *testing.T) {
 			t.Fatal(err)
 		}
 		rd := hdr.NewHistogramLogReader(bytes.NewReader(data))
-		for p := range metrics.NumPhases {
+		for p := range vocab.NumTimed {
 			h, err := rd.NextIntervalHistogram()
 			if err != nil || h == nil {
 				t.Fatalf("%s: %v, %v", p, h, err)

@@ -19,6 +19,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/profiles"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // T0 is when the first synthetic run starts.
@@ -46,7 +48,7 @@ var negotiated = map[string]metrics.Negotiated{
 
 // RunSpec describes a synthetic run.
 type RunSpec struct {
-	Engine  string // "cps" or "throughput"
+	Engine  vocab.Engine
 	Profile string // P384 or RSA
 	Host    string // the target's host name
 	// Address is the address dialled (default Host:443); DUT and Leaf are
@@ -69,10 +71,10 @@ func Run(s RunSpec) *metrics.Run {
 	const mib = 1 << 20
 	rate := s.Value
 	payload := int64(1024)
-	path := "/1k"
-	if s.Engine == "throughput" {
+	path := s.Engine.DefaultPath()
+	if s.Engine == vocab.EngineThroughput {
 		rate = s.Value * 1e9 / 8 / mib
-		payload, path = mib, "/1m"
+		payload = mib
 	}
 	n := int(rate*Duration.Seconds() + 0.5)
 	mean := time.Duration(float64(s.Level) / rate * float64(time.Second))
@@ -85,20 +87,20 @@ func Run(s RunSpec) *metrics.Run {
 		}
 		smp := &metrics.Sample{Steady: true, Payload: payload, BytesIn: payload + 150, BytesOut: 60,
 			WireIn: payload + payload/50 + 100, WireOut: 200}
-		smp.Dur[metrics.Total], smp.Dur[metrics.Uncorrected] = total, total
-		smp.Dur[metrics.TTFB], smp.Dur[metrics.Transfer] = total*3/10, total/10
+		smp.Dur[vocab.PhaseTotal], smp.Dur[vocab.PhaseUncorrected] = total, total
+		smp.Dur[vocab.PhaseTTFB], smp.Dur[vocab.PhaseTransfer] = total*3/10, total/10
 		// CPS opens a connection per transaction; throughput once per
 		// connection.
-		if s.Engine == "cps" || i < s.Level {
+		if s.Engine == vocab.EngineCPS || i < s.Level {
 			smp.Opened, smp.Handshake = true, true
-			smp.Dur[metrics.Connect], smp.Dur[metrics.Handshake] = total/20, total*11/20
+			smp.Dur[vocab.PhaseConnect], smp.Dur[vocab.PhaseHandshake] = total/20, total*11/20
 			smp.WireIn += 2800
 			smp.WireOut += 500
 		}
 		samples = append(samples, smp)
 	}
 	for range s.Errors {
-		samples = append(samples, &metrics.Sample{Steady: true, Class: "reset", Err: errors.New("read: connection reset by peer")})
+		samples = append(samples, &metrics.Sample{Steady: true, Class: vocab.ClassReset, Err: errors.New("read: connection reset by peer")})
 	}
 	if s.Address == "" {
 		s.Address = s.Host + ":443"
@@ -144,8 +146,8 @@ func Run(s RunSpec) *metrics.Run {
 // much cheaper than a Recorder (whose histograms are large), for the many
 // runs a campaign makes whose histograms no report shows.
 func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
-	var phases [metrics.NumPhases][]int64
-	r.Errors = metrics.Errors{ByClass: map[string]int64{}, Examples: map[string]string{}}
+	var phases [vocab.NumTimed][]int64
+	r.Errors = metrics.Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}}
 	for _, smp := range samples {
 		if smp.Opened {
 			r.ConnectionsOpened++
@@ -172,18 +174,18 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 		}
 	}
 	w := Duration.Seconds()
-	if r.Engine == "cps" {
-		r.CPSResult = &metrics.CPSResult{CPS: float64(r.Transactions) / w}
+	if r.Engine == vocab.EngineCPS {
+		r.CPS = new(float64(r.Transactions) / w)
 	} else {
-		r.ThroughputResult = &metrics.ThroughputResult{Requests: r.Transactions, RPS: float64(r.Transactions) / w,
-			Gbps: float64(r.Bytes.Payload) * 8 / w / 1e9, WireGbps: float64(r.Bytes.WireIn) * 8 / w / 1e9}
+		r.Requests, r.RPS = new(r.Transactions), new(float64(r.Transactions)/w)
+		r.Gbps, r.WireGbps = new(float64(r.Bytes.Payload)*8/w/1e9), new(float64(r.Bytes.WireIn)*8/w/1e9)
 	}
 	r.DurationS = w
 	r.Whole = metrics.Whole{Transactions: r.Transactions, Errors: r.Errors.Total, ConnectionsOpened: r.ConnectionsOpened}
 	r.Latency = map[string]metrics.Percentiles{}
 	for p, vs := range phases {
 		if len(vs) == 0 {
-			r.Latency[metrics.Phase(p).String()] = metrics.Percentiles{}
+			r.Latency[vocab.Phase(p).String()] = metrics.Percentiles{}
 			continue
 		}
 		slices.Sort(vs)
@@ -192,7 +194,7 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 		for _, v := range vs {
 			sum += v
 		}
-		r.Latency[metrics.Phase(p).String()] = metrics.Percentiles{Count: int64(len(vs)), Min: vs[0], Mean: float64(sum) / float64(len(vs)),
+		r.Latency[vocab.Phase(p).String()] = metrics.Percentiles{Count: int64(len(vs)), Min: vs[0], Mean: float64(sum) / float64(len(vs)),
 			P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), Max: vs[len(vs)-1]}
 	}
 }
@@ -235,13 +237,13 @@ func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) 
 	if e.clock.IsZero() {
 		e.clock, e.finals = T0, map[string]int{}
 	}
-	cell := req.DUT.Name + "|" + req.Test.Engine + "|" + req.Profile.Name
-	v := Peak[req.Test.Engine+"|"+req.Profile.Name] * Curve(req.Concurrency)
+	cell := req.DUT.Name + "|" + req.Test.Engine.String() + "|" + req.Profile.Name
+	v := Peak[req.Test.Engine.String()+"|"+req.Profile.Name] * Curve(req.Concurrency)
 	if f, ok := e.Scale[req.DUT.Name]; ok {
 		v *= f
 	}
 	key := fmt.Sprintf("%s|%s|%d", cell, req.Phase, req.Concurrency)
-	if req.Phase == method.FinalPhase {
+	if req.Phase == vocab.Final {
 		e.finals[cell]++
 		seq := e.finals[cell]
 		factors := e.Final
@@ -258,7 +260,7 @@ func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) 
 		cpu = 0.4
 	}
 	r := Run(RunSpec{Engine: req.Test.Engine, Profile: req.Profile.Name, Host: req.DUT.Name + ".lab.test", Start: e.clock,
-		Level: req.Concurrency, Value: v, Errors: e.Errors[key], CPU: cpu, NoHistograms: req.Phase != method.FinalPhase})
+		Level: req.Concurrency, Value: v, Errors: e.Errors[key], CPU: cpu, NoHistograms: req.Phase != vocab.Final})
 	e.clock = e.clock.Add(runTime + time.Second)
 	return r, nil
 }

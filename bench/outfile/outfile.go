@@ -1,4 +1,7 @@
-package metrics
+// Package outfile writes output files without ever replacing what the user
+// did not mean to replace (atomically for a regular file, through for a FIFO
+// or a device), and checks output paths before any work is done.
+package outfile
 
 import (
 	"errors"
@@ -10,7 +13,7 @@ import (
 	"syscall"
 )
 
-// WriteFile writes data to file without ever replacing what the user did not
+// Write writes data to file without ever replacing what the user did not
 // mean to replace:
 //
 //   - a regular file, or a name that does not exist yet, is replaced
@@ -24,7 +27,7 @@ import (
 //   - a directory or a socket is refused.
 //
 // Errors name file, never the temporary file.
-func WriteFile(file string, data []byte, perm os.FileMode) error {
+func Write(file string, data []byte, perm os.FileMode) error {
 	dest, st, err := resolveOutput(file)
 	if err != nil {
 		return err
@@ -72,10 +75,10 @@ func WriteFile(file string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-// CheckOutput says, before any work is done, whether WriteFile(file) can
+// Check says, before any work is done, whether Write(file) can
 // succeed: the directory exists and is writable, and file is not a
 // directory or a socket. "-" (standard output) is always fine.
-func CheckOutput(file string) error {
+func Check(file string) error {
 	if file == "-" {
 		return nil
 	}
@@ -113,9 +116,9 @@ func CheckOutput(file string) error {
 	return nil
 }
 
-// CheckOutputDir says whether dir can hold output files: it exists (or its
+// CheckDir says whether dir can hold output files: it exists (or its
 // parent does, to create it in) and is writable.
-func CheckOutputDir(dir string) error {
+func CheckDir(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		parent := filepath.Dir(filepath.Clean(dir))

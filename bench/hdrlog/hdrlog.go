@@ -1,4 +1,6 @@
-package metrics
+// Package hdrlog writes run records' histograms as an HdrHistogram interval
+// log, which HdrHistogram's own tools read.
+package hdrlog
 
 import (
 	"fmt"
@@ -8,15 +10,19 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // LabeledRun is a run and the name it goes by in a log or a report.
 type LabeledRun struct {
 	Label string
-	Run   *Run
+	Run   *metrics.Run
 }
 
-// WriteHistogramLog writes the runs' histograms as an HdrHistogram interval
+// Write writes the runs' histograms as an HdrHistogram interval
 // log (format 1.3), which HdrHistogram's own tools read
 // (HistogramLogProcessor, HistogramLogAnalyzer, hdrhistogram-go's
 // HistogramLogReader). Each phase of each run is one interval, the run's
@@ -34,9 +40,9 @@ type LabeledRun struct {
 // for its Interval_Max column (written as the maximum ÷ 10^6): the log says
 // so in a comment, and HdrHistogram's tools give microseconds ÷ their
 // -outputValueUnitRatio (1000 for milliseconds).
-func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
+func Write(w io.Writer, runs []LabeledRun) error {
 	if len(runs) == 0 {
-		return fmt.Errorf("metrics: no run to log")
+		return fmt.Errorf("hdrlog: no run to log")
 	}
 	var ivs []interval
 	for _, lr := range runs {
@@ -62,7 +68,7 @@ func WriteHistogramLog(w io.Writer, runs []LabeledRun) error {
 		lw.OutputBaseTime(base),
 		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s), successful transactions."),
 		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
-		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(phaseNames[:], ", ") + ": each run's steady window (3 significant digits)."),
+		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.TimedNames(), ", ") + ": each run's steady window (3 significant digits)."),
 		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, warm-up and drain included (2 significant digits)."),
 		lw.OutputComment(" One series, a line per interval in NAME: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
 	} {
@@ -104,11 +110,11 @@ const SecondTagSuffix = ".1s"
 
 // intervalsOf returns the run's intervals: each phase's steady window, then
 // each second's handshake and total histograms.
-func intervalsOf(r *Run, prefix string) ([]interval, error) {
+func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 	var ivs []interval
-	start := r.steadyStart()
+	start := steadyStart(r)
 	end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
-	for _, phase := range phaseNames {
+	for _, phase := range vocab.TimedNames() {
 		enc, ok := r.Histograms[phase]
 		if !ok {
 			continue
@@ -125,24 +131,24 @@ func intervalsOf(r *Run, prefix string) ([]interval, error) {
 		if s.Partial && r.Ended.After(from) && r.Ended.Before(to) {
 			to = r.Ended
 		}
-		for _, ph := range []struct{ name, enc string }{{Handshake.String(), s.HandshakeHist}, {Total.String(), s.TotalHist}} {
+		for _, ph := range []struct{ name, enc string }{{vocab.PhaseHandshake.String(), s.HandshakeHist}, {vocab.PhaseTotal.String(), s.TotalHist}} {
 			if ph.enc == "" {
 				continue
 			}
-			h, err := DecodeSecondHistogram(ph.enc)
+			h, err := metrics.DecodeSecondHistogram(ph.enc)
 			if err != nil {
-				return nil, fmt.Errorf("metrics: second %d: %s histogram: %w", s.T, ph.name, err)
+				return nil, fmt.Errorf("hdrlog: second %d: %s histogram: %w", s.T, ph.name, err)
 			}
 			// Re-encoded: records older than the standard encoding
 			// hold a private one.
-			ivs = append(ivs, interval{tag: prefix + ph.name + SecondTagSuffix, start: from, end: to, max: h.Max(), enc: EncodeV2(h)})
+			ivs = append(ivs, interval{tag: prefix + ph.name + SecondTagSuffix, start: from, end: to, max: h.Max(), enc: metrics.EncodeV2(h)})
 		}
 	}
 	return ivs, nil
 }
 
 // steadyStart is when the run's steady window began.
-func (r *Run) steadyStart() time.Time {
+func steadyStart(r *metrics.Run) time.Time {
 	return r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second)))
 }
 

@@ -1,0 +1,151 @@
+// Package vocab is tlsbench's typed vocabulary: the engines, the error
+// classes, the latency phases of a transaction and the phases of the method.
+// Each is a named type with String(), as crypto/tls's CurveID is, so that
+// every package spells them the same way. It is a leaf package: it imports
+// only the standard library.
+//
+// The string-typed names (Engine, Class, MethodPhase) encode in JSON and YAML
+// as their plain strings.
+package vocab
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Engine is a load engine: what one transaction is.
+type Engine string
+
+// The engines.
+const (
+	// EngineCPS: one full TLS handshake, one request and one response per
+	// connection (connections per second, SR=0).
+	EngineCPS Engine = "cps"
+	// EngineThroughput: requests over long-lived keep-alive connections
+	// (encrypted bandwidth).
+	EngineThroughput Engine = "throughput"
+)
+
+// Engines are the engines, in the order they are listed to users.
+var Engines = []Engine{EngineCPS, EngineThroughput}
+
+func (e Engine) String() string { return string(e) }
+
+// DefaultPath returns the engine's default object path on the reference
+// target: /1m for throughput, /1k otherwise.
+func (e Engine) DefaultPath() string {
+	if e == EngineThroughput {
+		return "/1m"
+	}
+	return "/1k"
+}
+
+// ParseEngine returns the engine named s.
+func ParseEngine(s string) (Engine, error) {
+	for _, e := range Engines {
+		if s == string(e) {
+			return e, nil
+		}
+	}
+	return "", fmt.Errorf("unknown engine %q (want cps or throughput)", s)
+}
+
+// Class is the class of a failed transaction. Every failed transaction is
+// counted in exactly one; the set is bounded (TLSAlert takes the names of
+// the TLS alerts). The empty Class is success.
+type Class string
+
+// The error classes.
+const (
+	ClassRefused          Class = "refused"
+	ClassConnectTimeout   Class = "connect_timeout"
+	ClassReset            Class = "reset"
+	ClassHandshakeTimeout Class = "handshake_timeout"
+	ClassCertificate      Class = "certificate"
+	ClassMismatch         Class = "mismatch" // negotiated parameters differ from the profile
+	ClassResumed          Class = "resumed"  // a session was resumed where none may be
+	ClassStatus           Class = "status"
+	ClassBodySize         Class = "body_size"
+	ClassBodyMismatch     Class = "body_mismatch"
+	ClassHeaderSize       Class = "header_size" // response headers beyond the read buffer
+	ClassReadTimeout      Class = "read_timeout"
+	ClassEOF              Class = "eof"
+	ClassOther            Class = "other"
+)
+
+const alertPrefix = "tls_alert:"
+
+// TLSAlert returns the class of a received TLS alert of the given name
+// (its RFC name, e.g. "handshake_failure"): tls_alert:handshake_failure.
+func TLSAlert(name string) Class { return Class(alertPrefix + name) }
+
+// Alert returns the alert name of a tls_alert:NAME class.
+func (c Class) Alert() (name string, ok bool) { return strings.CutPrefix(string(c), alertPrefix) }
+
+func (c Class) String() string { return string(c) }
+
+// Phase is a latency phase: a part of a transaction that is timed
+// separately, or the open loop's own start lateness. Its String is the name
+// the run record uses in latency_us and histograms.
+type Phase uint8
+
+// The phases. PhaseTotal runs from the transaction's intended start (open
+// loop) or actual start (closed loop) to its end; PhaseUncorrected runs from
+// the actual start and differs from PhaseTotal only in open loop. The phases
+// before PhaseScheduleLag are those a transaction times (NumTimed of them).
+const (
+	PhaseConnect     Phase = iota
+	PhaseHandshake         // TCP connected → TLS handshake complete
+	PhaseTTFB              // request written → first response byte
+	PhaseTransfer          // first response byte → complete response (and close)
+	PhaseTotal             // the whole transaction (corrected for coordinated omission)
+	PhaseUncorrected       // the whole transaction from its actual start
+	// PhaseScheduleLag is the open loop's own start lateness: actual −
+	// intended start. It is part of PhaseTotal.
+	PhaseScheduleLag
+)
+
+// NumTimed is how many phases a transaction times: PhaseConnect up to
+// PhaseUncorrected.
+const NumTimed = PhaseScheduleLag
+
+var phaseNames = [...]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected", "schedule_lag"}
+
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("Phase(%d)", uint8(p))
+}
+
+// TimedNames returns the names of the timed phases, in order.
+func TimedNames() []string { return append([]string(nil), phaseNames[:NumTimed]...) }
+
+// ParsePhase returns the phase of the given name.
+func ParsePhase(name string) (Phase, bool) {
+	for i, n := range phaseNames {
+		if n == name {
+			return Phase(i), true
+		}
+	}
+	return 0, false
+}
+
+// MethodPhase is a phase of the qualification method.
+type MethodPhase string
+
+// The method's phases, in the order they run.
+const (
+	// Preliminary: one connection per DUT, test and profile: what is
+	// negotiated and the body size served.
+	Preliminary MethodPhase = "preliminary"
+	// Exploratory: probes at rising concurrency to find the best level.
+	Exploratory MethodPhase = "exploratory"
+	// Final: the measured runs at the frozen level.
+	Final MethodPhase = "final"
+)
+
+// MethodPhases are the method's phases, in order.
+var MethodPhases = []MethodPhase{Preliminary, Exploratory, Final}
+
+func (p MethodPhase) String() string { return string(p) }
