@@ -37,11 +37,11 @@ func TestDependencyRules(t *testing.T) {
 		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only (no library package has a
 		// rule that allows them).
-		"bench/internal/rawtls": {"cipher", "profiles"},
-		"bench/internal/soak":   {}, // its test only
-		"bench/metrics/metricstest":  {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
-		"bench/outfile/outfiletest":  {},
-		"reports/reporttest":    {"bench/metrics", "bench/plan", "bench/method", "profiles"},
+		"bench/internal/rawtls":     {"cipher", "profiles"},
+		"bench/internal/soak":       {}, // its test only
+		"bench/metrics/metricstest": {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/outfile/outfiletest": {},
+		"reports/reporttest":        {"bench/metrics", "bench/plan", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
 		// The JSON Schemas (embedded files), and their validator for tests.
