@@ -55,7 +55,7 @@ func TestAbortWhenNothingSucceeds(t *testing.T) {
 	op := &breakingOp{}
 	const abort = 300 * time.Millisecond
 	begin := time.Now()
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 8, Duration: 20 * time.Second, AbortAfter: abort}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 8, Duration: 20 * time.Second, AbortAfter: abort}, op)
 	took := time.Since(begin)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestAbortMidRun(t *testing.T) {
 	begin := time.Now()
 	breaks := begin.Add(400 * time.Millisecond)
 	op.failFrom.Store(breaks.UnixNano())
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: 20 * time.Second, Warmup: 100 * time.Millisecond, AbortAfter: abort}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: 20 * time.Second, Warmup: 100 * time.Millisecond, AbortAfter: abort}, op)
 	took := time.Since(begin)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestAbortMidRun(t *testing.T) {
 // a row, is measured: no wait, no abort.
 func TestFailuresUnderLoadAreData(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond, failNth: 20}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: 600 * time.Millisecond, AbortAfter: 50 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: 600 * time.Millisecond, AbortAfter: 50 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestFailuresUnderLoadAreData(t *testing.T) {
 // do not stop the run.
 func TestSlowIsNotStalled(t *testing.T) {
 	op := &fakeOp{sleep: 300 * time.Millisecond}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 2, Duration: 500 * time.Millisecond, AbortAfter: 50 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 500 * time.Millisecond, AbortAfter: 50 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestSlowIsNotStalled(t *testing.T) {
 func TestOpenLoopBacksOff(t *testing.T) {
 	op := &breakingOp{}
 	const d = 800 * time.Millisecond
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Rate: 2000, Duration: d}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Rate: 2000, Duration: d}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,9 +126,9 @@ func (w *stallWatch) stalled(now time.Time) string {
 	return reason
 }
 
-// watch calls abort with the reason once the run has stalled; it returns
-// when done closes.
-func (w *stallWatch) watch(done <-chan struct{}, abort func(reason string)) {
+// watch sends the reason on abort (buffered) once the run has stalled; it
+// returns then, or when done closes.
+func (w *stallWatch) watch(done <-chan struct{}, abort chan<- string) {
 	every := min(max(w.after/10, 10*time.Millisecond), 250*time.Millisecond)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -136,7 +136,7 @@ func (w *stallWatch) watch(done <-chan struct{}, abort func(reason string)) {
 		select {
 		case now := <-t.C:
 			if reason := w.stalled(now); reason != "" {
-				abort(reason)
+				abort <- reason
 				return
 			}
 		case <-done:

@@ -45,11 +45,8 @@ func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
 	begin := time.Now()
 	for res.Attempts < PreflightAttempts {
 		s := &res.Sample
-		*s = metrics.Sample{}
 		now := time.Now()
-		s.Intended, s.Start = now, now
-		w.Do(ctx, s)
-		s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+		hit(ctx, w, s, now, now, false)
 		res.Attempts++
 		if s.Handshake {
 			res.Handshakes++

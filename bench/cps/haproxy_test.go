@@ -22,7 +22,7 @@ import (
 // no warm-up, for d. It checks that the run completed and that HAProxy's
 // handshake counter grew by exactly the engine's count of completed
 // handshakes (whole run).
-func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Result, *cps.Op) {
+func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Outcome, *cps.Op) {
 	t.Helper()
 	p, err := profiles.Builtin().Get(name)
 	if err != nil {
@@ -39,7 +39,7 @@ func measure(t *testing.T, h *haproxytest.Server, name, frontend string, ca *cip
 		t.Fatal(err)
 	}
 	base := h.Counter(t, frontend, haproxytest.Counter)
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 
 // generate is a generator child: one engine run, measured. The run is made
 // as `tlsbench cps` and `tlsbench throughput` make theirs (job.NewOp,
-// bench.Run); only the flags' parsing differs.
+// bench.Apply); only the flags' parsing differs.
 func generate(ctx context.Context, o *options) (*result, error) {
 	if o.addr == "" {
 		return nil, errors.New("generator: no --addr")
@@ -81,7 +81,7 @@ func generate(ctx context.Context, o *options) (*result, error) {
 	mem := watchMemory(prof)
 	meter := job.StartCPU()
 	t0 := time.Now()
-	res, err := bench.Run(ctx, spec.Load, op)
+	res, err := bench.Apply(ctx, spec.Load, op)
 	mem.stop(r)
 	if err != nil {
 		return nil, err

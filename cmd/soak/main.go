@@ -90,7 +90,7 @@ func main() {
 		}
 	}
 	fmt.Printf("soak: cps, %s, -c %d, %s against the in-process reference target\n", p.Name, *conc, *dur)
-	res, err := bench.Run(ctx, bench.Config{Concurrency: *conc, Duration: *dur, Progress: progress}, op)
+	res, err := bench.Apply(ctx, bench.Config{Concurrency: *conc, Duration: *dur, Progress: progress}, op)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
