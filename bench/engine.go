@@ -6,7 +6,7 @@
 // Apply is the whole of it, in the way of vegeta's Attack: a schedule hands
 // out the starts (closedLoop: as soon as a worker is free; openLoop: its
 // pacer's, at a rate), one loop per worker (load.work) makes a transaction
-// at each (hit) and records it, the series closes the seconds as they pass,
+// at each (hit) and records it, tickSeries closes the seconds as they pass,
 // and Apply alone decides when the load stops (closing load.stop) and
 // drains it. gc.go holds the process's GOGC setting, shared by overlapping
 // runs; backoff.go the waits after failures and the stall that aborts a
@@ -196,7 +196,7 @@ func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 		return nil, err
 	}
 	if cfg.Concurrency >= manyConnections {
-		defer lowerGC(manyConnectionsGC)()
+		defer holdLowGC()()
 	}
 	failed, opened, err := openAll(ctx, workers, cfg.OpenParallel)
 	if err == nil {
@@ -233,7 +233,7 @@ func (l *load) apply(ctx context.Context, op Op, workers []Worker, out *Outcome)
 			l.work(i, w, sched)
 		}()
 	}
-	secs := startSeries(l.rec, l.start, l.cfg.Progress)
+	series := tickSeries(l.rec, l.start, l.cfg.Progress)
 
 	at, aborted := l.awaitStop(ctx)
 	// The connections held are counted before the workers let go.
@@ -243,7 +243,7 @@ func (l *load) apply(ctx context.Context, op Op, workers []Worker, out *Outcome)
 	}
 	close(l.stop)
 	l.drain(&wg)
-	out.Series = secs.finish()
+	out.Series = series()
 	l.report(out, at, aborted)
 	sched.report(out)
 	if counts {
@@ -378,22 +378,25 @@ func (l *load) record(id int, s *metrics.Sample) {
 // ctx's cancellation, or when it stalled (Config.AbortAfter, with the
 // reason).
 func (l *load) awaitStop(ctx context.Context) (at time.Time, aborted string) {
-	var abort chan string // nil: never
-	if l.cfg.AbortAfter > 0 {
-		abort = make(chan string, 1)
-		done := make(chan struct{})
-		defer close(done)
-		go l.stall.watch(done, abort)
-	}
 	end := time.NewTimer(time.Until(l.end))
 	defer end.Stop()
-	select {
-	case <-end.C:
-		return l.end, ""
-	case <-ctx.Done():
-		return time.Now(), ""
-	case aborted = <-abort:
-		return time.Now(), aborted
+	var check <-chan time.Time // nil: never
+	if l.cfg.AbortAfter > 0 {
+		t := time.NewTicker(l.stall.every())
+		defer t.Stop()
+		check = t.C
+	}
+	for {
+		select {
+		case <-end.C:
+			return l.end, ""
+		case <-ctx.Done():
+			return time.Now(), ""
+		case now := <-check:
+			if aborted = l.stall.stalled(now); aborted != "" {
+				return time.Now(), aborted
+			}
+		}
 	}
 }
 
@@ -428,6 +431,47 @@ func (l *load) report(out *Outcome, at time.Time, aborted string) {
 	out.Abandoned, out.Attempts, out.Backoffs = l.abandoned.Load(), l.attempts.Load(), l.backoffs.Load()
 }
 
+// tickSeries closes the run's seconds as they pass: second k at start + k s
+// (a late wake-up does not shift the seconds after it), each k once, handing
+// each to progress from its one goroutine. The function it returns stops
+// the ticks and returns the seconds; what ended after the last tick is the
+// next second, partial when the run ended before that second did.
+func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Second)) func() []metrics.Second {
+	at := func(k int) time.Time { return start.Add(time.Duration(k) * time.Second) }
+	var secs []metrics.Second
+	ticked := 0 // the last second closed
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(time.Until(at(1)))
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				ticked++
+				sec := rec.Tick(at(ticked))
+				secs = append(secs, sec)
+				if progress != nil {
+					progress(sec)
+				}
+				t.Reset(time.Until(at(ticked + 1)))
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() []metrics.Second {
+		close(quit)
+		<-done
+		final := rec.Tick(at(ticked + 1))
+		final.Partial = time.Now().Before(at(ticked + 1))
+		if final.Transactions+final.Errors > 0 {
+			secs = append(secs, final)
+		}
+		return secs
+	}
+}
+
 // failedOpen is a connection that could not be opened ahead of the load.
 type failedOpen struct {
 	id int
@@ -438,45 +482,37 @@ type failedOpen struct {
 // parallel at a time. It returns the failures (to be recorded) and how many
 // opens were tried; it stops early, with ctx's error, when ctx is cancelled.
 func openAll(ctx context.Context, workers []Worker, parallel int) ([]failedOpen, int, error) {
-	if _, ok := workers[0].(Opener); !ok {
-		return nil, 0, nil // an operation's workers are all of one kind
-	}
-	ids := make(chan int)
 	var mu sync.Mutex
 	var failed []failedOpen
-	tried := 0
 	var wg sync.WaitGroup
-	for range min(parallel, len(workers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ids {
-				now := time.Now()
-				s := metrics.Sample{Intended: now, Start: now}
-				ok := workers[i].(Opener).Open(ctx, &s)
-				mu.Lock()
-				tried++
-				if !ok {
-					s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
-					failed = append(failed, failedOpen{id: i, s: s})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	slots := make(chan struct{}, parallel)
+	tried := 0
 	for i, w := range workers {
-		if _, ok := w.(Opener); !ok {
+		o, ok := w.(Opener)
+		if !ok {
 			continue
 		}
 		select {
-		case ids <- i:
+		case slots <- struct{}{}:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
 			break
 		}
+		tried++
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			now := time.Now()
+			s := metrics.Sample{Intended: now, Start: now}
+			if !o.Open(ctx, &s) {
+				s.Dur[metrics.Uncorrected] = s.Dur[metrics.Total]
+				mu.Lock()
+				failed = append(failed, failedOpen{id: i, s: s})
+				mu.Unlock()
+			}
+		}()
 	}
-	close(ids)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, tried, err

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"runtime/debug"
-	"slices"
 	"sync"
 )
 
@@ -15,45 +14,33 @@ const (
 	manyConnectionsGC = 25
 )
 
-// gcHolds is the GOGC the runs in progress asked for. The setting is the
-// process's, and runs may overlap (agents, tests, a campaign's workers), so
-// the holds are counted: while any is held, GOGC is the lowest asked for
-// (or the setting found before the first hold, when that is lower or off);
-// when the last is released, that setting is restored.
-var gcHolds struct {
+// gcHold counts the runs holding GOGC low. The setting is the process's and
+// runs may overlap (agents, tests, a campaign's workers): the first hold
+// lowers it, unless it is lower or off already, and the last release
+// restores what the first found.
+var gcHold struct {
 	sync.Mutex
-	found int   // GOGC before the first hold
-	held  []int // the percents asked for, one per hold
+	n     int
+	found int
 }
 
-// lowerGC holds GOGC at percent or lower until the returned function is
-// called (once).
-func lowerGC(percent int) (release func()) {
-	gcHolds.Lock()
-	defer gcHolds.Unlock()
-	if len(gcHolds.held) == 0 {
-		gcHolds.found = debug.SetGCPercent(percent)
-	}
-	gcHolds.held = append(gcHolds.held, percent)
-	setHeldGC()
-	return sync.OnceFunc(func() {
-		gcHolds.Lock()
-		defer gcHolds.Unlock()
-		i := slices.Index(gcHolds.held, percent)
-		gcHolds.held = slices.Delete(gcHolds.held, i, i+1)
-		if len(gcHolds.held) == 0 {
-			debug.SetGCPercent(gcHolds.found)
-			return
+// holdLowGC holds GOGC at manyConnectionsGC or lower until the returned
+// function is called (once).
+func holdLowGC() (release func()) {
+	gcHold.Lock()
+	defer gcHold.Unlock()
+	if gcHold.n == 0 {
+		gcHold.found = debug.SetGCPercent(manyConnectionsGC)
+		if f := gcHold.found; f < manyConnectionsGC {
+			debug.SetGCPercent(f) // off (negative), or lower already
 		}
-		setHeldGC()
-	})
-}
-
-// setHeldGC sets GOGC to what the holds ask for; gcHolds is locked.
-func setHeldGC() {
-	p := slices.Min(gcHolds.held)
-	if f := gcHolds.found; f < 0 || f < p {
-		p = f // off, or lower already
 	}
-	debug.SetGCPercent(p)
+	gcHold.n++
+	return sync.OnceFunc(func() {
+		gcHold.Lock()
+		defer gcHold.Unlock()
+		if gcHold.n--; gcHold.n == 0 {
+			debug.SetGCPercent(gcHold.found)
+		}
+	})
 }

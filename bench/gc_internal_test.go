@@ -5,31 +5,26 @@ import (
 	"testing"
 )
 
-// TestLowerGC: while held, GOGC is the lowest asked for, or the setting
-// found when that is lower or off; the last release restores it.
-func TestLowerGC(t *testing.T) {
+// TestHoldLowGC: while held, GOGC is manyConnectionsGC, or the setting
+// found when that is lower or off; the last release restores it, and a
+// release counts once.
+func TestHoldLowGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	get := func() int { p := debug.SetGCPercent(-1); debug.SetGCPercent(p); return p }
-	for _, tc := range []struct{ found, a, b, both, afterA int }{
-		{100, 25, 50, 25, 50},
-		{100, 50, 25, 25, 25},
-		{10, 25, 50, 10, 10}, // lower already
-		{-1, 25, 25, -1, -1}, // off
-	} {
+	for _, tc := range []struct{ found, held int }{{100, manyConnectionsGC}, {10, 10}, {-1, -1}} {
 		debug.SetGCPercent(tc.found)
-		releaseA := lowerGC(tc.a)
-		releaseB := lowerGC(tc.b)
-		if p := get(); p != tc.both {
-			t.Errorf("%+v: GOGC %d with both held", tc, p)
+		releaseA, releaseB := holdLowGC(), holdLowGC()
+		if p := get(); p != tc.held {
+			t.Errorf("found %d: GOGC %d held twice, want %d", tc.found, p, tc.held)
 		}
 		releaseA()
-		releaseA() // once only
-		if p := get(); p != tc.afterA {
-			t.Errorf("%+v: GOGC %d after the first release", tc, p)
+		releaseA()
+		if p := get(); p != tc.held {
+			t.Errorf("found %d: GOGC %d still held once, want %d", tc.found, p, tc.held)
 		}
 		releaseB()
 		if p := get(); p != tc.found {
-			t.Errorf("%+v: GOGC %d after both releases, want %d restored", tc, p, tc.found)
+			t.Errorf("found %d: GOGC %d after both releases, want it restored", tc.found, p)
 		}
 	}
 }
