@@ -182,7 +182,7 @@ type Outcome struct {
 // recorded, and the outcome says Complete: false.
 //
 // Apply prepares the workers (made, their connections opened, StartAt
-// awaited), then runs one loop per worker (work) at the starts its schedule
+// awaited), then runs one loop per worker (load.work) at the starts its schedule
 // gives (closedLoop or openLoop), closes the seconds of the series as they
 // pass, and stops the schedule when the window ends, ctx is cancelled or the
 // run stalls (awaitStop); then it drains.

@@ -36,7 +36,7 @@ func (c closedLoop) next(int) (intended, start time.Time, ok bool) {
 	now := time.Now()
 	if !now.Before(c.end) {
 		// Keep the connection until the window's connections are
-		// counted (Apply closes stop).
+		// counted (apply closes stop).
 		<-c.stop
 		return
 	}
