@@ -180,12 +180,6 @@ type Outcome struct {
 // Apply applies load until the duration ends or ctx is cancelled. Cancelling
 // ctx stops new transactions; in-flight ones finish (within Drain) and are
 // recorded, and the outcome says Complete: false.
-//
-// Apply prepares the workers (made, their connections opened, StartAt
-// awaited), then runs one loop per worker (load.work) at the starts its schedule
-// gives (closedLoop or openLoop), closes the seconds of the series as they
-// pass, and stops the schedule when the window ends, ctx is cancelled or the
-// run stalls (awaitStop); then it drains.
 func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
