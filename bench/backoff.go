@@ -128,21 +128,8 @@ func (w *stallWatch) stalled(now time.Time) string {
 	return reason
 }
 
-// watch calls abort with the reason once the run has stalled; it returns
-// when done closes.
-func (w *stallWatch) watch(done <-chan struct{}, abort func(reason string)) {
-	every := min(max(w.after/10, 10*time.Millisecond), 250*time.Millisecond)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case now := <-t.C:
-			if reason := w.stalled(now); reason != "" {
-				abort(reason)
-				return
-			}
-		case <-done:
-			return
-		}
-	}
+// every is how often the stall is checked: a tenth of the bound, between
+// 10 ms and 250 ms.
+func (w *stallWatch) every() time.Duration {
+	return min(max(w.after/10, 10*time.Millisecond), 250*time.Millisecond)
 }

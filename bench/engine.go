@@ -3,6 +3,15 @@
 // the warm-up and steady-state windows, keeps the per-second series and
 // records every transaction into a metrics.Recorder.
 //
+// Apply is the whole of it, in the way of vegeta's Attack: a schedule hands
+// out the starts (closedLoop: as soon as a worker is free; openLoop: its
+// pacer's, at a rate), one loop per worker (load.work) makes a transaction
+// at each (hit) and records it, tickSeries closes the seconds as they pass,
+// and Apply alone decides when the load stops (closing load.stop) and
+// drains it. gc.go holds the process's GOGC setting, shared by overlapping
+// runs; backoff.go the waits after failures and the stall that aborts a
+// run; preflight.go the check before a run.
+//
 // The engine never prints; progress leaves through Config.Progress.
 package bench
 
@@ -12,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,7 +48,7 @@ type Worker interface {
 }
 
 // Opener is a Worker that holds a connection across transactions and can
-// open it ahead of the load. Run opens the connection of every Opener before
+// open it ahead of the load. Apply opens the connection of every Opener before
 // the load starts (Config.OpenParallel at a time, before StartAt), so that
 // all of them are held from the first scheduled start on, the way wrk opens
 // its connections. Open returns false when it failed: s then holds the
@@ -88,12 +96,12 @@ type Config struct {
 	// Progress, if set, is called once a second from one goroutine.
 	Progress func(metrics.Second)
 	// StartAt, if set, is when the load starts: the workers are prepared,
-	// then Run sleeps until StartAt (agents of one distributed run agree on
-	// it). Run refuses to start more than StartTolerance after it.
+	// then Apply sleeps until StartAt (agents of one distributed run agree on
+	// it). Apply refuses to start more than StartTolerance after it.
 	StartAt        time.Time
 	StartTolerance time.Duration
 	// AbortAfter, if positive, stops the run when nothing has succeeded
-	// for that long while transactions failed (Result.Aborted); 0: never.
+	// for that long while transactions failed (Outcome.Aborted); 0: never.
 	// Whatever it is, a worker that fails BackoffAfter times in a row
 	// backs off (see BackoffBase).
 	AbortAfter time.Duration
@@ -109,9 +117,12 @@ func (e *LateError) Error() string {
 	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
 
+// defaultDrain is the drain bound when Config.Drain is zero.
+const defaultDrain = 30 * time.Second
+
 // Defaults returns the default configuration.
 func Defaults() Config {
-	return Config{Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: 30 * time.Second}
+	return Config{Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: defaultDrain}
 }
 
 // Validate reports a configuration error.
@@ -129,8 +140,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Result is what a run measured.
-type Result struct {
+// Outcome is what one application of load measured.
+type Outcome struct {
 	Snapshot    metrics.Snapshot
 	Series      []metrics.Second
 	Started     time.Time
@@ -168,45 +179,96 @@ type Result struct {
 	StartLag *metrics.Histogram
 }
 
-// With manyConnections workers or more, Run lowers the garbage collector's
-// target (GOGC) to manyConnectionsGC for the run: the heap then grows 25%
-// over what is live instead of 100%, and most of what is live is the
-// connections' own state. Measured at 20,000 connections (docs/PERFORMANCE.md).
-const (
-	manyConnections   = 1000
-	manyConnectionsGC = 25
-)
-
-// lowerGC lowers GOGC to percent unless it is lower already (or off) and
-// returns the function that restores it.
-func lowerGC(percent int) (restore func()) {
-	old := debug.SetGCPercent(percent)
-	if old >= 0 && old < percent || old < 0 {
-		debug.SetGCPercent(old)
-	}
-	return func() { debug.SetGCPercent(old) }
-}
-
-// lateThreshold is how far behind its intended start a transaction may begin
-// before it counts as late.
-const lateThreshold = time.Millisecond
-
-// Run applies load until the duration ends or ctx is cancelled. Cancelling
+// Apply applies load until the duration ends or ctx is cancelled. Cancelling
 // ctx stops new transactions; in-flight ones finish (within Drain) and are
-// recorded, and the result says Complete: false.
-func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
-	if err := cfg.Validate(); err != nil {
+// recorded, and the outcome says Complete: false.
+func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Shards <= 0 {
-		cfg.Shards = 2 * runtime.GOMAXPROCS(0)
+	workers, err := newWorkers(op, cfg.Concurrency)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Drain <= 0 {
-		cfg.Drain = 30 * time.Second
+	if cfg.Concurrency >= manyConnections {
+		defer holdLowGC()()
 	}
-	// Workers are made one by one, not as one slice of -c allocated up front.
-	workers := make([]Worker, 0, min(cfg.Concurrency, 4096))
-	for i := range cfg.Concurrency {
+	failed, opened, err := openAll(ctx, workers, cfg.OpenParallel)
+	if err == nil {
+		err = awaitStart(ctx, cfg.StartAt, cfg.StartTolerance)
+	}
+	if err != nil {
+		closeAll(workers)
+		return nil, err
+	}
+	l := newLoad(ctx, cfg, time.Now())
+	defer l.abandon()
+	out := &Outcome{Started: l.start, SteadyStart: l.steadyStart, HeldAtEnd: -1, HeldPeak: -1,
+		PreOpened: opened, PreOpenFailed: len(failed)}
+	l.attempts.Store(int64(len(failed))) // a successful open is its worker's first transaction
+	for i := range failed {
+		l.record(failed[i].id, &failed[i].s)
+	}
+	l.apply(ctx, op, workers, out)
+	return out, nil
+}
+
+// apply runs the workers until the load is to stop, then drains them and
+// fills out.
+func (l *load) apply(ctx context.Context, op Op, workers []Worker, out *Outcome) {
+	var wg sync.WaitGroup
+	var sched schedule = closedLoop{end: l.end, stop: l.stop}
+	if l.cfg.Rate > 0 {
+		sched = startOpenLoop(l, &wg)
+	}
+	for i, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.work(i, w, sched)
+		}()
+	}
+	series := tickSeries(l.rec, l.start, l.cfg.Progress)
+
+	at, aborted := l.awaitStop(ctx)
+	// The connections held are counted before the workers let go.
+	gauge, counts := op.(ConnCounter)
+	if counts {
+		out.HeldAtEnd, _ = gauge.OpenConns()
+	}
+	close(l.stop)
+	l.drain(&wg)
+	out.Series = series()
+	l.report(out, at, aborted)
+	sched.report(out)
+	if counts {
+		_, out.HeldPeak = gauge.OpenConns()
+	}
+}
+
+// withDefaults validates c and fills in what it leaves zero.
+func (c Config) withDefaults() (Config, error) {
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	if c.Shards <= 0 {
+		c.Shards = 2 * runtime.GOMAXPROCS(0)
+	}
+	if c.Drain <= 0 {
+		c.Drain = defaultDrain
+	}
+	if c.OpenParallel <= 0 {
+		c.OpenParallel = 8 * runtime.GOMAXPROCS(0)
+	}
+	return c, nil
+}
+
+// newWorkers makes op's n workers one by one, not as one slice of n
+// allocated up front.
+func newWorkers(op Op, n int) ([]Worker, error) {
+	workers := make([]Worker, 0, min(n, 4096))
+	for i := range n {
 		w, err := op.NewWorker(i)
 		if err != nil {
 			closeAll(workers)
@@ -214,257 +276,196 @@ func Run(ctx context.Context, cfg Config, op Op) (*Result, error) {
 		}
 		workers = append(workers, w)
 	}
-	if cfg.OpenParallel <= 0 {
-		cfg.OpenParallel = 8 * runtime.GOMAXPROCS(0)
-	}
-	if cfg.Concurrency >= manyConnections {
-		defer lowerGC(manyConnectionsGC)()
-	}
-	openFailed, opened, err := openAll(ctx, workers, cfg.OpenParallel)
-	if err != nil {
-		closeAll(workers)
-		return nil, err
-	}
+	return workers, nil
+}
 
-	if !cfg.StartAt.IsZero() {
-		if late := time.Since(cfg.StartAt); late > cfg.StartTolerance {
-			closeAll(workers)
-			return nil, &LateError{Late: late, Tolerance: cfg.StartTolerance}
+// awaitStart sleeps until at (none when zero), or returns a LateError when
+// it passed more than tolerance ago.
+func awaitStart(ctx context.Context, at time.Time, tolerance time.Duration) error {
+	if at.IsZero() {
+		return nil
+	}
+	if late := time.Since(at); late > tolerance {
+		return &LateError{Late: late, Tolerance: tolerance}
+	}
+	t := time.NewTimer(time.Until(at))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// load is one application of load: what its workers share.
+type load struct {
+	cfg                     Config
+	start, steadyStart, end time.Time
+	rec                     *metrics.Recorder
+	stall                   *stallWatch
+	// opCtx outlives Apply's ctx so that in-flight transactions finish
+	// and count; abandon cancels it when the drain bound expires.
+	opCtx   context.Context
+	abandon context.CancelFunc
+	// stop is closed once, by apply, when no new transaction may start.
+	stop chan struct{}
+
+	abandoned, attempts, backoffs atomic.Int64
+}
+
+func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
+	l := &load{cfg: cfg, start: start, steadyStart: start.Add(cfg.Warmup),
+		rec: metrics.NewRecorder(cfg.Shards, start), stall: newStallWatch(cfg.AbortAfter, start), stop: make(chan struct{})}
+	l.end = l.steadyStart.Add(cfg.Duration)
+	l.opCtx, l.abandon = context.WithCancel(context.WithoutCancel(ctx))
+	return l
+}
+
+// work is worker id's loop: a transaction at each start sched gives it,
+// recorded, with a wait after consecutive failures (backoff).
+func (l *load) work(id int, w Worker, sched schedule) {
+	defer closeWorker(w)
+	s := new(metrics.Sample) // one per worker, not per transaction
+	var bo backoff
+	var n int64
+	for {
+		intended, start, ok := sched.next(id)
+		if !ok {
+			break
 		}
-		t := time.NewTimer(time.Until(cfg.StartAt))
+		hit(l.opCtx, w, s, intended, start, !intended.Before(l.steadyStart))
+		n++
+		l.record(id, s)
+		// Backing off, the worker takes no start: in open loop those
+		// due meanwhile are dropped (and counted).
+		if d := bo.after(s.Class == ""); d > 0 {
+			wait(d, l.stop)
+		}
+	}
+	l.attempts.Add(n)
+	l.backoffs.Add(bo.waits)
+}
+
+// hit makes one transaction of w into s: intended is when the schedule
+// meant it to start, start when it did.
+func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.Time, steady bool) {
+	*s = metrics.Sample{}
+	s.Intended, s.Start, s.Steady = intended, start, steady
+	w.Do(ctx, s)
+	// Coordinated omission: the latency the user would have seen runs
+	// from the intended start (wrk2's expected_latency_start); the
+	// uncorrected figure is kept beside it. In closed loop they are one.
+	s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
+	s.Dur[vocab.PhaseTotal] += start.Sub(intended)
+}
+
+// record records a transaction, unless the drain abandoned it.
+func (l *load) record(id int, s *metrics.Sample) {
+	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
+		l.abandoned.Add(1)
+		return
+	}
+	l.rec.Record(id, s)
+	l.stall.observe(s)
+}
+
+// awaitStop returns when the load is to stop: at the end of the window, on
+// ctx's cancellation, or when it stalled (Config.AbortAfter, with the
+// reason).
+func (l *load) awaitStop(ctx context.Context) (at time.Time, aborted string) {
+	end := time.NewTimer(time.Until(l.end))
+	defer end.Stop()
+	var check <-chan time.Time // nil: never
+	if l.cfg.AbortAfter > 0 {
+		t := time.NewTicker(l.stall.every())
+		defer t.Stop()
+		check = t.C
+	}
+	for {
 		select {
-		case <-t.C:
+		case <-end.C:
+			return l.end, ""
 		case <-ctx.Done():
-			t.Stop()
-			closeAll(workers)
-			return nil, ctx.Err()
+			return time.Now(), ""
+		case now := <-check:
+			if aborted = l.stall.stalled(now); aborted != "" {
+				return time.Now(), aborted
+			}
 		}
 	}
-	start := time.Now()
-	steadyStart := start.Add(cfg.Warmup)
-	end := steadyStart.Add(cfg.Duration)
-	rec := metrics.NewRecorder(cfg.Shards, start)
-	res := &Result{Started: start, SteadyStart: steadyStart, HeldAtEnd: -1, HeldPeak: -1}
-	res.PreOpened, res.PreOpenFailed = opened, len(openFailed)
+}
 
-	// opCtx outlives ctx so that in-flight transactions finish and count;
-	// it is cancelled when the drain bound expires.
-	opCtx, abandon := context.WithCancel(context.WithoutCancel(ctx))
-	defer abandon()
-	stop := make(chan struct{}) // closed when no new transaction may start
-	var stopOnce sync.Once
-	stopAt := end
-	var stopMu sync.Mutex
-	halt := func(at time.Time) {
-		stopOnce.Do(func() {
-			stopMu.Lock()
-			stopAt = at
-			stopMu.Unlock()
-			close(stop)
-		})
-	}
-
-	var abandoned, attempts, backoffs atomic.Int64
-	attempts.Store(int64(res.PreOpenFailed)) // a successful open is its worker's first transaction
-	stall := newStallWatch(cfg.AbortAfter, start)
-	record := func(id int, s *metrics.Sample) {
-		if opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
-			abandoned.Add(1)
-			return
-		}
-		rec.Record(id, s)
-		stall.observe(s)
-	}
-	// done counts a worker's attempts and backoffs when it ends.
-	done := func(n int64, bo *backoff) {
-		attempts.Add(n)
-		backoffs.Add(bo.waits)
-	}
-
-	for i := range openFailed {
-		record(openFailed[i].id, &openFailed[i].s)
-	}
-	openFailed = nil
-
-	var wg sync.WaitGroup
-	var late, dropped, scheduled atomic.Int64
-	var lags *lagHistograms
-	if cfg.Rate == 0 {
-		for i, w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer closeWorker(w)
-				s := new(metrics.Sample) // one per worker, not per transaction
-				var bo backoff
-				var n int64
-				defer func() { done(n, &bo) }()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					now := time.Now()
-					if !now.Before(end) {
-						// Keep the connection until the window's
-						// connections are counted (halt closes stop).
-						<-stop
-						return
-					}
-					*s = metrics.Sample{}
-					s.Intended, s.Start, s.Steady = now, now, !now.Before(steadyStart)
-					w.Do(opCtx, s)
-					n++
-					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
-					record(i, s)
-					if d := bo.after(s.Class == ""); d > 0 {
-						wait(d, stop)
-					}
-				}
-			}()
-		}
-	} else {
-		ticks := make(chan time.Time, cfg.Concurrency)
-		lags = newLagHistograms(cfg.Shards)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(ticks)
-			scheduled.Store(pace(start, end, cfg.Rate, stop, ticks, &dropped))
-		}()
-		for i, w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer closeWorker(w)
-				s := new(metrics.Sample)
-				var bo backoff
-				var n int64
-				defer func() { done(n, &bo) }()
-				for intended := range ticks {
-					// The tick comes a little ahead (handoffLead):
-					// start on time.
-					now := spinUntil(intended)
-					if now.Sub(intended) > lateThreshold {
-						late.Add(1)
-					}
-					if !intended.Before(steadyStart) {
-						lags.record(i, now.Sub(intended))
-					}
-					*s = metrics.Sample{}
-					s.Intended, s.Start, s.Steady = intended, now, !intended.Before(steadyStart)
-					w.Do(opCtx, s)
-					// Coordinated omission: the latency the user would
-					// have seen runs from the intended start (wrk2's
-					// expected_latency_start); the uncorrected figure is
-					// kept beside it.
-					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
-					s.Dur[vocab.PhaseTotal] += now.Sub(intended)
-					n++
-					record(i, s)
-					// Backing off, the worker takes no start: those
-					// due meanwhile are dropped (and counted).
-					if d := bo.after(s.Class == ""); d > 0 {
-						wait(d, stop)
-					}
-				}
-			}()
-		}
-	}
-
-	// The series ticker: second k closes at start + k s (a late wake-up
-	// does not shift the seconds after it), and each k is ticked once.
-	tickDone := make(chan struct{})
-	var series []metrics.Second
-	ticked := 0 // the last second closed
+// drain waits for the workers (and the pacer), at most the drain bound;
+// then it abandons the transactions still in flight and waits for them.
+func (l *load) drain(wg *sync.WaitGroup) {
+	waited := make(chan struct{})
 	go func() {
-		defer close(tickDone)
-		t := time.NewTimer(time.Until(start.Add(time.Second)))
+		wg.Wait()
+		close(waited)
+	}()
+	t := time.NewTimer(l.cfg.Drain)
+	defer t.Stop()
+	select {
+	case <-waited:
+	case <-t.C:
+		l.abandon()
+		<-waited
+	}
+}
+
+// report fills in what the load measured, the load stopped at.
+func (l *load) report(out *Outcome, at time.Time, aborted string) {
+	out.Ended = time.Now()
+	out.Complete = !at.Before(l.end)
+	if at.After(l.end) {
+		at = l.end
+	}
+	out.Window = max(at.Sub(l.steadyStart), 0)
+	out.Snapshot = l.rec.Snapshot()
+	out.Aborted = aborted
+	out.Abandoned, out.Attempts, out.Backoffs = l.abandoned.Load(), l.attempts.Load(), l.backoffs.Load()
+}
+
+// tickSeries closes the run's seconds as they pass: second k at start + k s
+// (a late wake-up does not shift the seconds after it), each k once, handing
+// each to progress from its one goroutine. The function it returns stops
+// the ticks and returns the seconds; what ended after the last tick is the
+// next second, partial when the run ended before that second did.
+func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Second)) func() []metrics.Second {
+	at := func(k int) time.Time { return start.Add(time.Duration(k) * time.Second) }
+	var secs []metrics.Second
+	ticked := 0 // the last second closed
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTimer(time.Until(at(1)))
 		defer t.Stop()
 		for {
 			select {
 			case <-t.C:
 				ticked++
-				sec := rec.Tick(start.Add(time.Duration(ticked) * time.Second))
-				series = append(series, sec)
-				if cfg.Progress != nil {
-					cfg.Progress(sec)
+				sec := rec.Tick(at(ticked))
+				secs = append(secs, sec)
+				if progress != nil {
+					progress(sec)
 				}
-				t.Reset(time.Until(start.Add(time.Duration(ticked+1) * time.Second)))
-			case <-tickDone:
+				t.Reset(time.Until(at(ticked + 1)))
+			case <-quit:
 				return
 			}
 		}
 	}()
-
-	// Stop scheduling at the end of the window or on cancellation.
-	// The connections held are counted before the workers let go.
-	gauge, counts := op.(ConnCounter)
-	haltCounting := func(at time.Time) {
-		if counts {
-			res.HeldAtEnd, _ = gauge.OpenConns()
+	return func() []metrics.Second {
+		close(quit)
+		<-done
+		final := rec.Tick(at(ticked + 1))
+		final.Partial = time.Now().Before(at(ticked + 1))
+		if final.Transactions+final.Errors > 0 {
+			secs = append(secs, final)
 		}
-		halt(at)
+		return secs
 	}
-	aborted := make(chan string, 1)
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	if cfg.AbortAfter > 0 {
-		go stall.watch(watchDone, func(reason string) { aborted <- reason })
-	}
-	endTimer := time.NewTimer(time.Until(end))
-	select {
-	case <-endTimer.C:
-		haltCounting(end)
-	case <-ctx.Done():
-		endTimer.Stop()
-		haltCounting(time.Now())
-	case res.Aborted = <-aborted:
-		endTimer.Stop()
-		haltCounting(time.Now())
-	}
-	// Wait for in-flight transactions, at most Drain.
-	waited := make(chan struct{})
-	go func() { wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(cfg.Drain):
-		abandon()
-		<-waited
-	}
-	tickDone <- struct{}{}
-	<-tickDone
-	// What ended after the last tick is the next second, partial when
-	// the run ended before that second did.
-	next := start.Add(time.Duration(ticked+1) * time.Second)
-	final := rec.Tick(next)
-	final.Partial = time.Now().Before(next)
-	if final.Transactions+final.Errors > 0 {
-		series = append(series, final)
-	}
-
-	stopMu.Lock()
-	at := stopAt
-	stopMu.Unlock()
-	res.Ended = time.Now()
-	res.Complete = !at.Before(end)
-	if at.After(end) {
-		at = end
-	}
-	res.Window = max(at.Sub(steadyStart), 0)
-	res.Snapshot = rec.Snapshot()
-	res.Series = series
-	res.Late, res.Dropped, res.Abandoned = late.Load(), dropped.Load(), abandoned.Load()
-	res.Attempts, res.Backoffs = attempts.Load(), backoffs.Load()
-	res.Scheduled = scheduled.Load()
-	if lags != nil {
-		res.StartLag = lags.merged()
-	}
-	if counts {
-		_, res.HeldPeak = gauge.OpenConns()
-	}
-	return res, nil
 }
 
 // failedOpen is a connection that could not be opened ahead of the load.
@@ -477,154 +478,40 @@ type failedOpen struct {
 // parallel at a time. It returns the failures (to be recorded) and how many
 // opens were tried; it stops early, with ctx's error, when ctx is cancelled.
 func openAll(ctx context.Context, workers []Worker, parallel int) ([]failedOpen, int, error) {
-	if _, ok := workers[0].(Opener); !ok {
-		return nil, 0, nil // an operation's workers are all of one kind
-	}
-	ids := make(chan int)
 	var mu sync.Mutex
 	var failed []failedOpen
-	tried := 0
 	var wg sync.WaitGroup
-	for range min(parallel, len(workers)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range ids {
-				now := time.Now()
-				s := metrics.Sample{Intended: now, Start: now}
-				ok := workers[i].(Opener).Open(ctx, &s)
-				mu.Lock()
-				tried++
-				if !ok {
-					s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
-					failed = append(failed, failedOpen{id: i, s: s})
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	slots := make(chan struct{}, parallel)
+	tried := 0
 	for i, w := range workers {
-		if _, ok := w.(Opener); !ok {
+		o, ok := w.(Opener)
+		if !ok {
 			continue
 		}
 		select {
-		case ids <- i:
+		case slots <- struct{}{}:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
 			break
 		}
+		tried++
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			now := time.Now()
+			s := metrics.Sample{Intended: now, Start: now}
+			if !o.Open(ctx, &s) {
+				s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
+				mu.Lock()
+				failed = append(failed, failedOpen{id: i, s: s})
+				mu.Unlock()
+			}
+		}()
 	}
-	close(ids)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
 		return nil, tried, err
 	}
 	return failed, tried, nil
-}
-
-// pace sends the intended start times of an open-loop schedule: the i-th
-// transaction is due at start + i/rate. A due start that finds every worker
-// busy and the queue full is dropped and counted, never delayed silently. It
-// returns how many starts it scheduled (sent or dropped).
-//
-// Each start is sent on time, not when a timer happens to fire: the Go
-// runtime's timers may fire up to a millisecond late when the process is
-// otherwise idle (its poller sleeps in whole milliseconds), which an open
-// loop would charge to the target. The pacer sleeps on a timer until
-// pacerCoarse before the start, then waits the rest precisely (waitUntil).
-func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) int64 {
-	restore := preciseWaits()
-	defer restore()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	<-timer.C
-	lead := min(handoffLead, time.Duration(float64(time.Second)/rate/10))
-	for i := int64(0); ; i++ {
-		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
-		if !due.Before(end) {
-			// The workers keep their connections until the window
-			// ends: close the queue only then.
-			<-stop
-			return i
-		}
-		if d := time.Until(due) - pacerCoarse; d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-stop:
-				return i
-			}
-		}
-		select {
-		case <-stop:
-			return i
-		default:
-		}
-		waitUntil(due.Add(-lead))
-		select {
-		case ticks <- due:
-		default:
-			dropped.Add(1)
-		}
-	}
-}
-
-// handoffLead is how far ahead of its start a tick is handed to a worker,
-// which then waits for the start itself (spinUntil): waking a parked worker
-// takes tens of microseconds. It is at most a tenth of the period, so that
-// the workers' own waits cost at most a tenth of a core.
-const handoffLead = 100 * time.Microsecond
-
-// spinUntil returns the time at or after t when it returns, polling the
-// clock without yielding (a yield could hand the processor to a long
-// computation): the wait is at most handoffLead.
-func spinUntil(t time.Time) time.Time {
-	for {
-		if now := time.Now(); !now.Before(t) {
-			return now
-		}
-	}
-}
-
-// pacerCoarse is how long before a start the pacer stops trusting the
-// runtime's timer: a little more than its worst lateness on an idle process.
-const pacerCoarse = 2 * time.Millisecond
-
-// lagHistograms hold the open loop's start lateness, sharded like the
-// recorder so that workers rarely contend.
-type lagHistograms struct {
-	shards []lagShard
-}
-
-type lagShard struct {
-	mu sync.Mutex
-	h  *metrics.Histogram
-}
-
-func newLagHistograms(n int) *lagHistograms {
-	l := &lagHistograms{shards: make([]lagShard, n)}
-	for i := range l.shards {
-		l.shards[i].h = metrics.NewHistogram()
-	}
-	return l
-}
-
-func (l *lagHistograms) record(i int, d time.Duration) {
-	v := min(max(int64(d/time.Microsecond), 0), metrics.Highest)
-	sh := &l.shards[uint(i)%uint(len(l.shards))]
-	sh.mu.Lock()
-	_ = sh.h.RecordValue(v)
-	sh.mu.Unlock()
-}
-
-func (l *lagHistograms) merged() *metrics.Histogram {
-	h := metrics.NewHistogram()
-	for i := range l.shards {
-		sh := &l.shards[i]
-		sh.mu.Lock()
-		h.Merge(sh.h)
-		sh.mu.Unlock()
-	}
-	return h
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -39,7 +41,7 @@ func (o *fakeOp) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestClosedLoopCounts(t *testing.T) {
 	op := &fakeOp{sleep: 2 * time.Millisecond, failNth: 10}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +69,7 @@ func TestClosedLoopCounts(t *testing.T) {
 
 func TestOpenLoopRate(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,7 @@ func TestOpenLoopRate(t *testing.T) {
 // ones it takes late runs from their intended start.
 func TestOpenLoopDrops(t *testing.T) {
 	op := &fakeOp{sleep: 50 * time.Millisecond}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := bench.Run(ctx, bench.Config{Concurrency: 2, Duration: 10 * time.Second}, op)
+	res, err := bench.Apply(ctx, bench.Config{Concurrency: 2, Duration: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +148,7 @@ func TestInterrupt(t *testing.T) {
 func TestDrainBound(t *testing.T) {
 	op := &fakeOp{sleep: time.Hour}
 	start := time.Now()
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +211,7 @@ func (w *openWorker) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 	op := &openOp{}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond, OpenParallel: 3}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond, OpenParallel: 3}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +230,7 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 		t.Errorf("held %d at the end, %d at most; want 16", res.HeldAtEnd, res.HeldPeak)
 	}
 	// An operation that does not count its connections says so.
-	res, err = bench.Run(context.Background(), bench.Config{Concurrency: 2, Duration: 50 * time.Millisecond}, &fakeOp{sleep: time.Millisecond})
+	res, err = bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 50 * time.Millisecond}, &fakeOp{sleep: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,9 +241,9 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 
 // seriesOf runs op and returns the result and its record (filled as the
 // engines fill theirs, the series attached).
-func seriesOf(t *testing.T, cfg bench.Config, op bench.Op, agent *metrics.Agent) (*bench.Result, *metrics.Run) {
+func seriesOf(t *testing.T, cfg bench.Config, op bench.Op, agent *metrics.Agent) (*bench.Outcome, *metrics.Run) {
 	t.Helper()
-	res, err := bench.Run(context.Background(), cfg, op)
+	res, err := bench.Apply(context.Background(), cfg, op)
 	if err != nil {
 		t.Error(err)
 		return nil, nil
@@ -310,7 +312,7 @@ func TestSeriesSumsToWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Two agents at once, so that their windows are one; each
 			// transaction takes 40 ms, so the drain has some to finish.
-			var res [2]*bench.Result
+			var res [2]*bench.Outcome
 			var recs [2]*metrics.Run
 			done := make(chan int)
 			for i := range 2 {
@@ -361,7 +363,7 @@ func TestSeriesSumsToWindow(t *testing.T) {
 func TestOpenLoopStartsOnTime(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
 	cfg := bench.Config{Concurrency: 64, Rate: 200, Duration: 2 * time.Second}
-	res, err := bench.Run(context.Background(), cfg, op)
+	res, err := bench.Apply(context.Background(), cfg, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,5 +385,74 @@ func TestOpenLoopStartsOnTime(t *testing.T) {
 	// late, p90 0.2–3.8 ms), so they are logged, not bounded.
 	if p50 > 200 {
 		t.Errorf("start lag p50 %d µs, want ≤ 200 µs", p50)
+	}
+}
+
+// gateOp's transactions take 100 ms; started closes at the first.
+type gateOp struct {
+	started chan struct{}
+	once    sync.Once
+}
+
+func (o *gateOp) NewWorker(int) (bench.Worker, error) { return o, nil }
+
+func (o *gateOp) Do(ctx context.Context, s *metrics.Sample) {
+	o.once.Do(func() { close(o.started) })
+	select {
+	case <-time.After(100 * time.Millisecond):
+	case <-ctx.Done():
+	}
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+}
+
+// gogc reads the garbage collector's target.
+func gogc() int {
+	p := debug.SetGCPercent(-1)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// TestOverlappingRunsRestoreGC: a run of 1,000 workers or more lowers GOGC
+// to 25; of two such runs that overlap, the first to end leaves it lowered
+// for the other, and the last restores the setting found before the first.
+func TestOverlappingRunsRestoreGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const workers = 1000
+	type run struct {
+		cancel context.CancelFunc
+		done   chan error
+	}
+	begin := func() run {
+		ctx, cancel := context.WithCancel(context.Background())
+		r, op := run{cancel, make(chan error, 1)}, &gateOp{started: make(chan struct{})}
+		go func() {
+			_, err := bench.Apply(ctx, bench.Config{Concurrency: workers, Duration: time.Minute}, op)
+			r.done <- err
+		}()
+		select {
+		case <-op.started:
+		case err := <-r.done:
+			t.Fatalf("the run ended before its first transaction: %v", err)
+		}
+		return r
+	}
+	first := begin()
+	if p := gogc(); p != 25 {
+		t.Errorf("GOGC %d during a run of %d workers, want 25", p, workers)
+	}
+	second := begin()
+	first.cancel()
+	if err := <-first.done; err != nil {
+		t.Fatal(err)
+	}
+	if p := gogc(); p != 25 {
+		t.Errorf("GOGC %d after the first of two overlapping runs ended, want 25 until the second ends", p)
+	}
+	second.cancel()
+	if err := <-second.done; err != nil {
+		t.Fatal(err)
+	}
+	if p := gogc(); p != 100 {
+		t.Errorf("GOGC %d after both runs ended, want 100 (restored)", p)
 	}
 }

@@ -47,11 +47,8 @@ func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
 	begin := time.Now()
 	for res.Attempts < PreflightAttempts {
 		s := &res.Sample
-		*s = metrics.Sample{}
 		now := time.Now()
-		s.Intended, s.Start = now, now
-		w.Do(ctx, s)
-		s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
+		hit(ctx, w, s, now, now, false)
 		res.Attempts++
 		if s.Handshake {
 			res.Handshakes++

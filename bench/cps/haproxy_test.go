@@ -24,7 +24,7 @@ import (
 // no warm-up, for d. It checks that the run completed and that HAProxy's
 // handshake counter grew by exactly the engine's count of completed
 // handshakes (whole run).
-func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Result, *cps.Op) {
+func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher.CA, d time.Duration) (*bench.Outcome, *cps.Op) {
 	t.Helper()
 	p, err := profiles.Builtin().Get(name)
 	if err != nil {
@@ -41,7 +41,7 @@ func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher
 		t.Fatal(err)
 	}
 	base := h.Counter(t, frontend, testdut.HAProxyCounter)
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -353,7 +353,7 @@ func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Samp
 	t.Helper()
 	tr := &traced{by: map[int][][vocab.NumTimed]time.Duration{}}
 	capt := startCapture(t, bin, server)
-	res, err := bench.Run(context.Background(), r.cfg, op(tr.trace))
+	res, err := bench.Apply(context.Background(), r.cfg, op(tr.trace))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +549,7 @@ func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPoo
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package job runs one engine run from a plain specification and returns its
 // self-contained record: it builds the operation (CPS or throughput), applies
-// the load with bench.Run, measures the generator's own CPU, and fills the
+// the load with bench.Apply, measures the generator's own CPU, and fills the
 // metrics.Run. The CLI's engine commands and the method's runs both go
 // through Run.
 package job
@@ -144,7 +144,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return r, nil
 	}
 	meter := StartCPU()
-	res, err := bench.Run(ctx, spec.Load, op)
+	res, err := bench.Apply(ctx, spec.Load, op)
 	if err != nil {
 		return nil, err
 	}

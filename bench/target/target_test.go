@@ -53,7 +53,7 @@ func startTarget(t *testing.T, ps []*profiles.Profile, states *serverStates) *ta
 }
 
 // cpsRun measures one listener of tg for d with c connections.
-func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.Duration) (*cps.Op, *bench.Result) {
+func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.Duration) (*cps.Op, *bench.Outcome) {
 	t.Helper()
 	cfg := cps.Defaults()
 	cfg.Profile = p
@@ -65,7 +65,7 @@ func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestHeadersRegenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

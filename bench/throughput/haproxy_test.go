@@ -24,7 +24,7 @@ const hpWorkers = 4
 
 // hpRun is one row's measurement through HAProxy.
 type hpRun struct {
-	res  *bench.Result
+	res  *bench.Outcome
 	op   *throughput.Op
 	gbps float64
 	// Growth of HAProxy's handshake counter, and of the backend's request
@@ -49,7 +49,7 @@ func hpMeasure(t *testing.T, h *testdut.HAProxy, frontend string, be *target.Lis
 	hsBase := h.Counter(t, frontend, testdut.HAProxyCounter)
 	reqBase := be.Stats().Requests
 	dropBase := h.Info(t, "DroppedLogs")
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: hpWorkers, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: hpWorkers, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,13 +45,13 @@ func refConfig(p *profiles.Profile, addr string, pool *tlsconn.Config) throughpu
 }
 
 // refRun runs op for d with c connections and no warm-up.
-func refRun(t *testing.T, cfg throughput.Config, c int, d time.Duration) (*throughput.Op, *bench.Result) {
+func refRun(t *testing.T, cfg throughput.Config, c int, d time.Duration) (*throughput.Op, *bench.Outcome) {
 	t.Helper()
 	op, err := throughput.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestIdleConnectionsHeld(t *testing.T) {
 	}
 	const conns = 50
 	// 100 requests a second for 1 s: every connection twice, in turn.
-	res, err := bench.Run(context.Background(), bench.Config{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
