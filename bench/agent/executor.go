@@ -169,8 +169,8 @@ func (e *Executor) EngineArgs(req method.Request) ([]string, error) {
 	if port == "" {
 		port = "443"
 	}
-	if want := net.JoinHostPort(u.Hostname(), port); spec.Conn.Address != want {
-		host, _, _ := net.SplitHostPort(spec.Conn.Address)
+	if want := net.JoinHostPort(u.Hostname(), port); spec.Target.Address != want {
+		host, _, _ := net.SplitHostPort(spec.Target.Address)
 		args = append(args, "--resolve", u.Hostname()+":"+port+":"+host)
 	}
 	switch {
@@ -178,7 +178,7 @@ func (e *Executor) EngineArgs(req method.Request) ([]string, error) {
 		args = append(args, "--insecure")
 	case spec.Target.CAFile != "":
 		args = append(args, "--cacert", spec.Target.CAFile)
-	case spec.Conn.TLS.RootCAs != nil: // the reference target's generated CA
+	case spec.Roots != nil: // the reference target's generated CA
 		if e.ReferenceCA == "" {
 			return nil, errors.New("the reference target's CA file is not known to the agents")
 		}

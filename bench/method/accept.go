@@ -5,16 +5,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // Value is the metric a run is judged by: CPS, or payload Gbps.
 func Value(r *metrics.Run) float64 {
 	switch {
-	case r.Engine == job.CPS && r.CPSResult != nil:
+	case r.Engine == runner.CPS && r.CPSResult != nil:
 		return r.CPS
-	case r.Engine == job.Throughput && r.ThroughputResult != nil:
+	case r.Engine == runner.Throughput && r.ThroughputResult != nil:
 		return r.Gbps
 	}
 	return 0

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -516,7 +516,7 @@ func agreeing(vs []float64, tol float64) int {
 }
 
 func p99(r *metrics.Run) int64 {
-	if r.Engine == job.CPS {
+	if r.Engine == runner.CPS {
 		return r.Latency["handshake"].P99
 	}
 	return r.Latency["total"].P99

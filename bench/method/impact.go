@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // The sides of an impact study.
@@ -21,11 +21,11 @@ const (
 // interleaved (baseline, candidate, baseline, …) for Rounds rounds so that
 // drift hits both sides alike.
 type Impact struct {
-	Baseline, Candidate *job.Spec
+	Baseline, Candidate *runner.Spec
 	Rounds              int
 	Cooldown            time.Duration
-	// Run makes one run; default job.Run.
-	Run func(ctx context.Context, spec *job.Spec) (*metrics.Run, error)
+	// Run makes one run; default runner.Execute.
+	Run func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -53,13 +53,13 @@ type ImpactRuns struct {
 func (im *Impact) Do(ctx context.Context) (*ImpactRuns, error) {
 	run := im.Run
 	if run == nil {
-		run = job.Run
+		run = runner.Execute
 	}
 	out := &ImpactRuns{}
 	for round := 1; round <= im.Rounds; round++ {
 		for _, side := range []struct {
 			name string
-			spec *job.Spec
+			spec *runner.Spec
 			runs *[]*metrics.Run
 		}{{BaselineSide, im.Baseline, &out.Baseline}, {CandidateSide, im.Candidate, &out.Candidate}} {
 			if ctx.Err() != nil {

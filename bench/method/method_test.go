@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
@@ -74,7 +74,7 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 	// A record that passes metrics.Run.Validate: its rate is its count
 	// over its window, which is set to give the value v.
 	r.Load.Mode, r.DurationS = "closed", 10
-	if req.Test.Engine == job.CPS {
+	if req.Test.Engine == runner.CPS {
 		if v > 0 {
 			r.DurationS = float64(r.Transactions) / v
 		} else {

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/idna"
@@ -194,8 +194,8 @@ func DefaultPlan(duts []DUT, m Method) *Plan {
 		Name: "adc-qualification",
 		DUTs: duts,
 		Tests: []Test{
-			{Engine: job.CPS, Path: "/1k", Profiles: seeds},
-			{Engine: job.Throughput, Path: "/1m", Profiles: seeds},
+			{Engine: runner.CPS, Path: "/1k", Profiles: seeds},
+			{Engine: runner.Throughput, Path: "/1m", Profiles: seeds},
 		},
 		Method: m,
 	}
@@ -295,7 +295,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 	}
 	for i, t := range p.Tests {
 		at := func(f string) []string { return []string{"tests", strconv.Itoa(i), f} }
-		if t.Engine != job.CPS && t.Engine != job.Throughput {
+		if t.Engine != runner.CPS && t.Engine != runner.Throughput {
 			return ferr(fmt.Sprintf("tests: engine %q is not cps or throughput", t.Engine), at("engine")...)
 		}
 		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {

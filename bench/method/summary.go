@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"path/filepath"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // Summary is a campaign's result: the published table as data, and the
@@ -93,7 +93,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 						x := cell.Value
 						v = &x
 					}
-					if cell.Engine == job.CPS {
+					if cell.Engine == runner.CPS {
 						row.CPS, row.CPSRuns = v, count
 					} else {
 						row.Gbps, row.GbpsRuns = v, count

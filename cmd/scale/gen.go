@@ -14,14 +14,13 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // generate is a generator child: one engine run, measured. The run is made
-// as `tlsbench cps` and `tlsbench throughput` make theirs (job.NewOp,
+// as `tlsbench cps` and `tlsbench throughput` make theirs (runner.NewOp,
 // bench.Run); only the flags' parsing differs.
 func generate(ctx context.Context, o *options) (*result, error) {
 	if o.addr == "" {
@@ -40,24 +39,19 @@ func generate(ctx context.Context, o *options) (*result, error) {
 	if !ca.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("%s: no certificate", o.ca)
 	}
-	spec := &job.Spec{
-		Engine: o.engines[0],
-		Conn: tlsconn.Config{
-			Profile: p, Address: o.addr, Sources: sourceIPs(o.sources),
-			ConnectTimeout: o.deadline, HandshakeTimeout: o.deadline,
-			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca},
-		},
-		Request: tlsconn.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
-		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
-	}
+	spec := runner.Defaults(o.engines[0])
+	spec.Profile, spec.Target = p.Name, metrics.Target{Address: o.addr, ServerName: "localhost"}
+	spec.Sources, spec.Roots, spec.Host, spec.UserAgent = sourceIPs(o.sources), ca, "localhost", "tlsbench-scale"
+	spec.ConnectTimeout, spec.HandshakeTimeout, spec.ReadTimeout = o.deadline, o.deadline, o.deadline
+	spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = o.conns, o.duration, o.warmup, 3*o.deadline, 0
 	r := &result{Engine: spec.Engine, Profile: p.Name, Connections: o.conns, Sources: o.sources, DeadlineS: o.deadline.Seconds(), Processes: 1}
-	if spec.Engine == job.Throughput {
-		spec.Request.Path = o.path
-		spec.Load.Rate = o.rate
+	if spec.Engine == runner.Throughput {
+		spec.Path = o.path
+		spec.Rate = o.rate
 		r.Rate = o.rate
 	}
-	r.Path = spec.Request.Path
-	op, err := job.NewOp(spec)
+	r.Path = spec.Path
+	op, err := runner.NewOp(&spec)
 	if err != nil {
 		return nil, err
 	}
@@ -79,9 +73,9 @@ func generate(ctx context.Context, o *options) (*result, error) {
 		defer pprof.StopCPUProfile()
 	}
 	mem := watchMemory(prof)
-	meter := job.StartCPU()
+	meter := runner.StartCPU()
 	t0 := time.Now()
-	res, err := bench.Run(ctx, spec.Load, op)
+	res, err := bench.Run(ctx, spec.EngineConfig(), op)
 	mem.stop(r)
 	if err != nil {
 		return nil, err

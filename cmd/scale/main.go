@@ -14,7 +14,7 @@
 // process, reuseport, session cache and tickets off) or, without nginx, the
 // reference target (`tlsbench serve`'s code, one process per generator
 // process). Each engine runs in generator processes of its own, made as the
-// CLI makes its runs (job.NewOp, bench.Run), so that their peak RSS is the
+// CLI makes its runs (runner.NewOp, bench.Run), so that their peak RSS is the
 // engine's alone. One connection takes a descriptor on each side, so there
 // are as many generator processes as RLIMIT_NOFILE requires: the program
 // raises the soft limit to the hard one, and the hard one too where it may
@@ -51,7 +51,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // roleEnv tells a child process what it is: "target" or "gen".
@@ -106,7 +106,7 @@ func parse(args []string) (*options, error) {
 		return nil, err
 	}
 	for _, e := range o.engines {
-		if e != job.CPS && e != job.Throughput {
+		if e != runner.CPS && e != runner.Throughput {
 			return nil, fmt.Errorf("unknown engine %q (throughput or cps)", e)
 		}
 	}
@@ -428,7 +428,7 @@ type result struct {
 func (r *result) check(o *options) {
 	n := int64(r.Connections)
 	switch r.Engine {
-	case job.Throughput:
+	case runner.Throughput:
 		// Every connection opened before the load, and still held.
 		if r.HeldMin < n || r.HeldEnd < n {
 			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.HeldEnd, n))
@@ -436,7 +436,7 @@ func (r *result) check(o *options) {
 		if r.Opened != n {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", r.Opened, n))
 		}
-	case job.CPS:
+	case runner.CPS:
 		// Every worker has a connection but for its connect and close.
 		// A worker is between its close and its next connect for a moment:
 		// the most open at once may miss N by a few (498 of 500 seen).

@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 )
 
 // kbPerConnection is the generator's memory per connection, measured at
 // 20,000 connections (docs/PERFORMANCE.md, "Memory per connection"): peak
 // RSS over connections held, KB = 1000 bytes.
-var kbPerConnection = map[string]float64{job.CPS: 34, job.Throughput: 17.3}
+var kbPerConnection = map[string]float64{runner.CPS: 34, runner.Throughput: 17.3}
 
 // availableMemory is MemAvailable of /proc/meminfo in bytes (0: unknown).
 var availableMemory = func() uint64 {
@@ -42,7 +42,7 @@ var availableMemory = func() uint64 {
 func checkCapacity(engine string, conns int) error {
 	kb := kbPerConnection[engine]
 	if kb == 0 {
-		kb = kbPerConnection[job.CPS]
+		kb = kbPerConnection[runner.CPS]
 	}
 	need := float64(conns) * kb * 1000
 	if avail := availableMemory(); avail > 0 && need > float64(avail) {

@@ -9,10 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 )
@@ -85,26 +83,23 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 		r := row{p: p}
-		for _, engine := range []string{job.CPS, job.Throughput} {
+		for _, engine := range []string{runner.CPS, runner.Throughput} {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			spec := &job.Spec{
-				Engine: engine,
-				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
-					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
-				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
-				Load:    bench.Config{Concurrency: map[string]int{job.CPS: 16, job.Throughput: 8}[engine], Duration: *dur, Warmup: time.Second, AbortAfter: bench.DefaultAbortAfter},
-				Tool:    toolInfo(),
-			}
-			run, err := job.Run(ctx, spec)
+			spec := runner.Defaults(engine)
+			spec.Profile, spec.Profiles, spec.Roots, spec.Tool = p.Name, set, roots, toolInfo()
+			spec.Target = metrics.Target{Address: ep.Address, ServerName: ep.ServerName}
+			spec.Host, spec.UserAgent = ep.HostHeader, "tlsbench/"+version
+			spec.Concurrency, spec.Duration, spec.Warmup = map[string]int{runner.CPS: 16, runner.Throughput: 8}[engine], *dur, time.Second
+			run, err := runner.Execute(ctx, &spec)
 			if err != nil {
 				return err
 			}
 			if run.Whole.Transactions == 0 {
 				return noSuccess(run, set)
 			}
-			if engine == job.CPS {
+			if engine == runner.CPS {
 				r.usPerTxn, r.cps, r.cpsBound = run.Client.CPUPerTxnUS, run.CPS, run.Client.GeneratorBound
 			} else {
 				r.sPerGB, r.gbps, r.gbpsBound = reports.CPUPerGB(run), run.Gbps, run.Client.GeneratorBound
@@ -137,7 +132,7 @@ were generator-bound.`))
 }
 
 func calibrateLine(r *metrics.Run) string {
-	if r.Engine == job.CPS {
+	if r.Engine == runner.CPS {
 		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", r.CPS, r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
 	}
 	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", r.Gbps, reports.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)

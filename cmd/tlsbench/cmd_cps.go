@@ -7,8 +7,8 @@ import (
 	"runtime"
 
 	"github.com/tlsbench/tlsbench/bench/cps"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -23,17 +23,17 @@ the output.`
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("cps")
-	lf := addLoadFlags(fs, 32, "connections")
+	lf := addLoadFlags(fs, runner.CPS, 0, "connections")
 	lf.addDUTFlag(fs)
 	spec := engineSpec{
-		name: job.CPS,
+		name: runner.CPS,
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},
 		table: func(w io.Writer, runs []*metrics.Run) {
 			reports.CPSTable(w, runs)
 			for _, r := range runs {
-				if msg := cps.TimeoutAdvice(r, *lf.handshakeTO, *lf.readTO); msg != "" {
+				if msg := cps.TimeoutAdvice(r, lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
 					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, msg)
 				}
 			}
@@ -43,7 +43,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// cannot suffice (memory and descriptors are checked by checkCapacity,
 	// the other flags before this).
 	spec.check = func() error {
-		if msg := cps.DeadlineAdvice(*lf.conc, runtime.GOMAXPROCS(0), *lf.handshakeTO, *lf.readTO); msg != "" {
+		if msg := cps.DeadlineAdvice(lf.spec.Concurrency, runtime.GOMAXPROCS(0), lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
 			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
 		}
 		return nil

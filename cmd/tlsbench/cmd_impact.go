@@ -12,10 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -36,7 +35,7 @@ devices in the rounds' records (--json), as --dut does for cps.`
 
 func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("impact")
-	lf := addLoadFlags(fs, 25, "requests")
+	lf := addLoadFlags(fs, runner.CPS, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
 	candidate := fs.String("candidate", "", "candidate `URL` (https)")
 	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records (report and compare group by it)")
@@ -71,10 +70,10 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !(*bound > 0 && *bound < 100) {
 		return usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
 	}
-	if *lf.rate > 0 {
+	if lf.spec.Rate > 0 {
 		return usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
 	}
-	if len(*lf.names) > 1 {
+	if len(lf.names) > 1 {
 		return usagef("one --profile at most: an impact study compares two targets, not profiles")
 	}
 	switch *format {
@@ -86,18 +85,18 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs([2]string{"--json", *lf.jsonOut}); err != nil {
+	if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
 		return err
 	}
 	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
-	if *lf.jsonOut == stdoutName {
+	if lf.jsonOut == stdoutName {
 		reportW = stderr
 	}
-	engine := job.CPS
+	engine := runner.CPS
 	if *keepalive {
-		engine = job.Throughput
+		engine = runner.Throughput
 	}
-	if err := checkCapacity(engine, ls.engine.Concurrency); err != nil {
+	if err := checkCapacity(engine, ls.spec.Concurrency); err != nil {
 		return err
 	}
 	var paths []string
@@ -107,38 +106,34 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	p := ls.profiles[0]
-	specs := make([]*job.Spec, 2)
+	specs := make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
-		ep, err := parseTarget(raw, *lf.resolves, *lf.sni, "/")
+		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {
 			return err
 		}
-		specs[i] = &job.Spec{
-			Engine: engine, Conn: lf.connConfig(ls, p, ep),
-			Request: tlsconn.Request{
-				Host: ep.HostHeader, Path: ep.Path, Paths: paths, RandomPath: *random, Headers: ls.headers,
-				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
-			},
-			Load: ls.engine, Tool: toolInfo(),
-			Target: metrics.Target{DUT: []string{*baselineDUT, *candidateDUT}[i], URL: ep.URL.String(), Address: ep.Address, ServerName: ep.ServerName,
-				InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile},
-			Config: struct {
-				Side      string   `json:"side"`
-				Rounds    int      `json:"rounds"`
-				Keepalive bool     `json:"keepalive"`
-				Headers   []string `json:"headers,omitempty"`
-				URLs      []string `json:"urls,omitempty"`
-				Random    bool     `json:"random,omitempty"`
-			}{[]string{method.BaselineSide, method.CandidateSide}[i], *rounds, *keepalive, *lf.headers, paths, *random},
-		}
-		if _, err := job.NewOp(specs[i]); err != nil {
+		spec := ls.spec
+		spec.Engine, spec.Profile, spec.Paths, spec.RandomPath = engine, p.Name, paths, *random
+		spec.Host, spec.Path = ep.HostHeader, ep.Path
+		spec.Target.DUT, spec.Target.URL = []string{*baselineDUT, *candidateDUT}[i], ep.URL.String()
+		spec.Target.Address, spec.Target.ServerName = ep.Address, ep.ServerName
+		spec.Config = runner.Echo(struct {
+			Side      string   `json:"side"`
+			Rounds    int      `json:"rounds"`
+			Keepalive bool     `json:"keepalive"`
+			Headers   []string `json:"headers,omitempty"`
+			URLs      []string `json:"urls,omitempty"`
+			Random    bool     `json:"random,omitempty"`
+		}{[]string{method.BaselineSide, method.CandidateSide}[i], *rounds, *keepalive, lf.headers, paths, *random})
+		specs[i] = &spec
+		if _, err := runner.NewOp(specs[i]); err != nil {
 			return usagef("%v", err)
 		}
 	}
 	// One transaction per side, exactly as the load makes them, before
 	// any round: a mistake on either side costs one connection.
 	for _, spec := range specs {
-		pf, err := job.Preflight(ctx, spec)
+		pf, err := runner.Preflight(ctx, spec)
 		if err != nil {
 			return err
 		}
@@ -147,26 +142,26 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	for i, side := range []string{method.BaselineSide, method.CandidateSide} {
-		specs[i].Load.Progress = statusLine(stderr, side, *lf.quiet, *lf.warmup, func(s metrics.Second) string {
+		specs[i].Progress = statusLine(stderr, side, lf.quiet, lf.spec.Warmup, func(s metrics.Second) string {
 			return fmt.Sprintf("%6d trans/s  %d errors  mean %s", s.Transactions, s.Errors, reports.Micros(s.TotalMean))
 		})
 	}
 	im := &method.Impact{
 		Baseline: specs[0], Candidate: specs[1], Rounds: *rounds, Cooldown: *cooldown,
 		Events: func(side string, round int, r *metrics.Run) {
-			endStatus(stderr, *lf.quiet)
+			endStatus(stderr, lf.quiet)
 			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, *rounds, side,
 				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Latency["total"].Mean), r.Errors.Total)
 		},
 	}
 	runs, err := im.Do(ctx)
-	if *lf.jsonOut != "" && runs != nil {
+	if lf.jsonOut != "" && runs != nil {
 		data, jerr := json.MarshalIndent(struct {
 			Schema string `json:"schema"`
 			*method.ImpactRuns
 		}{method.ImpactRunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = writeFileOrStdout(*lf.jsonOut, stdout, append(data, '\n'))
+			jerr = writeFileOrStdout(lf.jsonOut, stdout, append(data, '\n'))
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)

@@ -15,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -145,7 +145,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer ledger.Close()
 
-	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
+	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""
 	if usesReference(plan) {
 		var names []string
@@ -220,7 +220,7 @@ func writeCampaignHTML(dir string) (string, error) {
 // --profile and --test (all when none is named).
 func narrowPlan(plan *method.Plan, names, tests []string) error {
 	for _, t := range tests {
-		if t != job.CPS && t != job.Throughput {
+		if t != runner.CPS && t != runner.Throughput {
 			return usagef("bad --test %q: want cps or throughput", t)
 		}
 	}

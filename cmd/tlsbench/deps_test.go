@@ -21,12 +21,12 @@ func TestDependencyRules(t *testing.T) {
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
 		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
+		"bench/runner":     {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput", "bench/target", "profiles"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          append([]string{"bench/metrics", "bench/method"}, plot...),
-		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
+		"bench/method":     {"bench", "bench/metrics", "bench/runner", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
-		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
+		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 		"bench/internal/rawtls":      {"cipher", "profiles"},
