@@ -141,11 +141,11 @@ const DefaultStartTolerance = time.Second
 type FieldError struct {
 	Field string
 	Value any
-	Want  string // e.g. "at least 1"
+	Want  string // what it must be, e.g. "be at least 1"
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s must be %s, got %v", e.Field, e.Want, e.Value)
+	return fmt.Sprintf("%s must %s, got %v", e.Field, e.Want, e.Value)
 }
 
 // ShardError is a load that cannot be divided among the agents.
@@ -169,41 +169,41 @@ func (s *Spec) Validate() error {
 	bad := func(field string, v any, want string) error { return &FieldError{field, v, want} }
 	switch {
 	case s.Engine != CPS && s.Engine != Throughput:
-		return bad("engine", s.Engine, "cps or throughput")
+		return bad("engine", s.Engine, "be cps or throughput")
 	case s.Concurrency < 1:
-		return bad("concurrency", s.Concurrency, "at least 1")
+		return bad("concurrency", s.Concurrency, "be at least 1")
 	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate < 0:
-		return bad("rate", s.Rate, "a finite number, not negative")
+		return bad("rate", s.Rate, "be a finite number, not negative")
 	case s.Duration <= 0:
-		return bad("duration", s.Duration, "positive")
+		return bad("duration", s.Duration, "be positive")
 	case s.Warmup < 0:
-		return bad("warmup", s.Warmup, "not negative")
+		return bad("warmup", s.Warmup, "not be negative")
 	case s.Drain < 0:
-		return bad("drain", s.Drain, "not negative")
+		return bad("drain", s.Drain, "not be negative")
 	case s.AbortAfter < 0:
-		return bad("abort_after", s.AbortAfter, "not negative")
+		return bad("abort_after", s.AbortAfter, "not be negative")
 	case s.ExpectSize < -1:
-		return bad("expect_size", s.ExpectSize, "a size in bytes (0 or more; -1: any)")
+		return bad("expect_size", s.ExpectSize, "be a size in bytes (0 or more; -1: any)")
 	case s.ConnectTimeout <= 0:
-		return bad("connect_timeout", s.ConnectTimeout, "positive")
+		return bad("connect_timeout", s.ConnectTimeout, "be positive")
 	case s.HandshakeTimeout <= 0:
-		return bad("handshake_timeout", s.HandshakeTimeout, "positive")
+		return bad("handshake_timeout", s.HandshakeTimeout, "be positive")
 	case s.ReadTimeout <= 0:
-		return bad("read_timeout", s.ReadTimeout, "positive")
+		return bad("read_timeout", s.ReadTimeout, "be positive")
 	case s.Engine == Throughput && s.Pipeline < 1:
-		return bad("pipeline", s.Pipeline, "at least 1")
+		return bad("pipeline", s.Pipeline, "be at least 1")
 	case s.RequestsPerConn < 0:
-		return bad("requests_per_conn", s.RequestsPerConn, "not negative")
+		return bad("requests_per_conn", s.RequestsPerConn, "not be negative")
 	}
 	if _, err := throughput.ParseVerify(s.VerifyBody, target.Pattern); err != nil {
-		return bad("verify_body", s.VerifyBody, "pattern or sha256: and 64 hex digits")
+		return bad("verify_body", s.VerifyBody, "be pattern or sha256: and 64 hex digits")
 	}
 	if a := s.Agent; a != nil {
 		switch {
 		case a.Shards < 1 || a.Shard < 0 || a.Shard >= a.Shards:
-			return bad("shard", fmt.Sprintf("%d/%d", a.Shard, a.Shards), "i/N with 0 ≤ i < N")
+			return bad("shard", fmt.Sprintf("%d/%d", a.Shard, a.Shards), "be i/N with 0 ≤ i < N")
 		case a.StartTolerance < 0:
-			return bad("start_tolerance", a.StartTolerance, "not negative")
+			return bad("start_tolerance", a.StartTolerance, "not be negative")
 		}
 	}
 	if _, err := s.profile(); err != nil {

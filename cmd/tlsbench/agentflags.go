@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
@@ -64,33 +64,31 @@ func parseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// dryRunKey marks a context in which an engine command checks its
-// arguments and returns before any network I/O.
-type dryRunKey struct{}
-
-// checkEngineArgs checks an engine command line (args[0] is cps or
-// throughput) as the command itself would, without running it.
-func checkEngineArgs(args []string) error {
+// parseEngineArgs parses an engine command line (args[0] is cps or
+// throughput) as the command itself does, without running it.
+func parseEngineArgs(args []string) (*loadCmd, error) {
 	if len(args) == 0 {
-		return usagef("no engine command: want cps or throughput and its arguments")
+		return nil, usagef("no engine command: want cps or throughput and its arguments")
 	}
-	ctx := context.WithValue(context.Background(), dryRunKey{}, true)
-	var run func(context.Context, []string, io.Writer, io.Writer) error
+	var (
+		eng   engineSpec
+		fs    *pflag.FlagSet
+		lf    *loadFlags
+		usage string
+	)
 	switch args[0] {
 	case "cps":
-		run = runCPS
+		eng, fs, lf = cpsCommand(io.Discard)
+		usage = cpsUsage
 	case "throughput":
-		run = runThroughput
+		eng, fs, lf = throughputCommand()
+		usage = throughputUsage
 	default:
-		return usagef("engine %q: want cps or throughput", args[0])
+		return nil, usagef("engine %q: want cps or throughput", args[0])
 	}
-	if err := run(ctx, args[1:], io.Discard, io.Discard); err != nil && err != errHelp {
-		return err
+	c, err := parseLoad(eng, fs, lf, args[1:], usage, io.Discard)
+	if err == nil && eng.check != nil {
+		err = eng.check()
 	}
-	return nil
-}
-
-func isDryRun(ctx context.Context) bool {
-	v, _ := ctx.Value(dryRunKey{}).(bool)
-	return v
+	return c, err
 }

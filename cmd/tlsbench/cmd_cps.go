@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
@@ -22,6 +23,13 @@ With several --profile flags the runs follow one another and one table ends
 the output.`
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	spec, fs, lf := cpsCommand(stderr)
+	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+}
+
+// cpsCommand is the cps command's flags and engine; stderr takes its
+// warnings and advice.
+func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("cps")
 	lf := addLoadFlags(fs, runner.CPS, 0, "connections")
 	lf.addDUTFlag(fs)
@@ -48,5 +56,5 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return nil
 	}
-	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+	return spec, fs, lf
 }

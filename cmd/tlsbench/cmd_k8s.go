@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 const k8sUsage = `tlsbench k8s manifest --agents N --image IMAGE --report-to URL [flags] -- ENGINE URL [engine flags]
@@ -101,31 +103,55 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 		nodeSelector[k] = v
 	}
 
+	// The engine command, parsed as the engine parses it: the run every
+	// agent takes its share of.
+	c, err := parseEngineArgs(fs.Args())
+	if err != nil {
+		return err
+	}
+	switch lf := c.lf; {
+	case c.ep == nil:
+		return usagef("the agents need a URL: the agents of one run share one target")
+	case len(c.ls.profiles) > 1:
+		return usagef("the engine command takes one --profile: one distributed run is one profile")
+	case lf.shard != "" || lf.startAt != "" || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
+		return usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
+	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
+		return usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
+	}
 	o := agent.ManifestOptions{
-		Name: *name, Namespace: *namespace, Image: *image, Agents: *agents, Args: fs.Args(),
+		Name: *name, Namespace: *namespace, Image: *image, Agents: *agents, Run: c.spec(c.ls.profiles[0], nil),
 		StartAt: start, StartTolerance: *tolerance, ReportTo: *reportTo,
 		CPU: *cpu, Memory: *memory, ActiveDeadline: *deadline, NodeSelector: nodeSelector,
 	}
-	// The first and the last agent's command lines, checked as the agents
-	// will check them (their shares of the load differ only by one), with
-	// the files they will be shipped still read from here.
+	o.Run.Roots, o.Run.Profiles, o.Run.KeyLog = nil, nil, nil // files, read in the pods
+	// The first and the last agent's share, checked as the agents will
+	// check them (their shares of the load differ only by one), with the
+	// files they will be shipped still read from here.
 	for _, i := range []int{0, *agents - 1} {
-		line, err := agent.ManifestAgentArgs(o, i)
-		if err != nil {
-			return usagef("%s", err)
+		run, err := agent.ManifestAgentSpec(o, i)
+		if err == nil {
+			err = run.Validate()
 		}
-		if err := checkEngineArgs(line); err != nil {
-			return usagef("the engine command, as agent %d runs it: %s", i, err)
+		if err != nil {
+			return usagef("the engine command, as agent %d runs it: %s", i, specError(err))
 		}
 	}
-	var err error
-	if o.Args, o.Files, err = agent.ShipFiles(o.Args); err != nil {
+	if o.Files, err = agent.ShipFiles(&o.Run); err != nil {
 		return usagef("%s", err)
 	}
 	b, err := agent.Manifest(o)
 	if err != nil {
-		return usagef("%s", err)
+		return manifestError(err)
 	}
 	_, err = stdout.Write(b)
 	return err
+}
+
+// manifestError words an error of agent.Manifest.
+func manifestError(err error) error {
+	if errors.Is(err, agent.ErrNoReportURL) {
+		return usagef("%s (--report-to)", err)
+	}
+	return usagef("%s", err)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/reports"
@@ -26,6 +27,12 @@ type throughputEcho struct {
 }
 
 func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	spec, fs, lf := throughputCommand()
+	return runLoad(ctx, spec, fs, lf, args, throughputUsage, stdout, stderr)
+}
+
+// throughputCommand is the throughput command's flags and engine.
+func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("throughput")
 	lf := addLoadFlags(fs, runner.Throughput, 0, "requests")
 	lf.addDUTFlag(fs)
@@ -44,5 +51,5 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = lf.spec.Pipeline, lf.spec.RequestsPerConn, lf.spec.VerifyBody
 		return nil
 	}
-	return runLoad(ctx, spec, fs, lf, args, throughputUsage, stdout, stderr)
+	return spec, fs, lf
 }

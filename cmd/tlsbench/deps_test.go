@@ -1,7 +1,14 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -88,5 +95,63 @@ func TestBinaryHasNoKubernetesDeps(t *testing.T) {
 		if strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "sigs.k8s.io/") {
 			t.Errorf("the tlsbench binary depends on %s", p)
 		}
+	}
+}
+
+// TestLibraryNamesNoFlags: the library does not know the CLI. No string
+// literal of a library package (everything outside cmd/) is a flag:
+// agents receive their run as data, errors are typed and the CLI words
+// them with its flags. The exceptions are another program's flags.
+func TestLibraryNamesNoFlags(t *testing.T) {
+	allowed := map[string]bool{
+		// kubectl's own flags, which the Kubernetes launcher runs.
+		"bench/agent/kubernetes.go: --namespace":        true,
+		"bench/agent/kubernetes.go: --ignore-not-found": true,
+		"bench/agent/kubernetes.go: --wait=false":       true,
+		"bench/agent/kubernetes.go: --no-headers":       true,
+	}
+	flag := regexp.MustCompile(`^--[A-Za-z]`)
+	root := "../.."
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "cmd" || rel != "." && strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(f.Name.Name, "test") || strings.Contains(rel, "internal/") || strings.HasSuffix(filepath.Dir(rel), "test") {
+			return nil // test support
+		}
+		seen++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && flag.MatchString(s) && !allowed[rel+": "+s] {
+				t.Errorf("%s names the flag %q: the library does not know the CLI", rel, s)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 20 {
+		t.Fatalf("checked %d library files", seen)
 	}
 }

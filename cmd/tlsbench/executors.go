@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // executorFlags choose how qualify makes its runs.
@@ -91,7 +92,7 @@ func (ef *executorFlags) check(usesRef bool) error {
 		// the first run.
 		_, err := agent.Manifest(agent.ManifestOptions{
 			Name: agent.JobName("final-1-1"), Namespace: *ef.namespace, Image: *ef.image, Agents: *ef.agents,
-			Args: []string{"cps"}, StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(*ef.reportURL, "/") + "/runs/final-1-1",
+			Run: runner.Defaults(runner.CPS), StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(*ef.reportURL, "/") + "/runs/final-1-1",
 			CPU: *ef.cpu, Memory: *ef.memory, NodeSelector: selector,
 		})
 		if err != nil {
@@ -131,7 +132,7 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 			stop()
 			return nil, nil, err
 		}
-		e.Launcher = &agent.Processes{Command: []string{self}, Env: append(os.Environ(), childEnv+"=1")}
+		e.Launcher = &agent.Processes{Command: []string{self, "agent"}, Env: append(os.Environ(), childEnv+"=1")}
 		e.ReportURL = "http://" + ln.Addr().String()
 		if e.Margin == 0 {
 			e.Margin = 2 * time.Second

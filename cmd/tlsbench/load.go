@@ -140,7 +140,7 @@ type loadSetup struct {
 
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
-	"concurrency": "-c", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
@@ -152,7 +152,7 @@ func specError(err error) error {
 	var se *runner.ShardError
 	switch {
 	case errors.As(err, &fe):
-		return usagef("%s must be %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
+		return usagef("%s must %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
 	case errors.As(err, &se) && se.What == "sources":
 		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
 	case errors.As(err, &se):
@@ -213,59 +213,101 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	return ls, nil
 }
 
-// runLoad parses the shared flags and runs spec for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+// loadCmd is an engine command line, parsed and checked: what runLoad
+// runs, what k8s manifest gives its agents.
+type loadCmd struct {
+	eng engineSpec
+	lf  *loadFlags
+	ls  *loadSetup
+	ep  *endpoint // nil: the in-process reference target
+}
+
+// parseLoad parses and checks an engine command line (no network, no file
+// written, nothing printed but help).
+func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout io.Writer) (*loadCmd, error) {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if lf.spec.Rate > 0 && !fs.Changed("concurrency") {
 		lf.spec.Concurrency = 1024
 	}
 	if fs.NArg() > 1 {
-		return usagef("one URL at most, got %d arguments", fs.NArg())
+		return nil, usagef("one URL at most, got %d arguments", fs.NArg())
 	}
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
-		return err
+		return nil, err
 	}
 	ls, err := lf.resolve()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !isDryRun(ctx) { // a manifest's agents run on other machines
-		if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
-			return err
-		}
-	}
-	// Check everything before any load is sent (the engine's own flags last:
-	// its warnings come only when the rest is valid).
-	if spec.check != nil {
-		if err := spec.check(); err != nil {
-			return err
-		}
-	}
-	ps := ls.profiles
-	var ep *endpoint
+	c := &loadCmd{eng: eng, lf: lf, ls: ls}
 	if fs.NArg() == 1 {
-		if ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, runner.DefaultPath(spec.name)); err != nil {
-			return err
+		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, runner.DefaultPath(eng.name)); err != nil {
+			return nil, err
 		}
 	} else {
 		for _, r := range lf.resolves {
 			if _, _, _, err := parseResolve(r); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
 	if a := ls.agent; a != nil {
-		if ep == nil && (a.Shards > 1 || a.ReportTo != "") {
-			return usagef("--shard and --report-to need a URL: the agents of one run share one target")
+		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
+			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
-		if len(ps) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
-			return usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
+		if len(ls.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
+			return nil, usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
 		}
 	}
-	if isDryRun(ctx) {
-		return nil
+	return c, nil
+}
+
+// spec is the run of profile p against the command's URL or, without one,
+// the reference target tgt.
+func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
+	js := c.ls.spec
+	js.Profile = p.Name
+	t := &js.Target
+	if ep := c.ep; ep != nil {
+		t.URL, t.Address, t.ServerName, js.Host, js.Path = ep.URL.String(), ep.Address, ep.ServerName, ep.HostHeader, ep.Path
+	} else {
+		l := tgt.Listener(p.Name)
+		js.Host, js.Path = "localhost", runner.DefaultPath(c.eng.name)
+		if !t.InsecureSkipVerify {
+			js.Roots = tgt.CA.Pool()
+		}
+		t.URL = "https://localhost:" + portOf(l.Addr) + js.Path
+		t.Address, t.ServerName, t.InProcess, js.IncludesTarget = l.Addr, "localhost", true, true
+	}
+	s, lf := &c.lf.spec, c.lf // as given, before this agent's share
+	js.Config = runner.Echo(loadEcho{
+		URL: t.URL, Path: js.Path,
+		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
+		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(), ReadTimeout: s.ReadTimeout.String(),
+		Resolve: lf.resolves, CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, SNI: lf.sni, Sources: lf.sources,
+		Headers: lf.headers, ExpectSize: s.ExpectSize, LingerZero: s.LingerZero, Extra: c.eng.extra,
+	})
+	return js
+}
+
+// runLoad parses an engine command line and runs it for each profile.
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	ls, ep, ps := c.ls, c.ep, c.ls.profiles
+	if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
+		return err
+	}
+	// The engine's own checks come last: its warnings come only when the
+	// rest is valid.
+	if spec.check != nil {
+		if err := spec.check(); err != nil {
+			return err
+		}
 	}
 	// Every output is checked before the load: no run is wasted on a bad path.
 	if err := checkOutputs([2]string{"--cpuprofile", lf.cpuProf}, [2]string{"--keylog", lf.keylog}); err != nil {
@@ -327,35 +369,13 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n", spec.name)
 	}
 
-	s := &lf.spec // as given, before this agent's share
-	echo := loadEcho{
-		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
-		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(), ReadTimeout: s.ReadTimeout.String(),
-		Resolve: lf.resolves, CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, SNI: lf.sni, Sources: lf.sources,
-		Headers: lf.headers, ExpectSize: s.ExpectSize, LingerZero: s.LingerZero, Extra: spec.extra,
-	}
 	var runs []*metrics.Run
 	for _, p := range ps {
 		if ctx.Err() != nil {
 			break
 		}
-		js := ls.spec
-		js.Profile = p.Name
-		t := &js.Target
-		if ep != nil {
-			t.URL, t.Address, t.ServerName, js.Host, js.Path = ep.URL.String(), ep.Address, ep.ServerName, ep.HostHeader, ep.Path
-		} else {
-			l := tgt.Listener(p.Name)
-			js.Host, js.Path = "localhost", runner.DefaultPath(spec.name)
-			if !t.InsecureSkipVerify {
-				js.Roots = tgt.CA.Pool()
-			}
-			t.URL = "https://localhost:" + portOf(l.Addr) + js.Path
-			t.Address, t.ServerName, t.InProcess, js.IncludesTarget = l.Addr, "localhost", true, true
-		}
-		echo.URL, echo.Path = t.URL, js.Path
-		js.Config = runner.Echo(echo)
-		js.Progress = statusLine(stderr, p.Name, lf.quiet, s.Warmup, spec.status)
+		js := c.spec(p, tgt)
+		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
