@@ -417,6 +417,24 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// waitListening returns once addr accepts connections: the collector
+// started there is ready for the agents' records.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestCollect: `collect` merges the records of agents started by hand with
 // --shard, --start-at and --report-to; at its deadline it names the shards
 // that did not report.
@@ -445,7 +463,7 @@ func TestCollect(t *testing.T) {
 				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"))
 			done <- result{code, so, se}
 		}()
-		time.Sleep(200 * time.Millisecond) // the collector listens
+		waitListening(t, addr)
 		before := l.Stats()
 		start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 		errs := make(chan string, tc.agents)

@@ -15,6 +15,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -33,7 +34,28 @@ Users open a new connection per request (Siege's default) or, with
 --keepalive, keep it. --baseline-dut and --candidate-dut name the two
 devices in the rounds' records (--json), as --dut does for cps.`
 
+// impactCmd is an impact command line, parsed and checked.
+type impactCmd struct {
+	specs    []*runner.Spec // baseline, candidate
+	lf       *loadFlags
+	set      *profiles.Set
+	rounds   int
+	cooldown time.Duration
+	format   string
+	bound    float64
+}
+
 func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseImpact(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseImpact parses and checks an impact command line (its --urls file
+// read, its --json path checked).
+func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	fs := newFlags("impact")
 	lf := addLoadFlags(fs, runner.CPS, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
@@ -48,61 +70,57 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
 	bound := fs.Float64("equivalence-bound", method.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± this is no difference (equivalent)")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q (the URLs go with --baseline and --candidate)", fs.Args())
+		return nil, usagef("unexpected arguments %q (the URLs go with --baseline and --candidate)", fs.Args())
 	}
 	if *baseline == "" || *candidate == "" {
-		return usagef("--baseline URL and --candidate URL are both required")
+		return nil, usagef("--baseline URL and --candidate URL are both required")
 	}
 	for _, d := range []struct{ flag, name string }{{"--baseline-dut", *baselineDUT}, {"--candidate-dut", *candidateDUT}} {
 		if err := checkDUTName(d.flag, d.name); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if *baselineDUT != "" && *baselineDUT == *candidateDUT {
-		return usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
+		return nil, usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
 	}
 	if *rounds < 1 {
-		return usagef("--rounds must be at least 1, got %d", *rounds)
+		return nil, usagef("--rounds must be at least 1, got %d", *rounds)
 	}
 	if !(*bound > 0 && *bound < 100) {
-		return usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
+		return nil, usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
 	}
 	if lf.spec.Rate > 0 {
-		return usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
+		return nil, usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
 	}
 	if len(lf.names) > 1 {
-		return usagef("one --profile at most: an impact study compares two targets, not profiles")
+		return nil, usagef("one --profile at most: an impact study compares two targets, not profiles")
 	}
 	switch *format {
 	case "text", "md", "json", "html":
 	default:
-		return usagef("unknown --format %q (text, md, json or html)", *format)
+		return nil, usagef("unknown --format %q (text, md, json or html)", *format)
 	}
 	ls, err := lf.resolve()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
-		return err
-	}
-	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
-	if lf.jsonOut == stdoutName {
-		reportW = stderr
+		return nil, err
 	}
 	engine := runner.CPS
 	if *keepalive {
 		engine = runner.Throughput
 	}
 	if err := checkCapacity(engine, ls.spec.Concurrency); err != nil {
-		return err
+		return nil, err
 	}
 	var paths []string
 	if *urlsFile != "" {
 		if paths, err = readURLs(*urlsFile); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	p := ls.profiles[0]
@@ -110,7 +128,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for i, raw := range []string{*baseline, *candidate} {
 		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {
-			return err
+			return nil, err
 		}
 		spec := ls.spec
 		spec.Engine, spec.Profile, spec.Paths, spec.RandomPath = engine, p.Name, paths, *random
@@ -127,8 +145,18 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}{[]string{method.BaselineSide, method.CandidateSide}[i], *rounds, *keepalive, lf.headers, paths, *random})
 		specs[i] = &spec
 		if _, err := runner.NewOp(specs[i]); err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
+	}
+	return &impactCmd{specs: specs, lf: lf, set: ls.set, rounds: *rounds, cooldown: *cooldown, format: *format, bound: *bound}, nil
+}
+
+// run makes the study and writes its report.
+func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	specs, lf := c.specs, c.lf
+	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
+	if lf.jsonOut == stdoutName {
+		reportW = stderr
 	}
 	// One transaction per side, exactly as the load makes them, before
 	// any round: a mistake on either side costs one connection.
@@ -138,7 +166,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		if !pf.OK {
-			return noSuccess(&metrics.Run{Profile: p.Name, Target: spec.Target, Preflight: pf}, ls.set)
+			return noSuccess(&metrics.Run{Profile: spec.Profile, Target: spec.Target, Preflight: pf}, c.set)
 		}
 	}
 	for i, side := range []string{method.BaselineSide, method.CandidateSide} {
@@ -147,10 +175,10 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		})
 	}
 	im := &method.Impact{
-		Baseline: specs[0], Candidate: specs[1], Rounds: *rounds, Cooldown: *cooldown,
+		Baseline: specs[0], Candidate: specs[1], Rounds: c.rounds, Cooldown: c.cooldown,
 		Events: func(side string, round int, r *metrics.Run) {
 			endStatus(stderr, lf.quiet)
-			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, *rounds, side,
+			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, c.rounds, side,
 				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Latency["total"].Mean), r.Errors.Total)
 		},
 	}
@@ -169,7 +197,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var failed *method.FailedRunError
 	if errors.As(err, &failed) {
-		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, ls.set))
+		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, c.set))
 	}
 	if errors.Is(err, method.ErrInterrupted) {
 		return errors.New("interrupted; the rounds made are in --json if given")
@@ -180,15 +208,15 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, side := range [][]*metrics.Run{runs.Baseline, runs.Candidate} {
 		for _, r := range side {
 			if r.Whole.Transactions == 0 {
-				return noSuccess(r, ls.set)
+				return noSuccess(r, c.set)
 			}
 		}
 	}
-	rep, err := method.AnalyzeWithin(runs, *bound)
+	rep, err := method.AnalyzeWithin(runs, c.bound)
 	if err != nil {
 		return err
 	}
-	switch *format {
+	switch c.format {
 	case "json":
 		data, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

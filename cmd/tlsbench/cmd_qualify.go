@@ -18,6 +18,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -37,7 +38,29 @@ table and the campaign goes on with the rest (a plan's method can say
 stop_on_unsupported: true). The campaign's HTML report is written to
 DIR/report.html.`
 
+// qualifyCmd is a qualify command line, parsed and checked: the plan and
+// where the campaign goes.
+type qualifyCmd struct {
+	plan             *method.Plan
+	set              *profiles.Set
+	dir              string
+	resume           bool
+	files            []string
+	ef               *executorFlags
+	allowDiff, quiet bool
+}
+
 func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseQualify(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseQualify parses and checks a qualify command line: the plan read and
+// checked, the campaign directory checked.
+func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	fs := newFlags("qualify")
 	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
 	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
@@ -53,32 +76,32 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var plan *method.Plan
 	dir := *out
 	switch {
 	case *resume != "":
 		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(*tests) > 0 {
-			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
 		}
 		dir = *resume
 		if plan, err = method.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
-			return usagef("--resume %s: %v", dir, err)
+			return nil, usagef("--resume %s: %v", dir, err)
 		}
 	case *planFile != "":
 		if len(*duts) > 0 || *quick || len(*names) > 0 || len(*tests) > 0 {
-			return usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
+			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
 		if plan, err = method.ReadPlan(*planFile, set); err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
 	default:
 		m := method.DefaultMethod()
@@ -89,7 +112,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, d := range *duts {
 			name, u, ok := strings.Cut(d, "=")
 			if !ok || name == "" || u == "" {
-				return usagef("bad --dut %q: want NAME=URL", d)
+				return nil, usagef("bad --dut %q: want NAME=URL", d)
 			}
 			list = append(list, method.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
 		}
@@ -98,23 +121,23 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		plan = method.DefaultPlan(list, m)
 		if err := narrowPlan(plan, *names, *tests); err != nil {
-			return err
+			return nil, err
 		}
 		if err := plan.Check(set); err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
 	}
 	if err := checkPlanFiles(plan); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ef.check(usesReference(plan)); err != nil {
-		return err
+		return nil, err
 	}
-	if *ef.kind == "local" {
+	if ef.kind == "local" {
 		// The exploration may reach its max concurrency in this process.
 		for _, t := range plan.Tests {
 			if err := checkCapacity(t.Engine, plan.Method.Explore.Concurrency.Max); err != nil {
-				return usagef("method explore.concurrency.max: %v", err)
+				return nil, usagef("method explore.concurrency.max: %v", err)
 			}
 		}
 	}
@@ -123,11 +146,19 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *resume == "" {
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
-			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
+			return nil, usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
 		if err := metrics.CheckOutputDir(dir); err != nil && *out != "" {
-			return usagef("--out: %v", err)
+			return nil, usagef("--out: %v", err)
 		}
+	}
+	return &qualifyCmd{plan: plan, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet}, nil
+}
+
+// run makes (or resumes) the campaign and writes its summary and report.
+func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	plan, set, dir, ef := q.plan, q.set, q.dir, q.ef
+	if !q.resume {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return usagef("--out %s: %v", dir, pathErr(err))
 		}
@@ -152,7 +183,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, t := range plan.Tests {
 			names = append(names, t.Profiles...)
 		}
-		ref, err := startReference(ctx, dir, *files, names)
+		ref, err := startReference(ctx, dir, q.files, names)
 		if err != nil {
 			return err
 		}
@@ -160,17 +191,17 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		local.Reference, refCA = ref.lookup, ref.caFile
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
-	exec, stopExec, err := ef.build(local, *files, refCA)
+	exec, stopExec, err := ef.build(local, q.files, refCA)
 	if err != nil {
 		return err
 	}
 	defer stopExec()
 	c := &method.Campaign{
-		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
+		Plan: plan, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
 		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
 		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(stdout, ps) },
 	}
-	if !*quiet {
+	if !q.quiet {
 		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})
