@@ -194,8 +194,8 @@ func DefaultPlan(duts []DUT, m Method) *Plan {
 		Name: "adc-qualification",
 		DUTs: duts,
 		Tests: []Test{
-			{Engine: runner.CPS, Path: "/1k", Profiles: seeds},
-			{Engine: runner.Throughput, Path: "/1m", Profiles: seeds},
+			{Engine: runner.CPS, Path: runner.DefaultPath(runner.CPS), Profiles: seeds},
+			{Engine: runner.Throughput, Path: runner.DefaultPath(runner.Throughput), Profiles: seeds},
 		},
 		Method: m,
 	}
