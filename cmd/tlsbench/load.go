@@ -309,54 +309,10 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return err
 		}
 	}
-	// Every output is checked before the load: no run is wasted on a bad path.
-	if err := checkOutputs([2]string{"--cpuprofile", lf.cpuProf}, [2]string{"--keylog", lf.keylog}); err != nil {
+	text, closeOutputs, err := c.openOutputs(stdout, stderr)
+	defer closeOutputs()
+	if err != nil {
 		return err
-	}
-	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) == 1 {
-		if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
-			return err
-		}
-	}
-	// With --json -, the record is stdout and the text goes to stderr.
-	text := stdout
-	if lf.jsonOut == stdoutName {
-		text = stderr
-	}
-	if lf.cpuProf != "" {
-		var w io.Writer = stdout
-		if lf.cpuProf != stdoutName {
-			f, err := os.Create(lf.cpuProf)
-			if err != nil {
-				return usagef("--cpuprofile: %v", err)
-			}
-			defer f.Close()
-			w = f
-		}
-		if err := pprof.StartCPUProfile(w); err != nil {
-			return usagef("--cpuprofile: %v", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	if lf.keylog != "" {
-		ls.spec.KeyLog = stdout
-		if lf.keylog != stdoutName {
-			f, err := os.OpenFile(lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-			if err != nil {
-				return usagef("--keylog: %v", err)
-			}
-			defer f.Close()
-			ls.spec.KeyLog = f
-		}
-		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
-	}
-	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
-		if err := metrics.CheckOutputDir(lf.jsonOut); err != nil {
-			return usagef("--json: %v", err)
-		}
-		if err := os.MkdirAll(lf.jsonOut, 0o755); err != nil {
-			return usagef("--json %s: %v", lf.jsonOut, pathErr(err))
-		}
 	}
 
 	// The in-process reference target, when no URL was given.
@@ -426,6 +382,68 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		return errors.New("interrupted; the records written say complete: false")
 	}
 	return nil
+}
+
+// openOutputs checks and opens the command's outputs before any load (no
+// run is wasted on a bad path): the CPU profile, the key log, the records'
+// directory. It returns where the text goes and what closes them.
+func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAll func(), err error) {
+	lf, ls, ps := c.lf, c.ls, c.ls.profiles
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	if err := checkOutputs([2]string{"--cpuprofile", lf.cpuProf}, [2]string{"--keylog", lf.keylog}); err != nil {
+		return nil, closeAll, err
+	}
+	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) == 1 {
+		if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
+			return nil, closeAll, err
+		}
+	}
+	// With --json -, the record is stdout and the text goes to stderr.
+	text = stdout
+	if lf.jsonOut == stdoutName {
+		text = stderr
+	}
+	if lf.cpuProf != "" {
+		var w io.Writer = stdout
+		if lf.cpuProf != stdoutName {
+			f, err := os.Create(lf.cpuProf)
+			if err != nil {
+				return nil, closeAll, usagef("--cpuprofile: %v", err)
+			}
+			closers = append(closers, f.Close)
+			w = f
+		}
+		if err := pprof.StartCPUProfile(w); err != nil {
+			return nil, closeAll, usagef("--cpuprofile: %v", err)
+		}
+		closers = append(closers, func() error { pprof.StopCPUProfile(); return nil })
+	}
+	if lf.keylog != "" {
+		ls.spec.KeyLog = stdout
+		if lf.keylog != stdoutName {
+			f, err := os.OpenFile(lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				return nil, closeAll, usagef("--keylog: %v", err)
+			}
+			closers = append(closers, f.Close)
+			ls.spec.KeyLog = f
+		}
+		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", c.eng.name)
+	}
+	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
+		if err := metrics.CheckOutputDir(lf.jsonOut); err != nil {
+			return nil, closeAll, usagef("--json: %v", err)
+		}
+		if err := os.MkdirAll(lf.jsonOut, 0o755); err != nil {
+			return nil, closeAll, usagef("--json %s: %v", lf.jsonOut, pathErr(err))
+		}
+	}
+	return text, closeAll, nil
 }
 
 func portOf(addr string) string {
