@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/runner"
@@ -20,26 +19,16 @@ func (lf *loadFlags) resolveAgent() (*runner.Agent, error) {
 	if lf.startTolerance < 0 {
 		return nil, usagef("--start-tolerance must not be negative, got %s", lf.startTolerance)
 	}
-	if lf.shard == "" && lf.startAt == "" && lf.agentName == "" && lf.reportTo == "" {
+	if !lf.shard.set && lf.startAt.IsZero() && lf.agentName == "" && lf.reportTo == "" {
 		return nil, nil
 	}
-	a := &runner.Agent{Name: lf.agentName, Shards: 1, StartTolerance: lf.startTolerance, ReportTo: lf.reportTo}
+	a := &runner.Agent{Name: lf.agentName, Shards: 1, StartAt: lf.startAt, StartTolerance: lf.startTolerance, ReportTo: lf.reportTo}
 	if a.Name == "" {
 		host, _ := os.Hostname()
 		a.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	if lf.shard != "" {
-		var err error
-		if a.Shard, a.Shards, err = parseShard(lf.shard); err != nil {
-			return nil, err
-		}
-	}
-	if lf.startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, lf.startAt)
-		if err != nil {
-			return nil, usagef("bad --start-at %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", lf.startAt)
-		}
-		a.StartAt = t
+	if lf.shard.set {
+		a.Shard, a.Shards = lf.shard.i, lf.shard.n
 	}
 	if a.ReportTo != "" {
 		u, err := url.Parse(a.ReportTo)

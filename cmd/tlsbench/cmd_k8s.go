@@ -60,7 +60,8 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 	fs.StringVar(&o.Namespace, "namespace", "", "`NAMESPACE` of both (default: kubectl's current one)")
 	fs.StringVar(&o.CPU, "cpu", o.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
 	fs.StringVar(&o.Memory, "memory", o.Memory, "memory of each agent, requests = limits: a `QUANTITY` such as 512Mi or 1Gi")
-	startAt := fs.String("start-at", "", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
+	var startAt time.Time
+	fs.Var(timeValue{"--start-at", &startAt}, "start-at", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
 	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: a margin for scheduling and image pulls")
 	fs.DurationVar(&o.StartTolerance, "start-tolerance", o.StartTolerance, "an agent may still start this `DURATION` late")
 	fs.StringVar(&o.ReportTo, "report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
@@ -90,14 +91,8 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 	}
 
 	now := time.Now()
-	var start time.Time
-	if *startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, *startAt)
-		if err != nil {
-			return o, usagef("bad --start-at %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", *startAt)
-		}
-		start = t
-	} else {
+	start := startAt
+	if start.IsZero() {
 		if *startIn <= 0 {
 			return o, usagef("--start-in must be positive, got %s", *startIn)
 		}
@@ -130,7 +125,7 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 		return o, usagef("the agents need a URL: the agents of one run share one target")
 	case len(c.ls.profiles) > 1:
 		return o, usagef("the engine command takes one --profile: one distributed run is one profile")
-	case lf.shard != "" || lf.startAt != "" || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
+	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
 		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
 	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
 		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")

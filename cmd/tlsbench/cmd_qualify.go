@@ -72,7 +72,8 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
 	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the three seed profiles)")
-	tests := fs.StringArray("test", nil, "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
+	tests := &engineList{flag: "--test"}
+	fs.Var(tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
@@ -89,7 +90,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	dir := *out
 	switch {
 	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(*tests) > 0 {
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(tests.engines) > 0 {
 			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
 		}
 		dir = *resume
@@ -97,7 +98,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			return nil, usagef("--resume %s: %v", dir, err)
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(*tests) > 0 {
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
 		if plan, err = method.ReadPlan(*planFile, set); err != nil {
@@ -120,7 +121,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			list = []method.DUT{{Name: "reference", URL: method.Reference}}
 		}
 		plan = method.DefaultPlan(list, m)
-		if err := narrowPlan(plan, *names, *tests); err != nil {
+		if err := narrowPlan(plan, *names, tests.engines); err != nil {
 			return nil, err
 		}
 		if err := plan.Check(set); err != nil {

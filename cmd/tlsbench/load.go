@@ -33,8 +33,10 @@ type loadFlags struct {
 	sni, jsonOut, keylog, cpuProf string
 	quiet                         bool
 	// Agent flags: one shard of a distributed run.
-	shard, startAt, agentName, reportTo string
-	startTolerance                      time.Duration
+	shard               shardValue
+	startAt             time.Time
+	agentName, reportTo string
+	startTolerance      time.Duration
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
@@ -67,8 +69,8 @@ func addLoadFlags(fs *pflag.FlagSet, engine string, conc int, unit string) *load
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
 
-	fs.StringVar(&lf.shard, "shard", "", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)")
-	fs.StringVar(&lf.startAt, "start-at", "", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
+	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)")
+	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
 	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
