@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/runner"
@@ -40,7 +41,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	spec.Profiles = set
 	a := spec.Agent
-	fmt.Fprintf(stderr, "tlsbench agent: %s (shard %d/%d) ready; starting at %s\n", a.Name, a.Shard, a.Shards, a.StartAt.Format("2006-01-02T15:04:05.999Z07:00"))
+	fmt.Fprintf(stderr, "tlsbench agent: %s (shard %d/%d) ready; starting at %s\n", a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 	r, err := runner.Execute(ctx, &spec)
 	if err != nil {
 		return err
