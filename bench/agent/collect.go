@@ -154,7 +154,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 func (b *Batch) add(r *metrics.Run) error {
 	a := r.Agent
 	if a == nil {
-		return errors.New("the record names no agent (--shard i/N)")
+		return errors.New("the record names no agent (it has no shard i/N)")
 	}
 	if a.Shards != b.Expect {
 		return fmt.Errorf("agent %s is shard %d/%d; this run expects %d agents", a.Name, a.Shard, a.Shards, b.Expect)

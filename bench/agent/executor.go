@@ -4,36 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // RunSpec is one distributed run as a Launcher sees it.
 type RunSpec struct {
 	ID string // unique in the campaign; a DNS-1123 label
-	// Args is the engine command line without the agent flags:
-	// ["cps", URL, "--profile", …].
-	Args      []string
-	Agents    int
-	StartAt   time.Time
-	Tolerance time.Duration
-	// ReportTo is where agent i pushes its record.
-	ReportTo string
+	// Spec is the whole run, its Agent the share every agent takes (Shards
+	// agents, StartAt, StartTolerance, ReportTo) but for its index and
+	// name: agent i runs Spec.ForShard with Shard i.
+	Spec runner.Spec
 }
 
-// AgentArgs returns agent i's complete command line: the same agent flags
-// a Kubernetes agent gets from the manifest.
-func (s RunSpec) AgentArgs(i int, name string) []string {
-	return manifestArgs(ManifestOptions{
-		Args: s.Args, Agents: s.Agents, StartAt: s.StartAt, StartTolerance: s.Tolerance, ReportTo: s.ReportTo,
-	}, strconv.Itoa(i), name)
-}
+// Agents is the number of agents of the run.
+func (s RunSpec) Agents() int { return s.Spec.Agent.Shards }
 
 // Launched is a run's agents once started.
 type Launched struct {
@@ -51,8 +40,8 @@ type Launcher interface {
 	Launch(ctx context.Context, spec RunSpec) (*Launched, error)
 }
 
-// Executor makes the method's runs as distributed runs: each run's engine
-// command is given to Agents agents (fewer when the run has fewer
+// Executor makes the method's runs as distributed runs: each run's spec
+// is given to Agents agents (fewer when the run has fewer
 // connections than that), which start together at now + Margin, push their
 // records to Collector, and are merged into the run's record.
 type Executor struct {
@@ -68,15 +57,12 @@ type Executor struct {
 	Collector *Collector
 	// ReportURL is the collector's base URL as the agents reach it.
 	ReportURL string
-	// ProfileFiles are passed to every agent (--profile-file).
+	// ProfileFiles are the files of the runs' profiles, as the agents
+	// reach them.
 	ProfileFiles []string
 	// ReferenceCA is the CA file agents verify the reference target with.
 	ReferenceCA string
-	// Drain bounds in-flight transactions after the window (the engine's
-	// own drain bound); the collector waits for it.
-	Drain time.Duration
-
-	seq atomic.Int64
+	seq         atomic.Int64
 }
 
 var _ method.Executor = (*Executor)(nil)
@@ -88,34 +74,27 @@ func (e *Executor) Resumption(ctx context.Context, req method.Request) (bool, er
 
 // Run implements method.Executor.
 func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
-	args, err := e.EngineArgs(req)
+	n := min(e.Agents, req.Concurrency)
+	if n < 1 {
+		return nil, &NoAgentError{Concurrency: req.Concurrency}
+	}
+	spec, err := e.Spec(req, n)
 	if err != nil {
 		return nil, err
 	}
-	n := min(e.Agents, req.Concurrency)
-	if n < 1 {
-		return nil, fmt.Errorf("no agent to run with concurrency %d", req.Concurrency)
-	}
-	id := fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000)
-	batch := e.Collector.Expect(id, n)
-	defer e.Collector.Forget(id)
-	spec := RunSpec{
-		ID: id, Args: args, Agents: n, StartAt: time.Now().Add(e.Margin), Tolerance: e.Tolerance,
-		ReportTo: e.ReportURL + "/runs/" + id,
-	}
-	l, err := e.Launcher.Launch(ctx, spec)
+	run := RunSpec{ID: fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000), Spec: *spec}
+	batch := e.Collector.Expect(run.ID, n)
+	defer e.Collector.Forget(run.ID)
+	run.Spec.Agent.ReportTo = e.ReportURL + "/runs/" + run.ID
+	l, err := e.Launcher.Launch(ctx, run)
 	if err != nil {
 		return nil, fmt.Errorf("starting %d agents: %w", n, err)
 	}
 	defer l.Stop()
 
-	drain := e.Drain
-	if drain <= 0 {
-		drain = 30 * time.Second
-	}
 	// The agents report after warm-up, window and drain, then push
 	// (PushAttempts × PushTimeout at worst).
-	wait := time.Until(spec.StartAt) + req.Warmup + req.Duration + drain + 30*time.Second
+	wait := time.Until(spec.Agent.StartAt) + req.Warmup + req.Duration + spec.Drain + 30*time.Second
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var failed atomic.Pointer[error]
@@ -144,45 +123,36 @@ func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, e
 	return metrics.Merge(runs)
 }
 
-// EngineArgs is the engine command line of req, as every agent runs it
-// (without the agent flags).
-func (e *Executor) EngineArgs(req method.Request) ([]string, error) {
+// NoAgentError is a run with fewer connections than one agent needs.
+type NoAgentError struct{ Concurrency int }
+
+func (e *NoAgentError) Error() string {
+	return fmt.Sprintf("no agent to run with concurrency %d", e.Concurrency)
+}
+
+// ErrNoReferenceCA is a run against the reference target whose CA file the
+// agents are not told.
+var ErrNoReferenceCA = errors.New("the reference target's CA file is not known to the agents")
+
+// Spec is the run of req as its n agents receive it: the method's spec
+// (method.Local.Spec) with files instead of what is in this process's
+// memory (the profiles, the reference target's CA), starting at now +
+// Margin.
+func (e *Executor) Spec(req method.Request, n int) (*runner.Spec, error) {
 	spec, err := e.Local.Spec(req)
 	if err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(spec.Target.URL)
-	if err != nil {
-		return nil, err
-	}
-	args := []string{req.Test.Engine.String(), spec.Target.URL, "--profile", req.Profile.Name}
-	if spec.Target.DUT != "" {
-		args = append(args, "--dut", spec.Target.DUT)
-	}
-	for _, f := range e.ProfileFiles {
-		args = append(args, "--profile-file", f)
-	}
-	args = append(args,
-		"-c", strconv.Itoa(req.Concurrency), "-d", req.Duration.String(), "--warmup", req.Warmup.String(),
-		"--expect-size", strconv.FormatInt(req.ExpectSize, 10))
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	if want := net.JoinHostPort(u.Hostname(), port); spec.Conn.Address != want {
-		host, _, _ := net.SplitHostPort(spec.Conn.Address)
-		args = append(args, "--resolve", u.Hostname()+":"+port+":"+host)
-	}
-	switch {
-	case spec.Target.InsecureSkipVerify:
-		args = append(args, "--insecure")
-	case spec.Target.CAFile != "":
-		args = append(args, "--cacert", spec.Target.CAFile)
-	case spec.Conn.TLS.RootCAs != nil: // the reference target's generated CA
-		if e.ReferenceCA == "" {
-			return nil, errors.New("the reference target's CA file is not known to the agents")
+	spec.ProfileFiles, spec.Profiles, spec.Progress = e.ProfileFiles, nil, nil
+	if spec.Roots != nil {
+		if spec.Target.CAFile == "" { // the reference target's generated CA
+			if e.ReferenceCA == "" {
+				return nil, ErrNoReferenceCA
+			}
+			spec.Target.CAFile = e.ReferenceCA
 		}
-		args = append(args, "--cacert", e.ReferenceCA)
+		spec.Roots = nil
 	}
-	return args, nil
+	spec.Agent = &runner.Agent{Shards: n, StartAt: time.Now().Add(e.Margin), StartTolerance: e.Tolerance}
+	return spec, nil
 }

@@ -72,13 +72,15 @@ func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) 
 func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
 	name := JobName(spec.ID)
 	// The CA and profile files go with the Job, in a ConfigMap.
-	args, files, err := ShipFiles(spec.Args)
+	run := spec.Spec
+	files, err := ShipFiles(&run)
 	if err != nil {
 		return nil, err
 	}
+	a := run.Agent
 	m, err := Manifest(ManifestOptions{
-		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: spec.Agents, Args: args, Files: files,
-		StartAt: spec.StartAt, StartTolerance: spec.Tolerance, ReportTo: spec.ReportTo,
+		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: a.Shards, Run: run, Files: files,
+		StartAt: a.StartAt, StartTolerance: a.StartTolerance, ReportTo: a.ReportTo,
 		CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
 	})
 	if err != nil {

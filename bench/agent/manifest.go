@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,6 +15,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -32,9 +35,13 @@ type ManifestOptions struct {
 	Image string
 	// Agents is N, the number of agents: one pod each, one per node.
 	Agents int
-	// Args is the engine command: "cps" or "throughput", then its flags and
-	// URL, without the agent flags, which Manifest adds.
-	Args []string
+	// Run is the run every agent takes a share of; Manifest sets its Agent
+	// from Agents, StartAt, StartTolerance and ReportTo. Its files (CA,
+	// profiles) are those in the pods: see ShipFiles.
+	Run runner.Spec
+	// Command is the container's arguments, the image's command that reads
+	// the run from the environment (FromEnv). Default ["agent"].
+	Command []string
 	// StartAt is when every agent starts the load. Required.
 	StartAt time.Time
 	// StartTolerance is how late an agent may still start; later, it
@@ -58,9 +65,12 @@ type ManifestOptions struct {
 	NodeSelector map[string]string
 	// Files are shipped to the agents in a ConfigMap (NAME-files) mounted
 	// read-only at ManifestFilesDir: base name → content. ShipFiles makes
-	// them from an engine command's --cacert and --profile-file.
+	// them from a run's CA and profile files.
 	Files map[string][]byte
 }
+
+// ErrNoReportURL is a manifest without a collector to report to.
+var ErrNoReportURL = errors.New("no report URL: every agent's record would be lost with its pod; run tlsbench collect and give its URL")
 
 // ManifestFilesDir is where the agents find the shipped files.
 const ManifestFilesDir = "/etc/tlsbench/files"
@@ -68,11 +78,10 @@ const ManifestFilesDir = "/etc/tlsbench/files"
 // manifestMaxFiles bounds the shipped files (a ConfigMap holds 1 MiB).
 const manifestMaxFiles = 900 << 10
 
-// ShipFiles rewrites the engine command's file arguments (--cacert,
-// --profile-file) to their place in the agents' pods and returns the files
-// to ship with the manifest, read from here.
-func ShipFiles(args []string) ([]string, map[string][]byte, error) {
-	out := append([]string(nil), args...)
+// ShipFiles rewrites the file names of run (its CA file and profile files)
+// to their place in the agents' pods and returns the files to ship with
+// the manifest, read from here.
+func ShipFiles(run *runner.Spec) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	from := map[string]string{} // base name → local path
 	total := 0
@@ -94,37 +103,31 @@ func ShipFiles(args []string) ([]string, map[string][]byte, error) {
 		from[base], files[base] = path, data
 		return ManifestFilesDir + "/" + base, nil
 	}
-	for i := 1; i < len(out); i++ {
-		for _, f := range []string{"--cacert", "--profile-file"} {
-			var err error
-			switch {
-			case out[i] == f && i+1 < len(out):
-				out[i+1], err = ship(out[i+1])
-				i++
-			case strings.HasPrefix(out[i], f+"="):
-				var p string
-				p, err = ship(strings.TrimPrefix(out[i], f+"="))
-				out[i] = f + "=" + p
-			default:
-				continue
-			}
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", f, err)
-			}
-			break
+	var err error
+	if f := run.Target.CAFile; f != "" {
+		if run.Target.CAFile, err = ship(f); err != nil {
+			return nil, fmt.Errorf("cacert: %w", err)
 		}
 	}
+	pf := append([]string(nil), run.ProfileFiles...)
+	for i, f := range pf {
+		if pf[i], err = ship(f); err != nil {
+			return nil, fmt.Errorf("profile file: %w", err)
+		}
+	}
+	run.ProfileFiles = pf
 	if len(files) == 0 {
 		files = nil
 	}
-	return out, files, nil
+	return files, nil
 }
 
 // DefaultManifestOptions returns the defaults of ManifestOptions.
 func DefaultManifestOptions() ManifestOptions {
 	return ManifestOptions{
 		Name:             "tlsbench",
-		StartTolerance:   time.Second,
+		Command:          []string{"agent"},
+		StartTolerance:   runner.DefaultStartTolerance,
 		CPU:              "1",
 		Memory:           "1Gi",
 		ActiveDeadline:   time.Hour,
@@ -147,16 +150,8 @@ const (
 	manifestNonrootID = 65532
 )
 
-// manifestAgentFlags are the flags Manifest adds to the engine command; the
-// command must not set them itself.
-var manifestAgentFlags = []string{"--shard", "--start-at", "--start-tolerance", "--agent", "--report-to"}
-
-// manifestFileFlags write files, which would be lost with the pod (and its
-// root filesystem is read-only): agents push their record (ReportTo).
-var manifestFileFlags = []string{"--json", "--keylog"}
-
 // Manifest returns the YAML of a headless Service and an Indexed Job that
-// run o.Args as o.Agents synchronized agents, one per node, ready for
+// run o.Run as o.Agents synchronized agents, one per node, ready for
 // kubectl apply -f -. It refuses options Kubernetes or the agents would.
 func Manifest(o ManifestOptions) ([]byte, error) {
 	o, err := o.checked()
@@ -173,7 +168,10 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 		// name it as their subdomain (NAME-INDEX.NAME.NAMESPACE.svc).
 		Spec: manifestServiceSpec{ClusterIP: "None", Selector: labels},
 	}
-	args := manifestArgs(o, "$(SHARD_INDEX)", "$(POD_NAME)")
+	run, err := json.Marshal(o.run())
+	if err != nil {
+		return nil, err
+	}
 	resources := map[string]string{"cpu": o.CPU, "memory": o.Memory}
 	var volumes []manifestVolume
 	var mounts []manifestVolumeMount
@@ -225,13 +223,14 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 					Containers: []manifestContainer{{
 						Name:  "agent",
 						Image: o.Image,
-						Args:  args,
-						// Defined before the args use them: Kubernetes
-						// expands $(VAR) only for variables defined in env.
+						Args:  o.Command,
+						// The run as data, the agent's index and name from
+						// the downward API (see FromEnv).
 						Env: []manifestEnv{
-							{Name: "SHARD_INDEX", ValueFrom: manifestEnvSource{FieldRef: manifestFieldRef{
+							{Name: EnvRun, Value: string(run)},
+							{Name: EnvShard, ValueFrom: &manifestEnvSource{FieldRef: manifestFieldRef{
 								FieldPath: "metadata.annotations['" + manifestIndexAnnotation + "']"}}},
-							{Name: "POD_NAME", ValueFrom: manifestEnvSource{FieldRef: manifestFieldRef{
+							{Name: EnvName, ValueFrom: &manifestEnvSource{FieldRef: manifestFieldRef{
 								FieldPath: "metadata.name"}}},
 						},
 						// Requests equal to limits: Guaranteed QoS, no
@@ -275,33 +274,28 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// ManifestAgentArgs returns the command line agent index (0 to N-1) of
-// Manifest(o) runs, with its pod's name taken as NAME-INDEX (Kubernetes
-// adds a random suffix): what the CLI checks before printing a manifest.
-func ManifestAgentArgs(o ManifestOptions, index int) ([]string, error) {
+// ManifestAgentSpec returns the run agent index (0 to N-1) of Manifest(o)
+// makes (FromEnv), its pod's name taken as NAME-INDEX (Kubernetes adds a
+// random suffix): what the CLI checks before printing a manifest.
+func ManifestAgentSpec(o ManifestOptions, index int) (runner.Spec, error) {
 	o, err := o.checked()
 	if err != nil {
-		return nil, err
+		return runner.Spec{}, err
 	}
 	if index < 0 || index >= o.Agents {
-		return nil, fmt.Errorf("agent index %d: want 0 to %d", index, o.Agents-1)
+		return runner.Spec{}, fmt.Errorf("agent index %d: want 0 to %d", index, o.Agents-1)
 	}
-	return manifestArgs(o, strconv.Itoa(index), o.Name+"-"+strconv.Itoa(index)), nil
+	run := o.run()
+	a := *run.Agent
+	a.Shard, a.Name = index, o.Name+"-"+strconv.Itoa(index)
+	return run.ForShard(a)
 }
 
-// manifestArgs returns the container's arguments: the engine command, then the
-// agent flags with the given shard index and agent name.
-func manifestArgs(o ManifestOptions, index, name string) []string {
-	args := append(append([]string{}, o.Args...),
-		"--shard", index+"/"+strconv.Itoa(o.Agents),
-		"--start-at", o.StartAt.UTC().Format(time.RFC3339Nano),
-		"--start-tolerance", o.StartTolerance.String(),
-		"--agent", name,
-		"-q")
-	if o.ReportTo != "" {
-		args = append(args, "--report-to", o.ReportTo)
-	}
-	return args
+// run is o.Run with every agent's share of it.
+func (o ManifestOptions) run() runner.Spec {
+	r := o.Run
+	r.Agent = &runner.Agent{Shards: o.Agents, StartAt: o.StartAt.UTC(), StartTolerance: o.StartTolerance, ReportTo: o.ReportTo}
+	return r
 }
 
 // manifestSeconds rounds d up to whole seconds.
@@ -328,6 +322,9 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	d := DefaultManifestOptions()
 	if o.Name == "" {
 		o.Name = d.Name
+	}
+	if len(o.Command) == 0 {
+		o.Command = d.Command
 	}
 	if o.StartTolerance == 0 {
 		o.StartTolerance = d.StartTolerance
@@ -362,8 +359,8 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	if strings.ContainsFunc(o.Image, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		return o, fmt.Errorf("bad image %q: spaces or control characters", o.Image)
 	}
-	if err := checkManifestArgs(o.Args); err != nil {
-		return o, err
+	if e := o.Run.Engine; e != vocab.EngineCPS && e != vocab.EngineThroughput {
+		return o, fmt.Errorf("engine %q: agents run cps or throughput", e)
 	}
 	if o.StartAt.IsZero() {
 		return o, errors.New("no start time: the agents need one to start together")
@@ -374,7 +371,7 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	if o.ReportTo == "" {
 		// An agent's record is otherwise only in its pod, whose file
 		// system is read-only and goes with it.
-		return o, errors.New("no report URL (--report-to): every agent's record would be lost with its pod; run tlsbench collect and give its URL")
+		return o, ErrNoReportURL
 	}
 	{
 		u, err := url.Parse(o.ReportTo)
@@ -397,34 +394,6 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 		}
 	}
 	return o, nil
-}
-
-// checkManifestArgs checks the engine command as far as the manifest is
-// concerned: the engine, and no flag the manifest sets or that writes a
-// file. The CLI checks the engine's own flags.
-func checkManifestArgs(args []string) error {
-	if len(args) == 0 {
-		return errors.New("no engine command: want cps or throughput, then its URL and flags")
-	}
-	if args[0] != "cps" && args[0] != "throughput" {
-		return fmt.Errorf("engine %q: agents run cps or throughput", args[0])
-	}
-	for _, a := range args[1:] {
-		if a == "--" {
-			return errors.New("the engine command must not contain --: the agent flags follow it")
-		}
-		for _, f := range manifestAgentFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return fmt.Errorf("the engine command sets %s, which the manifest sets for each agent", f)
-			}
-		}
-		for _, f := range manifestFileFlags {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return fmt.Errorf("the engine command sets %s: a file in the pod is lost with it; agents push their record (report-to)", f)
-			}
-		}
-	}
-	return nil
 }
 
 // isManifestZero reports whether a quantity matched by the regexps above is
@@ -521,8 +490,9 @@ type (
 		SecurityContext manifestContainerSecurity `yaml:"securityContext"`
 	}
 	manifestEnv struct {
-		Name      string            `yaml:"name"`
-		ValueFrom manifestEnvSource `yaml:"valueFrom"`
+		Name      string             `yaml:"name"`
+		Value     string             `yaml:"value,omitempty"`
+		ValueFrom *manifestEnvSource `yaml:"valueFrom,omitempty"`
 	}
 	manifestEnvSource struct {
 		FieldRef manifestFieldRef `yaml:"fieldRef"`

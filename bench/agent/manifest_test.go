@@ -1,9 +1,10 @@
 package agent_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,6 +12,9 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -63,13 +67,48 @@ func decodeManifest(t *testing.T, b []byte) (*corev1.Service, *batchv1.Job) {
 	return svc, job
 }
 
+// manifestRun is a run of engine against url.
+func manifestRun(engine vocab.Engine, url string, conc int, d time.Duration) runner.Spec {
+	s := runner.Defaults(engine)
+	s.Target.URL, s.Target.Address, s.Target.ServerName, s.Host = url, "dut:443", "dut", "dut"
+	s.Concurrency, s.Duration = conc, d
+	return s
+}
+
+// agentEnv returns the container's plain variables and those from the
+// downward API (name → field path).
+func agentEnv(t *testing.T, c corev1.Container) (plain, fields map[string]string) {
+	plain, fields = map[string]string{}, map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
+			fields[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		case e.ValueFrom == nil:
+			plain[e.Name] = e.Value
+		default:
+			t.Errorf("env %s is neither a value nor from the downward API", e.Name)
+		}
+	}
+	return plain, fields
+}
+
+// runOf decodes the run spec of the container's environment.
+func runOf(t *testing.T, plain map[string]string) runner.Spec {
+	t.Helper()
+	var r runner.Spec
+	if err := json.Unmarshal([]byte(plain[agent.EnvRun]), &r); err != nil || r.Agent == nil {
+		t.Fatalf("%s %q: %v", agent.EnvRun, plain[agent.EnvRun], err)
+	}
+	return r
+}
+
 func validOptions() agent.ManifestOptions {
 	return agent.ManifestOptions{
 		Name:      "bench-a",
 		Namespace: "lab",
 		Image:     "registry.example/tlsbench:v1",
 		Agents:    4,
-		Args:      []string{"cps", "https://dut:443/1k", "-c", "512", "-d", "60s"},
+		Run:       manifestRun(vocab.EngineCPS, "https://dut:443/1k", 512, 60*time.Second),
 		// Not UTC, with a fraction of a second: written in UTC, fraction kept.
 		StartAt:        time.Date(2026, 11, 30, 16, 0, 0, 250_000_000, time.FixedZone("CET", 3600)),
 		StartTolerance: 2 * time.Second,
@@ -182,49 +221,25 @@ func TestManifestIndexedJob(t *testing.T) {
 	if c.Image != o.Image {
 		t.Errorf("image %q", c.Image)
 	}
-	env := map[string]string{}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil || e.ValueFrom.FieldRef == nil {
-			t.Errorf("env %s is not from the downward API", e.Name)
-			continue
-		}
-		env[e.Name] = e.ValueFrom.FieldRef.FieldPath
+	plain, env := agentEnv(t, c)
+	if got := env[agent.EnvShard]; got != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		t.Errorf("%s from %q", agent.EnvShard, got)
 	}
-	if got := env["SHARD_INDEX"]; got != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
-		t.Errorf("SHARD_INDEX from %q", got)
+	if got := env[agent.EnvName]; got != "metadata.name" {
+		t.Errorf("%s from %q", agent.EnvName, got)
 	}
-	if got := env["POD_NAME"]; got != "metadata.name" {
-		t.Errorf("POD_NAME from %q", got)
+	if !slices.Equal(c.Args, []string{"agent"}) {
+		t.Errorf("args %q, want the agent command", c.Args)
 	}
-	// Kubernetes expands $(VAR) in args only for variables of env; an
-	// undefined one stays literal, and --shard would be refused.
-	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
-	used := 0
-	for _, a := range c.Args {
-		for _, m := range ref.FindAllStringSubmatch(a, -1) {
-			used++
-			if _, ok := env[m[1]]; !ok {
-				t.Errorf("arg %q uses $(%s), which env does not define", a, m[1])
-			}
-		}
+	// The run as data: every agent's share, the start and the collector.
+	run := runOf(t, plain)
+	a := run.Agent
+	if a.Shards != 4 || a.StartTolerance != 2*time.Second || a.ReportTo != "http://10.0.0.9:7070/" || !a.StartAt.Equal(o.StartAt) ||
+		a.StartAt.Format(time.RFC3339Nano) != "2026-11-30T15:00:00.25Z" {
+		t.Errorf("agent share %+v", a)
 	}
-	if used != 2 {
-		t.Errorf("%d variable references in args, want 2 (shard, agent)", used)
-	}
-	wantArgs := append(slices.Clone(o.Args),
-		"--shard", "$(SHARD_INDEX)/4",
-		"--start-at", "2026-11-30T15:00:00.25Z",
-		"--start-tolerance", "2s",
-		"--agent", "$(POD_NAME)",
-		"-q",
-		"--report-to", "http://10.0.0.9:7070/")
-	if !slices.Equal(c.Args, wantArgs) {
-		t.Errorf("args\n%q\nwant\n%q", c.Args, wantArgs)
-	}
-	if i := slices.Index(c.Args, "--start-at"); i >= 0 {
-		if at, err := time.Parse(time.RFC3339Nano, c.Args[i+1]); err != nil || !at.Equal(o.StartAt) {
-			t.Errorf("--start-at %s = %v, %v; want %v", c.Args[i+1], at, err, o.StartAt)
-		}
+	if run.Engine != o.Run.Engine || run.Target.URL != o.Run.Target.URL || run.Concurrency != 512 || run.Duration != time.Minute {
+		t.Errorf("run %+v, want %+v", run, o.Run)
 	}
 	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		req, okr := c.Resources.Requests[r]
@@ -244,30 +259,31 @@ func TestManifestIndexedJob(t *testing.T) {
 		t.Errorf("container security context %+v", sc)
 	}
 
-	// Each agent's command line is the container's, variables expanded.
+	// Each agent's run is the container's, its index and name those of
+	// its pod, its share of the load one quarter.
 	for i := range 4 {
-		line, err := agent.ManifestAgentArgs(o, i)
+		r, err := agent.ManifestAgentSpec(o, i)
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := strconv.Itoa(i)
-		exp := strings.NewReplacer("$(SHARD_INDEX)", n, "$(POD_NAME)", "bench-a-"+n)
-		var want []string
-		for _, a := range c.Args {
-			want = append(want, exp.Replace(a))
+		if r.Agent.Shard != i || r.Agent.Shards != 4 || r.Agent.Name != "bench-a-"+strconv.Itoa(i) || r.Concurrency != 128 {
+			t.Errorf("agent %d runs %+v with concurrency %d", i, r.Agent, r.Concurrency)
 		}
-		if !slices.Equal(line, want) || !slices.Contains(line, n+"/4") {
-			t.Errorf("agent %d runs\n%q\nwant\n%q", i, line, want)
+		from, err := agent.FromEnv(func(v string) string {
+			return map[string]string{agent.EnvRun: plain[agent.EnvRun], agent.EnvShard: strconv.Itoa(i), agent.EnvName: "bench-a-" + strconv.Itoa(i)}[v]
+		})
+		if err != nil || !reflect.DeepEqual(from, r) {
+			t.Errorf("agent %d reads\n%+v (%v)\nwant\n%+v", i, from, err, r)
 		}
 	}
-	if _, err := agent.ManifestAgentArgs(o, 4); err == nil {
+	if _, err := agent.ManifestAgentSpec(o, 4); err == nil {
 		t.Error("agent index 4 of 4 accepted")
 	}
 }
 
 func TestManifestDefaults(t *testing.T) {
 	o := agent.ManifestOptions{
-		Image: "tlsbench:dev", Agents: 1, Args: []string{"throughput", "https://dut/1m"},
+		Image: "tlsbench:dev", Agents: 1, Run: manifestRun(vocab.EngineThroughput, "https://dut/1m", 8, 10*time.Second),
 		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), ReportTo: "http://collector:7070/",
 	}
 	b, err := agent.Manifest(o)
@@ -286,11 +302,9 @@ func TestManifestDefaults(t *testing.T) {
 	if d := *job.Spec.ActiveDeadlineSeconds; d != 3600 {
 		t.Errorf("activeDeadlineSeconds %d", d)
 	}
-	if i := slices.Index(c.Args, "--report-to"); i < 0 || i+1 >= len(c.Args) || c.Args[i+1] != o.ReportTo {
-		t.Errorf("args %q: want --report-to %s", c.Args, o.ReportTo)
-	}
-	if !slices.Contains(c.Args, "2026-11-30T15:00:00Z") || !slices.Contains(c.Args, "1s") || !slices.Contains(c.Args, "$(SHARD_INDEX)/1") {
-		t.Errorf("args %q", c.Args)
+	plain, _ := agentEnv(t, c)
+	if a := runOf(t, plain).Agent; a.ReportTo != o.ReportTo || a.StartAt.Format(time.RFC3339Nano) != "2026-11-30T15:00:00Z" || a.StartTolerance != time.Second || a.Shards != 1 {
+		t.Errorf("agent share %+v", a)
 	}
 	if len(job.Spec.Template.Spec.NodeSelector) != 0 {
 		t.Errorf("nodeSelector %v", job.Spec.Template.Spec.NodeSelector)
@@ -366,19 +380,11 @@ func TestManifestRefuses(t *testing.T) {
 		{func(o *agent.ManifestOptions) { o.Namespace = "Lab" }, "bad namespace"},
 		{func(o *agent.ManifestOptions) { o.Image = "" }, "image"},
 		{func(o *agent.ManifestOptions) { o.Image = "tlsbench v1" }, "bad image"},
-		{func(o *agent.ManifestOptions) { o.Args = nil }, "no engine command"},
-		{func(o *agent.ManifestOptions) { o.Args = []string{"serve"} }, `engine "serve"`},
-		{func(o *agent.ManifestOptions) { o.Args = []string{"https://dut/"} }, "engine"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--shard", "0/2") }, "--shard"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--start-at=2026-11-30T15:00:00Z") }, "--start-at"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--start-tolerance", "5s") }, "--start-tolerance"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--agent", "x") }, "--agent"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--report-to", "http://c/") }, "--report-to"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--json", "r.json") }, "--json"},
-		{func(o *agent.ManifestOptions) { o.Args = append(o.Args, "--", "https://dut/") }, "--"},
+		{func(o *agent.ManifestOptions) { o.Run.Engine = "" }, `engine ""`},
+		{func(o *agent.ManifestOptions) { o.Run.Engine = "serve" }, `engine "serve"`},
 		{func(o *agent.ManifestOptions) { o.StartAt = time.Time{} }, "start time"},
 		{func(o *agent.ManifestOptions) { o.StartTolerance = -time.Second }, "tolerance"},
-		{func(o *agent.ManifestOptions) { o.ReportTo = "" }, "no report URL (--report-to): every agent's record would be lost"},
+		{func(o *agent.ManifestOptions) { o.ReportTo = "" }, "no report URL: every agent's record would be lost"},
 		{func(o *agent.ManifestOptions) { o.ReportTo = "ftp://c/" }, "bad report URL"},
 		{func(o *agent.ManifestOptions) { o.ReportTo = "collector:7070" }, "bad report URL"},
 		{func(o *agent.ManifestOptions) { o.CPU = "1Gi" }, "CPU quantity"},
@@ -404,8 +410,8 @@ func TestManifestRefuses(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("error %q: want one line naming %q", err, tc.want)
 		}
-		if _, err2 := agent.ManifestAgentArgs(o, 0); err2 == nil || err2.Error() != err.Error() {
-			t.Errorf("ManifestAgentArgs: %v, Manifest: %v", err2, err)
+		if _, err2 := agent.ManifestAgentSpec(o, 0); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("ManifestAgentSpec: %v, Manifest: %v", err2, err)
 		}
 	}
 	o := validOptions()
@@ -475,24 +481,25 @@ func TestManifestNodeSelector(t *testing.T) {
 	}
 }
 
-// TestManifestShipsFiles: --cacert and --profile-file are read here and
-// shipped in a ConfigMap that the pods mount where the rewritten arguments
-// point.
+// TestManifestShipsFiles: a run's CA and profile files are read here and
+// shipped in a ConfigMap that the pods mount where the rewritten run
+// points.
 func TestManifestShipsFiles(t *testing.T) {
 	dir := t.TempDir()
 	ca, prof := filepath.Join(dir, "lab-ca.pem"), filepath.Join(dir, "mine.yaml")
 	os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644)
 	os.WriteFile(prof, []byte("profiles: []\n"), 0o644)
-	args, files, err := agent.ShipFiles([]string{"cps", "https://dut/", "--cacert", ca, "--profile-file=" + prof, "-c", "8"})
+	run := manifestRun(vocab.EngineCPS, "https://dut/", 8, time.Second)
+	run.Target.CAFile, run.ProfileFiles = ca, []string{prof}
+	files, err := agent.ShipFiles(&run)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"cps", "https://dut/", "--cacert", agent.ManifestFilesDir + "/lab-ca.pem", "--profile-file=" + agent.ManifestFilesDir + "/mine.yaml", "-c", "8"}
-	if !slices.Equal(args, want) || len(files) != 2 {
-		t.Fatalf("ShipFiles = %q, %d files; want %q", args, len(files), want)
+	if run.Target.CAFile != agent.ManifestFilesDir+"/lab-ca.pem" || !slices.Equal(run.ProfileFiles, []string{agent.ManifestFilesDir + "/mine.yaml"}) || len(files) != 2 {
+		t.Fatalf("ShipFiles: cacert %s, profile files %q, %d files", run.Target.CAFile, run.ProfileFiles, len(files))
 	}
 	o := validOptions()
-	o.Args, o.Files = args, files
+	o.Run, o.Files = run, files
 	b, err := agent.Manifest(o)
 	if err != nil {
 		t.Fatal(err)
@@ -544,10 +551,11 @@ func TestManifestShipsFiles(t *testing.T) {
 	other := filepath.Join(dir, "sub")
 	os.MkdirAll(other, 0o755)
 	os.WriteFile(filepath.Join(other, "lab-ca.pem"), []byte("x"), 0o644)
-	if _, _, err := agent.ShipFiles([]string{"cps", "--cacert", ca, "--profile-file", filepath.Join(other, "lab-ca.pem")}); err == nil || !strings.Contains(err.Error(), "same name") {
+	two := runner.Spec{Target: metrics.Target{CAFile: ca}, ProfileFiles: []string{filepath.Join(other, "lab-ca.pem")}}
+	if _, err := agent.ShipFiles(&two); err == nil || !strings.Contains(err.Error(), "same name") {
 		t.Errorf("two files named lab-ca.pem: err = %v", err)
 	}
-	if _, _, err := agent.ShipFiles([]string{"cps", "--cacert", filepath.Join(dir, "none.pem")}); err == nil {
+	if _, err := agent.ShipFiles(&runner.Spec{Target: metrics.Target{CAFile: filepath.Join(dir, "none.pem")}}); err == nil {
 		t.Error("a missing file was shipped")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -11,11 +12,13 @@ import (
 	"time"
 )
 
-// Processes launches the agents as local processes of the tlsbench binary:
-// the whole distributed path (start-at, shards, push, merge) on one
-// machine, and a way to use every core of a big generator.
+// Processes launches the agents as local processes: the whole distributed
+// path (start-at, shards, push, merge) on one machine, and a way to use
+// every core of a big generator. Each agent is Command with the run in its
+// environment (RunSpec.Env; the agent reads it with FromEnv).
 type Processes struct {
-	// Command is the tlsbench binary (and any leading arguments).
+	// Command is the agent's command line (the tlsbench binary and its
+	// agent command).
 	Command []string
 	// Env is the agents' environment (nil: this process's).
 	Env []string
@@ -29,7 +32,7 @@ func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error)
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("no agent command")
 	}
-	failed := make(chan error, spec.Agents)
+	failed := make(chan error, spec.Agents())
 	var cmds []*exec.Cmd
 	var wg sync.WaitGroup
 	stop := func() {
@@ -47,14 +50,23 @@ func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error)
 			<-done
 		}
 	}
-	for i := range spec.Agents {
+	env := p.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	for i := range spec.Agents() {
 		name := fmt.Sprintf("%s-agent-%d", spec.ID, i)
-		argv := append(append([]string(nil), p.Command...), spec.AgentArgs(i, name)...)
+		vars, err := spec.Env(i, name)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		argv := append([]string(nil), p.Command...)
 		if p.Wrap != nil {
 			argv = p.Wrap(i, argv)
 		}
 		c := exec.Command(argv[0], argv[1:]...)
-		c.Env = p.Env
+		c.Env = append(append([]string(nil), env...), vars...)
 		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		var out tailBuffer
 		c.Stdout, c.Stderr = &out, &out

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/stats"
 )
 
@@ -39,9 +39,11 @@ var ErrInterrupted = errors.New("impact study interrupted")
 // interleaved (baseline, candidate, baseline, …) for Rounds rounds so that
 // drift hits both sides alike.
 type Study struct {
-	Baseline, Candidate *job.Spec
+	Baseline, Candidate *runner.Spec
 	Rounds              int
 	Cooldown            time.Duration
+	// Run makes one run; default runner.Execute.
+	Run func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -67,17 +69,21 @@ type Runs struct {
 // Do runs the rounds. Cancelling ctx stops after the run in progress; the
 // rounds done so far are returned with ErrInterrupted.
 func (im *Study) Do(ctx context.Context) (*Runs, error) {
+	run := im.Run
+	if run == nil {
+		run = runner.Execute
+	}
 	out := &Runs{}
 	for round := 1; round <= im.Rounds; round++ {
 		for _, side := range []struct {
 			name string
-			spec *job.Spec
+			spec *runner.Spec
 			runs *[]*metrics.Run
 		}{{BaselineSide, im.Baseline, &out.Baseline}, {CandidateSide, im.Candidate, &out.Candidate}} {
 			if ctx.Err() != nil {
 				return out, ErrInterrupted
 			}
-			r, err := job.Run(context.WithoutCancel(ctx), side.spec)
+			r, err := run(context.WithoutCancel(ctx), side.spec)
 			if err != nil {
 				return out, fmt.Errorf("%s, round %d: %w", side.name, round, err)
 			}

@@ -7,13 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
@@ -33,14 +31,11 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 		t.Fatal(err)
 	}
 	defer tg.Close()
-	spec := &job.Spec{
-		Engine: vocab.EngineCPS,
-		Conn: tlsconn.Config{Profile: p, Address: tg.Listeners[0].Addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
-			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}},
-		Request: tlsconn.Request{Path: "/1k", Host: "localhost", ExpectSize: 1024, ReadTimeout: 10 * time.Second},
-		Load:    bench.Config{Concurrency: conc, Rate: rate, Duration: time.Second, Drain: 10 * time.Second},
-	}
-	r, err := job.Run(context.Background(), spec)
+	spec := runner.Defaults(vocab.EngineCPS)
+	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
+	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
+	spec.Concurrency, spec.Rate, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = conc, rate, time.Second, 0, 10*time.Second, 0
+	r, err := runner.Execute(context.Background(), &spec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,11 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -44,13 +42,16 @@ type Executor interface {
 	Resumption(ctx context.Context, req Request) (bool, error)
 }
 
-// Local makes runs in this process with bench/job.
+// Local makes runs in this process with bench/runner.
 type Local struct {
 	Tool      metrics.Tool
 	UserAgent string
 	// Reference resolves the base URL and CA pool of a DUT whose URL is
 	// Reference, per profile.
 	Reference func(profile string) (base string, roots *x509.CertPool, err error)
+	// Profiles, if set, is where the runs' profiles are looked up (the
+	// built-in ones otherwise).
+	Profiles *profiles.Set
 
 	mu    sync.Mutex
 	pools map[string]*x509.CertPool
@@ -64,7 +65,7 @@ func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return job.Run(ctx, spec)
+	return runner.Execute(ctx, spec)
 }
 
 // Resumption implements Executor.
@@ -73,12 +74,12 @@ func (l *Local) Resumption(ctx context.Context, req Request) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return tlsconn.ProbeResumption(ctx, spec.Conn, spec.Host, spec.Path)
+	return runner.ProbeResumption(ctx, spec)
 }
 
 // Spec turns a request into a run specification: the DUT's endpoint for the
 // profile, the test's path, verification as the plan says.
-func (l *Local) Spec(req Request) (*job.Spec, error) {
+func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	d := req.DUT
 	base := d.URL
 	if e, ok := d.Endpoints[req.Profile.Name]; ok {
@@ -98,11 +99,11 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 	}
-	path := req.Test.Path
-	if path == "" {
-		path = vocab.Engine(req.Test.Engine).DefaultPath()
+	spec := runner.Defaults(req.Test.Engine)
+	if req.Test.Path != "" {
+		spec.Path = req.Test.Path
 	}
-	path = strings.TrimSuffix(u.EscapedPath(), "/") + path
+	spec.Path = strings.TrimSuffix(u.EscapedPath(), "/") + spec.Path
 	port := u.Port()
 	if port == "" {
 		port = "443"
@@ -116,31 +117,25 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 			return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 		}
 	}
-	conn := tlsconn.Config{
-		Profile: req.Profile, Address: addr,
-		TLS:            profiles.ClientOptions{ServerName: u.Hostname(), RootCAs: roots, InsecureSkipVerify: d.Insecure},
-		ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
-	}
 	full := *u
 	full.Path, full.RawPath = "", ""
-	return &job.Spec{
-		Engine: req.Test.Engine, Conn: conn,
-		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
-		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress, AbortAfter: bench.DefaultAbortAfter},
-		Target: metrics.Target{
-			DUT: d.Name, URL: full.String() + path, Address: addr, ServerName: u.Hostname(),
-			InsecureSkipVerify: d.Insecure, CAFile: d.CACert,
-		},
-		Tool: l.Tool,
-		Config: struct {
-			Phase       vocab.MethodPhase `json:"phase"`
-			DUT         string            `json:"dut"`
-			Concurrency int               `json:"concurrency"`
-			Duration    string            `json:"duration"`
-			Warmup      string            `json:"warmup"`
-			ExpectSize  int64             `json:"expect_size"`
-		}{req.Phase, d.Name, req.Concurrency, req.Duration.String(), req.Warmup.String(), req.ExpectSize},
-	}, nil
+	spec.Profile, spec.Profiles, spec.Roots = req.Profile.Name, l.Profiles, roots
+	spec.Target = metrics.Target{
+		DUT: d.Name, URL: full.String() + spec.Path, Address: addr, ServerName: u.Hostname(),
+		InsecureSkipVerify: d.Insecure, CAFile: d.CACert,
+	}
+	spec.Host, spec.ExpectSize, spec.UserAgent = u.Host, req.ExpectSize, l.UserAgent
+	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
+	spec.Tool = l.Tool
+	spec.Config = runner.Echo(struct {
+		Phase       vocab.MethodPhase `json:"phase"`
+		DUT         string            `json:"dut"`
+		Concurrency int               `json:"concurrency"`
+		Duration    string            `json:"duration"`
+		Warmup      string            `json:"warmup"`
+		ExpectSize  int64             `json:"expect_size"`
+	}{req.Phase, d.Name, req.Concurrency, req.Duration.String(), req.Warmup.String(), req.ExpectSize})
+	return &spec, nil
 }
 
 func (l *Local) pool(file string) (*x509.CertPool, error) {

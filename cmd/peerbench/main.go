@@ -29,7 +29,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // Exit codes.
@@ -279,7 +279,7 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	}
 	rep := &report{
 		Started: time.Now(), Engines: o.engines, Reps: o.reps, Duration: o.duration.String(),
-		Host: job.HostInfo(), Tools: toolVersions(ctx, o),
+		Host: runner.HostInfo(), Tools: toolVersions(ctx, o),
 	}
 	if o.wants("cps") {
 		rep.Concurrency = o.concurrency

@@ -12,10 +12,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 
@@ -58,21 +56,16 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	if !ca.AppendCertsFromPEM(pem) {
 		return nil, fmt.Errorf("%s: no certificate", o.ca)
 	}
-	spec := &job.Spec{
-		Engine: vocab.Engine(o.engines[0]),
-		Conn: tlsconn.Config{
-			Profile: p, Address: o.addr, Sources: sourceIPs(o.sources),
-			ConnectTimeout: o.deadline, HandshakeTimeout: o.deadline,
-			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca},
-		},
-		Request: tlsconn.Request{Host: "localhost", Path: vocab.Engine(o.engines[0]).DefaultPath(), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
-		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
-		Tool:    metrics.Tool{Name: "tlsbench-scale", GoVersion: runtime.Version()},
-		Agent:   &metrics.Agent{Name: fmt.Sprintf("scale-%d", o.shard), Shard: o.shard, Shards: o.shards},
-	}
+	spec := runner.Defaults(vocab.Engine(o.engines[0]))
+	spec.Profile, spec.Target = p.Name, metrics.Target{Address: o.addr, ServerName: "localhost"}
+	spec.Sources, spec.Roots, spec.Host, spec.UserAgent = sourceIPs(o.sources), ca, "localhost", "tlsbench-scale"
+	spec.ConnectTimeout, spec.HandshakeTimeout, spec.ReadTimeout = o.deadline, o.deadline, o.deadline
+	spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = o.conns, o.duration, o.warmup, 3*o.deadline, 0
+	spec.Tool = metrics.Tool{Name: "tlsbench-scale", GoVersion: runtime.Version()}
+	spec.Agent = &runner.Agent{Name: fmt.Sprintf("scale-%d", o.shard), Shard: o.shard, Shards: o.shards}
 	if spec.Engine == vocab.EngineThroughput {
-		spec.Request.Path = o.path
-		spec.Load.Rate = o.rate
+		spec.Path = o.path
+		spec.Rate = o.rate
 	}
 	runtime.GC()
 	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
@@ -92,7 +85,7 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 		defer pprof.StopCPUProfile()
 	}
 	mem := watchMemory(prof)
-	g.Run, err = job.Run(ctx, spec)
+	g.Run, err = runner.Execute(ctx, &spec)
 	mem.stop(&g.Memory)
 	if err != nil {
 		return nil, err

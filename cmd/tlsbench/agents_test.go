@@ -130,7 +130,7 @@ func TestProcessesExecutor(t *testing.T) {
 	}
 	e := &agent.Executor{
 		Local:    &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/test"},
-		Launcher: &agent.Processes{Command: []string{self}, Env: append(os.Environ(), childEnv+"=1")},
+		Launcher: &agent.Processes{Command: []string{self, "agent"}, Env: append(os.Environ(), childEnv+"=1")},
 		Agents:   4, Margin: 3 * time.Second, Tolerance: time.Second, Collector: coll, ReportURL: url,
 	}
 	req := agentRequest(p, l, ca, 8)
@@ -334,7 +334,8 @@ func fakeApply(dir string) int {
 							Args []string `yaml:"args"`
 							Env  []struct {
 								Name      string `yaml:"name"`
-								ValueFrom struct {
+								Value     string `yaml:"value"`
+								ValueFrom *struct {
 									FieldRef struct {
 										FieldPath string `yaml:"fieldPath"`
 									} `yaml:"fieldRef"`
@@ -373,30 +374,29 @@ func fakeApply(dir string) int {
 		var pids []string
 		for i := range doc.Spec.Completions {
 			pod := fmt.Sprintf("%s-%d-x7k2p", name, i)
-			vars := map[string]string{}
+			// The downward API and the plain values, the mounted ConfigMap
+			// where the manifest points.
+			mount := strings.NewReplacer(agent.ManifestFilesDir, filepath.Join(dir, "volumes", name+"-files"))
+			var env []string
 			for _, e := range c.Env {
-				switch e.ValueFrom.FieldRef.FieldPath {
-				case "metadata.annotations['batch.kubernetes.io/job-completion-index']":
-					vars[e.Name] = strconv.Itoa(i)
-				case "metadata.name":
-					vars[e.Name] = pod
+				v := mount.Replace(e.Value)
+				if e.ValueFrom != nil {
+					switch e.ValueFrom.FieldRef.FieldPath {
+					case "metadata.annotations['batch.kubernetes.io/job-completion-index']":
+						v = strconv.Itoa(i)
+					case "metadata.name":
+						v = pod
+					}
 				}
+				env = append(env, e.Name+"="+v)
 			}
-			argv := make([]string, len(c.Args))
-			for j, a := range c.Args {
-				for k, v := range vars {
-					a = strings.ReplaceAll(a, "$("+k+")", v)
-				}
-				// The mounted ConfigMap.
-				a = strings.ReplaceAll(a, agent.ManifestFilesDir, filepath.Join(dir, "volumes", name+"-files"))
-				argv[j] = a
-			}
+			argv := c.Args
 			// The "kubelet": a pod whose agent exits non-zero counts as
 			// failed. Each pod is a process group, killed as one by delete.
 			out, _ := os.Create(filepath.Join(dir, pod+".log"))
 			script := `"$0" "$@" || echo ` + pod + ` >> ` + filepath.Join(dir, name+".failed")
 			cmd := exec.Command("sh", append([]string{"-c", script, self}, argv...)...)
-			cmd.Env = append(os.Environ(), childEnv+"=1", fakeKubectlEnv+"=")
+			cmd.Env = append(append(os.Environ(), childEnv+"=1", fakeKubectlEnv+"="), env...)
 			cmd.Stdout, cmd.Stderr = out, out
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 			if err := cmd.Start(); err != nil {
@@ -419,6 +419,24 @@ func freePort(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// waitListening returns once addr accepts connections: the collector
+// started there is ready for the agents' records.
+func waitListening(t *testing.T, addr string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing listens on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // TestCollect: `collect` merges the records of agents started by hand with
@@ -449,7 +467,7 @@ func TestCollect(t *testing.T) {
 				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"))
 			done <- result{code, so, se}
 		}()
-		time.Sleep(200 * time.Millisecond) // the collector listens
+		waitListening(t, addr)
 		before := l.Stats()
 		start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 		errs := make(chan string, tc.agents)

@@ -9,11 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/analysis"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
@@ -26,7 +24,25 @@ Measures, on this machine, what the generator pays per full handshake and per
 GB of payload for each profile, against the reference target running as a
 separate process, and says how many generator cores a CPS or Gbps goal needs.`
 
+// calibrateCmd is a calibrate command line, parsed and checked.
+type calibrateCmd struct {
+	set               *profiles.Set
+	ps                []*profiles.Profile
+	names, files      []string
+	dur               time.Duration
+	cpsGoal, gbpsGoal float64
+}
+
 func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseCalibrate(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseCalibrate parses and checks a calibrate command line.
+func parseCalibrate(args []string, stdout io.Writer) (*calibrateCmd, error) {
 	fs := newFlags("calibrate")
 	names := fs.StringArray("profile", nil, "profile `NAME` (repeatable; default the three seed profiles)")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
@@ -34,17 +50,17 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	cpsGoal := fs.Float64("cps", 0, "a CPS `GOAL` to size (e.g. 105000)")
 	gbpsGoal := fs.Float64("gbps", 0, "a throughput `GOAL` in Gbps to size (e.g. 53)")
 	if err := parseFlags(fs, calibrateUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
 	if *dur <= 0 {
-		return usagef("--duration must be positive, got %s", *dur)
+		return nil, usagef("--duration must be positive, got %s", *dur)
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(*names) == 0 {
 		*names = append([]string(nil), profiles.SeedProfiles...)
@@ -53,21 +69,27 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, n := range *names {
 		p, err := set.Get(n)
 		if err != nil {
-			return usagef("%s", err)
+			return nil, usagef("%s", err)
 		}
 		ps = append(ps, p)
 	}
+	return &calibrateCmd{set: set, ps: ps, names: *names, files: *files, dur: *dur, cpsGoal: *cpsGoal, gbpsGoal: *gbpsGoal}, nil
+}
+
+// run measures the generator's costs against the reference target.
+func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	set, ps := c.set, c.ps
 	dir, err := os.MkdirTemp("", "tlsbench-calibrate")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ref, err := startReference(ctx, dir, *files, *names)
+	ref, err := startReference(ctx, dir, c.files, c.names)
 	if err != nil {
 		return err
 	}
 	defer ref.stop()
-	fmt.Fprintf(stderr, "tlsbench calibrate: reference target started as process %d; %s per measurement\n", ref.cmd.Process.Pid, *dur)
+	fmt.Fprintf(stderr, "tlsbench calibrate: reference target started as process %d; %s per measurement\n", ref.cmd.Process.Pid, c.dur)
 
 	type row struct {
 		p         *profiles.Profile
@@ -92,15 +114,12 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			spec := &job.Spec{
-				Engine: engine,
-				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
-					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
-				Request: tlsconn.Request{Host: ep.HostHeader, Path: vocab.Engine(engine).DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
-				Load:    bench.Config{Concurrency: map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine], Duration: *dur, Warmup: time.Second, AbortAfter: bench.DefaultAbortAfter},
-				Tool:    toolInfo(),
-			}
-			run, err := job.Run(ctx, spec)
+			spec := runner.Defaults(engine)
+			spec.Profile, spec.Profiles, spec.Roots, spec.Tool = p.Name, set, roots, toolInfo()
+			spec.Target = metrics.Target{Address: ep.Address, ServerName: ep.ServerName}
+			spec.Host, spec.UserAgent = ep.HostHeader, "tlsbench/"+version
+			spec.Concurrency, spec.Duration, spec.Warmup = map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine], c.dur, time.Second
+			run, err := runner.Execute(ctx, &spec)
 			if err != nil {
 				return err
 			}
@@ -124,11 +143,11 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	tw.Flush()
 	for _, r := range rows {
-		if *cpsGoal > 0 {
-			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n", reports.FormatCPS(*cpsGoal), r.p.Name, *cpsGoal*r.usPerTxn/1e6)
+		if c.cpsGoal > 0 {
+			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n", reports.FormatCPS(c.cpsGoal), r.p.Name, c.cpsGoal*r.usPerTxn/1e6)
 		}
-		if *gbpsGoal > 0 {
-			fmt.Fprintf(stdout, "%s of %s needs ≈ %.0f cores of this machine\n", reports.FormatGbps(*gbpsGoal), r.p.Name, *gbpsGoal*r.sPerGB/8)
+		if c.gbpsGoal > 0 {
+			fmt.Fprintf(stdout, "%s of %s needs ≈ %.0f cores of this machine\n", reports.FormatGbps(c.gbpsGoal), r.p.Name, c.gbpsGoal*r.sPerGB/8)
 		}
 	}
 	fmt.Fprintln(stdout, strings.TrimSpace(`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 
+	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
@@ -23,8 +24,15 @@ With several --profile flags the runs follow one another and one table ends
 the output.`
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	spec, fs, lf := cpsCommand(stderr)
+	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+}
+
+// cpsCommand is the cps command's flags and engine; stderr takes its
+// warnings and advice.
+func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("cps")
-	lf := addLoadFlags(fs, 32, "connections")
+	lf := addLoadFlags(fs, vocab.EngineCPS, 0, "connections")
 	lf.addDUTFlag(fs)
 	spec := engineSpec{
 		name: vocab.EngineCPS,
@@ -34,7 +42,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		table: func(w io.Writer, runs []*metrics.Run) {
 			reports.CPSTable(runs).Text(w)
 			for _, r := range runs {
-				if msg := cps.TimeoutAdvice(r, *lf.handshakeTO, *lf.readTO); msg != "" {
+				if msg := cps.TimeoutAdvice(r, lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
 					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, msg)
 				}
 			}
@@ -44,10 +52,10 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// cannot suffice (memory and descriptors are checked by checkCapacity,
 	// the other flags before this).
 	spec.check = func() error {
-		if msg := cps.DeadlineAdvice(*lf.conc, runtime.GOMAXPROCS(0), *lf.handshakeTO, *lf.readTO); msg != "" {
+		if msg := cps.DeadlineAdvice(lf.spec.Concurrency, runtime.GOMAXPROCS(0), lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
 			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
 		}
 		return nil
 	}
-	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+	return spec, fs, lf
 }

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/impact"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/stats"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -37,9 +37,30 @@ Users open a new connection per request (Siege's default) or, with
 --keepalive, keep it. --baseline-dut and --candidate-dut name the two
 devices in the rounds' records (--json), as --dut does for cps.`
 
+// impactCmd is an impact command line, parsed and checked.
+type impactCmd struct {
+	specs    []*runner.Spec // baseline, candidate
+	lf       *loadFlags
+	set      *profiles.Set
+	rounds   int
+	cooldown time.Duration
+	format   string
+	bound    float64
+}
+
 func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseImpact(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseImpact parses and checks an impact command line (its --urls file
+// read, its --json path checked).
+func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	fs := newFlags("impact")
-	lf := addLoadFlags(fs, 25, "requests")
+	lf := addLoadFlags(fs, vocab.EngineCPS, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
 	candidate := fs.String("candidate", "", "candidate `URL` (https)")
 	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records (report and compare group by it)")
@@ -52,124 +73,126 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
 	bound := fs.Float64("equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± this is no difference (equivalent)")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q (the URLs go with --baseline and --candidate)", fs.Args())
+		return nil, usagef("unexpected arguments %q (the URLs go with --baseline and --candidate)", fs.Args())
 	}
 	if *baseline == "" || *candidate == "" {
-		return usagef("--baseline URL and --candidate URL are both required")
+		return nil, usagef("--baseline URL and --candidate URL are both required")
 	}
 	for _, d := range []struct{ flag, name string }{{"--baseline-dut", *baselineDUT}, {"--candidate-dut", *candidateDUT}} {
 		if err := checkDUTName(d.flag, d.name); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if *baselineDUT != "" && *baselineDUT == *candidateDUT {
-		return usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
+		return nil, usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
 	}
 	if *rounds < 1 {
-		return usagef("--rounds must be at least 1, got %d", *rounds)
+		return nil, usagef("--rounds must be at least 1, got %d", *rounds)
 	}
 	if !(*bound > 0 && *bound < 100) {
-		return usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
+		return nil, usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
 	}
-	if *lf.rate > 0 {
-		return usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
+	if lf.spec.Rate > 0 {
+		return nil, usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
 	}
-	if len(*lf.names) > 1 {
-		return usagef("one --profile at most: an impact study compares two targets, not profiles")
+	if len(lf.names) > 1 {
+		return nil, usagef("one --profile at most: an impact study compares two targets, not profiles")
 	}
 	switch *format {
 	case "text", "md", "json", "html":
 	default:
-		return usagef("unknown --format %q (text, md, json or html)", *format)
+		return nil, usagef("unknown --format %q (text, md, json or html)", *format)
 	}
 	ls, err := lf.resolve()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if err := checkOutputs([2]string{"--json", *lf.jsonOut}); err != nil {
-		return err
-	}
-	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
-	if *lf.jsonOut == stdoutName {
-		reportW = stderr
+	if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
+		return nil, err
 	}
 	engine := vocab.EngineCPS
 	if *keepalive {
 		engine = vocab.EngineThroughput
 	}
-	if err := checkCapacity(engine, ls.engine.Concurrency); err != nil {
-		return err
+	if err := checkCapacity(engine, ls.spec.Concurrency); err != nil {
+		return nil, err
 	}
 	var paths []string
 	if *urlsFile != "" {
 		if paths, err = readURLs(*urlsFile); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	p := ls.profiles[0]
-	specs := make([]*job.Spec, 2)
+	specs := make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
-		ep, err := parseTarget(raw, *lf.resolves, *lf.sni, "/")
+		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {
-			return err
+			return nil, err
 		}
-		specs[i] = &job.Spec{
-			Engine: engine, Conn: lf.connConfig(ls, p, ep),
-			Request: tlsconn.Request{
-				Host: ep.HostHeader, Path: ep.Path, Paths: paths, RandomPath: *random, Headers: ls.headers,
-				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
-			},
-			Load: ls.engine, Tool: toolInfo(),
-			Target: metrics.Target{DUT: []string{*baselineDUT, *candidateDUT}[i], URL: ep.URL.String(), Address: ep.Address, ServerName: ep.ServerName,
-				InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile},
-			Config: struct {
-				Side      string   `json:"side"`
-				Rounds    int      `json:"rounds"`
-				Keepalive bool     `json:"keepalive"`
-				Headers   []string `json:"headers,omitempty"`
-				URLs      []string `json:"urls,omitempty"`
-				Random    bool     `json:"random,omitempty"`
-			}{[]string{impact.BaselineSide, impact.CandidateSide}[i], *rounds, *keepalive, *lf.headers, paths, *random},
+		spec := ls.spec
+		spec.Engine, spec.Profile, spec.Paths, spec.RandomPath = engine, p.Name, paths, *random
+		spec.Host, spec.Path = ep.HostHeader, ep.Path
+		spec.Target.DUT, spec.Target.URL = []string{*baselineDUT, *candidateDUT}[i], ep.URL.String()
+		spec.Target.Address, spec.Target.ServerName = ep.Address, ep.ServerName
+		spec.Config = runner.Echo(struct {
+			Side      string   `json:"side"`
+			Rounds    int      `json:"rounds"`
+			Keepalive bool     `json:"keepalive"`
+			Headers   []string `json:"headers,omitempty"`
+			URLs      []string `json:"urls,omitempty"`
+			Random    bool     `json:"random,omitempty"`
+		}{[]string{impact.BaselineSide, impact.CandidateSide}[i], *rounds, *keepalive, lf.headers, paths, *random})
+		specs[i] = &spec
+		if _, err := runner.NewOp(specs[i]); err != nil {
+			return nil, usagef("%v", err)
 		}
-		if _, err := job.NewOp(specs[i]); err != nil {
-			return usagef("%v", err)
-		}
+	}
+	return &impactCmd{specs: specs, lf: lf, set: ls.set, rounds: *rounds, cooldown: *cooldown, format: *format, bound: *bound}, nil
+}
+
+// run makes the study and writes its report.
+func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	specs, lf := c.specs, c.lf
+	reportW := stdout // with --json -, the record is stdout and the report goes to stderr
+	if lf.jsonOut == stdoutName {
+		reportW = stderr
 	}
 	// One transaction per side, exactly as the load makes them, before
 	// any round: a mistake on either side costs one connection.
 	for _, spec := range specs {
-		pf, err := job.Preflight(ctx, spec)
+		pf, err := runner.Preflight(ctx, spec)
 		if err != nil {
 			return err
 		}
 		if !pf.OK {
-			return noSuccess(&metrics.Run{Profile: p.Name, Target: spec.Target, Preflight: pf}, ls.set)
+			return noSuccess(&metrics.Run{Profile: spec.Profile, Target: spec.Target, Preflight: pf}, c.set)
 		}
 	}
 	for i, side := range []string{impact.BaselineSide, impact.CandidateSide} {
-		specs[i].Load.Progress = statusLine(stderr, side, *lf.quiet, *lf.warmup, func(s metrics.Second) string {
+		specs[i].Progress = statusLine(stderr, side, lf.quiet, lf.spec.Warmup, func(s metrics.Second) string {
 			return fmt.Sprintf("%6d trans/s  %d errors  mean %s", s.Transactions, s.Errors, reports.Micros(s.TotalMean))
 		})
 	}
 	im := &impact.Study{
-		Baseline: specs[0], Candidate: specs[1], Rounds: *rounds, Cooldown: *cooldown,
+		Baseline: specs[0], Candidate: specs[1], Rounds: c.rounds, Cooldown: c.cooldown,
 		Events: func(side string, round int, r *metrics.Run) {
-			endStatus(stderr, *lf.quiet)
-			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, *rounds, side,
+			endStatus(stderr, lf.quiet)
+			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, c.rounds, side,
 				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean), r.Errors.Total)
 		},
 	}
 	runs, err := im.Do(ctx)
-	if *lf.jsonOut != "" && runs != nil {
+	if lf.jsonOut != "" && runs != nil {
 		data, jerr := json.MarshalIndent(struct {
 			Schema string `json:"schema"`
 			*impact.Runs
 		}{impact.RunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = writeFileOrStdout(*lf.jsonOut, stdout, append(data, '\n'))
+			jerr = writeFileOrStdout(lf.jsonOut, stdout, append(data, '\n'))
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)
@@ -177,7 +200,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var failed *impact.FailedRunError
 	if errors.As(err, &failed) {
-		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, ls.set))
+		return fmt.Errorf("%s, round %d: %w", failed.Side, failed.Round, noSuccess(failed.Run, c.set))
 	}
 	if errors.Is(err, impact.ErrInterrupted) {
 		return errors.New("interrupted; the rounds made are in --json if given")
@@ -188,15 +211,15 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	for _, side := range [][]*metrics.Run{runs.Baseline, runs.Candidate} {
 		for _, r := range side {
 			if r.Whole.Transactions == 0 {
-				return noSuccess(r, ls.set)
+				return noSuccess(r, c.set)
 			}
 		}
 	}
-	rep, err := impact.AnalyzeWithin(runs, *bound)
+	rep, err := impact.AnalyzeWithin(runs, c.bound)
 	if err != nil {
 		return err
 	}
-	switch *format {
+	switch c.format {
 	case "json":
 		data, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {

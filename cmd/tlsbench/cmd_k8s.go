@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 const k8sUsage = `tlsbench k8s manifest --agents N --image IMAGE --report-to URL [flags] -- ENGINE URL [engine flags]
@@ -34,98 +36,124 @@ func runK8s(_ context.Context, args []string, stdout, _ io.Writer) error {
 }
 
 func runK8sManifest(args []string, stdout io.Writer) error {
-	d := agent.DefaultManifestOptions()
+	o, err := parseK8sManifest(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	b, err := agent.Manifest(o)
+	if err != nil {
+		return manifestError(err)
+	}
+	_, err = stdout.Write(b)
+	return err
+}
+
+// parseK8sManifest parses and checks a k8s manifest command line into the
+// manifest's options, the engine command into the run every agent takes
+// its share of.
+func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, error) {
+	o := agent.DefaultManifestOptions()
 	fs := newFlags("k8s manifest")
-	agents := fs.Int("agents", 0, "`N` agents, one pod per node (required)")
-	image := fs.String("image", "", "the agents' `IMAGE` (see the Dockerfile; required)")
-	name := fs.String("name", d.Name, "`NAME` of the Job and of its headless Service (a DNS-1123 label)")
-	namespace := fs.String("namespace", "", "`NAMESPACE` of both (default: kubectl's current one)")
-	cpu := fs.String("cpu", d.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
-	memory := fs.String("memory", d.Memory, "memory of each agent, requests = limits: a `QUANTITY` such as 512Mi or 1Gi")
-	startAt := fs.String("start-at", "", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
+	fs.IntVar(&o.Agents, "agents", 0, "`N` agents, one pod per node (required)")
+	fs.StringVar(&o.Image, "image", "", "the agents' `IMAGE` (see the Dockerfile; required)")
+	fs.StringVar(&o.Name, "name", o.Name, "`NAME` of the Job and of its headless Service (a DNS-1123 label)")
+	fs.StringVar(&o.Namespace, "namespace", "", "`NAMESPACE` of both (default: kubectl's current one)")
+	fs.StringVar(&o.CPU, "cpu", o.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
+	fs.StringVar(&o.Memory, "memory", o.Memory, "memory of each agent, requests = limits: a `QUANTITY` such as 512Mi or 1Gi")
+	var startAt time.Time
+	fs.Var(timeValue{"--start-at", &startAt}, "start-at", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
 	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: a margin for scheduling and image pulls")
-	tolerance := fs.Duration("start-tolerance", d.StartTolerance, "an agent may still start this `DURATION` late")
-	reportTo := fs.String("report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
-	deadline := fs.Duration("active-deadline", d.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
+	fs.DurationVar(&o.StartTolerance, "start-tolerance", o.StartTolerance, "an agent may still start this `DURATION` late")
+	fs.StringVar(&o.ReportTo, "report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
+	fs.DurationVar(&o.ActiveDeadline, "active-deadline", o.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
 	selectors := fs.StringArray("node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
 	// The first argument ends the flags: the engine's are not ours.
 	fs.SetInterspersed(false)
 	if err := parseFlags(fs, k8sUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return o, err
 	}
 
 	switch {
 	case fs.ArgsLenAtDash() < 0 && fs.NArg() > 0:
-		return usagef("the engine command follows --: tlsbench k8s manifest [flags] -- cps|throughput URL [engine flags]; got %q before --", fs.Arg(0))
+		return o, usagef("the engine command follows --: tlsbench k8s manifest [flags] -- cps|throughput URL [engine flags]; got %q before --", fs.Arg(0))
 	case fs.NArg() == 0:
-		return usagef("nothing after --: want -- cps|throughput URL [engine flags]")
-	case *agents < 1:
-		return usagef("--agents N is required and at least 1, got %d", *agents)
-	case *image == "":
-		return usagef("--image is required: the agents' image (see the Dockerfile)")
-	case *reportTo == "":
-		return usagef("--report-to URL is required: a pod keeps no file, so every agent's record would be lost; start tlsbench collect and give its URL as the pods reach it")
+		return o, usagef("nothing after --: want -- cps|throughput URL [engine flags]")
+	case o.Agents < 1:
+		return o, usagef("--agents N is required and at least 1, got %d", o.Agents)
+	case o.Image == "":
+		return o, usagef("--image is required: the agents' image (see the Dockerfile)")
+	case o.ReportTo == "":
+		return o, usagef("--report-to URL is required: a pod keeps no file, so every agent's record would be lost; start tlsbench collect and give its URL as the pods reach it")
 	case fs.Changed("start-at") && fs.Changed("start-in"):
-		return usagef("--start-at and --start-in exclude each other")
-	case *tolerance <= 0:
-		return usagef("--start-tolerance must be positive, got %s", *tolerance)
+		return o, usagef("--start-at and --start-in exclude each other")
+	case o.StartTolerance <= 0:
+		return o, usagef("--start-tolerance must be positive, got %s", o.StartTolerance)
 	}
 
 	now := time.Now()
-	var start time.Time
-	if *startAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, *startAt)
-		if err != nil {
-			return usagef("bad --start-at %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", *startAt)
-		}
-		start = t
-	} else {
+	start := startAt
+	if start.IsZero() {
 		if *startIn <= 0 {
-			return usagef("--start-in must be positive, got %s", *startIn)
+			return o, usagef("--start-in must be positive, got %s", *startIn)
 		}
 		// The next whole second after the margin: easier to read in logs.
 		start = now.Add(*startIn).Add(time.Second).Truncate(time.Second)
 	}
 	if !start.After(now) {
-		return usagef("--start-at %s has passed: the agents would refuse to start late", start.Format(time.RFC3339Nano))
+		return o, usagef("--start-at %s has passed: the agents would refuse to start late", start.Format(time.RFC3339Nano))
 	}
-	if wait := start.Sub(now); *deadline <= wait {
-		return usagef("--active-deadline %s ends before the start, %s from now", *deadline, wait.Round(time.Second))
+	if wait := start.Sub(now); o.ActiveDeadline <= wait {
+		return o, usagef("--active-deadline %s ends before the start, %s from now", o.ActiveDeadline, wait.Round(time.Second))
 	}
 	nodeSelector := map[string]string{}
 	for _, s := range *selectors {
 		k, v, ok := strings.Cut(s, "=")
 		if !ok || k == "" {
-			return usagef("bad --node-selector %q: want KEY=VALUE", s)
+			return o, usagef("bad --node-selector %q: want KEY=VALUE", s)
 		}
 		nodeSelector[k] = v
 	}
 
-	o := agent.ManifestOptions{
-		Name: *name, Namespace: *namespace, Image: *image, Agents: *agents, Args: fs.Args(),
-		StartAt: start, StartTolerance: *tolerance, ReportTo: *reportTo,
-		CPU: *cpu, Memory: *memory, ActiveDeadline: *deadline, NodeSelector: nodeSelector,
-	}
-	// The first and the last agent's command lines, checked as the agents
-	// will check them (their shares of the load differ only by one), with
-	// the files they will be shipped still read from here.
-	for _, i := range []int{0, *agents - 1} {
-		line, err := agent.ManifestAgentArgs(o, i)
-		if err != nil {
-			return usagef("%s", err)
-		}
-		if err := checkEngineArgs(line); err != nil {
-			return usagef("the engine command, as agent %d runs it: %s", i, err)
-		}
-	}
-	var err error
-	if o.Args, o.Files, err = agent.ShipFiles(o.Args); err != nil {
-		return usagef("%s", err)
-	}
-	b, err := agent.Manifest(o)
+	// The engine command, parsed as the engine parses it: the run every
+	// agent takes its share of.
+	c, err := parseEngineArgs(fs.Args())
 	if err != nil {
-		return usagef("%s", err)
+		return o, err
 	}
-	_, err = stdout.Write(b)
-	return err
+	switch lf := c.lf; {
+	case c.ep == nil:
+		return o, usagef("the agents need a URL: the agents of one run share one target")
+	case len(c.ls.profiles) > 1:
+		return o, usagef("the engine command takes one --profile: one distributed run is one profile")
+	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
+		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
+	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
+		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
+	}
+	o.Run, o.StartAt, o.NodeSelector = c.spec(c.ls.profiles[0], nil), start, nodeSelector
+	o.Run.Roots, o.Run.Profiles, o.Run.KeyLog = nil, nil, nil // files, read in the pods
+	// The first and the last agent's share, checked as the agents will
+	// check them (their shares of the load differ only by one), with the
+	// files they will be shipped still read from here.
+	for _, i := range []int{0, o.Agents - 1} {
+		run, err := agent.ManifestAgentSpec(o, i)
+		if err == nil {
+			err = run.Validate()
+		}
+		if err != nil {
+			return o, usagef("the engine command, as agent %d runs it: %s", i, specError(err))
+		}
+	}
+	if o.Files, err = agent.ShipFiles(&o.Run); err != nil {
+		return o, usagef("%s", err)
+	}
+	return o, nil
+}
+
+// manifestError words an error of agent.Manifest.
+func manifestError(err error) error {
+	if errors.Is(err, agent.ErrNoReportURL) {
+		return usagef("%s (--report-to)", err)
+	}
+	return usagef("%s", err)
 }

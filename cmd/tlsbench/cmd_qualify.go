@@ -18,6 +18,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -41,7 +42,29 @@ table and the campaign goes on with the rest (a plan's method can say
 stop_on_unsupported: true). The campaign's HTML report is written to
 DIR/report.html.`
 
+// qualifyCmd is a qualify command line, parsed and checked: the plan and
+// where the campaign goes.
+type qualifyCmd struct {
+	plan             *plan.Plan
+	set              *profiles.Set
+	dir              string
+	resume           bool
+	files            []string
+	ef               *executorFlags
+	allowDiff, quiet bool
+}
+
 func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseQualify(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseQualify parses and checks a qualify command line: the plan read and
+// checked, the campaign directory checked.
+func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	fs := newFlags("qualify")
 	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
 	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
@@ -53,36 +76,37 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
 	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the three seed profiles)")
-	tests := fs.StringArray("test", nil, "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
+	tests := &engineList{flag: "--test"}
+	fs.Var(tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var pl *plan.Plan
 	dir := *out
 	switch {
 	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(*tests) > 0 {
-			return usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(tests.engines) > 0 {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
-			return usagef("--resume %s: %v", dir, err)
+			return nil, usagef("--resume %s: %v", dir, err)
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(*tests) > 0 {
-			return usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
+			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
 		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
 	default:
 		m := plan.DefaultMethod()
@@ -93,7 +117,7 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, d := range *duts {
 			name, u, ok := strings.Cut(d, "=")
 			if !ok || name == "" || u == "" {
-				return usagef("bad --dut %q: want NAME=URL", d)
+				return nil, usagef("bad --dut %q: want NAME=URL", d)
 			}
 			list = append(list, plan.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
 		}
@@ -101,24 +125,24 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
 		}
 		pl = plan.DefaultPlan(list, m)
-		if err := narrowPlan(pl, *names, *tests); err != nil {
-			return err
+		if err := narrowPlan(pl, *names, tests.engines); err != nil {
+			return nil, err
 		}
 		if err := pl.Check(set); err != nil {
-			return usagef("%v", err)
+			return nil, usagef("%v", err)
 		}
 	}
 	if err := checkPlanFiles(pl); err != nil {
-		return err
+		return nil, err
 	}
 	if err := ef.check(usesReference(pl)); err != nil {
-		return err
+		return nil, err
 	}
-	if *ef.kind == "local" {
+	if ef.kind == "local" {
 		// The exploration may reach its max concurrency in this process.
 		for _, t := range pl.Tests {
 			if err := checkCapacity(t.Engine, pl.Method.Explore.Concurrency.Max); err != nil {
-				return usagef("method explore.concurrency.max: %v", err)
+				return nil, usagef("method explore.concurrency.max: %v", err)
 			}
 		}
 	}
@@ -127,11 +151,19 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	if *resume == "" {
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
-			return usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
+			return nil, usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
 		if err := outfile.CheckDir(dir); err != nil && *out != "" {
-			return usagef("--out: %v", err)
+			return nil, usagef("--out: %v", err)
 		}
+	}
+	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet}, nil
+}
+
+// run makes (or resumes) the campaign and writes its summary and report.
+func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	pl, set, dir, ef := q.plan, q.set, q.dir, q.ef
+	if !q.resume {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return usagef("--out %s: %v", dir, pathErr(err))
 		}
@@ -149,14 +181,14 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer ledger.Close()
 
-	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version}
+	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""
 	if usesReference(pl) {
 		var names []string
 		for _, t := range pl.Tests {
 			names = append(names, t.Profiles...)
 		}
-		ref, err := startReference(ctx, dir, *files, names)
+		ref, err := startReference(ctx, dir, q.files, names)
 		if err != nil {
 			return err
 		}
@@ -164,17 +196,17 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		local.Reference, refCA = ref.lookup, ref.caFile
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
-	exec, stopExec, err := ef.build(local, *files, refCA)
+	exec, stopExec, err := ef.build(local, q.files, refCA)
 	if err != nil {
 		return err
 	}
 	defer stopExec()
 	c := &method.Campaign{
-		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: *allowDiff,
+		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
 		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
 		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(ps).Text(stdout) },
 	}
-	if !*quiet {
+	if !q.quiet {
 		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})

@@ -1,7 +1,14 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,15 +33,15 @@ func TestDependencyRules(t *testing.T) {
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
 		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
+		"bench/runner":     {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput", "bench/target", "profiles"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
-		"bench/plan":       {"bench/job", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
+		"bench/plan":       {"bench/runner", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
 		"bench/stats":      {"gonum.org/v1/gonum/stat/distuv"},
-		"bench/impact":     {"bench/job", "bench/metrics", "bench/analysis", "bench/stats"},
-		"bench/method":     {"bench", "bench/metrics", "bench/outfile", "bench/job", "bench/tlsconn", "bench/plan", "profiles"},
+		"bench/impact":     {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats"},
+		"bench/method":     {"bench", "bench/metrics", "bench/outfile", "bench/runner", "bench/tlsconn", "bench/plan", "profiles"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
-		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
+		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only (no library package has a
 		// rule that allows them).
 		"bench/internal/rawtls":     {"cipher", "profiles"},
@@ -104,5 +111,63 @@ func TestBinaryHasNoKubernetesDeps(t *testing.T) {
 		if strings.HasPrefix(p, "k8s.io/") || strings.HasPrefix(p, "sigs.k8s.io/") {
 			t.Errorf("the tlsbench binary depends on %s", p)
 		}
+	}
+}
+
+// TestLibraryNamesNoFlags: the library does not know the CLI. No string
+// literal of a library package (everything outside cmd/) is a flag:
+// agents receive their run as data, errors are typed and the CLI words
+// them with its flags. The exceptions are another program's flags.
+func TestLibraryNamesNoFlags(t *testing.T) {
+	allowed := map[string]bool{
+		// kubectl's own flags, which the Kubernetes launcher runs.
+		"bench/agent/kubernetes.go: --namespace":        true,
+		"bench/agent/kubernetes.go: --ignore-not-found": true,
+		"bench/agent/kubernetes.go: --wait=false":       true,
+		"bench/agent/kubernetes.go: --no-headers":       true,
+	}
+	flag := regexp.MustCompile(`^--[A-Za-z]`)
+	root := "../.."
+	seen := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == "cmd" || rel != "." && strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(f.Name.Name, "test") || strings.Contains(rel, "internal/") || strings.HasSuffix(filepath.Dir(rel), "test") {
+			return nil // test support
+		}
+		seen++
+		ast.Inspect(f, func(n ast.Node) bool {
+			lit, ok := n.(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(lit.Value)
+			if err == nil && flag.MatchString(s) && !allowed[rel+": "+s] {
+				t.Errorf("%s names the flag %q: the library does not know the CLI", rel, s)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 20 {
+		t.Fatalf("checked %d library files", seen)
 	}
 }

@@ -276,7 +276,7 @@ func TestCollectRefusesDisjointWindows(t *testing.T) {
 			"--keep", filepath.Join(dir, "agents"))
 		done <- result{code, se}
 	}()
-	time.Sleep(200 * time.Millisecond) // the collector listens
+	waitListening(t, addr)
 	for i, start := range []time.Time{reporttest.T0, reporttest.T0.Add(25 * time.Second)} {
 		r := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 100, Start: start})
 		r.Agent = &metrics.Agent{Name: []string{"a", "b"}[i], Shard: i, Shards: 2}

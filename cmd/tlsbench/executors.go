@@ -13,86 +13,88 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // executorFlags choose how qualify makes its runs.
 type executorFlags struct {
-	kind, image, context, namespace *string
-	kubectl                         *string
-	listen, reportURL, cpu, memory  *string
-	agents                          *int
-	margin, tolerance               *time.Duration
-	nodeSelector                    *[]string
+	kind, image, context, namespace string
+	kubectl                         string
+	listen, reportURL, cpu, memory  string
+	agents                          int
+	margin, tolerance               time.Duration
+	nodeSelector                    []string
 }
 
 func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
-	return &executorFlags{
-		kind:         fs.String("executor", "local", "how runs are made (`KIND`): local (in this process), processes (--agents local agent processes), kubernetes (--agents pods of an Indexed Job)"),
-		agents:       fs.Int("agents", 0, "processes, kubernetes: `N` agents per run (default: processes one per core, kubernetes required)"),
-		margin:       fs.Duration("start-margin", 0, "processes, kubernetes: agents start together this `DURATION` after a run is launched (default 2s; kubernetes 90s, covering scheduling)"),
-		tolerance:    fs.Duration("start-tolerance", time.Second, "processes, kubernetes: an agent ready later than the start by more than `DURATION` refuses to run"),
-		image:        fs.String("image", "", "kubernetes: the agent `IMAGE` (see Dockerfile)"),
-		context:      fs.String("kube-context", "", "kubernetes: kubectl `CONTEXT` (default: kubectl's current context)"),
-		kubectl:      fs.String("kubectl", "kubectl", "kubernetes: the kubectl `COMMAND` (it uses your kubeconfig and context)"),
-		namespace:    fs.String("namespace", "", "kubernetes: `NAMESPACE` of the Jobs"),
-		cpu:          fs.String("agent-cpu", "1", "kubernetes: CPU of each agent pod (`QUANTITY`, requests = limits)"),
-		memory:       fs.String("agent-memory", "1Gi", "kubernetes: memory of each agent pod (`QUANTITY`, requests = limits)"),
-		nodeSelector: fs.StringArray("node-selector", nil, "kubernetes: `KEY=VALUE` the agents' nodes must carry (repeatable)"),
-		listen:       fs.String("collect-listen", "", "processes, kubernetes: `ADDR` where the coordinator receives the agents' records (default 127.0.0.1:0; kubernetes :7070)"),
-		reportURL:    fs.String("collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. http://10.0.0.5:7070"),
-	}
+	ef := &executorFlags{}
+	fs.StringVar(&ef.kind, "executor", "local", "how runs are made (`KIND`): local (in this process), processes (--agents local agent processes), kubernetes (--agents pods of an Indexed Job)")
+	fs.IntVar(&ef.agents, "agents", 0, "processes, kubernetes: `N` agents per run (default: processes one per core, kubernetes required)")
+	fs.DurationVar(&ef.margin, "start-margin", 0, "processes, kubernetes: agents start together this `DURATION` after a run is launched (default 2s; kubernetes 90s, covering scheduling)")
+	fs.DurationVar(&ef.tolerance, "start-tolerance", runner.DefaultStartTolerance, "processes, kubernetes: an agent ready later than the start by more than `DURATION` refuses to run")
+	fs.StringVar(&ef.image, "image", "", "kubernetes: the agent `IMAGE` (see Dockerfile)")
+	fs.StringVar(&ef.context, "kube-context", "", "kubernetes: kubectl `CONTEXT` (default: kubectl's current context)")
+	fs.StringVar(&ef.kubectl, "kubectl", "kubectl", "kubernetes: the kubectl `COMMAND` (it uses your kubeconfig and context)")
+	fs.StringVar(&ef.namespace, "namespace", "", "kubernetes: `NAMESPACE` of the Jobs")
+	fs.StringVar(&ef.cpu, "agent-cpu", "1", "kubernetes: CPU of each agent pod (`QUANTITY`, requests = limits)")
+	fs.StringVar(&ef.memory, "agent-memory", "1Gi", "kubernetes: memory of each agent pod (`QUANTITY`, requests = limits)")
+	fs.StringArrayVar(&ef.nodeSelector, "node-selector", nil, "kubernetes: `KEY=VALUE` the agents' nodes must carry (repeatable)")
+	fs.StringVar(&ef.listen, "collect-listen", "", "processes, kubernetes: `ADDR` where the coordinator receives the agents' records (default 127.0.0.1:0; kubernetes :7070)")
+	fs.StringVar(&ef.reportURL, "collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. http://10.0.0.5:7070")
+	return ef
 }
 
 // check validates the executor flags before anything starts.
 func (ef *executorFlags) check(usesRef bool) error {
-	switch *ef.kind {
+	switch ef.kind {
 	case "local":
-		if *ef.agents != 0 || *ef.image != "" {
+		if ef.agents != 0 || ef.image != "" {
 			return usagef("--agents and --image need --executor processes or kubernetes")
 		}
 		return nil
 	case "processes":
-		if *ef.agents == 0 {
-			*ef.agents = max(1, runtime.NumCPU())
+		if ef.agents == 0 {
+			ef.agents = max(1, runtime.NumCPU())
 		}
 	case "kubernetes":
 		switch {
-		case *ef.agents < 1:
+		case ef.agents < 1:
 			return usagef("--executor kubernetes needs --agents N")
-		case *ef.image == "":
+		case ef.image == "":
 			return usagef("--executor kubernetes needs --image IMAGE (the agent image, see Dockerfile)")
-		case *ef.reportURL == "":
+		case ef.reportURL == "":
 			return usagef("--executor kubernetes needs --collect-url URL: where the pods reach this coordinator")
 		case usesRef:
 			return usagef("--executor kubernetes: the reference target runs on this machine, out of the pods' reach; name the DUTs (--dut or a plan)")
 		}
-		if u, err := url.Parse(*ef.reportURL); err != nil || u.Scheme != "http" || u.Host == "" {
-			return usagef("bad --collect-url %q: want http://HOST:PORT", *ef.reportURL)
+		if u, err := url.Parse(ef.reportURL); err != nil || u.Scheme != "http" || u.Host == "" {
+			return usagef("bad --collect-url %q: want http://HOST:PORT", ef.reportURL)
 		}
 	default:
-		return usagef("bad --executor %q: local, processes or kubernetes", *ef.kind)
+		return usagef("bad --executor %q: local, processes or kubernetes", ef.kind)
 	}
-	if *ef.agents < 1 {
-		return usagef("--agents must be at least 1, got %d", *ef.agents)
+	if ef.agents < 1 {
+		return usagef("--agents must be at least 1, got %d", ef.agents)
 	}
-	if *ef.margin < 0 || *ef.tolerance < 0 {
+	if ef.margin < 0 || ef.tolerance < 0 {
 		return usagef("--start-margin and --start-tolerance must not be negative")
 	}
 	selector := map[string]string{}
-	for _, kv := range *ef.nodeSelector {
+	for _, kv := range ef.nodeSelector {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || v == "" {
 			return usagef("bad --node-selector %q: want KEY=VALUE", kv)
 		}
 		selector[k] = v
 	}
-	if *ef.kind == "kubernetes" {
+	if ef.kind == "kubernetes" {
 		// What every run's manifest will hold, checked now rather than at
 		// the first run.
 		_, err := agent.Manifest(agent.ManifestOptions{
-			Name: agent.JobName("final-1-1"), Namespace: *ef.namespace, Image: *ef.image, Agents: *ef.agents,
-			Args: []string{"cps"}, StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(*ef.reportURL, "/") + "/runs/final-1-1",
-			CPU: *ef.cpu, Memory: *ef.memory, NodeSelector: selector,
+			Name: agent.JobName("final-1-1"), Namespace: ef.namespace, Image: ef.image, Agents: ef.agents,
+			Run: runner.Defaults(vocab.EngineCPS), StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
+			CPU: ef.cpu, Memory: ef.memory, NodeSelector: selector,
 		})
 		if err != nil {
 			return usagef("--executor kubernetes: %v", err)
@@ -103,13 +105,13 @@ func (ef *executorFlags) check(usesRef bool) error {
 
 // build returns the executor; stop releases what it started.
 func (ef *executorFlags) build(local *method.Local, files []string, refCA string) (method.Executor, func(), error) {
-	if *ef.kind == "local" {
+	if ef.kind == "local" {
 		return local, func() {}, nil
 	}
-	listen := *ef.listen
+	listen := ef.listen
 	if listen == "" {
 		listen = "127.0.0.1:0"
-		if *ef.kind == "kubernetes" {
+		if ef.kind == "kubernetes" {
 			listen = ":7070"
 		}
 	}
@@ -121,28 +123,28 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 	stop := coll.Serve(ln)
 
 	e := &agent.Executor{
-		Local: local, Agents: *ef.agents, Margin: *ef.margin, Tolerance: *ef.tolerance,
+		Local: local, Agents: ef.agents, Margin: ef.margin, Tolerance: ef.tolerance,
 		Collector: coll, ProfileFiles: absAll(files), ReferenceCA: refCA,
 	}
-	switch *ef.kind {
+	switch ef.kind {
 	case "processes":
 		self, err := os.Executable()
 		if err != nil {
 			stop()
 			return nil, nil, err
 		}
-		e.Launcher = &agent.Processes{Command: []string{self}, Env: append(os.Environ(), childEnv+"=1")}
+		e.Launcher = &agent.Processes{Command: []string{self, "agent"}, Env: append(os.Environ(), childEnv+"=1")}
 		e.ReportURL = "http://" + ln.Addr().String()
 		if e.Margin == 0 {
 			e.Margin = 2 * time.Second
 		}
 	case "kubernetes":
-		k := &agent.Kubernetes{Namespace: *ef.namespace, Image: *ef.image, CPU: *ef.cpu, Memory: *ef.memory}
-		k.Kubectl = []string{*ef.kubectl}
-		if *ef.context != "" {
-			k.Kubectl = append(k.Kubectl, "--context", *ef.context)
+		k := &agent.Kubernetes{Namespace: ef.namespace, Image: ef.image, CPU: ef.cpu, Memory: ef.memory}
+		k.Kubectl = []string{ef.kubectl}
+		if ef.context != "" {
+			k.Kubectl = append(k.Kubectl, "--context", ef.context)
 		}
-		for _, kv := range *ef.nodeSelector {
+		for _, kv := range ef.nodeSelector {
 			if k.NodeSelector == nil {
 				k.NodeSelector = map[string]string{}
 			}
@@ -150,7 +152,7 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 			k.NodeSelector[key] = v
 		}
 		e.Launcher = k
-		e.ReportURL = strings.TrimSuffix(*ef.reportURL, "/")
+		e.ReportURL = strings.TrimSuffix(ef.reportURL, "/")
 		if e.Margin == 0 {
 			e.Margin = 90 * time.Second
 		}
@@ -171,11 +173,11 @@ func absAll(files []string) []string {
 }
 
 func describeExecutor(ef *executorFlags) string {
-	switch *ef.kind {
+	switch ef.kind {
 	case "processes":
-		return fmt.Sprintf("by %d agent processes each", *ef.agents)
+		return fmt.Sprintf("by %d agent processes each", ef.agents)
 	case "kubernetes":
-		return fmt.Sprintf("by %d agent pods each (an Indexed Job per run)", *ef.agents)
+		return fmt.Sprintf("by %d agent pods each (an Indexed Job per run)", ef.agents)
 	}
 	return "in this process"
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -32,6 +33,10 @@ func newFlags(name string) *pflag.FlagSet {
 // errHelp.
 func parseFlags(fs *pflag.FlagSet, usage string, args []string, stdout io.Writer) error {
 	err := fs.Parse(args)
+	var ue *usageError
+	if errors.As(err, &ue) { // a flag's own check
+		return ue
+	}
 	if errors.Is(err, pflag.ErrHelp) {
 		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", usage, fs.FlagUsages())
 		return errHelp
@@ -255,4 +260,64 @@ func parseHeaders(hs []string) ([][2]string, error) {
 		out = append(out, [2]string{name, value})
 	}
 	return out, nil
+}
+
+// Flags with a domain: each value is checked as it is parsed, and its error
+// is the command's one line (parseFlags unwraps pflag's).
+
+// engineList is a repeatable engine flag (cps or throughput).
+type engineList struct {
+	flag    string
+	engines []string
+}
+
+func (v *engineList) String() string { return strings.Join(v.engines, ",") }
+func (v *engineList) Type() string   { return "engine" }
+func (v *engineList) Set(s string) error {
+	if _, err := vocab.ParseEngine(s); err != nil {
+		return usagef("bad %s %q: want cps or throughput", v.flag, s)
+	}
+	v.engines = append(v.engines, s)
+	return nil
+}
+
+// shardValue is --shard i/N, with 0 ≤ i < N.
+type shardValue struct {
+	i, n int
+	set  bool
+}
+
+func (v *shardValue) String() string {
+	if !v.set {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", v.i, v.n)
+}
+func (v *shardValue) Type() string { return "shard" }
+func (v *shardValue) Set(s string) (err error) {
+	v.i, v.n, err = parseShard(s)
+	v.set = err == nil
+	return err
+}
+
+// timeValue is an instant in RFC 3339.
+type timeValue struct {
+	flag string
+	t    *time.Time
+}
+
+func (v timeValue) String() string {
+	if v.t == nil || v.t.IsZero() {
+		return ""
+	}
+	return v.t.Format(time.RFC3339Nano)
+}
+func (v timeValue) Type() string { return "time" }
+func (v timeValue) Set(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return usagef("bad %s %q: want RFC 3339, e.g. 2026-11-30T15:04:05Z", v.flag, s)
+	}
+	*v.t = t
+	return nil
 }

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -40,18 +43,22 @@ func TestK8sManifest(t *testing.T) {
 	if job.Name != "lab-cps" || job.Spec.Template.Spec.Subdomain != svc.Name || *job.Spec.Completions != 3 {
 		t.Errorf("job %s, subdomain %s, service %s", job.Name, job.Spec.Template.Spec.Subdomain, svc.Name)
 	}
-	args := job.Spec.Template.Spec.Containers[0].Args
-	for _, pair := range [][2]string{{"--shard", "$(SHARD_INDEX)/3"}, {"--start-at", start.Format(time.RFC3339Nano)},
-		{"--agent", "$(POD_NAME)"}, {"--report-to", "http://10.0.0.9:7070/"}} {
-		if i := slices.Index(args, pair[0]); i < 0 || i+1 >= len(args) || args[i+1] != pair[1] {
-			t.Errorf("args %q: want %s %s", args, pair[0], pair[1])
-		}
+	// Every agent's run, as it reads it from its environment, is one the
+	// engine accepts: its share of the load, the agreed start, the collector.
+	run := manifestRun(t, job)
+	if a := run.Agent; a == nil || a.Shards != 3 || !a.StartAt.Equal(start) || a.ReportTo != "http://10.0.0.9:7070/" {
+		t.Errorf("agents' share %+v", a)
 	}
 	for i := range 3 {
 		n := strconv.Itoa(i)
-		line := strings.Fields(strings.NewReplacer("$(SHARD_INDEX)", n, "$(POD_NAME)", "lab-cps-"+n).Replace(strings.Join(args, " ")))
-		if err := checkEngineArgs(line); err != nil {
-			t.Errorf("agent %d: the engine refuses %q: %v", i, line, err)
+		env := map[string]string{agent.EnvRun: manifestEnv(job)[agent.EnvRun], agent.EnvShard: n, agent.EnvName: "lab-cps-" + n}
+		spec, err := agent.FromEnv(func(v string) string { return env[v] })
+		if err != nil {
+			t.Errorf("agent %d: the engine refuses its run: %v", i, err)
+			continue
+		}
+		if spec.Concurrency != 2 || spec.Agent.Shard != i || spec.Agent.Name != "lab-cps-"+n || spec.Profile != "ecdhe-rsa-aes128-gcm-sha256-p256" || spec.Duration != 5*time.Second {
+			t.Errorf("agent %d runs %+v, %+v", i, spec, spec.Agent)
 		}
 	}
 
@@ -62,14 +69,35 @@ func TestK8sManifest(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	_, rest, _ := strings.Cut(out, "- --start-at\n")
-	at, err := time.Parse(time.RFC3339, strings.Trim(strings.Fields(rest)[1], `"`))
-	if err != nil {
-		t.Fatalf("--start-at: %v\n%s", err, out)
+	docs = strings.Split(out, "\n---\n")
+	if err := yaml.UnmarshalStrict([]byte(docs[1]), &job); err != nil {
+		t.Fatal(err)
 	}
-	if lo, hi := before.Add(2*time.Minute), time.Now().Add(2*time.Minute+time.Second); at.Before(lo.Truncate(time.Second)) || at.After(hi) {
+	at := manifestRun(t, job).Agent.StartAt
+	if lo, hi := before.Add(2*time.Minute), time.Now().Add(2*time.Minute+time.Second); at.Before(lo.Truncate(time.Second)) || at.After(hi) || !at.Equal(at.Truncate(time.Second)) {
 		t.Errorf("start %s, want within [%s, %s]", at, lo, hi)
 	}
+}
+
+// manifestEnv returns the plain variables of the Job's container.
+func manifestEnv(job batchv1.Job) map[string]string {
+	env := map[string]string{}
+	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
+		if e.ValueFrom == nil {
+			env[e.Name] = e.Value
+		}
+	}
+	return env
+}
+
+// manifestRun decodes the run the Job's agents receive.
+func manifestRun(t *testing.T, job batchv1.Job) runner.Spec {
+	t.Helper()
+	var r runner.Spec
+	if err := json.Unmarshal([]byte(manifestEnv(job)[agent.EnvRun]), &r); err != nil {
+		t.Fatalf("%s: %v", agent.EnvRun, err)
+	}
+	return r
 }
 
 func TestK8sBadInput(t *testing.T) {

@@ -15,77 +15,74 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/agent"
-	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/outfile"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
-
-	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
-// loadFlags are the flags every engine command shares.
+// loadFlags are the flags every engine command shares: the run's values
+// are bound into spec, the rest is how the command reads and writes them.
 type loadFlags struct {
-	conc                           *int
-	dur, warmup                    *time.Duration
-	rate                           *float64
-	names, files, resolves         *[]string
-	caFile, sni, jsonOut, keylog   *string
-	insecure, linger0, quiet       *bool
-	cpuProfile                     *string
-	sources, headers               *[]string
-	expectSize                     *int64
-	connectTO, handshakeTO, readTO *time.Duration
-	// dut is --dut, the device's name in the record (cps, throughput);
-	// nil for a command without it.
-	dut *string
+	spec                          runner.Spec
+	names, resolves               []string
+	sources, headers              []string
+	sni, jsonOut, keylog, cpuProf string
+	quiet                         bool
 	// Agent flags: one shard of a distributed run.
-	shard, startAt, agentName, reportTo *string
-	startTolerance                      *time.Duration
-	abortAfter                          *time.Duration
+	shard               shardValue
+	startAt             time.Time
+	agentName, reportTo string
+	startTolerance      time.Duration
 }
 
-func addLoadFlags(fs *pflag.FlagSet, defConc int, unit string) *loadFlags {
-	return &loadFlags{
-		conc:        fs.IntP("concurrency", "c", defConc, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)"),
-		dur:         fs.DurationP("duration", "d", 10*time.Second, "steady-state `DURATION` measured"),
-		warmup:      fs.Duration("warmup", 2*time.Second, "warm-up `DURATION` before it, excluded from statistics"),
-		rate:        fs.Float64("rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)"),
-		names:       fs.StringArray("profile", nil, "cipher profile `NAME` (repeatable; default ecdhe-ecdsa-aes128-sha256-p256)"),
-		files:       fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)"),
-		resolves:    fs.StringArray("resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)"),
-		caFile:      fs.String("cacert", "", "verify the server with the CA certificates in `FILE` (PEM)"),
-		insecure:    fs.BoolP("insecure", "k", false, "skip certificate chain verification (recorded in the results)"),
-		sni:         fs.String("sni", "", "send this server `NAME` (SNI) instead of the URL's host"),
-		sources:     fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)"),
-		headers:     fs.StringArrayP("header", "H", nil, "extra request header `'Name: value'` (repeatable)"),
-		expectSize:  fs.Int64("expect-size", -1, "any other body size than `N` bytes is an error"),
-		jsonOut:     fs.String("json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, the text goes to stderr)"),
-		connectTO:   fs.Duration("connect-timeout", tlsconn.DefaultConnectTimeout, "TCP connect `DEADLINE`"),
-		handshakeTO: fs.Duration("handshake-timeout", tlsconn.DefaultHandshakeTimeout, "TLS handshake `DEADLINE`"),
-		readTO:      fs.Duration("read-timeout", tlsconn.DefaultReadTimeout, "first byte and each later read `DEADLINE`"),
-		linger0:     fs.Bool("linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)"),
-		keylog:      fs.String("keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)"),
-		quiet:       fs.BoolP("quiet", "q", false, "no live status line"),
-		cpuProfile:  fs.String("cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`"),
-
-		shard:          fs.String("shard", "", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)"),
-		startAt:        fs.String("start-at", "", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it"),
-		startTolerance: fs.Duration("start-tolerance", time.Second, "agent: how late after --start-at the load may still start (`DURATION`)"),
-		agentName:      fs.String("agent", "", "agent: `NAME` in the record (default host-pid)"),
-		reportTo:       fs.String("report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)"),
-		abortAfter:     fs.Duration("abort-after", bench.DefaultAbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)"),
+// addLoadFlags adds the shared flags, their defaults those of
+// runner.Defaults(engine) but for concurrency conc (0: the engine's).
+func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string) *loadFlags {
+	lf := &loadFlags{spec: runner.Defaults(engine)}
+	s := &lf.spec
+	if conc > 0 {
+		s.Concurrency = conc
 	}
+	fs.IntVarP(&s.Concurrency, "concurrency", "c", s.Concurrency, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)")
+	fs.DurationVarP(&s.Duration, "duration", "d", s.Duration, "steady-state `DURATION` measured")
+	fs.DurationVar(&s.Warmup, "warmup", s.Warmup, "warm-up `DURATION` before it, excluded from statistics")
+	fs.Float64Var(&s.Rate, "rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)")
+	fs.StringArrayVar(&lf.names, "profile", nil, "cipher profile `NAME` (repeatable; default "+runner.DefaultProfile+")")
+	fs.StringArrayVar(&s.ProfileFiles, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)")
+	fs.StringVar(&s.Target.CAFile, "cacert", "", "verify the server with the CA certificates in `FILE` (PEM)")
+	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded in the results)")
+	fs.StringVar(&lf.sni, "sni", "", "send this server `NAME` (SNI) instead of the URL's host")
+	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)")
+	fs.StringArrayVarP(&lf.headers, "header", "H", nil, "extra request header `'Name: value'` (repeatable)")
+	fs.Int64Var(&s.ExpectSize, "expect-size", s.ExpectSize, "any other body size than `N` bytes is an error")
+	fs.StringVar(&lf.jsonOut, "json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, the text goes to stderr)")
+	fs.DurationVar(&s.ConnectTimeout, "connect-timeout", s.ConnectTimeout, "TCP connect `DEADLINE`")
+	fs.DurationVar(&s.HandshakeTimeout, "handshake-timeout", s.HandshakeTimeout, "TLS handshake `DEADLINE`")
+	fs.DurationVar(&s.ReadTimeout, "read-timeout", s.ReadTimeout, "first byte and each later read `DEADLINE`")
+	fs.BoolVar(&s.LingerZero, "linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)")
+	fs.StringVar(&lf.keylog, "keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)")
+	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
+	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
+
+	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)")
+	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
+	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
+	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
+	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
+	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
+	return lf
 }
 
 // addDUTFlag adds --dut to an engine command.
 func (lf *loadFlags) addDUTFlag(fs *pflag.FlagSet) {
-	lf.dut = fs.String("dut", "", "name the device under test `NAME` in the record: report and compare group records by it")
+	fs.StringVar(&lf.spec.Target.DUT, "dut", "", "name the device under test `NAME` in the record: report and compare group records by it")
 }
 
 // checkDUTName checks a DUT name given with flag: "" (none) or printable,
@@ -125,8 +122,6 @@ type loadEcho struct {
 // engineSpec is what differs between the engine commands.
 type engineSpec struct {
 	name vocab.Engine
-	// options sets the engine's own fields of a run's specification.
-	options func(spec *job.Spec)
 	// check, if set, validates the engine's own flags once parsed.
 	check func() error
 	// extra is the engine-specific configuration echoed in the record.
@@ -139,47 +134,50 @@ type engineSpec struct {
 
 // loadSetup is the shared flags, checked and resolved.
 type loadSetup struct {
-	engine   bench.Config
+	// spec is the run, but for its profile and target, and this agent's
+	// share of the load.
+	spec     runner.Spec
 	set      *profiles.Set
 	profiles []*profiles.Profile
-	sources  []net.IP
-	headers  [][2]string
-	roots    *x509.CertPool
-	agent    *agentSetup
+	agent    *runner.Agent
+}
+
+// specFlags names the flag that sets each field of runner.Spec.
+var specFlags = map[string]string{
+	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
+	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
+	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
+}
+
+// specError words an error of runner.Spec.Validate or ForShard in flags.
+func specError(err error) error {
+	var fe *runner.FieldError
+	var se *runner.ShardError
+	switch {
+	case errors.As(err, &fe):
+		return usagef("%s must %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
+	case errors.As(err, &se) && se.What == "sources":
+		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+	case errors.As(err, &se):
+		return usagef("--shard %d/%d: concurrency %d cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+	}
+	return usagef("%s", err)
 }
 
 // resolve checks the shared flags (after parsing) and resolves them.
 func (lf *loadFlags) resolve() (*loadSetup, error) {
-	ls := &loadSetup{engine: bench.Config{Concurrency: *lf.conc, Rate: *lf.rate, Duration: *lf.dur, Warmup: *lf.warmup, AbortAfter: *lf.abortAfter}}
-	switch {
-	case *lf.conc < 1:
-		return nil, usagef("-c: concurrency must be at least 1, got %d", *lf.conc)
-	case *lf.dur <= 0:
-		return nil, usagef("--duration must be positive, got %s", *lf.dur)
-	case *lf.expectSize < -1:
-		return nil, usagef("--expect-size must be a size in bytes (0 or more; -1: any), got %d", *lf.expectSize)
-	}
-	if err := ls.engine.Validate(); err != nil {
-		return nil, usagef("%s", err)
-	}
-	if *lf.abortAfter < 0 {
-		return nil, usagef("--abort-after must not be negative, got %s", *lf.abortAfter)
-	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"--connect-timeout", *lf.connectTO}, {"--handshake-timeout", *lf.handshakeTO}, {"--read-timeout", *lf.readTO}} {
-		if d.v <= 0 {
-			return nil, usagef("%s must be positive, got %s", d.name, d.v)
-		}
-	}
+	ls := &loadSetup{spec: lf.spec}
+	s := &ls.spec
+	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
 	var err error
-	if ls.set, err = loadProfiles(*lf.files); err != nil {
+	if ls.set, err = loadProfiles(s.ProfileFiles); err != nil {
 		return nil, err
 	}
-	names := *lf.names
+	s.Profiles = ls.set
+	names := lf.names
 	if len(names) == 0 {
-		names = []string{"ecdhe-ecdsa-aes128-sha256-p256"}
+		names = []string{runner.DefaultProfile}
 	}
 	for _, n := range names {
 		p, err := ls.set.Get(n)
@@ -188,149 +186,137 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 		}
 		ls.profiles = append(ls.profiles, p)
 	}
-	if ls.sources, err = parseSources(*lf.sources); err != nil {
+	s.Profile = ls.profiles[0].Name
+	if err := s.Validate(); err != nil {
+		return nil, specError(err)
+	}
+	if s.Sources, err = parseSources(lf.sources); err != nil {
 		return nil, err
 	}
-	if ls.headers, err = parseHeaders(*lf.headers); err != nil {
+	if s.Headers, err = parseHeaders(lf.headers); err != nil {
 		return nil, err
 	}
 	if ls.agent, err = lf.resolveAgent(); err != nil {
 		return nil, err
 	}
-	if a := ls.agent; a != nil && a.shards > 1 {
-		if ls.engine, ls.sources, err = a.split(ls.engine, ls.sources); err != nil {
-			return nil, err
+	if ls.agent != nil {
+		if *s, err = s.ForShard(*ls.agent); err != nil {
+			return nil, specError(err)
 		}
 	}
-	if *lf.caFile != "" {
-		pem, err := os.ReadFile(*lf.caFile)
+	if f := s.Target.CAFile; f != "" {
+		pem, err := os.ReadFile(f)
 		if err != nil {
 			return nil, usagef("--cacert: %v", err)
 		}
-		ls.roots = x509.NewCertPool()
-		if !ls.roots.AppendCertsFromPEM(pem) {
-			return nil, usagef("--cacert %s: no PEM certificate in it", *lf.caFile)
+		s.Roots = x509.NewCertPool()
+		if !s.Roots.AppendCertsFromPEM(pem) {
+			return nil, usagef("--cacert %s: no PEM certificate in it", f)
 		}
 	}
 	return ls, nil
 }
 
-// connConfig is the connection side of a run against ep with profile p.
-func (lf *loadFlags) connConfig(ls *loadSetup, p *profiles.Profile, ep *endpoint) tlsconn.Config {
-	return tlsconn.Config{
-		Profile: p, Address: ep.Address, Sources: ls.sources, LingerZero: *lf.linger0,
-		ConnectTimeout: *lf.connectTO, HandshakeTimeout: *lf.handshakeTO,
-		TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: ls.roots, InsecureSkipVerify: *lf.insecure},
-	}
+// loadCmd is an engine command line, parsed and checked: what runLoad
+// runs, what k8s manifest gives its agents.
+type loadCmd struct {
+	eng engineSpec
+	lf  *loadFlags
+	ls  *loadSetup
+	ep  *endpoint // nil: the in-process reference target
 }
 
-// runLoad parses the shared flags and runs spec for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+// parseLoad parses and checks an engine command line (no network, no file
+// written, nothing printed but help).
+func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout io.Writer) (*loadCmd, error) {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
-	if *lf.rate > 0 && !fs.Changed("concurrency") {
-		*lf.conc = 1024
+	if lf.spec.Rate > 0 && !fs.Changed("concurrency") {
+		lf.spec.Concurrency = 1024
 	}
 	if fs.NArg() > 1 {
-		return usagef("one URL at most, got %d arguments", fs.NArg())
+		return nil, usagef("one URL at most, got %d arguments", fs.NArg())
 	}
-	dut := ""
-	if lf.dut != nil {
-		if err := checkDUTName("--dut", *lf.dut); err != nil {
-			return err
-		}
-		dut = *lf.dut
+	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
+		return nil, err
 	}
 	ls, err := lf.resolve()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !isDryRun(ctx) { // a manifest's agents run on other machines
-		if err := checkCapacity(spec.name, ls.engine.Concurrency); err != nil {
-			return err
+	c := &loadCmd{eng: eng, lf: lf, ls: ls}
+	if fs.NArg() == 1 {
+		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, r := range lf.resolves {
+			if _, _, _, err := parseResolve(r); err != nil {
+				return nil, err
+			}
 		}
 	}
-	// Check everything before any load is sent (the engine's own flags last:
-	// its warnings come only when the rest is valid).
+	if a := ls.agent; a != nil {
+		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
+			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
+		}
+		if len(ls.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
+			return nil, usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
+		}
+	}
+	return c, nil
+}
+
+// spec is the run of profile p against the command's URL or, without one,
+// the reference target tgt.
+func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
+	js := c.ls.spec
+	js.Profile = p.Name
+	t := &js.Target
+	if ep := c.ep; ep != nil {
+		t.URL, t.Address, t.ServerName, js.Host, js.Path = ep.URL.String(), ep.Address, ep.ServerName, ep.HostHeader, ep.Path
+	} else {
+		l := tgt.Listener(p.Name)
+		js.Host, js.Path = "localhost", c.eng.name.DefaultPath()
+		if !t.InsecureSkipVerify {
+			js.Roots = tgt.CA.Pool()
+		}
+		t.URL = "https://localhost:" + portOf(l.Addr) + js.Path
+		t.Address, t.ServerName, t.InProcess, js.IncludesTarget = l.Addr, "localhost", true, true
+	}
+	s, lf := &c.lf.spec, c.lf // as given, before this agent's share
+	js.Config = runner.Echo(loadEcho{
+		URL: t.URL, Path: js.Path,
+		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
+		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(), ReadTimeout: s.ReadTimeout.String(),
+		Resolve: lf.resolves, CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, SNI: lf.sni, Sources: lf.sources,
+		Headers: lf.headers, ExpectSize: s.ExpectSize, LingerZero: s.LingerZero, Extra: c.eng.extra,
+	})
+	return js
+}
+
+// runLoad parses an engine command line and runs it for each profile.
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	ls, ep, ps := c.ls, c.ep, c.ls.profiles
+	if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
+		return err
+	}
+	// The engine's own checks come last: its warnings come only when the
+	// rest is valid.
 	if spec.check != nil {
 		if err := spec.check(); err != nil {
 			return err
 		}
 	}
-	engine, set, ps, srcIPs, hdrs, roots := ls.engine, ls.set, ls.profiles, ls.sources, ls.headers, ls.roots
-	var ep *endpoint
-	if fs.NArg() == 1 {
-		if ep, err = parseTarget(fs.Arg(0), *lf.resolves, *lf.sni, vocab.Engine(spec.name).DefaultPath()); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range *lf.resolves {
-			if _, _, _, err := parseResolve(r); err != nil {
-				return err
-			}
-		}
-	}
-	if a := ls.agent; a != nil {
-		if ep == nil && (a.shards > 1 || a.reportTo != "") {
-			return usagef("--shard and --report-to need a URL: the agents of one run share one target")
-		}
-		if len(ps) > 1 && (!a.startAt.IsZero() || a.reportTo != "") {
-			return usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
-		}
-	}
-	if isDryRun(ctx) {
-		return nil
-	}
-	// Every output is checked before the load: no run is wasted on a bad path.
-	if err := checkOutputs([2]string{"--cpuprofile", *lf.cpuProfile}, [2]string{"--keylog", *lf.keylog}); err != nil {
+	text, closeOutputs, err := c.openOutputs(stdout, stderr)
+	defer closeOutputs()
+	if err != nil {
 		return err
-	}
-	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) == 1 {
-		if err := checkOutputs([2]string{"--json", *lf.jsonOut}); err != nil {
-			return err
-		}
-	}
-	// With --json -, the record is stdout and the text goes to stderr.
-	text := stdout
-	if *lf.jsonOut == stdoutName {
-		text = stderr
-	}
-	if *lf.cpuProfile != "" {
-		var w io.Writer = stdout
-		if *lf.cpuProfile != stdoutName {
-			f, err := os.Create(*lf.cpuProfile)
-			if err != nil {
-				return usagef("--cpuprofile: %v", err)
-			}
-			defer f.Close()
-			w = f
-		}
-		if err := pprof.StartCPUProfile(w); err != nil {
-			return usagef("--cpuprofile: %v", err)
-		}
-		defer pprof.StopCPUProfile()
-	}
-	var keylogW io.Writer
-	if *lf.keylog != "" {
-		keylogW = stdout
-		if *lf.keylog != stdoutName {
-			f, err := os.OpenFile(*lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-			if err != nil {
-				return usagef("--keylog: %v", err)
-			}
-			defer f.Close()
-			keylogW = f
-		}
-		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", spec.name)
-	}
-	if *lf.jsonOut != "" && *lf.jsonOut != stdoutName && len(ps) > 1 {
-		if err := outfile.CheckDir(*lf.jsonOut); err != nil {
-			return usagef("--json: %v", err)
-		}
-		if err := os.MkdirAll(*lf.jsonOut, 0o755); err != nil {
-			return usagef("--json %s: %v", *lf.jsonOut, pathErr(err))
-		}
 	}
 
 	// The in-process reference target, when no URL was given.
@@ -343,58 +329,18 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n", spec.name)
 	}
 
-	echo := loadEcho{
-		Concurrency: *lf.conc, Rate: *lf.rate, Duration: lf.dur.String(), Warmup: lf.warmup.String(),
-		ConnectTimeout: lf.connectTO.String(), HandshakeTimeout: lf.handshakeTO.String(), ReadTimeout: lf.readTO.String(),
-		Resolve: *lf.resolves, CAFile: *lf.caFile, Insecure: *lf.insecure, SNI: *lf.sni, Sources: *lf.sources,
-		Headers: *lf.headers, ExpectSize: *lf.expectSize, LingerZero: *lf.linger0, Extra: spec.extra,
-	}
 	var runs []*metrics.Run
 	for _, p := range ps {
 		if ctx.Err() != nil {
 			break
 		}
-		conn := tlsconn.Config{
-			Profile: p, Sources: srcIPs, LingerZero: *lf.linger0,
-			ConnectTimeout: *lf.connectTO, HandshakeTimeout: *lf.handshakeTO,
-			TLS: profiles.ClientOptions{RootCAs: roots, InsecureSkipVerify: *lf.insecure, KeyLogWriter: keylogW},
+		js := c.spec(p, tgt)
+		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
+		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
+			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
-		recTarget := metrics.Target{DUT: dut, InsecureSkipVerify: *lf.insecure, CAFile: *lf.caFile}
-		var host, path string
-		if ep != nil {
-			conn.Address, conn.TLS.ServerName, host, path = ep.Address, ep.ServerName, ep.HostHeader, ep.Path
-			recTarget.URL, recTarget.Address, recTarget.ServerName = ep.URL.String(), ep.Address, ep.ServerName
-		} else {
-			l := tgt.Listener(p.Name)
-			conn.Address, conn.TLS.ServerName, host, path = l.Addr, "localhost", "localhost", vocab.Engine(spec.name).DefaultPath()
-			if !*lf.insecure {
-				conn.TLS.RootCAs = tgt.CA.Pool()
-			}
-			recTarget.URL = "https://localhost:" + portOf(l.Addr) + path
-			recTarget.Address, recTarget.ServerName, recTarget.InProcess = l.Addr, "localhost", true
-		}
-		echo.URL, echo.Path = recTarget.URL, path
-		js := &job.Spec{
-			Engine: spec.name, Conn: conn,
-			Request: tlsconn.Request{
-				Host: host, Path: path, Headers: hdrs,
-				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
-			},
-			Load: engine, Target: recTarget, Tool: toolInfo(), Config: echo, IncludesTarget: ep == nil,
-		}
-		if spec.options != nil {
-			spec.options(js)
-		}
-		js.Load.Progress = statusLine(stderr, p.Name, *lf.quiet, *lf.warmup, spec.status)
-		if a := ls.agent; a != nil {
-			js.Agent = a.identity()
-			js.Load.StartAt, js.Load.StartTolerance = a.startAt, a.tolerance
-			if !a.startAt.IsZero() && !*lf.quiet {
-				fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.name, a.shard, a.shards, a.startAt.Format(time.RFC3339Nano))
-			}
-		}
-		r, err := job.Run(ctx, js)
-		endStatus(stderr, *lf.quiet)
+		r, err := runner.Execute(ctx, &js)
+		endStatus(stderr, lf.quiet)
 		if err != nil {
 			return err
 		}
@@ -403,22 +349,22 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// A failed preflight sent no load: an agent has nothing to
 		// report, and fails (as the coordinator then sees).
-		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.reportTo != "" {
-			return noSuccess(r, set)
+		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
+			return noSuccess(r, ls.set)
 		}
-		if a := ls.agent; a != nil && a.reportTo != "" {
-			if err := agent.Push(ctx, a.reportTo, r); err != nil {
-				return fmt.Errorf("pushing the record to %s: %w", a.reportTo, err)
+		if a := ls.agent; a != nil && a.ReportTo != "" {
+			if err := agent.Push(ctx, a.ReportTo, r); err != nil {
+				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
 			reports.RunSummary(r).Text(text)
 		}
-		if *lf.jsonOut != "" {
-			file := *lf.jsonOut
+		if lf.jsonOut != "" {
+			file := lf.jsonOut
 			if len(ps) > 1 && file != stdoutName {
-				file = filepath.Join(*lf.jsonOut, p.Name+".json")
+				file = filepath.Join(lf.jsonOut, p.Name+".json")
 			}
 			if err := writeRunRecord(file, stdout, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
@@ -427,19 +373,81 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		// A failed preflight sent no load; an aborted run stopped it:
 		// no further profile is run.
 		if r.Failed() != "" {
-			return noSuccess(r, set)
+			return noSuccess(r, ls.set)
 		}
 	}
 	spec.table(text, runs)
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
-			return noSuccess(r, set)
+			return noSuccess(r, ls.set)
 		}
 	}
 	if ctx.Err() != nil {
 		return errors.New("interrupted; the records written say complete: false")
 	}
 	return nil
+}
+
+// openOutputs checks and opens the command's outputs before any load (no
+// run is wasted on a bad path): the CPU profile, the key log, the records'
+// directory. It returns where the text goes and what closes them.
+func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAll func(), err error) {
+	lf, ls, ps := c.lf, c.ls, c.ls.profiles
+	var closers []func() error
+	closeAll = func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			_ = closers[i]()
+		}
+	}
+	if err := checkOutputs([2]string{"--cpuprofile", lf.cpuProf}, [2]string{"--keylog", lf.keylog}); err != nil {
+		return nil, closeAll, err
+	}
+	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) == 1 {
+		if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
+			return nil, closeAll, err
+		}
+	}
+	// With --json -, the record is stdout and the text goes to stderr.
+	text = stdout
+	if lf.jsonOut == stdoutName {
+		text = stderr
+	}
+	if lf.cpuProf != "" {
+		var w io.Writer = stdout
+		if lf.cpuProf != stdoutName {
+			f, err := os.Create(lf.cpuProf)
+			if err != nil {
+				return nil, closeAll, usagef("--cpuprofile: %v", err)
+			}
+			closers = append(closers, f.Close)
+			w = f
+		}
+		if err := pprof.StartCPUProfile(w); err != nil {
+			return nil, closeAll, usagef("--cpuprofile: %v", err)
+		}
+		closers = append(closers, func() error { pprof.StopCPUProfile(); return nil })
+	}
+	if lf.keylog != "" {
+		ls.spec.KeyLog = stdout
+		if lf.keylog != stdoutName {
+			f, err := os.OpenFile(lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			if err != nil {
+				return nil, closeAll, usagef("--keylog: %v", err)
+			}
+			closers = append(closers, f.Close)
+			ls.spec.KeyLog = f
+		}
+		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", c.eng.name)
+	}
+	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
+		if err := outfile.CheckDir(lf.jsonOut); err != nil {
+			return nil, closeAll, usagef("--json: %v", err)
+		}
+		if err := os.MkdirAll(lf.jsonOut, 0o755); err != nil {
+			return nil, closeAll, usagef("--json %s: %v", lf.jsonOut, pathErr(err))
+		}
+	}
+	return text, closeAll, nil
 }
 
 func portOf(addr string) string {

@@ -73,6 +73,7 @@ func commands() []command {
 		{"merge", "merge the records of agents that ran one distributed run, exactly", runMerge},
 		{"collect", "receive agents' pushed records and merge them when all have arrived", runCollect},
 		{"k8s", "print the Kubernetes Indexed Job that runs an engine command as N agents", runK8s},
+		{"agent", "run one agent of a distributed run, read from the environment", runAgent},
 		{"calibrate", "measure the generator's cost per handshake and per GB; size a goal in cores", runCalibrate},
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},

@@ -162,7 +162,7 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	e := &agent.Executor{
 		Local: &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/test"},
 		Launcher: &agent.Processes{
-			Command: []string{self}, Env: append(os.Environ(), childEnv+"=1"),
+			Command: []string{self, "agent"}, Env: append(os.Environ(), childEnv+"=1"),
 			Wrap: func(i int, argv []string) []string {
 				return append([]string{"ip", "netns", "exec", lab.ns(fmt.Sprint("a", i))}, argv...)
 			},

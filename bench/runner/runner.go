@@ -1,48 +1,20 @@
-// Package job runs one engine run from a plain specification and returns its
-// self-contained record: it builds the operation (CPS or throughput), applies
-// the load with bench.Apply, measures the generator's own CPU, and fills the
-// metrics.Run. The CLI's engine commands and the method's runs both go
-// through Run.
-package job
+// Package runner holds the run spec (Spec: one run as data, with its
+// defaults and validation) and makes one run from it: it builds the
+// operation (CPS or throughput), applies the load with bench.Run, measures
+// the generator's own CPU, and fills the metrics.Run. The CLI's engine
+// commands, the method's runs and the agents of a distributed run all go
+// through Execute.
+package runner
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/throughput"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
-
-// Spec is one run. Conn carries the profile, the address and verification.
-type Spec struct {
-	Engine vocab.Engine
-	Conn   tlsconn.Config
-	tlsconn.Request
-	// Throughput engine only.
-	Pipeline        int
-	RequestsPerConn int
-	Verify          *throughput.BodyCheck
-
-	Load bench.Config
-	// Target, Tool and Config are echoed in the record as given, but for
-	// Target.Address (the address dialled) and Target.LeafSHA256, which
-	// the run measures.
-	Target metrics.Target
-	Tool   metrics.Tool
-	Config any
-	// IncludesTarget marks a run whose process also ran the target.
-	IncludesTarget bool
-	// Agent, if set, identifies this process as one agent of a distributed
-	// run; the record gets it with the measured start skew.
-	Agent *metrics.Agent
-}
 
 // Op is an engine operation that reports what it negotiated, the leaf
 // certificate it was presented and the address it dialled.
@@ -53,23 +25,7 @@ type Op interface {
 	Address() string
 }
 
-// NewOp builds the operation of spec.
-func NewOp(spec *Spec) (Op, error) {
-	switch spec.Engine {
-	case vocab.EngineCPS:
-		cfg := cps.Defaults()
-		cfg.Config, cfg.Request = spec.Conn, spec.Request
-		return cps.New(cfg)
-	case vocab.EngineThroughput:
-		cfg := throughput.Defaults()
-		cfg.Config, cfg.Request = spec.Conn, spec.Request
-		cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = max(spec.Pipeline, 1), spec.RequestsPerConn, spec.Verify
-		return throughput.New(cfg)
-	}
-	return nil, fmt.Errorf("job: unknown engine %q (cps or throughput)", spec.Engine)
-}
-
-// Preflight makes the one transaction of spec that Run makes before its load
+// Preflight makes the one transaction of spec that Execute makes before its load
 // (bench.Preflight) and returns it as the record has it. An error means the
 // operation could not be built.
 func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
@@ -96,33 +52,36 @@ func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
 	return pf, nil
 }
 
-// Run makes the run and returns its record. An error means the run could not
-// be made at all; failed transactions are data in the record.
+// Execute validates spec, makes the run and returns its record. An error
+// means the run could not be made at all; failed transactions are data in
+// the record.
 //
-// Before any load, Run makes one transaction exactly as the load will (see
+// Before any load, Execute makes one transaction exactly as the load will (see
 // Preflight). If it fails, no load is sent: the record has the failed
 // Preflight, Complete false, and nothing measured (Run.Failed says why).
-func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
-	op, err := NewOp(spec)
+func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	op, p, err := build(spec)
 	if err != nil {
 		return nil, err
 	}
-	p := spec.Conn.Profile
 	newRecord := func() *metrics.Run {
 		r := &metrics.Run{
-			Schema: metrics.Schema, Engine: spec.Engine, Profile: p.Name, Target: spec.Target,
-			Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Load.Warmup.Seconds(),
+			Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
+			Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
 			Load: metrics.Load{
-				Mode: "closed", Concurrency: spec.Load.Concurrency, Rate: spec.Load.Rate,
-				Sources: len(spec.Conn.Sources), ConnectionsHeld: -1, ConnectionsHeldPeak: -1,
+				Mode: "closed", Concurrency: spec.Concurrency, Rate: spec.Rate,
+				Sources: len(spec.Sources), ConnectionsHeld: -1, ConnectionsHeldPeak: -1,
 			},
 		}
-		if spec.Load.Rate > 0 {
+		if spec.Rate > 0 {
 			r.Load.Mode = "open"
 		}
 		r.ProfileSpec, _ = json.Marshal(p)
-		if spec.Config != nil {
-			r.Config, _ = json.Marshal(spec.Config)
+		if len(spec.Config) > 0 {
+			r.Config = spec.Config
 		}
 		return r
 	}
@@ -137,14 +96,12 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		if n := op.Negotiated(); n != nil {
 			r.Negotiated = *n
 		}
-		if spec.Agent != nil {
-			a := *spec.Agent
-			r.Agent = &a
-		}
+		r.Agent = spec.Agent.identity()
 		return r, nil
 	}
 	meter := StartCPU()
-	res, err := bench.Apply(ctx, spec.Load, op)
+	start := spec.EngineConfig()
+	res, err := bench.Apply(ctx, start, op)
 	if err != nil {
 		return nil, err
 	}
@@ -179,13 +136,16 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Target.LeafSHA256 = op.LeafSHA256()
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
-	if spec.Agent != nil {
-		a := *spec.Agent
-		if !spec.Load.StartAt.IsZero() {
-			a.StartAt = spec.Load.StartAt
-			a.StartSkewMS = float64(res.Started.Sub(spec.Load.StartAt)) / float64(time.Millisecond)
-		}
-		r.Agent = &a
+	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
+		r.Agent.StartSkewMS = float64(res.Started.Sub(start.StartAt)) / float64(time.Millisecond)
 	}
 	return r, nil
+}
+
+// identity is the record's agent identity, without the start skew.
+func (a *Agent) identity() *metrics.Agent {
+	if a == nil {
+		return nil
+	}
+	return &metrics.Agent{Name: a.Name, Shard: a.Shard, Shards: max(a.Shards, 1), StartAt: a.StartAt}
 }

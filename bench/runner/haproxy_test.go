@@ -1,4 +1,4 @@
-package job_test
+package runner_test
 
 // The preflight against a real HAProxy terminating TLS: mistakes cost a few
 // connections (HAProxy's conn_tot, counted at accept), and a good run's
@@ -11,12 +11,11 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/job"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
-	"github.com/tlsbench/tlsbench/profiles"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
@@ -36,23 +35,18 @@ func TestHAProxyPreflight(t *testing.T) {
 		{Name: "p256", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
 		{Name: "fwd", Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1", Backend: backend.Listeners[0].Addr},
 	})
-	spec := func(profile, frontend, path string, roots *cipher.CA) *job.Spec {
-		p, err := profiles.Builtin().Get(profile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return &job.Spec{
-			Engine: vocab.EngineCPS,
-			Conn: tlsconn.Config{Profile: p, Address: h.Addr(frontend), ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
-				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: roots.Pool()}},
-			Request: tlsconn.Request{Host: "localhost", Path: path, ExpectSize: -1, ReadTimeout: time.Second, UserAgent: "tlsbench/test"},
-			Load:    bench.Config{Concurrency: 4, Duration: 10 * time.Second, AbortAfter: bench.DefaultAbortAfter},
-		}
+	spec := func(profile, frontend, path string, roots *cipher.CA) *runner.Spec {
+		s := runner.Defaults(vocab.EngineCPS)
+		s.Profile, s.Target = profile, metrics.Target{Address: h.Addr(frontend), ServerName: "localhost"}
+		s.Roots, s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout = roots.Pool(), time.Second, time.Second, time.Second
+		s.Host, s.Path, s.UserAgent = "localhost", path, "tlsbench/test"
+		s.Concurrency, s.Duration, s.Warmup = 4, 10*time.Second, 0
+		return &s
 	}
 	const good = "ecdhe-ecdsa-aes128-sha256-p256"
 	for _, tc := range []struct {
 		name, frontend string
-		spec           *job.Spec
+		spec           *runner.Spec
 		class          vocab.Class
 	}{
 		{"wrong profile", "p256", spec("ecdhe-ecdsa-aes128-gcm-sha256-p256", "p256", "/", ca), "tls_alert:handshake_failure"},
@@ -62,7 +56,7 @@ func TestHAProxyPreflight(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := h.Counter(t, tc.frontend, "conn_tot")
 			begin := time.Now()
-			r, err := job.Run(context.Background(), tc.spec)
+			r, err := runner.Execute(context.Background(), tc.spec)
 			took := time.Since(begin)
 			if err != nil {
 				t.Fatal(err)
@@ -88,10 +82,9 @@ func TestHAProxyPreflight(t *testing.T) {
 
 	t.Run("good run reconciles", func(t *testing.T) {
 		s := spec(good, "p256", "/", ca)
-		s.Load.Duration = 500 * time.Millisecond
-		s.Load.Drain = 10 * time.Second
+		s.Duration, s.Drain = 500*time.Millisecond, 10*time.Second
 		hs := h.Counter(t, "p256", testdut.HAProxyCounter)
-		r, err := job.Run(context.Background(), s)
+		r, err := runner.Execute(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/reports"
+)
+
+const agentUsage = `tlsbench agent
+
+Runs one agent of a distributed run, its run read from the environment:
+TLSBENCH_RUN (the run spec as JSON: the whole run and the agents' start,
+tolerance and collector), TLSBENCH_SHARD (this agent's index, 0 to N-1) and
+TLSBENCH_AGENT (its name in the record). It takes its share of the load,
+starts at the agreed time and pushes its record to the collector. The
+processes executor (qualify --executor processes) and the manifests of
+tlsbench k8s start agents this way; see docs/KUBERNETES.md.`
+
+func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("agent")
+	if err := parseFlags(fs, agentUsage, args, stdout); err != nil {
+		return helpOK(err)
+	}
+	if fs.NArg() > 0 {
+		return usagef("takes no arguments: the run is in the environment (%s)", agent.EnvRun)
+	}
+	spec, err := agent.FromEnv(os.Getenv)
+	if err != nil {
+		return usagef("%s", specError(err))
+	}
+	set, err := loadProfiles(spec.ProfileFiles)
+	if err != nil {
+		return err
+	}
+	spec.Profiles = set
+	a := spec.Agent
+	fmt.Fprintf(stderr, "tlsbench agent: %s (shard %d/%d) ready; starting at %s\n", a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
+	r, err := runner.Execute(ctx, &spec)
+	if err != nil {
+		return err
+	}
+	// A failed preflight sent no load: the agent has nothing to report,
+	// and fails (as the coordinator then sees).
+	if pf := r.Preflight; pf != nil && !pf.OK {
+		if ctx.Err() != nil {
+			return errors.New("interrupted before the load")
+		}
+		return noSuccess(r, set)
+	}
+	if a.ReportTo != "" {
+		if err := agent.Push(ctx, a.ReportTo, r); err != nil {
+			return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
+		}
+	}
+	if err := reports.RunSummary(r).Text(stdout); err != nil {
+		return err
+	}
+	if r.Failed() != "" || r.Whole.Transactions == 0 {
+		return noSuccess(r, set)
+	}
+	return nil
+}
