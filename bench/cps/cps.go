@@ -29,10 +29,10 @@ type Config struct {
 	// MaxBody bounds a response body; a larger one is a body_size error.
 	MaxBody int
 	// Trace, if set, is called at the end of every transaction that had a
-	// connection, with the connection's local port and the sample (phases
-	// before the engine's open-loop correction). For debugging and for the
-	// packet-capture tests; nil costs nothing.
-	Trace func(localPort int, s *metrics.Sample)
+	// connection, with the connection's local port, the sample (phases
+	// before the engine's open-loop correction) and its first byte. For
+	// debugging and for the packet-capture tests; nil costs nothing.
+	Trace func(localPort int, s *metrics.Sample, first tlsconn.FirstByte)
 }
 
 // Defaults returns the default configuration (no target yet).
@@ -51,13 +51,14 @@ type Op struct {
 	req *tlsconn.Compiled
 
 	// How the run's connections ended (see Closes).
-	serverFIN, clientFirst, noCloseNotify atomic.Int64
+	serverFIN, clientFirst, noCloseNotify, merged atomic.Int64
 }
 
 // Closes returns how the run's connections that read a complete response
 // ended (whole run).
 func (op *Op) Closes() metrics.Closes {
-	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load()}
+	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load(),
+		FirstByteMerged: op.merged.Load()}
 }
 
 var _ bench.Op = (*Op)(nil)
@@ -120,6 +121,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
 	w.req = w.op.req.Append(w.req[:0], w.gen)
 	w.rd.Reset(conn, cfg.ReadTimeout)
+	w.rd.CountSegments() // did more than the first segment come before the first byte's read?
 	t3 := time.Now()
 	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
@@ -172,6 +174,9 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		err = fmt.Errorf("waiting for the server's close: %w", err)
 	default:
 		w.op.Observe(&conn.State)
+		if w.rd.Merged {
+			w.op.merged.Add(1)
+		}
 	}
 	w.finish(s, conn, bench.StageResponse, err)
 }
@@ -265,6 +270,6 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
 	s.Dur[metrics.Total] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
-		w.op.cfg.Trace(conn.LocalPort(), s)
+		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())
 	}
 }

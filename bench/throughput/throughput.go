@@ -42,6 +42,12 @@ type Config struct {
 	Verify *BodyCheck
 	// BufSize is the size of the read buffers (default 64 KiB).
 	BufSize int
+	// Trace, if set, is called at the end of every sample that had a
+	// connection, with the connection's local port, the sample (phases
+	// before the engine's open-loop correction) and its response's first
+	// byte. For debugging and for the packet-capture tests; nil costs
+	// nothing.
+	Trace func(localPort int, s *metrics.Sample, first tlsconn.FirstByte)
 }
 
 // Defaults returns the default configuration (no target yet).
@@ -407,4 +413,7 @@ func (w *worker) account(s *metrics.Sample) {
 	}
 	s.BytesIn = w.rd.N
 	s.Dur[metrics.Total] = time.Since(s.Start)
+	if w.op.cfg.Trace != nil && w.conn != nil {
+		w.op.cfg.Trace(w.conn.LocalPort(), s, w.rd.FirstByte())
+	}
 }

@@ -15,7 +15,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -296,7 +295,8 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 			_ = tc.SetLinger(0)
 		}
 	}
-	cc := &countingConn{Conn: raw, rc: enableArrival(raw)}
+	cc := &countingConn{Conn: raw}
+	cc.stamps = cc.arr.enable(raw)
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
@@ -339,23 +339,21 @@ func Class(stage bench.Stage, err error) string {
 
 // countingConn counts the bytes crossing the socket. It also notes when the
 // TCP stream ended (eof: the peer's FIN was read) and, while stamp is set,
-// when the kernel received the data its next read returns (arrived, the
-// first such time since it was last cleared; Linux only, rc nil elsewhere).
+// when the kernel received the data its next read returns (arr.at, the
+// first such time since it was last cleared; Linux only: stamps is false
+// elsewhere).
 type countingConn struct {
 	net.Conn
 	in, out int64
 	eof     bool
 	stamp   bool
-	arrived time.Time
-	rc      syscall.RawConn
-	oob     [arrivalOOB]byte
+	stamps  bool
+	arr     arrival
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
-	if c.stamp && c.rc != nil && c.arrived.IsZero() {
-		if at, ok := peekArrival(c.rc, &c.oob); ok {
-			c.arrived = at
-		}
+	if c.stamp && c.stamps && c.arr.at.IsZero() {
+		c.arr.peek()
 	}
 	n, err := c.Conn.Read(p)
 	c.in += int64(n)
@@ -381,25 +379,59 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // client woke up to read it: the wake-up belongs to the transfer, which is
 // when it happens. Where no timestamp is available it is the time of the
 // read that returned the byte.
+//
+// The kernel stamps what it queues, and it merges a segment that arrives
+// while the one before it is still unread into that one: the merged data
+// carries the later segment's time. After CountSegments, Merged says
+// whether that may have happened to the first byte: First is then an upper
+// bound of its arrival.
 type Reader struct {
 	r       io.Reader
 	conn    *Conn
 	timeout time.Duration
 	First   time.Time // when the first byte arrived
-	N       int64     // bytes read since Reset
-	err     error
+	// FirstRead is when the read that returned the first byte returned.
+	FirstRead time.Time
+	// Merged: the first byte's stamp may be a later segment's (see
+	// CountSegments).
+	Merged bool
+	N      int64 // bytes read since Reset
+	err    error
+}
+
+// FirstByte is what a Reader knows of a response's first byte.
+type FirstByte struct {
+	// Arrived is when the kernel received it (Reader.First).
+	Arrived time.Time
+	// Read is when the client's read that returned it returned.
+	Read time.Time
+	// Merged: Arrived may be a later segment's (Reader.Merged).
+	Merged bool
+}
+
+// FirstByte returns what the reader knows of the response's first byte.
+func (f *Reader) FirstByte() FirstByte {
+	return FirstByte{Arrived: f.First, Read: f.FirstRead, Merged: f.Merged}
 }
 
 // Reset starts a new response on conn.
 func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
 	*f = Reader{r: conn.Conn, conn: conn, timeout: timeout}
-	conn.raw.arrived = time.Time{}
+	conn.raw.arr.reset()
+}
+
+// CountSegments notes the data segments the connection has received so far
+// (one system call, Linux only), so that the first byte's read sets Merged
+// if more than one data segment, or the FIN, came before it. Call it after
+// Reset and before the request is written.
+func (f *Reader) CountSegments() {
+	f.conn.raw.arr.countSegments()
 }
 
 // Mark starts a new response on the same connection, keeping the reader.
 func (f *Reader) Mark() {
-	f.First, f.N, f.err = time.Time{}, 0, nil
-	f.conn.raw.arrived = time.Time{}
+	f.First, f.FirstRead, f.Merged, f.N, f.err = time.Time{}, time.Time{}, false, 0, nil
+	f.conn.raw.arr.at = time.Time{}
 }
 
 func (f *Reader) Read(p []byte) (int, error) {
@@ -410,9 +442,9 @@ func (f *Reader) Read(p []byte) (int, error) {
 	raw.stamp = false
 	if n > 0 && f.First.IsZero() {
 		now := time.Now()
-		f.First = now
-		if a := raw.arrived; !a.IsZero() && !a.After(now) {
-			f.First = a
+		f.First, f.FirstRead = now, now
+		if a := raw.arr.at; !a.IsZero() && !a.After(now) {
+			f.First, f.Merged = a, raw.arr.merged
 		}
 	}
 	f.N += int64(n)

@@ -30,6 +30,7 @@ func TestDependencyRules(t *testing.T) {
 		// Test support, imported by tests only.
 		"bench/internal/haproxytest": {"bench/metrics", "cipher"},
 		"bench/internal/rawtls":      {"cipher", "profiles"},
+		"bench/internal/wirecap":     {},
 		"reports/reporttest":         {"bench/metrics", "bench/method", "profiles"},
 		// The JSON Schemas (embedded files), and their validator for tests.
 		"schemas":            {},
