@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/internal/haproxytest"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -43,7 +44,7 @@ func TestHAProxyPreflight(t *testing.T) {
 			Engine: job.CPS,
 			Conn: tlsconn.Config{Profile: p, Address: h.Addr(frontend), ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
 				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: roots.Pool()}},
-			Request: tlsconn.Request{Host: "localhost", Path: path, ExpectSize: -1, ReadTimeout: time.Second, UserAgent: "tlsbench/test"},
+			Request: httpreq.Request{Host: "localhost", Path: path, ExpectSize: -1, ReadTimeout: time.Second, UserAgent: "tlsbench/test"},
 			Load:    bench.Config{Concurrency: 4, Duration: 10 * time.Second, AbortAfter: bench.DefaultAbortAfter},
 		}
 	}

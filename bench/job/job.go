@@ -13,6 +13,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -36,7 +37,7 @@ func DefaultPath(engine string) string {
 type Spec struct {
 	Engine string // CPS or Throughput
 	Conn   tlsconn.Config
-	tlsconn.Request
+	httpreq.Request
 	// Throughput engine only.
 	Pipeline        int
 	RequestsPerConn int

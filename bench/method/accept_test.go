@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -34,7 +35,7 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 		Engine: job.CPS,
 		Conn: tlsconn.Config{Profile: p, Address: tg.Listeners[0].Addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}},
-		Request: tlsconn.Request{Path: "/1k", Host: "localhost", ExpectSize: 1024, ReadTimeout: 10 * time.Second},
+		Request: httpreq.Request{Path: "/1k", Host: "localhost", ExpectSize: 1024, ReadTimeout: 10 * time.Second},
 		Load:    bench.Config{Concurrency: conc, Rate: rate, Duration: time.Second, Drain: 10 * time.Second},
 	}
 	r, err := job.Run(context.Background(), spec)

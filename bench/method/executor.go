@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -129,7 +130,7 @@ func (l *Local) Spec(req Request) (*job.Spec, error) {
 	full.Path, full.RawPath = "", ""
 	return &job.Spec{
 		Engine: req.Test.Engine, Conn: conn,
-		Request: tlsconn.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
+		Request: httpreq.Request{Host: u.Host, Path: path, ExpectSize: req.ExpectSize, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: l.UserAgent},
 		Load:    bench.Config{Concurrency: req.Concurrency, Duration: req.Duration, Warmup: req.Warmup, Progress: req.Progress, AbortAfter: bench.DefaultAbortAfter},
 		Target: metrics.Target{
 			DUT: d.Name, URL: full.String() + path, Address: addr, ServerName: u.Hostname(),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -47,7 +48,7 @@ func generate(ctx context.Context, o *options) (*result, error) {
 			ConnectTimeout: o.deadline, HandshakeTimeout: o.deadline,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca},
 		},
-		Request: tlsconn.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
+		Request: httpreq.Request{Host: "localhost", Path: job.DefaultPath(o.engines[0]), ExpectSize: -1, ReadTimeout: o.deadline, UserAgent: "tlsbench-scale"},
 		Load:    bench.Config{Concurrency: o.conns, Duration: o.duration, Warmup: o.warmup, Drain: 3 * o.deadline},
 	}
 	r := &result{Engine: spec.Engine, Profile: p.Name, Connections: o.conns, Sources: o.sources, DeadlineS: o.deadline.Seconds(), Processes: 1}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -93,7 +94,7 @@ func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 				Engine: engine,
 				Conn: tlsconn.Config{Profile: p, Address: ep.Address, ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout,
 					TLS: profiles.ClientOptions{ServerName: ep.ServerName, RootCAs: roots}},
-				Request: tlsconn.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
+				Request: httpreq.Request{Host: ep.HostHeader, Path: job.DefaultPath(engine), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench/" + version},
 				Load:    bench.Config{Concurrency: map[string]int{job.CPS: 16, job.Throughput: 8}[engine], Duration: *dur, Warmup: time.Second, AbortAfter: bench.DefaultAbortAfter},
 				Tool:    toolInfo(),
 			}

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -115,7 +115,7 @@ func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		specs[i] = &job.Spec{
 			Engine: engine, Conn: lf.connConfig(ls, p, ep),
-			Request: tlsconn.Request{
+			Request: httpreq.Request{
 				Host: ep.HostHeader, Path: ep.Path, Paths: paths, RandomPath: *random, Headers: ls.headers,
 				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
 			},

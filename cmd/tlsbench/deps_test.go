@@ -19,12 +19,13 @@ func TestDependencyRules(t *testing.T) {
 		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go"},
 		"bench":            {"bench/metrics"},
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
-		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput"},
+		"bench/httpreq":    {},
+		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
+		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
+		"bench/job":        {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          append([]string{"bench/metrics", "bench/method"}, plot...),
-		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
+		"bench/method":     {"bench", "bench/metrics", "bench/job", "bench/tlsconn", "bench/httpreq", "profiles", "go.yaml.in/yaml/v3", "gonum.org/v1/gonum/stat/distuv", "golang.org/x/net/idna"},
 		// The manifests are plain structs encoded with yaml: no k8s.io here.
 		"bench/agent": {"bench/metrics", "bench/job", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
 		// Test support, imported by tests only.

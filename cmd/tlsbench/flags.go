@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/method"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -249,7 +249,7 @@ func parseHeaders(hs []string) ([][2]string, error) {
 			return nil, usagef("bad --header %q: want 'Name: value'", h)
 		}
 		value = strings.TrimSpace(value)
-		if _, err := tlsconn.ParseTemplate(value); err != nil {
+		if _, err := httpreq.ParseTemplate(value); err != nil {
 			return nil, usagef("bad --header %q: %v", h, err)
 		}
 		out = append(out, [2]string{name, value})

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/job"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -372,7 +373,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		echo.URL, echo.Path = recTarget.URL, path
 		js := &job.Spec{
 			Engine: spec.name, Conn: conn,
-			Request: tlsconn.Request{
+			Request: httpreq.Request{
 				Host: host, Path: path, Headers: hdrs,
 				ExpectSize: *lf.expectSize, ReadTimeout: *lf.readTO, UserAgent: "tlsbench/" + version,
 			},
