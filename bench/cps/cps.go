@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/valyala/fasthttp"
@@ -27,40 +28,55 @@ type Config struct {
 	tlsconn.Config
 	// Request's path defaults to /1k; its ReadTimeout also bounds the wait
 	// for the server's close.
-	tlsconn.Request
+	httpreq.Request
 	// MaxBody bounds a response body; a larger one is a body_size error.
 	MaxBody int
 	// Trace, if set, is called at the end of every transaction that had a
-	// connection, with the connection's local port and the sample (phases
-	// before the engine's open-loop correction). For debugging and for the
-	// packet-capture tests; nil costs nothing.
-	Trace func(localPort int, s *metrics.Sample)
+	// connection, with the connection's local port, the sample (phases
+	// before the engine's open-loop correction) and its first byte. For
+	// debugging and for the packet-capture tests; nil costs nothing.
+	Trace func(localPort int, s *metrics.Sample, first tlsconn.FirstByte)
 }
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
 	return Config{
 		Config:  tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request: tlsconn.Request{Path: vocab.EngineCPS.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
+		Request: httpreq.Request{Path: vocab.EngineCPS.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
 		MaxBody: 16 << 20,
 	}
 }
 
 // Op is the CPS operation. It is safe for concurrent use by its workers.
 type Op struct {
-	*tlsconn.Client
+	ep  *tlsconn.Endpoint
 	cfg Config
-	req *tlsconn.Compiled
+	req *httpreq.Compiled
 
 	// How the run's connections ended (see Closes).
-	serverFIN, clientFirst, noCloseNotify atomic.Int64
+	serverFIN, clientFirst, noCloseNotify, merged atomic.Int64
 }
 
 // Closes returns how the run's connections that read a complete response
 // ended (whole run).
 func (op *Op) Closes() metrics.Closes {
-	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load()}
+	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load(),
+		FirstByteMerged: op.merged.Load()}
 }
+
+// Negotiated returns what the first verified connection negotiated, or nil.
+func (op *Op) Negotiated() *metrics.Negotiated { return op.ep.Negotiated() }
+
+// LeafSHA256 returns the fingerprint of the first verified connection's
+// leaf certificate, or "".
+func (op *Op) LeafSHA256() string { return op.ep.LeafSHA256() }
+
+// Address returns the address the run dials.
+func (op *Op) Address() string { return op.ep.Address() }
+
+// OpenConns returns how many of the run's connections are open now and the
+// most that were open at once.
+func (op *Op) OpenConns() (now, peak int64) { return op.ep.OpenConns() }
 
 var _ bench.Op = (*Op)(nil)
 
@@ -72,31 +88,37 @@ func New(cfg Config) (*Op, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
 	}
-	client, req, err := tlsconn.Prepare(cfg.Config, cfg.Request, "HTTP/1.0")
+	if err := cfg.Request.Check(); err != nil {
+		return nil, fmt.Errorf("cps: %w", err)
+	}
+	ep, err := tlsconn.NewEndpoint(cfg.Config)
 	if err != nil {
 		return nil, fmt.Errorf("cps: %w", err)
 	}
-	return &Op{Client: client, cfg: cfg, req: req}, nil
+	req, err := cfg.Request.Compile("HTTP/1.0", ep.Address())
+	if err != nil {
+		return nil, fmt.Errorf("cps: %w", err)
+	}
+	return &Op{ep: ep, cfg: cfg, req: req}, nil
 }
 
 // NewWorker returns a worker with its own source address turn.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
-	return &worker{op: op, dialer: op.NewDialer(id), gen: tlsconn.NewGen(rand.Uint64())}, nil
+	return &worker{op: op, dialer: op.ep.NewDialer(id), gen: httpreq.NewGen(rand.Uint64())}, nil
 }
 
 type worker struct {
 	op     *Op
 	dialer *tlsconn.Dialer
 	rd     tlsconn.Reader
-	gen    *tlsconn.Gen
+	gen    *httpreq.Gen
 	req    []byte
-	*reading
-	tail [256]byte // for the wait for the server's close
+	tail   [256]byte // for the wait for the server's close
 }
 
-// reading is what a worker needs from its request to the server's close:
-// lent by a pool for that time only, so that the many workers waiting for
-// a connection or a handshake hold no buffers.
+// reading is what a worker needs from its request to the end of the
+// response: lent by a pool for that time only, so that the many workers
+// waiting for a connection or a handshake hold no buffers.
 type reading struct {
 	br    *bufio.Reader
 	resp  fasthttp.Response
@@ -107,21 +129,29 @@ var readings = sync.Pool{New: func() any {
 	return &reading{br: bufio.NewReaderSize(nil, 4096)}
 }}
 
-// Do runs one transaction; see the package comment.
+// Do runs one transaction (see the package comment); every phase it times
+// is set here, in order.
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	cfg := &w.op.cfg
-	conn, stage, err := w.dialer.Dial(ctx, s)
+	// Connect and handshake (tlsconn times both).
+	conn, ph, stage, err := w.dialer.Dial(ctx)
+	s.Opened = true
+	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
+	s.Handshake = ph.HandshakeDone
+	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
 	if err != nil {
 		w.fail(s, stage, err)
 		return
 	}
 	defer conn.Close()
 
-	// Request and response. TTFB starts before the request is written:
-	// the server may answer before Write returns.
+	// Request and response. TTFB starts before the request is written
+	// (the server may answer before Write returns) and ends when the
+	// kernel received the response's first byte (w.rd.First).
 	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
 	w.req = w.op.req.Append(w.req[:0], w.gen)
 	w.rd.Reset(conn, cfg.ReadTimeout)
+	w.rd.CountSegments() // did more than the first segment come before the first byte's read?
 	t3 := time.Now()
 	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
@@ -129,13 +159,14 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		w.finish(s, conn, bench.StageResponse, err)
 		return
 	}
-	w.reading = readings.Get().(*reading)
-	w.br.Reset(&w.rd)
-	body, err := w.readResponse()
+	r := readings.Get().(*reading)
+	r.br.Reset(&w.rd)
+	body, err := r.readResponse(cfg.MaxBody)
 	// Bytes already buffered after the response are extra bytes; the
 	// pooled buffers go back before the wait for the server's close.
-	status, extra := w.resp.StatusCode(), w.br.Buffered()
-	w.giveBack()
+	status, extra := r.resp.StatusCode(), r.br.Buffered()
+	r.br.Reset(nil)
+	readings.Put(r)
 	s.Payload = body
 	if err != nil {
 		w.finish(s, conn, bench.StageResponse, w.rd.Cause(err))
@@ -157,6 +188,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 			w.op.clientFirst.Add(1)
 		}
 	}
+	// Transfer: from the first byte to the server's FIN (or the error).
 	t4 := time.Now()
 	s.Dur[vocab.PhaseTTFB] = w.rd.First.Sub(t3)
 	s.Dur[vocab.PhaseTransfer] = t4.Sub(w.rd.First)
@@ -173,43 +205,39 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	case err != nil:
 		err = fmt.Errorf("waiting for the server's close: %w", err)
 	default:
-		w.op.Observe(&conn.State)
+		w.op.ep.Observe(&conn.State)
+		if w.rd.Merged {
+			w.op.merged.Add(1)
+		}
 	}
 	w.finish(s, conn, bench.StageResponse, err)
 }
 
-// giveBack returns the reading state to the pool.
-func (w *worker) giveBack() {
-	w.br.Reset(nil)
-	readings.Put(w.reading)
-	w.reading = nil
-}
-
 // readResponse reads the response head and streams its body through the
-// worker's small buffer, counting it: memory stays bounded whatever the
-// server sends, and a body above MaxBody is an error.
-func (w *worker) readResponse() (int64, error) {
-	w.resp.Reset()
-	w.resp.StreamBody = true
-	if err := w.resp.Header.Read(w.br); err != nil {
+// small buffer, counting it: memory stays bounded whatever the server
+// sends, and a body above maxBody is an error.
+func (r *reading) readResponse(maxBody int) (int64, error) {
+	r.resp.Reset()
+	r.resp.StreamBody = true
+	if err := r.resp.Header.Read(r.br); err != nil {
 		return 0, err
 	}
-	if w.resp.Header.ContentLength() > w.op.cfg.MaxBody {
+	if r.resp.Header.ContentLength() > maxBody {
 		return 0, fasthttp.ErrBodyTooLarge // refused before reading it
 	}
-	if err := w.resp.ReadBody(w.br, 0); err != nil {
+	if err := r.resp.ReadBody(r.br, 0); err != nil {
 		return 0, err
 	}
-	defer w.resp.CloseBodyStream()
-	bs := w.resp.BodyStream()
+	defer r.resp.CloseBodyStream()
+	bs := r.resp.BodyStream()
 	if bs == nil {
 		return 0, nil
 	}
 	var n int64
 	for {
-		k, err := bs.Read(w.drain[:])
+		k, err := bs.Read(r.drain[:])
 		n += int64(k)
-		if n > int64(w.op.cfg.MaxBody) {
+		if n > int64(maxBody) {
 			return n, fasthttp.ErrBodyTooLarge
 		}
 		if err == io.EOF {
@@ -267,6 +295,6 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
-		w.op.cfg.Trace(conn.LocalPort(), s)
+		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/internal/rawtls"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -89,7 +90,7 @@ func TestHostileServers(t *testing.T) {
 			addr, ca := rawtls.Serve(t, p, tc.serve)
 			conn := tlsconn.Config{Profile: p, Address: addr, ConnectTimeout: 2 * time.Second, HandshakeTimeout: 2 * time.Second,
 				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()}}
-			req := tlsconn.Request{Path: "/", ExpectSize: -1, ReadTimeout: 2 * time.Second}
+			req := httpreq.Request{Path: "/", ExpectSize: -1, ReadTimeout: 2 * time.Second}
 			var op bench.Op
 			var err error
 			if tc.engine == "cps" {

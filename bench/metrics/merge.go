@@ -392,6 +392,7 @@ func (m *Run) addCounts(r *Run) {
 		m.Closes.ServerFirst += r.Closes.ServerFirst
 		m.Closes.ClientFirst += r.Closes.ClientFirst
 		m.Closes.NoCloseNotify += r.Closes.NoCloseNotify
+		m.Closes.FirstByteMerged += r.Closes.FirstByteMerged
 	}
 	l.Sources += r.Load.Sources
 	l.PreOpened += r.Load.PreOpened

@@ -255,6 +255,11 @@ type Closes struct {
 	// NoCloseNotify: the server closed the TCP connection without a TLS
 	// close_notify alert.
 	NoCloseNotify int64 `json:"no_close_notify"`
+	// FirstByteMerged: successful transactions whose response's first
+	// byte may carry a later segment's receive time (the kernel merged a
+	// segment that arrived before the client read the first one): their
+	// TTFB is an upper bound and their transfer a lower bound.
+	FirstByteMerged int64 `json:"first_byte_merged,omitempty"`
 }
 
 // Histogram is the histogram type of the shared geometry (NewHistogram).

@@ -151,6 +151,9 @@ func (r *Run) check(c *Checker) {
 		{"wire_in", r.Bytes.WireIn}, {"wire_out", r.Bytes.WireOut}} {
 		c.Count("bytes."+f.name, f.v)
 	}
+	if cl := r.Closes; cl != nil && cl.FirstByteMerged > cl.ServerFirst+cl.ClientFirst {
+		c.Failf("closes.first_byte_merged", "%d, more than the connections that read a complete response (%d)", cl.FirstByteMerged, cl.ServerFirst+cl.ClientFirst)
+	}
 	r.checkErrors(c)
 	r.checkRates(c)
 	r.checkLoad(c)

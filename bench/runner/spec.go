@@ -14,6 +14,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
@@ -322,7 +323,7 @@ func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := tlsconn.Request{
+	req := httpreq.Request{
 		Host: spec.Host, Path: spec.Path, Paths: spec.Paths, RandomPath: spec.RandomPath, Headers: spec.Headers,
 		ExpectSize: spec.ExpectSize, ReadTimeout: spec.ReadTimeout, UserAgent: spec.UserAgent,
 	}

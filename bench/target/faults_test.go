@@ -7,6 +7,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
@@ -51,7 +52,7 @@ func TestFaultMatrix(t *testing.T) {
 				conn := tlsconn.Config{Profile: p, Address: tg.Listener(p.Name).Addr,
 					TLS:            profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()},
 					ConnectTimeout: 2 * time.Second, HandshakeTimeout: time.Second}
-				req := tlsconn.Request{Path: "/bytes/8k", ExpectSize: 8 << 10, ReadTimeout: time.Second, UserAgent: "test"}
+				req := httpreq.Request{Path: "/bytes/8k", ExpectSize: 8 << 10, ReadTimeout: time.Second, UserAgent: "test"}
 				var op bench.Op
 				if engine == "cps" {
 					op, err = cps.New(cps.Config{Config: conn, Request: req})

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/valyala/fasthttp"
@@ -34,7 +35,7 @@ import (
 // Config is one throughput target and how to load it.
 type Config struct {
 	tlsconn.Config
-	tlsconn.Request // the path defaults to /1m
+	httpreq.Request // the path defaults to /1m
 	// Pipeline is the number of requests kept in flight per connection.
 	Pipeline int
 	// RequestsPerConn closes a connection after that many responses (0:
@@ -44,13 +45,19 @@ type Config struct {
 	Verify *BodyCheck
 	// BufSize is the size of the read buffers (default 64 KiB).
 	BufSize int
+	// Trace, if set, is called at the end of every sample that had a
+	// connection, with the connection's local port, the sample (phases
+	// before the engine's open-loop correction) and its response's first
+	// byte. For debugging and for the packet-capture tests; nil costs
+	// nothing.
+	Trace func(localPort int, s *metrics.Sample, first tlsconn.FirstByte)
 }
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
 	return Config{
 		Config:   tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request:  tlsconn.Request{Path: vocab.EngineThroughput.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
+		Request:  httpreq.Request{Path: vocab.EngineThroughput.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
 		Pipeline: 1, BufSize: 64 << 10,
 	}
 }
@@ -86,9 +93,9 @@ var ErrBodyMismatch = errors.New("body does not match")
 // Op is the throughput operation. It is safe for concurrent use by its
 // workers.
 type Op struct {
-	*tlsconn.Client
+	ep  *tlsconn.Endpoint
 	cfg Config
-	req *tlsconn.Compiled
+	req *httpreq.Compiled
 	// Read buffers are lent to a worker while it reads responses and
 	// taken back when its connection is idle: thousands of idle
 	// keep-alive connections hold none.
@@ -96,6 +103,20 @@ type Op struct {
 }
 
 var _ bench.Op = (*Op)(nil)
+
+// Negotiated returns what the first verified connection negotiated, or nil.
+func (op *Op) Negotiated() *metrics.Negotiated { return op.ep.Negotiated() }
+
+// LeafSHA256 returns the fingerprint of the first verified connection's
+// leaf certificate, or "".
+func (op *Op) LeafSHA256() string { return op.ep.LeafSHA256() }
+
+// Address returns the address the run dials.
+func (op *Op) Address() string { return op.ep.Address() }
+
+// OpenConns returns how many of the run's connections are open now and the
+// most that were open at once.
+func (op *Op) OpenConns() (now, peak int64) { return op.ep.OpenConns() }
 
 // New checks cfg and prepares the operation.
 func New(cfg Config) (*Op, error) {
@@ -111,20 +132,27 @@ func New(cfg Config) (*Op, error) {
 	if cfg.BufSize <= 0 {
 		cfg.BufSize = 64 << 10
 	}
-	client, req, err := tlsconn.Prepare(cfg.Config, cfg.Request, "HTTP/1.1")
+	if err := cfg.Request.Check(); err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	ep, err := tlsconn.NewEndpoint(cfg.Config)
 	if err != nil {
 		return nil, fmt.Errorf("throughput: %w", err)
 	}
-	return &Op{Client: client, cfg: cfg, req: req}, nil
+	req, err := cfg.Request.Compile("HTTP/1.1", ep.Address())
+	if err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	return &Op{ep: ep, cfg: cfg, req: req}, nil
 }
 
 // NewWorker returns a worker that owns one connection at a time.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
 	w := &worker{
 		op:     op,
-		dialer: op.NewDialer(id),
+		dialer: op.ep.NewDialer(id),
 		sent:   make([]time.Time, 0, op.cfg.Pipeline),
-		gen:    tlsconn.NewGen(rand.Uint64()),
+		gen:    httpreq.NewGen(rand.Uint64()),
 	}
 	if op.cfg.Verify != nil && op.cfg.Verify.SHA256 != nil {
 		w.sum = sha256.New()
@@ -140,7 +168,7 @@ type worker struct {
 	br      *bufio.Reader // lent by the Op while responses are read
 	buf     *[]byte       // likewise
 	resp    fasthttp.Response
-	gen     *tlsconn.Gen
+	gen     *httpreq.Gen
 	reqs    []byte      // the requests of one write
 	sent    []time.Time // write times of the requests in flight, oldest first
 	nsent   int         // requests written on this connection
@@ -150,8 +178,8 @@ type worker struct {
 	sum     hash.Hash
 	// opened carries a connection opened ahead of the load (Open) into
 	// the next sample: connect and handshake times.
-	opened     bool
-	openedDurs [2]time.Duration
+	opened       bool
+	openedPhases tlsconn.Phases
 }
 
 var _ bench.Opener = (*worker)(nil)
@@ -199,127 +227,144 @@ func (w *worker) Close() error {
 	return err
 }
 
-// Open opens the worker's connection ahead of the load (bench.Opener).
+// Open opens the worker's connection ahead of the load (bench.Opener); the
+// next sample carries its connect and handshake times.
 func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 	if w.conn != nil {
 		return true
 	}
-	if !w.dial(ctx, s) {
-		return false
-	}
-	w.opened = true
-	w.openedDurs = [2]time.Duration{s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake]}
-	return true
-}
-
-// dial opens a connection; on failure it fills s and returns false.
-func (w *worker) dial(ctx context.Context, s *metrics.Sample) bool {
-	conn, stage, err := w.dialer.Dial(ctx, s)
+	ph, stage, err := w.dial(ctx)
+	s.Opened, s.Handshake = true, ph.HandshakeDone
+	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
+	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
 	if err != nil {
 		s.Class, s.Err = tlsconn.Class(stage, err), err
 		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return false
 	}
-	w.op.Observe(&conn.State)
-	w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
-	w.wireIn, w.wireOut = 0, 0
-	w.rd.Reset(conn, w.op.cfg.ReadTimeout)
+	w.opened, w.openedPhases = true, ph
 	return true
 }
 
-// Do reads one response, opening a connection first if the worker has none.
+// dial opens a connection and makes it the worker's.
+func (w *worker) dial(ctx context.Context) (tlsconn.Phases, bench.Stage, error) {
+	conn, ph, stage, err := w.dialer.Dial(ctx)
+	if err != nil {
+		return ph, stage, err
+	}
+	w.op.ep.Observe(&conn.State)
+	w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
+	w.wireIn, w.wireOut = 0, 0
+	w.rd.Reset(conn, w.op.cfg.ReadTimeout)
+	return ph, stage, nil
+}
+
+// Do reads one response, opening a connection first if the worker has none;
+// every phase it times is set here, in order. When the server has closed a
+// kept-alive connection before the response, it opens a new one and asks
+// again (at most once: the new connection is not retried).
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	cfg := &w.op.cfg
-	dialed := w.conn == nil
-	if dialed && !w.dial(ctx, s) {
-		return
-	}
-	carried := w.opened
-	if carried {
-		// This sample carries the connection opened ahead of it.
-		w.opened = false
-		s.Opened, s.Handshake = true, true
-		s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = w.openedDurs[0], w.openedDurs[1]
-	}
-	// Keep the pipeline full, within the connection's request budget.
-	n := cfg.Pipeline - len(w.sent)
-	if cfg.RequestsPerConn > 0 {
-		n = min(n, cfg.RequestsPerConn-w.nsent)
-	}
-	if n > 0 {
-		_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
-		w.reqs = w.reqs[:0]
-		for i := 0; i < n; i++ {
-			w.reqs = w.op.req.Append(w.reqs, w.gen)
+	// Wire bytes on a connection the server closed under this sample stay
+	// counted in it.
+	var oldIn, oldOut int64
+	defer func() { s.WireIn, s.WireOut = s.WireIn+oldIn, s.WireOut+oldOut }()
+	for {
+		// Connect and handshake: now, or carried from Open.
+		dialed, carried := w.conn == nil, w.opened
+		if dialed {
+			ph, stage, err := w.dial(ctx)
+			s.Opened, s.Handshake = true, ph.HandshakeDone
+			s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
+			if err != nil {
+				s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
+				s.Class, s.Err = tlsconn.Class(stage, err), err
+				s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+				return
+			}
+		} else if carried {
+			w.opened = false
+			s.Opened, s.Handshake = true, true
+			s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = w.openedPhases.Connect, w.openedPhases.Handshake
 		}
-		// A request's TTFB starts before it is written: the server
-		// may answer before Write returns.
-		now := time.Now()
-		wrote, err := w.conn.Write(w.reqs)
-		s.BytesOut = int64(wrote)
-		for i := 0; i < n; i++ {
-			w.sent = append(w.sent, now)
+		// Keep the pipeline full, within the connection's request budget.
+		n := cfg.Pipeline - len(w.sent)
+		if cfg.RequestsPerConn > 0 {
+			n = min(n, cfg.RequestsPerConn-w.nsent)
 		}
-		w.nsent += n
+		if n > 0 {
+			_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
+			w.reqs = w.reqs[:0]
+			for i := 0; i < n; i++ {
+				w.reqs = w.op.req.Append(w.reqs, w.gen)
+			}
+			// A request's TTFB starts before it is written: the server
+			// may answer before Write returns.
+			now := time.Now()
+			wrote, err := w.conn.Write(w.reqs)
+			s.BytesOut = int64(wrote)
+			for i := 0; i < n; i++ {
+				w.sent = append(w.sent, now)
+			}
+			w.nsent += n
+			if err != nil {
+				w.fail(s, bench.StageResponse, err)
+				return
+			}
+		}
+		if len(w.sent) == 0 {
+			// The budget is spent and every response read: start afresh.
+			w.Close()
+			continue
+		}
+		// TTFB: from the oldest request in flight to its first byte.
+		started := w.sent[0]
+		w.borrow()
+		w.rd.Mark()
+		if w.br.Buffered() > 0 {
+			w.rd.First = time.Now() // pipelined: already here
+		}
+		w.resp.Reset()
+		w.resp.StreamBody = true
+		if err := w.resp.Header.Read(w.br); err != nil {
+			err = w.rd.Cause(err)
+			if (w.nrecv > 0 || carried) && !dialed && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 {
+				// The server closed a kept-alive connection between
+				// responses (or one opened ahead, before its first):
+				// open a new one and ask again.
+				oldIn, oldOut = oldIn+w.conn.WireIn()-w.wireIn, oldOut+w.conn.WireOut()-w.wireOut
+				w.Close()
+				continue
+			}
+			w.fail(s, bench.StageResponse, err)
+			return
+		}
+		// Transfer: from the first byte to the body's last.
+		first := w.rd.First
+		body, err := w.readBody(s)
+		end := time.Now()
+		s.Dur[vocab.PhaseTTFB] = first.Sub(started)
+		s.Dur[vocab.PhaseTransfer] = end.Sub(first)
+		s.Payload = body
 		if err != nil {
 			w.fail(s, bench.StageResponse, err)
 			return
 		}
-	}
-	if len(w.sent) == 0 {
-		// The budget is spent and every response read: start afresh.
-		w.Close()
-		w.Do(ctx, s)
-		return
-	}
-	started := w.sent[0]
-	w.borrow()
-	w.rd.Mark()
-	if w.br.Buffered() > 0 {
-		w.rd.First = time.Now() // pipelined: already here
-	}
-	w.resp.Reset()
-	w.resp.StreamBody = true
-	if err := w.resp.Header.Read(w.br); err != nil {
-		err = w.rd.Cause(err)
-		if (w.nrecv > 0 || carried) && !dialed && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 {
-			// The server closed a kept-alive connection between
-			// responses (or one opened ahead, before its first):
-			// open a new one and ask again. What was written to the
-			// old one stays counted in this sample.
-			in, out := w.conn.WireIn()-w.wireIn, w.conn.WireOut()-w.wireOut
-			w.Close()
-			w.Do(ctx, s)
-			s.WireIn += in
-			s.WireOut += out
-			return
+		w.sent = w.sent[:copy(w.sent, w.sent[1:])]
+		w.nrecv++
+		switch {
+		case w.resp.StatusCode() != fasthttp.StatusOK:
+			s.Class, s.Err = vocab.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
+		case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
+			s.Class, s.Err = vocab.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
 		}
-		w.fail(s, bench.StageResponse, err)
+		w.account(s)
+		if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
+			w.Close()
+		} else if len(w.sent) == 0 {
+			w.giveBack() // idle until the next request
+		}
 		return
-	}
-	first := w.rd.First
-	body, err := w.readBody(s)
-	end := time.Now()
-	s.Dur[vocab.PhaseTTFB] = first.Sub(started)
-	s.Dur[vocab.PhaseTransfer] = end.Sub(first)
-	s.Payload = body
-	if err != nil {
-		w.fail(s, bench.StageResponse, err)
-		return
-	}
-	w.sent = w.sent[:copy(w.sent, w.sent[1:])]
-	w.nrecv++
-	switch {
-	case w.resp.StatusCode() != fasthttp.StatusOK:
-		s.Class, s.Err = vocab.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
-	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
-		s.Class, s.Err = vocab.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
-	}
-	w.account(s)
-	if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
-		w.Close()
-	} else if len(w.sent) == 0 {
-		w.giveBack() // idle until the next request
 	}
 }
 
@@ -409,4 +454,7 @@ func (w *worker) account(s *metrics.Sample) {
 	}
 	s.BytesIn = w.rd.N
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+	if w.op.cfg.Trace != nil && w.conn != nil {
+		w.op.cfg.Trace(w.conn.LocalPort(), s, w.rd.FirstByte())
+	}
 }

@@ -1,57 +1,166 @@
 package tlsconn
 
 import (
+	"encoding/binary"
 	"net"
 	"syscall"
 	"time"
 	"unsafe"
 )
 
-// enableArrival asks the kernel to stamp the connection's received packets
-// (SO_TIMESTAMPNS) and returns the connection's raw descriptor access, or nil
-// when it cannot.
-func enableArrival(raw net.Conn) syscall.RawConn {
-	tc, ok := raw.(*net.TCPConn)
-	if !ok {
-		return nil
-	}
-	rc, err := tc.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
-	}); err != nil || serr != nil {
-		return nil
-	}
-	return rc
+// arrival notes when the kernel received the data a connection's next read
+// returns (SO_TIMESTAMPNS), and whether that time may be a later
+// segment's. It is set up once per connection (enable) so that its peeks
+// allocate nothing.
+type arrival struct {
+	rc   syscall.RawConn
+	fd   uintptr            // the socket, for the calls that do not wait
+	read func(uintptr) bool // peek's callback, made once
+	// count: the data segments received before the request were noted
+	// (base), so that peek sets merged.
+	count  bool
+	base   uint32
+	at     time.Time // the peeked stamp; zero when none
+	merged bool
+	one    [1]byte
+	oob    [arrivalOOB]byte
 }
 
 // arrivalOOB is the control buffer of one SCM_TIMESTAMPNS message.
 const arrivalOOB = 64
 
-// peekArrival waits (within the connection's read deadline) until data can be
-// read and returns when the kernel received the first of it, without taking
-// it (MSG_PEEK of one byte). ok is false when there is no stamp (the peer
-// closed, an error, the deadline): the read that follows says why.
-func peekArrival(rc syscall.RawConn, oob *[arrivalOOB]byte) (at time.Time, ok bool) {
-	var one [1]byte
-	err := rc.Read(func(fd uintptr) bool {
-		n, oobn, _, _, err := syscall.Recvmsg(int(fd), one[:], oob[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		if err == syscall.EAGAIN {
-			return false // wait for data
-		}
-		if err != nil || n == 0 {
-			return true
-		}
-		at, ok = parseArrival(oob[:oobn])
-		return true
-	})
+// enable asks the kernel to stamp the connection's received packets; it
+// reports false when it cannot (not TCP, or the option refused).
+func (a *arrival) enable(raw net.Conn) bool {
+	tc, ok := raw.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	rc, err := tc.SyscallConn()
 	if err != nil {
+		return false
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		a.fd = fd
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+	}); err != nil || serr != nil {
+		return false
+	}
+	a.rc = rc
+	a.read = a.peekFD
+	return true
+}
+
+// tcpInfoLen is how much of struct tcp_info (linux/tcp.h) is read: up to
+// and including tcpi_data_segs_in, at byte 152 (Linux 4.6 and later).
+const (
+	tcpInfoLen        = 156
+	tcpInfoDataSegsIn = 152
+	tcpCloseWait      = 8 // TCP_CLOSE_WAIT: the peer's FIN was received
+)
+
+// segsIn returns how many data segments the connection has received
+// (tcpi_data_segs_in) and whether the peer's FIN has been received; ok is
+// false when the kernel does not say.
+func segsIn(fd uintptr) (data uint32, fin, ok bool) {
+	var info [tcpInfoLen]byte
+	l := uint32(len(info))
+	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
+		uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&l)), 0)
+	if e != 0 || l < tcpInfoLen {
+		return 0, false, false
+	}
+	return binary.NativeEndian.Uint32(info[tcpInfoDataSegsIn:]), info[0] == tcpCloseWait, true
+}
+
+// countSegments notes the data segments received so far (one system call),
+// for peek's merged.
+func (a *arrival) countSegments() {
+	if a.rc == nil {
+		return
+	}
+	data, fin, ok := segsIn(a.fd)
+	a.base, a.count = data, ok && !fin
+}
+
+// reset forgets the stamp and the count.
+func (a *arrival) reset() { a.at, a.merged, a.count = time.Time{}, false, false }
+
+// peek waits (within the connection's read deadline) until data can be read
+// and notes when the kernel received the first of it (a.at), without taking
+// it (MSG_PEEK of one byte). a.at stays zero when there is no stamp (the
+// peer closed, an error, the deadline): the read that follows says why.
+//
+// After countSegments, a.merged reports whether the stamp may be a later
+// segment's: the kernel merges a segment that arrives while the one before
+// it is still unread, and is the last in the receive queue, into that one's
+// buffer, and the merged buffer carries the later segment's receive time
+// (tcp_try_coalesce). So peek also notes the receive time of the last data
+// queued (MSG_TRUNC: nothing is copied), then counts the data segments d
+// received since countSegments (TCP_INFO):
+//
+//   - d ≤ 1 and no FIN: nothing could merge;
+//   - d = 1 and the FIN: the FIN may have merged;
+//   - d = 2: if the last data's time is the first byte's, they are in one
+//     buffer: merged; if not, the second segment is in a buffer of its
+//     own and the first is alone: exact;
+//   - d ≥ 3: the first may hold a middle one: merged (may be).
+//
+// The segments are counted after both peeks: one that arrives meanwhile
+// can only make merged true. Two system calls more than the stamp alone,
+// and one in countSegments.
+func (a *arrival) peek() {
+	a.at, a.merged = time.Time{}, false
+	if a.rc != nil {
+		_ = a.rc.Read(a.read)
+	}
+}
+
+func (a *arrival) peekFD(fd uintptr) bool {
+	n, oobn, _, _, err := syscall.Recvmsg(int(fd), a.one[:], a.oob[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	if err == syscall.EAGAIN {
+		return false // wait for data
+	}
+	if err != nil || n == 0 {
+		return true
+	}
+	at, ok := parseArrival(a.oob[:oobn])
+	if ok {
+		a.at = at
+		a.merged = a.count && a.mayMerge(fd)
+	}
+	return true
+}
+
+// mayMerge decides peek's merged for the first byte stamped a.at.
+func (a *arrival) mayMerge(fd uintptr) bool {
+	last, ok := a.peekLast(fd)
+	data, fin, known := segsIn(fd)
+	switch d := data - a.base; {
+	case !known:
+		return true
+	case d <= 1:
+		return fin
+	case d == 2:
+		return !ok || last.Equal(a.at)
+	}
+	return true
+}
+
+// peekLast returns the receive time of the last data queued on fd (of its
+// first MiB), without copying or taking it.
+func (a *arrival) peekLast(fd uintptr) (time.Time, bool) {
+	iov := syscall.Iovec{Base: &a.one[0]}
+	iov.SetLen(1 << 20) // MSG_TRUNC: the kernel counts the bytes and copies none
+	msg := syscall.Msghdr{Iov: &iov, Iovlen: 1, Control: &a.oob[0]}
+	msg.SetControllen(len(a.oob))
+	n, _, e := syscall.Syscall(syscall.SYS_RECVMSG, fd, uintptr(unsafe.Pointer(&msg)),
+		syscall.MSG_PEEK|syscall.MSG_TRUNC|syscall.MSG_DONTWAIT)
+	if e != 0 || n == 0 {
 		return time.Time{}, false
 	}
-	return at, ok
+	return parseArrival(a.oob[:msg.Controllen])
 }
 
 // parseArrival finds the SCM_TIMESTAMPNS message in a control buffer.

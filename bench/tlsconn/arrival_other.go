@@ -4,13 +4,17 @@ package tlsconn
 
 import (
 	"net"
-	"syscall"
 	"time"
 )
 
-// Elsewhere than Linux the first byte's arrival is when the client read it.
-func enableArrival(net.Conn) syscall.RawConn { return nil }
+// Elsewhere than Linux the first byte's arrival is when the client read it:
+// arrival notes nothing.
+type arrival struct {
+	at     time.Time
+	merged bool
+}
 
-const arrivalOOB = 64
-
-func peekArrival(syscall.RawConn, *[arrivalOOB]byte) (time.Time, bool) { return time.Time{}, false }
+func (a *arrival) enable(net.Conn) bool { return false }
+func (a *arrival) countSegments()       {}
+func (a *arrival) peek()                {}
+func (a *arrival) reset()               {}

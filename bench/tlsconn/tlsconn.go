@@ -1,7 +1,9 @@
 // Package tlsconn opens the connections of the engines' operations: TCP
 // connect from the configured source addresses, a full TLS handshake with the
 // profile's configuration, verification against the profile, and byte
-// counting at the socket. It also classifies what can go wrong on the way.
+// counting at the socket; it reads responses with the first byte's arrival
+// time (Reader) and waits for the server's close (Conn.AwaitFIN). It also
+// classifies what can go wrong on the way.
 package tlsconn
 
 import (
@@ -15,7 +17,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -59,10 +60,11 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-// Client holds what the workers of one run share: the TLS configuration
-// (built once per run) and what the first verified connection negotiated.
-// It is safe for concurrent use.
-type Client struct {
+// Endpoint is the run's side of the target it dials, shared by the
+// workers: the address (resolved once), the TLS configuration (built once
+// per run), what the first verified connection negotiated, and the count of
+// open connections. It is safe for concurrent use.
+type Endpoint struct {
 	cfg Config
 	tls *tls.Config
 
@@ -78,10 +80,10 @@ type Client struct {
 // OpenConns returns how many of the run's connections are open now (TCP
 // established, whether handshaking or verified, not yet closed) and the most
 // that were open at once.
-func (c *Client) OpenConns() (now, peak int64) { return c.open.Load(), c.peak.Load() }
+func (c *Endpoint) OpenConns() (now, peak int64) { return c.open.Load(), c.peak.Load() }
 
 // opened counts a new connection.
-func (c *Client) opened() {
+func (c *Endpoint) opened() {
 	n := c.open.Add(1)
 	for {
 		p := c.peak.Load()
@@ -91,8 +93,9 @@ func (c *Client) opened() {
 	}
 }
 
-// NewClient checks cfg and builds the run's TLS configuration.
-func NewClient(cfg Config) (*Client, error) {
+// NewEndpoint checks cfg, resolves its address and builds the run's TLS
+// configuration.
+func NewEndpoint(cfg Config) (*Endpoint, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -101,7 +104,7 @@ func NewClient(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	cfg.Address = addr
-	return &Client{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
+	return &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
 }
 
 // resolveOnce turns a host name into its first address (IPv4 first), once
@@ -129,26 +132,8 @@ func resolveOnce(addr string, timeout time.Duration) (string, error) {
 	return net.JoinHostPort(best.String(), port), nil
 }
 
-// Prepare checks an operation's connection and request settings and builds
-// what its workers share: the client and the compiled request in protocol
-// proto ("HTTP/1.0").
-func Prepare(cfg Config, req Request, proto string) (*Client, *Compiled, error) {
-	if req.ReadTimeout <= 0 {
-		return nil, nil, errors.New("read deadline must be positive")
-	}
-	client, err := NewClient(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := req.Compile(proto, cfg.Address)
-	if err != nil {
-		return nil, nil, err
-	}
-	return client, c, nil
-}
-
 // Negotiated returns what the first verified connection negotiated, or nil.
-func (c *Client) Negotiated() *metrics.Negotiated {
+func (c *Endpoint) Negotiated() *metrics.Negotiated {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.negotiated
@@ -156,15 +141,15 @@ func (c *Client) Negotiated() *metrics.Negotiated {
 
 // LeafSHA256 returns the SHA-256 fingerprint (lowercase hex) of the leaf
 // certificate the first verified connection was presented, or "".
-func (c *Client) LeafSHA256() string {
+func (c *Endpoint) LeafSHA256() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.leaf
 }
 
 // Address returns the address the run dials: the configured one, its host
-// name resolved once (NewClient).
-func (c *Client) Address() string { return c.cfg.Address }
+// name resolved once (NewEndpoint).
+func (c *Endpoint) Address() string { return c.cfg.Address }
 
 // LeafFingerprint returns the SHA-256 of cs's leaf certificate (its DER
 // encoding), lowercase hex; "" when cs has no certificate.
@@ -178,7 +163,7 @@ func LeafFingerprint(cs *tls.ConnectionState) string {
 
 // Observe keeps cs as the run's negotiated parameters, and its leaf
 // certificate's fingerprint, if it is the first.
-func (c *Client) Observe(cs *tls.ConnectionState) {
+func (c *Endpoint) Observe(cs *tls.ConnectionState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.negotiated != nil {
@@ -202,13 +187,13 @@ func (c *Client) Observe(cs *tls.ConnectionState) {
 
 // Dialer opens connections for one worker; it is not safe for concurrent use.
 type Dialer struct {
-	c      *Client
+	c      *Endpoint
 	dialer net.Dialer
 	next   int // source address turn
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
-func (c *Client) NewDialer(id int) *Dialer {
+func (c *Endpoint) NewDialer(id int) *Dialer {
 	d := &Dialer{c: c, next: id}
 	d.dialer.Timeout = c.cfg.ConnectTimeout
 	return d
@@ -220,7 +205,7 @@ type Conn struct {
 	*tls.Conn
 	raw    *countingConn
 	State  tls.ConnectionState
-	client *Client
+	ep     *Endpoint
 	closed bool
 }
 
@@ -236,7 +221,7 @@ func (c *Conn) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.client.open.Add(-1)
+	c.ep.open.Add(-1)
 	return c.raw.Close()
 }
 
@@ -275,10 +260,23 @@ func (c *Conn) AwaitFIN(buf []byte, timeout time.Duration) (closeNotify, fin boo
 	}
 }
 
-// Dial connects and handshakes, filling s's Connect and Handshake durations,
-// Opened, Handshake and wire bytes. On failure it returns the stage and the
-// error, the connection closed; the caller classifies it with Class.
-func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stage, error) {
+// Phases are the durations of a connection's opening: TCP connect (from
+// before connect(2) until the socket is connected) and the TLS handshake
+// (from then until it returns). Handshake is zero when connect failed.
+type Phases struct {
+	Connect, Handshake time.Duration
+	// HandshakeDone: the TLS handshake completed (whatever came next).
+	HandshakeDone bool
+	// Wire bytes of the handshake, read and written.
+	WireIn, WireOut int64
+}
+
+// Dial connects and handshakes, and returns the phases' durations with the
+// connection. On failure it returns the stage and the error, the connection
+// closed; the caller classifies it with Class. When the stage is
+// StageHandshake, the TCP connection was opened.
+func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
+	var phases Phases
 	cfg := &d.c.cfg
 	if n := len(cfg.Sources); n > 0 {
 		d.dialer.LocalAddr = &net.TCPAddr{IP: cfg.Sources[d.next%n]}
@@ -287,10 +285,9 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 	t0 := time.Now()
 	raw, err := d.dialer.DialContext(ctx, "tcp", cfg.Address)
 	t1 := time.Now()
-	s.Dur[vocab.PhaseConnect] = t1.Sub(t0)
-	s.Opened = true
+	phases.Connect = t1.Sub(t0)
 	if err != nil {
-		return nil, bench.StageConnect, err
+		return nil, phases, bench.StageConnect, err
 	}
 	d.c.opened()
 	if cfg.LingerZero {
@@ -298,26 +295,27 @@ func (d *Dialer) Dial(ctx context.Context, s *metrics.Sample) (*Conn, bench.Stag
 			_ = tc.SetLinger(0)
 		}
 	}
-	cc := &countingConn{Conn: raw, rc: enableArrival(raw)}
+	cc := &countingConn{Conn: raw}
+	cc.stamps = cc.arr.enable(raw)
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
-	s.Dur[vocab.PhaseHandshake] = time.Since(t1)
-	s.WireIn, s.WireOut = cc.in, cc.out
+	phases.Handshake = time.Since(t1)
+	phases.WireIn, phases.WireOut = cc.in, cc.out
 	if err != nil {
 		d.drop(raw)
-		return nil, bench.StageHandshake, err
+		return nil, phases, bench.StageHandshake, err
 	}
-	s.Handshake = true
+	phases.HandshakeDone = true
 	// VerifyConnection checked all but the group of a TLS 1.2 full
 	// handshake; now that it is known, check everything.
 	cs := tc.ConnectionState()
 	if err := cfg.Profile.Verify(cs); err != nil {
 		d.drop(raw)
-		return nil, bench.StageHandshake, err
+		return nil, phases, bench.StageHandshake, err
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return &Conn{Conn: tc, raw: cc, State: cs, client: d.c}, bench.StageHandshake, nil
+	return &Conn{Conn: tc, raw: cc, State: cs, ep: d.c}, phases, bench.StageHandshake, nil
 }
 
 // drop closes a connection that failed its handshake.
@@ -341,23 +339,21 @@ func Class(stage bench.Stage, err error) vocab.Class {
 
 // countingConn counts the bytes crossing the socket. It also notes when the
 // TCP stream ended (eof: the peer's FIN was read) and, while stamp is set,
-// when the kernel received the data its next read returns (arrived, the
-// first such time since it was last cleared; Linux only, rc nil elsewhere).
+// when the kernel received the data its next read returns (arr.at, the
+// first such time since it was last cleared; Linux only: stamps is false
+// elsewhere).
 type countingConn struct {
 	net.Conn
 	in, out int64
 	eof     bool
 	stamp   bool
-	arrived time.Time
-	rc      syscall.RawConn
-	oob     [arrivalOOB]byte
+	stamps  bool
+	arr     arrival
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
-	if c.stamp && c.rc != nil && c.arrived.IsZero() {
-		if at, ok := peekArrival(c.rc, &c.oob); ok {
-			c.arrived = at
-		}
+	if c.stamp && c.stamps && c.arr.at.IsZero() {
+		c.arr.peek()
 	}
 	n, err := c.Conn.Read(p)
 	c.in += int64(n)
@@ -383,25 +379,59 @@ func (c *countingConn) Write(p []byte) (int, error) {
 // client woke up to read it: the wake-up belongs to the transfer, which is
 // when it happens. Where no timestamp is available it is the time of the
 // read that returned the byte.
+//
+// The kernel stamps what it queues, and it merges a segment that arrives
+// while the one before it is still unread into that one: the merged data
+// carries the later segment's time. After CountSegments, Merged says
+// whether that may have happened to the first byte: First is then an upper
+// bound of its arrival.
 type Reader struct {
 	r       io.Reader
 	conn    *Conn
 	timeout time.Duration
 	First   time.Time // when the first byte arrived
-	N       int64     // bytes read since Reset
-	err     error
+	// FirstRead is when the read that returned the first byte returned.
+	FirstRead time.Time
+	// Merged: the first byte's stamp may be a later segment's (see
+	// CountSegments).
+	Merged bool
+	N      int64 // bytes read since Reset
+	err    error
+}
+
+// FirstByte is what a Reader knows of a response's first byte.
+type FirstByte struct {
+	// Arrived is when the kernel received it (Reader.First).
+	Arrived time.Time
+	// Read is when the client's read that returned it returned.
+	Read time.Time
+	// Merged: Arrived may be a later segment's (Reader.Merged).
+	Merged bool
+}
+
+// FirstByte returns what the reader knows of the response's first byte.
+func (f *Reader) FirstByte() FirstByte {
+	return FirstByte{Arrived: f.First, Read: f.FirstRead, Merged: f.Merged}
 }
 
 // Reset starts a new response on conn.
 func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
 	*f = Reader{r: conn.Conn, conn: conn, timeout: timeout}
-	conn.raw.arrived = time.Time{}
+	conn.raw.arr.reset()
+}
+
+// CountSegments notes the data segments the connection has received so far
+// (one system call, Linux only), so that the first byte's read sets Merged
+// if more than one data segment, or the FIN, came before it. Call it after
+// Reset and before the request is written.
+func (f *Reader) CountSegments() {
+	f.conn.raw.arr.countSegments()
 }
 
 // Mark starts a new response on the same connection, keeping the reader.
 func (f *Reader) Mark() {
-	f.First, f.N, f.err = time.Time{}, 0, nil
-	f.conn.raw.arrived = time.Time{}
+	f.First, f.FirstRead, f.Merged, f.N, f.err = time.Time{}, time.Time{}, false, 0, nil
+	f.conn.raw.arr.at = time.Time{}
 }
 
 func (f *Reader) Read(p []byte) (int, error) {
@@ -412,9 +442,9 @@ func (f *Reader) Read(p []byte) (int, error) {
 	raw.stamp = false
 	if n > 0 && f.First.IsZero() {
 		now := time.Now()
-		f.First = now
-		if a := raw.arrived; !a.IsZero() && !a.After(now) {
-			f.First = a
+		f.First, f.FirstRead = now, now
+		if a := raw.arr.at; !a.IsZero() && !a.After(now) {
+			f.First, f.Merged = a, raw.arr.merged
 		}
 	}
 	f.N += int64(n)

@@ -31,9 +31,10 @@ func TestDependencyRules(t *testing.T) {
 		"bench/analysis":   {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench":            {"bench/metrics"},
 		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
-		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "github.com/valyala/fasthttp"},
-		"bench/runner":     {"bench", "bench/metrics", "bench/tlsconn", "bench/cps", "bench/throughput", "bench/target", "profiles"},
+		"bench/httpreq":    {},
+		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
+		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
+		"bench/runner":     {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
 		"bench/plan":       {"bench/runner", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
@@ -46,6 +47,7 @@ func TestDependencyRules(t *testing.T) {
 		// rule that allows them).
 		"bench/internal/rawtls":     {"cipher", "profiles"},
 		"bench/internal/soak":       {}, // its test only
+		"bench/internal/wirecap":    {},
 		"bench/metrics/metricstest": {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench/outfile/outfiletest": {},
 		"reports/reporttest":        {"bench/metrics", "bench/plan", "bench/method", "profiles"},

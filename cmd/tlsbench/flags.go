@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/plan"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -254,7 +254,7 @@ func parseHeaders(hs []string) ([][2]string, error) {
 			return nil, usagef("bad --header %q: want 'Name: value'", h)
 		}
 		value = strings.TrimSpace(value)
-		if _, err := tlsconn.ParseTemplate(value); err != nil {
+		if _, err := httpreq.ParseTemplate(value); err != nil {
 			return nil, usagef("bad --header %q: %v", h, err)
 		}
 		out = append(out, [2]string{name, value})

@@ -1,8 +1,13 @@
-package tlsconn
+// Package httpreq builds the HTTP requests of the engines' operations: the
+// request head (Request), compiled once per run (Compiled) and generated per
+// request, its header values regenerated from templates (Template) with a
+// worker's own random source (Gen).
+package httpreq
 
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -28,6 +33,14 @@ type Request struct {
 	// ReadTimeout bounds the wait for the first byte and each read after it.
 	ReadTimeout time.Duration
 	UserAgent   string
+}
+
+// Check reports a setting the engines cannot run with.
+func (r *Request) Check() error {
+	if r.ReadTimeout <= 0 {
+		return errors.New("read deadline must be positive")
+	}
+	return nil
 }
 
 // Compiled is a request ready to be generated; it is safe for concurrent

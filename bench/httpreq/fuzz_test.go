@@ -1,10 +1,10 @@
-package tlsconn_test
+package httpreq_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/httpreq"
 )
 
 // FuzzTemplate: a header template parses or fails with an error; one that
@@ -17,16 +17,16 @@ func FuzzTemplate(f *testing.F) {
 		if strings.ContainsAny(s, "\r\n") {
 			return // header values cannot hold line breaks (the CLI refuses them)
 		}
-		tpl, err := tlsconn.ParseTemplate(s)
+		tpl, err := httpreq.ParseTemplate(s)
 		if err != nil {
 			return
 		}
-		r := tlsconn.Request{Path: "/", Headers: [][2]string{{"X", s}}}
+		r := httpreq.Request{Path: "/", Headers: [][2]string{{"X", s}}}
 		c, err := r.Compile("HTTP/1.1", "h:443")
 		if err != nil {
 			t.Fatalf("ParseTemplate accepted %q, Compile refused: %v", s, err)
 		}
-		head := string(c.Append(nil, tlsconn.NewGen(1)))
+		head := string(c.Append(nil, httpreq.NewGen(1)))
 		if got := strings.Count(head, "\r\n"); got != 6 { // 5 header lines and the empty one
 			t.Errorf("template %q (static %v) made %d lines: %q", s, tpl.Static(), got, head)
 		}
