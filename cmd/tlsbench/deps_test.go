@@ -34,17 +34,29 @@ func TestDependencyRules(t *testing.T) {
 		"bench/httpreq":    {},
 		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
 		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
-		"bench/runner":     {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
-		"reports":          append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
-		"bench/plan":       {"bench/runner", "profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
-		"bench/stats":      {"gonum.org/v1/gonum/stat/distuv"},
-		"bench/impact":     {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats"},
-		"bench/method":     {"bench", "bench/metrics", "bench/outfile", "bench/runner", "bench/tlsconn", "bench/plan", "profiles"},
-		// The manifests are plain structs encoded with yaml: no k8s.io here.
-		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "bench", "bench/tlsconn", "profiles", "go.yaml.in/yaml/v3"},
-		// Test support, imported by tests only (no library package has a
-		// rule that allows them).
+		// The one package that makes a run: the spec, the operations, the
+		// engine (and the reference target's body pattern).
+		"bench/runner": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
+		// Plans are data: no run is made there.
+		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
+		"bench/stats":  {"gonum.org/v1/gonum/stat/distuv"},
+		"bench/impact": {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats"},
+		// The method makes runs through bench/runner only: not the engine,
+		// not the connections.
+		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/plan", "profiles"},
+		// Agents receive a runner.Spec and return records: no engine, no
+		// connections, no profiles of their own. The manifests are plain
+		// structs encoded with yaml: no k8s.io here.
+		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "go.yaml.in/yaml/v3"},
+		"reports":     append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
+		// The JSON Schemas (embedded files).
+		"schemas": {},
+	}
+	// Test support: imported by tests, and by the cmd/ harnesses
+	// (internal/testdut), never by a library package or the tlsbench
+	// binary (TestBinaryHasNoTestSupport).
+	support := map[string][]string{
 		"bench/internal/rawtls":     {"cipher", "profiles"},
 		"bench/internal/soak":       {}, // its test only
 		"bench/internal/wirecap":    {},
@@ -53,9 +65,18 @@ func TestDependencyRules(t *testing.T) {
 		"reports/reporttest":        {"bench/metrics", "bench/plan", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
-		// The JSON Schemas (embedded files), and their validator for tests.
-		"schemas":            {},
+		// The schemas' validator.
 		"schemas/schematest": {"schemas", "github.com/santhosh-tekuri/jsonschema/v6"},
+	}
+	for pkg, rules := range allowed {
+		for _, a := range rules {
+			if _, ok := support[a]; ok {
+				t.Errorf("library package %s may import the test support %s", pkg, a)
+			}
+		}
+	}
+	for pkg, rules := range support {
+		allowed[pkg] = rules
 	}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}:{{join .Imports " "}}`, "../../...").Output()
 	if err != nil {
@@ -116,19 +137,55 @@ func TestBinaryHasNoKubernetesDeps(t *testing.T) {
 	}
 }
 
+// TestBinaryHasNoTestSupport: the tlsbench binary carries no test support
+// (package testing, the *test packages, the internal harnesses, the schema
+// validator).
+func TestBinaryHasNoTestSupport(t *testing.T) {
+	const mod = "github.com/tlsbench/tlsbench/"
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		rel, ours := strings.CutPrefix(p, mod)
+		switch {
+		case p == "testing", strings.HasPrefix(p, "github.com/santhosh-tekuri/jsonschema"),
+			ours && (strings.HasSuffix(rel, "test") || strings.HasPrefix(rel, "internal/") || strings.Contains(rel, "/internal/")):
+			t.Errorf("the tlsbench binary depends on %s", p)
+		}
+	}
+}
+
 // TestLibraryNamesNoFlags: the library does not know the CLI. No string
-// literal of a library package (everything outside cmd/) is a flag:
-// agents receive their run as data, errors are typed and the CLI words
-// them with its flags. The exceptions are another program's flags.
+// literal of a library package (everything outside cmd/ and test support)
+// is or contains a long flag: agents receive their run as data, errors are
+// typed and the CLI words them with its flags. The exceptions are another
+// program's flags, and the debt below.
 func TestLibraryNamesNoFlags(t *testing.T) {
 	allowed := map[string]bool{
 		// kubectl's own flags, which the Kubernetes launcher runs.
 		"bench/agent/kubernetes.go: --namespace":        true,
 		"bench/agent/kubernetes.go: --ignore-not-found": true,
-		"bench/agent/kubernetes.go: --wait=false":       true,
+		"bench/agent/kubernetes.go: --wait":             true,
 		"bench/agent/kubernetes.go: --no-headers":       true,
 	}
-	flag := regexp.MustCompile(`^--[A-Za-z]`)
+	// Debt (issue 16, item 5): library messages that still name the CLI's
+	// flags. Remove an entry when its message no longer does; add none.
+	debt := map[string]bool{
+		"bench/tlsconn/limits.go: --nofile":             true, // prlimit's, beside this CLI's --shard
+		"bench/tlsconn/limits.go: --shard":              true,
+		"bench/metrics/merge.go: --shard":               true,
+		"bench/method/campaign.go: --resume":            true,
+		"bench/method/campaign.go: --allow-differences": true,
+		"bench/cps/advice.go: --handshake-timeout":      true,
+		"bench/cps/advice.go: --read-timeout":           true,
+		"cipher/cipher.go: --suites":                    true,
+		"reports/report.go: --allow-differences":        true,
+		"reports/qualify.go: --quick":                   true,
+		"reports/model.go: --allow-mixed-dut":           true,
+	}
+	found := map[string]bool{}
+	flag := regexp.MustCompile(`(?:^|[^A-Za-z0-9-])(--[A-Za-z][A-Za-z0-9-]*)`)
 	root := "../.."
 	seen := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -159,8 +216,15 @@ func TestLibraryNamesNoFlags(t *testing.T) {
 				return true
 			}
 			s, err := strconv.Unquote(lit.Value)
-			if err == nil && flag.MatchString(s) && !allowed[rel+": "+s] {
-				t.Errorf("%s names the flag %q: the library does not know the CLI", rel, s)
+			if err != nil {
+				return true
+			}
+			for _, m := range flag.FindAllStringSubmatch(s, -1) {
+				key := rel + ": " + m[1]
+				found[key] = true
+				if !allowed[key] && !debt[key] {
+					t.Errorf("%s names the flag %s in %q: the library does not know the CLI", rel, m[1], s)
+				}
 			}
 			return true
 		})
@@ -171,5 +235,10 @@ func TestLibraryNamesNoFlags(t *testing.T) {
 	}
 	if seen < 20 {
 		t.Fatalf("checked %d library files", seen)
+	}
+	for key := range debt {
+		if !found[key] {
+			t.Logf("%s: paid, remove it from the debt", key)
+		}
 	}
 }
