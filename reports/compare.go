@@ -199,7 +199,8 @@ func ComparisonDoc(c *ComparisonReport) Document {
 			d.add(list(notes))
 		}
 		var curves []curve
-		for j, phase := range curvePhases {
+		for j, ph := range curvePhases {
+			phase := ph.String()
 			if q := cc.curvesA[phase]; len(q) > 0 {
 				curves = append(curves, curve{name: phase + " A", q: q, color: j})
 			}

@@ -113,7 +113,7 @@ type Section struct {
 	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
-	P99Phase    string         `json:"p99_phase"`
+	P99Phase    vocab.Phase    `json:"p99_phase"`
 	Preliminary *method.Prelim `json:"preliminary,omitempty"`
 	Exploration []method.Probe `json:"exploration,omitempty"`
 	Level       int            `json:"level,omitempty"` // the level chosen and frozen
@@ -172,7 +172,7 @@ func unitOf(engine vocab.Engine) string {
 }
 
 // curvePhases are the phases whose latency curves are drawn.
-var curvePhases = []string{"handshake", "total"}
+var curvePhases = []vocab.Phase{vocab.PhaseHandshake, vocab.PhaseTotal}
 
 // recordsSource is the Section.Source of run records.
 const recordsSource = "run records"
@@ -480,11 +480,11 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	return out, nil
 }
 
-func p99Phase(engine vocab.Engine) string {
+func p99Phase(engine vocab.Engine) vocab.Phase {
 	if engine == vocab.EngineThroughput {
-		return "total"
+		return vocab.PhaseTotal
 	}
-	return "handshake"
+	return vocab.PhaseHandshake
 }
 
 // chosenOf extracts what the appendix shows of a run.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // ReportJSON writes the report as indented JSON (the Report type).
@@ -315,12 +316,12 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 	out := []block{para(fmt.Sprintf("Published run %d: %s to %s, target %s; %s; %d transactions and %d errors in the %.2f s steady window (after %.2f s of warm-up); %s.",
 		ch.Seq, stamp(ch.Started), stamp(ch.Ended), ch.Target, load, ch.Transactions, ch.Errors, ch.DurationS, ch.SteadyStartS, cpu))}
 	t := newTable("Latency", ">Count", ">p50", ">p90", ">p99", ">p99.9", ">Max")
-	for _, phase := range []string{"connect", "handshake", "ttfb", "transfer", "total"} {
-		l, ok := ch.Latency[phase]
+	for _, phase := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal} {
+		l, ok := ch.Latency[phase.String()]
 		if !ok || l.Count == 0 {
 			continue
 		}
-		t.add(phase, strconv.FormatInt(l.Count, 10), bound+Micros(float64(l.P50)), bound+Micros(float64(l.P90)), bound+Micros(float64(l.P99)),
+		t.add(phase.String(), strconv.FormatInt(l.Count, 10), bound+Micros(float64(l.P50)), bound+Micros(float64(l.P90)), bound+Micros(float64(l.P99)),
 			bound+Micros(float64(l.P999)), bound+Micros(float64(l.Max)))
 	}
 	if len(t.rows) > 0 {
@@ -331,7 +332,8 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.Engine, s.Profile, ch.Seq), s.Unit, ch))
 	}
 	var curves []curve
-	for i, phase := range curvePhases {
+	for i, ph := range curvePhases {
+		phase := ph.String()
 		if q := ch.Curves[phase]; len(q) > 0 {
 			curves = append(curves, curve{name: phase, q: q, color: i})
 		}

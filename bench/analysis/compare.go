@@ -63,7 +63,7 @@ func comparedMetrics() []compared {
 		{metric: "longest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Max) / 1e3 }},
 		{metric: "shortest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Min) / 1e3 }},
 	}
-	for _, phase := range []string{"connect", "handshake", "ttfb", "total"} {
+	for _, phase := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTotal} {
 		for _, q := range []struct {
 			name string
 			get  func(metrics.Percentiles) int64
@@ -72,8 +72,8 @@ func comparedMetrics() []compared {
 			{"p90", func(p metrics.Percentiles) int64 { return p.P90 }},
 			{"p99", func(p metrics.Percentiles) int64 { return p.P99 }},
 		} {
-			ms = append(ms, compared{metric: phase + " " + q.name, unit: "ms",
-				value: func(r *metrics.Run) float64 { return float64(q.get(r.Latency[phase])) / 1e3 }})
+			ms = append(ms, compared{metric: phase.String() + " " + q.name, unit: "ms",
+				value: func(r *metrics.Run) float64 { return float64(q.get(r.Percentiles(phase))) / 1e3 }})
 		}
 	}
 	return append(ms,

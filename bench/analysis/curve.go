@@ -3,6 +3,7 @@ package analysis
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // CurvePercentiles are the percentiles at which a latency curve is taken:
@@ -44,8 +45,8 @@ func Quantiles(h *hdr.Histogram, ps []float64) []Quantile {
 
 // Curve decodes the phase's histogram of r and returns its latency curve
 // at CurvePercentiles.
-func Curve(r *metrics.Run, phase string) ([]Quantile, error) {
-	h, err := r.Histogram(phase)
+func Curve(r *metrics.Run, phase vocab.Phase) ([]Quantile, error) {
+	h, err := r.Histogram(phase.String())
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,9 @@
 package analysis
 
-import "github.com/tlsbench/tlsbench/bench/metrics"
+import (
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
 
 // CPUPerGB is the generator's CPU seconds per GB (10^9 bytes) of payload
 // received over the whole run (the CPU is measured over the whole run too).
@@ -42,10 +45,10 @@ func Series(r *metrics.Run) []Point {
 
 // Curves are the latency curves (Curve) of the phases of r that have a
 // histogram, and an empty curve left out.
-func Curves(r *metrics.Run, phases ...string) (map[string][]Quantile, error) {
+func Curves(r *metrics.Run, phases ...vocab.Phase) (map[string][]Quantile, error) {
 	out := map[string][]Quantile{}
 	for _, phase := range phases {
-		if _, ok := r.Histograms[phase]; !ok {
+		if _, ok := r.Histograms[phase.String()]; !ok {
 			continue
 		}
 		q, err := Curve(r, phase)
@@ -53,7 +56,7 @@ func Curves(r *metrics.Run, phases ...string) (map[string][]Quantile, error) {
 			return nil, err
 		}
 		if len(q) > 0 {
-			out[phase] = q
+			out[phase.String()] = q
 		}
 	}
 	return out, nil

@@ -9,10 +9,10 @@ import (
 )
 
 // Pooled merges the named phase's histograms of runs.
-func Pooled(phase string, runs ...*metrics.Run) (*hdr.Histogram, error) {
+func Pooled(phase vocab.Phase, runs ...*metrics.Run) (*hdr.Histogram, error) {
 	h := metrics.NewHistogram()
 	for _, r := range runs {
-		x, err := r.Histogram(phase)
+		x, err := r.Histogram(phase.String())
 		if err != nil {
 			return nil, fmt.Errorf("run of %s: %w", r.Started.Format("15:04:05"), err)
 		}
@@ -49,7 +49,7 @@ type Siege struct {
 func SiegeOf(runs ...*metrics.Run) (Siege, error) {
 	var s Siege
 	var ok, status, failed, payload int64
-	total, err := Pooled(vocab.PhaseTotal.String(), runs...)
+	total, err := Pooled(vocab.PhaseTotal, runs...)
 	if err != nil {
 		return s, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/stats"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // The sides of an impact study.
@@ -229,7 +230,7 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	add("longest_transaction", "Longest transaction", "s", b.LongestTransaction, c.LongestTransaction, false, nil)
 	add("shortest_transaction", "Shortest transaction", "s", b.ShortestTransaction, c.ShortestTransaction, false, nil)
 
-	for _, ph := range []string{"connect", "handshake", "ttfb", "total"} {
+	for _, ph := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTotal} {
 		hb, err := analysis.Pooled(ph, runs.Baseline...)
 		if err != nil {
 			return nil, err

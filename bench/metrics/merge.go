@@ -561,7 +561,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			for _, h := range []struct {
 				name, enc string
 				dst       *hdr.Histogram
-			}{{"handshake", s.HandshakeHist, hs}, {"total", s.TotalHist, total}} {
+			}{{vocab.PhaseHandshake.String(), s.HandshakeHist, hs}, {vocab.PhaseTotal.String(), s.TotalHist, total}} {
 				if err := mergeSecond(h.dst, h.enc); err != nil {
 					return nil, fmt.Errorf("metrics: %s: second %d: %s histogram: %w", p.in.label(), u, h.name, err)
 				}

@@ -1,6 +1,6 @@
 // Package runner holds the run spec (Spec: one run as data, with its
 // defaults and validation) and makes one run from it: it builds the
-// operation (CPS or throughput), applies the load with bench.Run, measures
+// operation (CPS or throughput), applies the load with bench.Apply, measures
 // the generator's own CPU, and fills the metrics.Run. The CLI's engine
 // commands, the method's runs and the agents of a distributed run all go
 // through Execute.

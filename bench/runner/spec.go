@@ -259,7 +259,7 @@ func (s *Spec) roots() (*x509.CertPool, error) {
 	return p, nil
 }
 
-// EngineConfig is the engine's configuration of s (bench.Run's).
+// EngineConfig is the engine's configuration of s (bench.Apply's).
 func (s *Spec) EngineConfig() bench.Config {
 	c := bench.Config{
 		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration, Warmup: s.Warmup, Drain: s.Drain,

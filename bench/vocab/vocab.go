@@ -118,6 +118,25 @@ func (p Phase) String() string {
 	return fmt.Sprintf("Phase(%d)", uint8(p))
 }
 
+// MarshalText writes the phase by its name, so that a Phase in JSON reads
+// as the record's latency keys do.
+func (p Phase) MarshalText() ([]byte, error) {
+	if int(p) >= len(phaseNames) {
+		return nil, fmt.Errorf("vocab: no phase %d", uint8(p))
+	}
+	return []byte(phaseNames[p]), nil
+}
+
+// UnmarshalText reads a phase by its name.
+func (p *Phase) UnmarshalText(b []byte) error {
+	q, ok := ParsePhase(string(b))
+	if !ok {
+		return fmt.Errorf("vocab: unknown phase %q", b)
+	}
+	*p = q
+	return nil
+}
+
 // TimedNames returns the names of the timed phases, in order.
 func TimedNames() []string { return append([]string(nil), phaseNames[:NumTimed]...) }
 

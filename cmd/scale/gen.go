@@ -21,7 +21,7 @@ import (
 )
 
 // generated is what a generator child prints: its run record, as
-// `tlsbench cps` and `tlsbench throughput` make theirs (job.Run), and its
+// `tlsbench cps` and `tlsbench throughput` make theirs (runner.Execute), and its
 // memory beside it.
 type generated struct {
 	Run    *metrics.Run `json:"run"`
