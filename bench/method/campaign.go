@@ -101,9 +101,9 @@ type Campaign struct {
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.
 var ErrNothingSupported = errors.New("preliminary: no DUT serves any profile of the plan")
 
-// Conduct carries the campaign out. Cancelling ctx stops it after the run in
+// Do carries the campaign out. Cancelling ctx stops it after the run in
 // progress (which completes and is recorded), returning ErrInterrupted.
-func (c *Campaign) Conduct(ctx context.Context) (*Summary, error) {
+func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
 	}

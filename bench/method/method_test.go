@@ -137,7 +137,7 @@ func campaign(t *testing.T, p *plan.Plan, exec method.Executor, dir string) *met
 
 func TestCampaignFindsThePeak(t *testing.T) {
 	exec := &fakeExec{}
-	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Conduct(context.Background())
+	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestRejectedRuns(t *testing.T) {
 	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, exec, t.TempDir()).Conduct(context.Background())
+	s, err := campaign(t, p, exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestGeneratorBound(t *testing.T) {
 	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, &fakeExec{util: 0.95}, t.TempDir()).Conduct(context.Background())
+	s, err := campaign(t, p, &fakeExec{util: 0.95}, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestInconsistent(t *testing.T) {
 	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, exec, t.TempDir()).Conduct(context.Background())
+	s, err := campaign(t, p, exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestInconsistent(t *testing.T) {
 // same summary as one run straight through, without repeating runs.
 func TestResume(t *testing.T) {
 	straight := &fakeExec{}
-	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Conduct(context.Background())
+	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +278,12 @@ func TestResume(t *testing.T) {
 				cancel()
 			}
 		}
-		if _, err := c.Conduct(ctx); !errors.Is(err, method.ErrInterrupted) {
+		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
 			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
 		}
 		cancel()
 		second := &fakeExec{}
-		got, err := campaign(t, testPlan("a", "b"), second, dir).Conduct(context.Background())
+		got, err := campaign(t, testPlan("a", "b"), second, dir).Do(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func TestResume(t *testing.T) {
 func TestTornLedger(t *testing.T) {
 	dir := t.TempDir()
 	exec := &fakeExec{}
-	want, err := campaign(t, testPlan("a"), exec, dir).Conduct(context.Background())
+	want, err := campaign(t, testPlan("a"), exec, dir).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +314,7 @@ func TestTornLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &fakeExec{}
-	got, err := campaign(t, testPlan("a"), again, dir).Conduct(context.Background())
+	got, err := campaign(t, testPlan("a"), again, dir).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +331,7 @@ func TestTornLedger(t *testing.T) {
 // campaign in the preliminary phase, unless differences are allowed.
 func TestDifferences(t *testing.T) {
 	exec := &fakeExec{suite: map[string]string{"b": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}
-	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Conduct(context.Background())
+	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
 	var de *method.DifferencesError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want differences", err)
@@ -348,7 +348,7 @@ func TestDifferences(t *testing.T) {
 	}
 	c := campaign(t, testPlan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
 	c.AllowDifferences = true
-	s, err := c.Conduct(context.Background())
+	s, err := c.Do(context.Background())
 	if err != nil || len(s.Differences) != 6 || len(s.Rows) != 6 {
 		t.Errorf("with differences allowed: %v, %d differences, %d rows", err, len(s.Differences), len(s.Rows))
 	}
@@ -365,7 +365,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 		return 100, nil
 	}}
-	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Conduct(context.Background())
+	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatalf("error %v", err)
 	}
@@ -385,13 +385,13 @@ func TestPreliminaryFailure(t *testing.T) {
 
 	p := testPlan("a", "b")
 	p.Method.StopOnUnsupported = true
-	_, err = campaign(t, p, exec, t.TempDir()).Conduct(context.Background())
+	_, err = campaign(t, p, exec, t.TempDir()).Do(context.Background())
 	var pe *method.PreliminaryError
 	if !errors.As(err, &pe) || pe.DUT != "b" || !strings.Contains(err.Error(), "tls_alert:handshake_failure ×3") {
 		t.Fatalf("stop_on_unsupported: error %v", err)
 	}
 
-	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Conduct(context.Background())
+	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Do(context.Background())
 	if !errors.Is(err, method.ErrNothingSupported) {
 		t.Fatalf("nothing served: error %v", err)
 	}

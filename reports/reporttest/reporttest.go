@@ -310,7 +310,7 @@ func Campaign(dir string, sc Scenario) (*method.Summary, []*method.Entry, error)
 	defer l.Close()
 	c := &method.Campaign{Plan: plan, Profiles: profiles.Builtin(), Exec: exec, Ledger: l,
 		Sleep: func(context.Context, time.Duration) {}}
-	s, err := c.Conduct(context.Background())
+	s, err := c.Do(context.Background())
 	if err != nil {
 		return nil, nil, err
 	}
