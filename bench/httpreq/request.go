@@ -16,6 +16,19 @@ import (
 	"time"
 )
 
+// The default read deadline (first byte, and each read after it) and
+// User-Agent, for every command.
+const (
+	DefaultReadTimeout = 10 * time.Second
+	DefaultUserAgent   = "tlsbench"
+)
+
+// Defaults returns the default request for path: any body size, the
+// default read deadline and User-Agent.
+func Defaults(path string) Request {
+	return Request{Path: path, ExpectSize: -1, ReadTimeout: DefaultReadTimeout, UserAgent: DefaultUserAgent}
+}
+
 // Request is the HTTP side the operations share: what to ask for and what
 // to accept. Header values may hold templates, regenerated per request:
 // {{random.base64 N}} and {{random.hex N}} (N random bytes, encoded),

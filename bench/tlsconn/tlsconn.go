@@ -27,12 +27,17 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// The default deadlines of a transaction's phases, for every command.
+// The default connect and handshake deadlines, for every command (the read
+// deadline is httpreq.DefaultReadTimeout).
 const (
 	DefaultConnectTimeout   = 5 * time.Second
 	DefaultHandshakeTimeout = 5 * time.Second
-	DefaultReadTimeout      = 10 * time.Second // first byte, and each read after it
 )
+
+// Defaults returns the default deadlines (no target yet).
+func Defaults() Config {
+	return Config{ConnectTimeout: DefaultConnectTimeout, HandshakeTimeout: DefaultHandshakeTimeout}
+}
 
 // Config says where and how to connect.
 type Config struct {
