@@ -16,17 +16,11 @@ import (
 	"time"
 )
 
-// The default read deadline (first byte, and each read after it) and
-// User-Agent, for every command.
-const (
-	DefaultReadTimeout = 10 * time.Second
-	DefaultUserAgent   = "tlsbench"
-)
-
-// Defaults returns the default request for path: any body size, the
-// default read deadline and User-Agent.
+// Defaults returns the default request of every command for path: any
+// body size, 10 s for the first byte and each read after it, User-Agent
+// tlsbench.
 func Defaults(path string) Request {
-	return Request{Path: path, ExpectSize: -1, ReadTimeout: DefaultReadTimeout, UserAgent: DefaultUserAgent}
+	return Request{Path: path, ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench"}
 }
 
 // Request is the HTTP side the operations share: what to ask for and what

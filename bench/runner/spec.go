@@ -109,9 +109,10 @@ func Defaults(engine vocab.Engine) Spec {
 	if engine == "" {
 		engine = vocab.EngineCPS
 	}
+	conn, req := tlsconn.Defaults(), httpreq.Defaults(engine.DefaultPath())
 	s := Spec{
-		Engine: engine, Profile: DefaultProfile, Path: engine.DefaultPath(), ExpectSize: -1, UserAgent: httpreq.DefaultUserAgent,
-		ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout, ReadTimeout: httpreq.DefaultReadTimeout,
+		Engine: engine, Profile: DefaultProfile, Path: req.Path, ExpectSize: req.ExpectSize, UserAgent: req.UserAgent,
+		ConnectTimeout: conn.ConnectTimeout, HandshakeTimeout: conn.HandshakeTimeout, ReadTimeout: req.ReadTimeout,
 		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: bench.DefaultDrain, AbortAfter: bench.DefaultAbortAfter,
 		Pipeline: 1,
 	}

@@ -27,16 +27,10 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// The default connect and handshake deadlines, for every command (the read
-// deadline is httpreq.DefaultReadTimeout).
-const (
-	DefaultConnectTimeout   = 5 * time.Second
-	DefaultHandshakeTimeout = 5 * time.Second
-)
-
-// Defaults returns the default deadlines (no target yet).
+// Defaults returns the default connect and handshake deadlines of every
+// command (no target yet); httpreq.Defaults has the read deadline.
 func Defaults() Config {
-	return Config{ConnectTimeout: DefaultConnectTimeout, HandshakeTimeout: DefaultHandshakeTimeout}
+	return Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second}
 }
 
 // Config says where and how to connect.
