@@ -117,13 +117,8 @@ func (e *LateError) Error() string {
 	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
 
-// defaultDrain is the drain bound when Config.Drain is zero.
-const defaultDrain = 30 * time.Second
-
-// Defaults returns the default configuration.
-func Defaults() Config {
-	return Config{Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: defaultDrain}
-}
+// DefaultDrain is the drain bound when Config.Drain is zero.
+const DefaultDrain = 30 * time.Second
 
 // Validate reports a configuration error.
 func (c Config) Validate() error {
@@ -256,7 +251,7 @@ func (c Config) withDefaults() (Config, error) {
 		c.Shards = 2 * runtime.GOMAXPROCS(0)
 	}
 	if c.Drain <= 0 {
-		c.Drain = defaultDrain
+		c.Drain = DefaultDrain
 	}
 	if c.OpenParallel <= 0 {
 		c.OpenParallel = 8 * runtime.GOMAXPROCS(0)

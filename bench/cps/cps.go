@@ -29,7 +29,8 @@ type Config struct {
 	// Request's path defaults to /1k; its ReadTimeout also bounds the wait
 	// for the server's close.
 	httpreq.Request
-	// MaxBody bounds a response body; a larger one is a body_size error.
+	// MaxBody bounds a response body; a larger one is a body_size error
+	// (0: 16 MiB).
 	MaxBody int
 	// Trace, if set, is called at the end of every transaction that had a
 	// connection, with the connection's local port, the sample (phases
@@ -40,11 +41,7 @@ type Config struct {
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
-	return Config{
-		Config:  tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request: httpreq.Request{Path: vocab.EngineCPS.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
-		MaxBody: 16 << 20,
-	}
+	return Config{Config: tlsconn.Defaults(), Request: httpreq.Defaults(vocab.EngineCPS.DefaultPath())}
 }
 
 // Op is the CPS operation. It is safe for concurrent use by its workers.

@@ -54,15 +54,10 @@ type wirePhases struct {
 //	transfer   that packet → server's FIN
 //	total      client SYN → server's FIN
 func wireOf(pkts []wirecap.Packet, server int) wirePhases {
-	var syn, synack, hello, lastHS, req, resp, second, sfin, cfin time.Time
+	syn, synack := wirecap.Opening(pkts, server)
+	var hello, lastHS, req, resp, second, sfin, cfin time.Time
 	for _, p := range pkts {
 		fromClient := p.DstPort == server
-		switch {
-		case fromClient && p.SYN && !p.ACK && syn.IsZero():
-			syn = p.At
-		case !fromClient && p.SYN && p.ACK && synack.IsZero():
-			synack = p.At
-		}
 		if p.Payload > 0 {
 			switch {
 			case fromClient && hello.IsZero():

@@ -16,6 +16,13 @@ import (
 	"time"
 )
 
+// Defaults returns the default request of every command for path: any
+// body size, 10 s for the first byte and each read after it, User-Agent
+// tlsbench.
+func Defaults(path string) Request {
+	return Request{Path: path, ExpectSize: -1, ReadTimeout: 10 * time.Second, UserAgent: "tlsbench"}
+}
+
 // Request is the HTTP side the operations share: what to ask for and what
 // to accept. Header values may hold templates, regenerated per request:
 // {{random.base64 N}} and {{random.hex N}} (N random bytes, encoded),

@@ -43,8 +43,8 @@ type Study struct {
 	Baseline, Candidate *runner.Spec
 	Rounds              int
 	Cooldown            time.Duration
-	// Run makes one run; default runner.Execute.
-	Run func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
+	// Execute makes one run; default runner.Execute.
+	Execute func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -70,7 +70,7 @@ type Runs struct {
 // Do runs the rounds. Cancelling ctx stops after the run in progress; the
 // rounds done so far are returned with ErrInterrupted.
 func (im *Study) Do(ctx context.Context) (*Runs, error) {
-	run := im.Run
+	run := im.Execute
 	if run == nil {
 		run = runner.Execute
 	}

@@ -35,9 +35,9 @@ type Request struct {
 
 // Executor makes runs. The method calls it from one goroutine.
 type Executor interface {
-	// Run makes the run and returns its record; an error means it could
+	// Execute makes the run and returns its record; an error means it could
 	// not be made at all.
-	Run(ctx context.Context, req Request) (*metrics.Run, error)
+	Execute(ctx context.Context, req Request) (*metrics.Run, error)
 	// Resumption reports whether the DUT would resume a TLS session.
 	Resumption(ctx context.Context, req Request) (bool, error)
 }
@@ -59,8 +59,8 @@ type Local struct {
 
 var _ Executor = (*Local)(nil)
 
-// Run implements Executor.
-func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
+// Execute implements Executor.
+func (l *Local) Execute(ctx context.Context, req Request) (*metrics.Run, error) {
 	spec, err := l.Spec(req)
 	if err != nil {
 		return nil, err

@@ -50,7 +50,7 @@ type fakeExec struct {
 	util  float64
 }
 
-func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, error) {
+func (f *fakeExec) Execute(_ context.Context, req method.Request) (*metrics.Run, error) {
 	f.calls++
 	v, errs := 0.0, map[string]int64(nil)
 	if f.value != nil {
@@ -116,6 +116,34 @@ func testPlan(duts ...string) *plan.Plan {
 	return plan.DefaultPlan(ds, m)
 }
 
+// finalRuns is a fakeExec whose final runs (the nth counted from 1) are
+// worth final(n); the others follow the fixed curve.
+func finalRuns(final func(n int) (float64, map[string]int64)) *fakeExec {
+	n := 0
+	return &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+		if req.Phase != vocab.Final {
+			return curve(req.Concurrency), nil
+		}
+		n++
+		return final(n)
+	}}
+}
+
+// oneCell runs a campaign of one DUT, test and profile and returns its
+// summary.
+func oneCell(t *testing.T, exec method.Executor) *method.Summary {
+	t.Helper()
+	p := testPlan("a")
+	p.Tests = p.Tests[:1]
+	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+	s, err := campaign(t, p, exec, t.TempDir()).Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	validSummary(t, s)
+	return s
+}
+
 func campaign(t *testing.T, p *plan.Plan, exec method.Executor, dir string) *method.Campaign {
 	t.Helper()
 	l, err := method.OpenLedger(dir)
@@ -137,7 +165,7 @@ func campaign(t *testing.T, p *plan.Plan, exec method.Executor, dir string) *met
 
 func TestCampaignFindsThePeak(t *testing.T) {
 	exec := &fakeExec{}
-	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Run(context.Background())
+	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,13 +194,8 @@ func TestCampaignFindsThePeak(t *testing.T) {
 // TestRejectedRuns: final runs with errors are rejected with their reasons;
 // the best of three comes from the others.
 func TestRejectedRuns(t *testing.T) {
-	finals := 0
-	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
-		if req.Phase != vocab.Final {
-			return curve(req.Concurrency), nil
-		}
-		finals++
-		switch finals % 6 {
+	exec := finalRuns(func(n int) (float64, map[string]int64) {
+		switch n % 6 {
 		case 1:
 			return 5000, map[string]int64{"reset": 2} // the best value, but with errors
 		case 2:
@@ -185,15 +208,8 @@ func TestRejectedRuns(t *testing.T) {
 			return 1490, nil
 		}
 		return 1000, nil
-	}}
-	p := testPlan("a")
-	p.Tests = p.Tests[:1]
-	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	validSummary(t, s)
+	})
+	s := oneCell(t, exec)
 	c := s.Cells[0]
 	if got, want := c.Best3, []float64{1500, 1490, 1480}; !reflect.DeepEqual(got, want) {
 		t.Errorf("best three %v, want %v", got, want)
@@ -211,15 +227,7 @@ func TestRejectedRuns(t *testing.T) {
 
 // TestGeneratorBound: runs whose generator was saturated are rejected.
 func TestGeneratorBound(t *testing.T) {
-	p := testPlan("a")
-	p.Tests = p.Tests[:1]
-	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, &fakeExec{util: 0.95}, t.TempDir()).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	validSummary(t, s)
-	c := s.Cells[0]
+	c := oneCell(t, &fakeExec{util: 0.95}).Cells[0]
 	if c.Failed == "" || c.Level != 0 {
 		t.Fatalf("cell %+v: want no accepted level", c)
 	}
@@ -231,24 +239,12 @@ func TestGeneratorBound(t *testing.T) {
 // TestInconsistent: runs that never agree within the tolerance mark the
 // cell inconsistent after max_runs, with the spread.
 func TestInconsistent(t *testing.T) {
-	i := 0
-	exec := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
-		if req.Phase != vocab.Final {
-			return curve(req.Concurrency), nil
-		}
-		i++
-		return 1000 * float64(i), nil // 1000, 2000, 3000, …: each new run is the best
-	}}
-	p := testPlan("a")
-	p.Tests = p.Tests[:1]
-	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	validSummary(t, s)
+	exec := finalRuns(func(n int) (float64, map[string]int64) {
+		return 1000 * float64(n), nil // 1000, 2000, 3000, …: each new run is the best
+	})
+	s := oneCell(t, exec)
 	c := s.Cells[0]
-	if c.Consistent || c.Total != p.Method.Final.MaxRuns || c.Value != 10000 {
+	if c.Consistent || c.Total != testPlan("a").Method.Final.MaxRuns || c.Value != 10000 {
 		t.Errorf("cell %+v", c)
 	}
 	if got, want := c.Spread, 0.2; got != want {
@@ -263,7 +259,7 @@ func TestInconsistent(t *testing.T) {
 // same summary as one run straight through, without repeating runs.
 func TestResume(t *testing.T) {
 	straight := &fakeExec{}
-	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Run(context.Background())
+	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,12 +274,12 @@ func TestResume(t *testing.T) {
 				cancel()
 			}
 		}
-		if _, err := c.Run(ctx); !errors.Is(err, method.ErrInterrupted) {
+		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
 			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
 		}
 		cancel()
 		second := &fakeExec{}
-		got, err := campaign(t, testPlan("a", "b"), second, dir).Run(context.Background())
+		got, err := campaign(t, testPlan("a", "b"), second, dir).Do(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +297,7 @@ func TestResume(t *testing.T) {
 func TestTornLedger(t *testing.T) {
 	dir := t.TempDir()
 	exec := &fakeExec{}
-	want, err := campaign(t, testPlan("a"), exec, dir).Run(context.Background())
+	want, err := campaign(t, testPlan("a"), exec, dir).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +310,7 @@ func TestTornLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &fakeExec{}
-	got, err := campaign(t, testPlan("a"), again, dir).Run(context.Background())
+	got, err := campaign(t, testPlan("a"), again, dir).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,7 +327,7 @@ func TestTornLedger(t *testing.T) {
 // campaign in the preliminary phase, unless differences are allowed.
 func TestDifferences(t *testing.T) {
 	exec := &fakeExec{suite: map[string]string{"b": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}
-	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
 	var de *method.DifferencesError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want differences", err)
@@ -348,7 +344,7 @@ func TestDifferences(t *testing.T) {
 	}
 	c := campaign(t, testPlan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
 	c.AllowDifferences = true
-	s, err := c.Run(context.Background())
+	s, err := c.Do(context.Background())
 	if err != nil || len(s.Differences) != 6 || len(s.Rows) != 6 {
 		t.Errorf("with differences allowed: %v, %d differences, %d rows", err, len(s.Differences), len(s.Rows))
 	}
@@ -365,7 +361,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 		return 100, nil
 	}}
-	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
+	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatalf("error %v", err)
 	}
@@ -385,13 +381,13 @@ func TestPreliminaryFailure(t *testing.T) {
 
 	p := testPlan("a", "b")
 	p.Method.StopOnUnsupported = true
-	_, err = campaign(t, p, exec, t.TempDir()).Run(context.Background())
+	_, err = campaign(t, p, exec, t.TempDir()).Do(context.Background())
 	var pe *method.PreliminaryError
 	if !errors.As(err, &pe) || pe.DUT != "b" || !strings.Contains(err.Error(), "tls_alert:handshake_failure ×3") {
 		t.Fatalf("stop_on_unsupported: error %v", err)
 	}
 
-	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Run(context.Background())
+	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Do(context.Background())
 	if !errors.Is(err, method.ErrNothingSupported) {
 		t.Fatalf("nothing served: error %v", err)
 	}

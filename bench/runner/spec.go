@@ -109,10 +109,11 @@ func Defaults(engine vocab.Engine) Spec {
 	if engine == "" {
 		engine = vocab.EngineCPS
 	}
+	conn, req := tlsconn.Defaults(), httpreq.Defaults(engine.DefaultPath())
 	s := Spec{
-		Engine: engine, Profile: DefaultProfile, Path: engine.DefaultPath(), ExpectSize: -1, UserAgent: "tlsbench",
-		ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout, ReadTimeout: tlsconn.DefaultReadTimeout,
-		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: 30 * time.Second, AbortAfter: bench.DefaultAbortAfter,
+		Engine: engine, Profile: DefaultProfile, Path: req.Path, ExpectSize: req.ExpectSize, UserAgent: req.UserAgent,
+		ConnectTimeout: conn.ConnectTimeout, HandshakeTimeout: conn.HandshakeTimeout, ReadTimeout: req.ReadTimeout,
+		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: bench.DefaultDrain, AbortAfter: bench.DefaultAbortAfter,
 		Pipeline: 1,
 	}
 	if engine == vocab.EngineThroughput {
@@ -329,18 +330,14 @@ func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
 	}
 	switch spec.Engine {
 	case vocab.EngineCPS:
-		cfg := cps.Defaults()
-		cfg.Config, cfg.Request = conn, req
-		return cps.New(cfg)
+		return cps.New(cps.Config{Config: conn, Request: req})
 	case vocab.EngineThroughput:
 		verify, err := throughput.ParseVerify(spec.VerifyBody, target.Pattern)
 		if err != nil {
 			return nil, err
 		}
-		cfg := throughput.Defaults()
-		cfg.Config, cfg.Request = conn, req
-		cfg.Pipeline, cfg.RequestsPerConn, cfg.Verify = max(spec.Pipeline, 1), spec.RequestsPerConn, verify
-		return throughput.New(cfg)
+		return throughput.New(throughput.Config{Config: conn, Request: req,
+			Pipeline: max(spec.Pipeline, 1), RequestsPerConn: spec.RequestsPerConn, Verify: verify})
 	}
 	return nil, &FieldError{"engine", spec.Engine, "cps or throughput"}
 }

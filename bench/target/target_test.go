@@ -184,15 +184,21 @@ func adminStats(t *testing.T, tg *target.Target, profile string) target.Stats {
 	return target.Stats{}
 }
 
+// httpsTarget starts the reference target for the built-in profile name
+// and returns an HTTPS client for it (with timeout) and its base URL.
+func httpsTarget(t *testing.T, name string, timeout time.Duration) (*http.Client, string) {
+	t.Helper()
+	p, _ := profiles.Builtin().Get(name)
+	tg := startTarget(t, []*profiles.Profile{p}, nil)
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
+	}}, "https://" + tg.Listener(p.Name).Addr
+}
+
 // TestStatsOverTLS: a listener's own /stats does not count the connection
 // that asks for it.
 func TestStatsOverTLS(t *testing.T) {
-	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
-	tg := startTarget(t, []*profiles.Profile{p}, nil)
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
-	}}
-	url := "https://" + tg.Listener(p.Name).Addr
+	c, url := httpsTarget(t, "ecdhe-ecdsa-aes128-sha256-p256", 5*time.Second)
 	for i := 0; i < 3; i++ {
 		resp, err := c.Get(url + "/1k")
 		if err != nil {
@@ -226,12 +232,7 @@ func TestStatsOverTLS(t *testing.T) {
 
 // TestObjects checks the sizes and the pattern of the served objects.
 func TestObjects(t *testing.T) {
-	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
-	tg := startTarget(t, []*profiles.Profile{p}, nil)
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
-	}}
-	base := "https://" + tg.Listener(p.Name).Addr
+	c, base := httpsTarget(t, "tls13-aes128-gcm-x25519", 10*time.Second)
 	for _, tc := range []struct {
 		path string
 		size int64

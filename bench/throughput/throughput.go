@@ -43,7 +43,7 @@ type Config struct {
 	RequestsPerConn int
 	// Verify, if set, checks every body; see ParseVerify.
 	Verify *BodyCheck
-	// BufSize is the size of the read buffers (default 64 KiB).
+	// BufSize is the size of the read buffers (0: 64 KiB).
 	BufSize int
 	// Trace, if set, is called at the end of every sample that had a
 	// connection, with the connection's local port, the sample (phases
@@ -55,11 +55,7 @@ type Config struct {
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
-	return Config{
-		Config:   tlsconn.Config{ConnectTimeout: tlsconn.DefaultConnectTimeout, HandshakeTimeout: tlsconn.DefaultHandshakeTimeout},
-		Request:  httpreq.Request{Path: vocab.EngineThroughput.DefaultPath(), ExpectSize: -1, ReadTimeout: tlsconn.DefaultReadTimeout, UserAgent: "tlsbench"},
-		Pipeline: 1, BufSize: 64 << 10,
-	}
+	return Config{Config: tlsconn.Defaults(), Request: httpreq.Defaults(vocab.EngineThroughput.DefaultPath()), Pipeline: 1}
 }
 
 // BodyCheck says how bodies are verified: against a deterministic pattern

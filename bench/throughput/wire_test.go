@@ -45,16 +45,11 @@ type wireReq struct {
 
 // wireReqs splits one connection's packets into its requests.
 func wireReqs(pkts []wirecap.Packet, server int) []wireReq {
-	var syn, synack, hello, lastHS time.Time
+	syn, synack := wirecap.Opening(pkts, server)
+	var hello, lastHS time.Time
 	var out []wireReq
 	for _, p := range pkts {
 		fromClient := p.DstPort == server
-		switch {
-		case fromClient && p.SYN && !p.ACK && syn.IsZero():
-			syn = p.At
-		case !fromClient && p.SYN && p.ACK && synack.IsZero():
-			synack = p.At
-		}
 		if fromClient && (p.FIN || p.RST) {
 			break // what the server sends after the client's close answers no request
 		}

@@ -27,12 +27,11 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// The default deadlines of a transaction's phases, for every command.
-const (
-	DefaultConnectTimeout   = 5 * time.Second
-	DefaultHandshakeTimeout = 5 * time.Second
-	DefaultReadTimeout      = 10 * time.Second // first byte, and each read after it
-)
+// Defaults returns the default connect and handshake deadlines of every
+// command (no target yet); httpreq.Defaults has the read deadline.
+func Defaults() Config {
+	return Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second}
+}
 
 // Config says where and how to connect.
 type Config struct {

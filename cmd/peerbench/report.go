@@ -88,20 +88,25 @@ func (r *report) summarize() {
 	r.summarizeThroughput()
 }
 
-func (r *report) summarizeThroughput() {
-	r.TPRows = nil
-	index := map[string]*tpRow{}
+// cells returns the DUT × profile pairs of an engine's samples, in the
+// order first seen.
+func (r *report) cells(engine string) [][2]string {
+	seen := map[[2]string]bool{}
+	var out [][2]string
 	for _, s := range r.Samples {
-		if s.Engine != "throughput" {
-			continue
-		}
-		key := s.DUT + "\x00" + s.Profile
-		if index[key] == nil {
-			index[key] = &tpRow{DUT: s.DUT, Profile: s.Profile}
-			r.TPRows = append(r.TPRows, index[key])
+		if c := [2]string{s.DUT, s.Profile}; s.Engine == engine && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
 		}
 	}
-	for _, rw := range r.TPRows {
+	return out
+}
+
+func (r *report) summarizeThroughput() {
+	r.TPRows = nil
+	for _, c := range r.cells("throughput") {
+		rw := &tpRow{DUT: c[0], Profile: c[1]}
+		r.TPRows = append(r.TPRows, rw)
 		rw.Tlsbench = r.tpMedian(rw.DUT, rw.Profile, "tlsbench")
 		rw.Wrk = r.tpMedian(rw.DUT, rw.Profile, "wrk")
 		if rw.Tlsbench.Samples > 0 && rw.Wrk.Samples > 0 && rw.Wrk.CPUPerGBS > 0 {
@@ -141,18 +146,9 @@ func (r *report) tpMedian(dut, profile, tool string) tpMedian {
 
 func (r *report) summarizeCPS() {
 	r.Rows = nil
-	index := map[string]*row{}
-	for _, s := range r.Samples {
-		if s.Engine != "cps" {
-			continue
-		}
-		key := s.DUT + "\x00" + s.Profile
-		if index[key] == nil {
-			index[key] = &row{DUT: s.DUT, Profile: s.Profile}
-			r.Rows = append(r.Rows, index[key])
-		}
-	}
-	for _, rw := range r.Rows {
+	for _, c := range r.cells("cps") {
+		rw := &row{DUT: c[0], Profile: c[1]}
+		r.Rows = append(r.Rows, rw)
 		rw.Tlsbench = r.median(rw.DUT, rw.Profile, "tlsbench")
 		rw.AB = r.median(rw.DUT, rw.Profile, "ab")
 		if rw.Tlsbench.Samples > 0 && rw.AB.Samples > 0 && rw.AB.CPUPerTxnUS > 0 {

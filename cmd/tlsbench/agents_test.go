@@ -148,7 +148,7 @@ func TestProcessesExecutor(t *testing.T) {
 			samples <- l.Stats()
 		}
 	}()
-	r, err := e.Run(ctx, req)
+	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestKubernetesExecutor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before := l.Stats()
-	r, err := e.Run(ctx, req)
+	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestKubernetesExecutorFailedAgent(t *testing.T) {
 		Test: plan.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
 	}
 	begin := time.Now()
-	_, err := e.Run(context.Background(), req)
+	_, err := e.Execute(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "failed") || !strings.Contains(err.Error(), "missing shards") {
 		t.Fatalf("err = %v, want the failed agents and the missing shards", err)
 	}

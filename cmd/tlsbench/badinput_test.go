@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
@@ -359,7 +360,7 @@ func invokeBounded(t *testing.T, limit time.Duration, args ...string) (code int,
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testdut.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, args, &out, &errb) }()
 	select {

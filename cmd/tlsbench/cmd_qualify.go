@@ -212,7 +212,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		})
 	}
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
-	summary, err := c.Run(ctx)
+	summary, err := c.Do(ctx)
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
 		reports.DifferencesTable(de.Table).Text(stdout)

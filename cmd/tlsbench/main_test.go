@@ -8,10 +8,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // TestMain lets the test binary act as tlsbench when qualify starts it as
@@ -252,24 +253,6 @@ func TestCPSInterrupted(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestServeAndMeasure starts `serve`, measures it with `cps` over its URL
 // and CA file, and checks the counts it prints when it stops.
 func TestServeAndMeasure(t *testing.T) {
@@ -277,7 +260,7 @@ func TestServeAndMeasure(t *testing.T) {
 	ca := filepath.Join(dir, "ca.pem")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb testdut.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--port", "0", "--profile", "rsa2048-aes128-gcm-sha256", "--ca-out", ca}, &out, &errb)

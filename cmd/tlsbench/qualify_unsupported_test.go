@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // startServe runs `tlsbench serve --port 0` with args in a child process
@@ -21,7 +23,7 @@ func startServe(t *testing.T, args ...string) map[string]string {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb testdut.SyncBuffer
 	cmd := exec.CommandContext(ctx, self, append([]string{"serve", "--port", "0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	cmd.Stdout, cmd.Stderr = &out, &errb

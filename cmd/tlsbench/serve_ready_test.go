@@ -17,7 +17,7 @@ import (
 func TestServeReadyLine(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
+	var out, errb testdut.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--port", "0", "--profile", "rsa2048-aes128-gcm-sha256", "--ca-out", ca}, &out, &errb)

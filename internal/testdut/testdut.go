@@ -89,7 +89,7 @@ func WriteLeaf(ca *cipher.CA, dir string, kt cipher.KeyType) (string, error) {
 type Process struct {
 	Name string
 	Cmd  *exec.Cmd
-	out  *syncBuffer // the child's stdout and stderr, when not redirected
+	out  *SyncBuffer // the child's stdout and stderr, when not redirected
 	logf string      // a log file to quote on failure
 
 	done    chan struct{} // closed when the child has exited
@@ -99,7 +99,7 @@ type Process struct {
 
 // start runs p.Cmd; stdout and stderr not set go to p's buffer.
 func (p *Process) start() error {
-	p.out = &syncBuffer{}
+	p.out = &SyncBuffer{}
 	if p.Cmd.Stdout == nil {
 		p.Cmd.Stdout = p.out
 	}
@@ -193,13 +193,14 @@ func (p *Process) waitListening(ctx context.Context, addrs []string) error {
 	return nil
 }
 
-// syncBuffer is a bytes.Buffer safe for a child's writes and our reads.
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a child's (or a command's) writes
+// and our reads. It keeps the first MiB.
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.b.Len() > 1<<20 { // a chatty child: keep the start, drop the rest
@@ -208,7 +209,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()

@@ -126,6 +126,21 @@ type Packet struct {
 	First            byte // first payload byte (TLS record type)
 }
 
+// Opening returns when one connection's packets (in capture order) carry
+// the client's SYN and the server's SYN/ACK, the server listening on
+// server; zero for one not captured.
+func Opening(pkts []Packet, server int) (syn, synack time.Time) {
+	for _, p := range pkts {
+		switch fromClient := p.DstPort == server; {
+		case fromClient && p.SYN && !p.ACK && syn.IsZero():
+			syn = p.At
+		case !fromClient && p.SYN && p.ACK && synack.IsZero():
+			synack = p.At
+		}
+	}
+	return syn, synack
+}
+
 // ReadPcap reads a classic pcap file (microsecond or nanosecond, either byte
 // order) of IPv4 TCP packets on Ethernet (DLT_EN10MB, what tcpdump writes for
 // lo), Linux cooked (v1, v2), BSD loopback (DLT_NULL) or raw IP links.
