@@ -137,9 +137,16 @@ func (c Config) Validate() error {
 
 // Outcome is what one application of load measured.
 type Outcome struct {
-	Snapshot    metrics.Snapshot
-	Series      []metrics.Second
-	Started     time.Time
+	Snapshot metrics.Snapshot
+	Series   []metrics.Second
+	// Started is when the load started: Config.StartAt when it is set
+	// (agents of one run share their windows and seconds even if one was
+	// ready a little late: its warm-up is that much shorter), else the
+	// moment the workers were ready.
+	Started time.Time
+	// StartSkew is how late the load really started after StartAt; 0
+	// without StartAt.
+	StartSkew   time.Duration
 	SteadyStart time.Time
 	Ended       time.Time
 	// Window is the steady-state time actually covered: Duration, or less
@@ -197,9 +204,13 @@ func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 		closeAll(workers)
 		return nil, err
 	}
-	l := newLoad(ctx, cfg, time.Now())
+	start, skew := time.Now(), time.Duration(0)
+	if !cfg.StartAt.IsZero() {
+		start, skew = cfg.StartAt, time.Since(cfg.StartAt)
+	}
+	l := newLoad(ctx, cfg, start)
 	defer l.abandon()
-	out := &Outcome{Started: l.start, SteadyStart: l.steadyStart, HeldAtEnd: -1, HeldPeak: -1,
+	out := &Outcome{Started: l.start, StartSkew: skew, SteadyStart: l.steadyStart, HeldAtEnd: -1, HeldPeak: -1,
 		PreOpened: opened, PreOpenFailed: len(failed)}
 	l.attempts.Store(int64(len(failed))) // a successful open is its worker's first transaction
 	for i := range failed {

@@ -456,3 +456,29 @@ func TestOverlappingRunsRestoreGC(t *testing.T) {
 		t.Errorf("GOGC %d after both runs ended, want 100 (restored)", p)
 	}
 }
+
+// TestLateAgentKeepsTheAgreedWindow: an agent ready after the agreed start
+// (within the tolerance) keeps the agreed window and seconds, with a
+// shorter warm-up, and says how late it was; one ready early waits.
+func TestLateAgentKeepsTheAgreedWindow(t *testing.T) {
+	for _, offset := range []time.Duration{-150 * time.Millisecond, 100 * time.Millisecond} {
+		at := time.Now().Add(offset)
+		cfg := bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond,
+			StartAt: at, StartTolerance: time.Second}
+		res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Started.Equal(at) || !res.SteadyStart.Equal(at.Add(cfg.Warmup)) {
+			t.Errorf("start at %+v: started %s, steady %s; want the agreed %s and %s", offset,
+				res.Started.Format(time.StampMicro), res.SteadyStart.Format(time.StampMicro), at.Format(time.StampMicro), at.Add(cfg.Warmup).Format(time.StampMicro))
+		}
+		late := offset < 0
+		if late && res.StartSkew < -offset {
+			t.Errorf("ready %s after the agreed start, skew %s", -offset, res.StartSkew)
+		}
+		if !late && (res.StartSkew < 0 || res.StartSkew > 50*time.Millisecond) {
+			t.Errorf("waited for the agreed start, skew %s", res.StartSkew)
+		}
+	}
+}

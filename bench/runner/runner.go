@@ -137,7 +137,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
 	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
-		r.Agent.StartSkewMS = float64(res.Started.Sub(start.StartAt)) / float64(time.Millisecond)
+		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
 	}
 	return r, nil
 }
