@@ -59,7 +59,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	m, err := metrics.Merge(runs)
 	if err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "metrics: "))
+		return usagef("%s", strings.TrimPrefix(worded(err), "metrics: "))
 	}
 	if err := writeRunRecord(*out, stdout, m); err != nil {
 		return usagef("-o: %v", pathErr(err))
