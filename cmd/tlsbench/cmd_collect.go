@@ -111,7 +111,9 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	if err := reports.RunSummary(m).Text(stdout); err != nil {
 		return err
 	}
-	printAgents(stdout, m)
+	if err := printAgents(stdout, m); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "merged record of %d agents: %s\n", len(runs), out)
 	return nil
 }

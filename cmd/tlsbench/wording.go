@@ -55,7 +55,7 @@ func worded(err error) string {
 			if !errors.As(err, &e) {
 				return "", "", false
 			}
-			return e.Error(), fmt.Sprintf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles --suites` lists them)", e.Name), true
+			return e.Error(), fmt.Sprintf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)", e.Name), true
 		},
 		func(err error) (string, string, bool) {
 			if !errors.Is(err, method.ErrInterrupted) {

@@ -34,9 +34,9 @@ func TestWording(t *testing.T) {
 			"preliminary: the DUTs differ (cps p group: x=X25519 y=P-256); --allow-differences goes on"},
 		{&reports.MixedDUTError{DUT: "lb", FileA: "a.json", FileB: "b.json", Field: "address", ValueA: "1", ValueB: "2"},
 			"DUT lb: a.json dialled 1, b.json 2: two devices under one name (--allow-mixed-dut reports them as one)"},
-		{suiteErr, "unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles --suites` lists them)"},
+		{suiteErr, "unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)"},
 		{&profiles.Error{File: "p.yaml", Line: 3, Msg: "cipher_suites: " + suiteErr.Error(), Err: suiteErr},
-			"profile p.yaml:3: cipher_suites: unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles --suites` lists them)"},
+			"profile p.yaml:3: cipher_suites: unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)"},
 		{fmt.Errorf("run: %w", method.ErrInterrupted), "run: campaign interrupted; resume it with --resume"},
 		{fmt.Errorf("plain"), "plain"},
 	} {
