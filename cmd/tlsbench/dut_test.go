@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
@@ -264,7 +266,11 @@ func TestDUTBadInput(t *testing.T) {
 // and their windows; --keep still writes each record.
 func TestCollectRefusesDisjointWindows(t *testing.T) {
 	dir := t.TempDir()
-	addr := freePort(t)
+	ports, err := testdut.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	out := filepath.Join(dir, "merged.json")
 	type result struct {
 		code   int
