@@ -183,7 +183,7 @@ func TestTwoResolveDevices(t *testing.T) {
 		}
 		named = append(named, file)
 	}
-	want := "DUT lb: " + named[0] + " dialled " + addrs[0] + ", " + named[1] + " " + addrs[1] + ": two devices under one name"
+	want := "DUT lb: " + named[0] + " dialled " + addrs[0] + ", " + named[1] + " " + addrs[1] + ": two devices under one name (--allow-mixed-dut reports them as one)"
 	wantUsageError(t, []string{"report", named[0], named[1]}, want)
 	wantUsageError(t, []string{"compare", named[0], named[1]}, want)
 	// --allow-mixed-dut: one DUT, and the table says it is two devices.

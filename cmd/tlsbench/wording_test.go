@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +63,14 @@ func TestWording(t *testing.T) {
 	if got, want := timeoutNote(n), "12 transactions timed out; at -c 20000 and 700 CPS each transaction took about 28.6s (concurrency ÷ CPS), near the deadlines "+
 		"(--handshake-timeout 40s, --read-timeout 40s): pass at least 1m0s, or lower -c"; got != want {
 		t.Errorf("timeout note\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestWordingProfileFile: a profile file's unknown suite, through the
+// command line, names the command that lists the suites.
+func TestWordingProfileFile(t *testing.T) {
+	_, _, stderr := invoke(t, context.Background(), "profiles", "--profile-file", filepath.Join("..", "..", "profiles", "testdata", "bad", "unknown-suite.yaml"))
+	if !strings.Contains(stderr, `unknown cipher suite "ECDHE-ECDSA-AES128-SHA999"`) || !strings.Contains(stderr, "`tlsbench profiles suites` lists them") {
+		t.Errorf("stderr %q", stderr)
 	}
 }
