@@ -141,7 +141,14 @@ func SuiteByName(name string) (Suite, error) {
 			}
 		}
 	}
-	return Suite{}, fmt.Errorf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles --suites` lists them)", name)
+	return Suite{}, &UnknownSuiteError{Name: name}
+}
+
+// UnknownSuiteError is SuiteByName's error: no suite is called Name.
+type UnknownSuiteError struct{ Name string }
+
+func (e *UnknownSuiteError) Error() string {
+	return fmt.Sprintf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256)", e.Name)
 }
 
 // SuiteByID finds a suite by its code point.

@@ -154,7 +154,11 @@ type Error struct {
 	File string
 	Line int
 	Msg  string
+	Err  error // the typed cause, if any (e.g. *cipher.UnknownSuiteError), whose text Msg holds
 }
+
+// Unwrap returns the typed cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
 	kind := e.Kind
@@ -303,7 +307,7 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 		if err := p.resolve(); err != nil {
 			var fe *fieldError
 			if errors.As(err, &fe) {
-				return nil, &Error{File: file, Line: LineOf(&node, fe.path...), Msg: fe.msg}
+				return nil, &Error{File: file, Line: LineOf(&node, fe.path...), Msg: fe.msg, Err: fe.err}
 			}
 			return nil, &Error{File: file, Line: node.Line, Msg: err.Error()}
 		}
@@ -350,9 +354,11 @@ func oneLine(s string) string {
 type fieldError struct {
 	path []string
 	msg  string
+	err  error // the typed cause, if any
 }
 
 func (e *fieldError) Error() string { return e.msg }
+func (e *fieldError) Unwrap() error { return e.err }
 
 func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
 
@@ -422,7 +428,7 @@ func (p *Profile) resolve() error {
 		at := []string{"cipher_suites", strconv.Itoa(i)}
 		s, err := cipher.SuiteByName(name)
 		if err != nil {
-			return ferr("cipher_suites: "+err.Error(), at...)
+			return &fieldError{path: at, msg: "cipher_suites: " + err.Error(), err: err}
 		}
 		if s.TLS13 {
 			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites (the client always offers all three); remove it and put it under expect.cipher_suite, where it is observed and checked", s.IANA), at...)
@@ -465,7 +471,7 @@ func (p *Profile) resolve() error {
 	if p.Expect.CipherSuite != "" {
 		s, err := cipher.SuiteByName(p.Expect.CipherSuite)
 		if err != nil {
-			return ferr("expect.cipher_suite: "+err.Error(), "expect", "cipher_suite")
+			return &fieldError{path: []string{"expect", "cipher_suite"}, msg: "expect.cipher_suite: " + err.Error(), err: err}
 		}
 		if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
 			return ferr(fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short()), "expect", "cipher_suite")

@@ -80,7 +80,7 @@ func TestCheckDUTs(t *testing.T) {
 		want  string
 	}{
 		{"address", device("lb-2.json", reporttest.RunSpec{Address: "10.0.0.6:443", DUT: "lb", Leaf: leafA}), "address",
-			"DUT lb: lb-1.json dialled 10.0.0.5:443, lb-2.json 10.0.0.6:443: two devices under one name (--allow-mixed-dut reports them as one)"},
+			"DUT lb: lb-1.json dialled 10.0.0.5:443, lb-2.json 10.0.0.6:443: two devices under one name"},
 		{"SNI", device("lb-2.json", reporttest.RunSpec{Address: "10.0.0.5:443", DUT: "lb", Leaf: leafA, Host: "api.fwtest.com"}), "server_name",
 			"DUT lb: lb-1.json sent SNI www.fwtest.com, lb-2.json api.fwtest.com"},
 		{"certificate", device("lb-2.json", reporttest.RunSpec{Address: "10.0.0.5:443", DUT: "lb", Leaf: leafB}), "leaf_sha256",

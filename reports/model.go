@@ -362,7 +362,7 @@ type MixedDUTError struct {
 
 func (e *MixedDUTError) Error() string {
 	what := map[string]string{"address": "dialled", "server_name": "sent SNI", "leaf_sha256": "was presented the certificate SHA-256"}[e.Field]
-	return fmt.Sprintf("DUT %s: %s %s %s, %s %s: two devices under one name (--allow-mixed-dut reports them as one)",
+	return fmt.Sprintf("DUT %s: %s %s %s, %s %s: two devices under one name",
 		e.DUT, e.FileA, what, orNone(e.ValueA), e.FileB, orNone(e.ValueB))
 }
 

@@ -25,7 +25,7 @@ import (
 
 // ErrInterrupted is returned when the campaign stopped between runs because
 // its context was cancelled; the ledger holds every finished run.
-var ErrInterrupted = errors.New("campaign interrupted; resume it with --resume")
+var ErrInterrupted = errors.New("campaign interrupted; the ledger holds every finished run and the campaign can be resumed")
 
 // DifferencesError is returned by the preliminary phase when the DUTs do not
 // negotiate or serve the same thing.
@@ -50,7 +50,7 @@ func (e *DifferencesError) Error() string {
 		sort.Strings(vs)
 		parts = append(parts, fmt.Sprintf("%s %s %s: %s", d.Engine, d.Profile, d.Field, strings.Join(vs, " ")))
 	}
-	return "preliminary: the DUTs differ (" + strings.Join(parts, "; ") + "); --allow-differences goes on"
+	return "preliminary: the DUTs differ (" + strings.Join(parts, "; ") + ")"
 }
 
 // PreliminaryError is returned when a DUT fails its preliminary probe.

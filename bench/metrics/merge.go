@@ -184,6 +184,16 @@ func mergeInputs(runs []*Run) ([]*mergeInput, error) {
 	return ins, nil
 }
 
+// UnshardedError is Merge's error when some records are shards of a run
+// and one, Without, is not (it ran alone); With is a shard.
+type UnshardedError struct {
+	With, Without string // the records' labels
+}
+
+func (e *UnshardedError) Error() string {
+	return fmt.Sprintf("metrics: cannot merge: %s has a shard identity, %s none (it ran as no shard of a run)", e.With, e.Without)
+}
+
 // checkAgents checks that the agents are distinct shards of one run.
 func checkAgents(all []AgentRun) error {
 	first := &all[0].Agent
@@ -196,7 +206,7 @@ func checkAgents(all []AgentRun) error {
 			if a.Shards == 0 {
 				with, without = first, a
 			}
-			return fmt.Errorf("metrics: cannot merge: %s has a shard identity, %s none (it ran without --shard)", with.label(), without.label())
+			return &UnshardedError{With: with.label(), Without: without.label()}
 		case a.Shards != first.Shards:
 			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d", a.label(), a.Shards, first.label(), first.Shards)
 		case a.Shards > 0 && (a.Shard < 0 || a.Shard >= a.Shards):

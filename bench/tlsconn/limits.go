@@ -21,6 +21,17 @@ func CheckDescriptors(conns int) error {
 	if need <= lim.Cur {
 		return nil
 	}
-	return fmt.Errorf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit %d): connections beyond it fail; "+
-		"raise the hard limit (as root with CAP_SYS_RESOURCE: prlimit --nofile) or split the load over agents (--shard)", conns, need, lim.Cur, lim.Max)
+	return &DescriptorLimitError{Conns: conns, Need: need, Cur: lim.Cur, Max: lim.Max}
+}
+
+// DescriptorLimitError is CheckDescriptors' error: Conns connections need
+// about Need descriptors and the limit is Cur (hard limit Max).
+type DescriptorLimitError struct {
+	Conns          int
+	Need, Cur, Max uint64
+}
+
+func (e *DescriptorLimitError) Error() string {
+	return fmt.Sprintf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit %d): connections beyond it fail; "+
+		"raise the hard limit (as root with CAP_SYS_RESOURCE) or split the load over agents", e.Conns, e.Need, e.Cur, e.Max)
 }

@@ -133,7 +133,7 @@ func serveTarget(o *options, stdout, stderr io.Writer) int {
 	defer os.Remove(f.Name())
 	_, _ = f.Write(tg.CA.CertPEM())
 	f.Close()
-	if err := testdut.WriteReady(stdout, tg, f.Name()); err != nil {
+	if err := target.WriteReady(stdout, tg, f.Name()); err != nil {
 		return fail(err)
 	}
 	sig := make(chan os.Signal, 1)

@@ -22,6 +22,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -411,16 +412,6 @@ func fakeApply(dir string) int {
 	return 0
 }
 
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // waitListening returns once addr accepts connections: the collector
 // started there is ready for the agents' records.
 func waitListening(t *testing.T, addr string) {
@@ -455,7 +446,11 @@ func TestCollect(t *testing.T) {
 		{2, 2, "15s", exitOK, "merged record of 2 agents"},
 		{3, 2, "4s", exitFailed, "missing shards 2/3"},
 	} {
-		addr := freePort(t)
+		ports, err := testdut.FreePorts(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 		out := filepath.Join(dir, fmt.Sprintf("merged-%d.json", tc.expect))
 		type result struct {
 			code           int

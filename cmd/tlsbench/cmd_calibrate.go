@@ -141,7 +141,9 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 		fmt.Fprintf(tw, "%s\t%.0f µs\t%.0f\t%.2f s\t%.2f\t%.0f%s\t%.2f%s\n", r.p.Name, r.usPerTxn, 1e6/r.usPerTxn, r.sPerGB, 8/r.sPerGB,
 			r.cps, boundMark(r.cpsBound), r.gbps, boundMark(r.gbpsBound))
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	for _, r := range rows {
 		if c.cpsGoal > 0 {
 			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n", reports.FormatCPS(c.cpsGoal), r.p.Name, c.cpsGoal*r.usPerTxn/1e6)

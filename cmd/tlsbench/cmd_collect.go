@@ -98,7 +98,7 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	case errors.As(err, &we) || errors.As(err, &ie):
 		// Agents that measured at other times or other devices: their
 		// records (--keep) are not one run's.
-		return usagef("the agents' records do not merge: %s", strings.TrimPrefix(err.Error(), "metrics: "))
+		return usagef("the agents' records do not merge: %s", strings.TrimPrefix(worded(err), "metrics: "))
 	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
@@ -111,7 +111,9 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	if err := reports.RunSummary(m).Text(stdout); err != nil {
 		return err
 	}
-	printAgents(stdout, m)
+	if err := printAgents(stdout, m); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "merged record of %d agents: %s\n", len(runs), out)
 	return nil
 }

@@ -39,21 +39,24 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
 		},
-		table: func(w io.Writer, runs []*metrics.Run) {
-			reports.CPSTable(runs).Text(w)
+		table: func(w io.Writer, runs []*metrics.Run) error {
+			if err := reports.CPSTable(runs).Text(w); err != nil {
+				return err
+			}
 			for _, r := range runs {
-				if msg := cps.TimeoutAdvice(r, lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
-					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, msg)
+				if n := cps.TimeoutAdvice(r, lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); n != nil {
+					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, timeoutNote(n))
 				}
 			}
+			return nil
 		},
 	}
 	// Thousands of connections: warn before the load when the deadlines
 	// cannot suffice (memory and descriptors are checked by checkCapacity,
 	// the other flags before this).
 	spec.check = func() error {
-		if msg := cps.DeadlineAdvice(lf.spec.Concurrency, runtime.GOMAXPROCS(0), lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); msg != "" {
-			fmt.Fprintln(stderr, "tlsbench cps: warning:", msg)
+		if w := cps.DeadlineAdvice(lf.spec.Concurrency, runtime.GOMAXPROCS(0), lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); w != nil {
+			fmt.Fprintln(stderr, "tlsbench cps: warning:", deadlineWarning(w))
 		}
 		return nil
 	}

@@ -59,7 +59,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	m, err := metrics.Merge(runs)
 	if err != nil {
-		return usagef("%s", strings.TrimPrefix(err.Error(), "metrics: "))
+		return usagef("%s", strings.TrimPrefix(worded(err), "metrics: "))
 	}
 	if err := writeRunRecord(*out, stdout, m); err != nil {
 		return usagef("-o: %v", pathErr(err))
@@ -71,14 +71,13 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := reports.RunSummary(m).Text(text); err != nil {
 		return err
 	}
-	printAgents(text, m)
-	return nil
+	return printAgents(text, m)
 }
 
 // printAgents writes one line per agent of a merged record, and says which
 // shards are missing, if any. The start skew is from the agreed start
 // (--start-at) when the agent had one, else from the earliest agent's start.
-func printAgents(w io.Writer, m *metrics.Run) {
+func printAgents(w io.Writer, m *metrics.Run) error {
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tSHARD\tTRANSACTIONS\tCPU S\tUTILIZATION\tSTART SKEW MS")
@@ -96,9 +95,11 @@ func printAgents(w io.Writer, m *metrics.Run) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%.0f%%\t%+.1f%s\n", a.Name, shard, a.Transactions, a.Client.CPUSeconds,
 			a.Client.Utilization*100, skew, from)
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	if len(m.Agents) == 0 || m.Agents[0].Shards == 0 {
-		return
+		return nil
 	}
 	var missing []string
 	for i := range m.Agents[0].Shards {
@@ -107,7 +108,9 @@ func printAgents(w io.Writer, m *metrics.Run) {
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(w, "WARNING: %d of %d shards merged (missing %s): the record covers part of the load\n",
+		_, err := fmt.Fprintf(w, "WARNING: %d of %d shards merged (missing %s): the record covers part of the load\n",
 			len(m.Agents), m.Agents[0].Shards, strings.Join(missing, ", "))
+		return err
 	}
+	return nil
 }

@@ -26,7 +26,6 @@ func runProfiles(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	rest := fs.Args()
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	defer tw.Flush()
 	switch {
 	case len(rest) == 0:
 		fmt.Fprintln(tw, "NAME\tVERSION\tSUITE (OpenSSL)\tGROUP\tCERT KEY\tSOURCE")
@@ -68,7 +67,7 @@ func runProfiles(_ context.Context, args []string, stdout, _ io.Writer) error {
 	default:
 		return usagef("unknown arguments %q (want: show NAME, suites or groups)", rest)
 	}
-	return nil
+	return tw.Flush()
 }
 
 // helpOK turns errHelp into success.

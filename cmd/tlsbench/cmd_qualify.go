@@ -18,6 +18,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
 
@@ -201,10 +202,15 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopExec()
+	var prelimErr error // writing the preliminary table, passed on once the campaign ends
 	c := &method.Campaign{
 		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
-		Events:      func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
-		Preliminary: func(ps []method.Prelim) { reports.PreliminaryTable(ps).Text(stdout) },
+		Events: func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
+		Preliminary: func(ps []method.Prelim) {
+			if err := reports.PreliminaryTable(ps).Text(stdout); err != nil && prelimErr == nil {
+				prelimErr = fmt.Errorf("writing the preliminary table: %w", err)
+			}
+		},
 	}
 	if !q.quiet {
 		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
@@ -215,13 +221,18 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	summary, err := c.Do(ctx)
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
-		reports.DifferencesTable(de.Table).Text(stdout)
+		if werr := reports.DifferencesTable(de.Table).Text(stdout); werr != nil {
+			return errors.Join(err, fmt.Errorf("writing the differences: %w", werr))
+		}
 	}
 	if errors.Is(err, method.ErrInterrupted) {
 		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)
 	}
 	if err != nil {
 		return err
+	}
+	if prelimErr != nil {
+		return prelimErr
 	}
 	if err := method.WriteSummary(dir, summary); err != nil {
 		return err
@@ -342,7 +353,8 @@ type reference struct {
 }
 
 // startReference starts `tlsbench serve` for the named profiles and reads
-// its addresses; its CA certificate goes into dir.
+// its addresses from its ready line (target.Ready); its CA certificate goes
+// into dir.
 func startReference(ctx context.Context, dir string, files []string, names []string) (*reference, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -390,10 +402,15 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 				r.stop()
 				return nil, errors.New("the reference target exited before it was ready")
 			}
-			if f := strings.Fields(line); len(f) >= 2 && seen[f[0]] {
-				r.addrs[f[0]] = f[1]
+			rl, isReady, err := target.ParseReady(line) // serve's ready line, after its table
+			if err != nil {
+				r.stop()
+				return nil, fmt.Errorf("the reference target: %w", err)
 			}
-			ready = strings.HasPrefix(line, "serving;")
+			for _, l := range rl.Listeners {
+				r.addrs[l.Profile] = l.Addr
+			}
+			ready = isReady
 		case <-deadline:
 			r.stop()
 			return nil, errors.New("the reference target did not start within 30 s")

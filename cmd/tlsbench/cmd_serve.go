@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -27,22 +26,24 @@ listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
 the counters.`
 
-// serveReady is serve's ready line: {"ready":true,"listeners":[{"profile":
-// NAME,"addr":HOST:PORT},…],"ca":FILE,"admin":HOST:PORT}, printed once every
-// listener accepts. ca is --ca-out's file (omitted for none or stdout).
-type serveReady struct {
-	Ready     bool            `json:"ready"`
-	Listeners []readyListener `json:"listeners"`
-	CA        string          `json:"ca,omitempty"`
-	Admin     string          `json:"admin,omitempty"`
-}
-
-type readyListener struct {
-	Profile string `json:"profile"`
-	Addr    string `json:"addr"`
+// serveCmd is a parsed serve command line: the target's configuration,
+// and the files it reads (--cert, --key) and writes (--ca-out) when run.
+type serveCmd struct {
+	cfg               target.Config
+	certFile, keyFile string
+	caOut             string
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseServe(args, stdout)
+	if err != nil {
+		return helpOK(err)
+	}
+	return c.run(ctx, stdout, stderr)
+}
+
+// parseServe parses and checks a serve command line.
+func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	fs := newFlags("serve")
 	listen := fs.String("listen", "127.0.0.1", "`ADDRESS` to listen on")
 	port := fs.Int("port", 8443, "first `PORT`; the listeners take consecutive ports (0: any free ports)")
@@ -58,23 +59,23 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
-		return helpOK(err)
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected arguments %q", fs.Args())
+		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
 	if *port < 0 || *port > 65535 {
-		return usagef("bad --port %d: not 0-65535", *port)
+		return nil, usagef("bad --port %d: not 0-65535", *port)
 	}
 	if net.ParseIP(*listen) == nil && *listen != "localhost" {
-		return usagef("bad --listen %q: not an IP address", *listen)
+		return nil, usagef("bad --listen %q: not an IP address", *listen)
 	}
 	if (*certFile == "") != (*keyFile == "") {
-		return usagef("--cert and --key go together")
+		return nil, usagef("--cert and --key go together")
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var ps []*profiles.Profile
 	if len(*names) == 0 {
@@ -83,68 +84,101 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, n := range *names {
 		p, err := set.Get(n)
 		if err != nil {
-			return usagef("%s", err)
+			return nil, usagef("%s", err)
 		}
 		ps = append(ps, p)
 	}
 	if *plain && (len(*names) > 0 || *certFile != "") {
-		return usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
+		return nil, usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
 	}
 	n := max(len(ps), 1) // listeners
 	if *plain {
 		n = 1
 	}
 	if *port > 0 && *port+n-1 > 65535 {
-		return usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, or 0 for any free ports)", *port, n, *port+n-1)
+		return nil, usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, or 0 for any free ports)", *port, n, *port+n-1)
 	}
 	if *admin != "" {
-		host, p, err := net.SplitHostPort(*admin)
-		if err != nil {
-			return usagef("bad --admin %q: want HOST:PORT (%v)", *admin, pathErr(err))
-		}
-		if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
-			return usagef("bad --admin %q: port %q is not 0-65535", *admin, p)
-		}
-		if host != "" && host != "localhost" && net.ParseIP(host) == nil {
-			return usagef("bad --admin %q: %q is not an IP address", *admin, host)
+		if err := checkAdmin(*admin); err != nil {
+			return nil, err
 		}
 	}
 	if *delay < 0 {
-		return usagef("bad --delay %s: must not be negative", *delay)
+		return nil, usagef("bad --delay %s: must not be negative", *delay)
 	}
 	var faults []target.Fault
 	for _, f := range *faultSpecs {
 		ft, err := target.ParseFault(f)
 		if err != nil {
-			return usagef("bad --fault: %v", err)
+			return nil, usagef("bad --fault: %v", err)
 		}
 		faults = append(faults, ft)
 	}
 	if *slowDelay <= 0 {
-		return usagef("bad --slow-delay %s: must be positive", *slowDelay)
+		return nil, usagef("bad --slow-delay %s: must be positive", *slowDelay)
 	}
 	if err := checkOutputs([2]string{"--ca-out", *caOut}); err != nil {
-		return err
+		return nil, err
 	}
-	cfg := target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
-		Faults: faults, SlowDelay: *slowDelay}
-	if *certFile != "" {
-		c, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	return &serveCmd{
+		cfg: target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
+			Faults: faults, SlowDelay: *slowDelay},
+		certFile: *certFile, keyFile: *keyFile, caOut: *caOut,
+	}, nil
+}
+
+// checkAdmin checks --admin's HOST:PORT.
+func checkAdmin(admin string) error {
+	host, p, err := net.SplitHostPort(admin)
+	if err != nil {
+		return usagef("bad --admin %q: want HOST:PORT (%v)", admin, pathErr(err))
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 0 || n > 65535 {
+		return usagef("bad --admin %q: port %q is not 0-65535", admin, p)
+	}
+	if host != "" && host != "localhost" && net.ParseIP(host) == nil {
+		return usagef("bad --admin %q: %q is not an IP address", admin, host)
+	}
+	return nil
+}
+
+// run serves until ctx ends: the listeners' table, then the ready line
+// (target.Ready, for programs that start serve), then at the end the
+// counters.
+func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	cfg := c.cfg
+	if c.certFile != "" {
+		cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)
 		if err != nil {
 			return usagef("--cert/--key: %v", err)
 		}
-		cfg.Cert = &c
+		cfg.Cert = &cert
 	}
 	t, err := target.Start(cfg)
 	if err != nil {
 		return err
 	}
 	defer t.Close()
-	if *caOut != "" && t.CA != nil {
-		if err := writeFileOrStdout(*caOut, stdout, t.CA.CertPEM()); err != nil {
+	if c.caOut != "" && t.CA != nil {
+		if err := writeFileOrStdout(c.caOut, stdout, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}
+	if err := c.printListeners(stdout, t); err != nil {
+		return err
+	}
+	if f, ok := stdout.(*os.File); ok {
+		_ = f.Sync()
+	}
+	<-ctx.Done()
+	t.Close()
+	fmt.Fprintln(stderr, "stopped")
+	return printServeStats(stdout, t.Stats())
+}
+
+// printListeners prints the listeners' table for people, then the ready
+// line for programs: one JSON object (target.Ready).
+func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROFILE\tADDRESS\tSUITE\tGROUP\tCERT")
 	for _, l := range t.Listeners {
@@ -154,34 +188,28 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", l.Name(), l.Addr)
 		}
 	}
-	tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	if t.AdminAddr != "" {
 		fmt.Fprintf(stdout, "admin: http://%s/stats\n", t.AdminAddr)
 	}
-	if *caOut != "" && t.CA != nil {
-		fmt.Fprintf(stdout, "CA certificate: %s (use --cacert)\n", *caOut)
+	if c.caOut != "" && t.CA != nil {
+		fmt.Fprintf(stdout, "CA certificate: %s (use --cacert)\n", c.caOut)
 	}
 	fmt.Fprintln(stdout, "serving; SIGINT or SIGTERM stops")
-	// The machine-readable ready line, for programs that start serve
-	// (internal/testdut): one JSON object, after the table.
-	ready := serveReady{Ready: true, Admin: t.AdminAddr}
-	if *caOut != "-" {
-		ready.CA = *caOut
+	ca := c.caOut
+	if ca == stdoutName {
+		ca = "" // the ready line names a file
 	}
-	for _, l := range t.Listeners {
-		ready.Listeners = append(ready.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr})
-	}
-	line, _ := json.Marshal(ready)
-	fmt.Fprintf(stdout, "%s\n", line)
-	if f, ok := stdout.(*os.File); ok {
-		_ = f.Sync()
-	}
-	<-ctx.Done()
-	t.Close()
-	fmt.Fprintln(stderr, "stopped")
-	tw = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	return target.WriteReady(stdout, t, ca)
+}
+
+// printServeStats prints the listeners' counters, and the faults injected.
+func printServeStats(stdout io.Writer, stats []target.Stats) error {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS\tINJECTED")
-	for _, s := range t.Stats() {
+	for _, s := range stats {
 		var inj []string
 		for _, k := range target.FaultKinds {
 			if n := s.Injected[k]; n > 0 {

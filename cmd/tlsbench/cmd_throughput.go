@@ -46,7 +46,7 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)
 		},
-		table: func(w io.Writer, runs []*metrics.Run) { reports.ThroughputTable(runs).Text(w) },
+		table: func(w io.Writer, runs []*metrics.Run) error { return reports.ThroughputTable(runs).Text(w) },
 	}
 	spec.check = func() error {
 		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = lf.spec.Pipeline, lf.spec.RequestsPerConn, lf.spec.VerifyBody

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
@@ -181,7 +183,7 @@ func TestTwoResolveDevices(t *testing.T) {
 		}
 		named = append(named, file)
 	}
-	want := "DUT lb: " + named[0] + " dialled " + addrs[0] + ", " + named[1] + " " + addrs[1] + ": two devices under one name"
+	want := "DUT lb: " + named[0] + " dialled " + addrs[0] + ", " + named[1] + " " + addrs[1] + ": two devices under one name (--allow-mixed-dut reports them as one)"
 	wantUsageError(t, []string{"report", named[0], named[1]}, want)
 	wantUsageError(t, []string{"compare", named[0], named[1]}, want)
 	// --allow-mixed-dut: one DUT, and the table says it is two devices.
@@ -264,7 +266,11 @@ func TestDUTBadInput(t *testing.T) {
 // and their windows; --keep still writes each record.
 func TestCollectRefusesDisjointWindows(t *testing.T) {
 	dir := t.TempDir()
-	addr := freePort(t)
+	ports, err := testdut.FreePorts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	out := filepath.Join(dir, "merged.json")
 	type result struct {
 		code   int

@@ -129,7 +129,7 @@ type engineSpec struct {
 	// status formats one second of the live status line.
 	status func(s metrics.Second) string
 	// table writes the closing table.
-	table func(w io.Writer, runs []*metrics.Run)
+	table func(w io.Writer, runs []*metrics.Run) error
 }
 
 // loadSetup is the shared flags, checked and resolved.
@@ -359,7 +359,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
-			reports.RunSummary(r).Text(text)
+			if err := reports.RunSummary(r).Text(text); err != nil {
+				return err
+			}
 		}
 		if lf.jsonOut != "" {
 			file := lf.jsonOut
@@ -376,7 +378,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return noSuccess(r, ls.set)
 		}
 	}
-	spec.table(text, runs)
+	if err := spec.table(text, runs); err != nil {
+		return err
+	}
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
 			return noSuccess(r, ls.set)

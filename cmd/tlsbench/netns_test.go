@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -112,31 +111,17 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 	// The target, in its namespace; its admin port gives its counters.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	srv := exec.CommandContext(ctx, "ip", "netns", "exec", lab.ns("t"), self, "serve", "--listen", labTargetIP, "--port", "0",
+	srv := exec.Command("ip", "netns", "exec", lab.ns("t"), self, "serve", "--listen", labTargetIP, "--port", "0",
 		"--profile", p.Name, "--hostname", "dut.test", "--ca-out", ca, "--admin", labTargetIP+":9440")
 	srv.Env = append(os.Environ(), childEnv+"=1")
-	srv.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	pipe, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
+	served, err := testdut.StartServed(ctx, "the target in its namespace", srv)
+	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { srv.Process.Signal(syscall.SIGTERM); srv.Wait() }()
-	var addr string
-	sc := bufio.NewScanner(pipe)
-	for sc.Scan() {
-		if f := strings.Fields(sc.Text()); len(f) >= 2 && f[0] == p.Name {
-			addr = f[1]
-		}
-		if strings.HasPrefix(sc.Text(), "serving;") {
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	if addr == "" {
-		t.Fatal("the target in its namespace did not start")
+	defer served.Close()
+	addr := served.Addr(p.Name)
+	if addr == "" || served.Admin != labTargetIP+":9440" {
+		t.Fatalf("the target in its namespace: ready line %+v", served.Ready)
 	}
 	stats := func() target.Stats {
 		t.Helper()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -63,5 +64,35 @@ func TestParseImpactAndManifest(t *testing.T) {
 	}
 	if o.Agents != 3 || o.Image != "i" || o.Run.Engine != vocab.EngineCPS || o.Run.Concurrency != 6 || o.Run.Target.URL != "https://dut/1k" || !o.StartAt.After(time.Now()) {
 		t.Errorf("manifest %+v", o)
+	}
+}
+
+// TestParseServe: a serve command line parses into the target's
+// configuration without listening; bad ones are usage errors.
+func TestParseServe(t *testing.T) {
+	c, err := parseServe([]string{"--port", "0", "--profile", "rsa2048-aes128-gcm-sha256", "--admin", "127.0.0.1:0", "--delay", "5ms",
+		"--fault", "reset-handshake:0.5", "--hostname", "dut.example", "--ca-out", "-"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := c.cfg
+	if cfg.Host != "127.0.0.1" || cfg.Port != 0 || len(cfg.Profiles) != 1 || cfg.Profiles[0].Name != "rsa2048-aes128-gcm-sha256" ||
+		cfg.Admin != "127.0.0.1:0" || cfg.Delay != 5*time.Millisecond || len(cfg.Faults) != 1 || cfg.SlowDelay != 15*time.Second ||
+		len(cfg.Hostnames) != 1 || cfg.Plain || cfg.Cert != nil || c.caOut != "-" || c.certFile != "" {
+		t.Errorf("serve %+v", c)
+	}
+	c, err = parseServe(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.cfg.Port != 8443 || len(c.cfg.Profiles) == 0 {
+		t.Errorf("serve's defaults %+v", c.cfg)
+	}
+	for _, args := range [][]string{{"x"}, {"--port", "65536"}, {"--listen", "h"}, {"--cert", "c"}, {"--plain", "--profile", "rsa2048-aes128-gcm-sha256"},
+		{"--port", "65535"}, {"--admin", "x"}, {"--delay", "-1s"}, {"--fault", "nope"}, {"--slow-delay", "0s"}, {"--profile", "nope"}} {
+		var ue *usageError
+		if _, err := parseServe(args, io.Discard); !errors.As(err, &ue) {
+			t.Errorf("%q: %v, want a usage error", args, err)
+		}
 	}
 }

@@ -15,41 +15,25 @@ import (
 
 // startServe runs `tlsbench serve --port 0` with args in a child process
 // (its CPU is then not the generator's) until the test ends, and returns the
-// address of each profile's listener.
+// address of each profile's listener, read from its ready line.
 func startServe(t *testing.T, args ...string) map[string]string {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb testdut.SyncBuffer
-	cmd := exec.CommandContext(ctx, self, append([]string{"serve", "--port", "0"}, args...)...)
+	cmd := exec.Command(self, append([]string{"serve", "--port", "0"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
+	s, err := testdut.StartServed(context.Background(), "serve", cmd)
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if !strings.Contains(out.String(), "serving;") {
-			continue
-		}
-		addrs := map[string]string{}
-		for _, line := range strings.Split(out.String(), "\n") {
-			if f := strings.Fields(line); len(f) > 1 && strings.Contains(f[1], ":") {
-				addrs[f[0]] = f[1]
-			}
-		}
-		return addrs
+	t.Cleanup(func() { s.Close() })
+	addrs := map[string]string{}
+	for _, l := range s.Listeners {
+		addrs[l.Profile] = l.Addr
 	}
-	t.Fatalf("serve did not start: %q %q", out.String(), errb.String())
-	return nil
+	return addrs
 }
 
 // TestQualifyUnsupported: a device that serves one of the two profiles

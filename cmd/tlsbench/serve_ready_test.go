@@ -2,17 +2,17 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // TestServeReadyLine: after its table serve prints one JSON line that
-// testdut.Ready reads (the harnesses' protocol), with the table's address
+// target.ParseReady reads (the harnesses' protocol), with the table's address
 // and the --ca-out file.
 func TestServeReadyLine(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
@@ -23,17 +23,17 @@ func TestServeReadyLine(t *testing.T) {
 		done <- run(ctx, []string{"serve", "--port", "0", "--profile", "rsa2048-aes128-gcm-sha256", "--ca-out", ca}, &out, &errb)
 	}()
 	defer func() { cancel(); <-done }()
-	var ready testdut.Ready
+	var ready target.Ready
 	var table string
 	for deadline := time.Now().Add(10 * time.Second); !ready.Ready && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		for _, line := range strings.Split(out.String(), "\n") {
 			if f := strings.Fields(line); len(f) > 1 && f[0] == "rsa2048-aes128-gcm-sha256" {
 				table = f[1]
 			}
-			if strings.HasPrefix(line, `{"ready":`) {
-				if err := json.Unmarshal([]byte(line), &ready); err != nil {
-					t.Fatal(err)
-				}
+			if r, ok, err := target.ParseReady(line); err != nil {
+				t.Fatal(err)
+			} else if ok {
+				ready = r
 			}
 		}
 	}

@@ -3,11 +3,8 @@ package testdut
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,51 +12,10 @@ import (
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
-// Ready is the reference target's ready line, one JSON object on its
-// stdout once every listener accepts: what `tlsbench serve` prints after
-// its table, and what harnesses that serve in a child of their own print
-// with WriteReady.
-type Ready struct {
-	Ready     bool            `json:"ready"`
-	Listeners []ReadyListener `json:"listeners"`
-	CA        string          `json:"ca,omitempty"` // CA certificate file (PEM)
-	Admin     string          `json:"admin,omitempty"`
-}
-
-// ReadyListener is one listener of a Ready line.
-type ReadyListener struct {
-	Profile string `json:"profile"`
-	Addr    string `json:"addr"`
-}
-
-// Addr returns the address of the profile's listener ("" if none).
-func (r *Ready) Addr(profile string) string {
-	for _, l := range r.Listeners {
-		if l.Profile == profile {
-			return l.Addr
-		}
-	}
-	return ""
-}
-
-// WriteReady prints tg's ready line to w, with the CA file caFile.
-func WriteReady(w io.Writer, tg *target.Target, caFile string) error {
-	r := Ready{Ready: true, CA: caFile, Admin: tg.AdminAddr}
-	for _, l := range tg.Listeners {
-		r.Listeners = append(r.Listeners, ReadyListener{Profile: l.Name(), Addr: l.Addr})
-	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", line)
-	return err
-}
-
 // Served is a reference target running in a child process.
 type Served struct {
 	*Process
-	Ready
+	target.Ready
 }
 
 // StartServed runs cmd, a `tlsbench serve` (or a child that prints the same
@@ -81,9 +37,10 @@ func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*Served, erro
 		sc := bufio.NewScanner(pipe)
 		found := false
 		for sc.Scan() {
-			if line := sc.Text(); !found && strings.HasPrefix(line, `{"ready":`) {
+			if r, ok, err := target.ParseReady(sc.Text()); ok && !found {
 				found = true
-				ready <- json.Unmarshal([]byte(line), &s.Ready)
+				s.Ready = r
+				ready <- err
 			}
 		}
 		if !found {
@@ -98,9 +55,6 @@ func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*Served, erro
 		err = fmt.Errorf("not ready after %s", StartTimeout)
 	case <-ctx.Done():
 		err = ctx.Err()
-	}
-	if err == nil && !s.Ready.Ready {
-		err = fmt.Errorf("ready line without ready: true")
 	}
 	if err != nil {
 		s.Close()

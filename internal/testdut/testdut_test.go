@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println("a human table first")
-		_ = WriteReady(os.Stdout, tg, "ca.pem")
+		_ = target.WriteReady(os.Stdout, tg, "ca.pem")
 		time.Sleep(time.Minute) // until Close
 		os.Exit(0)
 	case "exit":
