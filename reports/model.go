@@ -447,6 +447,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		switch {
 		case cell.Failed != "":
 			it.note = unitOf(cell.Engine) + ": " + cell.Failed
+		case cell.Unstable != "":
+			it.note = unitOf(cell.Engine) + " unstable: " + cell.Unstable
 		case !cell.Consistent:
 			it.note = unitOf(cell.Engine) + " inconsistent"
 		}

@@ -38,7 +38,7 @@ func FormatCPS(v float64) string {
 func QualifyTable(s *method.Summary) Document {
 	t := newTable("DUT", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)", ">RUNS", "NOTE")
 	d := Document{title: s.Name, blocks: []block{t}}
-	inconsistent := false
+	inconsistent, unstable := false, false
 	for _, r := range s.Rows {
 		gbps, cps := "-", "-"
 		if r.Gbps != nil {
@@ -51,6 +51,12 @@ func QualifyTable(s *method.Summary) Document {
 		if !r.Consistent {
 			note = "inconsistent " + inconsistentMetrics(s, r) + " (see below)"
 			inconsistent = true
+		}
+		for _, c := range s.Cells {
+			if c.DUT == r.DUT && c.Profile == r.Profile && c.Unstable != "" {
+				note = joinNote(note, unitOf(c.Engine)+" unstable: "+c.Unstable)
+				unstable = true
+			}
 		}
 		if r.Unsupported != "" {
 			for _, c := range s.Cells {
@@ -71,6 +77,10 @@ func QualifyTable(s *method.Summary) Document {
 		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;\n" +
 			"the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,\n" +
 			"with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.\n"))
+	}
+	if unstable {
+		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level by more than final.tolerance;\n" +
+			"the device or the machine changed between the phases, and a second campaign would not confirm the figure.\n"))
 	}
 	return d
 }

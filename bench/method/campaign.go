@@ -112,6 +112,11 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return s, err
 	}
+	// Every cell is explored in turn. Its final runs follow at once
+	// (sequential order), or, interleaved, after every exploration: run k
+	// of every cell, then run k+1, so that drift lands on every DUT alike.
+	interleaved := c.Plan.Method.Final.Interleaved()
+	var finals []*finalPhase
 	for _, d := range c.Plan.DUTs {
 		for _, t := range c.Plan.Tests {
 			for _, name := range t.Profiles {
@@ -121,15 +126,24 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 						Failed: "not supported: " + why})
 					continue
 				}
-				cell, err := c.cell(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
-				if cell != nil {
-					s.Cells = append(s.Cells, cell)
-				}
+				f, err := c.explore(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
+				s.Cells = append(s.Cells, f.cell)
 				if err != nil {
+					return s, err
+				}
+				if f.cell.Failed != "" {
+					continue
+				}
+				if interleaved {
+					finals = append(finals, f)
+				} else if err := c.final(ctx, f); err != nil {
 					return s, err
 				}
 			}
 		}
+	}
+	if err := c.final(ctx, finals...); err != nil {
+		return s, err
 	}
 	s.Rows = c.rows(s)
 	return s, nil
@@ -373,6 +387,10 @@ type Cell struct {
 	// Unsupported, if set, is why the DUT does not serve the profile: the
 	// preliminary phase saw it refuse, and the cell got no load.
 	Unsupported string `json:"unsupported,omitempty"`
+	// Unstable, if set, says that the final runs fell short of what the
+	// exploration measured at the same level by more than the tolerance
+	// ("exploration X, finals Y"): the cell is not consistent.
+	Unstable string `json:"unstable,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -394,8 +412,18 @@ type FinalRun struct {
 	Reasons  []string `json:"reasons,omitempty"`
 }
 
-// cell explores, then runs the final phase.
-func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile, pre *Entry) (*Cell, error) {
+// finalPhase is a cell between its exploration and the end of its final
+// runs.
+type finalPhase struct {
+	cell     *Cell
+	req      Request // the final runs' request
+	accepted []float64
+	done     bool
+}
+
+// explore finds the cell's load level (exploratory phase) and returns the
+// cell ready for its final runs.
+func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile, pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)
@@ -406,6 +434,7 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 
 	// Exploratory: geometric steps, then refinement between the best's
 	// neighbours. Probes are memoised by level.
+	f := &finalPhase{cell: cell}
 	probes := map[int]*Entry{}
 	probe := func(level int) (*Entry, error) {
 		if e, ok := probes[level]; ok {
@@ -427,7 +456,7 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 	for level := m.Explore.Concurrency.Min; level <= m.Explore.Concurrency.Max; level *= 2 {
 		e, err := probe(level)
 		if err != nil {
-			return cell, err
+			return f, err
 		}
 		steps = append(steps, level)
 		if !e.Accepted {
@@ -454,7 +483,7 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 			}
 			e, err := probe(mid)
 			if err != nil {
-				return cell, err
+				return f, err
 			}
 			if e.Accepted && e.Value > bestValue {
 				best, bestValue = mid, e.Value
@@ -473,37 +502,74 @@ func (c *Campaign) cell(ctx context.Context, d plan.DUT, t plan.Test, p *profile
 	}
 	if best == 0 {
 		cell.Failed = "the exploratory phase found no load level with an accepted run"
-		return cell, nil
+		return f, nil
 	}
 	cell.Level = best
+	f.req = base
+	f.req.Phase, f.req.Concurrency, f.req.Duration, f.req.Warmup = vocab.Final, best, time.Duration(m.Duration), time.Duration(m.Warmup)
+	return f, nil
+}
 
-	// Final: full runs at the frozen level until min_accepted accepted runs
-	// lie within tolerance of the best, or max_runs.
-	var accepted []float64
+// final makes the final runs of cells at their frozen levels, round-robin
+// (run k of every cell that needs one, then run k+1), each cell until
+// min_accepted of its accepted runs lie within tolerance of the best, or
+// max_runs; then checks each against its exploration.
+func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
+	m := c.Plan.Method
 	for seq := 1; seq <= m.Final.MaxRuns; seq++ {
-		req := base
-		req.Phase, req.Concurrency, req.Duration, req.Warmup = vocab.Final, best, time.Duration(m.Duration), time.Duration(m.Warmup)
-		e, err := c.do(ctx, fmt.Sprintf("final|%s|%d|%d", key3(d.Name, t.Engine, p.Name), best, seq), req, Entry{Seq: seq})
-		if err != nil {
-			return cell, err
+		for _, f := range fs {
+			if f.done {
+				continue
+			}
+			cell := f.cell
+			e, err := c.do(ctx, fmt.Sprintf("final|%s|%d|%d", key3(cell.DUT, cell.Engine, cell.Profile), cell.Level, seq), f.req, Entry{Seq: seq})
+			if err != nil {
+				return err
+			}
+			cell.Runs = append(cell.Runs, FinalRun{Seq: seq, Value: e.Value, Accepted: e.Accepted, Reasons: e.Reasons})
+			cell.Total++
+			if e.Accepted {
+				cell.Accepted++
+				f.accepted = append(f.accepted, e.Value)
+			}
+			if agreeing(f.accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
+				cell.Consistent, f.done = true, true
+				continue
+			}
+			c.Sleep(ctx, time.Duration(m.Cooldown))
 		}
-		cell.Runs = append(cell.Runs, FinalRun{Seq: seq, Value: e.Value, Accepted: e.Accepted, Reasons: e.Reasons})
-		cell.Total++
-		if e.Accepted {
-			cell.Accepted++
-			accepted = append(accepted, e.Value)
-		}
-		if agreeing(accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
-			cell.Consistent = true
-			break
-		}
-		c.Sleep(ctx, time.Duration(m.Cooldown))
 	}
-	cell.Best3, cell.Value, cell.Spread = BestOf(accepted)
-	if len(accepted) == 0 {
+	for _, f := range fs {
+		f.finish(float64(m.Final.Tolerance))
+	}
+	return nil
+}
+
+// finish publishes the cell's best of three and checks the finals against
+// the exploration: finals that fall short of what exploration measured at
+// the same level by more than the tolerance make the cell unstable, never
+// consistent.
+func (f *finalPhase) finish(tol float64) {
+	cell := f.cell
+	cell.Best3, cell.Value, cell.Spread = BestOf(f.accepted)
+	if len(f.accepted) == 0 {
 		cell.Failed = "no final run was accepted"
+		return
 	}
-	return cell, nil
+	for _, pr := range cell.Exploration {
+		if pr.Level == cell.Level && pr.Accepted && cell.Value < pr.Value*(1-tol) {
+			cell.Consistent = false
+			cell.Unstable = fmt.Sprintf("exploration %s, finals %s", valueText(cell.Engine, pr.Value), valueText(cell.Engine, cell.Value))
+		}
+	}
+}
+
+// valueText writes a cell's value with its unit.
+func valueText(engine vocab.Engine, v float64) string {
+	if engine == vocab.EngineThroughput {
+		return fmt.Sprintf("%.3g Gbps", v)
+	}
+	return fmt.Sprintf("%.0f CPS", v)
 }
 
 // agreeing counts the values within tolerance of the largest.

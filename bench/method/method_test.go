@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -119,10 +120,15 @@ func testPlan(duts ...string) *plan.Plan {
 // finalRuns is a fakeExec whose final runs (the nth counted from 1) are
 // worth final(n); the others follow the fixed curve.
 func finalRuns(final func(n int) (float64, map[string]int64)) *fakeExec {
+	return finalRunsExplored(curve, final)
+}
+
+// finalRunsExplored is finalRuns with the exploration's curve explored.
+func finalRunsExplored(explored func(level int) float64, final func(n int) (float64, map[string]int64)) *fakeExec {
 	n := 0
 	return &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
 		if req.Phase != vocab.Final {
-			return curve(req.Concurrency), nil
+			return explored(req.Concurrency), nil
 		}
 		n++
 		return final(n)
@@ -194,7 +200,8 @@ func TestCampaignFindsThePeak(t *testing.T) {
 // TestRejectedRuns: final runs with errors are rejected with their reasons;
 // the best of three comes from the others.
 func TestRejectedRuns(t *testing.T) {
-	exec := finalRuns(func(n int) (float64, map[string]int64) {
+	// The exploration saw 1500 at the level the finals confirm.
+	exec := finalRunsExplored(func(level int) float64 { return curve(level) * 15 / 16 }, func(n int) (float64, map[string]int64) {
 		switch n % 6 {
 		case 1:
 			return 5000, map[string]int64{"reset": 2} // the best value, but with errors
@@ -404,4 +411,61 @@ func jsonOf(t *testing.T, s *method.Summary) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestUnstable: final runs that agree with each other but fall short of
+// what the exploration measured at their level by more than the tolerance
+// make the cell unstable, never consistent.
+func TestUnstable(t *testing.T) {
+	s := oneCell(t, finalRuns(func(int) (float64, map[string]int64) { return 1400, nil }))
+	c := s.Cells[0]
+	if c.Consistent || c.Value != 1400 || c.Unstable != "exploration 1600 CPS, finals 1400 CPS" {
+		t.Errorf("cell %+v: want unstable, exploration 1600 and finals 1400", c)
+	}
+	if s.Rows[0].Consistent {
+		t.Error("row says consistent")
+	}
+	// Within the tolerance (3%) of the exploration: consistent.
+	s = oneCell(t, finalRuns(func(int) (float64, map[string]int64) { return 1560, nil }))
+	if c := s.Cells[0]; !c.Consistent || c.Unstable != "" {
+		t.Errorf("cell %+v: want consistent", c)
+	}
+}
+
+// TestInterleavedFinals: by default run k of every cell comes before run
+// k+1 of any, so that drift lands on every DUT alike; in sequential order
+// each cell's runs come together. The ledger keeps the order, and both give
+// the same cells.
+func TestInterleavedFinals(t *testing.T) {
+	order := func(o string) ([]string, *method.Summary) {
+		p := testPlan("a", "b")
+		p.Tests = p.Tests[:1]
+		p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+		p.Method.Final.Order = o
+		c := campaign(t, p, &fakeExec{}, t.TempDir())
+		var finals []string
+		c.Events = func(e method.Event) {
+			if e.Phase == vocab.Final {
+				finals = append(finals, fmt.Sprintf("%s%d", e.DUT, e.Seq))
+			}
+		}
+		s, err := c.Do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return finals, s
+	}
+	inter, si := order("")
+	if got, want := strings.Join(inter, " "), "a1 b1 a2 b2 a3 b3"; got != want {
+		t.Errorf("interleaved finals %s, want %s", got, want)
+	}
+	seq, ss := order(plan.OrderSequential)
+	if got, want := strings.Join(seq, " "), "a1 a2 a3 b1 b2 b3"; got != want {
+		t.Errorf("sequential finals %s, want %s", got, want)
+	}
+	for i := range si.Cells {
+		if a, b := si.Cells[i], ss.Cells[i]; a.Value != b.Value || a.Consistent != b.Consistent || a.Level != b.Level {
+			t.Errorf("cell %d: interleaved %+v, sequential %+v", i, a, b)
+		}
+	}
 }

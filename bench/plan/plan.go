@@ -103,7 +103,22 @@ type Final struct {
 	MinAccepted int     `yaml:"min_accepted" json:"min_accepted"`
 	MaxRuns     int     `yaml:"max_runs" json:"max_runs"`
 	Tolerance   Percent `yaml:"tolerance" json:"tolerance"`
+	// Order is how the final runs of the campaign's cells follow each
+	// other: OrderInterleaved (the default: run k of every cell, then run
+	// k+1, so that a slow change of the machine or the network is shared
+	// by every DUT) or OrderSequential (each cell's runs together, after
+	// its exploration).
+	Order string `yaml:"order,omitempty" json:"order,omitempty"`
 }
+
+// The orders of the final runs.
+const (
+	OrderInterleaved = "interleaved"
+	OrderSequential  = "sequential"
+)
+
+// Interleaved reports whether the final runs are interleaved across cells.
+func (f Final) Interleaved() bool { return f.Order != OrderSequential }
 
 // Duration is a time.Duration written as "30s" in plans.
 type Duration time.Duration
@@ -330,6 +345,8 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", m.Final.MaxRuns, m.Final.MinAccepted), "method", "final", "max_runs")
 	case m.Final.Tolerance <= 0 || m.Final.Tolerance >= 1:
 		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", m.Final.Tolerance), "method", "final", "tolerance")
+	case m.Final.Order != "" && m.Final.Order != OrderInterleaved && m.Final.Order != OrderSequential:
+		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", m.Final.Order, OrderInterleaved, OrderSequential), "method", "final", "order")
 	}
 	return nil
 }
