@@ -25,6 +25,10 @@ type ComparisonReport struct {
 	// Unmatched says which cells of either side have no counterpart with
 	// a published run.
 	Unmatched []string `json:"unmatched,omitempty"`
+	// Confirmation, for two campaigns, says whether B confirms A: every
+	// cell of either, its two published values, B − A and its % of A,
+	// judged against the plans' tolerance.
+	Confirmation *method.Confirmation `json:"confirmation,omitempty"`
 }
 
 // CellComparison is the comparison of one cell (DUT × test × profile) or
@@ -125,6 +129,17 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 	label := func(c *Campaign, p published) string {
 		return fmt.Sprintf("%s: %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, method.PublishedSeq(p.cell.Runs))
 	}
+	var pairs []method.CellPair
+	for _, k := range keysA {
+		pairs = append(pairs, method.CellPair{Key: k, A: cellsA[k].cell, B: cellsB[k].cell})
+	}
+	for _, k := range keysB {
+		if cellsA[k].cell == nil {
+			pairs = append(pairs, method.CellPair{Key: k, B: cellsB[k].cell})
+		}
+	}
+	tol, note := method.ConfirmTolerance(a.Plan, b.Plan)
+	rep.Confirmation = method.Confirm(pairs, tol, note)
 	for _, k := range keysA {
 		pa, pb := cellsA[k], cellsB[k]
 		switch {
@@ -156,13 +171,33 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 // ComparisonJSON writes the comparison as indented JSON.
 func ComparisonJSON(w io.Writer, c *ComparisonReport) error { return writeJSON(w, c) }
 
-// ComparisonCSV writes one line per cell and metric, unformatted.
+// ComparisonCSV writes one line per cell and metric, unformatted. Two
+// campaigns' CSV has six more columns, filled on one more line per cell
+// (metric "published", first): B − A and its % of A (Δ and Δ% are A − B
+// and its % of B, as on the other lines, and stay empty there), the
+// tolerance in percent, the verdict, and each side's state.
 func ComparisonCSV(w io.Writer, c *ComparisonReport) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"cell", "metric", "unit", "a", "b", "delta", "delta_pct"})
+	head := []string{"cell", "metric", "unit", "a", "b", "delta", "delta_pct"}
+	conf := c.Confirmation
+	if conf != nil {
+		head = append(head, "b_minus_a", "pct_of_a", "tolerance_pct", "verdict", "state_a", "state_b")
+	}
+	cw.Write(head)
+	if conf != nil {
+		tol := conf.Tolerance * 100
+		for _, cc := range conf.Cells {
+			cw.Write([]string{cc.Cell, "published", cc.Unit, csvFloat(cc.A), csvFloat(cc.B), "", "",
+				csvFloat(cc.Delta), csvFloat(cc.DeltaPct), csvFloat(&tol), cc.Verdict, cc.StateA, cc.StateB})
+		}
+	}
 	for _, cc := range c.Cells {
 		for _, d := range cc.Rows {
-			cw.Write([]string{cc.Cell, d.Metric, d.Unit, csvFloat(&d.A), csvFloat(&d.B), csvFloat(&d.Delta), csvFloat(d.DeltaPct)})
+			row := []string{cc.Cell, d.Metric, d.Unit, csvFloat(&d.A), csvFloat(&d.B), csvFloat(&d.Delta), csvFloat(d.DeltaPct)}
+			if conf != nil {
+				row = append(row, "", "", "", "", "", "")
+			}
+			cw.Write(row)
 		}
 	}
 	cw.Flush()
@@ -174,9 +209,32 @@ func ComparisonCSV(w io.Writer, c *ComparisonReport) error {
 func ComparisonDoc(c *ComparisonReport) Document {
 	d := Document{title: "tlsbench compare: " + c.A + " vs " + c.B}
 	d.add(heading{1, d.title})
+	// Under the confirmation, the cells' sections are one level down.
+	level := 2
+	if conf := c.Confirmation; conf != nil {
+		level = 3
+		d.add(heading{2, "Does B confirm A?"})
+		d.add(para(conf.Summary + "."))
+		tolText := "no tolerance (neither plan is known)"
+		if conf.Tolerance > 0 {
+			tolText = "±" + strconv.FormatFloat(math.Round(conf.Tolerance*100*1e6)/1e6, 'g', -1, 64) + "%"
+		}
+		intro := "Each cell's published value in A and in B, Δ = B − A and Δ% = (B − A) ÷ A, judged against the final phase's consistency tolerance, " + tolText
+		if conf.ToleranceNote != "" {
+			intro += "; " + conf.ToleranceNote
+		}
+		d.add(para(intro + "."))
+		t := newTable("Cell", ">A", ">B", ">Δ (B − A)", ">Δ% of A", "Verdict")
+		for _, cc := range conf.Cells {
+			t.add(cc.Cell, publishedText(cc.A, cc.StateA, cc.Unit), publishedText(cc.B, cc.StateB, cc.Unit),
+				publishedDelta(cc.Delta, cc.Unit), publishedPct(cc.DeltaPct), verdictText(cc, tolText))
+		}
+		d.add(t)
+		d.add(heading{2, "Every metric of the published runs"})
+	}
 	d.add(para("A: " + c.A + ". B: " + c.B + " (the baseline). Δ = A − B; Δ% = (A − B) ÷ B."))
 	for i, cc := range c.Cells {
-		d.add(heading{2, cc.Cell})
+		d.add(heading{level, cc.Cell})
 		if cc.DUTA != "" || cc.DUTB != "" {
 			d.add(para("A: " + cc.A + ", DUT " + cc.DUTA + ". B: " + cc.B + ", DUT " + cc.DUTB + "."))
 		} else {
@@ -213,9 +271,66 @@ func ComparisonDoc(c *ComparisonReport) Document {
 		}
 	}
 	if len(c.Unmatched) > 0 {
-		d.add(heading{2, "Not compared"}, list(c.Unmatched))
+		d.add(heading{level, "Not compared"}, list(c.Unmatched))
 	}
 	return d
+}
+
+// publishedText is a cell's published value with its unit (no decimals
+// for CPS, two for Gbps), or why it has none.
+func publishedText(v *float64, state, unit string) string {
+	switch {
+	case v != nil:
+		return publishedNumber(*v, unit) + " " + unit
+	case state == method.StateAbsent:
+		return "—"
+	case strings.HasPrefix(state, "not supported"):
+		return "not supported"
+	}
+	return "none"
+}
+
+func publishedNumber(v float64, unit string) string {
+	if unit == "Gbps" {
+		return group(strconv.FormatFloat(v, 'f', 2, 64))
+	}
+	return group(strconv.FormatFloat(v, 'f', 0, 64))
+}
+
+func publishedDelta(v *float64, unit string) string {
+	switch {
+	case v == nil:
+		return ""
+	case *v > 0:
+		return "+" + publishedNumber(*v, unit)
+	}
+	return publishedNumber(*v, unit)
+}
+
+func publishedPct(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", *v)
+}
+
+// verdictText is a cell's verdict, with why it was not compared.
+func verdictText(cc method.Confirmed, tol string) string {
+	switch cc.Verdict {
+	case method.VerdictDiffers:
+		return "DIFFERS (beyond " + tol + ")"
+	case method.VerdictNoValue:
+	default:
+		return cc.Verdict
+	}
+	var why []string
+	if cc.StateA != method.StatePublished {
+		why = append(why, "A: "+cc.StateA)
+	}
+	if cc.StateB != method.StatePublished {
+		why = append(why, "B: "+cc.StateB)
+	}
+	return cc.Verdict + " (" + strings.Join(why, "; ") + ")"
 }
 
 // number formats a value with thousands separators: counts (no unit) as

@@ -19,7 +19,13 @@ two campaign directories, compared cell by cell (DUT, engine and profile;
 engine and profile when each has one DUT), each cell by its published run.
 Two run records are labelled with their DUTs as report labels them; two
 records of one --dut name that measured two devices are refused (exit 2)
-unless --allow-mixed-dut.`
+unless --allow-mixed-dut.
+
+Two campaigns are first judged as a repeat ("does B confirm A?"): per
+cell, the two published values, B − A and its % of A, confirmed within
+the plans' final tolerance (the stricter if they differ) or flagged
+beyond it; cells of one campaign only, not supported or without an
+accepted run are listed as such.`
 
 var compareFormats = []string{"text", "md", "csv", "json", "html"}
 

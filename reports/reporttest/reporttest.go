@@ -347,3 +347,24 @@ func Firmware(name, dut string, scale float64) Scenario {
 	p.Tests[0].Profiles = []string{P384}
 	return Scenario{p, &Exec{Scale: map[string]float64{dut: scale}, Final: []float64{0.99, 1.0, 0.98}}}
 }
+
+// Repeat is one plan run twice, as a user checking that a second campaign
+// confirms the first: two DUTs, CPS of P384 and RSA, and in the first the
+// throughput of P384 too (those cells are only in the first); the second
+// adds a DUT, adc-c (its cells are only in the second), and its plan's
+// tolerance is 10% where the first's is 5%. In the second, adc-a's cells
+// come out 2% higher (confirmed), adc-b's CPS P-384 21% higher (it differs),
+// and every final run of adc-b's CPS RSA has errors (nothing published).
+func Repeat() (first, second Scenario) {
+	first = Scenario{Plan("repeat1", "adc-a", "adc-b"), &Exec{Final: []float64{0.99, 1.0, 0.98}}}
+	p := Plan("repeat2", "adc-a", "adc-b", "adc-c")
+	p.Tests = p.Tests[:1]
+	p.Method.Final.Tolerance = 0.10
+	errs := map[string]int64{}
+	for seq := 1; seq <= p.Method.Final.MaxRuns; seq++ {
+		errs[fmt.Sprintf("adc-b|cps|%s|final|%d", RSA, seq)] = 5
+	}
+	second = Scenario{p, &Exec{Final: []float64{1.02, 1.0, 1.01},
+		FinalFor: map[string][]float64{"adc-b|cps|" + P384: {1.2, 1.21, 1.19}}, Errors: errs}}
+	return first, second
+}
