@@ -105,6 +105,12 @@ type Config struct {
 	// Whatever it is, a worker that fails BackoffAfter times in a row
 	// backs off (see BackoffBase).
 	AbortAfter time.Duration
+	// AtWindow, if set, is called at the steady window's start (end
+	// false) and then, if it was, when the load stops (end true: the
+	// window's end, an interruption or a stall), from the goroutine that
+	// waits for the load's end, so that what the caller measures over the
+	// window (the machine's noise) covers it. It must return quickly.
+	AtWindow func(end bool)
 }
 
 // LateError is returned when StartAt had passed by more than the tolerance
@@ -237,7 +243,10 @@ func (l *load) apply(ctx context.Context, op Op, workers []Worker, out *Outcome)
 	}
 	series := tickSeries(l.rec, l.start, l.cfg.Progress)
 
-	at, aborted := l.awaitStop(ctx)
+	at, aborted, steady := l.awaitStop(ctx)
+	if steady && l.cfg.AtWindow != nil {
+		l.cfg.AtWindow(true)
+	}
 	// The connections held are counted before the workers let go.
 	gauge, counts := op.(ConnCounter)
 	if counts {
@@ -378,8 +387,9 @@ func (l *load) record(id int, s *metrics.Sample) {
 
 // awaitStop returns when the load is to stop: at the end of the window, on
 // ctx's cancellation, or when it stalled (Config.AbortAfter, with the
-// reason).
-func (l *load) awaitStop(ctx context.Context) (at time.Time, aborted string) {
+// reason). On the way it calls Config.AtWindow at the steady window's start;
+// steady says whether it did.
+func (l *load) awaitStop(ctx context.Context) (at time.Time, aborted string, steady bool) {
 	end := time.NewTimer(time.Until(l.end))
 	defer end.Stop()
 	var check <-chan time.Time // nil: never
@@ -388,15 +398,24 @@ func (l *load) awaitStop(ctx context.Context) (at time.Time, aborted string) {
 		defer t.Stop()
 		check = t.C
 	}
+	var window <-chan time.Time // nil: never
+	if l.cfg.AtWindow != nil {
+		t := time.NewTimer(time.Until(l.steadyStart))
+		defer t.Stop()
+		window = t.C
+	}
 	for {
 		select {
+		case <-window:
+			l.cfg.AtWindow(false)
+			steady, window = true, nil
 		case <-end.C:
-			return l.end, ""
+			return l.end, "", steady
 		case <-ctx.Done():
-			return time.Now(), ""
+			return time.Now(), "", steady
 		case now := <-check:
 			if aborted = l.stall.stalled(now); aborted != "" {
-				return time.Now(), aborted
+				return time.Now(), aborted, steady
 			}
 		}
 	}

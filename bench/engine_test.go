@@ -482,3 +482,38 @@ func TestLateAgentKeepsTheAgreedWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestAtWindow: Config.AtWindow is called at the steady window's start and
+// end, once each and in that order; a run interrupted during its warm-up
+// never reaches the window and calls it not at all.
+func TestAtWindow(t *testing.T) {
+	var calls []bool
+	var at []time.Time
+	cfg := bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond,
+		AtWindow: func(end bool) { calls, at = append(calls, end), append(at, time.Now()) }}
+	res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: 2 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 2 || calls[0] || !calls[1] {
+		t.Fatalf("calls %v, want [false true]", calls)
+	}
+	// Timers fire late on a busy machine, never early.
+	if d := at[0].Sub(res.SteadyStart); d < 0 || d > 500*time.Millisecond {
+		t.Errorf("window start sampled %s after the steady start", d)
+	}
+	if d := at[1].Sub(res.SteadyStart.Add(cfg.Duration)); d < 0 || d > 500*time.Millisecond {
+		t.Errorf("window end sampled %s after the window's end", d)
+	}
+
+	calls = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	cfg.Warmup, cfg.Duration = 5*time.Second, time.Second
+	if _, err := bench.Apply(ctx, cfg, &fakeOp{sleep: 2 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 0 {
+		t.Errorf("interrupted in its warm-up: calls %v, want none", calls)
+	}
+}

@@ -66,7 +66,28 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 	if u := r.Client.Utilization; u > float64(a.MaxGeneratorCPU) {
 		reasons = append(reasons, fmt.Sprintf("generator-bound: its CPU was %.0f%% of %d cores, above %s", u*100, r.Client.Cores, a.MaxGeneratorCPU))
 	}
+	if n := r.Noise; n != nil {
+		if a.MaxOtherCPU > 0 && n.OtherShare > float64(a.MaxOtherCPU) {
+			reasons = append(reasons, fmt.Sprintf(noiseOther+" %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
+				n.OtherShare, n.OtherCores, n.CPUs, a.MaxOtherCPU))
+		}
+		if a.MaxSteal > 0 && n.StealShare > float64(a.MaxSteal) {
+			reasons = append(reasons, fmt.Sprintf(noiseSteal+" %.2f of the machine's CPU (max_steal %s)", n.StealShare, a.MaxSteal))
+		}
+	}
 	return reasons
+}
+
+// The starts of the reasons that reject a run for the machine's noise
+// (Run.Noise against accept.max_other_cpu and max_steal): the machine was
+// disturbed, whatever the DUT did.
+const (
+	noiseOther = "other processes used"
+	noiseSteal = "the hypervisor stole"
+)
+
+func isNoiseReason(r string) bool {
+	return strings.HasPrefix(r, noiseOther) || strings.HasPrefix(r, noiseSteal)
 }
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.

@@ -102,3 +102,35 @@ func TestIdleOpenLoopLag(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestJudgeNoise: accept.max_other_cpu and max_steal reject a run made on a
+// disturbed machine, with the measured share and the limit in the reason;
+// 0 (the default) is no limit, and a record without noise (not Linux) is
+// not judged by them.
+func TestJudgeNoise(t *testing.T) {
+	r := &metrics.Run{Engine: vocab.EngineCPS, Complete: true, Transactions: 100,
+		Noise: &metrics.Noise{WindowS: 10, CPUs: 4, OtherCores: 2.48, OtherShare: 0.62, StealShare: 0.08, GeneratorCores: 1}}
+	a := plan.DefaultMethod().Accept
+	if why := method.Judge(a, r); len(why) != 0 {
+		t.Errorf("default acceptance rejects for noise: %q", why)
+	}
+	a.MaxOtherCPU, a.MaxSteal = 0.25, 0.05
+	why := strings.Join(method.Judge(a, r), "; ")
+	for _, want := range []string{
+		"other processes used 0.62 of the machine's CPU (2.48 of 4 cores; max_other_cpu 25%)",
+		"the hypervisor stole 0.08 of the machine's CPU (max_steal 5%)",
+	} {
+		if !strings.Contains(why, want) {
+			t.Errorf("reasons %q, want %q", why, want)
+		}
+	}
+	a.MaxOtherCPU, a.MaxSteal = 0.62, 0.08 // at the limit: accepted
+	if why := method.Judge(a, r); len(why) != 0 {
+		t.Errorf("at the limits: %q", why)
+	}
+	a.MaxOtherCPU, a.MaxSteal = 0.01, 0.01
+	r.Noise = nil
+	if why := method.Judge(a, r); len(why) != 0 {
+		t.Errorf("without a noise measurement: %q", why)
+	}
+}

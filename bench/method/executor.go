@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,10 @@ type Local struct {
 	// Reference resolves the base URL and CA pool of a DUT whose URL is
 	// Reference, per profile.
 	Reference func(profile string) (base string, roots *x509.CertPool, err error)
+	// ReferenceProcesses are the PIDs of the reference target's processes
+	// on this machine: runs against it measure their CPU apart from the
+	// machine's other processes (runner.Spec.DUTProcesses).
+	ReferenceProcesses []int
 	// Profiles, if set, is where the runs' profiles are looked up (the
 	// built-in ones otherwise).
 	Profiles *profiles.Set
@@ -86,7 +91,9 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 		base = e
 	}
 	var roots *x509.CertPool
+	var pids []int
 	if base == plan.Reference {
+		pids = slices.Clone(l.ReferenceProcesses)
 		if l.Reference == nil {
 			return nil, fmt.Errorf("DUT %s is the reference target, and none was started", d.Name)
 		}
@@ -126,7 +133,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	}
 	spec.Host, spec.ExpectSize, spec.UserAgent = u.Host, req.ExpectSize, l.UserAgent
 	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
-	spec.Tool = l.Tool
+	spec.Tool, spec.DUTProcesses = l.Tool, pids
 	spec.Config = runner.Echo(struct {
 		Phase       vocab.MethodPhase `json:"phase"`
 		DUT         string            `json:"dut"`

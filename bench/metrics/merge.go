@@ -44,7 +44,8 @@ import (
 // Tool, Target, Config, ProfileSpec, WarmupS, and the host's OS and
 // architecture are those of the first agent (the lowest shard, or the first
 // record given); cores are summed, and the CPUs of distinct hosts; host names
-// and CPU models are listed.
+// and CPU models are listed. The noise is that of the most disturbed host
+// (see mergeNoise).
 // The result's Agent is nil and its Agents lists every agent, by shard.
 func Merge(runs []*Run) (*Run, error) {
 	ins, err := mergeInputs(runs)
@@ -114,6 +115,7 @@ func Merge(runs []*Run) (*Run, error) {
 	m.Agents = agents
 	m.Host = mergeHosts(agents)
 	m.Client = mergeClients(agents, m.Whole.Transactions)
+	m.Noise = mergeNoise(agents)
 	return m, nil
 }
 
@@ -161,7 +163,7 @@ func mergeInputs(runs []*Run) ([]*mergeInput, error) {
 			in.agents = slices.Clone(r.Agents)
 		} else {
 			a := AgentRun{
-				Host: r.Host, Client: r.Client, Started: r.Started, Ended: r.Ended, Complete: r.Complete,
+				Host: r.Host, Client: r.Client, Noise: r.Noise, Started: r.Started, Ended: r.Ended, Complete: r.Complete,
 				Transactions: r.Transactions, Errors: r.Errors.Total, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
 			}
 			if r.Agent != nil {
@@ -641,4 +643,74 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
 	}
 	return c
+}
+
+// mergeNoise is the machine noise of a distributed run: per host first,
+// then the most disturbed host. Agents on one host (same host name; an
+// unnamed host is its own) measured the same machine over the same agreed
+// window, and each counted its sibling agents' generator CPU as other: a
+// host's other cores are, per agent, its other cores less its siblings'
+// generator cores (at least 0), averaged over the host's agents; its steal
+// share, DUT cores and window are the agents' means, its generator cores
+// their sum. Hosts are not summed (a share is of one machine): the result
+// is the host with the highest other share, with the highest steal share
+// of any host. Nil when no agent measured noise.
+func mergeNoise(agents []AgentRun) *Noise {
+	type host struct{ noises []*Noise }
+	var order []string
+	hosts := map[string]*host{}
+	for i, a := range agents {
+		if a.Noise == nil {
+			continue
+		}
+		key := a.Host.Hostname
+		if key == "" {
+			key = fmt.Sprintf("\x00%d", i)
+		}
+		h := hosts[key]
+		if h == nil {
+			h = &host{}
+			hosts[key] = h
+			order = append(order, key)
+		}
+		h.noises = append(h.noises, a.Noise)
+	}
+	var worst *Noise
+	steal := 0.0
+	for _, key := range order {
+		ns := hosts[key].noises
+		k := float64(len(ns))
+		h := &Noise{CPUs: ns[0].CPUs}
+		var generators, dut float64
+		duts := 0
+		for _, n := range ns {
+			generators += n.GeneratorCores
+		}
+		for _, n := range ns {
+			h.WindowS += n.WindowS / k
+			h.StealShare += n.StealShare / k
+			h.OtherCores += max(n.OtherCores-(generators-n.GeneratorCores), 0) / k
+			if n.DUTCores != nil {
+				dut += *n.DUTCores
+				duts++
+				h.DUTProcesses = max(h.DUTProcesses, n.DUTProcesses)
+			}
+		}
+		h.GeneratorCores = generators
+		if duts > 0 {
+			d := dut / float64(duts)
+			h.DUTCores = &d
+		}
+		if h.CPUs > 0 {
+			h.OtherShare = min(h.OtherCores/float64(h.CPUs), 1)
+		}
+		steal = max(steal, h.StealShare)
+		if worst == nil || h.OtherShare > worst.OtherShare {
+			worst = h
+		}
+	}
+	if worst != nil {
+		worst.StealShare = steal
+	}
+	return worst
 }

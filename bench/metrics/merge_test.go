@@ -109,10 +109,65 @@ func play(t *testing.T, shift [playAgents]int) (*metrics.Run, []*metrics.Run) {
 		r.Client = metrics.Client{CPUSeconds: cpu, UserS: cpu * 0.75, SysS: cpu * 0.25, Cores: 8,
 			MaxRSSBytes: int64(a+1) << 20, Utilization: 0.1 * float64(a+1), GeneratorBound: a == 2}
 		r.Agent = &metrics.Agent{Name: string(rune('a' + a)), Shard: a, Shards: playAgents, StartAt: t0, StartSkewMS: 0.5 * float64(a)}
+		r.Noise = playNoise(a)
 		agents = append(agents, r)
 	}
 	playCache[shift] = append([]*metrics.Run{single}, agents...)
 	return single, slices.Clone(agents)
+}
+
+// playNoise is agent a's machine noise. Agents 0 and 2 share host gen-0,
+// whose other processes use 1 core; agents 1 and 3 share gen-1, with 2
+// cores of other processes and a DUT process of 0.6 cores. Agent a's
+// generator uses a+1 cores, and each agent counts its sibling's generator
+// as other.
+func playNoise(a int) *metrics.Noise {
+	background := []float64{1, 2}[a%2]
+	sibling := float64((a+2)%playAgents + 1)
+	n := &metrics.Noise{WindowS: 10 + float64(a)/10, CPUs: 8, StealShare: 0.01 * float64(a+1), GeneratorCores: float64(a + 1),
+		OtherCores: background + sibling}
+	n.OtherShare = n.OtherCores / 8
+	if a%2 == 1 {
+		d := 0.5 + 0.2*float64(a/2)
+		n.DUTCores, n.DUTProcesses = &d, 1
+	}
+	return n
+}
+
+// TestMergeNoise: the merged record's noise is its most disturbed host's
+// (gen-1: 2 cores of other processes once each agent's sibling generator
+// is taken out, 0.25 of 8 CPUs; generators 2+4 cores; DUT 0.6 cores, the
+// agents' mean), with the highest steal share of any host (gen-1's mean,
+// 0.03); merging merged records gives the same.
+func TestMergeNoise(t *testing.T) {
+	_, agents := play(t, [playAgents]int{})
+	for name, m := range map[string]*metrics.Run{
+		"merged": merge(t, agents...), "merged twice": merge(t, merge(t, agents[0], agents[1]), merge(t, agents[2], agents[3])),
+	} {
+		n := m.Noise
+		if n == nil {
+			t.Fatalf("%s: no noise", name)
+		}
+		if !near(n.OtherCores, 2) || !near(n.OtherShare, 0.25) || !near(n.GeneratorCores, 6) || !near(n.StealShare, 0.03) ||
+			n.DUTCores == nil || !near(*n.DUTCores, 0.6) || n.DUTProcesses != 1 || n.CPUs != 8 || !near(n.WindowS, 10.2) {
+			t.Errorf("%s: noise %+v", name, *n)
+		}
+		for i, a := range m.Agents {
+			if a.Noise == nil || *a.Noise != *agents[i].Noise {
+				t.Errorf("%s: agent %d's noise %+v, want %+v", name, i, a.Noise, agents[i].Noise)
+			}
+		}
+	}
+	// Without a noise measurement (not Linux), none is made up.
+	var quiet []*metrics.Run
+	for _, a := range agents {
+		c := *a
+		c.Noise = nil
+		quiet = append(quiet, &c)
+	}
+	if n := merge(t, quiet...).Noise; n != nil {
+		t.Errorf("noise %+v from agents that measured none", *n)
+	}
 }
 
 func merge(t *testing.T, runs ...*metrics.Run) *metrics.Run {
@@ -269,7 +324,7 @@ func TestMergeExact(t *testing.T) {
 	}
 	for i, a := range m.Agents {
 		r := agents[i]
-		want := metrics.AgentRun{Agent: *r.Agent, Host: r.Host, Client: r.Client, Started: r.Started, Ended: r.Ended,
+		want := metrics.AgentRun{Agent: *r.Agent, Host: r.Host, Client: r.Client, Noise: r.Noise, Started: r.Started, Ended: r.Ended,
 			Complete: true, Transactions: r.Transactions, Errors: r.Errors.Total, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS}
 		if !reflect.DeepEqual(a, want) {
 			t.Errorf("agent %d: %+v, want %+v", i, a, want)

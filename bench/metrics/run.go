@@ -68,6 +68,9 @@ type Run struct {
 	Series     []Second               `json:"series"`
 	Whole      Whole                  `json:"whole_run"`
 	Client     Client                 `json:"client"`
+	// Noise is the machine's own noise over the steady window (Linux
+	// only: nil elsewhere, or when the window was never reached).
+	Noise *Noise `json:"noise,omitempty"`
 
 	// Agent identifies the agent that made this run when it was one shard
 	// of a distributed run (--shard, --start-at); nil for a lone run.
@@ -93,6 +96,7 @@ type AgentRun struct {
 	Agent
 	Host         Host      `json:"host"`
 	Client       Client    `json:"client"`
+	Noise        *Noise    `json:"noise,omitempty"`
 	Started      time.Time `json:"started"`
 	Ended        time.Time `json:"ended"`
 	Complete     bool      `json:"complete"`
@@ -349,6 +353,29 @@ type Client struct {
 	// GeneratorBound is true when Utilization was above 90%: the generator,
 	// not the target, may have set the pace.
 	GeneratorBound bool `json:"generator_bound"`
+}
+
+// Noise is the machine's own noise over a run's steady window, measured
+// from /proc (bench/sysnoise): the CPU steal, and the CPU of everything
+// that is neither the generator (this process) nor a DUT process listed in
+// the run's spec. Cores are CPU-seconds per second of the window; a share
+// is of the whole machine (all its CPUs), 0..1.
+type Noise struct {
+	WindowS float64 `json:"window_s"` // the interval measured
+	CPUs    int     `json:"cpus"`     // the machine's online CPUs
+	// StealShare is the machine's CPU time its hypervisor gave to others.
+	StealShare float64 `json:"steal_share"`
+	// OtherCores is the CPU of the machine's busy time that is neither
+	// the generator's nor the listed DUT processes'; OtherShare is it ÷ CPUs.
+	OtherCores float64 `json:"other_cores"`
+	OtherShare float64 `json:"other_share"`
+	// GeneratorCores is this process's CPU over the window.
+	GeneratorCores float64 `json:"generator_cores"`
+	// DUTCores is the CPU of the DUT processes on this machine that the
+	// spec listed and that were measured at both ends of the window
+	// (DUTProcesses of them); nil when none was.
+	DUTCores     *float64 `json:"dut_cores,omitempty"`
+	DUTProcesses int      `json:"dut_processes,omitempty"`
 }
 
 // Percentiles summarises one phase in microseconds.

@@ -159,6 +159,7 @@ func (r *Run) check(c *Checker) {
 	r.checkLoad(c)
 	checkHost(c, "host", r.Host)
 	checkClient(c, "client", r.Client)
+	checkNoise(c, "noise", r.Noise)
 	r.checkLatency(c)
 	r.checkSeries(c)
 	if r.Agent != nil {
@@ -169,6 +170,7 @@ func (r *Run) check(c *Checker) {
 		checkAgent(c, p, a.Agent)
 		checkHost(c, p+".host", a.Host)
 		checkClient(c, p+".client", a.Client)
+		checkNoise(c, p+".noise", a.Noise)
 		c.Count(p+".transactions", a.Transactions)
 		c.Count(p+".errors", a.Errors)
 		c.Rate(p+".duration_s", a.DurationS)
@@ -280,6 +282,34 @@ func checkClient(c *Checker, path string, cl Client) {
 	c.Count(path+".cores", int64(cl.Cores))
 	c.Rate(path+".utilization", cl.Utilization)
 	c.Rate(path+".cpu_per_transaction_us", cl.CPUPerTxnUS)
+}
+
+// checkNoise checks the machine's noise: nothing negative, the shares of
+// the machine within 0..1, the DUT's processes counted when its CPU is.
+func checkNoise(c *Checker, path string, n *Noise) {
+	if n == nil {
+		return
+	}
+	c.Rate(path+".window_s", n.WindowS)
+	c.Count(path+".cpus", int64(n.CPUs))
+	c.Rate(path+".other_cores", n.OtherCores)
+	c.Rate(path+".generator_cores", n.GeneratorCores)
+	c.Count(path+".dut_processes", int64(n.DUTProcesses))
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"steal_share", n.StealShare}, {"other_share", n.OtherShare}} {
+		c.Rate(path+"."+f.name, f.v)
+		if f.v > 1 {
+			c.Failf(path+"."+f.name, "%g is above 1 (a share of the machine)", f.v)
+		}
+	}
+	if n.DUTCores != nil {
+		c.Rate(path+".dut_cores", *n.DUTCores)
+		if n.DUTProcesses < 1 {
+			c.Failf(path+".dut_processes", "%d, but dut_cores is set", n.DUTProcesses)
+		}
+	}
 }
 
 func checkAgent(c *Checker, path string, a Agent) {

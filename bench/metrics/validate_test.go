@@ -87,6 +87,12 @@ func TestBrokenRecords(t *testing.T) {
 		{"errors do not add up", false, func(m map[string]any) { obj(m, "errors")["total"] = 0 }, "errors.total: 0, but the classes sum to", false},
 		{"negative agent count", true, func(m map[string]any) { m["agents"].([]any)[1].(map[string]any)["transactions"] = -4 }, "agents[1].transactions: -4 is negative", true},
 		{"agent shard beyond shards", true, func(m map[string]any) { m["agents"].([]any)[0].(map[string]any)["shard"] = 9 }, "agents[0].shard: 9 is not below shards", false},
+		{"other share above 1", true, func(m map[string]any) { obj(m, "noise")["other_share"] = 1.5 }, "noise.other_share: 1.5 is above 1", true},
+		{"negative steal", true, func(m map[string]any) {
+			m["agents"].([]any)[2].(map[string]any)["noise"].(map[string]any)["steal_share"] = -0.1
+		}, "agents[2].noise.steal_share: -0.1 is negative", true},
+		{"misspelled noise field", true, func(m map[string]any) { obj(m, "noise")["other_cpu"] = 1 }, "noise.other_cpu: unknown field", true},
+		{"DUT CPU of no process", true, func(m map[string]any) { delete(obj(m, "noise"), "dut_processes") }, "noise.dut_processes: 0, but dut_cores is set", false},
 		{"misspelled agent field", true, func(m map[string]any) { m["agents"].([]any)[0].(map[string]any)["shardz"] = 1 }, "agents[0].shardz: unknown field", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -96,6 +96,16 @@ type Accept struct {
 	// scheduled starts (its latencies are then lower bounds); 0, the
 	// default, rejects any drop.
 	MaxDroppedShare Percent `yaml:"max_dropped_share" json:"max_dropped_share"`
+	// MaxOtherCPU rejects a run during which the processes that are
+	// neither the generator nor the DUT's own (on this machine) used more
+	// of the machine's CPU (metrics.Noise.OtherShare); MaxSteal one whose
+	// machine had more of its CPU stolen by the hypervisor. 0, the
+	// default, is no limit: an idle lab machine's share is small but not
+	// nil (the system's daemons, a shell), and what is "disturbed" depends
+	// on the machine, so the plan says it (e.g. 25%, 5%). A run without a
+	// noise measurement (not Linux) is not judged by them.
+	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
+	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
 }
 
 // Final is the final phase.
@@ -337,6 +347,10 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", m.Accept.MaxErrorRate), "method", "accept", "max_error_rate")
 	case m.Accept.MaxDroppedShare < 0 || m.Accept.MaxDroppedShare > 1:
 		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", m.Accept.MaxDroppedShare), "method", "accept", "max_dropped_share")
+	case m.Accept.MaxOtherCPU < 0 || m.Accept.MaxOtherCPU > 1:
+		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", m.Accept.MaxOtherCPU), "method", "accept", "max_other_cpu")
+	case m.Accept.MaxSteal < 0 || m.Accept.MaxSteal > 1:
+		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", m.Accept.MaxSteal), "method", "accept", "max_steal")
 	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
 		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
 	case m.Final.MinAccepted < 1:

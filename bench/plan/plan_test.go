@@ -66,6 +66,38 @@ func TestParsePlan(t *testing.T) {
 	}
 }
 
+// TestNoiseLimits: max_other_cpu and max_steal are off (0) unless the plan
+// sets them; set, they round-trip through the resolved plan, and the
+// default plan's resolved form does not name them.
+func TestNoiseLimits(t *testing.T) {
+	if a := plan.DefaultMethod().Accept; a.MaxOtherCPU != 0 || a.MaxSteal != 0 {
+		t.Errorf("default accept %+v: noise limits should be off", a)
+	}
+	data := strings.Replace(goodPlan, "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_other_cpu: 25%, max_steal: 5%", 1)
+	p, err := plan.ParsePlan("plan.yaml", []byte(data), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Method.Accept; a.MaxOtherCPU != 0.25 || a.MaxSteal != 0.05 {
+		t.Fatalf("accept %+v", a)
+	}
+	out, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := plan.ParsePlan("resolved.yaml", out, profilesSet())
+	if err != nil || p2.Method != p.Method {
+		t.Fatalf("round trip %+v, %v; want %+v", p2.Method, err, p.Method)
+	}
+	def, err := plan.ParsePlan("plan.yaml", []byte(goodPlan), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err = def.Marshal(); err != nil || strings.Contains(string(out), "max_other_cpu") || strings.Contains(string(out), "max_steal") {
+		t.Errorf("resolved default plan names the unset noise limits (%v):\n%s", err, out)
+	}
+}
+
 func TestBadPlans(t *testing.T) {
 	for _, tc := range []struct {
 		name, edit, with string
@@ -83,6 +115,9 @@ func TestBadPlans(t *testing.T) {
 		{"concurrency range", "min: 1, max: 1024", "min: 8, max: 2", 16, "explore.concurrency"},
 		{"max_runs below min_accepted", "max_runs: 10", "max_runs: 2", 18, "max_runs 2 is below"},
 		{"generator CPU zero", "max_generator_cpu: 90%", "max_generator_cpu: 0%", 17, "max_generator_cpu"},
+		{"other CPU out of range", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_other_cpu: 120%", 17, "accept.max_other_cpu 120% is out of range"},
+		{"steal negative", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_steal: -0.1", 17, "accept.max_steal"},
+		{"other CPU not a percentage", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_other_cpu: busy", 17, "bad percentage"},
 		{"endpoint of an unknown profile", "ecdhe-ecdsa-aes128-sha256-p384: https://www.fwtest.com:8444/", "nope: https://www.fwtest.com:8444/", 8, `unknown profile "nope"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -101,6 +101,8 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	}
 	meter := StartCPU()
 	start := spec.EngineConfig()
+	noise := noiseMeter{pids: spec.DUTProcesses}
+	start.AtWindow = noise.at
 	res, err := bench.Apply(ctx, start, op)
 	if err != nil {
 		return nil, err
@@ -136,6 +138,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Target.LeafSHA256 = op.LeafSHA256()
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
+	r.Noise = noise.result()
 	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
 		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
 	}

@@ -89,6 +89,11 @@ type Spec struct {
 	Roots    *x509.CertPool       `json:"-"` // verification roots, if not CAFile
 	KeyLog   io.Writer            `json:"-"` // TLS secrets (debugging)
 	Progress func(metrics.Second) `json:"-"` // called once a second
+	// DUTProcesses are the PIDs, on this machine, of the DUT's processes
+	// (every one: a process's CPU does not include its live children's),
+	// whose CPU the record's noise measures apart from the other
+	// processes'. Not sent to agents: they run on other hosts.
+	DUTProcesses []int `json:"-"`
 }
 
 // Agent is one agent's part of a distributed run: shard Shard of Shards of

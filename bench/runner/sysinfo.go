@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/sysnoise"
 )
 
 // HostInfo describes this machine.
@@ -69,4 +70,44 @@ func (m CPUMeter) Stop(txns int64) metrics.Client {
 	}
 	c.GeneratorBound = c.Utilization > GeneratorBoundAt
 	return c
+}
+
+// noiseMeter samples the machine's noise (bench/sysnoise) at the steady
+// window's start and end (bench.Config.AtWindow calls at from one
+// goroutine, and Apply returns after its last call).
+type noiseMeter struct {
+	pids       []int
+	start, end sysnoise.Sample
+	ok         int // samples taken
+}
+
+func (m *noiseMeter) at(end bool) {
+	s, err := sysnoise.Take(m.pids)
+	switch {
+	case err != nil: // not Linux: no noise
+	case !end:
+		m.start, m.ok = s, 1
+	case m.ok == 1:
+		m.end, m.ok = s, 2
+	}
+}
+
+// result is the record's noise; nil without both samples.
+func (m *noiseMeter) result() *metrics.Noise {
+	if m.ok != 2 {
+		return nil
+	}
+	n, ok := sysnoise.Between(m.start, m.end)
+	if !ok {
+		return nil
+	}
+	r := &metrics.Noise{
+		WindowS: n.Seconds, CPUs: n.CPUs, StealShare: n.StealShare,
+		OtherCores: n.OtherCores, OtherShare: min(n.OtherShare, 1), GeneratorCores: n.GeneratorCores,
+	}
+	if n.DUTs > 0 {
+		d := n.DUTCores
+		r.DUTCores, r.DUTProcesses = &d, n.DUTs
+	}
+	return r
 }

@@ -213,6 +213,8 @@ func TestBadInputTable(t *testing.T) {
 		{"max_generator_cpu: 100%", "max_generator_cpu: Inf%", "percentage"},
 		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_errors: -1", "max_errors"},
 		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_error_rate: 200%", "max_error_rate"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_other_cpu: 150%", "max_other_cpu"},
+		{"max_generator_cpu: 100%", "max_generator_cpu: 100%, max_steal: -5%", "max_steal"},
 		{"min_accepted: 1", "min_accepted: 0", "min_accepted"},
 		{"max_runs: 1", "max_runs: 0", "max_runs"},
 		{"tolerance: 10%", "tolerance: 0%", "tolerance"},

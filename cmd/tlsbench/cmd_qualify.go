@@ -195,6 +195,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		defer ref.stop()
 		local.Reference, refCA = ref.lookup, ref.caFile
+		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
 	exec, stopExec, err := ef.build(local, q.files, refCA)

@@ -26,6 +26,7 @@ func TestDependencyRules(t *testing.T) {
 		"cipher":           {},
 		"profiles":         {"cipher", "go.yaml.in/yaml/v3"},
 		"bench/outfile":    {},
+		"bench/sysnoise":   {},
 		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go", "bench/outfile"},
 		"bench/hdrlog":     {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench/analysis":   {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
@@ -37,7 +38,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		// The one package that makes a run: the spec, the operations, the
 		// engine (and the reference target's body pattern).
-		"bench/runner": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
+		"bench/runner": {"bench", "bench/metrics", "bench/sysnoise", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
 		// Plans are data: no run is made there.
 		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
 		"bench/stats":  {"gonum.org/v1/gonum/stat/distuv"},

@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
@@ -401,6 +404,23 @@ method:
 	}
 	if s.Rows[1].Gbps != nil || s.Rows[1].GbpsRuns.Total != 0 {
 		t.Errorf("rsa row has a throughput cell: %+v", s.Rows[1])
+	}
+	// On Linux every loaded run measured the machine's noise, the
+	// reference target (the child process qualify started) as the DUT's
+	// CPU, apart from the other processes'.
+	if runtime.GOOS == "linux" {
+		entries, err := method.ReadLedger(filepath.Join(out, method.LedgerFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.Phase == vocab.Preliminary {
+				continue
+			}
+			if n := e.Run.Noise; n == nil || n.DUTProcesses != 1 || n.DUTCores == nil {
+				t.Errorf("%s run c=%d: noise %+v, want the reference target's CPU", e.Phase, e.Level, n)
+			}
+		}
 	}
 	// The directory holds a campaign: a new one is refused, a resume makes
 	// no run and prints the same table.
