@@ -84,10 +84,17 @@ func TestScale(t *testing.T) {
 			// its connections wait for it after the server's close
 			// (CLOSE_WAIT), so the kernel's average is not checked then.
 			// A worker is between its close and its next connect for a
-			// moment: the most open at once may miss N by a few (498 of
-			// 500 seen under the race detector).
-			if r.openPeak() > want || float64(r.openPeak()) < 0.99*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
-				t.Errorf("cps: %d open at most, %.0f established on average; want %d (99%%) and 80%% of it", r.openPeak(), r.HeldMean, n)
+			// moment: the most open at once may miss N by a few. The race
+			// detector makes that moment several times longer: 456–498 of
+			// 500 were seen with it on this 2-core VM (the code of 2026-12-01
+			// before and after the restructuring alike), so it is held to
+			// 90% there and to 99% without it.
+			least := 0.99
+			if raceEnabled {
+				least = 0.90
+			}
+			if r.openPeak() > want || float64(r.openPeak()) < least*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
+				t.Errorf("cps: %d open at most, %.0f established on average; want %d (%.0f%%) and 80%% of it", r.openPeak(), r.HeldMean, n, least*100)
 			}
 		}
 		if raceEnabled {
