@@ -6,11 +6,12 @@ package cps_test
 // shorter than the packets it times.
 
 import (
-	"bytes"
 	"context"
 	"crypto/x509"
 	"fmt"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -145,6 +146,7 @@ type wireRun struct {
 // compared apart: their ttfb is an upper bound and their transfer a lower
 // bound, so only ttfb + transfer is compared with the packets.
 type wireReport struct {
+	ports   map[int]bool // the run's local ports
 	joined  int
 	shorter [vocab.NumTimed]int // unmerged connections whose phase is shorter than its packets
 	worst   [vocab.NumTimed]time.Duration
@@ -194,7 +196,7 @@ func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Samp
 		t.Errorf("%s: %d errors: %v", r.name, n, res.Snapshot.Examples)
 	}
 	byPort := wirecap.ByClientPort(pkts, server)
-	rep := &wireReport{}
+	rep := &wireReport{ports: tr.ports()}
 	missing, reused := 0, 0
 	for port, tcs := range tr.by {
 		conns := wirecap.Connections(byPort[port], server)
@@ -350,7 +352,7 @@ func TestPhasesMatchTheWire(t *testing.T) {
 				}
 			}
 		}
-		if n := timeWait(t, server); n > 0 {
+		if n := timeWait(t, server, rep.ports); n > 0 {
 			t.Errorf("%s: the generator holds %d TIME_WAIT sockets to port %d", r.name, n, server)
 		}
 	}
@@ -358,24 +360,60 @@ func TestPhasesMatchTheWire(t *testing.T) {
 
 // timeWait counts the client side's TIME_WAIT sockets to port (ss, Debian
 // package iproute2): those whose peer is the server port.
-func timeWait(t *testing.T, port int) int {
+// timeWait counts the TIME_WAIT sockets to the server's port whose local
+// port is one of the run's: a socket left by an earlier test whose server
+// had the same port (the kernel hands listening ports out again) is not
+// the run's.
+func timeWait(t *testing.T, port int, local map[int]bool) int {
 	t.Helper()
 	out, err := exec.Command("ss", "-Htan", "state", "time-wait", fmt.Sprintf("( dport = :%d )", port)).Output()
 	if err != nil {
 		t.Fatalf("ss: %v", err)
 	}
-	return bytes.Count(out, []byte("\n"))
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		for _, f := range strings.Fields(line) {
+			i := strings.LastIndexByte(f, ':')
+			if i < 0 {
+				continue
+			}
+			// The first address is the local one.
+			if p, err := strconv.Atoi(f[i+1:]); err == nil && local[p] {
+				n++
+			}
+			break
+		}
+	}
+	return n
+}
+
+// ports are the local ports of the traced connections.
+func (tr *traced) ports() map[int]bool {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	m := make(map[int]bool, len(tr.by))
+	for p := range tr.by {
+		m[p] = true
+	}
+	return m
 }
 
 // closeRun runs CPS against addr (4 workers, no warm-up, for d) and returns
 // the operation's close counts and the run's transactions.
-func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPool, linger0 bool, d time.Duration) (metrics.Closes, int64) {
+func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPool, linger0 bool, d time.Duration) (metrics.Closes, int64, map[int]bool) {
 	t.Helper()
 	cfg := cps.Defaults()
 	cfg.Profile, cfg.Address, cfg.Host = p, addr, "localhost"
 	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}
 	cfg.ExpectSize = 1024
 	cfg.LingerZero = linger0
+	var mu sync.Mutex
+	local := map[int]bool{}
+	cfg.Trace = func(port int, _ *metrics.Sample, _ tlsconn.FirstByte) {
+		mu.Lock()
+		local[port] = true
+		mu.Unlock()
+	}
 	op, err := cps.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -388,7 +426,7 @@ func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPoo
 	if s.AllErrors > 0 || s.AllOK == 0 {
 		t.Fatalf("%d transactions, %d errors %v", s.AllOK, s.AllErrors, s.Examples)
 	}
-	return op.Closes(), s.AllOK
+	return op.Closes(), s.AllOK, local
 }
 
 // TestServerClosesFirst: the client waits for the server's TCP FIN after its
@@ -407,8 +445,8 @@ func TestServerClosesFirst(t *testing.T) {
 	check := func(t *testing.T, addr string, pool *x509.CertPool, wantCloseNotify bool) {
 		port := wirecap.Port(t, addr)
 		for _, linger0 := range []bool{false, true} {
-			closes, n := closeRun(t, p, addr, pool, linger0, time.Second)
-			tw := timeWait(t, port)
+			closes, n, local := closeRun(t, p, addr, pool, linger0, time.Second)
+			tw := timeWait(t, port, local)
 			t.Logf("linger0 %v: %d transactions; closes %+v; generator TIME_WAIT sockets to port %d: %d", linger0, n, closes, port, tw)
 			if tw != 0 {
 				t.Errorf("linger0 %v: the generator holds %d TIME_WAIT sockets of the run", linger0, tw)
