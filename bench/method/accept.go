@@ -25,8 +25,20 @@ func Value(r *metrics.Run) float64 {
 }
 
 // Judge applies the plan's acceptance rule a to a run (a probe or a full run) and
-// returns the reasons for rejecting it, none if it is accepted.
+// returns the reasons for rejecting it, none if it is accepted: what the
+// device did (judgeDevice), then the state of the generator's machine
+// (judgeMachine).
 func Judge(a plan.Accept, r *metrics.Run) []string {
+	reasons := judgeDevice(a, r)
+	if pf := r.Preflight; pf != nil && !pf.OK {
+		return reasons // no load was sent: nothing of the machine to judge
+	}
+	return append(reasons, judgeMachine(a, r)...)
+}
+
+// judgeDevice gives the reasons that are the device's answer: the run's
+// completion, its transactions, what was negotiated, errors and drops.
+func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 	if pf := r.Preflight; pf != nil && !pf.OK {
 		return []string{r.Failed() + "; no load was sent"}
 	}
@@ -63,31 +75,26 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 				l.Dropped, l.Scheduled, share*100, a.MaxDroppedShare))
 		}
 	}
+	return reasons
+}
+
+// judgeMachine gives the reasons that are the generator's machine's: its
+// own CPU, other processes' and the hypervisor's.
+func judgeMachine(a plan.Accept, r *metrics.Run) []string {
+	var reasons []string
 	if u := r.Client.Utilization; u > float64(a.MaxGeneratorCPU) {
 		reasons = append(reasons, fmt.Sprintf("generator-bound: its CPU was %.0f%% of %d cores, above %s", u*100, r.Client.Cores, a.MaxGeneratorCPU))
 	}
 	if n := r.Noise; n != nil {
 		if a.MaxOtherCPU > 0 && n.OtherShare > float64(a.MaxOtherCPU) {
-			reasons = append(reasons, fmt.Sprintf(noiseOther+" %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
+			reasons = append(reasons, fmt.Sprintf("other processes used %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
 				n.OtherShare, n.OtherCores, n.CPUs, a.MaxOtherCPU))
 		}
 		if a.MaxSteal > 0 && n.StealShare > float64(a.MaxSteal) {
-			reasons = append(reasons, fmt.Sprintf(noiseSteal+" %.2f of the machine's CPU (max_steal %s)", n.StealShare, a.MaxSteal))
+			reasons = append(reasons, fmt.Sprintf("the hypervisor stole %.2f of the machine's CPU (max_steal %s)", n.StealShare, a.MaxSteal))
 		}
 	}
 	return reasons
-}
-
-// The starts of the reasons that reject a run for the machine's noise
-// (Run.Noise against accept.max_other_cpu and max_steal): the machine was
-// disturbed, whatever the DUT did.
-const (
-	noiseOther = "other processes used"
-	noiseSteal = "the hypervisor stole"
-)
-
-func isNoiseReason(r string) bool {
-	return strings.HasPrefix(r, noiseOther) || strings.HasPrefix(r, noiseSteal)
 }
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.

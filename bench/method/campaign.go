@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -246,12 +245,10 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				}
 				pr := prelimOf(e)
 				out[k] = e
-				// Generator load does not matter for a one-connection probe,
-				// nor does the machine's noise: neither makes a profile
-				// unsupported (the ledger keeps the reasons).
-				reasons := slices.DeleteFunc(slices.Clone(e.Reasons), func(r string) bool {
-					return strings.HasPrefix(r, "generator-bound") || isNoiseReason(r)
-				})
+				// Only the device's answer can make a profile unsupported:
+				// not the generator's load nor the machine's noise (the
+				// ledger keeps every reason).
+				reasons := judgeDevice(c.Plan.Method.Accept, e.Run)
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
