@@ -42,6 +42,12 @@ type Config struct {
 	// Delay is added before the first byte of every object's response, so
 	// that a known cost can be measured (A/B impact studies).
 	Delay time.Duration
+	// DelayRamp, if positive, adds this much more delay for every second
+	// since RampStart (the target's start when zero): a device that slows
+	// down steadily, to test a method against drift. With Delay 10ms and
+	// DelayRamp 2ms, a response 5 s after the start waits 20 ms.
+	DelayRamp time.Duration
+	RampStart time.Time
 	// OnRequest, if set, is called for every object request (tests look
 	// at the headers a client sent). It must not keep ctx.
 	OnRequest func(l *Listener, ctx *fasthttp.RequestCtx)
@@ -69,6 +75,8 @@ type Target struct {
 	closed  atomic.Bool
 
 	delay     time.Duration
+	ramp      time.Duration
+	rampStart time.Time
 	slowDelay time.Duration
 	onRequest func(*Listener, *fasthttp.RequestCtx)
 }
@@ -132,6 +140,12 @@ func Start(cfg Config) (*Target, error) {
 	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest, slowDelay: cfg.SlowDelay}
 	if t.slowDelay <= 0 {
 		t.slowDelay = 15 * time.Second
+	}
+	if cfg.DelayRamp > 0 {
+		t.ramp, t.rampStart = cfg.DelayRamp, cfg.RampStart
+		if t.rampStart.IsZero() {
+			t.rampStart = time.Now()
+		}
 	}
 	if cfg.Plain {
 		return t, t.startPlain(cfg)
@@ -309,11 +323,21 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 		if c, ok := ctx.Conn().(*tlsConn); ok && c.fault != "" && t.responseFault(ctx, l, c, path) {
 			return
 		}
-		if t.delay > 0 {
-			time.Sleep(t.delay)
+		if d := t.Delay(); d > 0 {
+			time.Sleep(d)
 		}
 		t.bodies.serve(ctx, path)
 	}
+}
+
+// Delay is the delay a response gets now: Config.Delay, plus DelayRamp for
+// every second since RampStart.
+func (t *Target) Delay() time.Duration {
+	d := t.delay
+	if t.ramp > 0 {
+		d += time.Duration(float64(t.ramp) * time.Since(t.rampStart).Seconds())
+	}
+	return d
 }
 
 func (t *Target) adminHandler(ctx *fasthttp.RequestCtx) {

@@ -56,6 +56,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
+	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s (tests a method against drift)")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
@@ -106,6 +107,10 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if *delay < 0 {
 		return nil, usagef("bad --delay %s: must not be negative", *delay)
 	}
+	ramp, err := parseRamp(*delayRamp)
+	if err != nil {
+		return nil, err
+	}
 	var faults []target.Fault
 	for _, f := range *faultSpecs {
 		ft, err := target.ParseFault(f)
@@ -122,7 +127,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	}
 	return &serveCmd{
 		cfg: target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
-			Faults: faults, SlowDelay: *slowDelay},
+			DelayRamp: ramp, Faults: faults, SlowDelay: *slowDelay},
 		certFile: *certFile, keyFile: *keyFile, caOut: *caOut,
 	}, nil
 }
@@ -219,4 +224,17 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	return tw.Flush()
+}
+
+// parseRamp reads --delay-ramp: a duration per second ("2ms/s"; "2ms" is
+// the same), positive; "" is no ramp.
+func parseRamp(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil || d <= 0 {
+		return 0, usagef("bad --delay-ramp %q: want a positive delay per second, e.g. 2ms/s", s)
+	}
+	return d, nil
 }
