@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,6 +76,8 @@ type Event struct {
 	Accepted     bool
 	Reasons      []string
 	Cached       bool // taken from the ledger of a resumed campaign
+	Round        int  // 1: the re-exploration and its final runs
+	Repeat       int  // the repeat of the final phase, from 2 (0 the first)
 	Note         string
 }
 
@@ -115,7 +118,7 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 	// (sequential order), or, interleaved, after every exploration: run k
 	// of every cell, then run k+1, so that drift lands on every DUT alike.
 	interleaved := c.Plan.Method.Final.Interleaved()
-	var finals []*finalPhase
+	var finals, all []*finalPhase
 	for _, d := range c.Plan.DUTs {
 		for _, t := range c.Plan.Tests {
 			for _, name := range t.Profiles {
@@ -133,6 +136,7 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 				if f.cell.Failed != "" {
 					continue
 				}
+				all = append(all, f)
 				if interleaved {
 					finals = append(finals, f)
 				} else if err := c.final(ctx, f); err != nil {
@@ -143,6 +147,19 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 	}
 	if err := c.final(ctx, finals...); err != nil {
 		return s, err
+	}
+	// With final.repeat N, the final phase is made N-1 more times, each
+	// repeat interleaved across the cells that published a value.
+	if n := c.Plan.Method.Final.Repeat; n > 1 {
+		var valued []*finalPhase
+		for _, f := range all {
+			if f.cell.Failed == "" {
+				valued = append(valued, f)
+			}
+		}
+		if err := c.repeat(ctx, valued, n); err != nil {
+			return s, err
+		}
 	}
 	s.Rows = c.rows(s)
 	return s, nil
@@ -202,7 +219,8 @@ func (c *Campaign) event(e *Entry, cached bool) {
 		return
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
-		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns}
+		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
+		Round: e.Round, Repeat: e.Repeat}
 	if e.Phase == vocab.Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
@@ -392,6 +410,13 @@ type Cell struct {
 	// exploration measured at the same level by more than the tolerance
 	// ("exploration X, finals Y"): the cell is not consistent.
 	Unstable string `json:"unstable,omitempty"`
+	// Reexplored, if set, says that the first final runs fell short of the
+	// exploration and the cell was re-explored around its level once: the
+	// cell's Level, Runs and Value are those after the re-exploration.
+	Reexplored *Reexploration `json:"reexplored,omitempty"`
+	// Repeats, with final.repeat above 1, is the published value of each
+	// repeat of the final phase and their spread.
+	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -418,8 +443,9 @@ type FinalRun struct {
 type finalPhase struct {
 	cell     *Cell
 	req      Request // the final runs' request
+	probe    Request // the exploration's request (its level and duration aside)
+	round    int     // 1 once re-explored
 	accepted []float64
-	done     bool
 }
 
 // explore finds the cell's load level (exploratory phase) and returns the
@@ -506,44 +532,139 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		return f, nil
 	}
 	cell.Level = best
+	f.probe = base
+	f.probe.Phase, f.probe.Duration = vocab.Exploratory, time.Duration(m.Explore.ProbeDuration)
 	f.req = base
 	f.req.Phase, f.req.Concurrency, f.req.Duration, f.req.Warmup = vocab.Final, best, time.Duration(m.Duration), time.Duration(m.Warmup)
 	return f, nil
 }
 
-// final makes the final runs of cells at their frozen levels, round-robin
-// (run k of every cell that needs one, then run k+1), each cell until
-// min_accepted of its accepted runs lie within tolerance of the best, or
-// max_runs; then checks each against its exploration.
+// final makes the final runs of cells at their frozen levels (finalPass),
+// then checks each against its exploration: a cell whose finals fall short
+// of what the exploration measured at that level by more than the tolerance
+// is re-explored around that level once (reexplore), frozen again and
+// given new final runs, interleaved like the first; if those fall short too,
+// it is unstable.
 func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
+	tol := float64(c.Plan.Method.Final.Tolerance)
+	sets, err := c.finalPass(ctx, fs, 1)
+	if err != nil {
+		return err
+	}
+	var short []*finalPhase
+	for i, f := range fs {
+		f.apply(sets[i])
+		if _, fell := f.short(tol); fell {
+			short = append(short, f)
+			continue
+		}
+		f.finish(tol)
+	}
+	var again []*finalPhase
+	for _, f := range short {
+		ok, err := c.reexplore(ctx, f)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			f.finish(tol)
+			continue
+		}
+		again = append(again, f)
+	}
+	if sets, err = c.finalPass(ctx, again, 1); err != nil {
+		return err
+	}
+	for i, f := range again {
+		f.apply(sets[i])
+		f.finish(tol)
+	}
+	return nil
+}
+
+// finalSet is one cell's final runs of one pass: the first, the one after a
+// re-exploration, or a repeat.
+type finalSet struct {
+	runs       []FinalRun
+	accepted   []float64
+	consistent bool
+}
+
+// finalPass makes the final runs of cells at their frozen levels,
+// round-robin (run k of every cell that needs one, then run k+1), each cell
+// until min_accepted of its accepted runs lie within tolerance of the best,
+// or max_runs. repeat is the repeat of the final phase (1 the first).
+func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) ([]*finalSet, error) {
 	m := c.Plan.Method
+	sets := make([]*finalSet, len(fs))
+	for i := range sets {
+		sets[i] = &finalSet{}
+	}
 	for seq := 1; seq <= m.Final.MaxRuns; seq++ {
-		for _, f := range fs {
-			if f.done {
+		for i, f := range fs {
+			set := sets[i]
+			if set.consistent {
 				continue
 			}
 			cell := f.cell
-			e, err := c.do(ctx, fmt.Sprintf("final|%s|%d|%d", key3(cell.DUT, cell.Engine, cell.Profile), cell.Level, seq), f.req, Entry{Seq: seq})
+			key := fmt.Sprintf("final|%s|%d|%d", key3(cell.DUT, cell.Engine, cell.Profile), cell.Level, seq)
+			e := Entry{Seq: seq, Round: f.round}
+			if f.round > 0 {
+				key += fmt.Sprintf("|round%d", f.round)
+			}
+			if repeat > 1 {
+				key += fmt.Sprintf("|repeat%d", repeat)
+				e.Repeat = repeat
+			}
+			got, err := c.do(ctx, key, f.req, e)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			cell.Runs = append(cell.Runs, FinalRun{Seq: seq, Value: e.Value, Accepted: e.Accepted, Reasons: e.Reasons})
-			cell.Total++
-			if e.Accepted {
-				cell.Accepted++
-				f.accepted = append(f.accepted, e.Value)
+			set.runs = append(set.runs, FinalRun{Seq: seq, Value: got.Value, Accepted: got.Accepted, Reasons: got.Reasons})
+			if got.Accepted {
+				set.accepted = append(set.accepted, got.Value)
 			}
-			if agreeing(f.accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
-				cell.Consistent, f.done = true, true
+			if agreeing(set.accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
+				set.consistent = true
 				continue
 			}
 			c.Sleep(ctx, time.Duration(m.Cooldown))
 		}
 	}
-	for _, f := range fs {
-		f.finish(float64(m.Final.Tolerance))
+	return sets, nil
+}
+
+// apply makes a pass's runs the cell's final runs.
+func (f *finalPhase) apply(set *finalSet) {
+	cell := f.cell
+	cell.Runs, cell.Consistent, f.accepted = set.runs, set.consistent, set.accepted
+	cell.Total, cell.Accepted = len(set.runs), len(set.accepted)
+}
+
+// explored is what the (re-)exploration measured at the cell's frozen
+// level; ok is false when it has no accepted probe there.
+func (f *finalPhase) explored() (v float64, ok bool) {
+	probes := f.cell.Exploration
+	if f.round > 0 {
+		probes = f.cell.Reexplored.Probes
 	}
-	return nil
+	for _, pr := range probes {
+		if pr.Level == f.cell.Level && pr.Accepted {
+			return pr.Value, true
+		}
+	}
+	return 0, false
+}
+
+// short reports whether the cell's best final run falls short of what the
+// exploration measured at its level by more than the tolerance, with that.
+func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
+	if len(f.accepted) == 0 {
+		return 0, false
+	}
+	best := slices.Max(f.accepted)
+	v, ok := f.explored()
+	return v, ok && best < v*(1-tol)
 }
 
 // finish publishes the cell's best of three and checks the finals against
@@ -557,10 +678,11 @@ func (f *finalPhase) finish(tol float64) {
 		cell.Failed = "no final run was accepted"
 		return
 	}
-	for _, pr := range cell.Exploration {
-		if pr.Level == cell.Level && pr.Accepted && cell.Value < pr.Value*(1-tol) {
-			cell.Consistent = false
-			cell.Unstable = fmt.Sprintf("exploration %s, finals %s", valueText(cell.Engine, pr.Value), valueText(cell.Engine, cell.Value))
+	if v, fell := f.short(tol); fell {
+		cell.Consistent = false
+		cell.Unstable = fmt.Sprintf("exploration %s, finals %s", valueText(cell.Engine, v), valueText(cell.Engine, cell.Value))
+		if r := cell.Reexplored; r != nil && r.Finals == nil {
+			cell.Unstable += "; the re-exploration found no accepted level"
 		}
 	}
 }

@@ -32,6 +32,8 @@ type Request struct {
 	// have (learnt in the preliminary phase).
 	ExpectSize int64
 	Progress   func(metrics.Second)
+	// Round is 1 for a re-exploration's runs and the final runs after it.
+	Round int
 }
 
 // Executor makes runs. The method calls it from one goroutine.

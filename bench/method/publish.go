@@ -38,11 +38,20 @@ func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 	for _, e := range ledger {
 		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
-			e.Level == cell.Level && e.Seq == seq {
+			e.Level == cell.Level && e.Seq == seq && e.Round == cellRound(cell) && e.Repeat == 0 {
 			return e
 		}
 	}
 	return nil
+}
+
+// cellRound is the round of a cell's final runs: 1 when they were made
+// after a re-exploration.
+func cellRound(cell *Cell) int {
+	if cell.Reexplored != nil && cell.Reexplored.Finals != nil {
+		return 1
+	}
+	return 0
 }
 
 // RecordsVerdict is the method's judgement of run records of one DUT ×

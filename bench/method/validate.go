@@ -62,6 +62,8 @@ func (e *Entry) Validate() error {
 	c.OneOf("engine", e.Engine.String(), metrics.Engines)
 	c.Count("level", int64(e.Level))
 	c.Count("seq", int64(e.Seq))
+	c.Count("round", int64(e.Round))
+	c.Count("repeat", int64(e.Repeat))
 	c.Rate("value", e.Value)
 	if c.Err != nil {
 		return c.Err

@@ -119,7 +119,15 @@ type Final struct {
 	// by every DUT) or OrderSequential (each cell's runs together, after
 	// its exploration).
 	Order string `yaml:"order,omitempty" json:"order,omitempty"`
+	// Repeat, above 1, makes the final phase that many times at the frozen
+	// levels, interleaved (repeat r of every cell, then r+1): each repeat
+	// publishes its own value, and their spread is the cell's
+	// repeatability (qualify --repeat). 0 or 1: once.
+	Repeat int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 }
+
+// MaxRepeat bounds Final.Repeat.
+const MaxRepeat = 20
 
 // The orders of the final runs.
 const (
@@ -359,6 +367,8 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", m.Final.MaxRuns, m.Final.MinAccepted), "method", "final", "max_runs")
 	case m.Final.Tolerance <= 0 || m.Final.Tolerance >= 1:
 		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", m.Final.Tolerance), "method", "final", "tolerance")
+	case m.Final.Repeat < 0 || m.Final.Repeat > MaxRepeat:
+		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", m.Final.Repeat, MaxRepeat), "method", "final", "repeat")
 	case m.Final.Order != "" && m.Final.Order != OrderInterleaved && m.Final.Order != OrderSequential:
 		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", m.Final.Order, OrderInterleaved, OrderSequential), "method", "final", "order")
 	}

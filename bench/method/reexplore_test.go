@@ -1,0 +1,167 @@
+package method_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// degraded is a fake DUT that loses 12.5% once the final phase starts: its
+// first finals (1400 at c=16) fall short of the exploration (1600 there);
+// the re-exploration and the finals after it see the degraded curve. It is
+// a function of the request alone, so that a resumed campaign sees the
+// same DUT.
+func degraded() *fakeExec {
+	return &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+		if req.Phase == vocab.Final || req.Round > 0 {
+			return curve(req.Concurrency) * 7 / 8, nil
+		}
+		return curve(req.Concurrency), nil
+	}}
+}
+
+func onePlan(duts ...string) *plan.Plan {
+	p := testPlan(duts...)
+	p.Tests = p.Tests[:1]
+	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
+	return p
+}
+
+// TestReexplored: a cell whose finals fall short of its exploration is
+// re-explored around its level once (the level and its explored
+// neighbours), frozen again and given new finals; those agree with the
+// re-exploration, so the cell publishes them, consistent, and keeps the
+// first finals as evidence. The ledger shows the re-exploration, and the
+// published run is found in it.
+func TestReexplored(t *testing.T) {
+	dir := t.TempDir()
+	s, err := campaign(t, onePlan("a"), degraded(), dir).Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	validSummary(t, s)
+	c := s.Cells[0]
+	r := c.Reexplored
+	if r == nil {
+		t.Fatalf("cell %+v: not re-explored", c)
+	}
+	if r.Level != 16 || r.Value != 1400 || r.Explored != 1600 || len(r.Finals) != 3 {
+		t.Errorf("re-exploration %+v: want the first finals at 16 (1400) against the exploration's 1600", r)
+	}
+	var levels []int
+	for _, p := range r.Probes {
+		levels = append(levels, p.Level)
+	}
+	if want := []int{11, 16, 23}; !reflect.DeepEqual(levels, want) {
+		t.Errorf("re-explored levels %v, want %v", levels, want)
+	}
+	if !c.Consistent || c.Unstable != "" || c.Value != 1400 || c.Level != 16 || c.Total != 3 {
+		t.Errorf("cell %+v: want consistent at 1400 after the re-exploration", c)
+	}
+	entries, err := method.ReadLedger(filepath.Join(dir, method.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re, finals1 int
+	for _, e := range entries {
+		switch {
+		case e.Round == 1 && e.Phase == vocab.Exploratory && strings.HasPrefix(e.Key, "reexplore|"):
+			re++
+		case e.Round == 1 && e.Phase == vocab.Final:
+			finals1++
+		}
+	}
+	if re != 3 || finals1 != 3 {
+		t.Errorf("ledger: %d re-exploration runs and %d final runs after it, want 3 and 3", re, finals1)
+	}
+	if e := method.FinalEntry(entries, c, method.PublishedSeq(c.Runs)); e == nil || e.Round != 1 || e.Value != 1400 {
+		t.Errorf("published run's entry %+v: want the final after the re-exploration", e)
+	}
+}
+
+// TestReexploredStillShort: finals that fall short of the re-exploration
+// too make the cell unstable (never consistent), after one re-exploration
+// only.
+func TestReexploredStillShort(t *testing.T) {
+	s := oneCell(t, finalRuns(func(int) (float64, map[string]int64) { return 1400, nil }))
+	c := s.Cells[0]
+	if c.Reexplored == nil || len(c.Reexplored.Probes) != 3 {
+		t.Fatalf("cell %+v: want one re-exploration of three levels", c)
+	}
+	if c.Consistent || c.Unstable != "exploration 1600 CPS, finals 1400 CPS" || s.Rows[0].Consistent {
+		t.Errorf("cell %+v: want unstable", c)
+	}
+}
+
+// TestReexploreInterleaved: the re-explorations of two cells come after
+// every first final, and their new finals are interleaved like the first.
+func TestReexploreInterleaved(t *testing.T) {
+	c := campaign(t, onePlan("a", "b"), degraded(), t.TempDir())
+	var order []string
+	c.Events = func(e method.Event) {
+		switch {
+		case e.Phase == vocab.Final:
+			order = append(order, fmt.Sprintf("%s%d.%d", e.DUT, e.Seq, e.Round))
+		case e.Round == 1:
+			order = append(order, fmt.Sprintf("%s@%d", e.DUT, e.Level))
+		}
+	}
+	s, err := c.Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "a1.0 b1.0 a2.0 b2.0 a3.0 b3.0 a@11 a@16 a@23 b@11 b@16 b@23 a1.1 b1.1 a2.1 b2.1 a3.1 b3.1"
+	if got := strings.Join(order, " "); got != want {
+		t.Errorf("order\n%s\nwant\n%s", got, want)
+	}
+	for _, cell := range s.Cells {
+		if cell.Reexplored == nil || !cell.Consistent {
+			t.Errorf("cell %+v", cell)
+		}
+	}
+}
+
+// TestResumeReexplored: a campaign interrupted anywhere, re-exploration
+// included, and resumed makes no run twice (the ledger holds the
+// re-exploration) and gives the same summary.
+func TestResumeReexplored(t *testing.T) {
+	straight := degraded()
+	want, err := campaign(t, onePlan("a", "b"), straight, t.TempDir()).Do(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for stopAfter := 1; stopAfter < straight.calls; stopAfter += 3 {
+		dir := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		first := degraded()
+		c := campaign(t, onePlan("a", "b"), first, dir)
+		c.Events = func(method.Event) {
+			if first.calls == stopAfter {
+				cancel()
+			}
+		}
+		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
+			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
+		}
+		cancel()
+		second := degraded()
+		got, err := campaign(t, onePlan("a", "b"), second, dir).Do(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first.calls+second.calls != straight.calls {
+			t.Errorf("stop after %d: %d + %d runs, straight through %d", stopAfter, first.calls, second.calls, straight.calls)
+		}
+		if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
+			t.Errorf("stop after %d: resumed summary differs", stopAfter)
+		}
+	}
+}
