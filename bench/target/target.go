@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -48,6 +49,11 @@ type Config struct {
 	// DelayRamp 2ms, a response 5 s after the start waits 20 ms.
 	DelayRamp time.Duration
 	RampStart time.Time
+	// DelayJitter, if positive, adds a uniformly random extra delay in
+	// [0, DelayJitter) to every response, so that the connections of a
+	// closed loop do not stay in step (their completions would otherwise
+	// come in bursts, and a short window count them by whole bursts).
+	DelayJitter time.Duration
 	// OnRequest, if set, is called for every object request (tests look
 	// at the headers a client sent). It must not keep ctx.
 	OnRequest func(l *Listener, ctx *fasthttp.RequestCtx)
@@ -77,6 +83,7 @@ type Target struct {
 	delay     time.Duration
 	ramp      time.Duration
 	rampStart time.Time
+	jitter    time.Duration
 	slowDelay time.Duration
 	onRequest func(*Listener, *fasthttp.RequestCtx)
 }
@@ -141,6 +148,7 @@ func Start(cfg Config) (*Target, error) {
 	if t.slowDelay <= 0 {
 		t.slowDelay = 15 * time.Second
 	}
+	t.jitter = max(cfg.DelayJitter, 0)
 	if cfg.DelayRamp > 0 {
 		t.ramp, t.rampStart = cfg.DelayRamp, cfg.RampStart
 		if t.rampStart.IsZero() {
@@ -323,7 +331,11 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 		if c, ok := ctx.Conn().(*tlsConn); ok && c.fault != "" && t.responseFault(ctx, l, c, path) {
 			return
 		}
-		if d := t.Delay(); d > 0 {
+		d := t.Delay()
+		if t.jitter > 0 {
+			d += rand.N(t.jitter)
+		}
+		if d > 0 {
 			time.Sleep(d)
 		}
 		t.bodies.serve(ctx, path)
@@ -331,7 +343,7 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 }
 
 // Delay is the delay a response gets now: Config.Delay, plus DelayRamp for
-// every second since RampStart.
+// every second since RampStart (DelayJitter aside).
 func (t *Target) Delay() time.Duration {
 	d := t.delay
 	if t.ramp > 0 {
