@@ -452,6 +452,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		case !cell.Consistent:
 			it.note = unitOf(cell.Engine) + " inconsistent"
 		}
+		it.note = withRepeatNote(it.note, cell)
 		sec := Section{DUT: cell.DUT, Engine: cell.Engine, Profile: cell.Profile, Source: source, Unit: unitOf(cell.Engine),
 			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Level: cell.Level, Best3: cell.Best3,
 			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent, Failed: cell.Failed, Rule: "the campaign's acceptance rule"}

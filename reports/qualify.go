@@ -58,6 +58,7 @@ func QualifyTable(s *method.Summary) Document {
 				unstable = true
 			}
 		}
+		note = withRepeatNotes(note, s, r)
 		if r.Unsupported != "" {
 			for _, c := range s.Cells {
 				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {

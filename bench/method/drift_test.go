@@ -18,8 +18,8 @@ import (
 // driftRamp is how much slower both targets of the drift test get every
 // second: their delay starts at driftDelay and grows by driftRamp a second.
 const (
-	driftDelay = 100 * time.Millisecond
-	driftRamp  = 8 * time.Millisecond
+	driftDelay = 300 * time.Millisecond
+	driftRamp  = 24 * time.Millisecond
 )
 
 // driftCampaign qualifies two identical reference targets (the true ratio
@@ -38,7 +38,7 @@ func driftCampaign(t *testing.T, order string) (float64, *method.Summary) {
 	var duts []plan.DUT
 	for _, name := range []string{"a", "b"} {
 		tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: driftDelay, DelayRamp: driftRamp, RampStart: start,
-			DelayJitter: 20 * time.Millisecond})
+			DelayJitter: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func driftCampaign(t *testing.T, order string) (float64, *method.Summary) {
 		duts = append(duts, plan.DUT{Name: name, URL: "https://" + tg.Listener(p.Name).Addr + "/", CACert: ca})
 	}
 	m := plan.QuickMethod()
-	m.Duration, m.Warmup, m.Cooldown = plan.Duration(time.Second), plan.Duration(100*time.Millisecond), 0
+	m.Duration, m.Warmup, m.Cooldown = plan.Duration(1500*time.Millisecond), plan.Duration(100*time.Millisecond), 0
 	m.Explore.Concurrency = plan.Range{Min: 64, Max: 64}
 	m.Explore.ProbeDuration = plan.Duration(3 * time.Second)
 	m.Accept.MaxGeneratorCPU = 1 // the machine running the tests may be busy

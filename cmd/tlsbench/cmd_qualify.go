@@ -80,6 +80,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	tests := &engineList{flag: "--test"}
 	fs.Var(tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
+	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
@@ -95,8 +96,8 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	dir := *out
 	switch {
 	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(tests.engines) > 0 {
-			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick or --out")
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(tests.engines) > 0 || fs.Changed("repeat") {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick, --repeat or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
@@ -132,6 +133,12 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if err := pl.Check(set); err != nil {
 			return nil, usagef("%v", err)
 		}
+	}
+	if fs.Changed("repeat") {
+		if *repeat < 1 || *repeat > plan.MaxRepeat {
+			return nil, usagef("bad --repeat %d: want 1 to %d", *repeat, plan.MaxRepeat)
+		}
+		pl.Method.Final.Repeat = *repeat
 	}
 	if err := checkPlanFiles(pl); err != nil {
 		return nil, err
@@ -315,6 +322,7 @@ func eventLine(e method.Event) string {
 	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
 	}
+	run += roundText(e)
 	verdict := "accepted"
 	if !e.Accepted {
 		verdict = "rejected: " + strings.Join(e.Reasons, "; ")
@@ -454,4 +462,20 @@ func (r *reference) stop() {
 			<-done
 		}
 	}
+}
+
+// roundText says which pass of the method a run belongs to: a
+// re-exploration (and the finals after it), a repeat of the final phase.
+func roundText(e method.Event) string {
+	out := ""
+	if e.Round > 0 {
+		out = " (re-explored)"
+		if e.Phase != vocab.Final {
+			out = " (re-exploration)"
+		}
+	}
+	if e.Repeat > 1 {
+		out += fmt.Sprintf(" repeat %d", e.Repeat)
+	}
+	return out
 }

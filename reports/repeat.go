@@ -1,0 +1,59 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// repeatNote is a cell's note on its re-exploration (its first finals fell
+// short of the exploration) and on its repeats (final.repeat): each
+// repeat's published value and their spread beside the tolerance, flagged
+// when larger. "" when the cell has neither.
+func repeatNote(c *method.Cell) string {
+	format := FormatCPS
+	if c.Engine == vocab.EngineThroughput {
+		format = FormatGbps
+	}
+	note := ""
+	if r := c.Reexplored; r != nil && r.Finals != nil {
+		note = fmt.Sprintf("%s re-explored: first finals %s at c=%d against the exploration's %s, refrozen at c=%d",
+			unitOf(c.Engine), format(r.Value), r.Level, format(r.Explored), c.Level)
+	}
+	if r := c.Repeats; r != nil {
+		if note != "" {
+			note += "; "
+		}
+		vs := make([]string, len(r.Values))
+		for i, v := range r.Values {
+			vs[i] = format(v)
+		}
+		cmp, flag := "≤", ""
+		if r.Exceeds {
+			cmp, flag = ">", " NOT REPEATABLE"
+		}
+		note += fmt.Sprintf("%s repeats %s: spread %.1f%% %s tolerance %.3g%%%s",
+			unitOf(c.Engine), strings.Join(vs, "/"), r.Spread*100, cmp, r.Tolerance*100, flag)
+	}
+	return note
+}
+
+// withRepeatNote adds a cell's repeatNote to note.
+func withRepeatNote(note string, c *method.Cell) string {
+	if n := repeatNote(c); n != "" {
+		return joinNote(note, n)
+	}
+	return note
+}
+
+// withRepeatNotes adds the repeatNote of a row's cells to note.
+func withRepeatNotes(note string, s *method.Summary, r method.Row) string {
+	for _, c := range s.Cells {
+		if c.DUT == r.DUT && c.Profile == r.Profile {
+			note = withRepeatNote(note, c)
+		}
+	}
+	return note
+}
