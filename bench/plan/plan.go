@@ -48,6 +48,12 @@ type DUT struct {
 	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 	// Endpoints are per-profile base URLs (one VIP per cipher profile).
 	Endpoints map[string]string `yaml:"endpoints,omitempty" json:"endpoints,omitempty"`
+	// Processes name the DUT's processes on the generator's machine (a
+	// local nginx or HAProxy): a process name (as /proc/PID/comm has it,
+	// e.g. nginx) or a pid file's path (containing a slash). Each run
+	// finds them when it starts, and the machine's noise counts their CPU
+	// as the DUT's, not as other processes'.
+	Processes []string `yaml:"processes,omitempty" json:"processes,omitempty"`
 }
 
 // Test is an engine and the profiles it runs.
@@ -309,6 +315,12 @@ func (p *Plan) Check(set *profiles.Set) error {
 		}
 		if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
 			return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
+		}
+		for j, proc := range d.Processes {
+			if proc == "" || strings.ContainsAny(proc, " \t\n") || (!strings.Contains(proc, "/") && len(proc) > 15) {
+				return ferr(fmt.Sprintf("duts: %s: processes: %q is neither a process name (1 to 15 characters, no spaces) nor a pid file's path", d.Name, proc),
+					"duts", strconv.Itoa(i), "processes", strconv.Itoa(j))
+			}
 		}
 		for prof, u := range d.Endpoints {
 			if _, err := set.Get(prof); err != nil {

@@ -158,3 +158,35 @@ func FuzzParsePlan(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatAndProcesses: final.repeat and a DUT's processes parse and
+// round-trip; bad values are one-line errors naming the field's line.
+func TestRepeatAndProcesses(t *testing.T) {
+	data := strings.Replace(goodPlan, "tolerance: 3%}", "tolerance: 3%, repeat: 3}", 1)
+	data = strings.Replace(data, "    resolve: 10.0.0.5\n", "    resolve: 10.0.0.5\n    processes: [nginx, /run/haproxy.pid]\n", 1)
+	p, err := plan.ParsePlan("plan.yaml", []byte(data), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Method.Final.Repeat != 3 || strings.Join(p.DUTs[0].Processes, ",") != "nginx,/run/haproxy.pid" {
+		t.Errorf("repeat %d, processes %v", p.Method.Final.Repeat, p.DUTs[0].Processes)
+	}
+	out, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2, err := plan.ParsePlan("resolved.yaml", out, profilesSet()); err != nil || p2.Method != p.Method || len(p2.DUTs[0].Processes) != 2 {
+		t.Errorf("round trip: %v\n%s", err, out)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"tolerance: 3%}", "tolerance: 3%, repeat: 21}", "final.repeat 21 is out of range"},
+		{"tolerance: 3%}", "tolerance: 3%, repeat: -1}", "final.repeat -1 is out of range"},
+		{"    resolve: 10.0.0.5\n", "    resolve: 10.0.0.5\n    processes: ['']\n", "processes"},
+		{"    resolve: 10.0.0.5\n", "    resolve: 10.0.0.5\n    processes: [a-process-name-too-long]\n", "processes"},
+	} {
+		_, err := plan.ParsePlan("plan.yaml", []byte(strings.Replace(goodPlan, tc.from, tc.to, 1)), profilesSet())
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line with %q", tc.to, err, tc.want)
+		}
+	}
+}
