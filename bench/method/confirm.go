@@ -29,8 +29,14 @@ type Confirmation struct {
 	Confirmed int      `json:"confirmed"`
 	Differ    []string `json:"differ"`
 	// Summary is the verdict in one sentence: "N of M cells confirmed
-	// within ±T%; K differ: …".
+	// within ±T%; K differ: …", then the cells each side called unstable
+	// and its repeats' spreads beyond the tolerance, if any.
 	Summary string `json:"summary"`
+	// UnstableA and UnstableB name the cells whose finals fell short of
+	// their exploration in that campaign (Cell.Unstable): the method itself
+	// did not expect them to be confirmed.
+	UnstableA []string `json:"unstable_a,omitempty"`
+	UnstableB []string `json:"unstable_b,omitempty"`
 }
 
 // Confirmed is one cell of a Confirmation.
@@ -49,6 +55,14 @@ type Confirmed struct {
 	Delta    *float64 `json:"delta"`
 	DeltaPct *float64 `json:"delta_pct"`
 	Verdict  string   `json:"verdict"`
+	// UnstableA and UnstableB are that side's Cell.Unstable ("exploration
+	// X, finals Y"), if it was unstable.
+	UnstableA string `json:"unstable_a,omitempty"`
+	UnstableB string `json:"unstable_b,omitempty"`
+	// RepeatSpreadA and RepeatSpreadB are that side's spread between the
+	// repeats of its final phase (Repeats.Spread), when it made repeats.
+	RepeatSpreadA *float64 `json:"repeat_spread_a,omitempty"`
+	RepeatSpreadB *float64 `json:"repeat_spread_b,omitempty"`
 }
 
 // The states of a side of a Confirmed cell (besides a cell's own
@@ -106,6 +120,14 @@ func Confirm(pairs []CellPair, tol float64, note string) *Confirmation {
 		va, cc.StateA = publishedValue(p.A)
 		vb, cc.StateB = publishedValue(p.B)
 		cc.A, cc.B = va, vb
+		cc.UnstableA, cc.RepeatSpreadA = stability(p.A)
+		cc.UnstableB, cc.RepeatSpreadB = stability(p.B)
+		if cc.UnstableA != "" {
+			c.UnstableA = append(c.UnstableA, p.Key)
+		}
+		if cc.UnstableB != "" {
+			c.UnstableB = append(c.UnstableB, p.Key)
+		}
 		if p.A != nil {
 			cc.Unit = unitOf(p.A.Engine)
 		} else if p.B != nil {
@@ -173,7 +195,43 @@ func (c *Confirmation) summary() string {
 	if n := len(c.Cells) - c.Compared; n > 0 {
 		s += fmt.Sprintf("; %s not compared (on one side only or without a published value)", cells(n))
 	}
+	for _, side := range []struct {
+		name     string
+		unstable []string
+	}{{"A", c.UnstableA}, {"B", c.UnstableB}} {
+		if len(side.unstable) > 0 {
+			s += fmt.Sprintf("; unstable in %s (finals short of the exploration): %s", side.name, strings.Join(side.unstable, ", "))
+		}
+	}
+	for _, side := range []string{"A", "B"} {
+		var over []string
+		for _, cc := range c.Cells {
+			sp := cc.RepeatSpreadA
+			if side == "B" {
+				sp = cc.RepeatSpreadB
+			}
+			if sp != nil && c.Tolerance > 0 && *sp > c.Tolerance {
+				over = append(over, fmt.Sprintf("%s (%.1f%%)", cc.Cell, *sp*100))
+			}
+		}
+		if len(over) > 0 {
+			s += fmt.Sprintf("; repeats of %s spread beyond ±%s: %s", side, percent(c.Tolerance), strings.Join(over, ", "))
+		}
+	}
 	return s
+}
+
+// stability is a cell's Unstable and its repeats' spread (nil without
+// repeats).
+func stability(c *Cell) (unstable string, spread *float64) {
+	if c == nil {
+		return "", nil
+	}
+	if c.Repeats != nil {
+		v := c.Repeats.Spread
+		spread = &v
+	}
+	return c.Unstable, spread
 }
 
 // publishedValue is a cell's published value and its state: the value

@@ -62,3 +62,37 @@ func TestConfirmTolerance(t *testing.T) {
 		}
 	}
 }
+
+// TestConfirmStability: compare of two campaigns says per side which cells
+// were unstable and, when a side made repeats, their spread, flagging in
+// the summary the spreads beyond the tolerance.
+func TestConfirmStability(t *testing.T) {
+	pub := func(v float64) *method.Cell {
+		return &method.Cell{Engine: vocab.EngineCPS, Value: v, Accepted: 3, Total: 3}
+	}
+	unstable := pub(138)
+	unstable.Unstable = "exploration 217 CPS, finals 161 CPS"
+	repeated := pub(1000)
+	repeated.Repeats = &method.Repeats{Values: []float64{1000, 850}, Spread: 0.15, Tolerance: 0.10, Exceeds: true}
+	steady := pub(1000)
+	steady.Repeats = &method.Repeats{Values: []float64{1000, 980}, Spread: 0.02, Tolerance: 0.10}
+	c := method.Confirm([]method.CellPair{
+		{Key: "p384", A: unstable, B: pub(258)},
+		{Key: "p256", A: pub(997), B: repeated},
+		{Key: "rsa", A: steady, B: pub(1000)},
+	}, 0.10, "")
+	if c.Cells[0].UnstableA != unstable.Unstable || c.Cells[0].UnstableB != "" || len(c.UnstableA) != 1 || c.UnstableA[0] != "p384" || len(c.UnstableB) != 0 {
+		t.Errorf("unstable: cell %+v, A %v, B %v", c.Cells[0], c.UnstableA, c.UnstableB)
+	}
+	if sp := c.Cells[1].RepeatSpreadB; sp == nil || *sp != 0.15 || c.Cells[1].RepeatSpreadA != nil {
+		t.Errorf("repeat spreads of p256: A %v, B %v", c.Cells[1].RepeatSpreadA, sp)
+	}
+	for _, want := range []string{"unstable in A (finals short of the exploration): p384", "repeats of B spread beyond ±10%: p256 (15.0%)"} {
+		if !strings.Contains(c.Summary, want) {
+			t.Errorf("summary %q lacks %q", c.Summary, want)
+		}
+	}
+	if strings.Contains(c.Summary, "rsa (") || strings.Contains(c.Summary, "unstable in B") {
+		t.Errorf("summary %q flags a steady side", c.Summary)
+	}
+}
