@@ -20,7 +20,7 @@ import (
 // driftRamp is how much slower both targets of the drift test get every
 // second: their delay starts at driftDelay and grows by driftRamp a second.
 const (
-	driftDelay = 100 * time.Millisecond
+	driftDelay = 50 * time.Millisecond
 	driftRamp  = 6 * time.Millisecond
 )
 
@@ -40,7 +40,7 @@ func driftCampaign(t *testing.T, order string) (float64, *method.Summary) {
 	var duts []plan.DUT
 	for _, name := range []string{"a", "b"} {
 		tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: driftDelay, DelayRamp: driftRamp, RampStart: start,
-			DelayJitter: 40 * time.Millisecond})
+			DelayJitter: 150 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

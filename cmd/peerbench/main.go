@@ -240,14 +240,20 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	o, err := parseOptions(args, stdout)
+	var o *options
+	var err error
+	if len(args) > 0 && args[0] == "duts" {
+		err = runDuts(ctx, args[1:], stdout, stderr)
+	} else {
+		o, err = parseOptions(args, stdout)
+	}
 	if errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
-	if err == nil {
+	if err == nil && o != nil {
 		err = o.findTools()
 	}
-	if err == nil {
+	if err == nil && o != nil {
 		err = bench(ctx, o, stdout, stderr)
 	}
 	if err == nil {
