@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // degraded is a fake DUT that loses 12.5% once the final phase starts: its
@@ -163,5 +167,73 @@ func TestResumeReexplored(t *testing.T) {
 		if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
 			t.Errorf("stop after %d: resumed summary differs", stopAfter)
 		}
+	}
+}
+
+// TestReexploreRampingTarget: a real reference target that slows down
+// steadily (DelayRamp) has finals short of its exploration: the cell is
+// re-explored (the ledger shows it) and, if the finals after it fall
+// short again, unstable — never consistent with its first finals short of
+// the exploration.
+func TestReexploreRampingTarget(t *testing.T) {
+	p, err := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// 20 ms, then 40 ms more every second: a final run made a second after
+	// the exploration waits about twice as long.
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: 20 * time.Millisecond, DelayRamp: 40 * time.Millisecond,
+		DelayJitter: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	ca := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(ca, tg.CA.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := plan.QuickMethod()
+	m.Duration, m.Warmup, m.Cooldown = plan.Duration(time.Second), plan.Duration(200*time.Millisecond), 0
+	m.Explore.Concurrency = plan.Range{Min: 16, Max: 16}
+	m.Explore.ProbeDuration = plan.Duration(time.Second)
+	m.Accept.MaxGeneratorCPU = 1
+	m.Final = plan.Final{MinAccepted: 1, MaxRuns: 2, Tolerance: 0.10}
+	pl := &plan.Plan{Name: "ramp", DUTs: []plan.DUT{{Name: "ramp", URL: "https://" + tg.Listener(p.Name).Addr + "/", CACert: ca}},
+		Tests: []plan.Test{{Engine: vocab.EngineCPS, Path: "/1k", Profiles: []string{p.Name}}}, Method: m}
+	if err := pl.Check(profiles.Builtin()); err != nil {
+		t.Fatal(err)
+	}
+	ledgerDir := filepath.Join(dir, "campaign")
+	if err := os.MkdirAll(ledgerDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := campaign(t, pl, &method.Local{UserAgent: "tlsbench-test"}, ledgerDir).Do(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	validSummary(t, s)
+	c := s.Cells[0]
+	t.Logf("exploration %+v; re-explored %+v; finals %+v; value %.0f consistent %v unstable %q", c.Exploration, c.Reexplored, c.Runs, c.Value, c.Consistent, c.Unstable)
+	if c.Reexplored == nil {
+		t.Fatalf("a target slowing down by 40 ms a second was not re-explored: %+v", c)
+	}
+	if c.Consistent && c.Unstable == "" && c.Reexplored.Finals == nil {
+		t.Errorf("cell consistent on finals short of its exploration: %+v", c)
+	}
+	entries, err := method.ReadLedger(filepath.Join(ledgerDir, method.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := 0
+	for _, e := range entries {
+		if e.Round == 1 && strings.HasPrefix(e.Key, "reexplore|") {
+			re++
+		}
+	}
+	if re == 0 {
+		t.Error("the ledger has no re-exploration run")
 	}
 }
