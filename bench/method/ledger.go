@@ -18,28 +18,28 @@ import (
 // and its full record.
 type Entry struct {
 	// Schema is LedgerSchema; Append sets it.
-	Schema  string            `json:"schema"`
-	Key     string            `json:"key"`
-	Phase   vocab.MethodPhase `json:"phase"`
-	DUT     string            `json:"dut"`
-	Engine  vocab.Engine      `json:"engine"`
-	Profile string            `json:"profile"`
-	Level   int               `json:"level"`
-	Seq     int               `json:"seq,omitempty"`
+	Schema   string            `json:"schema"`
+	Key      string            `json:"key"`
+	Phase    vocab.MethodPhase `json:"phase"`
+	DUT      string            `json:"dut"`
+	Engine   vocab.Engine      `json:"engine"`
+	Profile  string            `json:"profile"`
+	Level    int               `json:"level"`
+	Seq      int               `json:"seq,omitempty"`
+	Value    float64           `json:"value"`
+	Accepted bool              `json:"accepted"`
+	Reasons  []string          `json:"reasons,omitempty"`
+	Time     time.Time         `json:"time"`
+	Run      *metrics.Run      `json:"run"`
+	// Preliminary phase only: whether the DUT would resume a session.
+	Resumption    *bool  `json:"resumption,omitempty"`
+	ResumptionErr string `json:"resumption_error,omitempty"`
 	// Round is 1 for the runs of a re-exploration and the final runs after
 	// it (a cell whose first finals fell short of its exploration).
 	Round int `json:"round,omitempty"`
 	// Repeat is the repeat of the final phase (final.repeat), from 2; the
 	// first repeat's runs have none.
-	Repeat   int          `json:"repeat,omitempty"`
-	Value    float64      `json:"value"`
-	Accepted bool         `json:"accepted"`
-	Reasons  []string     `json:"reasons,omitempty"`
-	Time     time.Time    `json:"time"`
-	Run      *metrics.Run `json:"run"`
-	// Preliminary phase only: whether the DUT would resume a session.
-	Resumption    *bool  `json:"resumption,omitempty"`
-	ResumptionErr string `json:"resumption_error,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Ledger is a campaign's append-only record of runs (ledger.jsonl), one
