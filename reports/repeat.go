@@ -13,7 +13,7 @@ import (
 // repeat's published value and their spread beside the tolerance, flagged
 // when larger. "" when the cell has neither.
 func repeatNote(c *method.Cell) string {
-	format := FormatCPS
+	format := func(v float64) string { return FormatCPS(v) + " CPS" }
 	if c.Engine == vocab.EngineThroughput {
 		format = FormatGbps
 	}
