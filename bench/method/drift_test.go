@@ -61,7 +61,7 @@ func driftCampaign(t *testing.T, order string) (float64, *method.Summary) {
 	if err := pl.Check(profiles.Builtin()); err != nil {
 		t.Fatal(err)
 	}
-	c := campaign(t, pl, &method.Local{UserAgent: "tlsbench-test"}, filepath.Join(dir))
+	c := campaign(t, pl, &method.Local{UserAgent: "tlsbench-test"}, dir)
 	c.Events = func(e method.Event) {
 		t.Logf("%5.1fs %-11s %s c=%d seq %d round %d: %.0f CPS accepted %v %v", time.Since(start).Seconds(), e.Phase, e.DUT, e.Level, e.Seq, e.Round, e.Value, e.Accepted, e.Reasons)
 	}
