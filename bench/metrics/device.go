@@ -1,0 +1,209 @@
+package metrics
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Device is the device's own counters over a run (bench/devcount), read
+// from the source the DUT names just before the preflight, at the steady
+// window's start and end, and after the run's drain: Window is the
+// difference across the window, Run across the whole run. A record of a
+// distributed run (Merge) has none: the counters are per run of one
+// process.
+type Device struct {
+	// Source is where they were read, on one line (kind=… url=…).
+	Source string `json:"source"`
+	// CountsReads: the device counts the reads of its counters (a
+	// session and a request each), e.g. nginx's stub_status.
+	CountsReads bool `json:"counts_reads,omitempty"`
+	// InFlight is how many transactions the engine may have had under
+	// way at one read (concurrency × pipeline): the window's counts may
+	// differ from the engine's by up to that at each of its ends.
+	InFlight int64         `json:"in_flight"`
+	Window   *DeviceCounts `json:"window,omitempty"`
+	Run      *DeviceCounts `json:"run,omitempty"`
+	// Error is the first read that failed, if any; the counts it would
+	// have given are absent.
+	Error string `json:"error,omitempty"`
+}
+
+// DeviceCounts is the difference of the device's counters between two
+// reads; a counter the source does not give is absent.
+type DeviceCounts struct {
+	Sessions   *int64 `json:"sessions,omitempty"`
+	Handshakes *int64 `json:"handshakes,omitempty"`
+	Requests   *int64 `json:"requests,omitempty"`
+	BytesIn    *int64 `json:"bytes_in,omitempty"`
+	BytesOut   *int64 `json:"bytes_out,omitempty"`
+	Errors     *int64 `json:"errors,omitempty"`
+	// Reads is how many reads of the counters fall inside the difference
+	// (after the first read, up to the last): those the device counts
+	// when it CountsReads.
+	Reads int64 `json:"reads"`
+	// Seconds is the time between the two reads.
+	Seconds float64 `json:"seconds"`
+}
+
+// DeviceRow is one count as the device and tlsbench have it.
+type DeviceRow struct {
+	Scope   string // "window" or "run"
+	Counter string // sessions, handshakes, requests, bytes_in, bytes_out
+	Device  int64
+	// Engine is tlsbench's count of the same thing; Expected adds what the
+	// device also counts and the engine does not (Offsets says what, in
+	// words): the preflight, the counters' own reads.
+	Engine, Expected int64
+	Offsets          string
+	// Slack is how far the device may be from Expected and agree: the
+	// transactions in flight at the window's reads, the failed ones the
+	// device may or may not have seen; 0 for an exact count.
+	Slack int64
+	Diff  int64 // Device − Expected
+	// Agrees: |Diff| ≤ Slack.
+	Agrees bool
+}
+
+// Share is |Diff| ÷ Expected (0 when both are 0; 1 when only Expected is).
+func (d DeviceRow) Share() float64 {
+	diff := max(d.Diff, -d.Diff)
+	switch {
+	case diff == 0:
+		return 0
+	case d.Expected == 0:
+		return 1
+	}
+	return float64(diff) / float64(d.Expected)
+}
+
+// Explain is the row in words: "device counted N, tlsbench counted M (+ …)".
+func (d DeviceRow) Explain() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: device counted %d, tlsbench counted %d", d.Scope, d.Counter, d.Device, d.Engine)
+	if d.Offsets != "" {
+		fmt.Fprintf(&b, " (%s: %d expected)", d.Offsets, d.Expected)
+	}
+	switch {
+	case d.Diff == 0:
+		b.WriteString("; exact")
+	case d.Agrees:
+		fmt.Fprintf(&b, "; %+d, within the %d expected from the window's edges", d.Diff, d.Slack)
+	default:
+		fmt.Fprintf(&b, "; %+d (%.2f%%), beyond the %d explained", d.Diff, d.Share()*100, d.Slack)
+	}
+	return b.String()
+}
+
+// DeviceRows compares the device's counts with the engine's, the run's
+// first (exact: nothing is in flight before the preflight or after the
+// drain), then the window's. None without a Device block or with counts
+// missing.
+//
+// The correspondence, per counter:
+//   - run sessions: every connection the engine opened (whole_run
+//     connections_opened) and the preflight's (preflight transactions, one
+//     connection each); failed transactions may or may not have reached
+//     the device (slack: whole-run errors).
+//   - run handshakes: the engine's completed handshakes (whole run) and the
+//     preflight's.
+//   - run requests: the engine's successful transactions (whole run; a
+//     throughput transaction is one request) and the preflight's success.
+//   - window sessions, requests: connections opened and transactions
+//     started in the window (successful or failed) against the device's
+//     difference between the window's reads; the transactions under way at
+//     either read may fall on either side (slack: 2 × in_flight).
+//   - window bytes: the device's bytes in against the engine's application
+//     bytes out (requests), its bytes out against the engine's bytes in
+//     (headers and bodies), with the same slack in transactions' worth.
+//
+// Where the device counts its reads, Expected adds them (a session and a
+// request per read after the first).
+func (r *Run) DeviceRows() []DeviceRow {
+	d := r.Device
+	if d == nil {
+		return nil
+	}
+	var rows []DeviceRow
+	reads := func(c *DeviceCounts) (int64, string) {
+		if !d.CountsReads || c.Reads == 0 {
+			return 0, ""
+		}
+		return c.Reads, fmt.Sprintf("+ %d counter reads", c.Reads)
+	}
+	join := func(parts ...string) string {
+		var out []string
+		for _, p := range parts {
+			if p != "" {
+				out = append(out, p)
+			}
+		}
+		return strings.Join(out, " ")
+	}
+	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) {
+		if dev == nil {
+			return
+		}
+		row := DeviceRow{Scope: scope, Counter: counter, Device: *dev, Engine: engine, Expected: engine + extra, Offsets: offsets, Slack: slack}
+		row.Diff = row.Device - row.Expected
+		row.Agrees = max(row.Diff, -row.Diff) <= row.Slack
+		rows = append(rows, row)
+	}
+	if c := d.Run; c != nil {
+		var pfT, pfH, pfOK int64
+		var pf string
+		if p := r.Preflight; p != nil {
+			pfT, pfH = p.Transactions, p.Handshakes
+			if p.OK {
+				pfOK = 1
+			}
+			pf = "+ preflight"
+		}
+		n, rd := reads(c)
+		slack := r.Whole.Errors
+		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, join(pf, rd), slack)
+		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, join(pf, rd), slack)
+	}
+	if c := d.Window; c != nil {
+		n, rd := reads(c)
+		slack := 2 * d.InFlight
+		txns := r.Transactions + r.Errors.Total
+		add("window", "sessions", c.Sessions, r.ConnectionsOpened, n, rd, slack)
+		add("window", "requests", c.Requests, txns, n, rd, slack)
+		per := func(b int64) int64 {
+			if txns == 0 {
+				return 0
+			}
+			return (b + txns - 1) / txns * slack
+		}
+		add("window", "bytes_in", c.BytesIn, r.Bytes.Out, 0, "", per(r.Bytes.Out))
+		add("window", "bytes_out", c.BytesOut, r.Bytes.In, 0, "", per(r.Bytes.In))
+	}
+	return rows
+}
+
+// DeviceDisagreement returns the run's exact rows (scope run) whose
+// difference is beyond their slack by more than share of Expected, and an
+// explanation when the device's counts are missing (a read failed, or the
+// record has none).
+func (r *Run) DeviceDisagreement(share float64) (bad []DeviceRow, missing string) {
+	d := r.Device
+	switch {
+	case d == nil:
+		return nil, "the record has no device counters"
+	case d.Error != "":
+		return nil, "the device's counters could not be read: " + d.Error
+	case d.Run == nil:
+		return nil, "the device's counters over the run are missing"
+	}
+	for _, row := range r.DeviceRows() {
+		if row.Scope != "run" {
+			continue
+		}
+		diff := max(row.Diff, -row.Diff) - row.Slack
+		if diff > 0 && float64(diff) > share*float64(row.Expected) {
+			bad = append(bad, row)
+		}
+	}
+	return bad, ""
+}
