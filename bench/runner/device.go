@@ -22,18 +22,18 @@ type deviceMeter struct {
 }
 
 // reading is one read: its counts or error, and when it was taken (the
-// middle of the request).
+// middle of the request) and finished.
 type reading struct {
-	c   devcount.Counts
-	err error
-	at  time.Time
+	c       devcount.Counts
+	err     error
+	at, end time.Time
 }
 
 func read(ctx context.Context, src *devcount.Source) reading {
 	start := time.Now()
 	c, err := src.Read(ctx)
 	end := time.Now()
-	return reading{c: c, err: err, at: start.Add(end.Sub(start) / 2)}
+	return reading{c: c, err: err, at: start.Add(end.Sub(start) / 2), end: end}
 }
 
 // newDeviceMeter takes the first reading; nil without a source.
@@ -64,8 +64,9 @@ func (m *deviceMeter) at(end bool) {
 	go func() { ch <- read(m.ctx, &m.src) }()
 }
 
-// result takes the last reading (after the drain) and makes the block.
-func (m *deviceMeter) result() *metrics.Device {
+// result takes the last reading (after the drain) and makes the block;
+// window is the engine's steady window (zero times without load).
+func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 	if m == nil {
 		return nil
 	}
@@ -123,7 +124,11 @@ func (m *deviceMeter) result() *metrics.Device {
 			reads++
 		}
 	}
-	d.Window = diff(w[0], w[1], 1)
+	if d.Window = diff(w[0], w[1], 1); d.Window != nil {
+		// The device's counters were read somewhere between the window's
+		// edge and the read's end.
+		d.Window.EdgeS = max(w[0].end.Sub(window[0]), 0).Seconds() + max(w[1].end.Sub(window[1]), 0).Seconds()
+	}
 	d.Run = diff(&m.first, &m.last, reads)
 	return d
 }

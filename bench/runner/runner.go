@@ -98,7 +98,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 			r.Negotiated = *n
 		}
 		r.Agent = spec.Agent.identity()
-		r.Device = device.result()
+		r.Device = device.result([2]time.Time{})
 		return r, nil
 	}
 	meter := StartCPU()
@@ -144,7 +144,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
 	r.Noise = noise.result()
-	r.Device = device.result()
+	r.Device = device.result([2]time.Time{res.SteadyStart, res.SteadyStart.Add(res.Window)})
 	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
 		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
 	}
