@@ -34,6 +34,9 @@ type Entry struct {
 	// Preliminary phase only: whether the DUT would resume a session.
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`
+	// Device is the device's counts beside tlsbench's, in words ("device
+	// counted N, tlsbench counted M"), when the DUT names its counters.
+	Device []string `json:"device,omitempty"`
 }
 
 // Ledger is a campaign's append-only record of runs (ledger.jsonl), one

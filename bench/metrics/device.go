@@ -52,28 +52,73 @@ type DeviceCounts struct {
 
 // DeviceRow is one count as the device and tlsbench have it.
 type DeviceRow struct {
-	Scope   string // "window" or "run"
-	Counter string // sessions, handshakes, requests, bytes_in, bytes_out
-	Device  int64
+	Scope   string `json:"scope"`   // "window" or "run"
+	Counter string `json:"counter"` // sessions, handshakes, requests, bytes_in, bytes_out
+	Device  int64  `json:"device"`
 	// Engine is tlsbench's count of the same thing; Expected adds what the
 	// device also counts and the engine does not (Offsets says what, in
 	// words): the preflight, the counters' own reads.
-	Engine, Expected int64
-	Offsets          string
+	Engine   int64  `json:"tlsbench"`
+	Expected int64  `json:"expected"`
+	Offsets  string `json:"offsets,omitempty"`
 	// Slack is how far the device may be from Expected and agree: the
-	// transactions in flight at the window's reads, the failed ones the
-	// device may or may not have seen; 0 for an exact count.
-	Slack int64
-	Diff  int64 // Device − Expected
+	// transactions in flight at the window's reads and those made while
+	// the reads took their counts, the failed ones the device may or may
+	// not have seen; 0 for an exact count.
+	Slack int64 `json:"slack"`
+	Diff  int64 `json:"diff"` // Device − Expected
 	// Agrees: |Diff| ≤ Slack.
-	Agrees bool
+	Agrees bool `json:"agrees"`
 	// Informative rows (bytes) are shown, not judged: a device counts
 	// bytes its own way (HAProxy: the HTTP messages as it holds them, not
 	// as they were on the wire), so they differ by a few bytes a
 	// transaction.
-	Informative bool
+	Informative bool `json:"informative,omitempty"`
 	// Transactions is the engine's count the bytes are of (Informative).
-	Transactions int64
+	Transactions int64 `json:"transactions,omitempty"`
+}
+
+// DeviceCheck is a run's device counts beside tlsbench's, as the reports
+// carry it: the source, the rows, or why there are none.
+type DeviceCheck struct {
+	Source string      `json:"source"`
+	Rows   []DeviceRow `json:"rows,omitempty"`
+	Error  string      `json:"error,omitempty"`
+}
+
+// DeviceCheck returns the run's device comparison; nil when the record has
+// no device counters.
+func (r *Run) DeviceCheck() *DeviceCheck {
+	if r == nil || r.Device == nil {
+		return nil
+	}
+	return &DeviceCheck{Source: r.Device.Source, Rows: r.DeviceRows(), Error: r.Device.Error}
+}
+
+// Disagreements counts the rows that do not agree.
+func (c *DeviceCheck) Disagreements() int {
+	n := 0
+	for _, row := range c.Rows {
+		if !row.Agrees {
+			n++
+		}
+	}
+	return n
+}
+
+// Lines is the check in words, a line a row (Explain), the error first.
+func (c *DeviceCheck) Lines() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	if c.Error != "" {
+		out = append(out, "device counters unreadable: "+c.Error)
+	}
+	for _, row := range c.Rows {
+		out = append(out, row.Explain())
+	}
+	return out
 }
 
 // Share is |Diff| ÷ Expected (0 when both are 0; 1 when only Expected is).
