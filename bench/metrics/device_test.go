@@ -28,7 +28,7 @@ func TestDeviceRows(t *testing.T) {
 		"run sessions":    {1304, 0, 0, true},
 		"run handshakes":  {1301, 0, 0, true},
 		"run requests":    {1304, 0, 0, true},
-		"window sessions": {1001, 2, 8 + 2, true},   // 2 × 4 in flight + 1000/2 s × 0.004 s
+		"window sessions": {1001, 2, 8 + 2, true},    // 2 × 4 in flight + 1000/2 s × 0.004 s
 		"window requests": {1001, -11, 8 + 2, false}, // beyond
 		"window bytes_in": {77000, 3000, 0, true},    // informative
 	}
