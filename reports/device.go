@@ -6,7 +6,19 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 )
+
+// deviceRule is the acceptance rule's clause on the device's counters.
+func deviceRule(a plan.Accept) string {
+	if a.MaxDeviceDisagreement == nil {
+		return ""
+	}
+	if *a.MaxDeviceDisagreement == 0 {
+		return ", the device's counts over the run exactly as tlsbench's"
+	}
+	return fmt.Sprintf(", the device's counts over the run within %s of tlsbench's", *a.MaxDeviceDisagreement)
+}
 
 // The device's own counters beside tlsbench's (metrics.Run.DeviceRows):
 // in a run's summary, in the report (every run of every section that has

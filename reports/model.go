@@ -693,7 +693,8 @@ func ruleText(a plan.Accept) string {
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
 	}
-	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
+	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU) +
+		deviceRule(a)
 }
 
 // The schema versions of the JSON outputs of report and compare (their
