@@ -21,7 +21,12 @@ type Device struct {
 	// InFlight is how many transactions the engine may have had under
 	// way at one read (concurrency × pipeline): the window's counts may
 	// differ from the engine's by up to that at each of its ends.
-	InFlight int64         `json:"in_flight"`
+	InFlight int64 `json:"in_flight"`
+	// Pipeline, when above 1, is the requests a throughput connection
+	// keeps in flight: a connection closed at the run's end (or the
+	// preflight's) leaves up to Pipeline − 1 requests the device received
+	// and tlsbench never counted (no response was read).
+	Pipeline int64         `json:"pipeline,omitempty"`
 	Window   *DeviceCounts `json:"window,omitempty"`
 	Run      *DeviceCounts `json:"run,omitempty"`
 	// Error is the first read that failed, if any; the counts it would
@@ -169,7 +174,10 @@ func (d DeviceRow) Explain() string {
 //   - run handshakes: the engine's completed handshakes (whole run) and the
 //     preflight's.
 //   - run requests: the engine's successful transactions (whole run; a
-//     throughput transaction is one request) and the preflight's success.
+//     throughput transaction is one request) and the preflight's success;
+//     with a pipeline of K, a connection closed with requests outstanding
+//     leaves up to K − 1 the device received and the engine did not count
+//     (slack: (K − 1) × the connections).
 //   - window sessions, requests: connections opened and transactions
 //     started in the window (successful or failed) against the device's
 //     difference between the window's reads; the transactions under way at
@@ -224,7 +232,12 @@ func (r *Run) DeviceRows() []DeviceRow {
 		slack := r.Whole.Errors
 		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, join(pf, rd), slack)
 		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, join(pf, rd), slack)
+		reqSlack := slack
+		if d.Pipeline > 1 {
+			// Requests sent and never answered at a connection's close.
+			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
+		}
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, join(pf, rd), reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)

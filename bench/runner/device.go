@@ -6,6 +6,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // deviceMeter reads the device's counters (Spec.Device) before the
@@ -15,6 +16,7 @@ import (
 type deviceMeter struct {
 	src      devcount.Source
 	inFlight int64
+	pipeline int64 // throughput's pipeline (1 for CPS)
 	ctx      context.Context
 	first    reading
 	window   [2]chan reading // the window's start and end reads, when started
@@ -42,7 +44,10 @@ func newDeviceMeter(ctx context.Context, spec *Spec) *deviceMeter {
 		return nil
 	}
 	m := &deviceMeter{src: spec.Device.For(spec.Profile), ctx: context.WithoutCancel(ctx)}
-	m.inFlight = int64(spec.Concurrency) * int64(max(spec.Pipeline, 1))
+	if spec.Engine == vocab.EngineThroughput {
+		m.pipeline = int64(max(spec.Pipeline, 1))
+	}
+	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
 	m.first = read(m.ctx, &m.src)
 	return m
 }
@@ -79,6 +84,9 @@ func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 	}
 	m.last = read(m.ctx, &m.src)
 	d := &metrics.Device{Source: m.src.String(), CountsReads: m.src.ReadsCounted(), InFlight: m.inFlight}
+	if m.pipeline > 1 {
+		d.Pipeline = m.pipeline
+	}
 	fail := func(err error) {
 		if d.Error == "" && err != nil {
 			d.Error = err.Error()

@@ -119,6 +119,28 @@ func TestDeviceCountersHAProxy(t *testing.T) {
 			})
 		}
 	}
+	// Pipelined requests: a connection closed at the run's end (and the
+	// preflight's) leaves up to pipeline − 1 requests the device received
+	// and the engine never saw answered: within the slack, not exact.
+	t.Run("throughput/pipeline", func(t *testing.T) {
+		s := seeds[1]
+		src := devcount.Source{Kind: devcount.KindHAProxy, URL: h.StatsCSV(), Frontend: s.Frontend.Name}
+		spec := deviceSpec(vocab.EngineThroughput, s.Profile, h.Addr(s.Frontend.Name), ca, src)
+		spec.Pipeline = 4
+		r, err := runner.Execute(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range r.DeviceRows() {
+			t.Log(row.Explain())
+			if !row.Agrees || (row.Scope == "run" && row.Counter == "sessions" && row.Diff != 0) {
+				t.Errorf("%s", row.Explain())
+			}
+			if row.Scope == "run" && row.Counter == "requests" && (row.Diff < 0 || row.Slack != 3*(r.Whole.ConnectionsOpened+1)) {
+				t.Errorf("pipelined requests: diff %d, slack %d; want 0 ≤ diff ≤ 3 × %d connections", row.Diff, row.Slack, r.Whole.ConnectionsOpened+1)
+			}
+		}
+	})
 	// The same counters through HAProxy's Prometheus exporter (a text
 	// exposition parsed by devcount), and through a command.
 	s := seeds[1]
