@@ -41,6 +41,10 @@ type CellComparison struct {
 	DUTA string `json:"dut_a,omitempty"`
 	DUTB string `json:"dut_b,omitempty"`
 	analysis.RunComparison
+	// DeviceA and DeviceB are the runs' device counts beside tlsbench's
+	// (reports/device.go); nil when a record has none.
+	DeviceA *metrics.DeviceCheck `json:"device_a,omitempty"`
+	DeviceB *metrics.DeviceCheck `json:"device_b,omitempty"`
 	// The latency curves of A and B, for the charts.
 	curvesA, curvesB map[string][]analysis.Quantile
 }
@@ -84,6 +88,7 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 
 func compareRuns(cell, a, b string, ra, rb *metrics.Run) (CellComparison, error) {
 	cc := CellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb)}
+	cc.DeviceA, cc.DeviceB = ra.DeviceCheck(), rb.DeviceCheck()
 	var err error
 	if cc.curvesA, err = analysis.Curves(ra, curvePhases...); err != nil {
 		return cc, err
@@ -256,6 +261,7 @@ func ComparisonDoc(c *ComparisonReport) Document {
 		if len(notes) > 0 {
 			d.add(list(notes))
 		}
+		d.add(compareDeviceBlocks(&cc)...)
 		var curves []curve
 		for j, ph := range curvePhases {
 			phase := ph.String()

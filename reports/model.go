@@ -137,6 +137,8 @@ type RunResult struct {
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"`
 	Chosen   bool     `json:"chosen,omitempty"`
+	// Device is the run's device counts beside tlsbench's (reports/device.go).
+	Device *metrics.DeviceCheck `json:"device,omitempty"`
 }
 
 // Chosen is the run whose value is published: its conditions, latency,
@@ -467,6 +469,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
 				rr.Errors = e.Run.Errors.Total
+				rr.Device = e.Run.DeviceCheck()
 			}
 			sec.Runs = append(sec.Runs, rr)
 		}
@@ -520,7 +523,7 @@ func (g *recordGroup) fill() {
 		Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
-			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published})
+			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck()})
 	}
 	switch n := len(g.runs) - v.Accepted; {
 	case v.Accepted == 0:
@@ -691,7 +694,8 @@ func ruleText(a plan.Accept) string {
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
 	}
-	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
+	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU) +
+		deviceRule(a)
 }
 
 // The schema versions of the JSON outputs of report and compare (their

@@ -127,6 +127,7 @@ func RunSummary(r *metrics.Run) Document {
 	if c.GeneratorBound {
 		fmt.Fprintln(w, "  WARNING      generator-bound: the generator used more than 90% of its cores; the target may not have set the pace")
 	}
+	w.WriteString(deviceSummary(r))
 	return Document{title: r.Profile, blocks: []block{pre(w.String())}}
 }
 

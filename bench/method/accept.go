@@ -33,6 +33,7 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 	if pf := r.Preflight; pf != nil && !pf.OK {
 		return reasons // no load was sent: nothing of the machine to judge
 	}
+	reasons = append(reasons, judgeDeviceCounts(a, r)...)
 	return append(reasons, judgeMachine(a, r)...)
 }
 

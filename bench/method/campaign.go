@@ -198,6 +198,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
 	e.Value = Value(run)
 	e.Reasons = Judge(c.Plan.Method.Accept, run)
+	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == vocab.Preliminary {
 		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)

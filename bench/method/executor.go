@@ -136,6 +136,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	spec.Host, spec.ExpectSize, spec.UserAgent = u.Host, req.ExpectSize, l.UserAgent
 	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
 	spec.Tool, spec.DUTProcesses = l.Tool, append(pids, FindProcesses(d.Processes)...)
+	spec.Device = d.Counters
 	spec.Config = runner.Echo(struct {
 		Phase       vocab.MethodPhase `json:"phase"`
 		DUT         string            `json:"dut"`

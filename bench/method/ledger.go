@@ -40,6 +40,9 @@ type Entry struct {
 	// Repeat is the repeat of the final phase (final.repeat), from 2; the
 	// first repeat's runs have none.
 	Repeat int `json:"repeat,omitempty"`
+	// Device is the device's counts beside tlsbench's, in words ("device
+	// counted N, tlsbench counted M"), when the DUT names its counters.
+	Device []string `json:"device,omitempty"`
 }
 
 // Ledger is a campaign's append-only record of runs (ledger.jsonl), one

@@ -71,6 +71,9 @@ type Run struct {
 	// Noise is the machine's own noise over the steady window (Linux
 	// only: nil elsewhere, or when the window was never reached).
 	Noise *Noise `json:"noise,omitempty"`
+	// Device is the device's own counters over the run (see Device); nil
+	// when the DUT names none.
+	Device *Device `json:"device,omitempty"`
 
 	// Agent identifies the agent that made this run when it was one shard
 	// of a distributed run (--shard, --start-at); nil for a lone run.

@@ -22,6 +22,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/idna"
 
+	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -54,6 +55,9 @@ type DUT struct {
 	// finds them when it starts, and the machine's noise counts their CPU
 	// as the DUT's, not as other processes'.
 	Processes []string `yaml:"processes,omitempty" json:"processes,omitempty"`
+	// Counters, if set, is where the device's own counters are read, to
+	// be put beside tlsbench's in every run's record (bench/devcount).
+	Counters *devcount.Source `yaml:"counters,omitempty" json:"counters,omitempty"`
 }
 
 // Test is an engine and the profiles it runs.
@@ -112,6 +116,12 @@ type Accept struct {
 	// noise measurement (not Linux) is not judged by them.
 	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
 	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
+	// MaxDeviceDisagreement, if set, rejects a run whose device counted
+	// sessions, handshakes or requests that differ from tlsbench's over
+	// the whole run (the exact correspondence, metrics.Run.DeviceRows) by
+	// more than this share, or whose device counters could not be read;
+	// 0% asks for exact agreement. Unset: not judged.
+	MaxDeviceDisagreement *Percent `yaml:"max_device_disagreement,omitempty" json:"max_device_disagreement,omitempty"`
 }
 
 // Final is the final phase.
@@ -322,6 +332,9 @@ func (p *Plan) Check(set *profiles.Set) error {
 					"duts", strconv.Itoa(i), "processes", strconv.Itoa(j))
 			}
 		}
+		if err := checkCounters(d, set); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: counters: %v", d.Name, err), at("counters")...)
+		}
 		for prof, u := range d.Endpoints {
 			if _, err := set.Get(prof); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
@@ -361,6 +374,8 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d", m.Explore.Concurrency.Min, m.Explore.Concurrency.Max), "method", "explore", "concurrency")
 	case m.Explore.MinGain < 0 || m.Explore.MinGain >= 1:
 		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", m.Explore.MinGain), "method", "explore", "min_gain")
+	case m.Accept.MaxDeviceDisagreement != nil && (*m.Accept.MaxDeviceDisagreement < 0 || *m.Accept.MaxDeviceDisagreement > 1):
+		return ferr(fmt.Sprintf("method: accept.max_device_disagreement %s is out of range [0%%, 100%%]", *m.Accept.MaxDeviceDisagreement), "method", "accept", "max_device_disagreement")
 	case m.Accept.MaxErrors < 0:
 		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
 	case m.Accept.MaxErrorRate < 0 || m.Accept.MaxErrorRate > 1:
@@ -432,4 +447,26 @@ func ALabel(host string) (string, error) {
 		return "", fmt.Errorf("host %q is not a valid internationalized domain name: %v", host, err)
 	}
 	return a, nil
+}
+
+// checkCounters checks a DUT's counter source: its fields, and that the
+// profiles its frontends name exist.
+func checkCounters(d DUT, set *profiles.Set) error {
+	c := d.Counters
+	if c == nil {
+		return nil
+	}
+	if err := c.Check(); err != nil {
+		var se *devcount.SpecError
+		if errors.As(err, &se) {
+			return errors.New(se.Why)
+		}
+		return err
+	}
+	for prof := range c.Frontends {
+		if _, err := set.Get(prof); err != nil {
+			return fmt.Errorf("frontends: %v", err)
+		}
+	}
+	return nil
 }

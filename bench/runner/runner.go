@@ -86,6 +86,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return r
 	}
 	started := time.Now()
+	device := newDeviceMeter(ctx, spec)
 	pf, err := preflight(ctx, op)
 	if err != nil {
 		return nil, err
@@ -97,12 +98,16 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 			r.Negotiated = *n
 		}
 		r.Agent = spec.Agent.identity()
+		r.Device = device.result([2]time.Time{})
 		return r, nil
 	}
 	meter := StartCPU()
 	start := spec.EngineConfig()
 	noise := noiseMeter{pids: spec.DUTProcesses}
-	start.AtWindow = noise.at
+	start.AtWindow = func(end bool) {
+		noise.at(end)
+		device.at(end)
+	}
 	res, err := bench.Apply(ctx, start, op)
 	if err != nil {
 		return nil, err
@@ -139,6 +144,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
 	r.Noise = noise.result()
+	r.Device = device.result([2]time.Time{res.SteadyStart, res.SteadyStart.Add(res.Window)})
 	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
 		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
 	}

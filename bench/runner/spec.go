@@ -14,6 +14,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/httpreq"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -94,6 +95,10 @@ type Spec struct {
 	// whose CPU the record's noise measures apart from the other
 	// processes'. Not sent to agents: they run on other hosts.
 	DUTProcesses []int `json:"-"`
+	// Device, if set, is where the device's own counters are read before
+	// and after the steady window and the run (the record's Device). Not
+	// sent to agents: the counters are those of one process's run.
+	Device *devcount.Source `json:"-"`
 }
 
 // Agent is one agent's part of a distributed run: shard Shard of Shards of

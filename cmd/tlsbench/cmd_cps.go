@@ -34,6 +34,7 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("cps")
 	lf := addLoadFlags(fs, vocab.EngineCPS, 0, "connections")
 	lf.addDUTFlag(fs)
+	lf.addDeviceCountersFlag(fs)
 	spec := engineSpec{
 		name: vocab.EngineCPS,
 		status: func(s metrics.Second) string {

@@ -37,6 +37,7 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("throughput")
 	lf := addLoadFlags(fs, vocab.EngineThroughput, 0, "requests")
 	lf.addDUTFlag(fs)
+	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.Pipeline, "pipeline", lf.spec.Pipeline, "keep `K` requests in flight on each connection")
 	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "close each connection after `M` responses and open a new one (0: never)")
 	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")

@@ -27,6 +27,7 @@ func TestDependencyRules(t *testing.T) {
 		"profiles":         {"cipher", "go.yaml.in/yaml/v3"},
 		"bench/outfile":    {},
 		"bench/sysnoise":   {},
+		"bench/devcount":   {},
 		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go", "bench/outfile"},
 		"bench/hdrlog":     {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench/analysis":   {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
@@ -38,9 +39,9 @@ func TestDependencyRules(t *testing.T) {
 		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		// The one package that makes a run: the spec, the operations, the
 		// engine (and the reference target's body pattern).
-		"bench/runner": {"bench", "bench/metrics", "bench/sysnoise", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles"},
+		"bench/runner": {"bench", "bench/metrics", "bench/sysnoise", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles", "bench/devcount"},
 		// Plans are data: no run is made there.
-		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna"},
+		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount"},
 		"bench/stats":  {"gonum.org/v1/gonum/stat/distuv"},
 		"bench/impact": {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats"},
 		// The method makes runs through bench/runner only: not the engine,

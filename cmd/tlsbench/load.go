@@ -381,6 +381,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err := spec.table(text, runs); err != nil {
 		return err
 	}
+	if err := deviceErrors(runs); err != nil {
+		return err
+	}
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
 			return noSuccess(r, ls.set)

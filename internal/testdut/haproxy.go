@@ -65,6 +65,7 @@ type HAProxy struct {
 	sock  string            // admin stats socket
 	addrs map[string]string // frontend name → 127.0.0.1:port
 	log   string            // file with HAProxy's output
+	stats string            // 127.0.0.1:port of the HTTP stats listener
 }
 
 // RequireHAProxy skips the test when HAProxy is not installed, or fails it
@@ -159,10 +160,22 @@ defaults
     timeout client 5s
     timeout server 5s
 `, h.sock)
-	ports, err := FreePorts(len(fes))
+	ports, err := FreePorts(len(fes) + 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The HTTP stats listener, a frontend of its own: the stats page
+	// (/stats, /stats;csv) and the Prometheus exporter (/metrics).
+	h.stats = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(fes)]))
+	fmt.Fprintf(&cfg, `
+frontend stats
+    bind %s
+    http-request use-service prometheus-exporter if { path /metrics }
+    stats enable
+    stats uri /stats
+    stats refresh 0
+`, h.stats)
+	ports = ports[:len(fes)]
 	for i, port := range ports {
 		fe := fes[i]
 		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -213,7 +226,7 @@ backend %[1]s-plain
 
 	// Readiness: every frontend accepts a TCP connection and the stats socket
 	// answers. The probes count in some HAProxy counters (see HAProxyCounter).
-	if err := p.waitListening(context.Background(), slices.Collect(maps.Values(h.addrs))); err != nil {
+	if err := p.waitListening(context.Background(), append(slices.Collect(maps.Values(h.addrs)), h.stats)); err != nil {
 		return nil, fmt.Errorf("%w; config:\n%s", err, cfg.String())
 	}
 	for deadline := time.Now().Add(StartTimeout); ; time.Sleep(20 * time.Millisecond) {
@@ -228,6 +241,14 @@ backend %[1]s-plain
 		}
 	}
 }
+
+// StatsCSV is the URL of HAProxy's stats page as CSV (every frontend's
+// counters), served by a frontend of its own ("stats").
+func (h *HAProxy) StatsCSV() string { return "http://" + h.stats + "/stats;csv" }
+
+// MetricsURL is the URL of HAProxy's Prometheus exporter (its text
+// exposition), on the stats frontend.
+func (h *HAProxy) MetricsURL() string { return "http://" + h.stats + "/metrics" }
 
 // Addr returns the host:port of the named frontend.
 func (h *HAProxy) Addr(frontend string) string { return h.addrs[frontend] }

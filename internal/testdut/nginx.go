@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,6 +28,9 @@ type NginxConfig struct {
 	Servers []NginxServer
 	// Wrap prefixes the command, e.g. {"taskset", "-c", "0"}.
 	Wrap []string
+	// StubStatus adds a plain-HTTP server on a free port of 127.0.0.1
+	// whose /stub_status is nginx's stub_status (Nginx.StubStatusURL).
+	StubStatus bool
 }
 
 // NginxServer is one TLS server block.
@@ -47,7 +51,12 @@ type NginxServer struct {
 type Nginx struct {
 	*Process
 	Addrs []string // 127.0.0.1:port, in the order of the servers
+	// StatusAddr is the stub_status server's 127.0.0.1:port (StubStatus).
+	StatusAddr string
 }
+
+// StubStatusURL is the URL of nginx's stub_status page (StubStatus).
+func (n *Nginx) StubStatusURL() string { return "http://" + n.StatusAddr + "/stub_status" }
 
 // RequireNginx returns nginx's path, or skips the test when nginx is not
 // installed (fails it in CI, where it must be).
@@ -90,11 +99,16 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 			return nil, err
 		}
 	}
-	ports, err := FreePorts(len(cfg.Servers))
+	ports, err := FreePorts(len(cfg.Servers) + 1)
 	if err != nil {
 		return nil, err
 	}
 	n := &Nginx{}
+	var status []string
+	if cfg.StubStatus {
+		n.StatusAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(cfg.Servers)]))
+		status = []string{n.StatusAddr}
+	}
 	for i := range cfg.Servers {
 		if cfg.Servers[i].Port == 0 {
 			cfg.Servers[i].Port = ports[i]
@@ -102,7 +116,7 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 		n.Addrs = append(n.Addrs, net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.Servers[i].Port)))
 	}
 	conf := filepath.Join(cfg.Dir, "nginx.conf")
-	if err := os.WriteFile(conf, []byte(cfg.Text()), 0o644); err != nil {
+	if err := os.WriteFile(conf, []byte(cfg.text(n.StatusAddr)), 0o644); err != nil {
 		return nil, err
 	}
 	errLog := filepath.Join(cfg.Dir, "error.log")
@@ -111,7 +125,7 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 	if err := n.start(); err != nil {
 		return nil, err
 	}
-	if err := n.waitListening(ctx, n.Addrs); err != nil {
+	if err := n.waitListening(ctx, append(slices.Clone(n.Addrs), status...)); err != nil {
 		n.Close()
 		return nil, err
 	}
@@ -120,7 +134,10 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 
 // Text is nginx.conf. The workers run as root when nginx is started by
 // root: they read the objects wherever the test's directory is.
-func (cfg NginxConfig) Text() string {
+func (cfg NginxConfig) Text() string { return cfg.text("") }
+
+// text is Text with the stub_status server on status, if not empty.
+func (cfg NginxConfig) text(status string) string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	if os.Geteuid() == 0 {
@@ -178,6 +195,12 @@ func (cfg NginxConfig) Text() string {
 		for _, d := range s.Extra {
 			w("    %s", d)
 		}
+		w("  }")
+	}
+	if status != "" {
+		w("  server {")
+		w("    listen %s;", status)
+		w("    location = /stub_status { stub_status; }")
 		w("  }")
 	}
 	w("}")

@@ -1,0 +1,29 @@
+package method
+
+import (
+	"fmt"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
+)
+
+// judgeDeviceCounts gives the reasons from the device's own counters when
+// the plan asks for their agreement (accept.max_device_disagreement): the
+// counters could not be read, or a count over the whole run (sessions,
+// handshakes, requests: exact, metrics.Run.DeviceRows) differs from
+// tlsbench's by more than the share allowed.
+func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
+	if a.MaxDeviceDisagreement == nil {
+		return nil
+	}
+	limit := *a.MaxDeviceDisagreement
+	bad, missing := r.DeviceDisagreement(float64(limit))
+	if missing != "" {
+		return []string{fmt.Sprintf("device counters: %s (max_device_disagreement %s)", missing, limit)}
+	}
+	var reasons []string
+	for _, row := range bad {
+		reasons = append(reasons, fmt.Sprintf("the device disagrees: %s, above max_device_disagreement %s", row.Explain(), limit))
+	}
+	return reasons
+}

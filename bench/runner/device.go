@@ -1,0 +1,142 @@
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/devcount"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// deviceMeter reads the device's counters (Spec.Device) before the
+// preflight, at the steady window's ends (bench.Config.AtWindow: each read
+// is started there and runs beside the load, so that the hook returns at
+// once) and after the drain; result makes the record's block.
+type deviceMeter struct {
+	src      devcount.Source
+	inFlight int64
+	pipeline int64 // throughput's pipeline (1 for CPS)
+	ctx      context.Context
+	first    reading
+	window   [2]chan reading // the window's start and end reads, when started
+	last     reading
+}
+
+// reading is one read: its counts or error, and when it was taken (the
+// middle of the request) and finished.
+type reading struct {
+	c       devcount.Counts
+	err     error
+	at, end time.Time
+}
+
+func read(ctx context.Context, src *devcount.Source) reading {
+	start := time.Now()
+	c, err := src.Read(ctx)
+	end := time.Now()
+	return reading{c: c, err: err, at: start.Add(end.Sub(start) / 2), end: end}
+}
+
+// newDeviceMeter takes the first reading; nil without a source.
+func newDeviceMeter(ctx context.Context, spec *Spec) *deviceMeter {
+	if spec.Device == nil {
+		return nil
+	}
+	m := &deviceMeter{src: spec.Device.For(spec.Profile), ctx: context.WithoutCancel(ctx)}
+	if spec.Engine == vocab.EngineThroughput {
+		m.pipeline = int64(max(spec.Pipeline, 1))
+	}
+	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
+	m.first = read(m.ctx, &m.src)
+	return m
+}
+
+// at is bench.Config.AtWindow's part: it starts the window's read.
+func (m *deviceMeter) at(end bool) {
+	if m == nil {
+		return
+	}
+	i := 0
+	if end {
+		i = 1
+	}
+	if m.window[i] != nil {
+		return
+	}
+	ch := make(chan reading, 1)
+	m.window[i] = ch
+	go func() { ch <- read(m.ctx, &m.src) }()
+}
+
+// result takes the last reading (after the drain) and makes the block;
+// window is the engine's steady window (zero times without load).
+func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
+	if m == nil {
+		return nil
+	}
+	var w [2]*reading
+	for i, ch := range m.window {
+		if ch != nil {
+			r := <-ch
+			w[i] = &r
+		}
+	}
+	m.last = read(m.ctx, &m.src)
+	d := &metrics.Device{Source: m.src.String(), CountsReads: m.src.ReadsCounted(), InFlight: m.inFlight}
+	if m.pipeline > 1 {
+		d.Pipeline = m.pipeline
+	}
+	fail := func(err error) {
+		if d.Error == "" && err != nil {
+			d.Error = err.Error()
+		}
+	}
+	for _, r := range []*reading{&m.first, w[0], w[1], &m.last} {
+		if r != nil {
+			fail(r.err)
+		}
+	}
+	diff := func(a, b *reading, reads int64) *metrics.DeviceCounts {
+		if a == nil || b == nil || a.err != nil || b.err != nil {
+			return nil
+		}
+		delta, err := devcount.Delta(a.c, b.c)
+		if err != nil {
+			fail(err)
+			return nil
+		}
+		c := &metrics.DeviceCounts{Reads: reads, Seconds: b.at.Sub(a.at).Seconds()}
+		for k, v := range delta {
+			p := new(v)
+			switch k {
+			case devcount.Sessions:
+				c.Sessions = p
+			case devcount.Handshakes:
+				c.Handshakes = p
+			case devcount.Requests:
+				c.Requests = p
+			case devcount.BytesIn:
+				c.BytesIn = p
+			case devcount.BytesOut:
+				c.BytesOut = p
+			case devcount.Errors:
+				c.Errors = p
+			}
+		}
+		return c
+	}
+	reads := int64(1) // the last
+	for _, r := range w {
+		if r != nil {
+			reads++
+		}
+	}
+	if d.Window = diff(w[0], w[1], 1); d.Window != nil {
+		// The device's counters were read somewhere between the window's
+		// edge and the read's end.
+		d.Window.EdgeS = max(w[0].end.Sub(window[0]), 0).Seconds() + max(w[1].end.Sub(window[1]), 0).Seconds()
+	}
+	d.Run = diff(&m.first, &m.last, reads)
+	return d
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/internal/testdut"
+)
+
+// campaignEnv, when set to a directory, makes TestDeviceCountersCampaign
+// run a two-DUT campaign (HAProxy and nginx on loopback, the three seed
+// profiles, cps and throughput, each DUT's counters read, exact agreement
+// asked) into it, and write its report there (report.txt, report.html). It
+// takes minutes: it is off by default.
+const campaignEnv = "TLSBENCH_DEVICE_CAMPAIGN"
+
+func TestDeviceCountersCampaign(t *testing.T) {
+	root := os.Getenv(campaignEnv)
+	if root == "" {
+		t.Skip("set " + campaignEnv + "=DIR to run the two-DUT campaign with device counters")
+	}
+	testdut.RequireHAProxy(t)
+	dir := t.TempDir()
+	ca := testdut.NewCA(t)
+	seeds := testdut.Seeds(t, ca, dir)
+	var fes []testdut.Frontend
+	cfg := testdut.NginxConfig{Dir: filepath.Join(dir, "nginx"), StubStatus: true}
+	for _, s := range seeds {
+		fes = append(fes, s.Frontend)
+		cfg.Servers = append(cfg.Servers, testdut.NginxServer{Cert: s.Frontend.Cert, Ciphers: s.Frontend.Ciphers, Curve: s.Frontend.Curves, KeepAlive: true})
+	}
+	h := testdut.StartHAProxy(t, dir, fes)
+	n := testdut.StartNginxT(t, cfg)
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := func(addr string) string { return addr[strings.LastIndex(addr, ":")+1:] }
+	var hEnd, nEnd, fronts, profs []string
+	for i, s := range seeds {
+		profs = append(profs, s.Profile)
+		hEnd = append(hEnd, fmt.Sprintf("%s: \"https://localhost:%s/\"", s.Profile, port(h.Addr(s.Frontend.Name))))
+		nEnd = append(nEnd, fmt.Sprintf("%s: \"https://localhost:%s/\"", s.Profile, port(n.Addrs[i])))
+		fronts = append(fronts, s.Profile+": "+s.Frontend.Name)
+	}
+	plan := fmt.Sprintf(`name: device-counters
+duts:
+  - name: haproxy
+    url: "https://localhost:%s/"
+    cacert: %s
+    endpoints: {%s}
+    counters: {kind: haproxy, url: "%s", frontends: {%s}}
+  - name: nginx
+    url: "https://localhost:%s/"
+    cacert: %s
+    endpoints: {%s}
+    counters: {kind: nginx, url: "%s"}
+tests:
+  - {engine: cps, path: /1k, profiles: [%[12]s]}
+  - {engine: throughput, path: /1k, profiles: [%[12]s]}
+method:
+  duration: 2s
+  warmup: 500ms
+  cooldown: 0s
+  explore: {concurrency: {min: 2, max: 8}, probe_duration: 1s, min_gain: 5%%}
+  accept: {max_generator_cpu: 100%%, max_device_disagreement: 0%%}
+  final: {min_accepted: 3, max_runs: 5, tolerance: 15%%}
+`, port(h.Addr(seeds[0].Frontend.Name)), caFile, strings.Join(hEnd, ", "), h.StatsCSV(), strings.Join(fronts, ", "),
+		port(n.Addrs[0]), caFile, strings.Join(nEnd, ", "), n.StubStatusURL(), "", "", strings.Join(profs, ", "))
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	planFile := filepath.Join(root, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "campaign")
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", planFile, "--out", out)
+	t.Logf("qualify: exit %d\n%s\n%s", code, stdout, stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	for _, f := range []string{"text", "html"} {
+		code, _, stderr := invoke(t, context.Background(), "report", out, "--format", f, "-o", filepath.Join(root, "report."+map[string]string{"text": "txt", "html": "html"}[f]))
+		if code != exitOK {
+			t.Fatalf("report %s: exit %d: %s", f, code, stderr)
+		}
+	}
+}
