@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,8 @@ type Plan struct {
 	DUTs   []DUT  `yaml:"duts" json:"duts"`
 	Tests  []Test `yaml:"tests" json:"tests"`
 	Method Method `yaml:"method" json:"method"`
+	// Generator describes the load generator, for the report (describe.go).
+	Generator *Description `yaml:"generator,omitempty" json:"generator,omitempty"`
 }
 
 // DUT is a device under test.
@@ -48,6 +51,8 @@ type DUT struct {
 	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 	// Endpoints are per-profile base URLs (one VIP per cipher profile).
 	Endpoints map[string]string `yaml:"endpoints,omitempty" json:"endpoints,omitempty"`
+	// Describe says what the device is, for the report (describe.go).
+	Describe *Description `yaml:"describe,omitempty" json:"describe,omitempty"`
 }
 
 // Test is an engine and the profiles it runs.
@@ -248,7 +253,11 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 	if err := dec.Decode(p); err != nil && err != io.EOF {
 		return nil, planError(profiles.YAMLError(file, err))
 	}
-	if err := p.Check(set); err != nil {
+	err := p.Check(set)
+	if err == nil {
+		err = p.readConfigFiles(filepath.Dir(file))
+	}
+	if err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
@@ -330,6 +339,9 @@ func (p *Plan) Check(set *profiles.Set) error {
 				return ferr("tests: "+err.Error(), "tests", strconv.Itoa(i), "profiles", strconv.Itoa(j))
 			}
 		}
+	}
+	if err := p.checkDescriptions(); err != nil {
+		return err
 	}
 	m := p.Method
 	switch {
