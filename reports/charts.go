@@ -107,6 +107,7 @@ func (c *chart) draw(dc draw.Canvas) (data, legend vg.Rectangle, err error) {
 		}
 		lc := draw.Crop(dc, dc.Size().X-w, 0, 0, -top)
 		leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+		leg.Padding = vg.Points(2)
 		leg.Draw(lc)
 		legend = leg.Rectangle(lc)
 	}

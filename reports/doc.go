@@ -187,6 +187,7 @@ ul{padding-left:1.4em}
 body{margin:0;max-width:none;padding:0;font-size:9.5pt}
 h1{margin-top:0}
 h2{break-before:page;margin-top:0}
+h1+h2{break-before:auto}
 h2,h3{break-after:avoid}
 tr,figure,pre{break-inside:avoid}
 .wide{overflow:visible}
