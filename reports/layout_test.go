@@ -102,7 +102,6 @@ func layout(t *testing.T, input reports.Input, width int) measure {
 	return m
 }
 
-
 // TestTablesFitInChromium opens the HTML reports of a two-DUT and a
 // four-DUT campaign in headless Chromium 1,300 pixels wide (the issue's
 // window) and checks that no table is wider than its container (no

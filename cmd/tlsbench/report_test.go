@@ -215,7 +215,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", interrupted}, "the campaign did not finish"},                               // no summary yet
 		{[]string{"report", filepath.Join(campaign, "summary.json")}, "give its directory"},            // a campaign's file
 		{[]string{"report", badLedger}, "line 1 is not a ledger entry"},                                // a damaged ledger
-		{[]string{"report", "--format", "docx", record}, `unknown --format "docx"`},                      // unknown format
+		{[]string{"report", "--format", "docx", record}, `unknown --format "docx"`},                    // unknown format
 		{[]string{"report", "--format", "md", record}, "give -o FILE"},                                 // md charts need a place
 		{[]string{"report", "--no-such-flag", record}, "unknown flag"},                                 // unknown flag
 		{[]string{"report", "-o", filepath.Join(dir, "no", "dir", "r.txt"), record}, "-o"},             // unwritable output
