@@ -83,8 +83,12 @@ func (c *chart) png() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// legendGap is the space between a chart's plot and its legend.
-const legendGap = 10 // points
+// legendGap is the space between a chart's plot and its legend;
+// chartMargin the space around the whole chart.
+const (
+	legendGap   = 10 // points
+	chartMargin = 4  // points
+)
 
 // draw makes the chart's plot and draws it on dc, its legend (if it has
 // one) in a column of its own on the right, below the title: outside the
@@ -97,6 +101,9 @@ func (c *chart) draw(dc draw.Canvas) (data, legend vg.Rectangle, err error) {
 	}
 	leg := p.Legend
 	p.Legend = plot.NewLegend()
+	// A margin all round: nothing drawn touches the image's edge.
+	m := vg.Points(chartMargin)
+	dc = draw.Crop(dc, m, -m, m, -m)
 	pc := dc
 	if w := leg.Rectangle(dc).Size().X; w > 0 {
 		gap := vg.Points(legendGap)
