@@ -74,12 +74,8 @@ func printPDF(t *testing.T, input reports.Input) (string, *reports.Report) {
 // not cut at the right edge.
 func TestPDF(t *testing.T) {
 	file, r := printPDF(t, lab(t))
+	pages := pageCount(t, file)
 	info := poppler(t, "pdfinfo", file)
-	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`).FindStringSubmatch(info)
-	if m == nil {
-		t.Fatalf("pdfinfo: no page count:\n%s", info)
-	}
-	pages, _ := strconv.Atoi(m[1])
 	size := regexp.MustCompile(`(?m)^Page size:\s+([\d.]+) x ([\d.]+) pts`).FindStringSubmatch(info)
 	t.Logf("%d pages, page size %s × %s pt", pages, size[1], size[2])
 	w, _ := strconv.ParseFloat(size[1], 64)
@@ -125,8 +121,15 @@ func TestPDF(t *testing.T) {
 	if appendix < 2 {
 		t.Errorf("the methodology appendix is on page %d, want a page after the table's", appendix+1)
 	}
-	// The published figures, each DUT's value and ratio.
-	all := strings.Join(texts, "\n")
+	figuresIn(t, r, strings.Join(texts, "\n"))
+	checkPages(t, file, pages)
+}
+
+// figuresIn checks that text has every published figure of r: each DUT's
+// value, and its ratio to the first DUT's.
+func figuresIn(t *testing.T, r *reports.Report, all string) {
+	t.Helper()
+	n := 0
 	for _, row := range r.Table {
 		for i, res := range row.Results {
 			for _, v := range []struct {
@@ -140,13 +143,34 @@ func TestPDF(t *testing.T) {
 				if i > 0 && v.ratio != nil {
 					want += fmt.Sprintf(" (%.2f×)", *v.ratio)
 				}
+				n++
 				if !strings.Contains(all, want) {
 					t.Errorf("the PDF has no %q (%s, %s)", want, res.DUT, row.Profile)
 				}
 			}
 		}
 	}
-	// Every page as a PNG at 50 dpi (A4: 414 × 585 pixels).
+	if n == 0 {
+		t.Error("the report has no figure")
+	}
+}
+
+// pageCount is pdfinfo's count of the PDF's pages.
+func pageCount(t *testing.T, file string) int {
+	t.Helper()
+	info := poppler(t, "pdfinfo", file)
+	m := regexp.MustCompile(`(?m)^Pages:\s+(\d+)$`).FindStringSubmatch(info)
+	if m == nil {
+		t.Fatalf("pdfinfo: no page count:\n%s", info)
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
+}
+
+// checkPages turns every page into a PNG at 50 dpi (A4: 414 × 585 pixels)
+// with pdftoppm and checks that none is blank or cut at the right edge.
+func checkPages(t *testing.T, file string, pages int) {
+	t.Helper()
 	dir := t.TempDir()
 	poppler(t, "pdftoppm", "-r", "50", "-png", file, filepath.Join(dir, "page"))
 	pngs, _ := filepath.Glob(filepath.Join(dir, "page-*.png"))
@@ -167,6 +191,17 @@ func TestPDF(t *testing.T) {
 			t.Errorf("%s is cut at the right edge: ink at (%d, %d), within 12 pixels of the edge", filepath.Base(p), x, y)
 		}
 	}
+}
+
+// TestPDFFourDUTs: the four-DUT campaign's PDF has every published figure
+// and no page cut at the right edge (the table fits A4 portrait).
+func TestPDFFourDUTs(t *testing.T) {
+	file, r := printPDF(t, fleet(t))
+	pages := pageCount(t, file)
+	t.Logf("%d pages", pages)
+	text := poppler(t, "pdftotext", "-layout", file, "-")
+	figuresIn(t, r, text)
+	checkPages(t, file, pages)
 }
 
 func decodePNG(t *testing.T, file string) image.Image {
