@@ -49,14 +49,13 @@ var svgFamily = regexp.MustCompile(`font-family:([^;"]+)`)
 var svgSize = regexp.MustCompile(`<svg width="[^"]*" height="[^"]*"`)
 
 // svg renders the chart as an SVG element to inline in HTML: no XML
-// prologue, no fixed size, no font file (the text names local fonts).
+// prologue, no fixed size (it scales down with the page, never above its
+// own size), no font file (the text names local fonts).
 func (c *chart) svg() (string, error) {
-	p, err := c.plot()
-	if err != nil {
-		return "", fmt.Errorf("chart %s: %w", c.name, err)
-	}
 	canvas := vgsvg.New(c.w, c.h)
-	p.Draw(draw.New(canvas))
+	if _, _, err := c.draw(draw.New(canvas)); err != nil {
+		return "", err
+	}
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return "", err
@@ -65,24 +64,62 @@ func (c *chart) svg() (string, error) {
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
-	s = svgSize.ReplaceAllLiteralString(s, `<svg role="img" aria-label="`+html.EscapeString(c.title)+`"`)
+	s = svgSize.ReplaceAllLiteralString(s, fmt.Sprintf(`<svg role="img" aria-label="%s" style="max-width:%.0fpx"`,
+		html.EscapeString(c.title), c.w.Points()*96/72))
 	s = svgFamily.ReplaceAllString(s, `font-family:'$1',Arial,Helvetica,sans-serif`)
 	return s, nil
 }
 
 // png renders the chart as a PNG image at 144 dpi.
 func (c *chart) png() ([]byte, error) {
-	p, err := c.plot()
-	if err != nil {
-		return nil, fmt.Errorf("chart %s: %w", c.name, err)
-	}
 	canvas := vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(144))
-	p.Draw(draw.New(canvas))
+	if _, _, err := c.draw(draw.New(canvas)); err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: canvas}).WriteTo(&buf); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// legendGap is the space between a chart's plot and its legend;
+// chartMargin the space around the whole chart.
+const (
+	legendGap   = 10 // points
+	chartMargin = 4  // points
+)
+
+// draw makes the chart's plot and draws it on dc, its legend (if it has
+// one) in a column of its own on the right, below the title: outside the
+// data, whatever the data. It returns the rectangles of the data area and
+// of the legend (empty when there is none), in dc's coordinates.
+func (c *chart) draw(dc draw.Canvas) (data, legend vg.Rectangle, err error) {
+	p, err := c.plot()
+	if err != nil {
+		return data, legend, fmt.Errorf("chart %s: %w", c.name, err)
+	}
+	leg := p.Legend
+	p.Legend = plot.NewLegend()
+	// A margin all round: nothing drawn touches the image's edge.
+	m := vg.Points(chartMargin)
+	dc = draw.Crop(dc, m, -m, m, -m)
+	pc := dc
+	if w := leg.Rectangle(dc).Size().X; w > 0 {
+		gap := vg.Points(legendGap)
+		pc = draw.Crop(dc, 0, -(w + gap), 0, 0)
+		top := vg.Length(0)
+		if p.Title.Text != "" {
+			top = p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		}
+		lc := draw.Crop(dc, dc.Size().X-w, 0, 0, -top)
+		leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+		leg.Padding = vg.Points(2)
+		leg.Draw(lc)
+		legend = leg.Rectangle(lc)
+	}
+	p.Draw(pc)
+	return p.DataCanvas(pc).Rectangle, legend, nil
 }
 
 // newPlot returns a plot with the charts' typeface, axis labels and grid.
@@ -98,7 +135,7 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.X.Label.Text, p.Y.Label.Text = x, y
 	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Legend.TextStyle.Font = font.From(sans, 9)
-	p.Legend.Top = true
+
 	p.Add(plotter.NewGrid())
 	return p
 }
@@ -127,21 +164,14 @@ func paint(i int) color.Color { return plotutil.Color(i) }
 // labelled with its value formatted by format (none when it is 0).
 func barChart(name, title, unit string, cats, series []string, vals [][]float64, format func(float64) string) *chart {
 	const bar = 12 // points
-	groups := len(cats)
-	if len(series) > 1 {
-		groups++ // the legend's
-	}
-	h := vg.Points(float64(max(70+groups*(len(series)*bar+14), 120)))
+	// As high as its bars: a chart of one category is a strip.
+	h := vg.Points(float64(max(64+len(cats)*(len(series)*bar+14), 96)))
 	return &chart{name: name, title: title, w: chartWidth, h: h, plot: func() (*plot.Plot, error) {
 		p := newPlot(title, unit, "")
 		n := len(series)
 		top := 0.0
-		// Categories run bottom to top; the first is drawn on top, below
-		// an empty one that leaves room for the legend.
+		// Categories run bottom to top; the first is drawn on top.
 		rows := len(cats)
-		if n > 1 {
-			rows++
-		}
 		for j, s := range series {
 			vs := make(plotter.Values, rows)
 			var labels plotter.XYLabels
@@ -243,7 +273,6 @@ func exploreChart(name string, s *Section) *chart {
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		p.Y.Min = 0
-		p.Legend.Top = false
 		return p, nil
 	}}
 }
@@ -282,7 +311,6 @@ func seriesChart(name, title, unit string, ch *Chosen) *chart {
 			}
 		}
 		p.X.Min, p.Y.Min = 0, 0
-		p.Legend.Top = false
 		return p, nil
 	}}
 }
@@ -328,7 +356,6 @@ func latencyChart(name, title string, curves []curve) *chart {
 		// Room on the right for the last tick's label.
 		p.X.Min, p.X.Max = 0, percentileX(analysis.CurvePercentiles[len(analysis.CurvePercentiles)-1])+0.3
 		p.Y.Min = 0
-		p.Legend.Left = true
 		return p, nil
 	}}
 }

@@ -13,8 +13,11 @@ import (
 // report, comparison, summary and table is laid out once, as a Document;
 // each format only renders its blocks, and returns the first write error.
 type Document struct {
-	title  string // the HTML page's title
-	blocks []block
+	title string // the HTML page's title
+	// running is the printed pages' running header (HTML, @page), the
+	// title when empty.
+	running string
+	blocks  []block
 }
 
 func (d *Document) add(b ...block) { d.blocks = append(d.blocks, b...) }
@@ -160,28 +163,71 @@ func mdEscape(s string) string {
 }
 
 // htmlStyle is the report's only style: no fonts, images or anything else
-// from outside the file.
+// from outside the file. Tables fit their page: text cells wrap (at spaces
+// and hyphens) when the page is narrow; only numbers and short cells do
+// not. The print part lays out A4 pages: each top-level section on a new
+// page, a running header and the page number in the page's margins
+// (htmlPageStyle).
 const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1b1f23;line-height:1.4}
 h1{font-size:1.6em;border-bottom:2px solid #1b1f23;padding-bottom:.2em}
 h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
 h3{font-size:1.1em;margin-top:1.6em}
-table{border-collapse:collapse;margin:.8em 0;font-size:.9em}
-th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em;max-width:100%}
+th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f6f8fa}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
-td.n,th.n{white-space:nowrap}
+td.n,th.n{white-space:nowrap;overflow-wrap:normal}
 .wide{overflow-x:auto}
 tr:nth-child(even) td{background:#fbfcfd}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6em;font-size:.85em}
 figure{margin:1em 0}
-figure svg{width:100%;max-width:900px;height:auto;display:block}
-ul{padding-left:1.4em}`
+figure svg{width:100%;height:auto;display:block}
+ul{padding-left:1.4em}
+@media print{
+body{margin:0;max-width:none;padding:0;font-size:9.5pt}
+h1{margin-top:0}
+h2{break-before:page;margin-top:0}
+h1+h2{break-before:auto}
+h2,h3{break-after:avoid}
+tr,figure,pre{break-inside:avoid}
+.wide{overflow:visible}
+}`
+
+// htmlPageStyle is the printed page (A4 portrait) and its margin boxes:
+// the running header (%s, a CSS string) and "Page N of M" (Chromium 131
+// and later print them; earlier ones leave the margins blank).
+const htmlPageStyle = `@page{size:A4 portrait;margin:16mm 12mm 16mm 12mm;
+@top-left{content:%s;font:8pt Arial,Helvetica,sans-serif;color:#57606a}
+@top-right{content:"tlsbench";font:8pt Arial,Helvetica,sans-serif;color:#57606a}
+@bottom-right{content:"Page " counter(page) " of " counter(pages);font:8pt Arial,Helvetica,sans-serif;color:#57606a}}`
+
+// cssString quotes s as a CSS string that is safe inside a <style>
+// element.
+func cssString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\' || r == '<' || r == '>' || r == '&' || r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\%x ", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
 
 // HTML renders d as one self-contained HTML file: an inline style, charts
 // as inline SVG, nothing fetched when it is opened.
 func (d Document) HTML(w io.Writer) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n",
-		html.EscapeString(d.title), htmlStyle)
+	running := d.running
+	if running == "" {
+		running = d.title
+	}
+	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
+		html.EscapeString(d.title), htmlStyle, fmt.Sprintf(htmlPageStyle, cssString(running)))
 	for _, b := range d.blocks {
 		switch b := b.(type) {
 		case heading:
@@ -201,13 +247,15 @@ func (d Document) HTML(w io.Writer) error {
 			row := func(tag string, r []string) {
 				fmt.Fprint(ew, "<tr>")
 				for i, c := range r {
-					// Numbers align right; short cells (names, values)
-					// do not wrap; long ones (reasons, notes) do.
+					// Numbers align right and do not wrap, nor do
+					// short cells (a number and its unit, a date);
+					// text wraps when the page is narrow.
 					var classes []string
-					if i < len(b.right) && b.right[i] {
+					right := i < len(b.right) && b.right[i]
+					if right {
 						classes = append(classes, "r")
 					}
-					if len([]rune(c)) <= 32 {
+					if right || len([]rune(c)) <= 12 {
 						classes = append(classes, "n")
 					}
 					class := ""

@@ -45,6 +45,8 @@ type Report struct {
 	Campaigns   []CampaignInfo `json:"campaigns,omitempty"`
 	Environment []Environment  `json:"environment"`
 	Appendix    []Section      `json:"appendix"`
+	// Records are the run record files among the inputs.
+	Records []string `json:"records,omitempty"`
 }
 
 // TableRow is one line of the published table: a profile and the results
@@ -86,6 +88,20 @@ type CampaignInfo struct {
 	Tests       []plan.Test         `json:"tests,omitempty"`
 	Method      *plan.Method        `json:"method,omitempty"`
 	Differences []method.Difference `json:"differences,omitempty"`
+	// DUTs are the plan's DUTs and what it says of them; Generator what
+	// it says of the load generator (plan.Description).
+	DUTs      []DUTInfo         `json:"duts,omitempty"`
+	Generator *plan.Description `json:"generator,omitempty"`
+	// Records is the number of run records in the campaign's ledger.
+	Records int `json:"records,omitempty"`
+}
+
+// DUTInfo is a DUT of a campaign's plan: its name, its base URL and its
+// description, if the plan gives one.
+type DUTInfo struct {
+	Name     string            `json:"name"`
+	URL      string            `json:"url"`
+	Describe *plan.Description `json:"describe,omitempty"`
 }
 
 // Environment is a generator the runs were made on, and when.
@@ -139,6 +155,9 @@ type RunResult struct {
 	Chosen   bool     `json:"chosen,omitempty"`
 	// Device is the run's device counts beside tlsbench's (reports/device.go).
 	Device *metrics.DeviceCheck `json:"device,omitempty"`
+	// Noise is the machine's noise over the run's steady window, when it
+	// was measured.
+	Noise *metrics.Noise `json:"noise,omitempty"`
 }
 
 // Chosen is the run whose value is published: its conditions, latency,
@@ -221,6 +240,15 @@ func Build(inputs []Input) (*Report, error) {
 			if c.Plan != nil {
 				m := c.Plan.Method
 				info.Tests, info.Method = c.Plan.Tests, &m
+				for _, d := range c.Plan.DUTs {
+					info.DUTs = append(info.DUTs, DUTInfo{Name: d.Name, URL: d.URL, Describe: d.Describe})
+				}
+				info.Generator = c.Plan.Generator
+			}
+			for _, e := range c.Ledger {
+				if e.Run != nil {
+					info.Records++
+				}
 			}
 			r.Campaigns = append(r.Campaigns, info)
 			titles = append(titles, c.Summary.Name)
@@ -242,6 +270,7 @@ func Build(inputs []Input) (*Report, error) {
 				g.item = items[len(items)-1]
 			}
 			g.files = append(g.files, in.Name)
+			r.Records = append(r.Records, in.Name)
 			g.runs = append(g.runs, run)
 			envRuns = append(envRuns, run)
 		default:
@@ -468,7 +497,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		for _, fr := range cell.Runs {
 			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
-				rr.Errors = e.Run.Errors.Total
+				rr.Errors, rr.Noise = e.Run.Errors.Total, e.Run.Noise
 				rr.Device = e.Run.DeviceCheck()
 			}
 			sec.Runs = append(sec.Runs, rr)
@@ -523,7 +552,7 @@ func (g *recordGroup) fill() {
 		Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
-			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck()})
+			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck(), Noise: run.Noise})
 	}
 	switch n := len(g.runs) - v.Accepted; {
 	case v.Accepted == 0:

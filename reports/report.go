@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -55,22 +59,24 @@ func csvFloat(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', 10, 64)
 }
 
-// ReportDoc lays the report out: the published table and its charts, then
-// the methodology appendix.
+// ReportDoc lays the report out: its first page (what was tested, how, by
+// which tool, where the raw data is), the published table and its charts,
+// the configurations the plans give, then the methodology appendix.
 func ReportDoc(r *Report) Document {
-	d := Document{title: "tlsbench report: " + r.Title}
+	d := Document{title: "tlsbench report: " + r.Title, running: r.Title}
 	d.add(heading{1, d.title})
-	d.add(para("DUTs: " + strings.Join(r.DUTs, ", ") + "."))
+	d.add(aboutBlocks(r)...)
 	d.add(heading{2, "Published table"})
-	d.add(publishedTable(r))
+	d.add(publishedTable(r)...)
 	explain := "Throughput: payload Gbps of the throughput test; CPS (SR=0): connections per second, each a full TLS handshake " +
 		"(session reuse off). A campaign publishes the best of its three best accepted final runs (inconsistent: fewer than the " +
 		"required accepted runs agreed within the tolerance); run records, their best accepted record."
 	if len(r.DUTs) > 1 {
-		explain += fmt.Sprintf(" ×%s: each DUT's value ÷ %s's.", r.DUTs[0], r.DUTs[0])
+		explain += fmt.Sprintf(" (1.25×): the DUT's value ÷ %s's.", r.DUTs[0])
 	}
 	d.add(para(explain))
 	d.add(barCharts(r)...)
+	d.add(configBlocks(r)...)
 	d.add(heading{2, "Methodology appendix"})
 	for _, c := range r.Campaigns {
 		d.add(campaignBlocks(c)...)
@@ -83,59 +89,265 @@ func ReportDoc(r *Report) Document {
 			strconv.Itoa(e.Runs), stamp(e.First), stamp(e.Last))
 	}
 	d.add(env)
+	if hasNoise(r) {
+		d.add(para("Machine noise (per run): shares of the generator machine's CPU over the run's steady window — stolen by the " +
+			"hypervisor (steal), used by processes that are neither tlsbench nor the DUT's (other), used by the DUT's own processes " +
+			"on this machine (DUT; - when none was listed)."))
+	}
 	for i := range r.Appendix {
 		d.add(sectionBlocks(&r.Appendix[i])...)
 	}
 	return d
 }
 
-// publishedTable is the study's table: cipher, group or key, Throughput and
-// CPS of every DUT, with each DUT's ratio to the first.
-func publishedTable(r *Report) *table {
-	cols := []string{"Cipher (OpenSSL)", "ECDHE group / key"}
-	for _, metric := range []string{"Throughput", "CPS (SR=0)"} {
-		for i, dut := range r.DUTs {
-			if len(r.DUTs) == 1 {
-				cols = append(cols, ">"+metric)
-			} else {
-				cols = append(cols, ">"+metric+" "+dut)
-			}
-			if i > 0 {
-				cols = append(cols, ">×"+r.DUTs[0])
-			}
+// publishedTable is the study's table, one per test (Throughput, then
+// CPS): a line per profile — its cipher and group or key — and a column
+// per DUT, each value beside its ratio to the first DUT's; then the notes.
+// Its width grows with the DUTs by one column each, so that 2–4 DUTs fit
+// a page.
+func publishedTable(r *Report) []block {
+	var out []block
+	for _, m := range []struct {
+		title       string
+		get         func(Result) (v, ratio *float64, unsupported string, runs method.RunCount)
+		format      func(float64) string
+		unsupported bool
+	}{
+		{title: "Throughput (Gbps, payload)", format: FormatGbps,
+			get: func(x Result) (*float64, *float64, string, method.RunCount) {
+				return x.Gbps, x.GbpsRatio, x.GbpsUnsupported, x.GbpsRuns
+			}},
+		{title: "CPS (SR=0)", format: FormatCPS,
+			get: func(x Result) (*float64, *float64, string, method.RunCount) {
+				return x.CPS, x.CPSRatio, x.CPSUnsupported, x.CPSRuns
+			}},
+	} {
+		cols := []string{"Profile", "Cipher (OpenSSL)", "ECDHE group / key"}
+		for _, dut := range r.DUTs {
+			cols = append(cols, ">"+dut)
 		}
-	}
-	t := newTable(append(cols, "Profile", "Note")...)
-	for _, row := range r.Table {
-		cells := []string{dash(row.Cipher), dash(row.Group)}
-		for _, metric := range []string{"Gbps", "CPS"} {
+		t := newTable(cols...)
+		for _, row := range r.Table {
+			cells := []string{row.Profile, dash(row.Cipher), dash(row.Group)}
+			tested := false
 			for i, res := range row.Results {
-				v, ratio, unsupported := res.Gbps, res.GbpsRatio, res.GbpsUnsupported
-				format := FormatGbps
-				if metric == "CPS" {
-					v, ratio, format, unsupported = res.CPS, res.CPSRatio, FormatCPS, res.CPSUnsupported
-				}
+				v, ratio, unsupported, runs := m.get(res)
+				tested = tested || v != nil || unsupported != "" || runs.Total > 0
+				cell := optional(v, m.format)
 				if v == nil && unsupported != "" {
-					cells = append(cells, NotSupported)
-				} else {
-					cells = append(cells, optional(v, format))
+					cell = NotSupported
 				}
-				if i > 0 {
-					cells = append(cells, optional(ratio, formatRatio))
+				if i > 0 && ratio != nil {
+					cell += " (" + formatRatio(*ratio) + ")"
 				}
+				cells = append(cells, cell)
+			}
+			if tested {
+				t.add(cells...)
 			}
 		}
-		var notes []string
-		for _, res := range row.Results {
-			if res.Note != "" && len(row.Results) > 1 {
-				notes = append(notes, res.DUT+": "+res.Note)
-			} else if res.Note != "" {
-				notes = append(notes, res.Note)
-			}
+		if len(t.rows) > 0 {
+			out = append(out, heading{3, m.title}, t)
 		}
-		t.add(append(cells, row.Profile, strings.Join(notes, "; "))...)
 	}
-	return t
+	var notes []string
+	for _, row := range r.Table {
+		for _, res := range row.Results {
+			if res.Note == "" {
+				continue
+			}
+			if len(row.Results) > 1 {
+				notes = append(notes, row.Profile+", "+res.DUT+": "+res.Note)
+			} else {
+				notes = append(notes, row.Profile+": "+res.Note)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		out = append(out, para("Notes:"), list(notes))
+	}
+	return out
+}
+
+// aboutBlocks are the report's first page: what was tested, how, by which
+// tool, and where the raw data is.
+func aboutBlocks(r *Report) []block {
+	out := []block{heading{2, "About this report"}, heading{3, "What was tested"}}
+	duts := newTable("DUT", "Model", "Version", "Topology", "URL")
+	listed := map[string]bool{}
+	var generators []string
+	for _, c := range r.Campaigns {
+		for _, d := range c.DUTs {
+			name := d.Name
+			if !slices.Contains(r.DUTs, name) {
+				name += " [" + filepath.Base(c.Dir) + "]"
+			}
+			if listed[name] {
+				continue
+			}
+			listed[name] = true
+			desc := d.Describe
+			if desc == nil {
+				desc = &plan.Description{}
+			}
+			duts.add(name, dash(desc.Model), dash(desc.Version), dash(desc.Topology), d.URL)
+		}
+		if g := c.Generator; !g.Empty() {
+			var parts []string
+			for _, p := range []string{g.Model, g.Version, g.Topology} {
+				if p != "" {
+					parts = append(parts, p)
+				}
+			}
+			text := strings.Join(parts, "; ")
+			if g.Config != "" {
+				text += " (configuration below)"
+			}
+			generators = append(generators, text)
+		}
+	}
+	for _, s := range r.Appendix {
+		if !listed[s.DUT] && s.Source == recordsSource {
+			listed[s.DUT] = true
+			target := "-"
+			if s.Chosen != nil {
+				target = s.Chosen.Target
+			}
+			duts.add(s.DUT, "-", "-", "-", target)
+		}
+	}
+	out = append(out, duts)
+	var tests []string
+	for _, c := range r.Campaigns {
+		for _, t := range c.Tests {
+			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s", testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
+		}
+	}
+	if len(r.Records) > 0 {
+		n := map[vocab.Engine]int{}
+		for _, s := range r.Appendix {
+			if s.Source == recordsSource {
+				n[s.Engine] += len(s.Runs)
+			}
+		}
+		for _, e := range []vocab.Engine{vocab.EngineThroughput, vocab.EngineCPS} {
+			if n[e] > 0 {
+				tests = append(tests, fmt.Sprintf("%s: %d run records", testName(e), n[e]))
+			}
+		}
+	}
+	out = append(out, list(tests))
+	if len(generators) > 0 {
+		out = append(out, para("Load generator: "+strings.Join(generators, "; ")+"."))
+	}
+	out = append(out, heading{3, "How"})
+	var how []string
+	for _, c := range r.Campaigns {
+		m := c.Method
+		if m == nil {
+			how = append(how, fmt.Sprintf("Campaign %s: the qualification method (its plan is not in the directory).", c.Name))
+			continue
+		}
+		how = append(how, fmt.Sprintf("Campaign %s, the qualification method: runs of %s measured after a %s warm-up; "+
+			"an exploratory search of the load level from %d to %d concurrent connections; final runs at the chosen level "+
+			"until %d accepted runs lie within %s of the best (at most %d), the best of the three best published. "+
+			"A run is accepted when it is %s.", c.Name, time.Duration(m.Duration), time.Duration(m.Warmup),
+			m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns, ruleText(m.Accept)))
+	}
+	if len(r.Records) > 0 {
+		how = append(how, "Run records: each value published is the best record of its DUT, test and profile that the method's default rule accepts ("+
+			ruleText(plan.DefaultMethod().Accept)+").")
+	}
+	how = append(how, "The Methodology appendix shows every phase and every run.")
+	out = append(out, list(how))
+	out = append(out, heading{3, "Tool"})
+	var tools []string
+	for _, e := range r.Environment {
+		tools = append(tools, fmt.Sprintf("%s %s (%s) on %s: %d cores, %s, %s/%s; %d runs from %s to %s", e.Tool, e.Version, e.GoVersion,
+			dash(e.Hostname), e.CPUs, dash(e.CPUModel), e.OS, e.Arch, e.Runs, stamp(e.First), stamp(e.Last)))
+	}
+	if len(tools) == 0 {
+		tools = append(tools, "no run record: nothing to say of the tool")
+	}
+	out = append(out, list(tools))
+	out = append(out, heading{3, "Raw data"})
+	var raw []string
+	for _, c := range r.Campaigns {
+		raw = append(raw, fmt.Sprintf("Campaign %s: directory %s; its plan %s, its ledger %s (%d run records, one JSON line each, "+
+			"with every phase's verdict), its summary %s", c.Name, c.Dir, filepath.Join(c.Dir, "plan.yaml"),
+			filepath.Join(c.Dir, method.LedgerFile), c.Records, filepath.Join(c.Dir, method.SummaryFile)))
+	}
+	if len(r.Records) > 0 {
+		raw = append(raw, "Run records: "+strings.Join(r.Records, ", "))
+	}
+	out = append(out, list(raw))
+	return out
+}
+
+// testName names a test for the reader.
+func testName(e vocab.Engine) string {
+	if e == vocab.EngineThroughput {
+		return "Throughput"
+	}
+	return "CPS (SR=0)"
+}
+
+// configBlocks show the configurations the campaigns' plans give of their
+// DUTs and generator, at most configLines lines each.
+func configBlocks(r *Report) []block {
+	var out []block
+	add := func(who string, d *plan.Description) {
+		if d == nil || d.Config == "" {
+			return
+		}
+		if len(out) == 0 {
+			out = append(out, heading{2, "Configurations"})
+		}
+		title := who
+		if d.ConfigFile != "" {
+			title += ": " + d.ConfigFile
+		}
+		lines := strings.SplitAfter(strings.TrimRight(d.Config, "\n"), "\n")
+		text := strings.Join(lines[:min(len(lines), configLines)], "")
+		if len(lines) > configLines {
+			text += fmt.Sprintf("\n… %d more lines in the campaign's plan.yaml\n", len(lines)-configLines)
+		}
+		out = append(out, heading{3, title}, pre(strings.TrimRight(text, "\n")+"\n"))
+	}
+	for _, c := range r.Campaigns {
+		for _, d := range c.DUTs {
+			add(d.Name, d.Describe)
+		}
+		add("Load generator", c.Generator)
+	}
+	return out
+}
+
+// configLines is how many lines of a configuration the report shows.
+const configLines = 80
+
+// hasNoise reports whether a run of the report has its machine noise.
+func hasNoise(r *Report) bool {
+	for _, s := range r.Appendix {
+		for _, run := range s.Runs {
+			if run.Noise != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// noiseCell is a run's machine noise, compactly: steal / other / DUT.
+func noiseCell(n *metrics.Noise) string {
+	if n == nil {
+		return "-"
+	}
+	dut := "-"
+	if n.DUTCores != nil && n.CPUs > 0 {
+		dut = percent(*n.DUTCores / float64(n.CPUs))
+	}
+	return percent(n.StealShare) + " / " + percent(n.OtherShare) + " / " + dut
 }
 
 // barCharts are the published values as bars: one chart per metric,
@@ -252,14 +464,19 @@ func sectionBlocks(s *Section) []block {
 		}
 	}
 	if len(s.Runs) > 0 {
-		var t *table
+		var cols []string
 		if s.Source == recordsSource {
 			out = append(out, para("Run records:"))
-			t = newTable(">Record", "File", ">"+s.Unit, ">Errors", "Verdict", "Published")
+			cols = []string{">Record", "File", ">" + s.Unit, ">Errors", "Verdict", "Published"}
 		} else {
 			out = append(out, para(fmt.Sprintf("Final runs at %d concurrent connections:", s.Level)))
-			t = newTable(">Run", ">"+s.Unit, ">Errors", "Verdict", "Published")
+			cols = []string{">Run", ">" + s.Unit, ">Errors", "Verdict", "Published"}
 		}
+		noise := slices.ContainsFunc(s.Runs, func(r RunResult) bool { return r.Noise != nil })
+		if noise {
+			cols = append(cols, ">Noise: steal / other / DUT")
+		}
+		t := newTable(cols...)
 		for _, r := range s.Runs {
 			cells := []string{strconv.Itoa(r.Seq)}
 			if s.Source == recordsSource {
@@ -269,7 +486,11 @@ func sectionBlocks(s *Section) []block {
 			if r.Chosen {
 				published = "yes"
 			}
-			t.add(append(cells, value(s.Unit, r.Value), strconv.FormatInt(r.Errors, 10), verdict(r.Accepted, r.Reasons), published)...)
+			cells = append(cells, value(s.Unit, r.Value), strconv.FormatInt(r.Errors, 10), verdict(r.Accepted, r.Reasons), published)
+			if noise {
+				cells = append(cells, noiseCell(r.Noise))
+			}
+			t.add(cells...)
 		}
 		out = append(out, t)
 	}

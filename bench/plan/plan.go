@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,8 @@ type Plan struct {
 	DUTs   []DUT  `yaml:"duts" json:"duts"`
 	Tests  []Test `yaml:"tests" json:"tests"`
 	Method Method `yaml:"method" json:"method"`
+	// Generator describes the load generator, for the report (describe.go).
+	Generator *Description `yaml:"generator,omitempty" json:"generator,omitempty"`
 }
 
 // DUT is a device under test.
@@ -58,6 +61,8 @@ type DUT struct {
 	// Counters, if set, is where the device's own counters are read, to
 	// be put beside tlsbench's in every run's record (bench/devcount).
 	Counters *devcount.Source `yaml:"counters,omitempty" json:"counters,omitempty"`
+	// Describe says what the device is, for the report (describe.go).
+	Describe *Description `yaml:"describe,omitempty" json:"describe,omitempty"`
 }
 
 // Test is an engine and the profiles it runs.
@@ -272,7 +277,11 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 	if err := dec.Decode(p); err != nil && err != io.EOF {
 		return nil, planError(profiles.YAMLError(file, err))
 	}
-	if err := p.Check(set); err != nil {
+	err := p.Check(set)
+	if err == nil {
+		err = p.readConfigFiles(filepath.Dir(file))
+	}
+	if err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
 			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
@@ -363,6 +372,9 @@ func (p *Plan) Check(set *profiles.Set) error {
 				return ferr("tests: "+err.Error(), "tests", strconv.Itoa(i), "profiles", strconv.Itoa(j))
 			}
 		}
+	}
+	if err := p.checkDescriptions(); err != nil {
+		return err
 	}
 	m := p.Method
 	switch {

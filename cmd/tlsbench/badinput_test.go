@@ -299,7 +299,7 @@ func TestBadInputTable(t *testing.T) {
 	add("part of a campaign", "report", filepath.Join(camp, "plan.yaml"))
 	add("no input", "report")
 	add(missing, "report", missing)
-	add("unknown --format", "report", "--format", "pdf", rec)
+	add("unknown --format", "report", "--format", "docx", rec)
 	add("give -o FILE", "report", "--format", "md", rec)
 	add("give -o FILE", "report", "--format", "md", "-o", "-", rec)
 	add("directory", "report", "-o", noDir, rec)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -21,7 +22,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
-const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|hlog|siege] [-o FILE]
+const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|pdf|hlog|siege] [-o FILE] [--chromium PATH]
 
 Renders campaigns (directories written by qualify) and run records (the
 --json files of cps and throughput): the published table — per profile,
@@ -39,23 +40,42 @@ another SNI or saw another certificate are refused (exit 2) unless
 
 Formats: text; md (Markdown, its charts written as PNG files beside -o
 FILE); csv (the published table); json (table and appendix); html (one
-self-contained file, charts inline); hlog (the latency histograms of the
+self-contained file, charts inline); pdf (the html printed to A4 pages by
+a headless Chromium: chromium, chromium-browser or google-chrome on PATH,
+or --chromium PATH; -o FILE is required, -o - writes to stdout; without a
+browser the error names what is missing and the exit code is 1); hlog (the latency histograms of the
 run records and of the campaigns' published runs, as an HdrHistogram
 interval log; values in microseconds; the steady window tagged PHASE, each
 second tagged handshake.1s and total.1s: HistogramLogProcessor -tag).`
 
 // reportFormats are the formats of report; compare has all but hlog.
-var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog", "siege"}
+var reportFormats = []string{"text", "md", "csv", "json", "html", "pdf", "hlog", "siege"}
 
-func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	fs := newFlags("report")
 	format, out := outputFlags(fs, reportFormats)
 	mixed := allowMixedFlag(fs)
+	chromium := fs.String("chromium", "", "with --format pdf: the headless Chromium to print with (`PATH`; default: chromium, chromium-browser or google-chrome on PATH)")
 	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
 	if err := checkFormat(*format, reportFormats, *out); err != nil {
 		return err
+	}
+	browser := ""
+	if *format == "pdf" {
+		if *out == "" {
+			return usagef("--format pdf writes a file: give -o FILE (-o - writes to stdout)")
+		}
+		var err error
+		if browser, err = reports.FindBrowser(*chromium); err != nil {
+			if *chromium != "" {
+				return usagef("--chromium %s: %v", *chromium, errors.Unwrap(err))
+			}
+			return fmt.Errorf("%w (install the Debian package chromium, or give --chromium PATH)", err)
+		}
+	} else if *chromium != "" {
+		return usagef("--chromium is for --format pdf")
 	}
 	if fs.NArg() == 0 {
 		return usagef("no input: give campaign directories or run record files")
@@ -86,6 +106,17 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	r, err := reports.Build(inputs)
 	if err != nil {
 		return usagef("%v", err)
+	}
+	if *format == "pdf" {
+		var page bytes.Buffer
+		if err := reports.ReportDoc(r).HTML(&page); err != nil {
+			return err
+		}
+		pdf, err := reports.PDF(ctx, browser, page.Bytes())
+		if err != nil {
+			return err
+		}
+		return writeOutput(*out, stdout, func(w io.Writer) error { _, err := w.Write(pdf); return err })
 	}
 	return renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}.write(*format, *out, stdout, r)
 }

@@ -171,6 +171,19 @@ func TestLibraryNamesNoFlags(t *testing.T) {
 		"bench/agent/kubernetes.go: --no-headers":       "kubectl's own flag, which the Kubernetes launcher runs",
 		"reports/report.go: --allow-differences":        "the report document states how its campaign was run (appendix prose, not an error)",
 		"reports/qualify.go: --quick":                   "the qualification document's to-do tells its reader how to rerun (document prose, not an error)",
+
+		// The PDF printer runs Chromium (report --format pdf).
+		"reports/pdf.go: --headless":                      "Chromium's own flag",
+		"reports/pdf.go: --disable-gpu":                   "Chromium's own flag",
+		"reports/pdf.go: --no-first-run":                  "Chromium's own flag",
+		"reports/pdf.go: --disable-background-networking": "Chromium's own flag",
+		"reports/pdf.go: --disable-component-update":      "Chromium's own flag",
+		"reports/pdf.go: --disable-sync":                  "Chromium's own flag",
+		"reports/pdf.go: --user-data-dir":                 "Chromium's own flag",
+		"reports/pdf.go: --print-to-pdf":                  "Chromium's own flag",
+		"reports/pdf.go: --no-sandbox":                    "Chromium's own flag",
+		"reports/pdf.go: --no-pdf-header-footer":          "Chromium's own flag",
+		"reports/pdf.go: --version":                       "Chromium's own flag",
 	}
 	flag := regexp.MustCompile(`(?:^|[^-])(--[A-Za-z][-A-Za-z0-9]*)`)
 	used := map[string]bool{}

@@ -58,7 +58,7 @@ func TestReportAndCompare(t *testing.T) {
 			want []string // on stdout
 		}{
 			// Two campaigns' DUTs side by side, and a record's DUT beside them.
-			{[]string{fw1, fw2, waf}, []string{"Throughput adc-a", "Throughput adc-a-fw2", "×adc-a", "5.3 Gbps", "4.8 Gbps",
+			{[]string{fw1, fw2, waf}, []string{"Throughput (Gbps, payload)", "adc-a-fw2", "(0.90×)", "5.3 Gbps", "4.8 Gbps",
 				"www.fwtest.com", "Methodology appendix", "Method: fw2", "Final runs at 16 concurrent connections"}},
 			{[]string{"--format", "csv", fw1}, []string{"dut,profile,cipher,group,gbps,cps", "adc-a,ecdhe-ecdsa-aes128-sha256-p384,ECDHE-ECDSA-AES128-SHA256"}},
 			{[]string{"-f", "json", fw2}, []string{`"table": [`, `"appendix": [`, `"curves": {`}},
@@ -215,7 +215,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", interrupted}, "the campaign did not finish"},                               // no summary yet
 		{[]string{"report", filepath.Join(campaign, "summary.json")}, "give its directory"},            // a campaign's file
 		{[]string{"report", badLedger}, "line 1 is not a ledger entry"},                                // a damaged ledger
-		{[]string{"report", "--format", "pdf", record}, `unknown --format "pdf"`},                      // unknown format
+		{[]string{"report", "--format", "docx", record}, `unknown --format "docx"`},                    // unknown format
 		{[]string{"report", "--format", "md", record}, "give -o FILE"},                                 // md charts need a place
 		{[]string{"report", "--no-such-flag", record}, "unknown flag"},                                 // unknown flag
 		{[]string{"report", "-o", filepath.Join(dir, "no", "dir", "r.txt"), record}, "-o"},             // unwritable output
