@@ -47,7 +47,7 @@ second tagged handshake.1s and total.1s: HistogramLogProcessor -tag).`
 // reportFormats are the formats of report; compare has all but hlog.
 var reportFormats = []string{"text", "md", "csv", "json", "html", "hlog", "siege"}
 
-func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runReport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report")
 	format, out := outputFlags(fs, reportFormats)
 	mixed := allowMixedFlag(fs)
@@ -57,6 +57,7 @@ func runReport(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := checkFormat(*format, reportFormats, *out); err != nil {
 		return err
 	}
+	chartsNote(stderr, "report", *format)
 	if fs.NArg() == 0 {
 		return usagef("no input: give campaign directories or run record files")
 	}
