@@ -4,8 +4,9 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use, and HdrHistogram's Java
-# implementation the percentiles are checked against (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 libhdrhistogram-java default-jre-headless tcpdump
+# implementation the percentiles are checked against, the shells the
+# completions are tried in and the man page's renderers (Debian packages).
+TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 libhdrhistogram-java default-jre-headless tcpdump zsh fish groff-base man-db
 
 .PHONY: all build agent completions run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 
