@@ -214,10 +214,10 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			}
 		},
 	}
-	prog.status = c.Status
+	stopProgress := prog.follow(c.Status)
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
 	summary, err := c.Do(ctx)
-	prog.done() // the live line cleared
+	stopProgress() // the live line cleared
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
 		if werr := reports.DifferencesTable(de.Table).Text(stdout); werr != nil {

@@ -30,6 +30,7 @@ type campaignProgress struct {
 	status func() method.Progress
 	drawn  bool // a live line is on the terminal
 	last   method.Progress
+	run    string // the run's last second on the live line
 	plain  func(metrics.Second) // without a terminal: the per-second lines
 }
 
@@ -49,6 +50,9 @@ func (p *campaignProgress) watch(pr method.Progress) {
 	defer p.mu.Unlock()
 	starts := pr.Running && (!p.last.Running || pr.RunsDone != p.last.RunsDone)
 	p.last = pr
+	if starts || !pr.Running {
+		p.run = ""
+	}
 	switch {
 	case p.tty && !p.quiet:
 		p.draw(progressText(pr, ""))
@@ -70,12 +74,52 @@ func (p *campaignProgress) second(s metrics.Second) {
 		p.plain(s)
 		return
 	}
-	run := fmt.Sprintf("%ds %s", s.T, secondText(s))
+	p.run = fmt.Sprintf("%ds %s", s.T, secondText(s))
+	p.redraw()
+}
+
+// redraw draws the live line with the campaign's status now (p.mu held).
+func (p *campaignProgress) redraw() {
 	pr := p.last
 	if p.status != nil {
 		pr = p.status()
 	}
-	p.draw(progressText(pr, run))
+	p.draw(progressText(pr, p.run))
+}
+
+// follow reads the campaign's status and, on a terminal, redraws the live
+// line every second (the elapsed time and the estimate move between runs
+// too) until the returned stop, which clears it.
+func (p *campaignProgress) follow(status func() method.Progress) (stop func()) {
+	p.mu.Lock()
+	p.status = status
+	p.mu.Unlock()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		if !p.tty || p.quiet {
+			return
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				p.mu.Lock()
+				if p.drawn {
+					p.redraw()
+				}
+				p.mu.Unlock()
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+		p.done()
+	}
 }
 
 // event prints a finished run's line, below the live line's place.
@@ -84,6 +128,9 @@ func (p *campaignProgress) event(e method.Event) {
 	defer p.mu.Unlock()
 	p.clear()
 	fmt.Fprintln(p.w, eventLine(e))
+	if p.tty && !p.quiet {
+		p.redraw() // the live line stays below the finished runs
+	}
 }
 
 // done clears the live line.

@@ -66,7 +66,8 @@ method:
 }
 
 // TestProgressLiveLine: on a terminal the progress is one line, redrawn in
-// place (carriage return, erase line), cleared before a finished run's line.
+// place (carriage return, erase line), cleared before a finished run's line
+// and drawn again below it; cleared at the end.
 func TestProgressLiveLine(t *testing.T) {
 	var buf bytes.Buffer
 	p := &campaignProgress{w: &buf, tty: true, plain: func(metrics.Second) { t.Error("a plain line on a terminal") }}
@@ -79,7 +80,9 @@ func TestProgressLiveLine(t *testing.T) {
 	p.done()
 	want := "\r\033[K3m12s elapsed, ≤21m40s left | runs 14 done, ≤43 left | final run 2/≤10 a cps p c=32" +
 		"\r\033[K3m12s elapsed, ≤21m40s left | runs 14 done, ≤43 left | final run 2/≤10 a cps p c=32 | 12s 3400 transactions  0 errors" +
-		"\r\033[Kfinal       a cps p run 2/10 c=32: 3400 cps, accepted\n"
+		"\r\033[Kfinal       a cps p run 2/10 c=32: 3400 cps, accepted\n" +
+		"\r\033[K3m12s elapsed, ≤21m40s left | runs 14 done, ≤43 left | final run 2/≤10 a cps p c=32 | 12s 3400 transactions  0 errors" +
+		"\r\033[K"
 	if got := buf.String(); got != want {
 		t.Errorf("terminal output\n%q\nwant\n%q", got, want)
 	}
