@@ -30,7 +30,7 @@ type campaignProgress struct {
 	status func() method.Progress
 	drawn  bool // a live line is on the terminal
 	last   method.Progress
-	run    string // the run's last second on the live line
+	run    string               // the run's last second on the live line
 	plain  func(metrics.Second) // without a terminal: the per-second lines
 }
 
