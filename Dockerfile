@@ -14,9 +14,10 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 ARG VERSION=dev
 # Static (no cgo: distroless/static has no libc), no file paths of this
-# machine, no symbol tables.
+# machine, no symbol tables, no chart renderer (-tags nocharts: agents never
+# draw; gonum/plot and its fonts are left out, see docs/KUBERNETES.md).
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/tlsbench ./cmd/tlsbench
+    CGO_ENABLED=0 go build -tags nocharts -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/tlsbench ./cmd/tlsbench
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/tlsbench /tlsbench

@@ -4,15 +4,31 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use, and HdrHistogram's Java
-# implementation the percentiles are checked against (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump
+# implementation the percentiles are checked against, the PDF's checkers, the
+# shells the completions are tried in and the man page's renderers (Debian packages).
+TEST_PACKAGES := haproxy nginx apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump zsh fish groff-base man-db
 
-.PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
+.PHONY: all build agent completions run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/tlsbench
+
+# The agent's binary, as the Dockerfile builds it: static, stripped, without
+# the chart renderer (-tags nocharts: gonum/plot and its fonts left out;
+# report --format html|md then writes the tables only). Sizes in
+# docs/KUBERNETES.md.
+agent:
+	CGO_ENABLED=0 $(GO) build -tags nocharts -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/tlsbench-agent ./cmd/tlsbench
+
+# Shell completions and the man page, generated from the commands' flags.
+completions: build
+	@mkdir -p bin/completions bin/man/man1
+	$(BIN) completion bash > bin/completions/tlsbench.bash
+	$(BIN) completion zsh > bin/completions/_tlsbench
+	$(BIN) completion fish > bin/completions/tlsbench.fish
+	$(BIN) man > bin/man/man1/tlsbench.1
 
 # The main job on the built-in reference target: the qualification method
 # (preliminary, exploratory, final, acceptance, best-of-three) for the three

@@ -1,3 +1,5 @@
+//go:build !nocharts
+
 package reports
 
 import (

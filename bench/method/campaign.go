@@ -98,6 +98,13 @@ type Campaign struct {
 	// Preliminary, if set, is called once the preliminary phase has probed
 	// every DUT × test × profile, with what each negotiated or why it refused.
 	Preliminary func([]Prelim)
+	// Watch, if set, is called with the campaign's progress whenever it
+	// changes (a run starts or ends); Status gives it at any time.
+	Watch func(Progress)
+	// Now is the clock of the progress; default time.Now.
+	Now func() time.Time
+
+	prog tracker
 }
 
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.
@@ -110,6 +117,7 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 		c.Sleep = sleepCtx
 	}
 	s := &Summary{Name: c.Plan.Name}
+	c.prog.begin(c.Plan, c.Now, c.Watch)
 	prelim, unsupported, err := c.preliminary(ctx, s)
 	if err != nil {
 		return s, err
@@ -126,10 +134,12 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 				if why, ok := unsupported[key3(d.Name, t.Engine, name)]; ok {
 					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Unsupported: why,
 						Failed: "not supported: " + why})
+					c.prog.skip(d.Name, t.Engine, name)
 					continue
 				}
 				f, err := c.explore(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
 				s.Cells = append(s.Cells, f.cell)
+				c.prog.explored(f.cell)
 				if err != nil {
 					return s, err
 				}
@@ -182,6 +192,7 @@ func key3(dut string, engine vocab.Engine, profile string) string {
 // appends it.
 func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*Entry, error) {
 	if old, ok := c.Ledger.Lookup(key); ok {
+		c.prog.cached(req, e.Seq)
 		c.event(old, true)
 		return old, nil
 	}
@@ -190,7 +201,9 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	}
 	req.Progress = c.Progress
 	// The run in progress completes even when ctx is cancelled.
+	c.prog.start(req, e.Seq)
 	run, err := c.Exec.Execute(context.WithoutCancel(ctx), req)
+	c.prog.end(req)
 	if err != nil {
 		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s", req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
 	}
@@ -627,6 +640,7 @@ func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) 
 			}
 			if agreeing(set.accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
 				set.consistent = true
+				c.prog.settled(cell)
 				continue
 			}
 			c.Sleep(ctx, time.Duration(m.Cooldown))

@@ -29,7 +29,7 @@ accepted run are listed as such.`
 
 var compareFormats = []string{"text", "md", "csv", "json", "html"}
 
-func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare")
 	format, out := outputFlags(fs, compareFormats)
 	mixed := allowMixedFlag(fs)
@@ -39,6 +39,7 @@ func runCompare(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if err := checkFormat(*format, compareFormats, *out); err != nil {
 		return err
 	}
+	chartsNote(stderr, "compare", *format)
 	if fs.NArg() != 2 {
 		return usagef("want two inputs, A and B (run records or campaign directories); got %d", fs.NArg())
 	}

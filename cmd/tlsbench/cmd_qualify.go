@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -211,22 +210,21 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	defer stopExec()
 	var prelimErr error // writing the preliminary table, passed on once the campaign ends
+	prog := newCampaignProgress(stderr, q.quiet)
 	c := &method.Campaign{
 		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
-		Events: func(e method.Event) { fmt.Fprintln(stderr, eventLine(e)) },
+		Events: prog.event, Watch: prog.watch, Progress: prog.second,
 		Preliminary: func(ps []method.Prelim) {
+			prog.done()
 			if err := reports.PreliminaryTable(ps).Text(stdout); err != nil && prelimErr == nil {
 				prelimErr = fmt.Errorf("writing the preliminary table: %w", err)
 			}
 		},
 	}
-	if !q.quiet {
-		c.Progress = statusLine(stderr, "  ", false, 0, func(s metrics.Second) string {
-			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
-		})
-	}
+	stopProgress := prog.follow(c.Status)
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
 	summary, err := c.Do(ctx)
+	stopProgress() // the live line cleared
 	var de *method.DifferencesError
 	if errors.As(err, &de) {
 		if werr := reports.DifferencesTable(de.Table).Text(stdout); werr != nil {

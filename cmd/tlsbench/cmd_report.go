@@ -51,7 +51,7 @@ second tagged handshake.1s and total.1s: HistogramLogProcessor -tag).`
 // reportFormats are the formats of report; compare has all but hlog.
 var reportFormats = []string{"text", "md", "csv", "json", "html", "pdf", "hlog", "siege"}
 
-func runReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report")
 	format, out := outputFlags(fs, reportFormats)
 	mixed := allowMixedFlag(fs)
@@ -77,6 +77,7 @@ func runReport(ctx context.Context, args []string, stdout, _ io.Writer) error {
 	} else if *chromium != "" {
 		return usagef("--chromium is for --format pdf")
 	}
+	chartsNote(stderr, "report", *format)
 	if fs.NArg() == 0 {
 		return usagef("no input: give campaign directories or run record files")
 	}

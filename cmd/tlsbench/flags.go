@@ -26,6 +26,7 @@ func newFlags(name string) *pflag.FlagSet {
 	fs.SortFlags = false
 	fs.Usage = func() {}
 	fs.SetInterspersed(true)
+	flagSetMade(fs)
 	return fs
 }
 

@@ -85,6 +85,8 @@ func commands() []command {
 		{"serve", "run the reference TLS target", runServe},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"schema", "list the JSON Schemas of the records and outputs, or print one", runSchema},
+		{"completion", "print the shell completion script: bash, zsh or fish", runCompletion},
+		{"man", "print the man page (roff, section 1)", runMan},
 		{"version", "print the version", runVersion},
 		{"help", "print a command's help: tlsbench help COMMAND", nil},
 	}

@@ -1,0 +1,299 @@
+package method
+
+import (
+	"fmt"
+	"math/bits"
+	"sync"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// Progress is where a campaign stands and how long it may still take: a
+// plain value, copied out of the campaign (Campaign.Status, Campaign.Watch),
+// that a status line or a metrics exporter reads.
+//
+// The estimate is an upper one. The plan bounds every phase's number of
+// runs (one preliminary probe per DUT × test × profile; the exploration's
+// geometric steps from explore.concurrency.min to max plus two refinements;
+// final.max_runs) and their durations (warm-up, duration, cool-down); the
+// campaign lowers the bound as it learns (a cell not supported, an
+// exploration ended, three runs that agree). Each run also costs time
+// beyond its nominal warm-up and duration (starting the load, the drain,
+// the preflight): once runs have been made, the largest such overhead seen
+// is added to every run left.
+type Progress struct {
+	// The current (or last) run: its phase, cell and load level.
+	Phase   vocab.MethodPhase
+	DUT     string
+	Engine  vocab.Engine
+	Profile string
+	Level   int
+	// Run is the cell's run number in its phase, of at most Of (a final
+	// run's sequence number and final.max_runs; an exploratory probe's
+	// number and the exploration's most probes; 1 of 1 in the preliminary
+	// phase).
+	Run, Of int
+	// Running: a run is in progress (else the campaign is between runs,
+	// cooling down, or done).
+	Running bool
+
+	// RunsDone counts the runs made, RunsCached of them those taken from
+	// the ledger of a resumed campaign. RunsLeft is the most runs still to
+	// make (the worst case); 0 when the campaign is over.
+	RunsDone, RunsCached, RunsLeft int
+	// Cells counts the plan's DUT × test × profile cells, CellsDone those
+	// settled (not supported, exploration failed, or final runs ended).
+	Cells, CellsDone int
+
+	// Elapsed is the time since the campaign started; Remaining the
+	// estimate of the time left (an upper estimate: see Progress).
+	Elapsed, Remaining time.Duration
+	// Overhead is the largest time a run took beyond its warm-up and
+	// duration, over the runs made in this process (0 before the first).
+	Overhead time.Duration
+}
+
+// Cell names the current cell: "DUT engine profile".
+func (p Progress) Cell() string {
+	if p.DUT == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s %s", p.DUT, p.Engine, p.Profile)
+}
+
+// Status returns the campaign's progress now. It may be called from any
+// goroutine, while Do runs or after.
+func (c *Campaign) Status() Progress {
+	return c.prog.status()
+}
+
+// cellBudget is what a cell may still cost: its runs left in each phase,
+// at most.
+type cellBudget struct {
+	prelim, explore, final int
+	probes, finals         int // made so far
+	settled                bool
+}
+
+// tracker follows a campaign: its hooks are called by the campaign's
+// goroutine, status by any.
+type tracker struct {
+	mu    sync.Mutex
+	now   func() time.Time
+	watch func(Progress)
+	m     plan.Method
+	cells map[string]*cellBudget // by key3
+	p     Progress
+
+	started, runStart, lastEnd time.Time
+	nominal                    time.Duration // the run in progress: warm-up + duration
+	cooldown                   time.Duration // after the last run, still to wait
+}
+
+// maxProbes is the most exploratory probes of a cell: the geometric steps
+// from min to max, and two refinements.
+func maxProbes(r plan.Range) int {
+	if r.Min < 1 || r.Max < r.Min {
+		return 0
+	}
+	return bits.Len(uint(r.Max/r.Min)) + 2
+}
+
+// phaseTimes are a phase's nominal run (warm-up + duration) and the
+// cool-down after it.
+func phaseTimes(m plan.Method, ph vocab.MethodPhase) (run, cool time.Duration) {
+	probe := time.Duration(m.Explore.ProbeDuration)
+	switch ph {
+	case vocab.Preliminary:
+		return min(probe, time.Second), 0
+	case vocab.Exploratory:
+		return probe + min(time.Duration(m.Warmup), probe/2), time.Duration(m.Cooldown)
+	default:
+		return time.Duration(m.Duration) + time.Duration(m.Warmup), time.Duration(m.Cooldown)
+	}
+}
+
+// begin starts following a campaign of p.
+func (t *tracker) begin(p *plan.Plan, now func() time.Time, watch func(Progress)) {
+	t.mu.Lock()
+	if now == nil {
+		now = time.Now
+	}
+	t.now, t.watch, t.m = now, watch, p.Method
+	t.cells = map[string]*cellBudget{}
+	t.p = Progress{}
+	for _, d := range p.DUTs {
+		for _, tt := range p.Tests {
+			for _, name := range tt.Profiles {
+				k := key3(d.Name, tt.Engine, name)
+				if _, dup := t.cells[k]; dup {
+					continue
+				}
+				t.cells[k] = &cellBudget{prelim: 1, explore: maxProbes(p.Method.Explore.Concurrency), final: p.Method.Final.MaxRuns}
+			}
+		}
+	}
+	t.p.Cells = len(t.cells)
+	t.started, t.lastEnd, t.cooldown = now(), time.Time{}, 0
+	t.mu.Unlock()
+	t.notify()
+}
+
+// start: a run of req begins (seq: a final run's number).
+func (t *tracker) start(req Request, seq int) {
+	t.mu.Lock()
+	t.at(req, seq)
+	t.p.Running = true
+	t.runStart = t.now()
+	t.nominal, _ = phaseTimes(t.m, req.Phase)
+	t.cooldown = 0
+	t.mu.Unlock()
+	t.notify()
+}
+
+// end: the run started last has ended.
+func (t *tracker) end(req Request) {
+	t.mu.Lock()
+	now := t.now()
+	t.p.Overhead = max(t.p.Overhead, now.Sub(t.runStart)-t.nominal)
+	t.p.Running = false
+	t.spend(req)
+	_, t.cooldown = phaseTimes(t.m, req.Phase)
+	t.lastEnd = now
+	t.mu.Unlock()
+	t.notify()
+}
+
+// cached: the run of req was found in the ledger.
+func (t *tracker) cached(req Request, seq int) {
+	t.mu.Lock()
+	t.at(req, seq)
+	t.p.Running = false
+	t.p.RunsCached++
+	t.spend(req)
+	t.mu.Unlock()
+	t.notify()
+}
+
+// at makes req the current run (t.mu held).
+func (t *tracker) at(req Request, seq int) {
+	t.p.Phase, t.p.DUT, t.p.Engine, t.p.Profile, t.p.Level = req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name, req.Concurrency
+	b := t.cell(req.DUT.Name, req.Test.Engine, req.Profile.Name)
+	switch req.Phase {
+	case vocab.Preliminary:
+		t.p.Run, t.p.Of = 1, 1
+	case vocab.Exploratory:
+		t.p.Run, t.p.Of = b.probes+1, maxProbes(t.m.Explore.Concurrency)
+	default:
+		t.p.Run, t.p.Of = seq, t.m.Final.MaxRuns
+	}
+}
+
+// spend counts a run of req as made (t.mu held).
+func (t *tracker) spend(req Request) {
+	t.p.RunsDone++
+	b := t.cell(req.DUT.Name, req.Test.Engine, req.Profile.Name)
+	switch req.Phase {
+	case vocab.Preliminary:
+		b.prelim = max(b.prelim-1, 0)
+	case vocab.Exploratory:
+		b.probes++
+		b.explore = max(b.explore-1, 0)
+	default:
+		b.finals++
+		b.final = max(b.final-1, 0)
+		if b.final == 0 {
+			t.settle(b)
+		}
+	}
+}
+
+// cell returns the budget of a cell, a new one if the plan had none (t.mu
+// held).
+func (t *tracker) cell(dut string, engine vocab.Engine, profile string) *cellBudget {
+	k := key3(dut, engine, profile)
+	b, ok := t.cells[k]
+	if !ok {
+		b = &cellBudget{}
+		t.cells[k] = b
+		t.p.Cells++
+	}
+	return b
+}
+
+func (t *tracker) settle(b *cellBudget) {
+	if !b.settled {
+		b.settled = true
+		t.p.CellsDone++
+	}
+	b.explore, b.final = 0, 0
+}
+
+// skip: the cell gets no load (not supported).
+func (t *tracker) skip(dut string, engine vocab.Engine, profile string) {
+	t.mu.Lock()
+	t.settle(t.cell(dut, engine, profile))
+	t.mu.Unlock()
+	t.notify()
+}
+
+// explored: the cell's exploration is over; without a level it is settled.
+func (t *tracker) explored(c *Cell) {
+	t.mu.Lock()
+	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b.explore = 0
+	if c.Failed != "" {
+		t.settle(b)
+	}
+	t.mu.Unlock()
+	t.notify()
+}
+
+// settled: the cell's final runs are over (they agree).
+func (t *tracker) settled(c *Cell) {
+	t.mu.Lock()
+	t.settle(t.cell(c.DUT, c.Engine, c.Profile))
+	t.cooldown = 0 // no cool-down follows the run that settles a cell
+	t.mu.Unlock()
+	t.notify()
+}
+
+func (t *tracker) notify() {
+	if t.watch != nil {
+		t.watch(t.status())
+	}
+}
+
+// status computes the progress now.
+func (t *tracker) status() Progress {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.now == nil {
+		return Progress{}
+	}
+	now := t.now()
+	p := t.p
+	p.Elapsed = now.Sub(t.started)
+	p.RunsLeft = 0
+	var left time.Duration
+	for _, b := range t.cells {
+		p.RunsLeft += b.prelim + b.explore + b.final
+		for _, ph := range []struct {
+			phase vocab.MethodPhase
+			n     int
+		}{{vocab.Preliminary, b.prelim}, {vocab.Exploratory, b.explore}, {vocab.Final, b.final}} {
+			run, cool := phaseTimes(t.m, ph.phase)
+			left += time.Duration(ph.n) * (run + p.Overhead + cool)
+		}
+	}
+	if p.Running {
+		// The run in progress is still counted among the runs left.
+		left -= min(now.Sub(t.runStart), t.nominal+p.Overhead)
+	} else if !t.lastEnd.IsZero() {
+		left += max(t.cooldown-now.Sub(t.lastEnd), 0)
+	}
+	p.Remaining = max(left, 0)
+	return p
+}

@@ -1,0 +1,69 @@
+//go:build nocharts
+
+package reports
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/analysis"
+)
+
+// This file replaces charts.go in a build with the tag nocharts (the lean
+// agent: gonum/plot and its fonts left out). The documents are the same
+// without their charts: every chart constructor returns no block, which the
+// renderers skip; HasCharts tells the CLI to say so.
+
+// HasCharts reports whether this build draws charts.
+const HasCharts = false
+
+// ErrNoCharts is returned by a chart's renderers in a build without charts.
+var ErrNoCharts = errors.New("charts are not in this build (built with the nocharts tag)")
+
+// chart is a figure of a document; none is made in this build.
+type chart struct {
+	name, title string
+}
+
+func (c *chart) svg() (string, error) { return "", ErrNoCharts }
+func (c *chart) png() ([]byte, error) { return nil, ErrNoCharts }
+
+// curve is a latency curve of a chart.
+type curve struct {
+	name   string
+	q      []analysis.Quantile
+	color  int
+	dashed bool
+}
+
+func barChart(name, title, unit string, cats, series []string, vals [][]float64, format func(float64) string) block {
+	return nil
+}
+
+func exploreChart(name string, s *Section) block { return nil }
+
+func seriesChart(name, title, unit string, ch *Chosen) block { return nil }
+
+func latencyChart(name, title string, curves []curve) block { return nil }
+
+// slug makes a chart name out of parts: lower case letters, digits and
+// dashes (as charts.go's).
+func slug(parts ...string) string {
+	var b strings.Builder
+	for _, part := range parts {
+		if b.Len() > 0 {
+			b.WriteByte('-')
+		}
+		dash := false
+		for _, r := range strings.ToLower(part) {
+			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+				b.WriteRune(r)
+				dash = false
+			} else if !dash {
+				b.WriteByte('-')
+				dash = true
+			}
+		}
+	}
+	return strings.Trim(b.String(), "-")
+}
