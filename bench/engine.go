@@ -340,7 +340,7 @@ func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
 // work is worker id's loop: a transaction at each start sched gives it,
 // recorded, with a wait after consecutive failures (backoff).
 func (l *load) work(id int, w Worker, sched schedule) {
-	defer closeWorker(w)
+	defer l.closeWorkerTCP(id, w)
 	s := new(metrics.Sample) // one per worker, not per transaction
 	var bo backoff
 	var n int64

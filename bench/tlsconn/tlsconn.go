@@ -224,6 +224,19 @@ func (c *Conn) Close() error {
 	return c.raw.Close()
 }
 
+// CloseTCP is Close, having first read the kernel's account of the
+// connection (TCP_INFO: retransmissions, SYNs among them, a reset
+// received, smoothed RTT); ok is false where it is not read (not Linux) or
+// when the connection was already closed.
+func (c *Conn) CloseTCP() (t metrics.TCPConn, ok bool) {
+	if c.closed {
+		return t, false
+	}
+	t, ok = c.raw.tcpAtClose()
+	_ = c.Close()
+	return t, ok
+}
+
 // SetDeadline sets the deadline of the underlying TCP connection.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
 
@@ -268,6 +281,10 @@ type Phases struct {
 	HandshakeDone bool
 	// Wire bytes of the handshake, read and written.
 	WireIn, WireOut int64
+	// TCP is the kernel's account of a connection that failed its
+	// handshake, read before it was closed, when TCPRead (Linux).
+	TCP     metrics.TCPConn
+	TCPRead bool
 }
 
 // Dial connects and handshakes, and returns the phases' durations with the
@@ -296,12 +313,14 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	}
 	cc := &countingConn{Conn: raw}
 	cc.stamps = cc.arr.enable(raw)
+	cc.noteConnect()
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
 	if err != nil {
+		phases.TCP, phases.TCPRead = cc.tcpAtClose()
 		d.drop(raw)
 		return nil, phases, bench.StageHandshake, err
 	}
@@ -310,6 +329,7 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	// handshake; now that it is known, check everything.
 	cs := tc.ConnectionState()
 	if err := cfg.Profile.Verify(cs); err != nil {
+		phases.TCP, phases.TCPRead = cc.tcpAtClose()
 		d.drop(raw)
 		return nil, phases, bench.StageHandshake, err
 	}
@@ -348,6 +368,7 @@ type countingConn struct {
 	stamp   bool
 	stamps  bool
 	arr     arrival
+	syn     uint32 // SYNs retransmitted before connect returned (Linux)
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {
