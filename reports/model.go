@@ -137,6 +137,8 @@ type RunResult struct {
 	Accepted bool     `json:"accepted"`
 	Reasons  []string `json:"reasons,omitempty"`
 	Chosen   bool     `json:"chosen,omitempty"`
+	// TCP is the run's retransmissions and SYN stalls (tcp.go).
+	TCP *RunTCP `json:"tcp,omitempty"`
 }
 
 // Chosen is the run whose value is published: its conditions, latency,
@@ -466,6 +468,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
 				rr.Errors = e.Run.Errors.Total
+				rr.TCP = runTCP(e.Run)
 			}
 			sec.Runs = append(sec.Runs, rr)
 		}
@@ -519,7 +522,7 @@ func (g *recordGroup) fill() {
 		Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
-			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published})
+			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, TCP: runTCP(run)})
 	}
 	switch n := len(g.runs) - v.Accepted; {
 	case v.Accepted == 0:
