@@ -379,6 +379,7 @@ func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.
 func (l *load) record(id int, s *metrics.Sample) {
 	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
 		l.abandoned.Add(1)
+		l.recordTCP(id, s) // its connections' retransmissions happened
 		return
 	}
 	l.rec.Record(id, s)

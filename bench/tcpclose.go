@@ -26,3 +26,11 @@ func (l *load) closeWorkerTCP(id int, w Worker) {
 		l.rec.RecordTCP(id, t, !time.Now().Before(l.steadyStart))
 	}
 }
+
+// recordTCP records the connections of a transaction that the drain
+// abandoned: they count in the run's seconds, not in the window.
+func (l *load) recordTCP(id int, s *metrics.Sample) {
+	for k := range s.TCP.N {
+		l.rec.RecordTCP(id, s.TCP.Conns[k], false)
+	}
+}

@@ -2,6 +2,7 @@ package tlsconn
 
 import (
 	"encoding/binary"
+	"net"
 	"syscall"
 	"unsafe"
 
@@ -59,4 +60,58 @@ func (c *countingConn) tcpAtClose() (t metrics.TCPConn, ok bool) {
 	// retransmissions' timeout, which the run's deadlines come before.
 	t.Reset = info[0] == tcpClose
 	return t, true
+}
+
+// tcpDialer keeps, for a connect that fails, a duplicate of its socket:
+// Go closes the socket of a failed connect before Dial returns, and with
+// it the account of the SYNs the kernel sent again (a SYN dropped by a
+// full accept queue, the path, or a connect that timed out). The
+// duplicate (F_DUPFD_CLOEXEC, made before connect) keeps the socket until
+// its TCP_INFO is read. Two system calls per connection.
+type tcpDialer struct {
+	dup int // -1: none
+}
+
+// control is the net.Dialer's Control: it duplicates the socket.
+func (t *tcpDialer) control(_, _ string, c syscall.RawConn) error {
+	t.release()
+	return c.Control(func(fd uintptr) {
+		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
+		if e == 0 {
+			t.dup = int(r)
+		}
+	})
+}
+
+// failed returns the kernel's account of the socket of a connect that
+// failed, and releases it.
+func (t *tcpDialer) failed() (c metrics.TCPConn, ok bool) {
+	if t.dup < 0 {
+		return c, false
+	}
+	var info [tcpInfoLen]byte
+	ok = tcpInfo(uintptr(t.dup), &info)
+	t.release()
+	if !ok {
+		return c, false
+	}
+	// No data was sent: every retransmission was a SYN.
+	c.Retransmits = binary.NativeEndian.Uint32(info[tcpInfoTotalRetrans:])
+	c.SynRetransmits = c.Retransmits
+	c.Reset = info[0] == tcpClose // refused: a RST answered the SYN
+	return c, true
+}
+
+// release closes the duplicate, if any.
+func (t *tcpDialer) release() {
+	if t.dup >= 0 {
+		syscall.Close(t.dup)
+		t.dup = -1
+	}
+}
+
+// setup makes d's dialer keep failed connects' sockets.
+func (t *tcpDialer) setup(d *net.Dialer) {
+	t.dup = -1
+	d.Control = t.control
 }

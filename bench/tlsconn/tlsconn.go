@@ -188,13 +188,15 @@ func (c *Endpoint) Observe(cs *tls.ConnectionState) {
 type Dialer struct {
 	c      *Endpoint
 	dialer net.Dialer
-	next   int // source address turn
+	next   int       // source address turn
+	tcp    tcpDialer // a failed connect's socket, for its TCP_INFO
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
 func (c *Endpoint) NewDialer(id int) *Dialer {
 	d := &Dialer{c: c, next: id}
 	d.dialer.Timeout = c.cfg.ConnectTimeout
+	d.tcp.setup(&d.dialer)
 	return d
 }
 
@@ -303,8 +305,10 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	t1 := time.Now()
 	phases.Connect = t1.Sub(t0)
 	if err != nil {
+		phases.TCP, phases.TCPRead = d.tcp.failed()
 		return nil, phases, bench.StageConnect, err
 	}
+	d.tcp.release()
 	d.c.opened()
 	if cfg.LingerZero {
 		if tc, ok := raw.(*net.TCPConn); ok {
