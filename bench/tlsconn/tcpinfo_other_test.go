@@ -1,0 +1,5 @@
+//go:build !linux
+
+package tlsconn
+
+func (t *tcpDialer) control(string, string, any) error { return nil }
