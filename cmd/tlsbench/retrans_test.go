@@ -256,9 +256,10 @@ func TestRetransmitsOnLossyPath(t *testing.T) {
 	lossy := lab.cpsIn(t, ctx, port, ca, load...)
 	t.Logf("lossy (%s):           %s", how, lossy)
 	// Closing with a FIN, the client may send it again after the close
-	// (its loss, or the loss of the target's ACK: 2% each): the kernel
-	// counts those, TCP_INFO read at the close cannot.
-	fins := lossy.rec.Whole.ConnectionsOpened * 8 / 100
+	// (its loss, or the loss of the target's ACK: 2% each, about 4% of the
+	// connections; 2.6–7.3% seen): the kernel counts those, TCP_INFO read
+	// at the close cannot. The bound is three times the expectation.
+	fins := lossy.rec.Whole.ConnectionsOpened * 12 / 100
 	if d := lossy.kernelRetrans - lossy.seriesRetrans; d < 0 || d > fins+preflightSlack {
 		t.Errorf("lossy path: the record's whole run retransmitted %d segments, the kernel counted %d: want at most %d more (FINs after the close)",
 			lossy.seriesRetrans, lossy.kernelRetrans, fins+preflightSlack)
