@@ -1,6 +1,7 @@
 package tlsconn
 
 import (
+	"context"
 	"encoding/binary"
 	"net"
 	"syscall"
@@ -69,18 +70,22 @@ func (c *countingConn) tcpAtClose() (t metrics.TCPConn, ok bool) {
 // duplicate (F_DUPFD_CLOEXEC, made before connect) keeps the socket until
 // its TCP_INFO is read. Two system calls per connection.
 type tcpDialer struct {
-	dup int // -1: none
+	dup   int // -1: none
+	dupFn func(fd uintptr)
 }
 
-// control is the net.Dialer's Control: it duplicates the socket.
-func (t *tcpDialer) control(_, _ string, c syscall.RawConn) error {
+// control is the net.Dialer's ControlContext: it duplicates the socket.
+func (t *tcpDialer) control(_ context.Context, _, _ string, c syscall.RawConn) error {
 	t.release()
-	return c.Control(func(fd uintptr) {
-		r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
-		if e == 0 {
-			t.dup = int(r)
-		}
-	})
+	return c.Control(t.dupFn)
+}
+
+// dupFD duplicates fd into t.dup.
+func (t *tcpDialer) dupFD(fd uintptr) {
+	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_DUPFD_CLOEXEC, 0)
+	if e == 0 {
+		t.dup = int(r)
+	}
 }
 
 // failed returns the kernel's account of the socket of a connect that
@@ -112,6 +117,6 @@ func (t *tcpDialer) release() {
 
 // setup makes d's dialer keep failed connects' sockets.
 func (t *tcpDialer) setup(d *net.Dialer) {
-	t.dup = -1
-	d.Control = t.control
+	t.dup, t.dupFn = -1, t.dupFD
+	d.ControlContext = t.control
 }

@@ -1,5 +1,0 @@
-//go:build !linux
-
-package tlsconn
-
-func (t *tcpDialer) control(string, string, any) error { return nil }
