@@ -1,6 +1,7 @@
 package method_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -40,5 +41,50 @@ func TestJudgeTCP(t *testing.T) {
 	r.TCP = &metrics.TCP{Unavailable: metrics.TCPUnavailable}
 	if why := method.Judge(a, r); len(why) != 0 {
 		t.Errorf("without the kernel's account: %q", why)
+	}
+}
+
+// tcpExec gives every other final run of a fakeExec a lossy path's
+// retransmissions (12% per transaction) and the others a clean one's.
+type tcpExec struct {
+	*fakeExec
+	finals int
+}
+
+func (e *tcpExec) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
+	r, err := e.fakeExec.Execute(ctx, req)
+	if err != nil || req.Phase != vocab.Final {
+		return r, err
+	}
+	e.finals++
+	r.TCP = &metrics.TCP{Connections: r.Transactions}
+	if e.finals%2 == 1 {
+		r.TCP.Retransmits, r.TCP.SynRetransmits, r.TCP.ConnectionsWithRetransmits = r.Transactions*12/100, 10, r.Transactions/10
+	}
+	return r, nil
+}
+
+// TestRetransmitsRejectedInCampaign: a campaign's final runs whose
+// connections retransmitted above the default limit are rejected with the
+// reason in the ledger and the summary; the clean ones are published.
+func TestRetransmitsRejectedInCampaign(t *testing.T) {
+	exec := &tcpExec{fakeExec: finalRunsExplored(func(level int) float64 { return curve(level) * 15 / 16 },
+		func(n int) (float64, map[string]int64) { return 1500 + float64(n), nil })}
+	s := oneCell(t, exec)
+	c := s.Cells[0]
+	var rejected, accepted int
+	for _, r := range c.Runs {
+		why := strings.Join(r.Reasons, "; ")
+		switch {
+		case r.Seq%2 == 1 && !r.Accepted && strings.Contains(why, "TCP retransmissions: 120 segments, 10 of them SYNs on 100 of 1000 connections, 12.00% per transaction, above max_retransmit_rate 1%"):
+			rejected++
+		case r.Seq%2 == 0 && r.Accepted:
+			accepted++
+		default:
+			t.Errorf("run %d: accepted %v, %q", r.Seq, r.Accepted, why)
+		}
+	}
+	if rejected == 0 || accepted < 3 || c.Value == 0 || int(c.Value)%2 == 1 {
+		t.Errorf("%d rejected, %d accepted, published %v", rejected, accepted, c.Value)
 	}
 }
