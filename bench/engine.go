@@ -340,7 +340,7 @@ func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
 // work is worker id's loop: a transaction at each start sched gives it,
 // recorded, with a wait after consecutive failures (backoff).
 func (l *load) work(id int, w Worker, sched schedule) {
-	defer closeWorker(w)
+	defer l.closeWorkerTCP(id, w)
 	s := new(metrics.Sample) // one per worker, not per transaction
 	var bo backoff
 	var n int64
@@ -379,6 +379,7 @@ func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.
 func (l *load) record(id int, s *metrics.Sample) {
 	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
 		l.abandoned.Add(1)
+		l.recordTCP(id, s) // its connections' retransmissions happened
 		return
 	}
 	l.rec.Record(id, s)

@@ -57,6 +57,7 @@ func ImpactDoc(r *impact.Report) Document {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
 	}
 	d.add(heading{2, "Latency per phase"}, t)
+	d.add(impactTCP(r)...)
 	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)", ">Candidate rate (/s)", ">Candidate response (ms)")
 	for _, rd := range r.Rounds {
 		t.add(fmt.Sprint(rd.Round), fmt.Sprintf("%.1f", rd.BaselineRate), fmt.Sprintf("%.2f", rd.BaselineResponseTimeMS),

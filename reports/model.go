@@ -158,6 +158,8 @@ type RunResult struct {
 	// Noise is the machine's noise over the run's steady window, when it
 	// was measured.
 	Noise *metrics.Noise `json:"noise,omitempty"`
+	// TCP is the run's retransmissions and SYN stalls (tcp.go).
+	TCP *RunTCP `json:"tcp,omitempty"`
 }
 
 // Chosen is the run whose value is published: its conditions, latency,
@@ -499,6 +501,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
 				rr.Errors, rr.Noise = e.Run.Errors.Total, e.Run.Noise
 				rr.Device = e.Run.DeviceCheck()
+				rr.TCP = runTCP(e.Run)
 			}
 			sec.Runs = append(sec.Runs, rr)
 		}
@@ -552,7 +555,7 @@ func (g *recordGroup) fill() {
 		Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
-			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck(), Noise: run.Noise})
+			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck(), Noise: run.Noise, TCP: runTCP(run)})
 	}
 	switch n := len(g.runs) - v.Accepted; {
 	case v.Accepted == 0:

@@ -494,6 +494,7 @@ func sectionBlocks(s *Section) []block {
 		}
 		out = append(out, t)
 	}
+	out = append(out, tcpBlocks(s)...)
 	out = append(out, para(outcome(s)))
 	if ch := s.Chosen; ch != nil {
 		out = append(out, chosenBlocks(s, ch)...)

@@ -76,13 +76,13 @@ func comparedMetrics() []compared {
 				value: func(r *metrics.Run) float64 { return float64(q.get(r.Percentiles(phase))) / 1e3 }})
 		}
 	}
-	return append(ms,
+	return append(append(ms,
 		compared{metric: "CPS", unit: "/s", value: func(r *metrics.Run) float64 { return metrics.Value(r.CPS) },
 			has: func(r *metrics.Run) bool { return r.CPS != nil }},
 		compared{metric: "Gbps", unit: "Gbps", value: func(r *metrics.Run) float64 { return metrics.Value(r.Gbps) },
 			has: func(r *metrics.Run) bool { return r.HasThroughput() }},
 		compared{metric: "generator CPU", unit: "%", value: func(r *metrics.Run) float64 { return r.Client.Utilization * 100 }},
-	)
+	), tcpCompared()...)
 }
 
 // CompareRuns sets every metric of a beside b's: the counts, availability,

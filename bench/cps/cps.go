@@ -136,11 +136,14 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
 	s.Handshake = ph.HandshakeDone
 	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
+	if ph.TCPRead {
+		s.TCP.Add(ph.TCP) // a handshake that failed
+	}
 	if err != nil {
 		w.fail(s, stage, err)
 		return
 	}
-	defer conn.Close()
+	defer closeTCP(s, conn)
 
 	// Request and response. TTFB starts before the request is written
 	// (the server may answer before Write returns) and ends when the
@@ -293,5 +296,13 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
 		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())
+	}
+}
+
+// closeTCP closes the transaction's connection, noting the kernel's account
+// of it in s.
+func closeTCP(s *metrics.Sample, conn *tlsconn.Conn) {
+	if t, ok := conn.CloseTCP(); ok {
+		s.TCP.Add(t)
 	}
 }

@@ -128,7 +128,8 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Bound        float64           `json:"equivalence_bound_pct"`
 		Baseline     analysis.Siege    `json:"baseline"`
 		Candidate    analysis.Siege    `json:"candidate"`
-	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate})
+		TCP          map[string]Metric `json:"tcp,omitempty"`
+	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate, tcpByKey(r.TCP)})
 }
 
 // Report is the analysis of an impact study.
@@ -154,6 +155,9 @@ type Report struct {
 	Summary string `json:"summary"`
 	// Siege is each side's pooled summary.
 	Baseline, Candidate analysis.Siege `json:"-"`
+	// TCP is the kernel's account of each side's connections, pooled
+	// over the rounds (tcp.go); empty when a run has none.
+	TCP []Metric `json:"-"`
 }
 
 // Metric is one metric side by side.
@@ -248,6 +252,9 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	for i := range min(len(bMean), len(cMean)) {
 		rep.Rounds = append(rep.Rounds, Round{Round: i + 1, BaselineRate: bRate[i], CandidateRate: cRate[i],
 			BaselineResponseTimeMS: bMean[i], CandidateResponseTimeMS: cMean[i]})
+	}
+	if rep.TCP, err = tcpMetrics(runs.Baseline, runs.Candidate); err != nil {
+		return nil, err
 	}
 	rep.Verdict = rep.ResponseTime.Verdict
 	rep.Summary = ShiftSummary(rep.ResponseTime)

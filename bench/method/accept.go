@@ -76,7 +76,7 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 				l.Dropped, l.Scheduled, share*100, a.MaxDroppedShare))
 		}
 	}
-	return reasons
+	return append(reasons, judgeTCP(a, r)...)
 }
 
 // judgeMachine gives the reasons that are the generator's machine's: its

@@ -116,6 +116,9 @@ func Merge(runs []*Run) (*Run, error) {
 	m.Host = mergeHosts(agents)
 	m.Client = mergeClients(agents, m.Whole.Transactions)
 	m.Noise = mergeNoise(agents)
+	if m.TCP, err = mergeTCP(ins); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -566,6 +569,9 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			m.Partial = m.Partial || s.Partial // some agent's second ended early
 			m.PayloadBytes += s.PayloadBytes
 			m.WireInBytes += s.WireInBytes
+			m.TCPRetransmits += s.TCPRetransmits
+			m.TCPSynRetransmits += s.TCPSynRetransmits
+			m.TCPResets += s.TCPResets
 			sum += s.TotalMean * float64(s.Transactions)
 			if s.Transactions > 0 && s.TotalHist == "" {
 				known = false // a record older than the per-second histograms

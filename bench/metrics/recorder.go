@@ -45,6 +45,9 @@ type Sample struct {
 	WireIn   int64 // TLS bytes read from the socket
 	WireOut  int64 // TLS bytes written to the socket
 	Steady   bool  // started inside the steady-state window
+	// TCP is the kernel's account of the connections the transaction
+	// closed (Linux; none elsewhere).
+	TCP TCPClosed
 }
 
 // ByteCounts are the byte counters kept per shard and in a Snapshot.
@@ -95,6 +98,8 @@ type shard struct {
 	allOK, allErr, allHS, allOpened int64
 	// Since the last Tick, whole run.
 	iv ivStats
+	// The connections measured at their close (tcp.go).
+	tcp tcpShard
 }
 
 type ivStats struct {
@@ -152,6 +157,9 @@ func (r *Recorder) Record(i int, s *Sample) {
 	} else {
 		sh.allErr++
 		sh.iv.errs++
+	}
+	for k := range s.TCP.N {
+		sh.tcp.add(&s.TCP.Conns[k], s.Steady)
 	}
 	if s.Steady {
 		if s.Class == "" {
@@ -237,6 +245,11 @@ type Second struct {
 	// records older than them).
 	HandshakeHist string `json:"handshake_hist,omitempty"`
 	TotalHist     string `json:"total_hist,omitempty"`
+	// The kernel's account of the connections closed in the second
+	// (tcp.go): segments retransmitted, SYNs among them, resets received.
+	TCPRetransmits    int64 `json:"tcp_retransmits,omitempty"`
+	TCPSynRetransmits int64 `json:"tcp_syn_retransmits,omitempty"`
+	TCPResets         int64 `json:"tcp_resets_received,omitempty"`
 }
 
 // Tick closes the current interval: it returns the counts since the last
@@ -262,6 +275,7 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sh.iv.steadyOK, sh.iv.steadyErrs = 0, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
+		sec.tcpTick(&sh.tcp)
 		sh.mu.Unlock()
 	}
 	if sec.Transactions > 0 {
@@ -280,10 +294,11 @@ type Snapshot struct {
 	Bytes      ByteCounts                     // steady window
 	Opened     int64                          // steady window: connections opened
 	OutOfRange int64
-	AllOK      int64 // whole run
-	AllErrors  int64 // whole run
-	Handshakes int64 // whole run: TLS handshakes completed by the client
-	AllOpened  int64 // whole run: connections opened
+	AllOK      int64       // whole run
+	AllErrors  int64       // whole run
+	Handshakes int64       // whole run: TLS handshakes completed by the client
+	AllOpened  int64       // whole run: connections opened
+	TCP        TCPSnapshot // steady window: connections measured at their close
 }
 
 // Snapshot merges the shards. It may be called while recording goes on.
@@ -314,6 +329,7 @@ func (r *Recorder) Snapshot() Snapshot {
 		s.AllOK += sh.allOK
 		s.AllErrors += sh.allErr
 		s.Handshakes += sh.allHS
+		s.TCP.merge(&sh.tcp)
 		sh.mu.Unlock()
 	}
 	return s

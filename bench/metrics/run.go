@@ -74,6 +74,10 @@ type Run struct {
 	// Device is the device's own counters over the run (see Device); nil
 	// when the DUT names none.
 	Device *Device `json:"device,omitempty"`
+	// TCP is the kernel's account of the window's connections (tcp.go):
+	// retransmissions, resets, smoothed RTT; nil in records made before it,
+	// or when no connection was measured.
+	TCP *TCP `json:"tcp,omitempty"`
 
 	// Agent identifies the agent that made this run when it was one shard
 	// of a distributed run (--shard, --start-at); nil for a lone run.
@@ -447,7 +451,9 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 			return err
 		}
 	}
-	return nil
+	var err error
+	r.TCP, err = fillTCP(s.TCP)
+	return err
 }
 
 // Percentiles returns the phase's percentiles in the record (latency_us);

@@ -160,6 +160,7 @@ func (r *Run) check(c *Checker) {
 	checkHost(c, "host", r.Host)
 	checkClient(c, "client", r.Client)
 	checkNoise(c, "noise", r.Noise)
+	checkTCP(c, r.TCP)
 	r.checkLatency(c)
 	r.checkSeries(c)
 	if r.Agent != nil {
@@ -408,6 +409,7 @@ func (r *Run) checkSeries(c *Checker) {
 		c.Count(p+".errors", s.Errors)
 		c.Count(p+".payload_bytes", s.PayloadBytes)
 		c.Count(p+".wire_in_bytes", s.WireInBytes)
+		checkSecondTCP(c, p, &s)
 		c.Rate(p+".handshake_p99_us", s.HandshakeP99)
 		c.Rate(p+".total_p50_us", s.TotalP50)
 		c.Rate(p+".total_p99_us", s.TotalP99)

@@ -127,6 +127,12 @@ type Accept struct {
 	// more than this share, or whose device counters could not be read;
 	// 0% asks for exact agreement. Unset: not judged.
 	MaxDeviceDisagreement *Percent `yaml:"max_device_disagreement,omitempty" json:"max_device_disagreement,omitempty"`
+	// MaxRetransmitRate rejects a run whose connections retransmitted
+	// more TCP segments per transaction (metrics.TCP, Linux), MaxResetRate
+	// one more of whose connections a RST ended; unset, they are
+	// DefaultMaxRetransmitRate and DefaultMaxResetRate (tcp.go).
+	MaxRetransmitRate *Percent `yaml:"max_retransmit_rate,omitempty" json:"max_retransmit_rate,omitempty"`
+	MaxResetRate      *Percent `yaml:"max_reset_rate,omitempty" json:"max_reset_rate,omitempty"`
 }
 
 // Final is the final phase.
@@ -398,6 +404,10 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", m.Accept.MaxOtherCPU), "method", "accept", "max_other_cpu")
 	case m.Accept.MaxSteal < 0 || m.Accept.MaxSteal > 1:
 		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", m.Accept.MaxSteal), "method", "accept", "max_steal")
+	case m.Accept.MaxRetransmitRate != nil && (*m.Accept.MaxRetransmitRate < 0 || *m.Accept.MaxRetransmitRate > MaxTCPRate):
+		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] (retransmitted segments per transaction)", *m.Accept.MaxRetransmitRate, MaxTCPRate), "method", "accept", "max_retransmit_rate")
+	case m.Accept.MaxResetRate != nil && (*m.Accept.MaxResetRate < 0 || *m.Accept.MaxResetRate > 1):
+		return ferr(fmt.Sprintf("method: accept.max_reset_rate %s is out of range [0%%, 100%%]", *m.Accept.MaxResetRate), "method", "accept", "max_reset_rate")
 	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
 		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
 	case m.Final.MinAccepted < 1:

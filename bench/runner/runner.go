@@ -13,6 +13,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -122,6 +123,9 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	l.Attempts, l.Backoffs, l.Aborted = res.Attempts, res.Backoffs, res.Aborted
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
 		return nil, err
+	}
+	if !tlsconn.TCPInfo {
+		r.TCP = &metrics.TCP{Unavailable: metrics.TCPUnavailable}
 	}
 	r.Series = res.Series
 	if res.StartLag != nil {

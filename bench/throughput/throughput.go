@@ -231,6 +231,9 @@ func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 	}
 	ph, stage, err := w.dial(ctx)
 	s.Opened, s.Handshake = true, ph.HandshakeDone
+	if ph.TCPRead {
+		s.TCP.Add(ph.TCP) // a handshake that failed
+	}
 	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
 	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
 	if err != nil {
@@ -271,6 +274,9 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		if dialed {
 			ph, stage, err := w.dial(ctx)
 			s.Opened, s.Handshake = true, ph.HandshakeDone
+			if ph.TCPRead {
+				s.TCP.Add(ph.TCP) // a handshake that failed
+			}
 			s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
 			if err != nil {
 				s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
@@ -310,7 +316,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		}
 		if len(w.sent) == 0 {
 			// The budget is spent and every response read: start afresh.
-			w.Close()
+			w.closeIn(s)
 			continue
 		}
 		// TTFB: from the oldest request in flight to its first byte.
@@ -329,7 +335,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 				// responses (or one opened ahead, before its first):
 				// open a new one and ask again.
 				oldIn, oldOut = oldIn+w.conn.WireIn()-w.wireIn, oldOut+w.conn.WireOut()-w.wireOut
-				w.Close()
+				w.closeIn(s)
 				continue
 			}
 			w.fail(s, bench.StageResponse, err)
@@ -356,7 +362,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		}
 		w.account(s)
 		if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
-			w.Close()
+			w.closeIn(s)
 		} else if len(w.sent) == 0 {
 			w.giveBack() // idle until the next request
 		}
@@ -437,7 +443,7 @@ func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
 	}
 	s.Err = err
 	w.account(s)
-	w.Close()
+	w.closeIn(s)
 }
 
 // account closes the sample: wire bytes since the last sample (the
@@ -453,4 +459,26 @@ func (w *worker) account(s *metrics.Sample) {
 	if w.op.cfg.Trace != nil && w.conn != nil {
 		w.op.cfg.Trace(w.conn.LocalPort(), s, w.rd.FirstByte())
 	}
+}
+
+// closeIn closes the worker's connection within sample s, noting the
+// kernel's account of it (TCP_INFO) in s.
+func (w *worker) closeIn(s *metrics.Sample) {
+	if w.conn != nil {
+		if t, ok := w.conn.CloseTCP(); ok {
+			s.TCP.Add(t)
+		}
+	}
+	w.Close()
+}
+
+// CloseTCP closes the worker's connection when it will run no more
+// (bench.TCPCloser), with the kernel's account of it.
+func (w *worker) CloseTCP() (metrics.TCPConn, bool) {
+	if w.conn == nil {
+		return metrics.TCPConn{}, false
+	}
+	t, ok := w.conn.CloseTCP()
+	w.Close()
+	return t, ok
 }

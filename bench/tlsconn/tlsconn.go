@@ -188,13 +188,15 @@ func (c *Endpoint) Observe(cs *tls.ConnectionState) {
 type Dialer struct {
 	c      *Endpoint
 	dialer net.Dialer
-	next   int // source address turn
+	next   int       // source address turn
+	tcp    tcpDialer // a failed connect's socket, for its TCP_INFO
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
 func (c *Endpoint) NewDialer(id int) *Dialer {
 	d := &Dialer{c: c, next: id}
 	d.dialer.Timeout = c.cfg.ConnectTimeout
+	d.tcp.setup(&d.dialer)
 	return d
 }
 
@@ -222,6 +224,19 @@ func (c *Conn) Close() error {
 	c.closed = true
 	c.ep.open.Add(-1)
 	return c.raw.Close()
+}
+
+// CloseTCP is Close, having first read the kernel's account of the
+// connection (TCP_INFO: retransmissions, SYNs among them, a reset
+// received, smoothed RTT); ok is false where it is not read (not Linux) or
+// when the connection was already closed.
+func (c *Conn) CloseTCP() (t metrics.TCPConn, ok bool) {
+	if c.closed {
+		return t, false
+	}
+	t, ok = c.raw.tcpAtClose()
+	_ = c.Close()
+	return t, ok
 }
 
 // SetDeadline sets the deadline of the underlying TCP connection.
@@ -268,6 +283,10 @@ type Phases struct {
 	HandshakeDone bool
 	// Wire bytes of the handshake, read and written.
 	WireIn, WireOut int64
+	// TCP is the kernel's account of a connection that failed its
+	// handshake, read before it was closed, when TCPRead (Linux).
+	TCP     metrics.TCPConn
+	TCPRead bool
 }
 
 // Dial connects and handshakes, and returns the phases' durations with the
@@ -286,8 +305,10 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	t1 := time.Now()
 	phases.Connect = t1.Sub(t0)
 	if err != nil {
+		phases.TCP, phases.TCPRead = d.tcp.failed()
 		return nil, phases, bench.StageConnect, err
 	}
+	d.tcp.release()
 	d.c.opened()
 	if cfg.LingerZero {
 		if tc, ok := raw.(*net.TCPConn); ok {
@@ -296,12 +317,14 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	}
 	cc := &countingConn{Conn: raw}
 	cc.stamps = cc.arr.enable(raw)
+	cc.noteConnect()
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	tc := tls.Client(cc, d.c.tls)
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
 	if err != nil {
+		phases.TCP, phases.TCPRead = cc.tcpAtClose()
 		d.drop(raw)
 		return nil, phases, bench.StageHandshake, err
 	}
@@ -310,6 +333,7 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	// handshake; now that it is known, check everything.
 	cs := tc.ConnectionState()
 	if err := cfg.Profile.Verify(cs); err != nil {
+		phases.TCP, phases.TCPRead = cc.tcpAtClose()
 		d.drop(raw)
 		return nil, phases, bench.StageHandshake, err
 	}
@@ -348,6 +372,7 @@ type countingConn struct {
 	stamp   bool
 	stamps  bool
 	arr     arrival
+	syn     uint32 // SYNs retransmitted before connect returned (Linux)
 }
 
 func (c *countingConn) Read(p []byte) (int, error) {

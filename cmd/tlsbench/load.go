@@ -537,7 +537,7 @@ func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration, form
 		if time.Duration(s.T)*time.Second <= warmup && warmup > 0 {
 			phase = " (warm-up)"
 		}
-		line := fmt.Sprintf("%s %4ds%s  %s", name, s.T, phase, format(s))
+		line := fmt.Sprintf("%s %4ds%s  %s", name, s.T, phase, format(s)) + tcpStatus(s)
 		if tty {
 			fmt.Fprintf(w, "\r\033[K%s", line)
 		} else {

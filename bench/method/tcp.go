@@ -1,0 +1,34 @@
+package method
+
+import (
+	"fmt"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/plan"
+)
+
+// judgeTCP gives the reasons of the connections' TCP: segments the client
+// retransmitted (the device or the path lost them, or a full accept queue
+// dropped SYNs) and resets received, per transaction of the window, above
+// the plan's limits. A record without the kernel's account (older, or not
+// Linux) is not judged by them.
+func judgeTCP(a plan.Accept, r *metrics.Run) []string {
+	t := r.TCP
+	if t == nil || t.Unavailable != "" || r.Transactions+r.Errors.Total == 0 {
+		return nil
+	}
+	var reasons []string
+	if rate, limit := r.RetransmitRate(), a.RetransmitLimit(); rate > float64(limit) {
+		syn := ""
+		if t.SynRetransmits > 0 {
+			syn = fmt.Sprintf(", %d of them SYNs", t.SynRetransmits)
+		}
+		reasons = append(reasons, fmt.Sprintf("TCP retransmissions: %d segments%s on %d of %d connections, %.2f%% per transaction, above max_retransmit_rate %s",
+			t.Retransmits, syn, t.ConnectionsWithRetransmits, t.Connections, rate*100, limit))
+	}
+	if rate, limit := r.ResetRate(), a.ResetLimit(); rate > float64(limit) {
+		reasons = append(reasons, fmt.Sprintf("TCP resets received: %d connections (%.2f%% of transactions), above max_reset_rate %s",
+			t.ResetsReceived, rate*100, limit))
+	}
+	return reasons
+}

@@ -1,0 +1,297 @@
+package metrics
+
+import (
+	"fmt"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// TCPConn is the kernel's account of one TCP connection (Linux TCP_INFO),
+// read when the client closed it.
+type TCPConn struct {
+	// Retransmits is the segments the client retransmitted
+	// (tcpi_total_retrans), its SYNs included.
+	Retransmits uint32
+	// SynRetransmits is how many of them were SYNs: tcpi_total_retrans
+	// when connect returned, before any data was sent.
+	SynRetransmits uint32
+	// Reset: the peer's RST ended the connection before the client closed
+	// it (the socket was already in TCP_CLOSE).
+	Reset bool
+	// RTTUS is the smoothed round-trip time (tcpi_rtt), µs; 0 when the
+	// kernel had no sample.
+	RTTUS uint32
+}
+
+// TCPClosed is the connections a transaction closed (a CPS transaction
+// closes one; a throughput request at most two: the kept-alive connection
+// the server had closed, and the one opened to ask again).
+type TCPClosed struct {
+	N     uint8
+	Conns [2]TCPConn
+}
+
+// Add notes a connection the transaction closed.
+func (t *TCPClosed) Add(c TCPConn) {
+	if int(t.N) < len(t.Conns) {
+		t.Conns[t.N] = c
+		t.N++
+	}
+}
+
+// TCPCounts are the counters of the connections measured at their close.
+type TCPCounts struct {
+	Connections, Retransmits, SynRetransmits, WithRetransmits, Resets int64
+}
+
+func (c *TCPCounts) add(x *TCPConn) {
+	c.Connections++
+	c.Retransmits += int64(x.Retransmits)
+	c.SynRetransmits += int64(x.SynRetransmits)
+	if x.Retransmits > 0 {
+		c.WithRetransmits++
+	}
+	if x.Reset {
+		c.Resets++
+	}
+}
+
+func (c *TCPCounts) merge(o TCPCounts) {
+	c.Connections += o.Connections
+	c.Retransmits += o.Retransmits
+	c.SynRetransmits += o.SynRetransmits
+	c.WithRetransmits += o.WithRetransmits
+	c.Resets += o.Resets
+}
+
+// tcpShard is a shard's TCP state: the steady window's counts and smoothed
+// RTTs, and the counts since the last Tick (whole run).
+type tcpShard struct {
+	steady TCPCounts
+	rtt    *hdr.Histogram // allocated at the first RTT
+	iv     TCPCounts
+}
+
+// add records a connection closed by a transaction, or at the end of the
+// run, in the window or not.
+func (t *tcpShard) add(c *TCPConn, steady bool) {
+	t.iv.add(c)
+	if !steady {
+		return
+	}
+	t.steady.add(c)
+	if c.RTTUS > 0 {
+		if t.rtt == nil {
+			t.rtt = NewHistogram()
+		}
+		_ = t.rtt.RecordValue(min(int64(c.RTTUS), Highest))
+	}
+}
+
+// RecordTCP adds a connection that was closed outside any transaction (a
+// throughput worker's kept-alive connection at the end of the run) to shard
+// i; steady says whether it counts in the window (it was open in it).
+func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
+	sh := &r.shards[uint(i)%uint(len(r.shards))]
+	sh.mu.Lock()
+	sh.tcp.add(&c, steady)
+	sh.mu.Unlock()
+}
+
+// TCPSnapshot is the merged TCP state of a Recorder's window.
+type TCPSnapshot struct {
+	TCPCounts
+	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one
+}
+
+// tcpTick moves a shard's interval counts into the second.
+func (sec *Second) tcpTick(t *tcpShard) {
+	sec.TCPRetransmits += t.iv.Retransmits
+	sec.TCPSynRetransmits += t.iv.SynRetransmits
+	sec.TCPResets += t.iv.Resets
+	t.iv = TCPCounts{}
+}
+
+// tcpSnapshot merges a shard's window into s.
+func (s *TCPSnapshot) merge(t *tcpShard) {
+	s.TCPCounts.merge(t.steady)
+	if t.rtt != nil {
+		if s.RTT == nil {
+			s.RTT = NewHistogram()
+		}
+		s.RTT.Merge(t.rtt)
+	}
+}
+
+// TCPUnavailable is the record's tcp.unavailable where the kernel's
+// TCP_INFO is not read.
+const TCPUnavailable = "TCP_INFO is read on Linux only"
+
+// TCP is the kernel's account (TCP_INFO, Linux) of the connections the
+// client closed in the steady window: connections closed by transactions
+// that started in it, and those held over its end (throughput). On other
+// systems only Unavailable is set.
+type TCP struct {
+	// Unavailable says why nothing was measured (TCPUnavailable).
+	Unavailable string `json:"unavailable,omitempty"`
+	// Connections is how many connections were measured at their close.
+	Connections int64 `json:"connections"`
+	// Retransmits is the segments they retransmitted, SYNs included;
+	// SynRetransmits the SYNs among them (each ≈ 1 s, then 2 s, 3 s... of
+	// connect); ConnectionsWithRetransmits how many retransmitted any.
+	Retransmits                int64 `json:"retransmits"`
+	SynRetransmits             int64 `json:"syn_retransmits"`
+	ConnectionsWithRetransmits int64 `json:"connections_with_retransmits"`
+	// ResetsReceived is how many were ended by the peer's RST.
+	ResetsReceived int64 `json:"resets_received"`
+	// RTT is their smoothed round-trip times (µs), RTTHist its histogram
+	// (HdrHistogram V2 compressed, base64, the shared geometry).
+	RTT     Percentiles `json:"rtt_us"`
+	RTTHist string      `json:"rtt_hist,omitempty"`
+}
+
+// RetransmitRate is the retransmitted segments per transaction of the
+// window (successes and errors); 0 when there is none.
+func (r *Run) RetransmitRate() float64 {
+	if r.TCP == nil {
+		return 0
+	}
+	return perTransaction(r, r.TCP.Retransmits)
+}
+
+// ResetRate is the connections ended by the peer's RST per transaction of
+// the window; 0 when there is none.
+func (r *Run) ResetRate() float64 {
+	if r.TCP == nil {
+		return 0
+	}
+	return perTransaction(r, r.TCP.ResetsReceived)
+}
+
+func perTransaction(r *Run, n int64) float64 {
+	if t := r.Transactions + r.Errors.Total; t > 0 {
+		return float64(n) / float64(t)
+	}
+	return 0
+}
+
+// fillTCP sets the record's tcp block from a snapshot; nil when no
+// connection was measured.
+func fillTCP(s TCPSnapshot) (*TCP, error) {
+	if s.Connections == 0 {
+		return nil, nil
+	}
+	t := &TCP{
+		Connections: s.Connections, Retransmits: s.Retransmits, SynRetransmits: s.SynRetransmits,
+		ConnectionsWithRetransmits: s.WithRetransmits, ResetsReceived: s.Resets,
+	}
+	if s.RTT != nil {
+		enc, err := s.RTT.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		}
+		t.RTT, t.RTTHist = Summarize(s.RTT), string(enc)
+	}
+	return t, nil
+}
+
+// mergeTCP sums the agents' tcp blocks and merges their RTT histograms;
+// nil when no record has one. It is unavailable only when every agent's
+// is.
+func mergeTCP(ins []*mergeInput) (*TCP, error) {
+	var m *TCP
+	h := NewHistogram()
+	measured := false
+	for _, in := range ins {
+		t := in.r.TCP
+		if t == nil {
+			continue
+		}
+		if m == nil {
+			m = &TCP{}
+		}
+		if t.Unavailable != "" {
+			if m.Unavailable == "" && !measured {
+				m.Unavailable = t.Unavailable
+			}
+			continue
+		}
+		measured = true
+		m.Unavailable = ""
+		m.Connections += t.Connections
+		m.Retransmits += t.Retransmits
+		m.SynRetransmits += t.SynRetransmits
+		m.ConnectionsWithRetransmits += t.ConnectionsWithRetransmits
+		m.ResetsReceived += t.ResetsReceived
+		if err := mergeEncoded(h, t.RTTHist); err != nil {
+			return nil, fmt.Errorf("metrics: %s: tcp rtt histogram: %w", in.label(), err)
+		}
+	}
+	if measured && h.TotalCount() > 0 {
+		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+		if err != nil {
+			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		}
+		m.RTT, m.RTTHist = Summarize(h), string(enc)
+	}
+	return m, nil
+}
+
+// checkTCP checks the tcp block: counts not negative and consistent, the
+// RTT percentiles those of their histogram.
+func checkTCP(c *Checker, t *TCP) {
+	if t == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"connections", t.Connections}, {"retransmits", t.Retransmits}, {"syn_retransmits", t.SynRetransmits},
+		{"connections_with_retransmits", t.ConnectionsWithRetransmits}, {"resets_received", t.ResetsReceived}} {
+		c.Count("tcp."+f.name, f.v)
+	}
+	switch {
+	case t.Unavailable != "" && (t.Connections != 0 || t.RTTHist != ""):
+		c.Failf("tcp.unavailable", "%q, but connections were measured", t.Unavailable)
+	case t.SynRetransmits > t.Retransmits:
+		c.Failf("tcp.syn_retransmits", "%d, more than retransmits (%d)", t.SynRetransmits, t.Retransmits)
+	case t.ConnectionsWithRetransmits > t.Connections:
+		c.Failf("tcp.connections_with_retransmits", "%d, more than connections (%d)", t.ConnectionsWithRetransmits, t.Connections)
+	case t.ConnectionsWithRetransmits > t.Retransmits:
+		c.Failf("tcp.connections_with_retransmits", "%d, more than retransmits (%d)", t.ConnectionsWithRetransmits, t.Retransmits)
+	case t.ResetsReceived > t.Connections:
+		c.Failf("tcp.resets_received", "%d, more than connections (%d)", t.ResetsReceived, t.Connections)
+	}
+	CheckPercentiles(c, "tcp.rtt_us", t.RTT)
+	if c.Err != nil {
+		return
+	}
+	if t.RTT.Count > t.Connections {
+		c.Failf("tcp.rtt_us.count", "%d, more than connections (%d)", t.RTT.Count, t.Connections)
+		return
+	}
+	if t.RTTHist == "" {
+		if t.RTT.Count != 0 {
+			c.Failf("tcp.rtt_us", "has percentiles but tcp.rtt_hist is empty")
+		}
+		return
+	}
+	h, err := hdr.Decode([]byte(t.RTTHist))
+	if err != nil {
+		c.Failf("tcp.rtt_hist", "not an HdrHistogram: %v", err)
+		return
+	}
+	if h.TotalCount() != t.RTT.Count {
+		c.Failf("tcp.rtt_hist", "counts %d values, tcp.rtt_us.count says %d", h.TotalCount(), t.RTT.Count)
+	}
+}
+
+// checkSecondTCP checks a second's TCP counts.
+func checkSecondTCP(c *Checker, p string, s *Second) {
+	c.Count(p+".tcp_retransmits", s.TCPRetransmits)
+	c.Count(p+".tcp_syn_retransmits", s.TCPSynRetransmits)
+	c.Count(p+".tcp_resets_received", s.TCPResets)
+	if s.TCPSynRetransmits > s.TCPRetransmits {
+		c.Failf(p+".tcp_syn_retransmits", "%d, more than tcp_retransmits (%d)", s.TCPSynRetransmits, s.TCPRetransmits)
+	}
+}
