@@ -37,12 +37,13 @@ const fakeKubectlEnv = "TLSBENCH_FAKE_KUBECTL"
 // collector starts a Collector on loopback and returns it with its URL.
 func collector(t *testing.T) (*agent.Collector, string) {
 	t.Helper()
-	c := agent.NewCollector()
+	// The executor opens each run's batch with the run's own token.
+	c := agent.NewCollector("")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Serve(ln))
+	t.Cleanup(c.Serve(ln, nil))
 	return c, "http://" + ln.Addr().String()
 }
 
@@ -149,11 +150,13 @@ func TestProcessesExecutor(t *testing.T) {
 			samples <- l.Stats()
 		}
 	}()
+	watch := watchTokens(t)
 	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := l.Stats()
+	watch.check(t, 4)
 	checkMerged(t, r, 4, before, after)
 	if r.Load.Concurrency != 8 {
 		t.Errorf("merged concurrency %d, want 8 (2 per agent)", r.Load.Concurrency)
@@ -199,10 +202,12 @@ func TestKubernetesExecutor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before := l.Stats()
+	watch := watchTokens(t)
 	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tokens := watch.check(t, 3)
 	checkMerged(t, r, 3, before, l.Stats())
 
 	calls, err := os.ReadFile(filepath.Join(dir, "calls"))
@@ -223,6 +228,23 @@ func TestKubernetesExecutor(t *testing.T) {
 	m, _ := os.ReadFile(manifests[0])
 	if !strings.Contains(string(m), "kind: ConfigMap") || !strings.Contains(string(m), agent.ManifestFilesDir+"/ca.pem") || strings.Contains(string(m), ca) {
 		t.Errorf("the manifest does not ship the CA file in a ConfigMap:\n%s", m)
+	}
+	// The token the pods had is in the Secret only: not in the ConfigMap,
+	// the Job, nor kubectl's command lines.
+	for tok := range tokens {
+		for _, doc := range strings.Split(string(m), "\n---\n") {
+			if strings.Contains(doc, tok) != strings.Contains(doc, "kind: Secret") {
+				t.Errorf("the token is in a document other than the Secret, or not in it:\n%s", doc)
+			}
+		}
+		if strings.Contains(log, tok) {
+			t.Errorf("the token is in kubectl's command line:\n%s", log)
+		}
+	}
+	for _, want := range []string{"secret/tlsbench-final-", "networkpolicy/tlsbench-final-"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("kubectl delete lacks %q:\n%s", want, log)
+		}
 	}
 	// The Job is gone: its agents were stopped by the delete.
 	if strings.Count(log, " apply ") != 1 || strings.Count(log, " delete ") != 1 {
@@ -319,10 +341,12 @@ func fakeApply(dir string) int {
 		return 1
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	secrets := map[string]map[string]string{} // the Secrets applied before the Job
 	for {
 		var doc struct {
-			Kind     string            `yaml:"kind"`
-			Data     map[string]string `yaml:"data"`
+			Kind       string            `yaml:"kind"`
+			Data       map[string]string `yaml:"data"`
+			StringData map[string]string `yaml:"stringData"`
 			Metadata struct {
 				Name string `yaml:"name"`
 			} `yaml:"metadata"`
@@ -340,6 +364,10 @@ func fakeApply(dir string) int {
 									FieldRef struct {
 										FieldPath string `yaml:"fieldPath"`
 									} `yaml:"fieldRef"`
+									SecretKeyRef *struct {
+										Name string `yaml:"name"`
+										Key  string `yaml:"key"`
+									} `yaml:"secretKeyRef"`
 								} `yaml:"valueFrom"`
 							} `yaml:"env"`
 						} `yaml:"containers"`
@@ -352,6 +380,10 @@ func fakeApply(dir string) int {
 		} else if err != nil {
 			fmt.Fprintln(os.Stderr, "fake kubectl:", err)
 			return 1
+		}
+		if doc.Kind == "Secret" {
+			secrets[doc.Metadata.Name] = doc.StringData
+			continue
 		}
 		if doc.Kind == "ConfigMap" {
 			// The volume the pods mount at agent.ManifestFilesDir.
@@ -381,7 +413,15 @@ func fakeApply(dir string) int {
 			var env []string
 			for _, e := range c.Env {
 				v := mount.Replace(e.Value)
-				if e.ValueFrom != nil {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					ref := e.ValueFrom.SecretKeyRef
+					sv, ok := secrets[ref.Name][ref.Key]
+					if !ok { // the kubelet's CreateContainerConfigError
+						fmt.Fprintf(os.Stderr, "fake kubectl: secret %s has no key %s\n", ref.Name, ref.Key)
+						return 1
+					}
+					v = sv
+				} else if e.ValueFrom != nil {
 					switch e.ValueFrom.FieldRef.FieldPath {
 					case "metadata.annotations['batch.kubernetes.io/job-completion-index']":
 						v = strconv.Itoa(i)
@@ -437,6 +477,7 @@ func TestCollect(t *testing.T) {
 	l, p, ca := agentTarget(t, "ecdhe-ecdsa-aes128-sha256-p256")
 	url := "https://localhost:" + portOf(l.Addr) + "/1k"
 	dir := t.TempDir()
+	tok := tokenFile(t)
 	for _, tc := range []struct {
 		expect, agents int
 		deadline       string
@@ -459,7 +500,7 @@ func TestCollect(t *testing.T) {
 		done := make(chan result, 1)
 		go func() {
 			code, so, se := invoke(t, context.Background(), "collect", "--listen", addr, "--expect", strconv.Itoa(tc.expect),
-				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"))
+				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"), "--token-file", tok)
 			done <- result{code, so, se}
 		}()
 		waitListening(t, addr)
@@ -470,7 +511,7 @@ func TestCollect(t *testing.T) {
 			go func() {
 				code, _, se := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-c", "4", "-d", "1s", "--warmup", "0",
 					"--shard", fmt.Sprintf("%d/%d", i, tc.expect), "--start-at", start, "--agent", fmt.Sprint("hand-", i),
-					"--report-to", "http://"+addr+"/", "-q")
+					"--report-to", "http://"+addr+"/", "--token-file", tok, "-q")
 				if code != exitOK {
 					errs <- se
 				}
