@@ -1,6 +1,7 @@
 package target
 
 import (
+	"errors"
 	"net"
 	"time"
 
@@ -34,6 +35,7 @@ func (t *Target) serveAdmin(ln net.Listener) {
 		WriteTimeout:                 AdminWriteTimeout,
 		IdleTimeout:                  AdminIdleTimeout,
 		Concurrency:                  AdminMaxConns,
+		ErrorHandler:                 adminError,
 		Logger:                       quietLogger{},
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
@@ -45,4 +47,24 @@ func (t *Target) serveAdmin(ln net.Listener) {
 		defer t.wg.Done()
 		_ = srv.Serve(ln)
 	}()
+}
+
+// adminError answers a request the admin listener refuses: 413 for a body
+// over the bound, 405 for a method other than GET, 431 for headers over the
+// bound, 408 for a timeout, 400 otherwise.
+func adminError(ctx *fasthttp.RequestCtx, err error) {
+	var small *fasthttp.ErrSmallBuffer
+	var ne net.Error
+	switch {
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		ctx.Error("request body too large", fasthttp.StatusRequestEntityTooLarge)
+	case errors.Is(err, fasthttp.ErrGetOnly):
+		ctx.Error("GET /stats", fasthttp.StatusMethodNotAllowed)
+	case errors.As(err, &small):
+		ctx.Error("request headers too large", fasthttp.StatusRequestHeaderFieldsTooLarge)
+	case errors.As(err, &ne) && ne.Timeout():
+		ctx.Error("request timeout", fasthttp.StatusRequestTimeout)
+	default:
+		ctx.Error("bad request", fasthttp.StatusBadRequest)
+	}
 }

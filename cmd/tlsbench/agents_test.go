@@ -347,7 +347,7 @@ func fakeApply(dir string) int {
 			Kind       string            `yaml:"kind"`
 			Data       map[string]string `yaml:"data"`
 			StringData map[string]string `yaml:"stringData"`
-			Metadata struct {
+			Metadata   struct {
 				Name string `yaml:"name"`
 			} `yaml:"metadata"`
 			Spec struct {
