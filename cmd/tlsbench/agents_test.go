@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -483,9 +484,13 @@ func TestCollect(t *testing.T) {
 		deadline       string
 		code           int
 		want           string
+		tls            bool
 	}{
-		{2, 2, "15s", exitOK, "merged record of 2 agents"},
-		{3, 2, "4s", exitFailed, "missing shards 2/3"},
+		{2, 2, "15s", exitOK, "merged record of 2 agents", false},
+		{3, 2, "4s", exitFailed, "missing shards 2/3", false},
+		// Over https, its certificate made for the run, its CA given to
+		// the agents.
+		{2, 2, "15s", exitOK, "merged record of 2 agents", true},
 	} {
 		ports, err := testdut.FreePorts(1)
 		if err != nil {
@@ -498,9 +503,16 @@ func TestCollect(t *testing.T) {
 			stdout, stderr string
 		}
 		done := make(chan result, 1)
+		collectArgs := []string{"collect", "--listen", addr, "--expect", strconv.Itoa(tc.expect),
+			"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"), "--token-file", tok}
+		scheme, agentTLS := "http", []string{}
+		if tc.tls {
+			caOut := filepath.Join(dir, "collector-ca.pem")
+			collectArgs = append(collectArgs, "--tls-ca-out", caOut)
+			scheme, agentTLS = "https", []string{"--report-cacert", caOut}
+		}
 		go func() {
-			code, so, se := invoke(t, context.Background(), "collect", "--listen", addr, "--expect", strconv.Itoa(tc.expect),
-				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"), "--token-file", tok)
+			code, so, se := invoke(t, context.Background(), collectArgs...)
 			done <- result{code, so, se}
 		}()
 		waitListening(t, addr)
@@ -509,9 +521,10 @@ func TestCollect(t *testing.T) {
 		errs := make(chan string, tc.agents)
 		for i := range tc.agents {
 			go func() {
-				code, _, se := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-c", "4", "-d", "1s", "--warmup", "0",
+				args := []string{"cps", url, "--cacert", ca, "--profile", p.Name, "-c", "4", "-d", "1s", "--warmup", "0",
 					"--shard", fmt.Sprintf("%d/%d", i, tc.expect), "--start-at", start, "--agent", fmt.Sprint("hand-", i),
-					"--report-to", "http://"+addr+"/", "--token-file", tok, "-q")
+					"--report-to", scheme + "://" + addr + "/", "--token-file", tok, "-q"}
+				code, _, se := invoke(t, context.Background(), append(args, agentTLS...)...)
 				if code != exitOK {
 					errs <- se
 				}
@@ -525,6 +538,9 @@ func TestCollect(t *testing.T) {
 		}
 		after := l.Stats()
 		res := <-done
+		if tc.tls && !strings.Contains(res.stderr, "https://") {
+			t.Errorf("collect --tls-ca-out: %s", res.stderr)
+		}
 		if res.code != tc.code || !strings.Contains(res.stdout+res.stderr, tc.want) {
 			t.Fatalf("collect --expect %d with %d agents: exit %d, want %d and %q:\n%s%s", tc.expect, tc.agents, res.code, tc.code, tc.want, res.stdout, res.stderr)
 		}
@@ -546,7 +562,8 @@ func TestCollect(t *testing.T) {
 }
 
 // TestQualifyProcesses runs the method with --executor processes: every
-// run is made by 2 agent processes and judged on the merged record.
+// run is made by 2 agent processes and judged on the merged record, pushed
+// over https to a collector whose certificate the coordinator made.
 func TestQualifyProcesses(t *testing.T) {
 	out, stdout, stderr := qualifyPlan(t, `name: agents
 duts: [{name: ref, url: reference}]
@@ -559,7 +576,7 @@ method:
   explore: {concurrency: {min: 4, max: 4}, probe_duration: 300ms, min_gain: 5%}
   accept: {max_generator_cpu: 100%}
   final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
-`, "--executor", "processes", "--agents", "2", "--start-margin", "1s")
+`, "--executor", "processes", "--agents", "2", "--start-margin", "1s", "--collect-tls")
 	if !strings.Contains(stderr, "by 2 agent processes each") || !strings.Contains(stdout, "CPS (SR=0)") {
 		t.Errorf("stderr %q\nstdout %q", stderr, stdout)
 	}
@@ -584,5 +601,37 @@ method:
 	}
 	if finals < 2 {
 		t.Errorf("%d accepted final runs, want at least 2", finals)
+	}
+}
+
+// TestCollectTokenInput: collect and an agent's --report-to refuse to run
+// without a token, with one others may read, or a short one (exit 2, one
+// line).
+func TestCollectTokenInput(t *testing.T) {
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose")
+	os.WriteFile(loose, []byte(testRunToken), 0o640)
+	t.Setenv(agent.EnvToken, "")
+	base := []string{"collect", "--listen", "127.0.0.1:0", "--expect", "1", "-o", filepath.Join(dir, "m.json")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{base, "no token: give the run's token with --token-file FILE or $TLSBENCH_TOKEN"},
+		{append(slices.Clone(base), "--token-file", loose), "mode 0640 lets others read or change it"},
+		{append(slices.Clone(base), "--token-file", dir), "not a regular file"},
+		{append(slices.Clone(base), "--tls-host", "c.example", "--token-file", tokenFile(t)), "--tls-host needs --tls-ca-out"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--report-to", "http://127.0.0.1:1/"}, "no token"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--token-file", tokenFile(t)}, "--token-file and --report-cacert need --report-to"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--report-cacert", loose}, "is for an https collector"},
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	t.Setenv(agent.EnvToken, "short")
+	if code, _, stderr := invoke(t, context.Background(), base...); code != exitBadUsage || !strings.Contains(stderr, "want at least 22") {
+		t.Errorf("a short $TLSBENCH_TOKEN: exit %d, %q", code, stderr)
 	}
 }
