@@ -77,14 +77,20 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if len(*tlsHosts) > 0 && *caOut == "" {
 		return usagef("--tls-host needs --tls-ca-out FILE")
 	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return usagef("--listen %s: %v", *listen, err)
+	}
 	token, err := readToken(*tokenFile, true, stderr)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	var tlsConfig *tls.Config
 	scheme := "http"
 	if *caOut != "" {
 		if err := outfile.Check(*caOut); err != nil {
+			ln.Close()
 			return usagef("--tls-ca-out: %v", err)
 		}
 		hosts := append([]string{"localhost", "127.0.0.1", "::1"}, *tlsHosts...)
@@ -93,16 +99,14 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		var caPEM []byte
 		if tlsConfig, caPEM, err = agent.CollectorTLS(hosts, *deadline+time.Hour); err != nil {
+			ln.Close()
 			return err
 		}
 		if err := outfile.Write(*caOut, caPEM, 0o644); err != nil {
+			ln.Close()
 			return fmt.Errorf("--tls-ca-out: %w", err)
 		}
 		scheme = "https"
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		return usagef("--listen %s: %v", *listen, err)
 	}
 	c := agent.NewCollector(token)
 	batch := c.Expect("", *expect)
