@@ -635,3 +635,22 @@ func TestCollectTokenInput(t *testing.T) {
 		t.Errorf("a short $TLSBENCH_TOKEN: exit %d, %q", code, stderr)
 	}
 }
+
+// TestExecutorTLSInput: --collect-tls wants an https --collect-url, and an
+// executor of agents.
+func TestExecutorTLSInput(t *testing.T) {
+	k8s := []string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--dut", "a=https://a/"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(k8s), "--collect-url", "http://10.0.0.5:7070", "--collect-tls"), "want https://HOST:PORT"},
+		{append(slices.Clone(k8s), "--collect-url", "https://10.0.0.5:7070"), "want http://HOST:PORT"},
+		{[]string{"qualify", "--collect-tls"}, "need --executor processes or kubernetes"},
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
