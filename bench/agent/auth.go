@@ -168,7 +168,6 @@ func bodyMatches(body, sum []byte) bool {
 // client returns the HTTP client of a push.
 func (c Credentials) client() (*http.Client, error) {
 	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.Proxy = nil // agents reach their collector directly
 	if len(c.CA) > 0 {
 		p, err := c.pool()
 		if err != nil {

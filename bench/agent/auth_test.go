@@ -89,6 +89,13 @@ func TestCollectorRefusalMatrix(t *testing.T) {
 		{"the right token, another run's path", signedRequest(t, url, testToken, body), 0}, // rewritten below
 		{"the body altered in transit", altered, 401},
 	}
+	chunked := signedRequest(t, url, testToken, body)
+	chunked.ContentLength = -1 // sent chunked: the signed length does not match
+	matrix = append(matrix, struct {
+		name string
+		req  *http.Request
+		want int
+	}{"signed, but sent without a length", chunked, 401})
 	// A signature made for another path does not open this one.
 	other := signedRequest(t, srv.URL+"/runs/r2", testToken, body)
 	other.URL, _ = other.URL.Parse(url)
