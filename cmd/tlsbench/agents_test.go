@@ -471,6 +471,17 @@ func waitListening(t *testing.T, addr string) {
 	}
 }
 
+// waitFile returns once file exists.
+func waitFile(t *testing.T, file string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s was not written", file)
+}
+
 // TestCollect: `collect` merges the records of agents started by hand with
 // --shard, --start-at and --report-to; at its deadline it names the shards
 // that did not report.
@@ -516,6 +527,9 @@ func TestCollect(t *testing.T) {
 			done <- result{code, so, se}
 		}()
 		waitListening(t, addr)
+		if tc.tls { // collect listens, then writes its CA (atomically)
+			waitFile(t, agentTLS[1])
+		}
 		before := l.Stats()
 		start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 		errs := make(chan string, tc.agents)

@@ -34,7 +34,7 @@ func watchTokens(t *testing.T) *tokenWatch {
 			select {
 			case <-w.stop:
 				return
-			case <-time.After(50 * time.Millisecond):
+			case <-time.After(250 * time.Millisecond):
 			}
 			procs, _ := filepath.Glob("/proc/[0-9]*")
 			cmdlines := map[int][]byte{}
