@@ -3,10 +3,12 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"sort"
@@ -27,15 +29,24 @@ const (
 	PushAttempts = 5
 )
 
-// Push POSTs the record r to a collector at url. Connection failures and
-// 5xx answers are retried (PushAttempts in all, backing off up to a few
+// Push POSTs the record r to a collector at url, signed with cred's token
+// (see AuthScheme; the token itself is not sent) and, for an https url,
+// verifying the collector with cred's CA. Connection failures and 5xx
+// answers are retried (PushAttempts in all, backing off up to a few
 // seconds); a 4xx answer is final and its text is the error.
-func Push(ctx context.Context, url string, r *metrics.Run) error {
+func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) error {
+	if err := CheckToken(cred.Token); err != nil {
+		return err
+	}
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	client := &http.Client{Timeout: PushTimeout}
+	client, err := cred.client()
+	if err != nil {
+		return err
+	}
+	defer client.CloseIdleConnections()
 	var last error
 	for attempt := range PushAttempts {
 		if attempt > 0 {
@@ -51,7 +62,12 @@ func Push(ctx context.Context, url string, r *metrics.Run) error {
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		cred.sign(req, body)
 		resp, err := client.Do(req)
+		var cv *tls.CertificateVerificationError
+		if errors.As(err, &cv) {
+			return err // no retry makes the collector's certificate valid
+		}
 		if err != nil {
 			last = err
 			continue
@@ -73,37 +89,69 @@ func Push(ctx context.Context, url string, r *metrics.Run) error {
 // once all its agents have reported. One Collector serves many batches
 // (one per distributed run): a batch named ID is pushed to /runs/ID; the
 // batch "" also takes pushes to any other path, for a collector of one run.
+//
+// It takes only records signed with its token (see AuthScheme): a push
+// without a valid signature is refused (401) before its body is read, and
+// takes no shard.
 type Collector struct {
+	// Limits bound each push; set them before Serve.
+	Limits  Limits
+	token   string
 	mu      sync.Mutex
 	batches map[string]*Batch
 }
 
-// NewCollector returns a Collector with no batch.
-func NewCollector() *Collector {
-	return &Collector{batches: map[string]*Batch{}}
+// NewCollector returns a Collector with no batch that takes the records
+// signed with token (a collector with an empty token takes none).
+func NewCollector(token string) *Collector {
+	return &Collector{token: token, batches: map[string]*Batch{}}
 }
 
 // Batch is the records of one distributed run, by shard.
 type Batch struct {
 	ID     string
 	Expect int
+	token  string
 	mu     sync.Mutex
 	runs   []*metrics.Run // by shard
 	got    int
 	done   chan struct{}
 }
 
-// Serve serves the collector on ln, with deadlines on every request, until
-// the returned stop is called.
-func (c *Collector) Serve(ln net.Listener) (stop func()) {
-	srv := &http.Server{Handler: c, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+// Serve serves the collector on ln within c.Limits (deadlines on every
+// request, bounded headers and bodies, at most MaxConns connections at
+// once), over TLS if tlsConfig is not nil, until the returned stop is
+// called.
+func (c *Collector) Serve(ln net.Listener, tlsConfig *tls.Config) (stop func()) {
+	l := c.Limits.withDefaults()
+	c.Limits = l
+	srv := &http.Server{
+		Handler:           c,
+		MaxHeaderBytes:    l.MaxHeaderBytes,
+		ReadHeaderTimeout: l.ReadHeaderTimeout,
+		ReadTimeout:       l.ReadTimeout,
+		WriteTimeout:      l.WriteTimeout,
+		IdleTimeout:       l.IdleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+	}
+	ln = LimitListener(ln, l.MaxConns)
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
 	go srv.Serve(ln)
 	return func() { srv.Close() }
 }
 
-// Expect opens a batch for n agents (shards 0..n-1).
+// Expect opens a batch for n agents (shards 0..n-1), taking the records
+// signed with the collector's token.
 func (c *Collector) Expect(id string, n int) *Batch {
-	b := &Batch{ID: id, Expect: n, runs: make([]*metrics.Run, n), done: make(chan struct{})}
+	return c.ExpectToken(id, n, c.token)
+}
+
+// ExpectToken opens a batch for n agents that takes the records signed with
+// token (a run's own), not the collector's.
+func (c *Collector) ExpectToken(id string, n int, token string) *Batch {
+	b := &Batch{ID: id, Expect: n, token: token, runs: make([]*metrics.Run, n), done: make(chan struct{})}
 	c.mu.Lock()
 	c.batches[id] = b
 	c.mu.Unlock()
@@ -117,7 +165,10 @@ func (c *Collector) Forget(id string) {
 	c.mu.Unlock()
 }
 
-// ServeHTTP takes one pushed record.
+// ServeHTTP takes one pushed record: signed with the collector's token
+// (401 otherwise, before the body is read), announcing its length (411) of
+// at most Limits.MaxRecord (413), its body matching the signed digest
+// (401), a valid record (400) of a shard not yet reported (409).
 func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		http.Error(w, "POST a run record", http.StatusMethodNotAllowed)
@@ -134,9 +185,34 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, fmt.Sprintf("no run %q is being collected", id), http.StatusNotFound)
 		return
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, req.Body, MaxRecord))
+	sum, err := verifyHeaders(b.token, req)
 	if err != nil {
+		w.Header().Set("WWW-Authenticate", AuthScheme)
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	max := c.Limits.MaxRecord
+	if max <= 0 {
+		max = MaxRecord
+	}
+	switch {
+	case req.ContentLength < 0:
+		http.Error(w, "a record's length must be announced (Content-Length)", http.StatusLengthRequired)
+		return
+	case req.ContentLength > max:
+		http.Error(w, fmt.Sprintf("a record of %d bytes exceeds the bound of %d", req.ContentLength, max), http.StatusRequestEntityTooLarge)
+		return
+	}
+	// The announced (and signed) length, read into a buffer of that size:
+	// never more, never grown.
+	data := make([]byte, req.ContentLength)
+	if _, err := io.ReadFull(http.MaxBytesReader(w, req.Body, max), data); err != nil {
 		http.Error(w, "reading the record: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if !bodyMatches(data, sum) {
+		w.Header().Set("WWW-Authenticate", AuthScheme)
+		http.Error(w, "the record does not match its signature: altered in transit", http.StatusUnauthorized)
 		return
 	}
 	r, err := metrics.DecodeRun(data)
@@ -156,7 +232,7 @@ func (b *Batch) add(r *metrics.Run) error {
 	if a == nil {
 		return errors.New("the record names no agent (it has no shard i/N)")
 	}
-	if a.Shards != b.Expect {
+	if a.Shards != b.Expect || a.Shard < 0 || a.Shard >= a.Shards {
 		return fmt.Errorf("agent %s is shard %d/%d; this run expects %d agents", a.Name, a.Shard, a.Shards, b.Expect)
 	}
 	b.mu.Lock()

@@ -32,25 +32,26 @@ func pushed(t *testing.T, i int) *metrics.Run {
 // negative count, −1e308 CPS) is refused with 400 and the field named; a
 // valid one is taken.
 func TestCollectorRefusesInvalidRecords(t *testing.T) {
-	c := agent.NewCollector()
+	c := agent.NewCollector(testToken)
 	b := c.Expect("r1", 2)
 	srv := httptest.NewServer(c)
 	defer srv.Close()
 	ctx := context.Background()
+	cred := agent.Credentials{Token: testToken}
 
 	bad := pushed(t, 0)
 	bad.Transactions = -3
-	err := agent.Push(ctx, srv.URL+"/runs/r1", bad)
+	err := agent.Push(ctx, srv.URL+"/runs/r1", cred, bad)
 	if err == nil || !strings.Contains(err.Error(), "400") || !strings.Contains(err.Error(), "transactions: -3 is negative") {
 		t.Errorf("pushing a negative count: %v, want a 400 naming transactions", err)
 	}
 	bad = pushed(t, 1)
 	bad.CPS = new(-1e308)
-	if err := agent.Push(ctx, srv.URL+"/runs/r1", bad); err == nil || !strings.Contains(err.Error(), "cps: -1e+308 is negative") {
+	if err := agent.Push(ctx, srv.URL+"/runs/r1", cred, bad); err == nil || !strings.Contains(err.Error(), "cps: -1e+308 is negative") {
 		t.Errorf("pushing -1e308 CPS: %v, want a 400 naming cps", err)
 	}
 	for i := range 2 {
-		if err := agent.Push(ctx, srv.URL+"/runs/r1", pushed(t, i)); err != nil {
+		if err := agent.Push(ctx, srv.URL+"/runs/r1", cred, pushed(t, i)); err != nil {
 			t.Fatalf("pushing a valid record: %v", err)
 		}
 	}

@@ -28,13 +28,15 @@ func (e *EnvError) Error() string { return fmt.Sprintf("agent environment %s: %v
 
 func (e *EnvError) Unwrap() error { return e.Err }
 
-// Env returns the variables agent i of s, named name, is started with.
+// Env returns the variables agent i of s, named name, is started with:
+// the run, and the credentials (Credentials.Env).
 func (s RunSpec) Env(i int, name string) ([]string, error) {
 	b, err := json.Marshal(s.Spec)
 	if err != nil {
 		return nil, err
 	}
-	return []string{EnvRun + "=" + string(b), EnvShard + "=" + strconv.Itoa(i), EnvName + "=" + name}, nil
+	env := []string{EnvRun + "=" + string(b), EnvShard + "=" + strconv.Itoa(i), EnvName + "=" + name}
+	return append(env, s.Credentials.Env()...), nil
 }
 
 // FromEnv returns the run an agent makes, read with getenv (os.Getenv):

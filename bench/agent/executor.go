@@ -19,6 +19,9 @@ type RunSpec struct {
 	// agents, StartAt, StartTolerance, ReportTo) but for its index and
 	// name: agent i runs Spec.ForShard with Shard i.
 	Spec runner.Spec
+	// Credentials go to every agent: the environment of a process, a
+	// Secret for pods; never a command line.
+	Credentials Credentials
 }
 
 // Agents is the number of agents of the run.
@@ -62,6 +65,10 @@ type Executor struct {
 	ProfileFiles []string
 	// ReferenceCA is the CA file agents verify the reference target with.
 	ReferenceCA string
+	// Credentials are what each run's agents receive: the CA of the
+	// collector's certificate when ReportURL is https, and the token the
+	// collector checks (if empty, the default, each run has a new one).
+	Credentials Credentials
 	seq         atomic.Int64
 }
 
@@ -82,8 +89,13 @@ func (e *Executor) Execute(ctx context.Context, req method.Request) (*metrics.Ru
 	if err != nil {
 		return nil, err
 	}
-	run := RunSpec{ID: fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000), Spec: *spec}
-	batch := e.Collector.Expect(run.ID, n)
+	run := RunSpec{ID: fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000), Spec: *spec, Credentials: e.Credentials}
+	if run.Credentials.Token == "" { // a token of the run's own
+		if run.Credentials.Token, err = NewToken(); err != nil {
+			return nil, err
+		}
+	}
+	batch := e.Collector.ExpectToken(run.ID, n, run.Credentials.Token)
 	defer e.Collector.Forget(run.ID)
 	run.Spec.Agent.ReportTo = e.ReportURL + "/runs/" + run.ID
 	l, err := e.Launcher.Launch(ctx, run)

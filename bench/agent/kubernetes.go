@@ -12,8 +12,10 @@ import (
 
 // Kubernetes launches a run's agents as an Indexed Job through the user's
 // kubectl and current context (see docs/KUBERNETES.md for why kubectl and
-// not client-go): the manifest is piped to `kubectl apply -f -`, the Job
-// and its Service are deleted once the records are in.
+// not client-go): the manifest is piped to `kubectl apply -f -` (on stdin,
+// so the run's token in its Secret is in no command line), the Job, its
+// Service, Secret, NetworkPolicy and ConfigMap are deleted once the records
+// are in.
 type Kubernetes struct {
 	// Kubectl is the kubectl command and its global flags (--context,
 	// --kubeconfig); default ["kubectl"].
@@ -82,6 +84,7 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error
 		Name: name, Namespace: k.Namespace, Image: k.Image, Agents: a.Shards, Run: run, Files: files,
 		StartAt: a.StartAt, StartTolerance: a.StartTolerance, ReportTo: a.ReportTo,
 		CPU: k.CPU, Memory: k.Memory, NodeSelector: k.NodeSelector,
+		Token: spec.Credentials.Token, CollectorCA: spec.Credentials.CA,
 	})
 	if err != nil {
 		return nil, err
@@ -98,7 +101,8 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error
 		// interrupted.
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "configmap/"+name+"-files", "--ignore-not-found", "--wait=false")
+		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "configmap/"+name+"-files",
+			"secret/"+ManifestSecretName(name), "networkpolicy/"+name, "--ignore-not-found", "--wait=false")
 	}
 	return &Launched{Failed: failed, Stop: stop}, nil
 }

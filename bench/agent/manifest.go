@@ -67,6 +67,13 @@ type ManifestOptions struct {
 	// read-only at ManifestFilesDir: base name → content. ShipFiles makes
 	// them from a run's CA and profile files.
 	Files map[string][]byte
+	// Token is the run's token, written into a Secret (NAME-auth) that the
+	// agents' environment references (EnvToken): never in a command line
+	// or the ConfigMap. Required.
+	Token string
+	// CollectorCA, for an https ReportTo, is the PEM of the CA of the
+	// collector's certificate, in the same Secret (EnvCollectorCA).
+	CollectorCA []byte
 }
 
 // ErrNoReportURL is a manifest without a collector to report to.
@@ -158,6 +165,9 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := CheckToken(o.Token); err != nil {
+		return nil, err
+	}
 	labels := map[string]string{manifestLabelApp: "tlsbench", manifestLabelInstance: o.Name}
 	meta := func() manifestMeta {
 		return manifestMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}
@@ -225,14 +235,15 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 						Image: o.Image,
 						Args:  o.Command,
 						// The run as data, the agent's index and name from
-						// the downward API (see FromEnv).
-						Env: []manifestEnv{
+						// the downward API (see FromEnv), the credentials from
+						// the Secret (see CredentialsFromEnv).
+						Env: append([]manifestEnv{
 							{Name: EnvRun, Value: string(run)},
-							{Name: EnvShard, ValueFrom: &manifestEnvSource{FieldRef: manifestFieldRef{
+							{Name: EnvShard, ValueFrom: &manifestEnvSource{FieldRef: &manifestFieldRef{
 								FieldPath: "metadata.annotations['" + manifestIndexAnnotation + "']"}}},
-							{Name: EnvName, ValueFrom: &manifestEnvSource{FieldRef: manifestFieldRef{
+							{Name: EnvName, ValueFrom: &manifestEnvSource{FieldRef: &manifestFieldRef{
 								FieldPath: "metadata.name"}}},
-						},
+						}, o.secretEnv()...),
 						// Requests equal to limits: Guaranteed QoS, no
 						// throttling below what was asked nor eviction
 						// before BestEffort and Burstable pods.
@@ -258,8 +269,14 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 		}
 		objects = []manifestObject{cm, service, job}
 	}
+	policy, err := o.networkPolicy(labels)
+	if err != nil {
+		return nil, err
+	}
+	objects = append([]manifestObject{o.secret(labels), policy}, objects...)
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# tlsbench agents: a headless Service and an Indexed Job of %d pods, one per node,\n", o.Agents)
+	fmt.Fprintf(&b, "# their token in a Secret, their traffic confined by a NetworkPolicy,\n")
 	fmt.Fprintf(&b, "# starting the load at %s.\n", o.StartAt.UTC().Format(time.RFC3339Nano))
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -423,7 +440,9 @@ type (
 		Kind       string            `yaml:"kind"`
 		Metadata   manifestMeta      `yaml:"metadata"`
 		Spec       any               `yaml:"spec,omitempty"`
+		Type       string            `yaml:"type,omitempty"`
 		Data       map[string]string `yaml:"data,omitempty"`
+		StringData map[string]string `yaml:"stringData,omitempty"`
 	}
 	manifestMeta struct {
 		Name      string            `yaml:"name,omitempty"`
@@ -495,7 +514,8 @@ type (
 		ValueFrom *manifestEnvSource `yaml:"valueFrom,omitempty"`
 	}
 	manifestEnvSource struct {
-		FieldRef manifestFieldRef `yaml:"fieldRef"`
+		FieldRef     *manifestFieldRef     `yaml:"fieldRef,omitempty"`
+		SecretKeyRef *manifestSecretKeyRef `yaml:"secretKeyRef,omitempty"`
 	}
 	manifestFieldRef struct {
 		FieldPath string `yaml:"fieldPath"`

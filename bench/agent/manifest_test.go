@@ -17,6 +17,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,12 +36,21 @@ func manifestDocs(b []byte) []string {
 	return docs
 }
 
-// decodeManifest decodes every document strictly (an unknown or misspelled
-// field is an error) into its k8s.io/api type: one Service, one Job.
-func decodeManifest(t *testing.T, b []byte) (*corev1.Service, *batchv1.Job) {
+// decodedManifest is a manifest's objects, decoded strictly.
+type decodedManifest struct {
+	Service   *corev1.Service
+	Job       *batchv1.Job
+	Secret    *corev1.Secret
+	Policy    *networkingv1.NetworkPolicy
+	ConfigMap *corev1.ConfigMap
+}
+
+// decodeManifestAll decodes every document strictly (an unknown or
+// misspelled field is an error) into its k8s.io/api type: one Secret, one
+// NetworkPolicy, one Service, one Job and perhaps a ConfigMap.
+func decodeManifestAll(t *testing.T, b []byte) decodedManifest {
 	t.Helper()
-	var svc *corev1.Service
-	var job *batchv1.Job
+	var m decodedManifest
 	for i, doc := range manifestDocs(b) {
 		var tm metav1.TypeMeta
 		if err := yaml.Unmarshal([]byte(doc), &tm); err != nil {
@@ -49,22 +59,40 @@ func decodeManifest(t *testing.T, b []byte) (*corev1.Service, *batchv1.Job) {
 		var obj any
 		switch tm.APIVersion + " " + tm.Kind {
 		case "v1 Service":
-			svc = &corev1.Service{}
-			obj = svc
+			m.Service = &corev1.Service{}
+			obj = m.Service
 		case "batch/v1 Job":
-			job = &batchv1.Job{}
-			obj = job
+			m.Job = &batchv1.Job{}
+			obj = m.Job
+		case "v1 Secret":
+			m.Secret = &corev1.Secret{}
+			obj = m.Secret
+		case "networking.k8s.io/v1 NetworkPolicy":
+			m.Policy = &networkingv1.NetworkPolicy{}
+			obj = m.Policy
+		case "v1 ConfigMap":
+			m.ConfigMap = &corev1.ConfigMap{}
+			obj = m.ConfigMap
 		default:
 			t.Fatalf("document %d: unexpected %s %s", i, tm.APIVersion, tm.Kind)
 		}
-		if err := yaml.UnmarshalStrict([]byte(doc), obj); err != nil {
+		// The splitter took the document's last newline with "---".
+		if err := yaml.UnmarshalStrict([]byte(doc+"\n"), obj); err != nil {
 			t.Fatalf("document %d (%s) does not decode strictly: %v\n%s", i, tm.Kind, err, doc)
 		}
 	}
-	if svc == nil || job == nil {
-		t.Fatalf("want a Service and a Job, got service %v, job %v:\n%s", svc != nil, job != nil, b)
+	if m.Service == nil || m.Job == nil || m.Secret == nil || m.Policy == nil {
+		t.Fatalf("want a Secret, a NetworkPolicy, a Service and a Job, got %+v:\n%s", m, b)
 	}
-	return svc, job
+	return m
+}
+
+// decodeManifest decodes a manifest strictly (decodeManifestAll) and
+// returns its Service and Job.
+func decodeManifest(t *testing.T, b []byte) (*corev1.Service, *batchv1.Job) {
+	t.Helper()
+	m := decodeManifestAll(t, b)
+	return m.Service, m.Job
 }
 
 // manifestRun is a run of engine against url.
@@ -83,6 +111,8 @@ func agentEnv(t *testing.T, c corev1.Container) (plain, fields map[string]string
 		switch {
 		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil:
 			fields[e.Name] = e.ValueFrom.FieldRef.FieldPath
+		case e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil:
+			fields[e.Name] = "secret:" + e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
 		case e.ValueFrom == nil:
 			plain[e.Name] = e.Value
 		default:
@@ -117,6 +147,7 @@ func validOptions() agent.ManifestOptions {
 		Memory:         "1536Mi",
 		ActiveDeadline: 30 * time.Minute,
 		NodeSelector:   map[string]string{"node-role.example.com/loadgen": "true"},
+		Token:          testToken,
 	}
 }
 
@@ -284,7 +315,7 @@ func TestManifestIndexedJob(t *testing.T) {
 func TestManifestDefaults(t *testing.T) {
 	o := agent.ManifestOptions{
 		Image: "tlsbench:dev", Agents: 1, Run: manifestRun(vocab.EngineThroughput, "https://dut/1m", 8, 10*time.Second),
-		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), ReportTo: "http://collector:7070/",
+		StartAt: time.Date(2026, 11, 30, 15, 0, 0, 0, time.UTC), ReportTo: "http://collector:7070/", Token: testToken,
 	}
 	b, err := agent.Manifest(o)
 	if err != nil {
@@ -320,14 +351,25 @@ func TestManifestStrictDecodeCatchesTypos(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := manifestDocs(b)
-	if len(docs) != 2 {
+	if len(docs) != 4 {
 		t.Fatalf("%d documents", len(docs))
 	}
+	jobDoc := -1
 	decode := func(doc string) error {
-		if strings.Contains(doc, "kind: Service") {
+		switch {
+		case strings.Contains(doc, "kind: Service"):
 			return yaml.UnmarshalStrict([]byte(doc), &corev1.Service{})
+		case strings.Contains(doc, "kind: Secret"):
+			return yaml.UnmarshalStrict([]byte(doc), &corev1.Secret{})
+		case strings.Contains(doc, "kind: NetworkPolicy"):
+			return yaml.UnmarshalStrict([]byte(doc), &networkingv1.NetworkPolicy{})
 		}
 		return yaml.UnmarshalStrict([]byte(doc), &batchv1.Job{})
+	}
+	for i, doc := range docs {
+		if strings.Contains(doc, "kind: Job") {
+			jobDoc = i
+		}
 	}
 	for _, doc := range docs {
 		if err := decode(doc); err != nil {
@@ -336,7 +378,7 @@ func TestManifestStrictDecodeCatchesTypos(t *testing.T) {
 	}
 	fields := []string{"clusterIP", "selector", "completionMode", "backoffLimit", "restartPolicy", "subdomain",
 		"automountServiceAccountToken", "requiredDuringSchedulingIgnoredDuringExecution", "topologyKey",
-		"fieldPath", "limits", "readOnlyRootFilesystem"}
+		"fieldPath", "limits", "readOnlyRootFilesystem", "secretKeyRef", "policyTypes", "podSelector", "ipBlock", "egress"}
 	for _, f := range fields {
 		found := false
 		for _, doc := range docs {
@@ -355,8 +397,8 @@ func TestManifestStrictDecodeCatchesTypos(t *testing.T) {
 	}
 	// A field at the wrong level is unknown there too: the pod's
 	// restartPolicy in the Job's spec.
-	moved := strings.Replace(docs[1], "  completionMode: Indexed\n", "  completionMode: Indexed\n  restartPolicy: Never\n", 1)
-	if moved == docs[1] {
+	moved := strings.Replace(docs[jobDoc], "  completionMode: Indexed\n", "  completionMode: Indexed\n  restartPolicy: Never\n", 1)
+	if moved == docs[jobDoc] {
 		t.Fatal("completionMode not found at the Job spec's level")
 	}
 	if err := decode(moved); err == nil {

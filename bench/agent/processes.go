@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -14,8 +15,9 @@ import (
 
 // Processes launches the agents as local processes: the whole distributed
 // path (start-at, shards, push, merge) on one machine, and a way to use
-// every core of a big generator. Each agent is Command with the run in its
-// environment (RunSpec.Env; the agent reads it with FromEnv).
+// every core of a big generator. Each agent is Command with the run and the
+// credentials in its environment (RunSpec.Env; the agent reads them with
+// FromEnv and CredentialsFromEnv), never in its command line.
 type Processes struct {
 	// Command is the agent's command line (the tlsbench binary and its
 	// agent command).
@@ -31,6 +33,9 @@ type Processes struct {
 func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("no agent command")
+	}
+	if err := CheckToken(spec.Credentials.Token); err != nil {
+		return nil, err
 	}
 	failed := make(chan error, spec.Agents())
 	var cmds []*exec.Cmd
@@ -54,6 +59,10 @@ func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error)
 	if env == nil {
 		env = os.Environ()
 	}
+	// The run's credentials only: none inherited from this process.
+	env = slices.DeleteFunc(slices.Clone(env), func(v string) bool {
+		return strings.HasPrefix(v, EnvToken+"=") || strings.HasPrefix(v, EnvCollectorCA+"=")
+	})
 	for i := range spec.Agents() {
 		name := fmt.Sprintf("%s-agent-%d", spec.ID, i)
 		vars, err := spec.Env(i, name)

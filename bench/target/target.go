@@ -237,7 +237,7 @@ func (t *Target) startAdmin(addr string) error {
 		return fmt.Errorf("target: admin listener: %w", err)
 	}
 	t.AdminAddr = ln.Addr().String()
-	t.serve(ln, t.adminHandler)
+	t.serveAdmin(ln) // bounded: see admin.go
 	return nil
 }
 

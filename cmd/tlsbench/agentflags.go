@@ -1,14 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
@@ -80,4 +83,95 @@ func parseEngineArgs(args []string) (*loadCmd, error) {
 		err = eng.check()
 	}
 	return c, err
+}
+
+// pushAuthFlags are an agent's credentials for its push (--report-to).
+type pushAuthFlags struct {
+	tokenFile, caFile string
+	cred              agent.Credentials
+}
+
+func (p *pushAuthFlags) add(fs *pflag.FlagSet) {
+	fs.StringVar(&p.tokenFile, "token-file", "", "agent: sign the pushed record with the run's token in `FILE` (mode 0600; default $"+agent.EnvToken+")")
+	fs.StringVar(&p.caFile, "report-cacert", "", "agent: verify an https collector with the CA certificate in `FILE` (default $"+agent.EnvCollectorCA+", else the system's)")
+}
+
+// resolve reads the credentials of a push to reportTo (runLoad calls it
+// once the command line is parsed: parsing reads no file).
+func (p *pushAuthFlags) resolve(reportTo string) error {
+	if reportTo == "" {
+		if p.tokenFile != "" || p.caFile != "" {
+			return usagef("--token-file and --report-cacert need --report-to")
+		}
+		return nil
+	}
+	tok, err := readToken(p.tokenFile, false, io.Discard)
+	if err != nil {
+		return err
+	}
+	p.cred = agent.Credentials{Token: tok, CA: []byte(os.Getenv(agent.EnvCollectorCA))}
+	if p.caFile != "" {
+		if p.cred.CA, err = os.ReadFile(p.caFile); err != nil {
+			return usagef("--report-cacert: %v", pathErr(err))
+		}
+	}
+	if len(p.cred.CA) > 0 && !strings.HasPrefix(reportTo, "https://") {
+		return usagef("--report-cacert (or $%s) is for an https collector; --report-to is %q", agent.EnvCollectorCA, reportTo)
+	}
+	return nil
+}
+
+// readToken returns the run's token from file (--token-file) or, without
+// one, from $TLSBENCH_TOKEN. A token file must not be readable or writable
+// by others (like ssh's keys); with create, a missing file is created
+// (mode 0600) with a new token, and said so on w.
+func readToken(file string, create bool, w io.Writer) (string, error) {
+	if file == "" {
+		tok := os.Getenv(agent.EnvToken)
+		if tok == "" {
+			return "", usagef("no token: give the run's token with --token-file FILE or $%s (records are only taken signed with it)", agent.EnvToken)
+		}
+		if err := agent.CheckToken(tok); err != nil {
+			return "", usagef("$%s: %v", agent.EnvToken, err)
+		}
+		return tok, nil
+	}
+	st, err := os.Stat(file)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		tok, err := agent.NewToken()
+		if err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return "", usagef("--token-file: %v", pathErr(err))
+		}
+		_, err = fmt.Fprintln(f, tok)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		fmt.Fprintf(w, "tlsbench: wrote a new token to %s (give it to the agents: --token-file or $%s)\n", file, agent.EnvToken)
+		return tok, nil
+	}
+	if err != nil {
+		return "", usagef("--token-file: %v", pathErr(err))
+	}
+	if !st.Mode().IsRegular() {
+		return "", usagef("--token-file %s: not a regular file", file)
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return "", usagef("--token-file %s: mode %04o lets others read or change it; chmod 600 %s", file, perm, file)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", usagef("--token-file: %v", pathErr(err))
+	}
+	tok := strings.TrimSpace(string(data))
+	if err := agent.CheckToken(tok); err != nil {
+		return "", usagef("--token-file %s: %v", file, err)
+	}
+	return tok, nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,12 +38,13 @@ const fakeKubectlEnv = "TLSBENCH_FAKE_KUBECTL"
 // collector starts a Collector on loopback and returns it with its URL.
 func collector(t *testing.T) (*agent.Collector, string) {
 	t.Helper()
-	c := agent.NewCollector()
+	// The executor opens each run's batch with the run's own token.
+	c := agent.NewCollector("")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Serve(ln))
+	t.Cleanup(c.Serve(ln, nil))
 	return c, "http://" + ln.Addr().String()
 }
 
@@ -149,11 +151,13 @@ func TestProcessesExecutor(t *testing.T) {
 			samples <- l.Stats()
 		}
 	}()
+	watch := watchTokens(t)
 	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	after := l.Stats()
+	watch.check(t, 4)
 	checkMerged(t, r, 4, before, after)
 	if r.Load.Concurrency != 8 {
 		t.Errorf("merged concurrency %d, want 8 (2 per agent)", r.Load.Concurrency)
@@ -199,10 +203,12 @@ func TestKubernetesExecutor(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	before := l.Stats()
+	watch := watchTokens(t)
 	r, err := e.Execute(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tokens := watch.check(t, 3)
 	checkMerged(t, r, 3, before, l.Stats())
 
 	calls, err := os.ReadFile(filepath.Join(dir, "calls"))
@@ -223,6 +229,23 @@ func TestKubernetesExecutor(t *testing.T) {
 	m, _ := os.ReadFile(manifests[0])
 	if !strings.Contains(string(m), "kind: ConfigMap") || !strings.Contains(string(m), agent.ManifestFilesDir+"/ca.pem") || strings.Contains(string(m), ca) {
 		t.Errorf("the manifest does not ship the CA file in a ConfigMap:\n%s", m)
+	}
+	// The token the pods had is in the Secret only: not in the ConfigMap,
+	// the Job, nor kubectl's command lines.
+	for tok := range tokens {
+		for _, doc := range strings.Split(string(m), "\n---\n") {
+			if strings.Contains(doc, tok) != strings.Contains(doc, "kind: Secret") {
+				t.Errorf("the token is in a document other than the Secret, or not in it:\n%s", doc)
+			}
+		}
+		if strings.Contains(log, tok) {
+			t.Errorf("the token is in kubectl's command line:\n%s", log)
+		}
+	}
+	for _, want := range []string{"secret/tlsbench-final-", "networkpolicy/tlsbench-final-"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("kubectl delete lacks %q:\n%s", want, log)
+		}
 	}
 	// The Job is gone: its agents were stopped by the delete.
 	if strings.Count(log, " apply ") != 1 || strings.Count(log, " delete ") != 1 {
@@ -319,11 +342,13 @@ func fakeApply(dir string) int {
 		return 1
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	secrets := map[string]map[string]string{} // the Secrets applied before the Job
 	for {
 		var doc struct {
-			Kind     string            `yaml:"kind"`
-			Data     map[string]string `yaml:"data"`
-			Metadata struct {
+			Kind       string            `yaml:"kind"`
+			Data       map[string]string `yaml:"data"`
+			StringData map[string]string `yaml:"stringData"`
+			Metadata   struct {
 				Name string `yaml:"name"`
 			} `yaml:"metadata"`
 			Spec struct {
@@ -340,6 +365,10 @@ func fakeApply(dir string) int {
 									FieldRef struct {
 										FieldPath string `yaml:"fieldPath"`
 									} `yaml:"fieldRef"`
+									SecretKeyRef *struct {
+										Name string `yaml:"name"`
+										Key  string `yaml:"key"`
+									} `yaml:"secretKeyRef"`
 								} `yaml:"valueFrom"`
 							} `yaml:"env"`
 						} `yaml:"containers"`
@@ -352,6 +381,10 @@ func fakeApply(dir string) int {
 		} else if err != nil {
 			fmt.Fprintln(os.Stderr, "fake kubectl:", err)
 			return 1
+		}
+		if doc.Kind == "Secret" {
+			secrets[doc.Metadata.Name] = doc.StringData
+			continue
 		}
 		if doc.Kind == "ConfigMap" {
 			// The volume the pods mount at agent.ManifestFilesDir.
@@ -381,7 +414,15 @@ func fakeApply(dir string) int {
 			var env []string
 			for _, e := range c.Env {
 				v := mount.Replace(e.Value)
-				if e.ValueFrom != nil {
+				if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+					ref := e.ValueFrom.SecretKeyRef
+					sv, ok := secrets[ref.Name][ref.Key]
+					if !ok { // the kubelet's CreateContainerConfigError
+						fmt.Fprintf(os.Stderr, "fake kubectl: secret %s has no key %s\n", ref.Name, ref.Key)
+						return 1
+					}
+					v = sv
+				} else if e.ValueFrom != nil {
 					switch e.ValueFrom.FieldRef.FieldPath {
 					case "metadata.annotations['batch.kubernetes.io/job-completion-index']":
 						v = strconv.Itoa(i)
@@ -430,6 +471,17 @@ func waitListening(t *testing.T, addr string) {
 	}
 }
 
+// waitFile returns once file exists.
+func waitFile(t *testing.T, file string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(file); err == nil {
+			return
+		}
+	}
+	t.Fatalf("%s was not written", file)
+}
+
 // TestCollect: `collect` merges the records of agents started by hand with
 // --shard, --start-at and --report-to; at its deadline it names the shards
 // that did not report.
@@ -437,14 +489,19 @@ func TestCollect(t *testing.T) {
 	l, p, ca := agentTarget(t, "ecdhe-ecdsa-aes128-sha256-p256")
 	url := "https://localhost:" + portOf(l.Addr) + "/1k"
 	dir := t.TempDir()
+	tok := tokenFile(t)
 	for _, tc := range []struct {
 		expect, agents int
 		deadline       string
 		code           int
 		want           string
+		tls            bool
 	}{
-		{2, 2, "15s", exitOK, "merged record of 2 agents"},
-		{3, 2, "4s", exitFailed, "missing shards 2/3"},
+		{2, 2, "15s", exitOK, "merged record of 2 agents", false},
+		{3, 2, "8s", exitFailed, "missing shards 2/3", false}, // the agents push within 4 s, 8 under -race
+		// Over https, its certificate made for the run, its CA given to
+		// the agents.
+		{2, 2, "15s", exitOK, "merged record of 2 agents", true},
 	} {
 		ports, err := testdut.FreePorts(1)
 		if err != nil {
@@ -457,20 +514,31 @@ func TestCollect(t *testing.T) {
 			stdout, stderr string
 		}
 		done := make(chan result, 1)
+		collectArgs := []string{"collect", "--listen", addr, "--expect", strconv.Itoa(tc.expect),
+			"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"), "--token-file", tok}
+		scheme, agentTLS := "http", []string{}
+		if tc.tls {
+			caOut := filepath.Join(dir, "collector-ca.pem")
+			collectArgs = append(collectArgs, "--tls-ca-out", caOut)
+			scheme, agentTLS = "https", []string{"--report-cacert", caOut}
+		}
 		go func() {
-			code, so, se := invoke(t, context.Background(), "collect", "--listen", addr, "--expect", strconv.Itoa(tc.expect),
-				"-o", out, "--deadline", tc.deadline, "--keep", filepath.Join(dir, "agents"))
+			code, so, se := invoke(t, context.Background(), collectArgs...)
 			done <- result{code, so, se}
 		}()
 		waitListening(t, addr)
+		if tc.tls { // collect listens, then writes its CA (atomically)
+			waitFile(t, agentTLS[1])
+		}
 		before := l.Stats()
 		start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 		errs := make(chan string, tc.agents)
 		for i := range tc.agents {
 			go func() {
-				code, _, se := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-c", "4", "-d", "1s", "--warmup", "0",
+				args := []string{"cps", url, "--cacert", ca, "--profile", p.Name, "-c", "4", "-d", "1s", "--warmup", "0",
 					"--shard", fmt.Sprintf("%d/%d", i, tc.expect), "--start-at", start, "--agent", fmt.Sprint("hand-", i),
-					"--report-to", "http://"+addr+"/", "-q")
+					"--report-to", scheme + "://" + addr + "/", "--token-file", tok, "-q"}
+				code, _, se := invoke(t, context.Background(), append(args, agentTLS...)...)
 				if code != exitOK {
 					errs <- se
 				}
@@ -484,6 +552,9 @@ func TestCollect(t *testing.T) {
 		}
 		after := l.Stats()
 		res := <-done
+		if tc.tls && !strings.Contains(res.stderr, "https://") {
+			t.Errorf("collect --tls-ca-out: %s", res.stderr)
+		}
 		if res.code != tc.code || !strings.Contains(res.stdout+res.stderr, tc.want) {
 			t.Fatalf("collect --expect %d with %d agents: exit %d, want %d and %q:\n%s%s", tc.expect, tc.agents, res.code, tc.code, tc.want, res.stdout, res.stderr)
 		}
@@ -505,7 +576,8 @@ func TestCollect(t *testing.T) {
 }
 
 // TestQualifyProcesses runs the method with --executor processes: every
-// run is made by 2 agent processes and judged on the merged record.
+// run is made by 2 agent processes and judged on the merged record, pushed
+// over https to a collector whose certificate the coordinator made.
 func TestQualifyProcesses(t *testing.T) {
 	out, stdout, stderr := qualifyPlan(t, `name: agents
 duts: [{name: ref, url: reference}]
@@ -518,7 +590,7 @@ method:
   explore: {concurrency: {min: 4, max: 4}, probe_duration: 300ms, min_gain: 5%}
   accept: {max_generator_cpu: 100%}
   final: {min_accepted: 2, max_runs: 4, tolerance: 60%}
-`, "--executor", "processes", "--agents", "2", "--start-margin", "1s")
+`, "--executor", "processes", "--agents", "2", "--start-margin", "1s", "--collect-tls")
 	if !strings.Contains(stderr, "by 2 agent processes each") || !strings.Contains(stdout, "CPS (SR=0)") {
 		t.Errorf("stderr %q\nstdout %q", stderr, stdout)
 	}
@@ -543,5 +615,56 @@ method:
 	}
 	if finals < 2 {
 		t.Errorf("%d accepted final runs, want at least 2", finals)
+	}
+}
+
+// TestCollectTokenInput: collect and an agent's --report-to refuse to run
+// without a token, with one others may read, or a short one (exit 2, one
+// line).
+func TestCollectTokenInput(t *testing.T) {
+	dir := t.TempDir()
+	loose := filepath.Join(dir, "loose")
+	os.WriteFile(loose, []byte(testRunToken), 0o640)
+	t.Setenv(agent.EnvToken, "")
+	base := []string{"collect", "--listen", "127.0.0.1:0", "--expect", "1", "-o", filepath.Join(dir, "m.json")}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{base, "no token: give the run's token with --token-file FILE or $TLSBENCH_TOKEN"},
+		{append(slices.Clone(base), "--token-file", loose), "mode 0640 lets others read or change it"},
+		{append(slices.Clone(base), "--token-file", dir), "not a regular file"},
+		{append(slices.Clone(base), "--tls-host", "c.example", "--token-file", tokenFile(t)), "--tls-host needs --tls-ca-out"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--report-to", "http://127.0.0.1:1/"}, "no token"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--token-file", tokenFile(t)}, "--token-file and --report-cacert need --report-to"},
+		{[]string{"cps", "https://127.0.0.1:1/", "--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--report-cacert", loose}, "is for an https collector"},
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	t.Setenv(agent.EnvToken, "short")
+	if code, _, stderr := invoke(t, context.Background(), base...); code != exitBadUsage || !strings.Contains(stderr, "want at least 22") {
+		t.Errorf("a short $TLSBENCH_TOKEN: exit %d, %q", code, stderr)
+	}
+}
+
+// TestExecutorTLSInput: --collect-tls wants an https --collect-url, and an
+// executor of agents.
+func TestExecutorTLSInput(t *testing.T) {
+	k8s := []string{"qualify", "--executor", "kubernetes", "--agents", "2", "--image", "x/tb:1", "--dut", "a=https://a/"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{append(slices.Clone(k8s), "--collect-url", "http://10.0.0.5:7070", "--collect-tls"), "want https://HOST:PORT"},
+		{append(slices.Clone(k8s), "--collect-url", "https://10.0.0.5:7070"), "want http://HOST:PORT"},
+		{[]string{"qualify", "--collect-tls"}, "need --executor processes or kubernetes"},
+	} {
+		code, _, stderr := invoke(t, context.Background(), tc.args...)
+		if code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
 	}
 }

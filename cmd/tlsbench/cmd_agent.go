@@ -18,7 +18,9 @@ const agentUsage = `tlsbench agent
 Runs one agent of a distributed run, its run read from the environment:
 TLSBENCH_RUN (the run spec as JSON: the whole run and the agents' start,
 tolerance and collector), TLSBENCH_SHARD (this agent's index, 0 to N-1) and
-TLSBENCH_AGENT (its name in the record). It takes its share of the load,
+TLSBENCH_AGENT (its name in the record), and its credentials:
+TLSBENCH_TOKEN (the run's token, which signs the pushed record) and
+TLSBENCH_COLLECTOR_CA (for an https collector, its CA's PEM). It takes its share of the load,
 starts at the agreed time and pushes its record to the collector. The
 processes executor (qualify --executor processes) and the manifests of
 tlsbench k8s start agents this way; see docs/KUBERNETES.md.`
@@ -34,6 +36,12 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	spec, err := agent.FromEnv(os.Getenv)
 	if err != nil {
 		return usagef("%s", specError(err))
+	}
+	var cred agent.Credentials
+	if spec.Agent.ReportTo != "" {
+		if cred, err = agent.CredentialsFromEnv(os.Getenv); err != nil {
+			return usagef("%s", err)
+		}
 	}
 	set, err := loadProfiles(spec.ProfileFiles)
 	if err != nil {
@@ -55,7 +63,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return noSuccess(r, set)
 	}
 	if a.ReportTo != "" {
-		if err := agent.Push(ctx, a.ReportTo, r); err != nil {
+		if err := agent.Push(ctx, a.ReportTo, cred, r); err != nil {
 			return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 		}
 	}

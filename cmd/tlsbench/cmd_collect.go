@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,17 @@ Receives the run records that N agents push (engine commands run with
 (tlsbench merge) once all N have arrived. At --deadline it stops and names
 the shards that did not report (exit 1). Records that measured another
 device or whose steady windows share less than 90% of the shortest are
-refused as merge refuses them (exit 2).`
+refused as merge refuses them (exit 2).
+
+Only records signed with the run's token are taken: --token-file FILE (made
+with a new random token, mode 0600, if missing; the agents get the same file
+with --token-file) or $TLSBENCH_TOKEN. A push without it is refused (401)
+and takes no shard. With --tls-ca-out FILE the collector serves https with a
+certificate made for this run (for the --listen host and each --tls-host),
+its CA written to FILE for the agents (--report-cacert). Bounds: records of
+32 MiB, headers of 16 KiB, 5 s for the headers and 1 min for a request, 64
+connections at once. --listen has no default: give 127.0.0.1:PORT unless
+agents on other machines must reach it.`
 
 func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("collect")
@@ -34,6 +45,9 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (-: stdout)")
 	keep := fs.String("keep", "", "also write each agent's own record into `DIR`")
 	deadline := fs.Duration("deadline", time.Hour, "give up waiting after `DURATION`")
+	tokenFile := fs.String("token-file", "", "take only records signed with the token in `FILE` (created with a new token if missing; default $"+agent.EnvToken+")")
+	caOut := fs.String("tls-ca-out", "", "serve https with a certificate made for this run; write its CA certificate to `FILE` for the agents")
+	tlsHosts := fs.StringArray("tls-host", nil, "with --tls-ca-out: a `NAME` or address the agents reach the collector at (repeatable; the --listen host is included)")
 	if err := parseFlags(fs, collectUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -60,14 +74,44 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usagef("--keep: %v", err)
 		}
 	}
+	if len(*tlsHosts) > 0 && *caOut == "" {
+		return usagef("--tls-host needs --tls-ca-out FILE")
+	}
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return usagef("--listen %s: %v", *listen, err)
 	}
-	c := agent.NewCollector()
+	token, err := readToken(*tokenFile, true, stderr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	var tlsConfig *tls.Config
+	scheme := "http"
+	if *caOut != "" {
+		if err := outfile.Check(*caOut); err != nil {
+			ln.Close()
+			return usagef("--tls-ca-out: %v", err)
+		}
+		hosts := append([]string{"localhost", "127.0.0.1", "::1"}, *tlsHosts...)
+		if h, _, err := net.SplitHostPort(*listen); err == nil && h != "" {
+			hosts = append(hosts, h)
+		}
+		var caPEM []byte
+		if tlsConfig, caPEM, err = agent.CollectorTLS(hosts, *deadline+time.Hour); err != nil {
+			ln.Close()
+			return err
+		}
+		if err := outfile.Write(*caOut, caPEM, 0o644); err != nil {
+			ln.Close()
+			return fmt.Errorf("--tls-ca-out: %w", err)
+		}
+		scheme = "https"
+	}
+	c := agent.NewCollector(token)
 	batch := c.Expect("", *expect)
-	defer c.Serve(ln)()
-	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on http://%s/ (deadline %s)\n", *expect, ln.Addr(), *deadline)
+	defer c.Serve(ln, tlsConfig)()
+	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on %s://%s/ (deadline %s)\n", *expect, scheme, ln.Addr(), *deadline)
 
 	wctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -19,15 +20,21 @@ run an engine command (cps or throughput) as N agents, one pod per node: each
 takes share i/N of the load (--shard), all start the load at one time
 (--start-at) and push their records to a collector (--report-to, required:
 a pod keeps no file; tlsbench collect --expect N). The engine command is checked here as each agent will
-check it. See docs/KUBERNETES.md.`
+check it.
 
-func runK8s(_ context.Context, args []string, stdout, _ io.Writer) error {
+The agents sign their records with the run's token, which the manifest holds
+in a Secret (NAME-auth) referenced by the pods' environment: --token-file
+FILE (created with a new token, mode 0600, if missing: give the same file to
+tlsbench collect) or $TLSBENCH_TOKEN. A NetworkPolicy lets the pods reach
+only the DUT and the collector. See docs/KUBERNETES.md.`
+
+func runK8s(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("want a subcommand: manifest (tlsbench k8s manifest --help)")
 	}
 	switch args[0] {
 	case "manifest":
-		return runK8sManifest(args[1:], stdout)
+		return runK8sManifest(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprintf(stdout, "Usage: %s\n", k8sUsage)
 		return nil
@@ -35,10 +42,14 @@ func runK8s(_ context.Context, args []string, stdout, _ io.Writer) error {
 	return usagef("unknown subcommand %q: want manifest", args[0])
 }
 
-func runK8sManifest(args []string, stdout io.Writer) error {
-	o, err := parseK8sManifest(args, stdout)
+func runK8sManifest(args []string, stdout, stderr io.Writer) error {
+	o, tokenFile, err := parseK8sManifestArgs(args, stdout)
 	if err != nil {
 		return helpOK(err)
+	}
+	// Last: a new token file is made only for a manifest that will print.
+	if o.Token, err = readToken(tokenFile, true, stderr); err != nil {
+		return err
 	}
 	b, err := agent.Manifest(o)
 	if err != nil {
@@ -52,6 +63,19 @@ func runK8sManifest(args []string, stdout io.Writer) error {
 // manifest's options, the engine command into the run every agent takes
 // its share of.
 func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, error) {
+	var tokenFile string
+	return parseK8sManifestInto(args, stdout, &tokenFile)
+}
+
+// parseK8sManifestArgs is parseK8sManifest, returning also --token-file,
+// which runK8sManifest reads (or creates) once the rest is checked.
+func parseK8sManifestArgs(args []string, stdout io.Writer) (agent.ManifestOptions, string, error) {
+	var tokenFile string
+	o, err := parseK8sManifestInto(args, stdout, &tokenFile)
+	return o, tokenFile, err
+}
+
+func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string) (agent.ManifestOptions, error) {
 	o := agent.DefaultManifestOptions()
 	fs := newFlags("k8s manifest")
 	fs.IntVar(&o.Agents, "agents", 0, "`N` agents, one pod per node (required)")
@@ -67,11 +91,14 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 	fs.StringVar(&o.ReportTo, "report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
 	fs.DurationVar(&o.ActiveDeadline, "active-deadline", o.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
 	selectors := fs.StringArray("node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
+	tokenFile := fs.String("token-file", "", "the run's token, for the agents' Secret, from `FILE` (created with a new token if missing; default $"+agent.EnvToken+")")
+	collectorCA := fs.String("collector-cacert", "", "for an https --report-to: the collector's CA certificate `FILE` (tlsbench collect --tls-ca-out), for the agents' Secret")
 	// The first argument ends the flags: the engine's are not ours.
 	fs.SetInterspersed(false)
 	if err := parseFlags(fs, k8sUsage, args, stdout); err != nil {
 		return o, err
 	}
+	*tokenFileOut = *tokenFile
 
 	switch {
 	case fs.ArgsLenAtDash() < 0 && fs.NArg() > 0:
@@ -127,6 +154,8 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 		return o, usagef("the engine command takes one --profile: one distributed run is one profile")
 	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
 		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
+	case lf.pushAuth.tokenFile != "" || lf.pushAuth.caFile != "":
+		return o, usagef("the engine command sets --token-file or --report-cacert: give them to k8s manifest (--token-file, --collector-cacert), which puts them in the agents' Secret")
 	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
 		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
 	}
@@ -146,6 +175,19 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 	}
 	if o.Files, err = agent.ShipFiles(&o.Run); err != nil {
 		return o, usagef("%s", err)
+	}
+	if *collectorCA != "" {
+		if !strings.HasPrefix(o.ReportTo, "https://") {
+			return o, usagef("--collector-cacert is for an https --report-to, got %q", o.ReportTo)
+		}
+		if o.CollectorCA, err = os.ReadFile(*collectorCA); err != nil {
+			return o, usagef("--collector-cacert: %v", pathErr(err))
+		}
+		if _, err := agent.CredentialsFromEnv(func(v string) string {
+			return map[string]string{agent.EnvToken: strings.Repeat("x", agent.MinTokenLen), agent.EnvCollectorCA: string(o.CollectorCA)}[v]
+		}); err != nil {
+			return o, usagef("--collector-cacert %s: %v", *collectorCA, errors.Unwrap(err))
+		}
 	}
 	return o, nil
 }

@@ -279,14 +279,14 @@ func TestCollectRefusesDisjointWindows(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		code, _, se := invoke(t, context.Background(), "collect", "--listen", addr, "--expect", "2", "-o", out, "--deadline", "20s",
-			"--keep", filepath.Join(dir, "agents"))
+			"--keep", filepath.Join(dir, "agents"), "--token-file", tokenFile(t))
 		done <- result{code, se}
 	}()
 	waitListening(t, addr)
 	for i, start := range []time.Time{reporttest.T0, reporttest.T0.Add(25 * time.Second)} {
 		r := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 100, Start: start})
 		r.Agent = &metrics.Agent{Name: []string{"a", "b"}[i], Shard: i, Shards: 2}
-		if err := agent.Push(context.Background(), "http://"+addr+"/", r); err != nil {
+		if err := agent.Push(context.Background(), "http://"+addr+"/", agent.Credentials{Token: testRunToken}, r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/url"
@@ -25,6 +26,7 @@ type executorFlags struct {
 	agents                          int
 	margin, tolerance               time.Duration
 	nodeSelector                    []string
+	collectTLS                      bool
 }
 
 func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
@@ -41,7 +43,8 @@ func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
 	fs.StringVar(&ef.memory, "agent-memory", "1Gi", "kubernetes: memory of each agent pod (`QUANTITY`, requests = limits)")
 	fs.StringArrayVar(&ef.nodeSelector, "node-selector", nil, "kubernetes: `KEY=VALUE` the agents' nodes must carry (repeatable)")
 	fs.StringVar(&ef.listen, "collect-listen", "", "processes, kubernetes: `ADDR` where the coordinator receives the agents' records (default 127.0.0.1:0; kubernetes :7070)")
-	fs.StringVar(&ef.reportURL, "collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. http://10.0.0.5:7070")
+	fs.StringVar(&ef.reportURL, "collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. http://10.0.0.5:7070 (https:// with --collect-tls)")
+	fs.BoolVar(&ef.collectTLS, "collect-tls", false, "processes, kubernetes: the coordinator receives the records over https, with a certificate it makes for the campaign (its CA goes to the agents with their token)")
 	return ef
 }
 
@@ -49,8 +52,8 @@ func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
 func (ef *executorFlags) check(usesRef bool) error {
 	switch ef.kind {
 	case "local":
-		if ef.agents != 0 || ef.image != "" {
-			return usagef("--agents and --image need --executor processes or kubernetes")
+		if ef.agents != 0 || ef.image != "" || ef.collectTLS {
+			return usagef("--agents, --image and --collect-tls need --executor processes or kubernetes")
 		}
 		return nil
 	case "processes":
@@ -68,8 +71,12 @@ func (ef *executorFlags) check(usesRef bool) error {
 		case usesRef:
 			return usagef("--executor kubernetes: the reference target runs on this machine, out of the pods' reach; name the DUTs (--dut or a plan)")
 		}
-		if u, err := url.Parse(ef.reportURL); err != nil || u.Scheme != "http" || u.Host == "" {
-			return usagef("bad --collect-url %q: want http://HOST:PORT", ef.reportURL)
+		want := "http"
+		if ef.collectTLS {
+			want = "https"
+		}
+		if u, err := url.Parse(ef.reportURL); err != nil || u.Scheme != want || u.Host == "" {
+			return usagef("bad --collect-url %q: want %s://HOST:PORT (https with --collect-tls, http without)", ef.reportURL, want)
 		}
 	default:
 		return usagef("bad --executor %q: local, processes or kubernetes", ef.kind)
@@ -91,10 +98,12 @@ func (ef *executorFlags) check(usesRef bool) error {
 	if ef.kind == "kubernetes" {
 		// What every run's manifest will hold, checked now rather than at
 		// the first run.
+		checkRun := runner.Defaults(vocab.EngineCPS)
+		checkRun.Target.URL = "https://dut.invalid/"
 		_, err := agent.Manifest(agent.ManifestOptions{
 			Name: agent.JobName("final-1-1"), Namespace: ef.namespace, Image: ef.image, Agents: ef.agents,
-			Run: runner.Defaults(vocab.EngineCPS), StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
-			CPU: ef.cpu, Memory: ef.memory, NodeSelector: selector,
+			Run: checkRun, StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
+			CPU: ef.cpu, Memory: ef.memory, NodeSelector: selector, Token: strings.Repeat("x", agent.MinTokenLen),
 		})
 		if err != nil {
 			return usagef("--executor kubernetes: %v", err)
@@ -119,12 +128,29 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 	if err != nil {
 		return nil, nil, usagef("--collect-listen %s: %v", listen, err)
 	}
-	coll := agent.NewCollector()
-	stop := coll.Serve(ln)
+	// Each run's agents get a token of the run's own (agent.Executor), in
+	// their environment or a Secret; the collector takes only their records.
+	coll := agent.NewCollector("")
+	var cred agent.Credentials
+	var tlsConfig *tls.Config
+	scheme := "http://"
+	if ef.collectTLS {
+		host := "127.0.0.1"
+		if ef.kind == "kubernetes" {
+			u, _ := url.Parse(ef.reportURL) // checked
+			host = u.Hostname()
+		}
+		if tlsConfig, cred.CA, err = agent.CollectorTLS([]string{host}, 7*24*time.Hour); err != nil {
+			ln.Close()
+			return nil, nil, err
+		}
+		scheme = "https://"
+	}
+	stop := coll.Serve(ln, tlsConfig)
 
 	e := &agent.Executor{
 		Local: local, Agents: ef.agents, Margin: ef.margin, Tolerance: ef.tolerance,
-		Collector: coll, ProfileFiles: absAll(files), ReferenceCA: refCA,
+		Collector: coll, ProfileFiles: absAll(files), ReferenceCA: refCA, Credentials: cred,
 	}
 	switch ef.kind {
 	case "processes":
@@ -134,7 +160,7 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 			return nil, nil, err
 		}
 		e.Launcher = &agent.Processes{Command: []string{self, "agent"}, Env: append(os.Environ(), childEnv+"=1")}
-		e.ReportURL = "http://" + ln.Addr().String()
+		e.ReportURL = scheme + ln.Addr().String()
 		if e.Margin == 0 {
 			e.Margin = 2 * time.Second
 		}

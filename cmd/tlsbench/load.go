@@ -39,6 +39,7 @@ type loadFlags struct {
 	startAt             time.Time
 	agentName, reportTo string
 	startTolerance      time.Duration
+	pushAuth            pushAuthFlags // --token-file, --report-cacert
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
@@ -76,6 +77,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
+	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
 	return lf
 }
@@ -302,6 +304,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return helpOK(err)
 	}
+	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
+		return err
+	}
 	ls, ep, ps := c.ls, c.ep, c.ls.profiles
 	if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
 		return err
@@ -353,7 +358,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return noSuccess(r, ls.set)
 		}
 		if a := ls.agent; a != nil && a.ReportTo != "" {
-			if err := agent.Push(ctx, a.ReportTo, r); err != nil {
+			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
 				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}

@@ -138,12 +138,12 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 		return all.Listeners[0]
 	}
 
-	coll := agent.NewCollector()
+	coll := agent.NewCollector("")
 	ln, err := net.Listen("tcp", labHostIP+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer coll.Serve(ln)()
+	defer coll.Serve(ln, nil)()
 	e := &agent.Executor{
 		Local: &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/test"},
 		Launcher: &agent.Processes{

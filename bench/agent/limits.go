@@ -1,0 +1,115 @@
+package agent
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// Limits bound what one push may cost the collector. The zero value of a
+// field is its default (DefaultLimits).
+type Limits struct {
+	// MaxRecord is the largest record body taken: a push that announces
+	// more (Content-Length) is refused (413) before its body is read, one
+	// without a length is refused (411), so the body is read into a buffer
+	// of the announced, signed size and never grown.
+	MaxRecord int64
+	// MaxHeaderBytes bounds the request line and headers (431 beyond).
+	MaxHeaderBytes int
+	// ReadHeaderTimeout bounds the wait for the headers, ReadTimeout the
+	// whole request, body included: a slow sender is cut off.
+	ReadHeaderTimeout, ReadTimeout time.Duration
+	// WriteTimeout bounds the answer; IdleTimeout a kept-alive
+	// connection's wait for its next request.
+	WriteTimeout, IdleTimeout time.Duration
+	// MaxConns is the most connections served at once; more wait, in the
+	// kernel's backlog, to be accepted.
+	MaxConns int
+}
+
+// DefaultLimits returns the collector's default bounds: 32 MiB records
+// (an hour's record with its per-second series is well under 1 MiB), 16 KiB
+// of headers, 5 s for the headers, 1 min for the whole request, 64
+// connections.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxRecord:         MaxRecord,
+		MaxHeaderBytes:    16 << 10,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxConns:          64,
+	}
+}
+
+// withDefaults returns l with its zero fields set to the defaults.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	if l.MaxRecord <= 0 {
+		l.MaxRecord = d.MaxRecord
+	}
+	if l.MaxHeaderBytes <= 0 {
+		l.MaxHeaderBytes = d.MaxHeaderBytes
+	}
+	if l.ReadHeaderTimeout <= 0 {
+		l.ReadHeaderTimeout = d.ReadHeaderTimeout
+	}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = d.ReadTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = d.WriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = d.IdleTimeout
+	}
+	if l.MaxConns <= 0 {
+		l.MaxConns = d.MaxConns
+	}
+	return l
+}
+
+// LimitListener returns ln accepting at most n connections at once: Accept
+// waits until one of them is closed.
+func LimitListener(ln net.Listener, n int) net.Listener {
+	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
+}
+
+type limitListener struct {
+	net.Listener
+	sem       chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.sem
+		return nil, err
+	}
+	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
+}
+
+func (l *limitListener) Close() error {
+	l.closeOnce.Do(func() { close(l.done) })
+	return l.Listener.Close()
+}
+
+type limitConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
