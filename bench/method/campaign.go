@@ -171,6 +171,9 @@ func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
 			return s, err
 		}
 	}
+	for _, f := range all {
+		c.prog.finished(f.cell)
+	}
 	s.Rows = c.rows(s)
 	return s, nil
 }
@@ -561,6 +564,12 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 // it is unstable.
 func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 	tol := float64(c.Plan.Method.Final.Tolerance)
+	finish := func(f *finalPhase) {
+		f.finish(tol)
+		if f.cell.Failed != "" { // no repeat follows
+			c.prog.finished(f.cell)
+		}
+	}
 	sets, err := c.finalPass(ctx, fs, 1)
 	if err != nil {
 		return err
@@ -572,7 +581,8 @@ func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 			short = append(short, f)
 			continue
 		}
-		f.finish(tol)
+		c.prog.reexplored(f.cell, false)
+		finish(f)
 	}
 	var again []*finalPhase
 	for _, f := range short {
@@ -580,8 +590,9 @@ func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 		if err != nil {
 			return err
 		}
+		c.prog.reexplored(f.cell, ok)
 		if !ok {
-			f.finish(tol)
+			finish(f)
 			continue
 		}
 		again = append(again, f)
@@ -591,7 +602,7 @@ func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 	}
 	for i, f := range again {
 		f.apply(sets[i])
-		f.finish(tol)
+		finish(f)
 	}
 	return nil
 }

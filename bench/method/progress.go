@@ -71,11 +71,22 @@ func (c *Campaign) Status() Progress {
 
 // cellBudget is what a cell may still cost: its runs left in each phase,
 // at most.
+//
+// A cell's final runs at most are its passes' (final.max_runs each): the
+// first, the one after a re-exploration, and final.repeat − 1 repeats;
+// reexplore is the re-exploration's probes at most (the level and its two
+// neighbours), until the campaign knows the cell is not re-explored.
 type cellBudget struct {
 	prelim, explore, final int
-	probes, finals         int // made so far
+	reexplore              int
+	noRefinal              bool // the budget of the finals after a re-exploration dropped
+	probes, finals         int  // made so far
+	lastSeq                int  // the last final run's number in its pass
 	settled                bool
 }
+
+// reexploreProbes is the most probes of a re-exploration (see neighbours).
+const reexploreProbes = 3
 
 // tracker follows a campaign: its hooks are called by the campaign's
 // goroutine, status by any.
@@ -131,7 +142,9 @@ func (t *tracker) begin(p *plan.Plan, now func() time.Time, watch func(Progress)
 				if _, dup := t.cells[k]; dup {
 					continue
 				}
-				t.cells[k] = &cellBudget{prelim: 1, explore: maxProbes(p.Method.Explore.Concurrency), final: p.Method.Final.MaxRuns}
+				passes := 1 + 1 + max(p.Method.Final.Repeat-1, 0) // the first, after a re-exploration, the repeats
+				t.cells[k] = &cellBudget{prelim: 1, explore: maxProbes(p.Method.Explore.Concurrency),
+					reexplore: reexploreProbes, final: passes * p.Method.Final.MaxRuns}
 			}
 		}
 	}
@@ -186,8 +199,12 @@ func (t *tracker) at(req Request, seq int) {
 		t.p.Run, t.p.Of = 1, 1
 	case vocab.Exploratory:
 		t.p.Run, t.p.Of = b.probes+1, maxProbes(t.m.Explore.Concurrency)
+		if req.Round > 0 {
+			t.p.Run, t.p.Of = reexploreProbes-b.reexplore+1, reexploreProbes
+		}
 	default:
 		t.p.Run, t.p.Of = seq, t.m.Final.MaxRuns
+		b.lastSeq = seq
 	}
 }
 
@@ -200,11 +217,15 @@ func (t *tracker) spend(req Request) {
 		b.prelim = max(b.prelim-1, 0)
 	case vocab.Exploratory:
 		b.probes++
-		b.explore = max(b.explore-1, 0)
+		if req.Round > 0 {
+			b.reexplore = max(b.reexplore-1, 0)
+		} else {
+			b.explore = max(b.explore-1, 0)
+		}
 	default:
 		b.finals++
 		b.final = max(b.final-1, 0)
-		if b.final == 0 {
+		if b.final == 0 && b.reexplore == 0 {
 			t.settle(b)
 		}
 	}
@@ -228,7 +249,7 @@ func (t *tracker) settle(b *cellBudget) {
 		b.settled = true
 		t.p.CellsDone++
 	}
-	b.explore, b.final = 0, 0
+	b.explore, b.final, b.reexplore = 0, 0, 0
 }
 
 // skip: the cell gets no load (not supported).
@@ -251,11 +272,42 @@ func (t *tracker) explored(c *Cell) {
 	t.notify()
 }
 
-// settled: the cell's final runs are over (they agree).
+// settled: a pass of the cell's final runs is over (they agree): the rest
+// of that pass's final.max_runs will not be made.
 func (t *tracker) settled(c *Cell) {
 	t.mu.Lock()
+	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b.final = max(b.final-max(t.m.Final.MaxRuns-b.lastSeq, 0), 0)
+	if b.final == 0 && b.reexplore == 0 {
+		t.settle(b)
+	}
+	t.cooldown = 0 // no cool-down follows the run that settles a pass
+	t.mu.Unlock()
+	t.notify()
+}
+
+// reexplored: the cell will make no more re-exploration probes (it was not
+// short, or its re-exploration is over); refinal says whether final runs
+// follow a re-exploration (it found an accepted level).
+func (t *tracker) reexplored(c *Cell, refinal bool) {
+	t.mu.Lock()
+	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b.reexplore = 0
+	if !refinal && !b.noRefinal {
+		b.noRefinal = true
+		b.final = max(b.final-t.m.Final.MaxRuns, 0)
+	}
+	if b.final == 0 {
+		t.settle(b)
+	}
+	t.mu.Unlock()
+	t.notify()
+}
+
+// finished: the cell's final phase is over, repeats included.
+func (t *tracker) finished(c *Cell) {
+	t.mu.Lock()
 	t.settle(t.cell(c.DUT, c.Engine, c.Profile))
-	t.cooldown = 0 // no cool-down follows the run that settles a cell
 	t.mu.Unlock()
 	t.notify()
 }
@@ -279,11 +331,11 @@ func (t *tracker) status() Progress {
 	p.RunsLeft = 0
 	var left time.Duration
 	for _, b := range t.cells {
-		p.RunsLeft += b.prelim + b.explore + b.final
+		p.RunsLeft += b.prelim + b.explore + b.reexplore + b.final
 		for _, ph := range []struct {
 			phase vocab.MethodPhase
 			n     int
-		}{{vocab.Preliminary, b.prelim}, {vocab.Exploratory, b.explore}, {vocab.Final, b.final}} {
+		}{{vocab.Preliminary, b.prelim}, {vocab.Exploratory, b.explore + b.reexplore}, {vocab.Final, b.final}} {
 			run, cool := phaseTimes(t.m, ph.phase)
 			left += time.Duration(ph.n) * (run + p.Overhead + cool)
 		}

@@ -2,6 +2,7 @@ package method_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -153,16 +154,28 @@ func TestProgressResumed(t *testing.T) {
 }
 
 // TestProgressWorstCase: a campaign that takes the plan's worst case (every
-// exploration makes all its probes, no final run is accepted) ends exactly
-// when the estimate said, from the first measured run on.
+// exploration makes all its probes; the final runs never agree and fall
+// short of the exploration, so that the cell is re-explored around its
+// level, its three probes accepted, and its finals made again; then the
+// repeats) ends exactly when the estimate said, from the first measured run
+// on.
 func TestProgressWorstCase(t *testing.T) {
+	for _, repeat := range []int{1, 3} {
+		t.Run(fmt.Sprintf("repeat%d", repeat), func(t *testing.T) { testProgressWorstCase(t, repeat) })
+	}
+}
+
+func testProgressWorstCase(t *testing.T, repeat int) {
 	p := testPlan("a")
 	p.Method.Cooldown = plan.Duration(2 * time.Second)
+	p.Method.Final.Repeat = repeat
 	last := p.Method.Explore.Concurrency.Max
-	fe := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
+	fe := &fakeExec{value: func(req method.Request, n int) (float64, map[string]int64) {
 		switch {
 		case req.Phase == vocab.Final:
-			return 1000, map[string]int64{"reset": 5}
+			// Each run half the one before: accepted, never within the
+			// tolerance of another, far below the exploration.
+			return float64(req.Concurrency) / float64(int(1)<<(n%20+1)), nil
 		case req.Concurrency == last:
 			return 10, nil // the geometric steps go to the last; the best is the one before
 		}
