@@ -39,6 +39,7 @@ type loadFlags struct {
 	startAt             time.Time
 	agentName, reportTo string
 	startTolerance      time.Duration
+	live                liveFlags // --metrics-listen, --stream (liveflags.go)
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
@@ -77,6 +78,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
+	lf.live.add(fs)
 	return lf
 }
 
@@ -245,6 +247,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err != nil {
 		return nil, err
 	}
+	if err := lf.checkLive(); err != nil {
+		return nil, err
+	}
 	c := &loadCmd{eng: eng, lf: lf, ls: ls}
 	if fs.NArg() == 1 {
 		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
@@ -318,6 +323,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
+	live, err := lf.live.open(stdout, stderr)
+	defer live.close()
+	if err != nil {
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
@@ -336,10 +346,12 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		js := c.spec(p, tgt)
 		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
+		live.hook(&js, runLabels(&js))
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
 		r, err := runner.Execute(ctx, &js)
+		live.finish(r)
 		endStatus(stderr, lf.quiet)
 		if err != nil {
 			return err
@@ -413,7 +425,7 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	}
 	// With --json -, the record is stdout and the text goes to stderr.
 	text = stdout
-	if lf.jsonOut == stdoutName {
+	if lf.jsonOut == stdoutName || lf.live.stream == stdoutName {
 		text = stderr
 	}
 	if lf.cpuProf != "" {
