@@ -5,7 +5,7 @@ LDFLAGS  := -X main.version=$(VERSION)
 BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use, and HdrHistogram's Java
 # implementation the percentiles are checked against (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 libhdrhistogram-java default-jre-headless tcpdump
+TEST_PACKAGES := haproxy nginx apache2-utils chromium iproute2 libhdrhistogram-java default-jre-headless tcpdump prometheus
 
 .PHONY: all build run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 

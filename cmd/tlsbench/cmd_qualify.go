@@ -53,6 +53,7 @@ type qualifyCmd struct {
 	files            []string
 	ef               *executorFlags
 	allowDiff, quiet bool
+	live             liveFlags // --metrics-listen (liveflags.go)
 }
 
 func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -67,6 +68,8 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // checked, the campaign directory checked.
 func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	fs := newFlags("qualify")
+	var live liveFlags
+	live.add(fs)
 	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
 	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
 	caFile := fs.String("cacert", "", "CA certificates `FILE` for the --dut DUTs")
@@ -82,6 +85,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
+		return nil, err
+	}
+	if err := live.check(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -158,7 +164,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			return nil, usagef("--out: %v", err)
 		}
 	}
-	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet}, nil
+	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet, live: live}, nil
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.
@@ -218,6 +224,12 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})
 	}
+	live, err := q.live.open(stdout, stderr)
+	defer live.close()
+	if err != nil {
+		return err
+	}
+	live.campaignHooks(c, local)
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
 	summary, err := c.Do(ctx)
 	var de *method.DifferencesError

@@ -1,0 +1,259 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/promexp"
+)
+
+const prometheusBin = "/usr/bin/prometheus"
+
+// freePort is a loopback port free a moment ago.
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startPrometheus starts the Debian package's Prometheus on loopback,
+// scraping target every second, with its storage in a temporary directory;
+// it is killed at the test's end. It returns its base URL.
+func startPrometheus(t *testing.T, target string) string {
+	t.Helper()
+	if _, err := os.Stat(prometheusBin); err != nil {
+		t.Skipf("%s not installed (Debian package prometheus): %v", prometheusBin, err)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: tlsbench
+    static_configs:
+      - targets: ['%s']
+`, target)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	logf, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(prometheusBin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address="+addr, "--storage.tsdb.retention.time=1h")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		logf.Close()
+	})
+	base := "http://" + addr
+	c := http.Client{Timeout: time.Second}
+	for i := 0; ; i++ {
+		resp, err := c.Get(base + "/-/ready")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if i == 300 {
+			log, _ := os.ReadFile(logf.Name())
+			t.Fatalf("prometheus not ready after 30 s: %v\n%s", err, log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// promResult is one series of a query's answer.
+type promResult struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+	Values [][2]any          `json:"values"`
+}
+
+// promQuery asks Prometheus's HTTP API: an instant query, or a range
+// query from start to now when start is set.
+func promQuery(t *testing.T, base, q string, start time.Time) []promResult {
+	t.Helper()
+	v := url.Values{"query": {q}}
+	path := "/api/v1/query"
+	if !start.IsZero() {
+		path = "/api/v1/query_range"
+		v.Set("start", strconv.FormatInt(start.Unix(), 10))
+		v.Set("end", strconv.FormatInt(time.Now().Unix()+1, 10))
+		v.Set("step", "1")
+	}
+	c := http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get(base + path + "?" + v.Encode())
+	if err != nil {
+		t.Fatalf("query %s: %v", q, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []promResult `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		t.Fatalf("query %s: %s %v: %s", q, r.Status, err, body)
+	}
+	return r.Data.Result
+}
+
+func sampleValue(t *testing.T, r promResult) float64 {
+	t.Helper()
+	s, _ := r.Value[1].(string)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("value %v: %v", r.Value, err)
+	}
+	return f
+}
+
+// TestPrometheus runs a CPS run and a small campaign against the reference
+// target with --metrics-listen, scraped every second by a real Prometheus,
+// then checks through its HTTP API that the transactions counter equals the
+// run record's, that histogram_quantile of the handshake latency is within
+// one bucket of the record's p99, and that every query of the Grafana
+// dashboard returns data.
+func TestPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a real Prometheus and two runs")
+	}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	base := startPrometheus(t, metricsAddr)
+	t0 := time.Now()
+
+	rec := filepath.Join(t.TempDir(), "run.json")
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "4", "-d", "3s", "--warmup", "1s", "--dut", "promtest",
+		"--json", rec, "--metrics-listen", metricsAddr, "--metrics-linger", "3s")
+	if code != exitOK {
+		t.Fatalf("cps: exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Transactions int64 `json:"transactions"`
+		Latency      map[string]struct {
+			P99 float64 `json:"p99"`
+		} `json:"latency_us"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+
+	got := promQuery(t, base, `last_over_time(tlsbench_transactions_total{engine="cps",dut="promtest"}[10m])`, time.Time{})
+	if len(got) != 1 {
+		t.Fatalf("transactions: %d series, want 1: %v", len(got), got)
+	}
+	txns := sampleValue(t, got[0])
+	t.Logf("transactions: Prometheus %v, record %d", txns, r.Transactions)
+	if int64(txns) != r.Transactions || r.Transactions == 0 {
+		t.Errorf("transactions: Prometheus %v, record %d", txns, r.Transactions)
+	}
+
+	got = promQuery(t, base, `histogram_quantile(0.99, last_over_time(tlsbench_latency_seconds_bucket{engine="cps",dut="promtest",phase="handshake"}[10m]))`, time.Time{})
+	if len(got) != 1 {
+		t.Fatalf("handshake p99: %d series, want 1: %v", len(got), got)
+	}
+	q := sampleValue(t, got[0])
+	want := r.Latency["handshake"].P99 / 1e6
+	bq, bw := sort.SearchFloat64s(promexp.ClassicBuckets, q), sort.SearchFloat64s(promexp.ClassicBuckets, want)
+	t.Logf("handshake p99: histogram_quantile %.6f s (bucket %d), record %.6f s (bucket %d)", q, bq, want, bw)
+	if d := bq - bw; d < -1 || d > 1 {
+		t.Errorf("handshake p99: histogram_quantile %.6f s in bucket %d, record %.6f s in bucket %d", q, bq, want, bw)
+	}
+
+	// A small campaign, for the dashboard's campaign panels.
+	_, _, qerr := qualifyPlan(t, `name: prom
+duts: [{name: ref, url: reference}]
+tests:
+  - {engine: cps, profiles: [ecdhe-ecdsa-aes128-sha256-p256]}
+method:
+  duration: 1s
+  warmup: 200ms
+  cooldown: 0s
+  explore: {concurrency: {min: 2, max: 4}, probe_duration: 500ms, min_gain: 5%}
+  accept: {max_generator_cpu: 100%}
+  final: {min_accepted: 2, max_runs: 3, tolerance: 60%}
+`, "--metrics-listen", metricsAddr, "--metrics-linger", "3s")
+	_ = qerr
+
+	dashboardQueries(t, base, t0)
+}
+
+// dashboardQueries runs every query of docs/grafana/tlsbench.json, its
+// template variables substituted, as a range query since t0, and checks
+// that each returns data.
+func dashboardQueries(t *testing.T, base string, t0 time.Time) {
+	t.Helper()
+	data, err := os.ReadFile("../../docs/grafana/tlsbench.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("dashboard: %v", err)
+	}
+	vars := strings.NewReplacer("$__rate_interval", "5s", "$dut", ".*", "$profile", ".*", "$engine", ".*")
+	left := regexp.MustCompile(`\$\w+`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			q := vars.Replace(tg.Expr)
+			if v := left.FindString(q); v != "" {
+				t.Errorf("panel %q: variable %s not substituted: %s", p.Title, v, q)
+				continue
+			}
+			res := promQuery(t, base, q, t0)
+			points := 0
+			for _, r := range res {
+				points += len(r.Values)
+			}
+			t.Logf("dashboard %q: %s → %d series, %d points", p.Title, q, len(res), points)
+			if points == 0 {
+				t.Errorf("dashboard panel %q: no data for %s", p.Title, q)
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("the dashboard has no query")
+	}
+}
