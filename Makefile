@@ -61,7 +61,7 @@ vet:
 # floor), then the comparison with the peers. `make scale` (not part of it) checks 20,000
 # connections.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./cmd/peerbench
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./bench/promexp ./cmd/peerbench
 	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies

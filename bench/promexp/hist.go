@@ -19,6 +19,9 @@ var ClassicBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.
 // 2^(1/8) ≈ 1.09 apart (client_golang's NativeHistogramBucketFactor 1.1).
 const NativeSchema = 3
 
+// nativeFactor is the ratio of consecutive native bucket bounds.
+var nativeFactor = math.Exp2(1.0 / (1 << NativeSchema))
+
 // usPerSecond converts the recorder's microseconds.
 const usPerSecond = 1e6
 
@@ -47,6 +50,10 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 	native := map[int]int64{}
 	var zero uint64
 	if h != nil && h.TotalCount() > 0 {
+		// The bars come in ascending order: the native bucket and the
+		// classic one only move up (no logarithm per bar).
+		ni, nub := 0, -1.0 // the current native bucket and its upper bound
+		ci := 0
 		for _, b := range h.Distribution() {
 			if b.Count == 0 {
 				continue
@@ -55,14 +62,25 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 			v := float64(b.To) / usPerSecond
 			count += n
 			sum += float64(b.Count) * (float64(b.From+b.To) / 2 / usPerSecond)
-			if i := sort.SearchFloat64s(ClassicBuckets, v); i < len(classic) {
-				classic[i] += n
+			for ci < len(ClassicBuckets) && v > ClassicBuckets[ci] {
+				ci++
+			}
+			if ci < len(classic) {
+				classic[ci] += n
 			}
 			if v <= 0 {
 				zero += n
 				continue
 			}
-			native[nativeIndex(v)] += b.Count
+			if nub < 0 || v > nub*nativeFactor*nativeFactor {
+				ni = nativeIndex(v)
+				nub = math.Exp2(float64(ni) / (1 << NativeSchema))
+			}
+			for v > nub {
+				ni++
+				nub = math.Exp2(float64(ni) / (1 << NativeSchema))
+			}
+			native[ni] += b.Count
 		}
 	}
 	out.SampleCount, out.SampleSum, out.ZeroCount = proto.Uint64(count), proto.Float64(sum), proto.Uint64(zero)

@@ -104,7 +104,15 @@ type Run struct {
 	cpu0   time.Duration
 	frozen []prometheus.Metric // once finished
 	done   bool
+	// The last live collection, reused by scrapes within MinInterval.
+	cached   []prometheus.Metric
+	cachedAt time.Time
 }
+
+// MinInterval is the least time between two readings of a live run's
+// recorder: scrapes closer together (several scrapers) get the same
+// values, so the recorder is read at most this often.
+const MinInterval = 500 * time.Millisecond
 
 // Begin adds a run. Set Live as the run's runner.Spec.Live, and call Finish
 // with its record.
@@ -120,7 +128,7 @@ func (e *Exporter) Begin(l RunLabels) *Run {
 func (r *Run) Live(lv bench.Live) {
 	cpu, _ := processCPU()
 	r.mu.Lock()
-	r.live, r.cpu0 = &lv, cpu
+	r.live, r.cpu0, r.cached, r.cachedAt = &lv, cpu, nil, time.Time{}
 	r.mu.Unlock()
 }
 
@@ -134,7 +142,7 @@ func (r *Run) Finish(rec *metrics.Run) {
 	for _, x := range recordExtras(rec) {
 		ms = append(ms, prometheus.MustNewConstMetric(x.desc, prometheus.CounterValue, x.value, r.labels...))
 	}
-	r.frozen, r.live, r.done = ms, nil, true
+	r.frozen, r.live, r.done, r.cached = ms, nil, true, nil
 	r.mu.Unlock()
 
 	e := r.e
@@ -295,7 +303,18 @@ func (c runCollector) Collect(ch chan<- prometheus.Metric) {
 	send := func(m prometheus.Metric) { ch <- m }
 	for _, r := range runs {
 		r.mu.Lock()
-		r.collect(send, false)
+		switch {
+		case r.done || r.live == nil:
+			r.collect(send, false)
+		case time.Since(r.cachedAt) < MinInterval:
+			for _, m := range r.cached {
+				ch <- m
+			}
+		default:
+			r.cached = r.cached[:0]
+			r.collect(func(m prometheus.Metric) { r.cached = append(r.cached, m); ch <- m }, false)
+			r.cachedAt = time.Now()
+		}
 		r.mu.Unlock()
 	}
 	if cpu, ok := processCPU(); ok {
