@@ -21,6 +21,10 @@ type liveFlags struct {
 	listen string
 	linger time.Duration
 	stream string
+	// fromEnv: the address came from the environment (an agent's), and
+	// one that cannot be bound only warns: agents started alike on one
+	// host share it, and the first takes it.
+	fromEnv bool
 }
 
 // add adds the metrics flags.
@@ -70,11 +74,16 @@ func (f *liveFlags) open(stdout, stderr io.Writer) (*liveSession, error) {
 	if f.listen != "" {
 		s.exp = promexp.New()
 		srv, err := promexp.Serve(f.listen, s.exp.Handler())
-		if err != nil {
+		switch {
+		case err != nil && f.fromEnv:
+			fmt.Fprintf(stderr, "tlsbench: no metrics: %s=%s: %v\n", envMetricsListen, f.listen, err)
+			s.exp = nil
+		case err != nil:
 			return s, usagef("--metrics-listen %s: %v", f.listen, err)
+		default:
+			s.srv = srv
+			fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr)
 		}
-		s.srv = srv
-		fmt.Fprintf(stderr, "metrics: http://%s/metrics\n", srv.Addr)
 	}
 	if f.stream != "" {
 		var w io.Writer = stdout

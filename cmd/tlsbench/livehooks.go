@@ -21,6 +21,7 @@ const envMetricsListen = "TLSBENCH_METRICS_LISTEN"
 func (f *liveFlags) agentDefault() error {
 	if f.listen == "" {
 		f.listen = os.Getenv(envMetricsListen)
+		f.fromEnv = f.listen != ""
 	}
 	if f.stream == stdoutName {
 		return usagef("--stream: an agent streams to a FILE (its stdout has the summary)")

@@ -18,7 +18,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/promexp"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const prometheusBin = "/usr/bin/prometheus"
@@ -255,5 +259,126 @@ func dashboardQueries(t *testing.T, base string, t0 time.Time) {
 	}
 	if n == 0 {
 		t.Error("the dashboard has no query")
+	}
+}
+
+// TestServeMetrics: serve --metrics-listen exposes each listener's
+// counters, the same as its admin /stats, after a CPS run against it.
+func TestServeMetrics(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	adminAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	const prof = "ecdhe-ecdsa-aes128-sha256-p256"
+	addrs := startServe(t, "--profile", prof, "--ca-out", ca, "--metrics-listen", metricsAddr, "--admin", adminAddr)
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "1s", "--warmup", "0s", "--cacert", ca,
+		"https://localhost:"+portOf(addrs[prof])+"/1k")
+	if code != exitOK {
+		t.Fatalf("cps: exit %d: %s", code, stderr)
+	}
+	c := http.Client{Timeout: 5 * time.Second}
+	get := func(u string) string {
+		resp, err := c.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		return string(b)
+	}
+	var stats struct {
+		Listeners []struct {
+			Profile     string `json:"profile"`
+			Handshakes  int64  `json:"handshakes"`
+			Requests    int64  `json:"requests"`
+			Connections int64  `json:"connections"`
+		} `json:"listeners"`
+	}
+	if err := json.Unmarshal([]byte(get("http://"+adminAddr+"/stats")), &stats); err != nil || len(stats.Listeners) != 1 {
+		t.Fatalf("/stats: %v %+v", err, stats)
+	}
+	text := get("http://" + metricsAddr + "/metrics")
+	for name, want := range map[string]int64{"tlsbench_target_handshakes_total": stats.Listeners[0].Handshakes,
+		"tlsbench_target_requests_total": stats.Listeners[0].Requests, "tlsbench_target_connections_total": stats.Listeners[0].Connections} {
+		m := regexp.MustCompile(`(?m)^` + name + `\{[^}]*profile="` + prof + `"[^}]*\} (\S+)$`).FindStringSubmatch(text)
+		if m == nil {
+			t.Errorf("no %s in:\n%.2000s", name, text)
+			continue
+		}
+		got, _ := strconv.ParseFloat(m[1], 64)
+		if int64(got) != want || want == 0 {
+			t.Errorf("%s = %v, /stats says %d", name, got, want)
+		}
+	}
+}
+
+// TestAgentMetricsAndStream: an agent takes its metrics address from
+// TLSBENCH_METRICS_LISTEN, labels its metrics with its name and shard, and
+// streams its seconds and record to --stream FILE; the exposed
+// transactions are the record's.
+func TestAgentMetricsAndStream(t *testing.T) {
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	const prof = "ecdhe-ecdsa-aes128-sha256-p256"
+	addrs := startServe(t, "--profile", prof, "--ca-out", ca)
+	spec := runner.Defaults(vocab.EngineCPS)
+	spec.Profile, spec.Concurrency, spec.Duration, spec.Warmup = prof, 2, 2*time.Second, 0
+	spec.Target = metrics.Target{URL: "https://localhost:" + portOf(addrs[prof]) + "/1k", Address: addrs[prof], ServerName: "localhost", CAFile: ca}
+	spec.Host, spec.Path = "localhost", "/1k"
+	spec.Agent = &runner.Agent{Name: "a1", Shard: 0, Shards: 1, StartAt: time.Now().Add(time.Second), StartTolerance: 2 * time.Second}
+	vars, err := agent.RunSpec{Spec: spec}.Env(0, "a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vars {
+		k, val, _ := strings.Cut(v, "=")
+		t.Setenv(k, val)
+	}
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	t.Setenv(envMetricsListen, metricsAddr)
+	stream := filepath.Join(dir, "agent.jsonl")
+	done := make(chan int, 1)
+	go func() {
+		code, _, stderr := invoke(t, context.Background(), "agent", "--stream", stream, "--metrics-linger", "3s")
+		if code != exitOK {
+			t.Errorf("agent: exit %d: %s", code, stderr)
+		}
+		done <- code
+	}()
+	c := http.Client{Timeout: 2 * time.Second}
+	running := regexp.MustCompile(`(?m)^tlsbench_run_running\{[^}]*agent="a1"[^}]*shard="0"[^}]*\} 0$`)
+	txns := regexp.MustCompile(`(?m)^tlsbench_transactions_total\{[^}]*agent="a1"[^}]*\} (\S+)$`)
+	var text string
+	for i := 0; ; i++ {
+		if i == 150 {
+			t.Fatalf("the agent's metrics never showed its run finished:\n%.3000s", text)
+		}
+		time.Sleep(100 * time.Millisecond)
+		resp, err := c.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		resp.Body.Close()
+		if text = string(b); running.MatchString(text) {
+			break
+		}
+	}
+	<-done
+	data, err := os.ReadFile(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, rec := checkStream(t, stream, string(data))
+	if n < 2 || rec == nil || !strings.Contains(string(data), `"agent":"a1","shard":0`) {
+		t.Fatalf("stream: %d seconds, record %v:\n%.500s", n, rec != nil, data)
+	}
+	m := txns.FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("no transactions in:\n%.2000s", text)
+	}
+	got, _ := strconv.ParseFloat(m[1], 64)
+	if want, _ := rec["transactions"].(float64); got != want || want == 0 {
+		t.Errorf("agent's transactions: metrics %v, record %v", got, want)
 	}
 }
