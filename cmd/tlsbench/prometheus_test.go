@@ -382,3 +382,68 @@ func TestAgentMetricsAndStream(t *testing.T) {
 		t.Errorf("agent's transactions: metrics %v, record %v", got, want)
 	}
 }
+
+// TestImpactMetrics: each round of each side of an impact study is a run
+// in the metrics (method_phase the side, run the round), frozen at its
+// record's transactions.
+func TestImpactMetrics(t *testing.T) {
+	a, b, ca := impactTargets(t, 0)
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	jsonFile := filepath.Join(t.TempDir(), "runs.json")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		code, _, stderr := invoke(t, context.Background(), "impact", "-q", "--baseline", a, "--candidate", b, "--cacert", ca,
+			"-c", "2", "-d", "500ms", "--warmup", "0s", "--rounds", "2", "--cooldown", "0s", "--json", jsonFile,
+			"--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256", "--metrics-listen", metricsAddr, "--metrics-linger", "3s")
+		if code != exitOK {
+			t.Errorf("impact: exit %d: %s", code, stderr)
+		}
+	}()
+	c := http.Client{Timeout: 2 * time.Second}
+	finished := regexp.MustCompile(`(?m)^tlsbench_run_running\{[^}]*method_phase="candidate"[^}]*run="2"[^}]*\} 0$`)
+	var text string
+	for i := 0; ; i++ {
+		if i == 300 {
+			t.Fatalf("the study's last round never showed finished:\n%.3000s", text)
+		}
+		time.Sleep(100 * time.Millisecond)
+		resp, err := c.Get("http://" + metricsAddr + "/metrics")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+		resp.Body.Close()
+		if text = string(body); finished.MatchString(text) {
+			break
+		}
+	}
+	<-done
+	data, err := os.ReadFile(jsonFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs struct {
+		Baseline, Candidate []struct {
+			Transactions int64 `json:"transactions"`
+		}
+	}
+	if err := json.Unmarshal(data, &runs); err != nil || len(runs.Baseline) != 2 || len(runs.Candidate) != 2 {
+		t.Fatalf("runs: %v %+v", err, runs)
+	}
+	for side, rs := range map[string][]struct {
+		Transactions int64 `json:"transactions"`
+	}{"baseline": runs.Baseline, "candidate": runs.Candidate} {
+		for i, r := range rs {
+			re := regexp.MustCompile(`(?m)^tlsbench_transactions_total\{[^}]*method_phase="` + side + `"[^}]*run="` + strconv.Itoa(i+1) + `"[^}]*\} (\S+)$`)
+			m := re.FindStringSubmatch(text)
+			if m == nil {
+				t.Errorf("%s round %d: no transactions", side, i+1)
+				continue
+			}
+			if got, _ := strconv.ParseFloat(m[1], 64); int64(got) != r.Transactions || got == 0 {
+				t.Errorf("%s round %d: metrics %v, record %d", side, i+1, got, r.Transactions)
+			}
+		}
+	}
+}
