@@ -46,7 +46,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	spec.Profiles = set
-	ls, err := live.open(stdout, stderr)
+	ls, err := live.open(ctx, stdout, stderr)
 	defer ls.close()
 	if err != nil {
 		return err

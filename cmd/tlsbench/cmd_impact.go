@@ -185,7 +185,7 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean), r.Errors.Total)
 		},
 	}
-	live, lerr := lf.live.open(stdout, stderr)
+	live, lerr := lf.live.open(ctx, stdout, stderr)
 	defer live.close()
 	if lerr != nil {
 		return lerr

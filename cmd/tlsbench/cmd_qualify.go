@@ -224,7 +224,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			return fmt.Sprintf("%d transactions  %d errors", s.Transactions, s.Errors)
 		})
 	}
-	live, err := q.live.open(stdout, stderr)
+	live, err := q.live.open(ctx, stdout, stderr)
 	defer live.close()
 	if err != nil {
 		return err

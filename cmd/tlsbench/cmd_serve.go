@@ -165,7 +165,7 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer t.Close()
-	live, err := c.live.open(stdout, stderr)
+	live, err := c.live.open(ctx, stdout, stderr)
 	defer live.close()
 	if err != nil {
 		return err

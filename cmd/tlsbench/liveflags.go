@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -61,13 +62,15 @@ type liveSession struct {
 	srv    *promexp.Server
 	stream *streamWriter
 	stderr io.Writer
+	ctx    context.Context // cuts the linger short
 	mu     sync.Mutex
 	cur    *promexp.Run
 }
 
-// open starts what the flags ask for. The caller closes it.
-func (f *liveFlags) open(stdout, stderr io.Writer) (*liveSession, error) {
-	s := &liveSession{f: f, stderr: stderr}
+// open starts what the flags ask for. The caller closes it; ctx's end
+// cuts its linger short.
+func (f *liveFlags) open(ctx context.Context, stdout, stderr io.Writer) (*liveSession, error) {
+	s := &liveSession{f: f, stderr: stderr, ctx: ctx}
 	if err := f.check(); err != nil {
 		return s, err
 	}
@@ -164,7 +167,12 @@ func (s *liveSession) close() error {
 	}
 	if s.srv != nil {
 		if s.f.linger > 0 {
-			time.Sleep(s.f.linger)
+			t := time.NewTimer(s.f.linger)
+			select {
+			case <-t.C:
+			case <-s.ctx.Done():
+			}
+			t.Stop()
 		}
 		errs = append(errs, s.srv.Close())
 	}

@@ -323,7 +323,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
-	live, err := lf.live.open(stdout, stderr)
+	live, err := lf.live.open(ctx, stdout, stderr)
 	defer live.close()
 	if err != nil {
 		return err
