@@ -54,10 +54,7 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 		// classic one only move up (no logarithm per bar).
 		ni, nub := 0, -1.0 // the current native bucket and its upper bound
 		ci := 0
-		for _, b := range h.Distribution() {
-			if b.Count == 0 {
-				continue
-			}
+		eachBar(h, func(b hdr.Bar) {
 			n := uint64(b.Count)
 			v := float64(b.To) / usPerSecond
 			count += n
@@ -70,7 +67,7 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 			}
 			if v <= 0 {
 				zero += n
-				continue
+				return
 			}
 			if nub < 0 || v > nub*nativeFactor*nativeFactor {
 				ni = nativeIndex(v)
@@ -81,7 +78,7 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 				nub = math.Exp2(float64(ni) / (1 << NativeSchema))
 			}
 			native[ni] += b.Count
-		}
+		})
 	}
 	out.SampleCount, out.SampleSum, out.ZeroCount = proto.Uint64(count), proto.Float64(sum), proto.Uint64(zero)
 	var cum uint64
@@ -157,4 +154,38 @@ func (h *histogram) Write(m *dto.Metric) error {
 	m.Label = h.labels
 	m.Histogram = h.h
 	return nil
+}
+
+// eachBar calls f with each non-empty HDR bucket of h in ascending order:
+// its lowest and highest equivalent values and its count, as
+// h.Distribution() has them, read from the counts directly (no bar per
+// empty bucket, no allocation but the counts' copy).
+func eachBar(h *hdr.Histogram, f func(hdr.Bar)) {
+	s := h.Export()
+	unit, half := geometry(s.LowestTrackableValue, int(s.SignificantFigures))
+	halfCount := int32(1) << half
+	for i, c := range s.Counts {
+		if c == 0 {
+			continue
+		}
+		idx := int32(i)
+		bucket := (idx >> half) - 1
+		sub := (idx & (halfCount - 1)) + halfCount
+		if bucket < 0 {
+			sub -= halfCount
+			bucket = 0
+		}
+		shift := uint(bucket + unit)
+		from := int64(sub) << shift
+		f(hdr.Bar{From: from, To: from + int64(1)<<shift - 1, Count: c})
+	}
+}
+
+// geometry is HdrHistogram's unit magnitude and sub-bucket half-count
+// magnitude for a lowest value and significant digits.
+func geometry(lowest int64, sig int) (unit, half int32) {
+	half = int32(math.Ceil(math.Log2(2*math.Pow10(sig)))) - 1
+	half = max(half, 0)
+	unit = int32(math.Floor(math.Log2(float64(max(lowest, 1)))))
+	return max(unit, 0), half
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
@@ -93,5 +94,33 @@ func TestHistogramMatchesClientGolang(t *testing.T) {
 	}
 	if g, w := got.Histogram.GetSampleSum(), want.Histogram.GetSampleSum(); math.Abs(g-w) > w*0.001 {
 		t.Errorf("sum %g, client_golang's %g (more than HDR's 0.1%% apart)", g, w)
+	}
+}
+
+// TestEachBar: the buckets read from the counts are Distribution's
+// non-empty bars.
+func TestEachBar(t *testing.T) {
+	h := metrics.NewHistogram()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 50000 {
+		_ = h.RecordValue(int64(math.Exp(rng.Float64() * 18))) // 1 µs .. 65 s
+	}
+	_ = h.RecordValue(0)
+	_ = h.RecordValue(metrics.Highest)
+	var want []hdr.Bar
+	for _, b := range h.Distribution() {
+		if b.Count > 0 {
+			want = append(want, b)
+		}
+	}
+	var got []hdr.Bar
+	eachBar(h, func(b hdr.Bar) { got = append(got, b) })
+	if len(got) != len(want) {
+		t.Fatalf("%d bars, Distribution has %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("bar %d: %+v, Distribution's %+v", i, got[i], want[i])
+		}
 	}
 }
