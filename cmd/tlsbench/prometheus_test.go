@@ -41,8 +41,9 @@ func freePort(t *testing.T) int {
 
 // startPrometheus starts the Debian package's Prometheus on loopback,
 // scraping target every second, with its storage in a temporary directory;
-// it is killed at the test's end. It returns its base URL.
-func startPrometheus(t *testing.T, target string, args ...string) string {
+// it is killed at the test's end. It returns its base URL. args are
+// further flags.
+func startPrometheus(t *testing.T, targets []string, args ...string) string {
 	t.Helper()
 	if _, err := os.Stat(prometheusBin); err != nil {
 		t.Skipf("%s not installed (Debian package prometheus): %v", prometheusBin, err)
@@ -56,7 +57,7 @@ scrape_configs:
   - job_name: tlsbench
     static_configs:
       - targets: ['%s']
-`, target)), 0o644); err != nil {
+`, strings.Join(targets, "', '"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
@@ -151,8 +152,9 @@ func sampleValue(t *testing.T, r promResult) float64 {
 	return f
 }
 
-// TestPrometheus runs a CPS run and a small campaign against the reference
-// target with --metrics-listen, scraped every second by a real Prometheus,
+// TestPrometheus runs a CPS run (against the reference target in its own
+// process, itself with --metrics-listen) and a small campaign with
+// --metrics-listen, scraped every second by a real Prometheus,
 // then checks through its HTTP API that the transactions counter equals the
 // run record's, that histogram_quantile of the handshake latency is within
 // one bucket of the record's p99, and that every query of the Grafana
@@ -162,14 +164,20 @@ func TestPrometheus(t *testing.T) {
 		t.Skip("-short: a real Prometheus and two runs")
 	}
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	base := startPrometheus(t, metricsAddr)
+	// The reference target, as its own process, with its metrics.
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "ca.pem")
+	serveMetrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	const prof = "ecdhe-ecdsa-aes128-sha256-p256"
+	addrs := startServe(t, "--profile", prof, "--ca-out", ca, "--metrics-listen", serveMetrics)
+	base := startPrometheus(t, []string{metricsAddr, serveMetrics})
 	// A second one takes the native histograms (protobuf scrapes).
-	native := startPrometheus(t, metricsAddr, "--enable-feature=native-histograms")
+	native := startPrometheus(t, []string{metricsAddr}, "--enable-feature=native-histograms")
 	t0 := time.Now()
 
-	rec := filepath.Join(t.TempDir(), "run.json")
+	rec := filepath.Join(dir, "run.json")
 	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "4", "-d", "3s", "--warmup", "1s", "--dut", "promtest",
-		"--json", rec, "--metrics-listen", metricsAddr, "--metrics-linger", "3s")
+		"--json", rec, "--metrics-listen", metricsAddr, "--metrics-linger", "3s", "--cacert", ca, "https://localhost:"+portOf(addrs[prof])+"/1k")
 	if code != exitOK {
 		t.Fatalf("cps: exit %d: %s", code, stderr)
 	}
