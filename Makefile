@@ -6,7 +6,7 @@ BIN      := bin/tlsbench
 # Peers and real TLS terminators the tests use, and HdrHistogram's Java
 # implementation the percentiles are checked against, the PDF's checkers, the
 # shells the completions are tried in and the man page's renderers (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db
+TEST_PACKAGES := haproxy nginx apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus
 
 .PHONY: all build agent completions run test deps-test fmt-check vet fuzz-short bench peers scale soak clean
 
@@ -78,7 +78,7 @@ vet:
 # floor), then the comparison with the peers. `make scale` (not part of it) checks 20,000
 # connections.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./bench/tlsconn ./cmd/peerbench
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./bench/tlsconn ./bench/promexp ./cmd/peerbench
 	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies

@@ -111,6 +111,9 @@ type Config struct {
 	// waits for the load's end, so that what the caller measures over the
 	// window (the machine's noise) covers it. It must return quickly.
 	AtWindow func(end bool)
+	// Live, if set, is called once when the load starts, with what a
+	// reader may look at while it goes (see Live).
+	Live func(Live)
 }
 
 // LateError is returned when StartAt had passed by more than the tolerance
@@ -216,6 +219,9 @@ func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 	}
 	l := newLoad(ctx, cfg, start)
 	defer l.abandon()
+	if cfg.Live != nil {
+		cfg.Live(l.live(op))
+	}
 	out := &Outcome{Started: l.start, StartSkew: skew, SteadyStart: l.steadyStart, HeldAtEnd: -1, HeldPeak: -1,
 		PreOpened: opened, PreOpenFailed: len(failed)}
 	l.attempts.Store(int64(len(failed))) // a successful open is its worker's first transaction

@@ -24,6 +24,7 @@ const (
 	ImpactRuns = "tlsbench/impact-runs/v1" // impact --json FILE: every round's records
 	Compare    = "tlsbench/compare/v1"     // compare --format json
 	Report     = "tlsbench/report/v1"      // report --format json
+	Stream     = "tlsbench/stream/v1"      // one line of --stream (cps, throughput, agent)
 )
 
 // Files maps each schema version to its file in FS.
@@ -35,6 +36,7 @@ var Files = map[string]string{
 	ImpactRuns: "impact-runs.json",
 	Compare:    "compare.json",
 	Report:     "report.json",
+	Stream:     "stream.json",
 }
 
 // Versions lists the schema versions, sorted.

@@ -59,6 +59,8 @@ type Local struct {
 	// Profiles, if set, is where the runs' profiles are looked up (the
 	// built-in ones otherwise).
 	Profiles *profiles.Set
+	// Live, if set, is every run's runner.Spec.Live (an exporter's hook).
+	Live func(runner.Live)
 
 	mu    sync.Mutex
 	pools map[string]*x509.CertPool
@@ -137,6 +139,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
 	spec.Tool, spec.DUTProcesses = l.Tool, append(pids, FindProcesses(d.Processes)...)
 	spec.Device = d.Counters
+	spec.Live = l.Live
 	spec.Config = runner.Echo(struct {
 		Phase       vocab.MethodPhase `json:"phase"`
 		DUT         string            `json:"dut"`

@@ -90,6 +90,7 @@ type Spec struct {
 	Roots    *x509.CertPool       `json:"-"` // verification roots, if not CAFile
 	KeyLog   io.Writer            `json:"-"` // TLS secrets (debugging)
 	Progress func(metrics.Second) `json:"-"` // called once a second
+	Live     func(Live)           `json:"-"` // called once the load starts (bench.Config.Live)
 	// DUTProcesses are the PIDs, on this machine, of the DUT's processes
 	// (every one: a process's CPU does not include its live children's),
 	// whose CPU the record's noise measures apart from the other
@@ -274,7 +275,7 @@ func (s *Spec) roots() (*x509.CertPool, error) {
 func (s *Spec) EngineConfig() bench.Config {
 	c := bench.Config{
 		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration, Warmup: s.Warmup, Drain: s.Drain,
-		AbortAfter: s.AbortAfter, Progress: s.Progress,
+		AbortAfter: s.AbortAfter, Progress: s.Progress, Live: s.Live,
 	}
 	if a := s.Agent; a != nil {
 		c.StartAt, c.StartTolerance = a.StartAt, a.StartTolerance

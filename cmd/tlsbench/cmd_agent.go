@@ -27,8 +27,14 @@ tlsbench k8s start agents this way; see docs/KUBERNETES.md.`
 
 func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("agent")
+	var live liveFlags
+	live.add(fs)
+	live.addStream(fs)
 	if err := parseFlags(fs, agentUsage, args, stdout); err != nil {
 		return helpOK(err)
+	}
+	if err := live.agentDefault(); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("takes no arguments: the run is in the environment (%s)", agent.EnvRun)
@@ -48,9 +54,16 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	spec.Profiles = set
+	ls, err := live.open(ctx, stdout, stderr)
+	defer ls.close()
+	if err != nil {
+		return err
+	}
+	ls.hook(&spec, runLabels(&spec))
 	a := spec.Agent
 	fmt.Fprintf(stderr, "tlsbench agent: %s (shard %d/%d) ready; starting at %s\n", a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 	r, err := runner.Execute(ctx, &spec)
+	ls.finish(r)
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("cps")
 	lf := addLoadFlags(fs, vocab.EngineCPS, 0, "connections")
+	lf.live.addStream(fs)
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	spec := engineSpec{

@@ -185,6 +185,12 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean), r.Errors.Total)
 		},
 	}
+	live, lerr := lf.live.open(ctx, stdout, stderr)
+	defer live.close()
+	if lerr != nil {
+		return lerr
+	}
+	live.impactHooks(specs, im)
 	runs, err := im.Do(ctx)
 	if lf.jsonOut != "" && runs != nil {
 		data, jerr := json.MarshalIndent(struct {

@@ -52,6 +52,7 @@ type qualifyCmd struct {
 	files            []string
 	ef               *executorFlags
 	allowDiff, quiet bool
+	live             liveFlags // --metrics-listen (liveflags.go)
 }
 
 func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -66,6 +67,8 @@ func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // checked, the campaign directory checked.
 func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	fs := newFlags("qualify")
+	var live liveFlags
+	live.add(fs)
 	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
 	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
 	caFile := fs.String("cacert", "", "CA certificates `FILE` for the --dut DUTs")
@@ -82,6 +85,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
+		return nil, err
+	}
+	if err := live.check(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -164,7 +170,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			return nil, usagef("--out: %v", err)
 		}
 	}
-	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet}, nil
+	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet, live: live}, nil
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.
@@ -221,6 +227,12 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			}
 		},
 	}
+	live, err := q.live.open(ctx, stdout, stderr)
+	defer live.close()
+	if err != nil {
+		return err
+	}
+	live.campaignHooks(c, local)
 	stopProgress := prog.follow(c.Status)
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
 	summary, err := c.Do(ctx)

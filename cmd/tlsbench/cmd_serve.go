@@ -32,6 +32,7 @@ type serveCmd struct {
 	cfg               target.Config
 	certFile, keyFile string
 	caOut             string
+	live              liveFlags // --metrics-listen (liveflags.go)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,6 +60,8 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s (tests a method against drift)")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
+	var live liveFlags
+	live.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -125,10 +128,13 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if err := checkOutputs([2]string{"--ca-out", *caOut}); err != nil {
 		return nil, err
 	}
+	if err := live.check(); err != nil {
+		return nil, err
+	}
 	return &serveCmd{
 		cfg: target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
 			DelayRamp: ramp, Faults: faults, SlowDelay: *slowDelay},
-		certFile: *certFile, keyFile: *keyFile, caOut: *caOut,
+		certFile: *certFile, keyFile: *keyFile, caOut: *caOut, live: live,
 	}, nil
 }
 
@@ -164,6 +170,12 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer t.Close()
+	live, err := c.live.open(ctx, stdout, stderr)
+	defer live.close()
+	if err != nil {
+		return err
+	}
+	live.serveTarget(t)
 	if c.caOut != "" && t.CA != nil {
 		if err := writeFileOrStdout(c.caOut, stdout, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)

@@ -36,6 +36,7 @@ func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer)
 func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 	fs := newFlags("throughput")
 	lf := addLoadFlags(fs, vocab.EngineThroughput, 0, "requests")
+	lf.live.addStream(fs)
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.Pipeline, "pipeline", lf.spec.Pipeline, "keep `K` requests in flight on each connection")

@@ -54,6 +54,12 @@ func TestDependencyRules(t *testing.T) {
 		"reports":     append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
 		// The JSON Schemas (embedded files).
 		"schemas": {},
+		// The Prometheus exporter: reads a run's recorder (bench.Live) and
+		// the reference target's counters at scrape time.
+		"bench/promexp": {"bench", "bench/metrics", "bench/target", "github.com/prometheus/client_golang/prometheus",
+			"github.com/prometheus/client_golang/prometheus/collectors", "github.com/prometheus/client_golang/prometheus/promhttp",
+			"github.com/prometheus/client_model/go", "github.com/HdrHistogram/hdrhistogram-go", "google.golang.org/protobuf/proto",
+			"golang.org/x/net/netutil"},
 	}
 	// Test support: imported by tests, and by the cmd/ harnesses
 	// (internal/testdut), never by a library package or the tlsbench

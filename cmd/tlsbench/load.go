@@ -40,6 +40,7 @@ type loadFlags struct {
 	agentName, reportTo string
 	startTolerance      time.Duration
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
+	live                liveFlags // --metrics-listen, --stream (liveflags.go)
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
@@ -79,6 +80,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
 	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
+	lf.live.add(fs)
 	return lf
 }
 
@@ -247,6 +249,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err != nil {
 		return nil, err
 	}
+	if err := lf.checkLive(); err != nil {
+		return nil, err
+	}
 	c := &loadCmd{eng: eng, lf: lf, ls: ls}
 	if fs.NArg() == 1 {
 		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
@@ -323,6 +328,11 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
+	live, err := lf.live.open(ctx, stdout, stderr)
+	defer live.close()
+	if err != nil {
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
@@ -341,10 +351,12 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		js := c.spec(p, tgt)
 		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
+		live.hook(&js, runLabels(&js))
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
 		r, err := runner.Execute(ctx, &js)
+		live.finish(r)
 		endStatus(stderr, lf.quiet)
 		if err != nil {
 			return err
@@ -421,7 +433,7 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	}
 	// With --json -, the record is stdout and the text goes to stderr.
 	text = stdout
-	if lf.jsonOut == stdoutName {
+	if lf.jsonOut == stdoutName || lf.live.stream == stdoutName {
 		text = stderr
 	}
 	if lf.cpuProf != "" {

@@ -1,0 +1,138 @@
+package promexp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/net/netutil"
+)
+
+// The metrics listener's bounds: a scraper sends a short GET and reads a
+// few hundred kB at most.
+const (
+	ReadHeaderTimeout = 5 * time.Second
+	ReadTimeout       = 10 * time.Second
+	WriteTimeout      = 15 * time.Second
+	IdleTimeout       = 60 * time.Second
+	MaxHeaderBytes    = 16 << 10
+	MaxConns          = 16
+	// ShutdownTimeout bounds Server.Close's wait for scrapes in progress.
+	ShutdownTimeout = 5 * time.Second
+)
+
+// AddrError is a listen address that is not HOST:PORT or :PORT.
+type AddrError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *AddrError) Error() string { return fmt.Sprintf("%q: %s", e.Addr, e.Reason) }
+
+// ListenAddr is the address Serve listens on for addr: a bare ":PORT" (or
+// "PORT") binds to loopback, 127.0.0.1:PORT, so that a run exposes nothing
+// beyond the machine unless a host is named ("0.0.0.0:9100" for every
+// interface).
+func ListenAddr(addr string) (string, error) {
+	if addr == "" {
+		return "", &AddrError{addr, "empty"}
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		if _, perr := net.LookupPort("tcp", addr); perr == nil && !containsColon(addr) {
+			host, port = "", addr
+		} else {
+			return "", &AddrError{addr, "not HOST:PORT or :PORT"}
+		}
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
+		return "", &AddrError{addr, "no valid port"}
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func containsColon(s string) bool {
+	for i := range len(s) {
+		if s[i] == ':' {
+			return true
+		}
+	}
+	return false
+}
+
+// Server is a bounded metrics listener.
+type Server struct {
+	// Addr is the address it listens on (the port chosen when 0 was asked).
+	Addr string
+	srv  *http.Server
+	done chan struct{}
+}
+
+// Serve listens on addr (see ListenAddr) and serves h at /metrics: GET and
+// HEAD only, with header, read, write and idle timeouts, at most
+// MaxHeaderBytes of headers and MaxConns connections at once.
+func Serve(addr string, h http.Handler) (*Server, error) {
+	a, err := ListenAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", a)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", getOnly(h))
+	mux.Handle("/", getOnly(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "tlsbench: metrics at /metrics")
+	})))
+	s := &Server{Addr: ln.Addr().String(), done: make(chan struct{}), srv: &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+	}}
+	go func() {
+		defer close(s.done)
+		if err := s.srv.Serve(netutil.LimitListener(ln, MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			_ = err // the listener failed: scrapes fail, the run goes on
+		}
+	}()
+	return s, nil
+}
+
+func getOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// Close stops the server, letting scrapes in progress finish within
+// ShutdownTimeout.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if err != nil {
+		_ = s.srv.Close()
+	}
+	<-s.done
+	return err
+}
