@@ -90,7 +90,9 @@ func (s *liveSession) campaignHooks(c *method.Campaign, local *method.Local) {
 		if prevWatch != nil {
 			prevWatch(p)
 		}
-		camp.Update(func(st *promexp.CampaignState) { st.RunsLeft, st.Cells, st.CellsDone = p.RunsLeft, p.Cells, p.CellsDone })
+		camp.Update(func(st *promexp.CampaignState) {
+			st.RunsLeft, st.Cells, st.CellsDone = p.RunsLeft, p.Cells, p.CellsDone
+		})
 	}
 	prev := c.Events
 	c.Events = func(ev method.Event) {

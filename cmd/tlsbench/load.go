@@ -40,7 +40,7 @@ type loadFlags struct {
 	agentName, reportTo string
 	startTolerance      time.Duration
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
-	live                liveFlags // --metrics-listen, --stream (liveflags.go)
+	live                liveFlags     // --metrics-listen, --stream (liveflags.go)
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
