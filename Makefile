@@ -53,6 +53,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzLedger$$' -fuzztime $(FUZZTIME) ./bench/method
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRun$$' -fuzztime $(FUZZTIME) ./bench/metrics
 	$(GO) test -run '^$$' -fuzz '^FuzzCollector$$' -fuzztime $(FUZZTIME) ./bench/agent
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./bench/devcount
+	$(GO) test -run '^$$' -fuzz '^FuzzParseExposition$$' -fuzztime $(FUZZTIME) ./bench/devcount
 	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) ./bench/httpreq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench
 	$(GO) test -run '^$$' -fuzz '^FuzzParseResolve$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench

@@ -43,7 +43,7 @@ func TestDependencyRules(t *testing.T) {
 		// Plans are data: no run is made there.
 		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount"},
 		"bench/stats":  {"gonum.org/v1/gonum/stat/distuv"},
-		"bench/impact": {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats"},
+		"bench/impact": {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats", "github.com/HdrHistogram/hdrhistogram-go"},
 		// The method makes runs through bench/runner only: not the engine,
 		// not the connections.
 		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/plan", "profiles"},
