@@ -4,7 +4,6 @@ package reports
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 )
@@ -45,25 +44,3 @@ func exploreChart(name string, s *Section) block { return nil }
 func seriesChart(name, title, unit string, ch *Chosen) block { return nil }
 
 func latencyChart(name, title string, curves []curve) block { return nil }
-
-// slug makes a chart name out of parts: lower case letters, digits and
-// dashes (as charts.go's).
-func slug(parts ...string) string {
-	var b strings.Builder
-	for _, part := range parts {
-		if b.Len() > 0 {
-			b.WriteByte('-')
-		}
-		dash := false
-		for _, r := range strings.ToLower(part) {
-			if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
-				b.WriteRune(r)
-				dash = false
-			} else if !dash {
-				b.WriteByte('-')
-				dash = true
-			}
-		}
-	}
-	return strings.Trim(b.String(), "-")
-}

@@ -40,13 +40,7 @@ func (t *Target) serveAdmin(ln net.Listener) {
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 	}
-	t.servers = append(t.servers, srv)
-	t.lns = append(t.lns, ln)
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		_ = srv.Serve(ln)
-	}()
+	t.run(srv, ln)
 }
 
 // adminError answers a request the admin listener refuses: 413 for a body

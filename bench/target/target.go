@@ -265,6 +265,11 @@ func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 	}
+	t.run(srv, ln)
+}
+
+// run serves ln with srv until the listener closes (Close).
+func (t *Target) run(srv *fasthttp.Server, ln net.Listener) {
 	t.servers = append(t.servers, srv)
 	t.lns = append(t.lns, ln)
 	t.wg.Add(1)
