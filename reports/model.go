@@ -726,8 +726,15 @@ func ruleText(a plan.Accept) string {
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
 	}
-	return fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU) +
-		deviceRule(a)
+	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
+	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)", a.RetransmitLimit(), a.ResetLimit())
+	if a.MaxOtherCPU > 0 {
+		rule += fmt.Sprintf(", other processes at most %s of the machine", a.MaxOtherCPU)
+	}
+	if a.MaxSteal > 0 {
+		rule += fmt.Sprintf(", CPU steal at most %s", a.MaxSteal)
+	}
+	return rule + deviceRule(a)
 }
 
 // The schema versions of the JSON outputs of report and compare (their

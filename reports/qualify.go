@@ -80,8 +80,9 @@ func QualifyTable(s *method.Summary) Document {
 			"with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.\n"))
 	}
 	if unstable {
-		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level by more than final.tolerance;\n" +
-			"the device or the machine changed between the phases, and a second campaign would not confirm the figure.\n"))
+		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level by more than final.tolerance,\n" +
+			"and so did the final runs after one re-exploration around that level (or it found no accepted level): the device or\n" +
+			"the machine changed between the phases, and a second campaign would not confirm the figure.\n"))
 	}
 	return d
 }

@@ -58,6 +58,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
 	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s (tests a method against drift)")
+	delayJitter := fs.Duration("delay-jitter", 0, "add a random delay in [0, `DURATION`) to every response (connections of a slow target then do not stay in step)")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	var live liveFlags
@@ -114,6 +115,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	if *delayJitter < 0 {
+		return nil, usagef("bad --delay-jitter %s: must not be negative", *delayJitter)
+	}
 	var faults []target.Fault
 	for _, f := range *faultSpecs {
 		ft, err := target.ParseFault(f)
@@ -133,7 +137,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	}
 	return &serveCmd{
 		cfg: target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
-			DelayRamp: ramp, Faults: faults, SlowDelay: *slowDelay},
+			DelayRamp: ramp, DelayJitter: *delayJitter, Faults: faults, SlowDelay: *slowDelay},
 		certFile: *certFile, keyFile: *keyFile, caOut: *caOut, live: live,
 	}, nil
 }
