@@ -152,7 +152,7 @@ func TestBadInputTable(t *testing.T) {
 	add("bad --delay-ramp", "serve", "--delay-ramp", "-2ms/s")
 	add("bad --delay-ramp", "serve", "--delay-ramp", "fast")
 	add("bad --delay-ramp", "serve", "--delay-ramp", "0s")
-	add("bad --delay-jitter", "serve", "--delay-jitter", "-5ms")
+	add("--delay-jitter must not be negative", "serve", "--delay-jitter", "-5ms")
 	add(`unknown fault "explode"`, "serve", "--fault", "explode")
 	add("fraction", "serve", "--fault", "reset-handshake:7")
 	add("fraction", "serve", "--fault", "alert:NaN")

@@ -115,9 +115,6 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	if *delayJitter < 0 {
-		return nil, usagef("bad --delay-jitter %s: must not be negative", *delayJitter)
-	}
 	var faults []target.Fault
 	for _, f := range *faultSpecs {
 		ft, err := target.ParseFault(f)
