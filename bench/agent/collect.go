@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"golang.org/x/net/netutil"
 )
 
 // MaxRecord bounds the size of a pushed record (a run record with its
@@ -134,7 +135,7 @@ func (c *Collector) Serve(ln net.Listener, tlsConfig *tls.Config) (stop func()) 
 		IdleTimeout:       l.IdleTimeout,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
-	ln = LimitListener(ln, l.MaxConns)
+	ln = netutil.LimitListener(ln, l.MaxConns)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig)
 	}

@@ -1,8 +1,6 @@
 package agent
 
 import (
-	"net"
-	"sync"
 	"time"
 )
 
@@ -68,48 +66,4 @@ func (l Limits) withDefaults() Limits {
 		l.MaxConns = d.MaxConns
 	}
 	return l
-}
-
-// LimitListener returns ln accepting at most n connections at once: Accept
-// waits until one of them is closed.
-func LimitListener(ln net.Listener, n int) net.Listener {
-	return &limitListener{Listener: ln, sem: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-type limitListener struct {
-	net.Listener
-	sem       chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.sem <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.sem
-		return nil, err
-	}
-	return &limitConn{Conn: c, release: func() { <-l.sem }}, nil
-}
-
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-type limitConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

@@ -50,7 +50,7 @@ func TestDependencyRules(t *testing.T) {
 		// Agents receive a runner.Spec and return records: no engine, no
 		// connections, no profiles of their own. The manifests are plain
 		// structs encoded with yaml: no k8s.io here.
-		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "cipher", "go.yaml.in/yaml/v3"},
+		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "cipher", "go.yaml.in/yaml/v3", "golang.org/x/net/netutil"},
 		"reports":     append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
 		// The JSON Schemas (embedded files).
 		"schemas": {},
