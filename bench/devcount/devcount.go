@@ -139,9 +139,9 @@ func Parse(spec string) (Source, error) {
 			}
 			s.CountsReads = &b
 		case "timeout":
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return s, &SpecError{spec, fmt.Sprintf("timeout %q is not a positive duration (e.g. 2s)", v)}
+			d, err := parseTimeout(v)
+			if err != nil {
+				return s, &SpecError{spec, err.Error()}
 			}
 			s.Timeout = d
 		default:
@@ -185,8 +185,8 @@ func (s *Source) Check() error {
 	if !slices.Contains(Kinds, s.Kind) {
 		return bad(fmt.Sprintf("kind %q is not one of %s", s.Kind, strings.Join(Kinds, ", ")))
 	}
-	if s.Timeout < 0 {
-		return bad("timeout is negative")
+	if err := checkTimeout(s.Timeout); err != nil {
+		return bad("timeout " + s.Timeout.String() + " " + err.Error())
 	}
 	if s.Kind == KindCommand {
 		if s.URL != "" {

@@ -299,8 +299,8 @@ func TestReadCommand(t *testing.T) {
 	}
 	for _, tc := range []struct{ spec, want string }{
 		{"kind=command sessions=false", "exit status 1"},
-		{"kind=command sessions='echo many'", `printed "many", not a number`},
-		{"kind=command sessions='echo -5.5'", "not a number"},
+		{"kind=command sessions='echo many'", `printed "many": not a number`},
+		{"kind=command sessions='echo -5.5'", "negative, not a count"},
 		{"kind=command sessions=/nonexistent/counter", "no such file"},
 		{"kind=command sessions='sleep 10' timeout=200ms", "deadline exceeded"},
 	} {

@@ -10,12 +10,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +73,9 @@ func (s *Source) Read(ctx context.Context) (Counts, error) {
 		}
 	}
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer within the timeout, %s: %w", timeout, err)
+		}
 		return nil, &ReadError{s.String(), err}
 	}
 	return c, nil
@@ -169,9 +172,9 @@ func ParseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 			if v == "" {
 				return 0, nil // HAProxy leaves counters of another mode empty
 			}
-			n, err := strconv.ParseInt(v, 10, 64)
+			n, err := ParseCount(v)
 			if err != nil {
-				return 0, fmt.Errorf("frontend %s: %s %q is not a number", frontend, f, v)
+				return 0, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
 			}
 			return n, nil
 		}
@@ -218,11 +221,14 @@ func ParseStubStatus(body []byte) (Counts, error) {
 		}
 		var n [3]int64
 		for i := range f {
-			v, err := strconv.ParseInt(f[i], 10, 64)
+			v, err := ParseCount(f[i])
 			if err != nil {
-				return nil, fmt.Errorf("nginx stub_status: %q is not a number", f[i])
+				return nil, fmt.Errorf("nginx stub_status: %q: %v", f[i], err)
 			}
 			n[i] = v
+		}
+		if n[1] > n[0] {
+			return nil, fmt.Errorf("nginx stub_status: %d handled of %d accepted: not counts", n[1], n[0])
 		}
 		return Counts{Sessions: n[0], Requests: n[2], Errors: n[0] - n[1]}, nil
 	}
@@ -236,11 +242,11 @@ func ParseStubStatus(body []byte) (Counts, error) {
 func ParseTargetStats(body []byte, listener string) (Counts, error) {
 	var page struct {
 		Listeners []struct {
-			Profile         string `json:"profile"`
-			Connections     *int64 `json:"connections"`
-			Handshakes      *int64 `json:"handshakes"`
-			Requests        *int64 `json:"requests"`
-			HandshakeErrors *int64 `json:"handshake_errors"`
+			Profile         string       `json:"profile"`
+			Connections     *json.Number `json:"connections"`
+			Handshakes      *json.Number `json:"handshakes"`
+			Requests        *json.Number `json:"requests"`
+			HandshakeErrors *json.Number `json:"handshake_errors"`
 		} `json:"listeners"`
 	}
 	if err := json.Unmarshal(body, &page); err != nil {
@@ -255,7 +261,16 @@ func ParseTargetStats(body []byte, listener string) (Counts, error) {
 		if l.Connections == nil || l.Handshakes == nil || l.Requests == nil || l.HandshakeErrors == nil {
 			return nil, fmt.Errorf("the target's listener %s lacks a counter", listener)
 		}
-		return Counts{Sessions: *l.Connections, Handshakes: *l.Handshakes, Requests: *l.Requests, Errors: *l.HandshakeErrors}, nil
+		c := Counts{}
+		for k, v := range map[Counter]*json.Number{Sessions: l.Connections, Handshakes: l.Handshakes,
+			Requests: l.Requests, Errors: l.HandshakeErrors} {
+			n, err := ParseCount(v.String())
+			if err != nil {
+				return nil, fmt.Errorf("the target's listener %s: %s %s: %v", listener, k, v, err)
+			}
+			c[k] = n
+		}
+		return c, nil
 	}
 	return nil, fmt.Errorf("the target's /stats has no listener %q (listeners: %s)", listener, strings.Join(names, ", "))
 }
@@ -276,10 +291,9 @@ func (s *Source) parseProm(body []byte) (Counts, error) {
 		if n == 0 {
 			return nil, fmt.Errorf("no series matches %s (%s)", text, counter)
 		}
-		if v < 0 || v > math.MaxInt64/2 || math.IsNaN(v) {
-			return nil, fmt.Errorf("%s is %g: not a count", text, v)
+		if c[counter], err = CountOf(v); err != nil {
+			return nil, fmt.Errorf("%s is %g: %v", text, v, err)
 		}
-		c[counter] = int64(math.Round(v))
 	}
 	return c, nil
 }
@@ -295,39 +309,53 @@ func (s *Source) readCommands(ctx context.Context) (Counts, error) {
 		if err != nil || len(words) == 0 {
 			return nil, fmt.Errorf("%s: %q is not a command", counter, s.Commands[counter])
 		}
-		cmd := exec.CommandContext(ctx, words[0], words[1:]...)
-		cmd.WaitDelay = 100 * time.Millisecond
-		var out, stderr limited
-		out.max, stderr.max = maxOutput, maxOutput
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
+		text, err := runCommand(ctx, words)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", counter, words[0], err)
+		}
+		if c[counter], err = ParseCount(text); err != nil {
+			if len(text) > 80 {
+				text = text[:80] + "…"
 			}
-			msg := strings.TrimSpace(stderr.String())
+			return nil, fmt.Errorf("%s: %s printed %q: %v", counter, words[0], text, err)
+		}
+	}
+	return c, nil
+}
+
+// runCommand runs a command in a process group of its own, and returns
+// what it printed, trimmed. When ctx ends (the read's deadline, or the
+// run's interruption) the whole group is killed, not only the command: a
+// shell's children, an ssh it started. Whatever of the group outlives the
+// command is killed too, so that no read leaves a process behind.
+func runCommand(ctx context.Context, words []string) (string, error) {
+	cmd := exec.CommandContext(ctx, words[0], words[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 100 * time.Millisecond
+	var out, stderr limited
+	out.max, stderr.max = maxOutput, maxOutput
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	groups.add(cmd.Process.Pid)
+	err := cmd.Wait()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	groups.remove(cmd.Process.Pid)
+	if err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			if len(msg) > 200 {
 				msg = msg[:200] + "…"
 			}
-			if msg != "" {
-				return nil, fmt.Errorf("%s: %s: %v: %s", counter, words[0], err, msg)
-			}
-			return nil, fmt.Errorf("%s: %s: %v", counter, words[0], err)
+			return "", fmt.Errorf("%v: %s", err, msg)
 		}
-		text := strings.TrimSpace(out.String())
-		v, err := strconv.ParseInt(text, 10, 64)
-		if err != nil {
-			f, ferr := strconv.ParseFloat(text, 64)
-			if ferr != nil || f < 0 || f != math.Trunc(f) || f > math.MaxInt64/2 {
-				if len(text) > 80 {
-					text = text[:80] + "…"
-				}
-				return nil, fmt.Errorf("%s: %s printed %q, not a number", counter, words[0], text)
-			}
-			v = int64(f)
-		}
-		c[counter] = v
+		return "", err
 	}
-	return c, nil
+	return strings.TrimSpace(out.String()), nil
 }
 
 // limited keeps the first max bytes written to it.
@@ -341,4 +369,34 @@ func (l *limited) Write(p []byte) (int, error) {
 		l.Buffer.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// groups are the process groups of the commands running.
+var groups = &pgroups{ids: map[int]bool{}}
+
+type pgroups struct {
+	mu  sync.Mutex
+	ids map[int]bool
+}
+
+func (g *pgroups) add(id int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.ids[id] = true
+}
+
+func (g *pgroups) remove(id int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.ids, id)
+}
+
+// KillCommands kills the process groups of the commands being run (for a
+// process about to exit without waiting for its reads to end).
+func KillCommands() {
+	groups.mu.Lock()
+	defer groups.mu.Unlock()
+	for id := range groups.ids {
+		_ = syscall.Kill(-id, syscall.SIGKILL)
+	}
 }
