@@ -271,7 +271,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					// The probe could not be made at all (the profile has
 					// no endpoint, the run was refused before any load).
 					why := re.err.Error()
-					if m.StopOnUnsupported {
+					if m.StopOnUnsupported || countersUnreadable(re.err) {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why

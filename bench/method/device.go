@@ -1,10 +1,12 @@
 package method
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // judgeDeviceCounts gives the reasons from the device's own counters when
@@ -26,4 +28,12 @@ func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
 		reasons = append(reasons, fmt.Sprintf("the device disagrees: %s, above max_device_disagreement %s", row.Explain(), limit))
 	}
 	return reasons
+}
+
+// countersUnreadable says whether a run could not be made because the
+// DUT's counters could not be read before its load (runner.Execute): not a
+// profile the DUT refuses but a DUT the campaign cannot measure as the plan
+// asks, whatever the profile.
+func countersUnreadable(err error) bool {
+	return errors.Is(err, runner.ErrCountersUnread)
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
@@ -18,6 +20,7 @@ type deviceMeter struct {
 	inFlight int64
 	pipeline int64 // throughput's pipeline (1 for CPS)
 	ctx      context.Context
+	release  func() // ends ctx
 	first    reading
 	window   [2]chan reading // the window's start and end reads, when started
 	last     reading
@@ -38,18 +41,42 @@ func read(ctx context.Context, src *devcount.Source) reading {
 	return reading{c: c, err: err, at: start.Add(end.Sub(start) / 2), end: end}
 }
 
-// newDeviceMeter takes the first reading; nil without a source.
-func newDeviceMeter(ctx context.Context, spec *Spec) *deviceMeter {
+// ErrCountersUnread is in the error of a run not made because the device's
+// counters could not be read before its load (the *devcount.ReadError is
+// there too).
+var ErrCountersUnread = errors.New("no load sent: the device's counters are read before the load")
+
+// readGrace is how long a read of the device's counters may go on once
+// the run is interrupted (ctx cancelled): long enough for a page or a quick
+// command, so that an interrupted run still has its counts; short enough
+// that a hung command does not hold the process (it is then killed).
+const readGrace = 500 * time.Millisecond
+
+// newDeviceMeter takes the first reading; nil without a source. If the
+// first read fails, or is interrupted, there is no meter but an error: no
+// load may be sent to a device whose counters cannot be read.
+func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 	if spec.Device == nil {
-		return nil
+		return nil, nil
 	}
-	m := &deviceMeter{src: spec.Device.For(spec.Profile), ctx: context.WithoutCancel(ctx)}
+	m := &deviceMeter{src: spec.Device.For(spec.Profile)}
 	if spec.Engine == vocab.EngineThroughput {
 		m.pipeline = int64(max(spec.Pipeline, 1))
 	}
 	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
-	m.first = read(m.ctx, &m.src)
-	return m
+	if m.first = read(ctx, &m.src); m.first.err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted reading the device's counters, before the load (no load sent): %w", m.first.err)
+		}
+		return nil, fmt.Errorf("%w; %w", m.first.err, ErrCountersUnread)
+	}
+	// The reads after the first go on once the run is interrupted, for
+	// readGrace at most.
+	var cancel context.CancelFunc
+	m.ctx, cancel = context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(readGrace, cancel) })
+	m.release = func() { stop(); cancel() }
+	return m, nil
 }
 
 // at is bench.Config.AtWindow's part: it starts the window's read.
@@ -83,6 +110,7 @@ func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 		}
 	}
 	m.last = read(m.ctx, &m.src)
+	m.release()
 	d := &metrics.Device{Source: m.src.String(), CountsReads: m.src.ReadsCounted(), InFlight: m.inFlight}
 	if m.pipeline > 1 {
 		d.Pipeline = m.pipeline

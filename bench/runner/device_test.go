@@ -7,8 +7,10 @@ package runner_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -166,38 +168,72 @@ func TestDeviceCountersHAProxy(t *testing.T) {
 		checkAgreement(t, deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, src), "run sessions")
 	})
 	// Wrong sources: a frontend HAProxy does not have, a page that is not
-	// the stats CSV, a metric that is not exposed. Each is in the record and
-	// rejects the run when the plan asks for agreement; the run itself is
-	// made.
+	// the stats CSV, a metric that is not exposed, a negative count. The
+	// first read, before the preflight, fails: no load is sent (HAProxy's
+	// own count of the frontend does not move) and the error says why.
+	sessions := func() int64 {
+		t.Helper()
+		src := devcount.Source{Kind: devcount.KindHAProxy, URL: h.StatsCSV(), Frontend: s.Frontend.Name}
+		c, err := src.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c[devcount.Sessions]
+	}
 	for _, tc := range []struct {
 		name string
 		src  devcount.Source
 		want string
 	}{
 		{"missing frontend", devcount.Source{Kind: devcount.KindHAProxy, URL: h.StatsCSV(), Frontend: "fe_p256"}, `no frontend "fe_p256"`},
-		{"not the CSV", devcount.Source{Kind: devcount.KindHAProxy, URL: strings.TrimSuffix(h.StatsCSV(), ";csv"), Frontend: "p256"}, "not HAProxy's stats CSV"},
+		{"not the CSV", devcount.Source{Kind: devcount.KindHAProxy, URL: strings.TrimSuffix(h.StatsCSV(), ";csv"),
+			Frontend: "p256"}, "not HAProxy's stats CSV"},
 		{"404", devcount.Source{Kind: devcount.KindNginx, URL: h.MetricsURL() + "/nope"}, "HTTP status 503"},
 		{"missing metric", devcount.Source{Kind: devcount.KindPrometheus, URL: h.MetricsURL(),
 			Metrics: map[devcount.Counter]string{devcount.Sessions: `haproxy_frontend_sessions_total{proxy="nope"}`}}, "no series matches"},
+		{"negative", devcount.Source{Kind: devcount.KindCommand,
+			Commands: map[devcount.Counter]string{devcount.Sessions: "echo -3"}}, "negative, not a count"},
 	} {
 		t.Run("wrong/"+tc.name, func(t *testing.T) {
+			before := sessions()
 			r, err := runner.Execute(context.Background(), deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, tc.src))
-			if err != nil {
-				t.Fatal(err)
+			var re *devcount.ReadError
+			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) ||
+				!strings.Contains(err.Error(), "no load sent") {
+				t.Fatalf("record %v, error %v; want a *devcount.ReadError naming %q and no load sent", r != nil, err, tc.want)
 			}
-			if r.Transactions == 0 {
-				t.Errorf("no load was made")
-			}
-			d := r.Device
-			if d == nil || !strings.Contains(d.Error, tc.want) || d.Run != nil || d.Window != nil {
-				t.Fatalf("device block %+v, want the error %q and no counts", d, tc.want)
-			}
-			reasons := method.Judge(plan.Accept{MaxGeneratorCPU: 2, MaxDeviceDisagreement: new(plan.Percent(0.01))}, r)
-			if len(reasons) != 1 || !strings.Contains(reasons[0], tc.want) {
-				t.Errorf("reasons %q, want one naming %q", reasons, tc.want)
+			if after := sessions(); after != before {
+				t.Errorf("HAProxy's frontend counted %d sessions during the failed run: load was sent", after-before)
 			}
 		})
 	}
+	// A source that fails after its first read (the device restarted, its
+	// stats went away): the run is made, the record says why the counts are
+	// missing, and a plan asking for agreement rejects the run.
+	t.Run("wrong/after the first read", func(t *testing.T) {
+		once := filepath.Join(t.TempDir(), "read")
+		src, err := devcount.Parse(fmt.Sprintf(
+			`kind=command sessions="sh -c 'test -e %[1]s && echo gone || { touch %[1]s; echo 0; }'"`, once))
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, src)
+		r, err := runner.Execute(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Transactions == 0 {
+			t.Errorf("no load was made")
+		}
+		const want = `printed "gone": not a number`
+		if d := r.Device; d == nil || !strings.Contains(d.Error, want) || d.Run != nil || d.Window != nil {
+			t.Fatalf("device block %+v, want the error %q and no counts", d, want)
+		}
+		reasons := method.Judge(plan.Accept{MaxGeneratorCPU: 2, MaxDeviceDisagreement: new(plan.Percent(0.01))}, r)
+		if len(reasons) != 1 || !strings.Contains(reasons[0], want) {
+			t.Errorf("reasons %q, want one naming %q", reasons, want)
+		}
+	})
 }
 
 // TestDeviceCountersNginx: nginx's stub_status (accepts, requests; it
@@ -228,13 +264,11 @@ func TestDeviceCountersNginx(t *testing.T) {
 	t.Run("wrong/not stub_status", func(t *testing.T) {
 		bad := devcount.Source{Kind: devcount.KindNginx, URL: "http://" + n.StatusAddr + "/"}
 		r, err := runner.Execute(context.Background(), deviceSpec(vocab.EngineCPS, seeds[0].Profile, n.Addrs[0], ca, bad))
-		if err != nil {
-			t.Fatal(err)
+		if err == nil || r != nil || !strings.Contains(err.Error(), "HTTP status 404") ||
+			!strings.Contains(err.Error(), "no load sent") {
+			t.Fatalf("record %v, error %v; want no run and the error", r != nil, err)
 		}
-		if d := r.Device; d == nil || d.Error == "" || d.Run != nil {
-			t.Fatalf("device block %+v, want an error", d)
-		}
-		t.Log(r.Device.Error)
+		t.Log(err)
 	})
 }
 

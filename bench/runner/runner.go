@@ -60,6 +60,9 @@ func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
 // Before any load, Execute makes one transaction exactly as the load will (see
 // Preflight). If it fails, no load is sent: the record has the failed
 // Preflight, Complete false, and nothing measured (Run.Failed says why).
+// Before the preflight, it reads the device's counters (Spec.Device) once:
+// if they cannot be read, no load is sent either, and the error (wrapping
+// the *devcount.ReadError) says why.
 func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -87,7 +90,10 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return r
 	}
 	started := time.Now()
-	device := newDeviceMeter(ctx, spec)
+	device, err := newDeviceMeter(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
 	pf, err := preflight(ctx, op)
 	if err != nil {
 		return nil, err

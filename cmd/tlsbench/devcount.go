@@ -22,7 +22,15 @@ type deviceCountersFlag struct {
 	text string
 }
 
+// A second --device-counters is refused rather than combined: a run's
+// record holds one device block, counted by one source (metrics.Device),
+// and its counts are compared with the engine's as one device's; two
+// sources would be two devices, or the same counts twice.
 func (f *deviceCountersFlag) Set(v string) error {
+	if f.text != "" {
+		return usagef("--device-counters given twice (%q, then %q): a run reads one device's counters, give one SPEC",
+			f.text, v)
+	}
 	src, err := devcount.Parse(v)
 	if err != nil {
 		why := err.Error()
@@ -30,7 +38,10 @@ func (f *deviceCountersFlag) Set(v string) error {
 		if errors.As(err, &se) {
 			why = se.Why
 		}
-		return usagef("bad --device-counters %q: %s (e.g. %s)", v, why, deviceCountersExample)
+		if !strings.Contains(why, "e.g.") && !strings.Contains(why, "(") {
+			why += " (e.g. " + deviceCountersExample + ")"
+		}
+		return usagef("bad --device-counters %q: %s", v, why)
 	}
 	f.spec.Device, f.text = &src, v
 	return nil

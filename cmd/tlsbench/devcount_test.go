@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -108,10 +117,170 @@ func TestDeviceCountersCLI(t *testing.T) {
 			}
 		}
 	}
+	// A wrong frontend fails the first read: no load, exit 1 at once.
 	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s",
 		"--profile", seed.Profile, "--cacert", caFile,
 		"--device-counters", "kind=haproxy url="+h.StatsCSV()+" frontend=fe_wrong", url)
-	if code != exitFailed || !strings.Contains(stderr, `no frontend "fe_wrong"`) || !strings.Contains(stdout, `ERROR        the device's counters could not be read`) {
-		t.Errorf("wrong frontend: exit %d, stdout %q, stderr %q; want exit 1 naming it on both", code, stdout, stderr)
+	if code != exitFailed || !strings.Contains(stderr, `no frontend "fe_wrong"`) ||
+		!strings.Contains(stderr, "no load sent") || stdout != "" {
+		t.Errorf("wrong frontend: exit %d, stdout %q, stderr %q; want exit 1 naming it, no load, no summary",
+			code, stdout, stderr)
+	}
+	// Counters that fail after the first read: the run is made, the
+	// summary and stderr say why the counts are missing, exit 1.
+	once := filepath.Join(dir, "read-once")
+	code, stdout, stderr = invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "300ms", "--warmup", "0s",
+		"--profile", seed.Profile, "--cacert", caFile,
+		"--device-counters", fmt.Sprintf(
+			`kind=command sessions="sh -c 'test -e %[1]s && echo gone || { touch %[1]s; echo 0; }'"`, once), url)
+	if code != exitFailed || !strings.Contains(stderr, `printed "gone"`) ||
+		!strings.Contains(stdout, `ERROR        the device's counters could not be read`) {
+		t.Errorf("counters gone after the first read: exit %d, stdout %q, stderr %q; want exit 1 naming it on both",
+			code, stdout, stderr)
+	}
+}
+
+// countingTarget is a TLS server on loopback (tlsbench's -k) that counts
+// the connections it accepts: the load a run sent it.
+func countingTarget(t *testing.T) (url string, conns *atomic.Int64) {
+	t.Helper()
+	conns = new(atomic.Int64)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "ok")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.URL + "/", conns
+}
+
+// TestDeviceCountersHangSignal: a command counter that hangs (its timeout
+// the longest allowed) and one SIGINT to the real binary: the process and
+// every process its counter started (the command, a shell's child) are
+// gone within a second, and no load was sent.
+func TestDeviceCountersHangSignal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	bin := filepath.Join(t.TempDir(), "tlsbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	url, conns := countingTarget(t)
+	for _, counter := range []string{"sleep 600", `sh -c "sleep 600; echo 1"`} {
+		t.Run(strings.Fields(counter)[0], func(t *testing.T) {
+			var stderr bytes.Buffer
+			cmd := exec.Command(bin, "cps", "-q", "-k", "-c", "1", "-d", "1s", "--warmup", "0s",
+				"--device-counters", "kind=command sessions='"+counter+"' timeout=1m", url)
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			// The counter's processes, once the sleep has started.
+			var kids []int
+			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				var hasSleep bool
+				kids, hasSleep = descendants(cmd.Process.Pid)
+				if hasSleep {
+					break
+				}
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("no sleep started under tlsbench (%d) in 15 s: %v; stderr %q", cmd.Process.Pid, kids, stderr.String())
+				}
+			}
+			defer func() { // whatever the outcome, nothing of the test is left
+				_ = cmd.Process.Kill()
+				for _, p := range kids {
+					_ = syscall.Kill(p, syscall.SIGKILL)
+				}
+			}()
+			if err := cmd.Process.Signal(os.Interrupt); err != nil {
+				t.Fatal(err)
+			}
+			sent := time.Now()
+			select {
+			case <-done:
+			case <-time.After(time.Second):
+				t.Fatalf("tlsbench still running a second after one SIGINT; stderr %q", stderr.String())
+			}
+			if live := running(kids, time.Second-time.Since(sent)); len(live) > 0 {
+				t.Errorf("the counter's processes %v still running a second after the SIGINT (of %v)", live, kids)
+			}
+			if cmd.ProcessState.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") ||
+				!strings.Contains(stderr.String(), "no load sent") {
+				t.Errorf("exit %d, stderr %q; want 1 and interrupted, no load sent", cmd.ProcessState.ExitCode(), stderr.String())
+			}
+			if n := conns.Load(); n != 0 {
+				t.Errorf("the target counted %d connections", n)
+			}
+		})
+	}
+}
+
+// descendants lists the processes under pid (from /proc), and whether a
+// sleep is among them.
+func descendants(pid int) (pids []int, sleep bool) {
+	parent := map[int]int{}
+	comm := map[int]string{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if i < 0 || j < i {
+			continue
+		}
+		f := strings.Fields(s[j+1:]) // state ppid …
+		if len(f) < 2 {
+			continue
+		}
+		parent[p], _ = strconv.Atoi(f[1])
+		comm[p] = s[i+1 : j]
+	}
+	for p := range parent {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == pid {
+				pids = append(pids, p)
+				sleep = sleep || comm[p] == "sleep"
+				break
+			}
+		}
+	}
+	return pids, sleep
+}
+
+// running waits up to limit for the processes to end (a zombie has ended)
+// and returns those still running.
+func running(pids []int, limit time.Duration) []int {
+	deadline := time.Now().Add(limit)
+	for {
+		var live []int
+		for _, p := range pids {
+			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+			if err != nil {
+				continue
+			}
+			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+				live = append(live, p)
+			}
+		}
+		if len(live) == 0 || time.Now().After(deadline) {
+			return live
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

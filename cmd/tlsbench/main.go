@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/tlsbench/tlsbench/bench/devcount"
 )
 
 // version is set by the Makefile (-ldflags "-X main.version=…").
@@ -35,6 +37,7 @@ func main() {
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		<-sig
 		fmt.Fprintln(os.Stderr, "tlsbench: interrupted twice, exiting")
+		devcount.KillCommands() // no counter command outlives the process
 		os.Exit(130)
 	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
