@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -326,6 +329,16 @@ func TestBadInputTable(t *testing.T) {
 	add("want a subcommand", "k8s")
 	add("unknown subcommand", "k8s", "apply")
 	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
+	// Device counters (issue 27: items 1, 7, 8): a timeout out of range,
+	// the flag twice, one "(e.g. …)" at most.
+	add(`timeout "99999999999h" is out of range (at most 1m0s)`, "cps", "--device-counters",
+		"kind=command sessions='sleep 600' timeout=99999999999h", url)
+	add(`timeout "1h" is out of range (at most 1m0s)`, "cps", "--device-counters",
+		"kind=command sessions='sleep 600' timeout=1h", url)
+	add(`timeout "soon" is not a duration, e.g. 2s`, "throughput", "--device-counters",
+		"kind=nginx url=http://h/ timeout=soon", url)
+	add("--device-counters given twice", "cps", "--device-counters", "kind=nginx url=http://h/",
+		"--device-counters", "kind=nginx url=http://g/", url)
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))
@@ -383,5 +396,71 @@ func invokeBounded(t *testing.T, limit time.Duration, args ...string) (code int,
 		case <-time.After(10 * time.Second):
 		}
 		return code, errb.String(), true
+	}
+}
+
+// TestBadDeviceCountersTable: device counters that cannot be read, or bad
+// ones (issue 27, items 4, 5, 8), each with its exit code and message: an
+// unreadable source fails before the load (exit 1, "no load sent", the
+// target counts no connection), a bad one is bad input (exit 2); every
+// message is one line with one "(e.g. …)" at most.
+func TestBadDeviceCountersTable(t *testing.T) {
+	pages := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/garbage":
+			fmt.Fprint(w, "<html>hello</html>")
+		case "/negative":
+			fmt.Fprint(w, "Active connections: 1\nserver accepts handled requests\n -7 -7 3\n")
+		case "/csv":
+			fmt.Fprint(w, "# pxname,svname,stot,bin,bout,ereq,hrsp_4xx,hrsp_5xx,req_tot\nfe,FRONTEND,1,1,1,0,0,0,1\n")
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer pages.Close()
+	url, conns := countingTarget(t)
+	for _, tc := range []struct {
+		spec string
+		code int
+		want string
+	}{
+		{"kind=nginx url=http://127.0.0.1:1/stub_status", exitFailed, "connection refused"},
+		{"kind=nginx url=" + pages.URL + "/garbage", exitFailed, "not nginx's stub_status page"},
+		{"kind=command sessions='sleep 600' timeout=300ms", exitFailed, "no answer within the timeout, 300ms"},
+		{"kind=haproxy url=" + pages.URL + "/csv frontend=fe_nope", exitFailed, `no frontend "fe_nope" (frontends: fe)`},
+		{"kind=nginx url=" + pages.URL + "/negative", exitFailed, `"-7": negative, not a count`},
+		{"kind=command sessions='echo -3'", exitFailed, `printed "-3": negative, not a count`},
+		{"kind=command sessions='echo 2.5'", exitFailed, `printed "2.5": not a whole number, not a count`},
+		{"kind=command sessions='echo 99999999999999999999'", exitFailed,
+			"out of range, a count is at most 9223372036854775807"},
+		{"kind=command sessions='sleep 1' timeout=99999999999h", exitBadUsage,
+			`timeout "99999999999h" is out of range (at most 1m0s)`},
+		{"kind=command sessions='sleep 1' timeout=-1s", exitBadUsage, `timeout "-1s" is not above 0, e.g. 2s`},
+		{"kind=command", exitBadUsage, "names a command per counter, e.g. sessions="},
+	} {
+		args := []string{"cps", "-q", "-k", "--profile", countingProfile, "-c", "2", "-d", "1s", "--warmup", "0s",
+			"--device-counters", tc.spec, url}
+		code, stderr, timedOut := invokeBounded(t, 20*time.Second, args...)
+		switch {
+		case timedOut:
+			t.Errorf("%s: still running after 20 s", tc.spec)
+		case code != tc.code:
+			t.Errorf("%s: exit %d, want %d (stderr %q)", tc.spec, code, tc.code, stderr)
+		case strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want):
+			t.Errorf("%s: stderr %q, want one line naming %q", tc.spec, stderr, tc.want)
+		case strings.Count(stderr, "e.g.") > 1:
+			t.Errorf("%s: stderr %q has more than one example", tc.spec, stderr)
+		case code == exitFailed && !strings.Contains(stderr, "no load sent"):
+			t.Errorf("%s: stderr %q does not say no load was sent", tc.spec, stderr)
+		}
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("the target counted %d connections: load was sent with unreadable counters", n)
+	}
+	// The control: counters that can be read, and the target counts the load.
+	code, stderr, _ := invokeBounded(t, 20*time.Second, "cps", "-q", "-k", "--profile", countingProfile, "-c", "2",
+		"-d", "300ms", "--warmup", "0s", "--device-counters", "kind=command sessions='echo 0'", url)
+	if code != exitOK || conns.Load() == 0 {
+		t.Errorf("readable counters: exit %d, %d connections (stderr %q); want the load", code, conns.Load(), stderr)
 	}
 }

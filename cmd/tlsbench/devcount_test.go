@@ -140,6 +140,10 @@ func TestDeviceCountersCLI(t *testing.T) {
 	}
 }
 
+// countingProfile is a profile countingTarget serves (its certificate is
+// RSA 2048, crypto/tls offers ECDHE).
+const countingProfile = "ecdhe-rsa-aes128-gcm-sha256-p256"
+
 // countingTarget is a TLS server on loopback (tlsbench's -k) that counts
 // the connections it accepts: the load a run sent it.
 func countingTarget(t *testing.T) (url string, conns *atomic.Int64) {
@@ -174,7 +178,7 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 	for _, counter := range []string{"sleep 600", `sh -c "sleep 600; echo 1"`} {
 		t.Run(strings.Fields(counter)[0], func(t *testing.T) {
 			var stderr bytes.Buffer
-			cmd := exec.Command(bin, "cps", "-q", "-k", "-c", "1", "-d", "1s", "--warmup", "0s",
+			cmd := exec.Command(bin, "cps", "-q", "-k", "--profile", countingProfile, "-c", "1", "-d", "1s", "--warmup", "0s",
 				"--device-counters", "kind=command sessions='"+counter+"' timeout=1m", url)
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -282,5 +286,48 @@ func running(pids []int, limit time.Duration) []int {
 			return live
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestQualifyCountersUnreadable: a DUT whose counters cannot be read (the
+// port refuses) stops the campaign at the preliminary phase with that
+// reason: exit 1, no exploration run in the ledger, no table calling the
+// runs inconsistent.
+func TestQualifyCountersUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "plan.yaml")
+	plan := `name: unreadable
+duts: [{name: ref, url: reference, counters: {kind: nginx, url: "http://127.0.0.1:1/stub_status"}}]
+tests:
+  - {engine: cps, profiles: [rsa2048-aes128-gcm-sha256]}
+method:
+  duration: 300ms
+  warmup: 50ms
+  cooldown: 0s
+  explore: {concurrency: {min: 2, max: 4}, probe_duration: 150ms, min_gain: 5%}
+  accept: {max_generator_cpu: 100%, max_device_disagreement: 0%}
+  final: {min_accepted: 1, max_runs: 2, tolerance: 60%}
+`
+	if err := os.WriteFile(file, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "campaign")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code, stdout, stderr := invoke(t, ctx, "qualify", "-q", "--plan", file, "--out", out)
+	last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
+	if code != exitFailed || !strings.Contains(last, "preliminary: DUT ref") || !strings.Contains(last, "refused") ||
+		!strings.Contains(last, "no load sent") {
+		t.Errorf("exit %d, last line %q; want 1 and the preliminary failure naming the refused counters", code, last)
+	}
+	if strings.Contains(stdout, "inconsistent") || strings.Contains(stdout, "quieter") {
+		t.Errorf("a table was published:\n%s", stdout)
+	}
+	ledger, err := os.ReadFile(filepath.Join(out, "ledger.jsonl"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(ledger, []byte("\n")); n != 0 {
+		t.Errorf("the ledger holds %d runs:\n%s", n, ledger)
 	}
 }
