@@ -332,7 +332,10 @@ func runCommand(ctx context.Context, words []string) (string, error) {
 	cmd := exec.CommandContext(ctx, words[0], words[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 100 * time.Millisecond
+	// Its output is waited for once it has exited or been killed, for
+	// half a second at most (a loaded machine may take a while to read it;
+	// a process outside the group may hold the pipes).
+	cmd.WaitDelay = 500 * time.Millisecond
 	var out, stderr limited
 	out.max, stderr.max = maxOutput, maxOutput
 	cmd.Stdout, cmd.Stderr = &out, &stderr
