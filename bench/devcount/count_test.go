@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // TestCountsThatAreNotCounts: every kind refuses a negative, fractional,
@@ -152,34 +154,11 @@ func TestCommandGroupKilled(t *testing.T) {
 		if rerr != nil || len(pids) < 2 {
 			t.Fatalf("%d: pids %q: %v", i, b, rerr)
 		}
-		if live := alive(pids, time.Second); len(live) > 0 {
+		if live := testdut.Running(pids, time.Second); len(live) > 0 {
 			t.Errorf("%d: processes of the command %v still alive a second after the read: %v", i, pids, live)
 			for _, p := range live {
 				_ = syscall.Kill(p, syscall.SIGKILL)
 			}
 		}
-	}
-}
-
-// alive waits up to limit for the processes to end (a zombie has ended)
-// and returns those that did not.
-func alive(pids []int, limit time.Duration) []int {
-	deadline := time.Now().Add(limit)
-	for {
-		var live []int
-		for _, p := range pids {
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-			if err != nil {
-				continue
-			}
-			// pid (comm) state …
-			if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] != "Z" {
-				live = append(live, p)
-			}
-		}
-		if len(live) == 0 || time.Now().After(deadline) {
-			return live
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

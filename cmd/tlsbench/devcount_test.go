@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -189,8 +188,12 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 			// The counter's processes, once the sleep has started.
 			var kids []int
 			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-				var hasSleep bool
-				kids, hasSleep = descendants(cmd.Process.Pid)
+				kids = kids[:0]
+				hasSleep := false
+				for p, comm := range testdut.Descendants(cmd.Process.Pid) {
+					kids = append(kids, p)
+					hasSleep = hasSleep || comm == "sleep"
+				}
 				if hasSleep {
 					break
 				}
@@ -214,7 +217,7 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 			case <-time.After(time.Second):
 				t.Fatalf("tlsbench still running a second after one SIGINT; stderr %q", stderr.String())
 			}
-			if live := running(kids, time.Second-time.Since(sent)); len(live) > 0 {
+			if live := testdut.Running(kids, time.Second-time.Since(sent)); len(live) > 0 {
 				t.Errorf("the counter's processes %v still running a second after the SIGINT (of %v)", live, kids)
 			}
 			if cmd.ProcessState.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") ||
@@ -225,67 +228,6 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 				t.Errorf("the target counted %d connections", n)
 			}
 		})
-	}
-}
-
-// descendants lists the processes under pid (from /proc), and whether a
-// sleep is among them.
-func descendants(pid int) (pids []int, sleep bool) {
-	parent := map[int]int{}
-	comm := map[int]string{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if i < 0 || j < i {
-			continue
-		}
-		f := strings.Fields(s[j+1:]) // state ppid …
-		if len(f) < 2 {
-			continue
-		}
-		parent[p], _ = strconv.Atoi(f[1])
-		comm[p] = s[i+1 : j]
-	}
-	for p := range parent {
-		for q := parent[p]; q > 1; q = parent[q] {
-			if q == pid {
-				pids = append(pids, p)
-				sleep = sleep || comm[p] == "sleep"
-				break
-			}
-		}
-	}
-	return pids, sleep
-}
-
-// running waits up to limit for the processes to end (a zombie has ended)
-// and returns those still running.
-func running(pids []int, limit time.Duration) []int {
-	deadline := time.Now().Add(limit)
-	for {
-		var live []int
-		for _, p := range pids {
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-			if err != nil {
-				continue
-			}
-			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
-				live = append(live, p)
-			}
-		}
-		if len(live) == 0 || time.Now().After(deadline) {
-			return live
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
