@@ -164,7 +164,9 @@ func countingTarget(t *testing.T) (url string, conns *atomic.Int64) {
 // TestDeviceCountersHangSignal: a command counter that hangs (its timeout
 // the longest allowed) and one SIGINT to the real binary: the process and
 // every process its counter started (the command, a shell's child) are
-// gone within a second, and no load was sent.
+// gone within a second, and no load was sent. And a counter that hangs
+// once the load has started (its first read answered): the same within a
+// second, the run cut short.
 func TestDeviceCountersHangSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
@@ -174,11 +176,17 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	url, conns := countingTarget(t)
-	for _, counter := range []string{"sleep 600", `sh -c "sleep 600; echo 1"`} {
-		t.Run(strings.Fields(counter)[0], func(t *testing.T) {
+	once := filepath.Join(t.TempDir(), "read")
+	for _, tc := range []struct{ name, counter string }{
+		{"sleep", "sleep 600"},
+		{"shell", `sh -c "sleep 600; echo 1"`},
+		{"during the load", `sh -c "test -e ` + once + ` && sleep 600; touch ` + once + `; echo 0"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			cmd := exec.Command(bin, "cps", "-q", "-k", "--profile", countingProfile, "-c", "1", "-d", "1s", "--warmup", "0s",
-				"--device-counters", "kind=command sessions='"+counter+"' timeout=1m", url)
+			before := conns.Load()
+			cmd := exec.Command(bin, "cps", "-q", "-k", "--profile", countingProfile, "-c", "1", "-d", "30s", "--warmup", "200ms",
+				"--device-counters", "kind=command sessions='"+tc.counter+"' timeout=1m", url)
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -187,6 +195,7 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			// The counter's processes, once the sleep has started.
 			var kids []int
+			exited := false
 			for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 				kids = kids[:0]
 				hasSleep := false
@@ -203,6 +212,11 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 				}
 			}
 			defer func() { // whatever the outcome, nothing of the test is left
+				if !exited { // its pid is still its own
+					for p := range testdut.Descendants(cmd.Process.Pid) {
+						kids = append(kids, p)
+					}
+				}
 				_ = cmd.Process.Kill()
 				for _, p := range kids {
 					_ = syscall.Kill(p, syscall.SIGKILL)
@@ -214,17 +228,26 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 			sent := time.Now()
 			select {
 			case <-done:
+				exited = true
 			case <-time.After(time.Second):
 				t.Fatalf("tlsbench still running a second after one SIGINT; stderr %q", stderr.String())
 			}
+			t.Logf("tlsbench exited %s after the SIGINT", time.Since(sent).Round(time.Millisecond))
 			if live := testdut.Running(kids, time.Second-time.Since(sent)); len(live) > 0 {
 				t.Errorf("the counter's processes %v still running a second after the SIGINT (of %v)", live, kids)
 			}
-			if cmd.ProcessState.ExitCode() != exitFailed || !strings.Contains(stderr.String(), "interrupted") ||
-				!strings.Contains(stderr.String(), "no load sent") {
-				t.Errorf("exit %d, stderr %q; want 1 and interrupted, no load sent", cmd.ProcessState.ExitCode(), stderr.String())
+			code, n := cmd.ProcessState.ExitCode(), conns.Load()-before
+			if tc.name == "during the load" {
+				if code != exitFailed || n == 0 || !strings.Contains(stderr.String(), "could not be read") {
+					t.Errorf("exit %d, %d connections, stderr %q; want 1, the load, the counts missing", code, n, stderr.String())
+				}
+				return
 			}
-			if n := conns.Load(); n != 0 {
+			if code != exitFailed || !strings.Contains(stderr.String(), "interrupted") ||
+				!strings.Contains(stderr.String(), "no load sent") {
+				t.Errorf("exit %d, stderr %q; want 1 and interrupted, no load sent", code, stderr.String())
+			}
+			if n != 0 {
 				t.Errorf("the target counted %d connections", n)
 			}
 		})
