@@ -185,7 +185,8 @@ func TestDeviceCountersHangSignal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
 			before := conns.Load()
-			cmd := exec.Command(bin, "cps", "-q", "-k", "--profile", countingProfile, "-c", "1", "-d", "30s", "--warmup", "200ms",
+			cmd := exec.Command(bin, "cps", "-q", "-k", "--profile", countingProfile, "-c", "1",
+				"-d", "30s", "--warmup", "200ms",
 				"--device-counters", "kind=command sessions='"+tc.counter+"' timeout=1m", url)
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
