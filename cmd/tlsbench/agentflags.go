@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -118,6 +119,22 @@ func (p *pushAuthFlags) resolve(reportTo string) error {
 	if len(p.cred.CA) > 0 && !strings.HasPrefix(reportTo, "https://") {
 		return usagef("--report-cacert (or $%s) is for an https collector; --report-to is %q", agent.EnvCollectorCA, reportTo)
 	}
+	return nil
+}
+
+// hello checks, before any load, that the collector at reportTo takes this
+// agent's record (agent.Hello: reachable, the token known, the run open),
+// and binds the push to the collector's session; an error is one line
+// naming the collector (exit 1, no load sent).
+func (p *pushAuthFlags) hello(ctx context.Context, reportTo string) error {
+	if reportTo == "" {
+		return nil
+	}
+	cred, err := agent.Hello(ctx, reportTo, p.cred)
+	if err != nil {
+		return fmt.Errorf("the collector at %s will not take the record (no load sent): %w", reportTo, err)
+	}
+	p.cred = cred
 	return nil
 }
 

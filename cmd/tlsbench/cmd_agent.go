@@ -49,6 +49,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("%s", err)
 		}
 	}
+	if spec.Agent.ReportTo != "" { // before any load: a record no collector takes is not made
+		if cred, err = agent.Hello(ctx, spec.Agent.ReportTo, cred); err != nil {
+			return fmt.Errorf("the collector at %s will not take the record (no load sent): %w", spec.Agent.ReportTo, err)
+		}
+	}
 	set, err := loadProfiles(spec.ProfileFiles)
 	if err != nil {
 		return err
@@ -75,13 +80,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return noSuccess(r, set)
 	}
+	if err := reports.RunSummary(r).Text(stdout); err != nil {
+		return err
+	}
 	if a.ReportTo != "" {
 		if err := agent.Push(ctx, a.ReportTo, cred, r); err != nil {
 			return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 		}
-	}
-	if err := reports.RunSummary(r).Text(stdout); err != nil {
-		return err
 	}
 	if r.Failed() != "" || r.Whole.Transactions == 0 {
 		return noSuccess(r, set)

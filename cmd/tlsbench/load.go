@@ -333,6 +333,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
+	if err := lf.pushAuth.hello(ctx, lf.reportTo); err != nil { // agentflags.go: before any load
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
@@ -369,11 +372,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
 			return noSuccess(r, ls.set)
 		}
-		if a := ls.agent; a != nil && a.ReportTo != "" {
-			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
-				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
-			}
-		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
 			if err := reports.RunSummary(r).Text(text); err != nil {
@@ -387,6 +385,13 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			}
 			if err := writeRunRecord(file, stdout, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
+			}
+		}
+		// Pushed once the record is on disk and the summary printed: a
+		// collector lost during the run loses no record.
+		if a := ls.agent; a != nil && a.ReportTo != "" {
+			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
+				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}
 		// A failed preflight sent no load; an aborted run stopped it:
