@@ -43,6 +43,15 @@ func (lf *loadFlags) resolveAgent() (*runner.Agent, error) {
 	return a, nil
 }
 
+// errAgentDeviceCounters refuses --device-counters in one agent of several:
+// the device counts every agent's connections, the agent only its share, so
+// the comparison would always disagree (and N agents would poll the
+// device). The device's counts of a distributed run belong beside the
+// merged record, on the collector's side, which does not read them.
+var errAgentDeviceCounters = errors.New("--device-counters is not for the agents of a distributed run: " +
+	"the device counts all agents' connections, each agent only its share; " +
+	"read the device's counters around the run beside the merged record instead")
+
 // parseShard parses i/N with 0 ≤ i < N.
 func parseShard(s string) (i, n int, err error) {
 	a, b, ok := strings.Cut(s, "/")

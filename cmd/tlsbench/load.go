@@ -265,6 +265,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 		}
 	}
 	if a := ls.agent; a != nil {
+		if lf.spec.Device != nil && a.Shards > 1 {
+			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
+		}
 		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
