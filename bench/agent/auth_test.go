@@ -227,7 +227,7 @@ func pushedN(t *testing.T, i, n int) *metrics.Run {
 	}
 	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Complete: true, Load: metrics.Load{Mode: "closed", Concurrency: 1},
 		Agent:   &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2},
-		Started: time.Now()} // a collection takes only runs made since it began
+		Started: testStart}
 	if err := r.Fill(rec.Snapshot(), time.Second); err != nil {
 		t.Fatal(err)
 	}

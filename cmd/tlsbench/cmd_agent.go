@@ -20,7 +20,8 @@ TLSBENCH_RUN (the run spec as JSON: the whole run and the agents' start,
 tolerance and collector), TLSBENCH_SHARD (this agent's index, 0 to N-1) and
 TLSBENCH_AGENT (its name in the record), and its credentials:
 TLSBENCH_TOKEN (the run's token, which signs the pushed record) and
-TLSBENCH_COLLECTOR_CA (for an https collector, its CA's PEM). It takes its share of the load,
+TLSBENCH_COLLECTOR_CA (for an https collector, its CA's PEM). It asks the
+collector for its session first (no load when it cannot), takes its share of the load,
 starts at the agreed time and pushes its record to the collector. The
 processes executor (qualify --executor processes) and the manifests of
 tlsbench k8s start agents this way; see docs/KUBERNETES.md.`
