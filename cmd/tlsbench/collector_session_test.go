@@ -206,6 +206,8 @@ func TestReportToCollectorDown(t *testing.T) {
 		"--warmup", "0", "--report-to", down, "--token-file", tokenFile(t), "--json", out, "-q")
 	after := l.Stats()
 	el := time.Since(start)
+	t.Logf("collector down: exit %d after %s, %d connections at the target: %s", code, el.Round(time.Millisecond),
+		after.Connections-before.Connections, strings.TrimSpace(se))
 	if code != exitFailed || strings.Count(se, "\n") != 1 || !strings.Contains(se, down) ||
 		!strings.Contains(se, "no load sent") {
 		t.Errorf("collector down: exit %d, stderr %q; want exit 1, one line naming %s", code, se, down)
@@ -245,9 +247,10 @@ func TestReportToCollectorDiesMidRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.json")
 	code, so, se := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-c", "2", "-d", "3s",
 		"--warmup", "0", "--report-to", "http://"+ln.Addr().String()+"/", "--token-file", tokenFile(t), "--json", out, "-q")
-	if code != exitFailed || !strings.Contains(se, "pushing the record") {
+	if code != exitFailed || !strings.Contains(se, "pushing the record") || !strings.Contains(se, "the record is in "+out) {
 		t.Errorf("collector killed mid-run: exit %d, stderr %q; want exit 1 naming the push", code, se)
 	}
+	t.Logf("collector killed mid-run: exit %d: %s", code, strings.TrimSpace(se))
 	r, err := metrics.ReadRun(out)
 	if err != nil {
 		t.Fatalf("collector killed mid-run: the --json record: %v", err)

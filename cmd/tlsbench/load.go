@@ -394,6 +394,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		// collector lost during the run loses no record.
 		if a := ls.agent; a != nil && a.ReportTo != "" {
 			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
+				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
+					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
+				}
 				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}
