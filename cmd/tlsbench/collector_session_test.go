@@ -247,7 +247,8 @@ func TestReportToCollectorDiesMidRun(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out.json")
 	code, so, se := invoke(t, context.Background(), "cps", url, "--cacert", ca, "--profile", p.Name, "-c", "2", "-d", "3s",
 		"--warmup", "0", "--report-to", "http://"+ln.Addr().String()+"/", "--token-file", tokenFile(t), "--json", out, "-q")
-	if code != exitFailed || !strings.Contains(se, "pushing the record") || !strings.Contains(se, "the record is in "+out) {
+	if code != exitFailed || !strings.Contains(se, "pushing the record") ||
+		!strings.Contains(se, "the record is in "+out) {
 		t.Errorf("collector killed mid-run: exit %d, stderr %q; want exit 1 naming the push", code, se)
 	}
 	t.Logf("collector killed mid-run: exit %d: %s", code, strings.TrimSpace(se))
