@@ -326,6 +326,13 @@ func TestBadInputTable(t *testing.T) {
 	add("want a subcommand", "k8s")
 	add("unknown subcommand", "k8s", "apply")
 	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
+	// Device counters in an agent of several (issue 27 item 7): refused,
+	// not dropped from the agents' run.
+	const devSpec = "kind=target url=http://127.0.0.1:1/stats"
+	add("--device-counters is not for the agents", "k8s", "manifest", "--agents", "2", "--image", "i",
+		"--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--", "cps", "https://dut/1k", "-c", "8",
+		"--device-counters", devSpec)
+	add("--device-counters is not for the agents", "cps", "--shard", "0/2", "--device-counters", devSpec, url)
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))

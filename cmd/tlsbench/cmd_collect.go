@@ -31,7 +31,10 @@ refused as merge refuses them (exit 2).
 Only records signed with the run's token are taken: --token-file FILE (made
 with a new random token, mode 0600, if missing; the agents get the same file
 with --token-file) or $TLSBENCH_TOKEN. A push without it is refused (401)
-and takes no shard. With --tls-ca-out FILE the collector serves https with a
+and takes no shard. Each collect is a new collection: an agent asks it for
+its session (a signed hello, before any load) and signs its push for it, so
+a push recorded from an earlier run is refused (409) even with the same
+token file, as is a record whose steady window began before collect did. With --tls-ca-out FILE the collector serves https with a
 certificate made for this run (for the --listen host and each --tls-host),
 its CA written to FILE for the agents (--report-cacert). Bounds: records of
 32 MiB, headers of 16 KiB, 5 s for the headers and 1 min for a request, 64

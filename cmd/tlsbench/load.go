@@ -77,7 +77,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
 	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
-	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
+	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; asked before the load)")
 	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
@@ -265,6 +265,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 		}
 	}
 	if a := ls.agent; a != nil {
+		if lf.spec.Device != nil && a.Shards > 1 {
+			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
+		}
 		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
@@ -333,6 +336,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err != nil {
 		return err
 	}
+	if err := lf.pushAuth.hello(ctx, lf.reportTo); err != nil { // agentflags.go: before any load
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
@@ -369,11 +375,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
 			return noSuccess(r, ls.set)
 		}
-		if a := ls.agent; a != nil && a.ReportTo != "" {
-			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
-				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
-			}
-		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
 			if err := reports.RunSummary(r).Text(text); err != nil {
@@ -387,6 +388,16 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			}
 			if err := writeRunRecord(file, stdout, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
+			}
+		}
+		// Pushed once the record is on disk and the summary printed: a
+		// collector lost during the run loses no record.
+		if a := ls.agent; a != nil && a.ReportTo != "" {
+			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
+				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
+					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
+				}
+				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}
 		// A failed preflight sent no load; an aborted run stopped it:
