@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +134,7 @@ func (b blockingWriter) Write(p []byte) (int, error) {
 // record's line.
 func TestStreamWriterBounded(t *testing.T) {
 	w := blockingWriter{make(chan struct{})}
-	s := newStreamWriter(w)
+	s := newStreamWriter(context.Background(), func(context.Context) (io.Writer, error) { return w, nil })
 	start := time.Now()
 	for i := range streamQueue + 10 {
 		s.second(streamHead{Profile: "p", Engine: "cps"}, metrics.Second{T: i + 1, Unix: int64(i)})
