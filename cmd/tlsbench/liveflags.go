@@ -50,6 +50,9 @@ func (f *liveFlags) check() error {
 	if f.linger < 0 {
 		return usagef("--metrics-linger must not be negative, got %s", f.linger)
 	}
+	if f.linger > 0 && f.listen == "" {
+		return usagef("--metrics-linger %s keeps the metrics endpoint up: it needs --metrics-listen", f.linger)
+	}
 	if f.stream != "" && f.stream != stdoutName {
 		return checkOutputs([2]string{"--stream", f.stream})
 	}
