@@ -327,8 +327,10 @@ func TestBadInputTable(t *testing.T) {
 	add("unknown subcommand", "k8s", "apply")
 	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
 	// Issue 27: --metrics-linger alone, help's subcommands, schema lists.
-	add("--metrics-linger 5s keeps the metrics endpoint up: it needs --metrics-listen", "cps", "--metrics-linger", "5s", url)
-	add("--metrics-linger 1m0s keeps the metrics endpoint up: it needs --metrics-listen", "serve", "--metrics-linger", "1m")
+	add("--metrics-linger 5s keeps the metrics endpoint up: it needs --metrics-listen",
+		"cps", "--metrics-linger", "5s", url)
+	add("--metrics-linger 1m0s keeps the metrics endpoint up: it needs --metrics-listen",
+		"serve", "--metrics-linger", "1m")
 	add(`unknown topic "k8s frob" (subcommands of k8s: manifest)`, "help", "k8s", "frob")
 	add(`one topic at most after "k8s manifest" (it has no subcommands)`, "help", "k8s", "manifest", "x")
 	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")

@@ -119,7 +119,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return writeOutput(ctx, *out, stdout, stderr, func(w io.Writer) error { _, err := w.Write(pdf); return err })
 	}
-	return renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}.write(ctx, *format, *out, stdout, stderr, r)
+	rs := renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}
+	return rs.write(ctx, *format, *out, stdout, stderr, r)
 }
 
 // allowMixedFlag defines --allow-mixed-dut of report and compare.
@@ -200,10 +201,7 @@ func writeOutput(ctx context.Context, file string, stdout, stderr io.Writer, ren
 		return err
 	}
 	if err := outfile.WriteContext(ctx, file, buf.Bytes(), 0o644, readerNote(stderr, file)); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("-o: %w", err) // interrupted: not bad usage
-		}
-		return usagef("-o: %v", err)
+		return outputErr(ctx, "-o", err)
 	}
 	return nil
 }

@@ -138,8 +138,8 @@ func TestFIFONoReaderFirstSignal(t *testing.T) {
 		fifo := mkfifo(t, t.TempDir(), "k.fifo")
 		p := startReal(t, bin, dir, append(run, "--keylog", fifo)...)
 		p.waitFor(t, "the wait's note", func() bool { return strings.Contains(p.stderr.String(), waiting) })
-		if _, last := p.interruptOnce(t); !strings.Contains(last, "--keylog: "+fifo+": interrupted while waiting") {
-			t.Errorf("last line %q", last)
+		if code, last := p.interruptOnce(t); code != exitFailed || !strings.Contains(last, "--keylog: "+fifo+": interrupted while waiting") {
+			t.Errorf("exit %d, last line %q", code, last)
 		}
 	})
 	rec := filepath.Join(dir, "rec.json")
@@ -162,7 +162,9 @@ func TestFIFONoReaderFirstSignal(t *testing.T) {
 // data through the FIFO, whole.
 func fifoReaders(t *testing.T, bin, dir, rec string, run []string) {
 	fdir := t.TempDir()
-	endsWithRecord := func(b []byte) bool { return bytes.Contains(b, []byte(`"type":"record"`)) && bytes.HasSuffix(b, []byte("}\n")) }
+	endsWithRecord := func(b []byte) bool {
+		return bytes.Contains(b, []byte(`"type":"record"`)) && bytes.HasSuffix(b, []byte("}\n"))
+	}
 	sfifo, sgot := outfiletest.FIFO(t, fdir, "s.fifo", endsWithRecord, 60*time.Second)
 	jfifo, jgot := outfiletest.FIFO(t, fdir, "j.fifo", func(b []byte) bool { return json.Valid(b) }, 60*time.Second)
 	cmd := exec.Command(bin, append(run, "--stream", sfifo, "--json", jfifo)...)

@@ -415,7 +415,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // openOutputs checks and opens the command's outputs before any load (no
 // run is wasted on a bad path): the CPU profile, the key log, the records'
 // directory. It returns where the text goes and what closes them.
-func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (text io.Writer, closeAll func(), err error) {
+func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
+	text io.Writer, closeAll func(), err error) {
 	lf, ls, ps := c.lf, c.ls, c.ls.profiles
 	var closers []func() error
 	closeAll = func() {
@@ -441,7 +442,7 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (te
 		if lf.cpuProf != stdoutName {
 			f, err := createOutput(ctx, lf.cpuProf, os.O_TRUNC, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--cpuprofile: %v", err)
+				return nil, closeAll, outputErr(ctx, "--cpuprofile", err)
 			}
 			closers = append(closers, f.Close)
 			w = f
@@ -456,7 +457,7 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (te
 		if lf.keylog != stdoutName {
 			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--keylog: %v", err)
+				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
 			ls.spec.KeyLog = f

@@ -73,3 +73,12 @@ func createOutput(ctx context.Context, file string, mode int, stderr io.Writer) 
 	}
 	return os.OpenFile(file, os.O_CREATE|os.O_WRONLY|mode, 0o600)
 }
+
+// outputErr words the failure to open or write flag's file: bad usage,
+// unless ctx has ended (an interrupted wait for a FIFO's reader).
+func outputErr(ctx context.Context, flag string, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return usagef("%s: %v", flag, err)
+}
