@@ -138,7 +138,8 @@ func TestFIFONoReaderFirstSignal(t *testing.T) {
 		fifo := mkfifo(t, t.TempDir(), "k.fifo")
 		p := startReal(t, bin, dir, append(run, "--keylog", fifo)...)
 		p.waitFor(t, "the wait's note", func() bool { return strings.Contains(p.stderr.String(), waiting) })
-		if code, last := p.interruptOnce(t); code != exitFailed || !strings.Contains(last, "--keylog: "+fifo+": interrupted while waiting") {
+		code, last := p.interruptOnce(t)
+		if code != exitFailed || !strings.Contains(last, "--keylog: "+fifo+": interrupted while waiting") {
 			t.Errorf("exit %d, last line %q", code, last)
 		}
 	})
