@@ -137,6 +137,15 @@ func (s *streamWriter) second(h streamHead, sec metrics.Second) {
 
 func (s *streamWriter) record(r *metrics.Run) {
 	s.mu.Lock()
+	if !s.closed && len(s.lines) == cap(s.lines) {
+		// A reader that has not opened the FIFO yet, or does not keep
+		// up: the oldest second makes room, never the record.
+		select {
+		case <-s.lines:
+			s.dropped++
+		default:
+		}
+	}
 	dropped := s.dropped
 	s.dropped = 0
 	closed := s.closed
