@@ -333,6 +333,15 @@ func TestBadInputTable(t *testing.T) {
 		"--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--", "cps", "https://dut/1k", "-c", "8",
 		"--device-counters", devSpec)
 	add("--device-counters is not for the agents", "cps", "--shard", "0/2", "--device-counters", devSpec, url)
+	// Issue 27: --metrics-linger alone, help's subcommands, schema lists.
+	add("--metrics-linger 5s keeps the metrics endpoint up: it needs --metrics-listen",
+		"cps", "--metrics-linger", "5s", url)
+	add("--metrics-linger 1m0s keeps the metrics endpoint up: it needs --metrics-listen",
+		"serve", "--metrics-linger", "1m")
+	add(`unknown topic "k8s frob" (subcommands of k8s: manifest)`, "help", "k8s", "frob")
+	add(`one topic at most after "k8s manifest" (it has no subcommands)`, "help", "k8s", "manifest", "x")
+	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
+	add("want one schema at most; got 2: run, ledger", "schema", "run", "ledger")
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))

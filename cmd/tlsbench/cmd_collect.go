@@ -105,7 +105,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			ln.Close()
 			return err
 		}
-		if err := outfile.Write(*caOut, caPEM, 0o644); err != nil {
+		if err := outfile.WriteContext(ctx, *caOut, caPEM, 0o644, readerNote(stderr, *caOut)); err != nil {
 			ln.Close()
 			return fmt.Errorf("--tls-ca-out: %w", err)
 		}
@@ -125,11 +125,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("at the deadline: %w", err)
 	}
-	return writeMerged(runs, *out, *keep, stdout)
+	return writeMerged(ctx, runs, *out, *keep, stdout, stderr)
 }
 
 // writeMerged merges the agents' records, writes the result and prints it.
-func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error {
+func writeMerged(ctx context.Context, runs []*metrics.Run, out, keep string, stdout, stderr io.Writer) error {
 	if keep != "" {
 		for _, r := range runs {
 			name := fmt.Sprintf("shard-%d-of-%d.json", r.Agent.Shard, r.Agent.Shards)
@@ -149,7 +149,7 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
-	if err := writeRunRecord(out, stdout, m); err != nil {
+	if err := writeRunRecord(ctx, out, stdout, stderr, m); err != nil {
 		return fmt.Errorf("writing the merged record: %w", err)
 	}
 	if out == stdoutName {

@@ -198,7 +198,7 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			*impact.Runs
 		}{impact.RunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = writeFileOrStdout(lf.jsonOut, stdout, append(data, '\n'))
+			jerr = writeFileOrStdout(ctx, lf.jsonOut, stdout, stderr, append(data, '\n'))
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)

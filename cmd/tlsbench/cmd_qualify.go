@@ -184,7 +184,8 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := outfile.Write(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
+		file := filepath.Join(dir, "plan.yaml")
+		if err := outfile.WriteContext(ctx, file, data, 0o644, readerNote(stderr, file)); err != nil {
 			return err
 		}
 	}
@@ -260,7 +261,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
-	html, err := writeCampaignHTML(dir)
+	html, err := writeCampaignHTML(ctx, dir, stderr)
 	if err != nil {
 		return fmt.Errorf("the report of %s: %w", dir, err)
 	}
@@ -270,7 +271,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // writeCampaignHTML renders the finished campaign in dir as dir/report.html
 // and returns its path.
-func writeCampaignHTML(dir string) (string, error) {
+func writeCampaignHTML(ctx context.Context, dir string, stderr io.Writer) (string, error) {
 	c, err := readCampaign(dir)
 	if err != nil {
 		return "", err
@@ -280,7 +281,7 @@ func writeCampaignHTML(dir string) (string, error) {
 		return "", err
 	}
 	file := filepath.Join(dir, "report.html")
-	return file, writeOutput(file, nil, func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) })
+	return file, writeOutput(ctx, file, nil, stderr, func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) })
 }
 
 // narrowPlan keeps, in the default plan, the profiles and tests named by

@@ -178,7 +178,7 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	live.serveTarget(t)
 	if c.caOut != "" && t.CA != nil {
-		if err := writeFileOrStdout(c.caOut, stdout, t.CA.CertPEM()); err != nil {
+		if err := writeFileOrStdout(ctx, c.caOut, stdout, stderr, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}

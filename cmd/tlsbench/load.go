@@ -307,7 +307,7 @@ func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
 }
 
 // runLoad parses an engine command line and runs it for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) (err error) {
 	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
 	if err != nil {
 		return helpOK(err)
@@ -326,13 +326,13 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return err
 		}
 	}
-	text, closeOutputs, err := c.openOutputs(stdout, stderr)
+	text, closeOutputs, err := c.openOutputs(ctx, stdout, stderr)
 	defer closeOutputs()
 	if err != nil {
 		return err
 	}
 	live, err := lf.live.open(ctx, stdout, stderr)
-	defer live.close()
+	defer func() { err = errors.Join(err, live.close()) }() // the stream's end is said
 	if err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			if len(ps) > 1 && file != stdoutName {
 				file = filepath.Join(lf.jsonOut, p.Name+".json")
 			}
-			if err := writeRunRecord(file, stdout, r); err != nil {
+			if err := writeRunRecord(ctx, file, stdout, stderr, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
 			}
 		}
@@ -426,7 +426,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // openOutputs checks and opens the command's outputs before any load (no
 // run is wasted on a bad path): the CPU profile, the key log, the records'
 // directory. It returns where the text goes and what closes them.
-func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAll func(), err error) {
+func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
+	text io.Writer, closeAll func(), err error) {
 	lf, ls, ps := c.lf, c.ls, c.ls.profiles
 	var closers []func() error
 	closeAll = func() {
@@ -450,9 +451,9 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	if lf.cpuProf != "" {
 		var w io.Writer = stdout
 		if lf.cpuProf != stdoutName {
-			f, err := os.Create(lf.cpuProf)
+			f, err := createOutput(ctx, lf.cpuProf, os.O_TRUNC, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--cpuprofile: %v", err)
+				return nil, closeAll, outputErr(ctx, "--cpuprofile", err)
 			}
 			closers = append(closers, f.Close)
 			w = f
@@ -465,9 +466,9 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	if lf.keylog != "" {
 		ls.spec.KeyLog = stdout
 		if lf.keylog != stdoutName {
-			f, err := os.OpenFile(lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--keylog: %v", err)
+				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
 			ls.spec.KeyLog = f
