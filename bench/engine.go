@@ -160,11 +160,13 @@ type Outcome struct {
 	Ended       time.Time
 	// Window is the steady-state time actually covered: Duration, or less
 	// when the run was interrupted.
-	Window    time.Duration
-	Complete  bool
-	Late      int64 // open loop: started more than 1 ms after intended
-	Dropped   int64 // open loop: intended starts that never ran
-	Abandoned int64 // in flight when the drain bound expired; not recorded
+	Window   time.Duration
+	Complete bool
+	Late     int64 // open loop: started more than 1 ms after intended
+	Dropped  int64 // open loop: intended starts that never ran
+	// Abandoned is how many transactions were in flight when the drain
+	// bound expired; each is recorded as an error of class abandoned.
+	Abandoned int64
 	// PreOpened is how many connections were opened before the load
 	// started (Openers); PreOpenFailed how many of those opens failed.
 	PreOpened, PreOpenFailed int
@@ -381,11 +383,16 @@ func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.
 	s.Dur[vocab.PhaseTotal] += start.Sub(intended)
 }
 
-// record records a transaction, unless the drain abandoned it.
+// record records a transaction. One the drain abandoned is an error of
+// class abandoned (in the window if it started there), with no latency.
 func (l *load) record(id int, s *metrics.Sample) {
 	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
 		l.abandoned.Add(1)
 		l.recordTCP(id, s) // its connections' retransmissions happened
+		s.TCP.N = 0
+		s.Class = vocab.ClassAbandoned
+		s.Err = fmt.Errorf("still in flight when the drain bound (%s) expired", l.cfg.Drain)
+		l.rec.Record(id, s)
 		return
 	}
 	l.rec.Record(id, s)
