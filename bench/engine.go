@@ -335,6 +335,8 @@ type load struct {
 	stop chan struct{}
 
 	abandoned, attempts, backoffs atomic.Int64
+	// expired is when the drain bound expired (Unix ns); 0 before.
+	expired atomic.Int64
 }
 
 func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
@@ -383,10 +385,12 @@ func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.
 	s.Dur[vocab.PhaseTotal] += start.Sub(intended)
 }
 
-// record records a transaction. One the drain abandoned is an error of
-// class abandoned (in the window if it started there), with no latency.
+// record records a transaction. One still in flight when the drain bound
+// expired (cancelled then, or ending after it: a read waits for its own
+// deadline) is an error of class abandoned (in the window if it started
+// there), with no latency.
 func (l *load) record(id int, s *metrics.Sample) {
-	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
+	if l.abandonedAfter(s) {
 		l.abandoned.Add(1)
 		l.recordTCP(id, s) // its connections' retransmissions happened
 		s.TCP.N = 0
@@ -397,6 +401,16 @@ func (l *load) record(id int, s *metrics.Sample) {
 	}
 	l.rec.Record(id, s)
 	l.stall.observe(s)
+}
+
+// abandonedAfter says whether s was in flight when the drain bound expired.
+func (l *load) abandonedAfter(s *metrics.Sample) bool {
+	at := l.expired.Load()
+	if at == 0 {
+		return false
+	}
+	end := s.Start.Add(s.Dur[vocab.PhaseUncorrected])
+	return errors.Is(s.Err, context.Canceled) || !end.Before(time.Unix(0, at))
 }
 
 // awaitStop returns when the load is to stop: at the end of the window, on
@@ -448,6 +462,7 @@ func (l *load) drain(wg *sync.WaitGroup) {
 	select {
 	case <-waited:
 	case <-t.C:
+		l.expired.Store(time.Now().UnixNano())
 		l.abandon()
 		<-waited
 	}

@@ -3,6 +3,8 @@ package method_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,53 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestAbandonedRejected: a run against the reference target whose "slow"
+// connections (a fifth of them) wait 3 s before their first byte, within
+// the read deadline but beyond a 300 ms drain: the workers stuck at the
+// window's end are abandoned, and the record counts them (load.abandoned,
+// errors of class abandoned, valid on read), and acceptance rejects the run
+// for those errors.
+func TestAbandonedRejected(t *testing.T) {
+	p, err := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p},
+		Faults: []target.Fault{{Kind: "slow", Fraction: 0.2}}, SlowDelay: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	spec := runner.Defaults(vocab.EngineCPS)
+	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
+	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
+	spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = 4, time.Second, 0, 300*time.Millisecond, 0
+	spec.ReadTimeout = 10 * time.Second
+	r, err := runner.Execute(context.Background(), &spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := r.Errors.ByClass[vocab.ClassAbandoned]
+	t.Logf("transactions %d, abandoned %d (%d in the window), errors %v", r.Transactions, r.Load.Abandoned, n, r.Errors.ByClass)
+	if r.Load.Abandoned == 0 || n != r.Load.Abandoned || r.Whole.Errors < n {
+		t.Fatalf("load.abandoned %d, abandoned errors %d (whole run errors %d): want the stuck workers counted in both",
+			r.Load.Abandoned, n, r.Whole.Errors)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metrics.DecodeRun(data); err != nil {
+		t.Errorf("the record is not valid: %v", err)
+	}
+	a := plan.DefaultMethod().Accept
+	a.MaxGeneratorCPU = 1
+	why := strings.Join(method.Judge(a, r), "; ")
+	if !strings.Contains(why, fmt.Sprintf("abandoned ×%d", n)) {
+		t.Errorf("acceptance %q does not reject the %d abandoned transactions", why, n)
+	}
 }
 
 // TestOverloadedOpenLoopRejected: an open loop faster than the target (100
