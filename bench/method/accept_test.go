@@ -25,11 +25,21 @@ import (
 // reference target, whose responses wait delay before their first byte.
 func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *metrics.Run {
 	t.Helper()
+	return referenceRun(t, target.Config{Delay: delay}, func(spec *runner.Spec) {
+		spec.Concurrency, spec.Rate, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = conc, rate, time.Second, 0, 10*time.Second, 0
+	})
+}
+
+// referenceRun makes a CPS run, as set edits its spec, against the
+// in-process reference target configured as tc (its profile added).
+func referenceRun(t *testing.T, tc target.Config, set func(*runner.Spec)) *metrics.Run {
+	t.Helper()
 	p, err := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: delay})
+	tc.Profiles = []*profiles.Profile{p}
+	tg, err := target.Start(tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +47,7 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 	spec := runner.Defaults(vocab.EngineCPS)
 	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
 	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
-	spec.Concurrency, spec.Rate, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = conc, rate, time.Second, 0, 10*time.Second, 0
+	set(&spec)
 	r, err := runner.Execute(context.Background(), &spec)
 	if err != nil {
 		t.Fatal(err)
@@ -52,25 +62,11 @@ func openLoopRun(t *testing.T, rate float64, conc int, delay time.Duration) *met
 // errors of class abandoned, valid on read), and acceptance rejects the run
 // for those errors.
 func TestAbandonedRejected(t *testing.T) {
-	p, err := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p},
-		Faults: []target.Fault{{Kind: "slow", Fraction: 0.2}}, SlowDelay: 3 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tg.Close()
-	spec := runner.Defaults(vocab.EngineCPS)
-	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
-	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
-	spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = 4, time.Second, 0, 300*time.Millisecond, 0
-	spec.ReadTimeout = 10 * time.Second
-	r, err := runner.Execute(context.Background(), &spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	slow := target.Config{Faults: []target.Fault{{Kind: "slow", Fraction: 0.2}}, SlowDelay: 3 * time.Second}
+	r := referenceRun(t, slow, func(spec *runner.Spec) {
+		spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = 4, time.Second, 0, 300*time.Millisecond, 0
+		spec.ReadTimeout = 10 * time.Second
+	})
 	n := r.Errors.ByClass[vocab.ClassAbandoned]
 	t.Logf("transactions %d, abandoned %d (%d in the window), errors %v", r.Transactions, r.Load.Abandoned, n, r.Errors.ByClass)
 	if r.Load.Abandoned == 0 || n != r.Load.Abandoned || r.Whole.Errors < n {
