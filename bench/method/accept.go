@@ -123,11 +123,13 @@ func judgeNoise(a plan.Accept, r *metrics.Run) []string {
 	var reasons []string
 	n := r.Noise
 	if a.MaxOtherCPU > 0 && n.OtherShare > float64(a.MaxOtherCPU) {
-		reasons = append(reasons, fmt.Sprintf("other processes used %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
+		reasons = append(reasons, fmt.Sprintf(
+			"other processes used %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
 			n.OtherShare, n.OtherCores, n.CPUs, a.MaxOtherCPU))
 	}
 	if a.MaxSteal > 0 && n.StealShare > float64(a.MaxSteal) {
-		reasons = append(reasons, fmt.Sprintf("the hypervisor stole %.2f of the machine's CPU (max_steal %s)", n.StealShare, a.MaxSteal))
+		reasons = append(reasons, fmt.Sprintf("the hypervisor stole %.2f of the machine's CPU (max_steal %s)",
+			n.StealShare, a.MaxSteal))
 	}
 	return reasons
 }

@@ -80,7 +80,8 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
 	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.Drain, "drain", 0, "after the window, wait at most `DURATION` for the transactions in flight, "+
-		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; default at least 30s)")
+		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; "+
+		"default at least 30s)")
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	return lf
