@@ -260,6 +260,11 @@ func (r *Run) checkLoad(c *Checker) {
 	c.Rate("load.rate", l.Rate)
 	c.Count("load.late", l.Late)
 	c.Count("load.dropped", l.Dropped)
+	c.Count("load.abandoned", l.Abandoned)
+	if n := r.Errors.ByClass[vocab.ClassAbandoned]; n > l.Abandoned || l.Abandoned > r.Whole.Errors {
+		c.Failf("load.abandoned", "%d, but the window has %d abandoned errors and the whole run %d errors",
+			l.Abandoned, n, r.Whole.Errors)
+	}
 	c.Count("load.source_addresses", int64(l.Sources))
 	c.Count("load.pre_opened", l.PreOpened)
 	c.Count("load.pre_open_failed", l.PreOpenFailed)

@@ -117,8 +117,9 @@ type Accept struct {
 	// machine had more of its CPU stolen by the hypervisor. 0, the
 	// default, is no limit: an idle lab machine's share is small but not
 	// nil (the system's daemons, a shell), and what is "disturbed" depends
-	// on the machine, so the plan says it (e.g. 25%, 5%). A run without a
-	// noise measurement (not Linux) is not judged by them.
+	// on the machine, so the plan says it (e.g. 25%, 5%). When either is
+	// set, a run whose noise was not measured (on any of its agents) is
+	// rejected, with the reason the measurement failed.
 	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
 	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
 	// MaxDeviceDisagreement, if set, rejects a run whose device counted

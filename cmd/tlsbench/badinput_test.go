@@ -68,6 +68,11 @@ func TestBadInputTable(t *testing.T) {
 		for _, f := range []string{"--connect-timeout", "--handshake-timeout", "--read-timeout", "--duration"} {
 			add(f, cmd, f, "0s", url)
 		}
+		add("--drain must not be negative", cmd, "--drain", "-1s", url)
+		add("--drain", cmd, "--drain", "soon", url)
+		// Shorter than the deadlines it must cover (default 5s+5s+10s: 20s).
+		add("--drain 5s is shorter than the deadlines it must cover", cmd, "--drain", "5s", url)
+		add("= 1m30s", cmd, "--drain", "1m", "--read-timeout", "80s", "--connect-timeout", "5s", "--handshake-timeout", "5s", url)
 		for _, v := range []string{"-5", "-2", "big", "1e3"} {
 			add("--expect-size", cmd, "--expect-size", v, url)
 		}

@@ -79,6 +79,9 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
 	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; asked before the load)")
 	lf.pushAuth.add(fs)
+	fs.DurationVar(&s.Drain, "drain", 0, "after the window, wait at most `DURATION` for the transactions in flight, "+
+		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; "+
+		"default at least 30s)")
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	return lf
@@ -149,6 +152,7 @@ type loadSetup struct {
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
 	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"drain":       "--drain",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
@@ -193,6 +197,11 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	s.Profile = ls.profiles[0].Name
 	if err := s.Validate(); err != nil {
 		return nil, specError(err)
+	}
+	if s.Drain > 0 && s.Drain < s.Deadlines() {
+		return nil, usagef("--drain %s is shorter than the deadlines it must cover: "+
+			"--connect-timeout %s + --handshake-timeout %s + --read-timeout %s = %s",
+			s.Drain, s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout, s.Deadlines())
 	}
 	if s.Sources, err = parseSources(lf.sources); err != nil {
 		return nil, err
