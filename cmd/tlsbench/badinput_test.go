@@ -327,6 +327,15 @@ func TestBadInputTable(t *testing.T) {
 	add("unknown subcommand", "k8s", "apply")
 	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
 
+	// Issue 27 (ledger): a resumed ledger with a whole line that is not an
+	// entry is refused, naming the file and the line (the ledger untouched:
+	// ledger_resume_test.go).
+	for name, ledger := range map[string]string{"resume-garbage": "garbage\n", "resume-invalid": `{"key": 1}` + "\n"} {
+		write("campaigns/"+name+"/plan.yaml", "name: x\n"+good+method)
+		f := write("campaigns/"+name+"/ledger.jsonl", ledger)
+		add(f+": line 1", "qualify", "--resume", filepath.Dir(f))
+	}
+
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))
 	}
