@@ -45,7 +45,8 @@ func TestLedgerDamage(t *testing.T) {
 		{"no newline after the last entry", first5 + strings.TrimSuffix(lines[5], "\n"), "", 6, 0, first5 + lines[5]},
 		{"garbage last line", first5 + "garbage\n", "line 6 is not a ledger entry", 0, 0, ""},
 		{"garbage only line", "garbage\n", "line 1 is not a ledger entry", 0, 0, ""},
-		{"garbage in the middle", lines[0] + "{\"key\":\n" + strings.Join(lines[1:5], ""), "line 2 is not a ledger entry", 0, 0, ""},
+		{"garbage in the middle", lines[0] + "{\"key\":\n" + strings.Join(lines[1:5], ""),
+			"line 2 is not a ledger entry", 0, 0, ""},
 		{"blank line", lines[0] + "\n" + lines[1], "line 2 is not a ledger entry", 0, 0, ""},
 		{"JSON, not an entry", first5 + `{"key": 1}` + "\n", "line 6: ", 0, 0, ""},
 		{"JSON, not an entry, no newline", first5 + `{"key": "x"}`, "line 6: ", 0, 0, ""},
@@ -63,7 +64,8 @@ func TestLedgerDamage(t *testing.T) {
 				t.Errorf("%s: opened, want an error naming %q", tc.name, tc.want)
 				continue
 			}
-			if msg := err.Error(); !strings.Contains(msg, file) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+			msg := err.Error()
+			if !strings.Contains(msg, file) || !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
 				t.Errorf("%s: error %q, want one line naming %s and %q", tc.name, msg, file, tc.want)
 			}
 			if !bytes.Equal(after, []byte(tc.data)) {
