@@ -335,6 +335,12 @@ func TestBadInputTable(t *testing.T) {
 		f := write("campaigns/"+name+"/ledger.jsonl", ledger)
 		add(f+": line 1", "qualify", "--resume", filepath.Dir(f))
 	}
+	// Issue 27 (serve): faults that do not add up, a ramp past its bound.
+	add("fault alert is given twice", "serve", "--fault", "alert:0.5", "--fault", "alert:0.25")
+	add("the fractions add up to 1.1, more than 1", "serve", "--fault", "alert:0.6", "--fault", "status-503:0.5")
+	add("the fractions add up to 2, more than 1", "serve", "--fault", "stall", "--fault", "alert")
+	add("bad --delay-ramp \"1000000h/s\": at most 1s/s", "serve", "--delay-ramp", "1000000h/s")
+	add("bad --delay-ramp \"2s/s\": at most 1s/s", "serve", "--delay-ramp", "2s/s")
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))
