@@ -341,6 +341,17 @@ func TestBadInputTable(t *testing.T) {
 	add("the fractions add up to 2, more than 1", "serve", "--fault", "stall", "--fault", "alert")
 	add("bad --delay-ramp \"1000000h/s\": at most 1s/s", "serve", "--delay-ramp", "1000000h/s")
 	add("bad --delay-ramp \"2s/s\": at most 1s/s", "serve", "--delay-ramp", "2s/s")
+	// Issue 27 (plans): final.repeat: 0 refused as --repeat 0 is; a DUT's
+	// pid file that does not exist, refused when the plan is read.
+	repeat0 := write("plans/repeat0.yaml",
+		"name: x\n"+good+strings.Replace(method, "max_runs: 1,", "max_runs: 1, repeat: 0,", 1))
+	add("final.repeat 0 is out of range [1, 20]",
+		"qualify", "--plan", repeat0, "--out", filepath.Join(dir, "campaigns", "repeat0"))
+	nopid := write("plans/nopid.yaml", "name: x\n"+strings.Replace(good, "url: \"https://a.test/\"",
+		"url: \"https://a.test/\", processes: ["+filepath.Join(dir, "nginx.pid")+"]", 1)+method)
+	add("pid file "+filepath.Join(dir, "nginx.pid")+": no such file",
+		"qualify", "--plan", nopid, "--out", filepath.Join(dir, "campaigns", "nopid"))
+	planOuts = append(planOuts, filepath.Join(dir, "campaigns", "repeat0"), filepath.Join(dir, "campaigns", "nopid"))
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))
