@@ -348,6 +348,32 @@ func TestBadInputTable(t *testing.T) {
 	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
 	add("want one schema at most; got 2: run, ledger", "schema", "run", "ledger")
 
+	// Issue 27 (ledger): a resumed ledger with a whole line that is not an
+	// entry is refused, naming the file and the line (the ledger untouched:
+	// ledger_resume_test.go).
+	for name, ledger := range map[string]string{"resume-garbage": "garbage\n", "resume-invalid": `{"key": 1}` + "\n"} {
+		write("campaigns/"+name+"/plan.yaml", "name: x\n"+good+method)
+		f := write("campaigns/"+name+"/ledger.jsonl", ledger)
+		add(f+": line 1", "qualify", "--resume", filepath.Dir(f))
+	}
+	// Issue 27 (serve): faults that do not add up, a ramp past its bound.
+	add("fault alert is given twice", "serve", "--fault", "alert:0.5", "--fault", "alert:0.25")
+	add("the fractions add up to 1.1, more than 1", "serve", "--fault", "alert:0.6", "--fault", "status-503:0.5")
+	add("the fractions add up to 2, more than 1", "serve", "--fault", "stall", "--fault", "alert")
+	add("bad --delay-ramp \"1000000h/s\": at most 1s/s", "serve", "--delay-ramp", "1000000h/s")
+	add("bad --delay-ramp \"2s/s\": at most 1s/s", "serve", "--delay-ramp", "2s/s")
+	// Issue 27 (plans): final.repeat: 0 refused as --repeat 0 is; a DUT's
+	// pid file that does not exist, refused when the plan is read.
+	repeat0 := write("plans/repeat0.yaml",
+		"name: x\n"+good+strings.Replace(method, "max_runs: 1,", "max_runs: 1, repeat: 0,", 1))
+	add("final.repeat 0 is out of range [1, 20]",
+		"qualify", "--plan", repeat0, "--out", filepath.Join(dir, "campaigns", "repeat0"))
+	nopid := write("plans/nopid.yaml", "name: x\n"+strings.Replace(good, "url: \"https://a.test/\"",
+		"url: \"https://a.test/\", processes: ["+filepath.Join(dir, "nginx.pid")+"]", 1)+method)
+	add("pid file "+filepath.Join(dir, "nginx.pid")+": no such file",
+		"qualify", "--plan", nopid, "--out", filepath.Join(dir, "campaigns", "nopid"))
+	planOuts = append(planOuts, filepath.Join(dir, "campaigns", "repeat0"), filepath.Join(dir, "campaigns", "nopid"))
+
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))
 	}

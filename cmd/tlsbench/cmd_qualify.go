@@ -108,6 +108,14 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
 			return nil, usagef("--resume %s: %v", dir, err)
 		}
+		// A ledger line that is not an entry (a torn last line aside) is
+		// refused here, before anything is started or the ledger touched.
+		ledger := filepath.Join(dir, method.LedgerFile)
+		if _, err := os.Stat(ledger); !errors.Is(err, os.ErrNotExist) {
+			if _, err := readLedger(ledger); err != nil {
+				return nil, err
+			}
+		}
 	case *planFile != "":
 		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
@@ -194,6 +202,10 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ledger.Close()
+	if n := ledger.Dropped(); n > 0 {
+		fmt.Fprintf(stderr, "tlsbench qualify: %s: dropped its last line, %d bytes torn by a crash (no newline at its end); "+
+			"its run will be made again\n", filepath.Join(dir, method.LedgerFile), n)
+	}
 
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""

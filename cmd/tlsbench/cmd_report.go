@@ -286,7 +286,8 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 }
 
 // readLedger reads a ledger's entries. As method.OpenLedger does, it
-// passes over a last line torn or damaged by a crash.
+// passes over a last line torn by a crash (no newline, not JSON) and
+// refuses any other line that is not an entry, naming the file and line.
 func readLedger(file string) ([]*method.Entry, error) {
 	entries, err := method.ReadLedger(file)
 	var pe *os.PathError
