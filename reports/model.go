@@ -132,13 +132,16 @@ type Section struct {
 	P99Phase    vocab.Phase    `json:"p99_phase"`
 	Preliminary *method.Prelim `json:"preliminary,omitempty"`
 	Exploration []method.Probe `json:"exploration,omitempty"`
-	Level       int            `json:"level,omitempty"` // the level chosen and frozen
-	Runs        []RunResult    `json:"runs"`
-	Best3       []float64      `json:"best3"`
-	Value       *float64       `json:"value"`
-	Spread      float64        `json:"spread"`
-	Consistent  bool           `json:"consistent"`
-	Failed      string         `json:"failed,omitempty"`
+	// Search is how the exploration went: the levels in the order probed
+	// and why it stopped (campaigns that record it).
+	Search     *method.Search `json:"search,omitempty"`
+	Level      int            `json:"level,omitempty"` // the level chosen and frozen
+	Runs       []RunResult    `json:"runs"`
+	Best3      []float64      `json:"best3"`
+	Value      *float64       `json:"value"`
+	Spread     float64        `json:"spread"`
+	Consistent bool           `json:"consistent"`
+	Failed     string         `json:"failed,omitempty"`
 	// Rule names the acceptance rule the runs were judged by.
 	Rule   string  `json:"rule"`
 	Chosen *Chosen `json:"chosen,omitempty"`
@@ -493,7 +496,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		it.note = joinNote(it.note, basisNote(cell))
 		it.note = withRepeatNote(it.note, cell)
 		sec := Section{DUT: cell.DUT, Engine: cell.Engine, Profile: cell.Profile, Source: source, Unit: unitOf(cell.Engine),
-			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Level: cell.Level, Best3: cell.Best3,
+			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Search: cell.Search, Level: cell.Level,
+			Best3: cell.Best3,
 			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent && cell.Accepted > 0, Failed: failed,
 			Rule: "the campaign's acceptance rule"}
 		if c.Plan != nil {

@@ -409,7 +409,11 @@ func campaignBlocks(c CampaignInfo) []block {
 			fmt.Sprintf("Runs: %s measured after a %s warm-up, %s cooldown between runs",
 				time.Duration(m.Duration), time.Duration(m.Warmup), time.Duration(m.Cooldown)),
 			"Preliminary: one connection per DUT, test and profile: what is negotiated and the body size served",
-			fmt.Sprintf("Exploratory: %s probes at %d, %d, %d … up to %d concurrent connections until the metric gains less than %s or a probe is rejected, then the geometric midpoints around the best; the best accepted level is frozen",
+			fmt.Sprintf("Exploratory: %s probes at %d, %d, %d … up to %d concurrent connections "+
+				"until two levels in a row gain less than %s "+
+				"over the best or a probe is rejected (a level whose value lies below both neighbours, or above both by "+
+				"more than that, is probed again, at most twice), then the geometric midpoints around the best; "+
+				"the best accepted level is frozen",
 				time.Duration(m.Explore.ProbeDuration), m.Explore.Concurrency.Min, 2*m.Explore.Concurrency.Min, 4*m.Explore.Concurrency.Min,
 				m.Explore.Concurrency.Max, m.Explore.MinGain),
 			"Acceptance of every run: "+ruleText(m.Accept),
@@ -466,7 +470,11 @@ func sectionBlocks(s *Section) []block {
 			t.add(strconv.Itoa(pr.Level), value(s.Unit, pr.Value), Micros(float64(pr.P99US)), strconv.FormatInt(pr.Errors, 10),
 				percent(pr.GeneratorCPU), verdict(pr.Accepted, pr.Reasons))
 		}
-		out = append(out, t, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
+		out = append(out, t)
+		if s.Search != nil {
+			out = append(out, para(searchText(s)))
+		}
+		out = append(out, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
 		if s.Level > 0 {
 			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
 		}
@@ -508,6 +516,21 @@ func sectionBlocks(s *Section) []block {
 		out = append(out, chosenBlocks(s, ch)...)
 	}
 	return out
+}
+
+// searchText says how a section's exploration went: the levels in the
+// order probed, those probed again, and why the steps stopped.
+func searchText(s *Section) string {
+	order := make([]string, len(s.Search.Order))
+	for i, l := range s.Search.Order {
+		order[i] = strconv.Itoa(l)
+	}
+	text := "Search: levels probed in the order " + strings.Join(order, ", ")
+	for _, p := range s.Search.Replaced {
+		text += fmt.Sprintf("; %d probed again (its first probe, %s %s, disagreed with both neighbours)",
+			p.Level, value(s.Unit, p.Value), s.Unit)
+	}
+	return text + "; the steps stopped: " + s.Search.Stop + "."
 }
 
 // outcome says what the section published, and how sure it is.
