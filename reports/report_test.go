@@ -579,6 +579,34 @@ func TestNothingSucceeded(t *testing.T) {
 	}
 }
 
+// TestNothingAcceptedInCampaign: a campaign cell none of whose final runs
+// was accepted (adc-b's CPS RSA in the second Repeat campaign) publishes
+// nothing, is not consistent and says why, with the runs' reasons, in the
+// table's notes and the appendix, as the qualify table does.
+func TestNothingAcceptedInCampaign(t *testing.T) {
+	_, second := reporttest.Repeat()
+	in := campaign(t, second)
+	r := build(t, in)
+	why := regexp.MustCompile(`CPS: no accepted run: errors: 5 \([^)]*\) above the tolerance \(0, 0%\): reset ×5 \(5 runs\)`)
+	for _, row := range r.Table {
+		for _, res := range row.Results {
+			if row.Profile != reporttest.RSA || res.DUT != "adc-b" {
+				continue
+			}
+			if res.CPS != nil || res.Consistent || !why.MatchString(res.Note) {
+				t.Errorf("adc-b RSA: CPS %v, consistent %v, note %q; want none, false, %s", res.CPS, res.Consistent, res.Note, why)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := reports.QualifyTable(in.Campaign.Summary).Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !why.MatchString(buf.String()) || !strings.Contains(buf.String(), reports.NoAccepted) {
+		t.Errorf("qualify table does not say why:\n%s", buf.String())
+	}
+}
+
 // TestFewerThanThree: a campaign whose plan sets final.min_accepted 1 or 2
 // says in every format, the qualify table included, that each value is the
 // best of that many accepted runs, and nothing says three.

@@ -3,6 +3,7 @@ package method
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -95,18 +96,20 @@ func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
 }
 
 // NoAcceptedRun says why nothing is published of runs none of which was
-// accepted: "no accepted run: " and their rejection reasons, each distinct
-// reason once (with how many runs gave it when more than one), at most
-// three of them and how many more.
+// accepted: "no accepted run: " and their rejection reasons, alike reasons
+// (that differ only in their figures) once, the first of them, with how
+// many runs gave one when more than one; at most three, and how many more.
 func NoAcceptedRun(reasons [][]string) string {
 	count := map[string]int{}
+	first := map[string]string{}
 	var order []string
 	for _, rs := range reasons {
 		for _, r := range rs {
-			if count[r] == 0 {
-				order = append(order, r)
+			k := figures.ReplaceAllString(r, "#")
+			if count[k] == 0 {
+				order, first[k] = append(order, k), r
 			}
-			count[r]++
+			count[k]++
 		}
 	}
 	if len(order) == 0 {
@@ -114,8 +117,9 @@ func NoAcceptedRun(reasons [][]string) string {
 	}
 	const most = 3
 	parts := make([]string, 0, most+1)
-	for _, r := range order[:min(len(order), most)] {
-		if n := count[r]; n > 1 {
+	for _, k := range order[:min(len(order), most)] {
+		r := first[k]
+		if n := count[k]; n > 1 {
 			r += fmt.Sprintf(" (%d runs)", n)
 		}
 		parts = append(parts, r)
@@ -125,3 +129,6 @@ func NoAcceptedRun(reasons [][]string) string {
 	}
 	return "no accepted run: " + strings.Join(parts, "; ")
 }
+
+// figures are the numbers in a rejection reason.
+var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)
