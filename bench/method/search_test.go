@@ -2,10 +2,8 @@ package method_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -146,40 +144,20 @@ func TestResumeSearch(t *testing.T) {
 			return stepCurve(req.Concurrency), nil
 		}}
 	}
-	straight := exec()
-	want, err := campaign(t, searchPlan(), straight, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, searchPlan(), exec(), t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := want.Cells[0].Search.Order; countOf(o, 16) != 2 {
+	if o := s.Cells[0].Search.Order; countOf(o, 16) != 2 {
 		t.Fatalf("order %v: want 16 (above both neighbours by more than min_gain) probed twice", o)
 	}
-	for stopAfter := 2; stopAfter < straight.calls; stopAfter++ {
-		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		first := exec()
-		c := campaign(t, searchPlan(), first, dir)
-		c.Events = func(method.Event) {
-			if first.calls == stopAfter {
-				cancel()
-			}
+	resumeAt(t, searchPlan, exec, func(calls int) []int {
+		var stops []int
+		for stopAfter := 2; stopAfter < calls; stopAfter++ {
+			stops = append(stops, stopAfter)
 		}
-		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
-			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
-		}
-		cancel()
-		second := exec()
-		got, err := campaign(t, searchPlan(), second, dir).Do(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.calls+second.calls != straight.calls {
-			t.Errorf("stop after %d: %d + %d runs, straight through %d", stopAfter, first.calls, second.calls, straight.calls)
-		}
-		if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
-			t.Errorf("stop after %d: resumed summary differs", stopAfter)
-		}
-	}
+		return stops
+	})
 }
 
 func countOf(s []int, v int) int {
