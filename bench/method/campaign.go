@@ -1,7 +1,8 @@
 // Package method automates the qualification method of vendor test labs:
 // preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until three accepted
-// runs agree, error-free acceptance of each run, and best-of-three. Every run
+// search for the best load level, final repeated runs until final.min_accepted
+// (default three) accepted runs agree, error-free acceptance of each run, and
+// the best of them published. Every run
 // goes to an append-only ledger, from which an interrupted campaign resumes.
 // The campaign runs a plan (package plan) through an Executor.
 package method
@@ -660,7 +661,7 @@ func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
 	return v, ok && best < v*(1-tol)
 }
 
-// finish publishes the cell's best of three and checks the finals against
+// finish publishes the best of the cell's accepted runs and checks the finals against
 // the exploration: finals that fall short of what exploration measured at
 // the same level by more than the tolerance make the cell unstable, never
 // consistent.
