@@ -29,8 +29,8 @@ import (
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
 
 Runs the qualification method: preliminary validation of every DUT,
-exploratory search for the best load level, final runs until three accepted
-runs agree, acceptance of each run, best-of-three; then prints the published
+exploratory search for the best load level, final runs until final.min_accepted
+(default 3) accepted runs agree, acceptance of each run, the best of them; then prints the published
 table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
 interrupted campaign. Without --plan: CPS and throughput (--test) of the
 three seed profiles (--profile) against the --dut DUTs, or the reference
