@@ -10,8 +10,11 @@ import (
 	"github.com/tlsbench/tlsbench/reports"
 )
 
-// TestImpactPMethod: the impact report calls the rank test's p exact only
-// when it is; the normal approximation is named in the rule and beside p.
+// TestImpactPMethod: the impact report (and impact's summary,
+// impact.ShiftSummary) calls the rank test's p exact only when it is: a p
+// from the normal approximation (more rounds than the exact distribution is
+// computed for) is labelled so in the rule, beside p in the table and in the
+// summary.
 func TestImpactPMethod(t *testing.T) {
 	sample := func(n int, base float64) []float64 {
 		var xs []float64
@@ -29,6 +32,9 @@ func TestImpactPMethod(t *testing.T) {
 		}
 		out := b.String()
 		approx := s.PMethod == stats.PApprox
+		if strings.Contains(rep.Summary, "(normal approximation)") != approx {
+			t.Errorf("%d a side (%s): summary %q", n, s.PMethod, rep.Summary)
+		}
 		if approx != (n > stats.ExactTiedLimit/2) {
 			t.Fatalf("%d a side: p method %q", n, s.PMethod)
 		}
