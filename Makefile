@@ -41,8 +41,11 @@ run: build
 # go test -race (HAProxy and nginx integration tests included).
 # Packages run one at a time (-p 1): several tests measure timing (impact
 # studies, fault deadlines) and must not share the two cores with others.
+# TestScale runs again without the race detector: its memory budgets per
+# connection (the published figures) are asserted only then.
 test: deps-test fmt-check vet
 	$(GO) test -race -count=1 -p 1 ./...
+	$(GO) test -count=1 -run '^TestScale$$' ./cmd/scale
 	$(MAKE) --no-print-directory fuzz-short
 
 # A short run of every fuzz target (their seed corpora live in testdata/fuzz).

@@ -160,11 +160,13 @@ type Outcome struct {
 	Ended       time.Time
 	// Window is the steady-state time actually covered: Duration, or less
 	// when the run was interrupted.
-	Window    time.Duration
-	Complete  bool
-	Late      int64 // open loop: started more than 1 ms after intended
-	Dropped   int64 // open loop: intended starts that never ran
-	Abandoned int64 // in flight when the drain bound expired; not recorded
+	Window   time.Duration
+	Complete bool
+	Late     int64 // open loop: started more than 1 ms after intended
+	Dropped  int64 // open loop: intended starts that never ran
+	// Abandoned is how many transactions were in flight when the drain
+	// bound expired; each is recorded as an error of class abandoned.
+	Abandoned int64
 	// PreOpened is how many connections were opened before the load
 	// started (Openers); PreOpenFailed how many of those opens failed.
 	PreOpened, PreOpenFailed int
@@ -333,6 +335,8 @@ type load struct {
 	stop chan struct{}
 
 	abandoned, attempts, backoffs atomic.Int64
+	// expired is when the drain bound expired (Unix ns); 0 before.
+	expired atomic.Int64
 }
 
 func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
@@ -381,15 +385,32 @@ func hit(ctx context.Context, w Worker, s *metrics.Sample, intended, start time.
 	s.Dur[vocab.PhaseTotal] += start.Sub(intended)
 }
 
-// record records a transaction, unless the drain abandoned it.
+// record records a transaction. One still in flight when the drain bound
+// expired (cancelled then, or ending after it: a read waits for its own
+// deadline) is an error of class abandoned (in the window if it started
+// there), with no latency.
 func (l *load) record(id int, s *metrics.Sample) {
-	if l.opCtx.Err() != nil && errors.Is(s.Err, context.Canceled) {
+	if l.abandonedAfter(s) {
 		l.abandoned.Add(1)
 		l.recordTCP(id, s) // its connections' retransmissions happened
+		s.TCP.N = 0
+		s.Class = vocab.ClassAbandoned
+		s.Err = fmt.Errorf("still in flight when the drain bound (%s) expired", l.cfg.Drain)
+		l.rec.Record(id, s)
 		return
 	}
 	l.rec.Record(id, s)
 	l.stall.observe(s)
+}
+
+// abandonedAfter says whether s was in flight when the drain bound expired.
+func (l *load) abandonedAfter(s *metrics.Sample) bool {
+	at := l.expired.Load()
+	if at == 0 {
+		return false
+	}
+	end := s.Start.Add(s.Dur[vocab.PhaseUncorrected])
+	return errors.Is(s.Err, context.Canceled) || !end.Before(time.Unix(0, at))
 }
 
 // awaitStop returns when the load is to stop: at the end of the window, on
@@ -441,6 +462,7 @@ func (l *load) drain(wg *sync.WaitGroup) {
 	select {
 	case <-waited:
 	case <-t.C:
+		l.expired.Store(time.Now().UnixNano())
 		l.abandon()
 		<-waited
 	}

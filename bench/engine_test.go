@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -144,7 +145,8 @@ func TestInterrupt(t *testing.T) {
 }
 
 // TestDrainBound: transactions that outlive the drain bound are abandoned,
-// not recorded, and the run still ends.
+// each recorded as an error of class abandoned (no latency), and the run
+// still ends.
 func TestDrainBound(t *testing.T) {
 	op := &fakeOp{sleep: time.Hour}
 	start := time.Now()
@@ -158,8 +160,13 @@ func TestDrainBound(t *testing.T) {
 	if got, want := res.Abandoned, int64(3); got != want {
 		t.Errorf("abandoned %d, want %d", got, want)
 	}
-	if n := res.Snapshot.AllOK + res.Snapshot.AllErrors; n != 0 {
-		t.Errorf("recorded %d abandoned transactions", n)
+	snap := res.Snapshot
+	if snap.AllOK != 0 || snap.AllErrors != 3 || snap.Errors[vocab.ClassAbandoned] != 3 || snap.OK != 0 {
+		t.Errorf("recorded %d successes, %d errors (%d of the window abandoned): want the 3 abandoned as errors",
+			snap.AllOK, snap.AllErrors, snap.Errors[vocab.ClassAbandoned])
+	}
+	if ex := snap.Examples[vocab.ClassAbandoned]; !strings.Contains(ex, "drain bound (100ms)") {
+		t.Errorf("abandoned example %q does not name the drain bound", ex)
 	}
 }
 

@@ -32,7 +32,7 @@ func ImpactDoc(r *impact.Report) Document {
 			}
 			reasons = append(reasons, fmt.Sprintf("%s: inconclusive: %s.", sh.name, s.Reason))
 		}
-		t.add(sh.name, s.Verdict, impactSigned(s.Delta), "± "+impactNum(s.CI95), impactP(s.P), impactP(s.MinP),
+		t.add(sh.name, s.Verdict, impactSigned(s.Delta), "± "+impactNum(s.CI95), impactP(s.P)+s.PNote(), impactP(s.MinP),
 			fmt.Sprintf("± %s (%g%%)", impactNum(s.EquivalenceBound), s.EquivalenceBoundPct), "± "+impactNum(s.CI98), needed)
 	}
 	d.add(heading{2, "Verdicts"}, t)
@@ -42,11 +42,11 @@ func ImpactDoc(r *impact.Report) Document {
 	s := r.ResponseTime
 	d.add(para(fmt.Sprintf(
 		"One sample per round and side (the round's steady-window mean): response time baseline %.3g ± %.3g ms (n=%d), candidate %.3g ± %.3g ms (n=%d). "+
-			"Significant: the exact Mann-Whitney p < %g and the 95%% Welch interval excludes zero. "+
+			"Significant: the %s p < %g and the 95%% Welch interval excludes zero. "+
 			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
 			"Otherwise inconclusive, with the reason and the rounds a side that would settle it at the observed spread.",
 		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N,
-		stats.Alpha, stats.Alpha, s.EquivalenceBoundPct)))
+		pMethodText(s), stats.Alpha, stats.Alpha, s.EquivalenceBoundPct)))
 	t = newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Verdict")
 	for _, m := range r.Metrics {
 		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
@@ -113,6 +113,15 @@ func impactSig(m impact.Metric) string {
 }
 
 // impactP formats a p-value to two significant digits.
+// pMethodText names the rank test's p as computed: "exact Mann-Whitney",
+// "Mann-Whitney (normal approximation)".
+func pMethodText(s stats.Shift) string {
+	if s.PMethod == stats.PApprox {
+		return "Mann-Whitney (" + stats.PApprox + ")"
+	}
+	return "exact Mann-Whitney"
+}
+
 func impactP(p float64) string {
 	if p < 0.0001 {
 		return "< 0.0001"

@@ -132,13 +132,16 @@ type Section struct {
 	P99Phase    vocab.Phase    `json:"p99_phase"`
 	Preliminary *method.Prelim `json:"preliminary,omitempty"`
 	Exploration []method.Probe `json:"exploration,omitempty"`
-	Level       int            `json:"level,omitempty"` // the level chosen and frozen
-	Runs        []RunResult    `json:"runs"`
-	Best3       []float64      `json:"best3"`
-	Value       *float64       `json:"value"`
-	Spread      float64        `json:"spread"`
-	Consistent  bool           `json:"consistent"`
-	Failed      string         `json:"failed,omitempty"`
+	// Search is how the exploration went: the levels in the order probed
+	// and why it stopped (campaigns that record it).
+	Search     *method.Search `json:"search,omitempty"`
+	Level      int            `json:"level,omitempty"` // the level chosen and frozen
+	Runs       []RunResult    `json:"runs"`
+	Best3      []float64      `json:"best3"`
+	Value      *float64       `json:"value"`
+	Spread     float64        `json:"spread"`
+	Consistent bool           `json:"consistent"`
+	Failed     string         `json:"failed,omitempty"`
 	// Rule names the acceptance rule the runs were judged by.
 	Rule   string  `json:"rule"`
 	Chosen *Chosen `json:"chosen,omitempty"`
@@ -477,18 +480,26 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			v := cell.Value
 			it.value = &v
 		}
+		failed := cell.Failed
+		if cell.Accepted == 0 && cell.Total > 0 && cell.Unsupported == "" {
+			// Nothing published, never consistent: said why.
+			failed, it.consistent = method.NoAcceptedRun(finalReasons(cell.Runs)), false
+		}
 		switch {
-		case cell.Failed != "":
-			it.note = unitOf(cell.Engine) + ": " + cell.Failed
+		case failed != "":
+			it.note = unitOf(cell.Engine) + ": " + failed
 		case cell.Unstable != "":
 			it.note = unitOf(cell.Engine) + " unstable: " + cell.Unstable
 		case !cell.Consistent:
 			it.note = unitOf(cell.Engine) + " inconsistent"
 		}
+		it.note = joinNote(it.note, basisNote(cell))
 		it.note = withRepeatNote(it.note, cell)
 		sec := Section{DUT: cell.DUT, Engine: cell.Engine, Profile: cell.Profile, Source: source, Unit: unitOf(cell.Engine),
-			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Level: cell.Level, Best3: cell.Best3,
-			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent, Failed: cell.Failed, Rule: "the campaign's acceptance rule"}
+			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Search: cell.Search, Level: cell.Level,
+			Best3: cell.Best3,
+			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent && cell.Accepted > 0, Failed: failed,
+			Rule: "the campaign's acceptance rule"}
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
@@ -518,6 +529,33 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	return out, nil
 }
 
+// basisNote says of a cell published from fewer than three accepted final
+// runs (a plan's final.min_accepted below 3) how many: "CPS: best of 1
+// accepted run"; "" otherwise.
+func basisNote(c *method.Cell) string {
+	if c.Accepted == 0 || c.Accepted >= 3 {
+		return ""
+	}
+	return fmt.Sprintf("%s: best of %s", unitOf(c.Engine), acceptedRuns(c.Accepted))
+}
+
+// acceptedRuns is "1 accepted run", "2 accepted runs".
+func acceptedRuns(n int) string {
+	if n == 1 {
+		return "1 accepted run"
+	}
+	return fmt.Sprintf("%d accepted runs", n)
+}
+
+// finalReasons are the rejection reasons of each final run.
+func finalReasons(runs []method.FinalRun) [][]string {
+	out := make([][]string, len(runs))
+	for i, r := range runs {
+		out[i] = r.Reasons
+	}
+	return out
+}
+
 func p99Phase(engine vocab.Engine) vocab.Phase {
 	if engine == vocab.EngineThroughput {
 		return vocab.PhaseTotal
@@ -545,38 +583,39 @@ type recordGroup struct {
 }
 
 // fill publishes the group's best accepted record (by the method's
-// default rule; the best of all when none is accepted) and makes its
+// default rule; nothing, and why, when none is accepted) and makes its
 // section.
 func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
 	sec := Section{DUT: it.dut, Engine: it.engine, Profile: it.profile, Source: recordsSource, Unit: unitOf(it.engine),
-		P99Phase: p99Phase(it.engine), Consistent: true, Rule: ruleText(v.Rule) + " (the method's default)",
-		Best3: v.Best3, Spread: v.Spread}
+		P99Phase: p99Phase(it.engine), Rule: ruleText(v.Rule) + " (the method's default)", Best3: v.Best3, Spread: v.Spread}
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
 			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck(), Noise: run.Noise, TCP: runTCP(run)})
 	}
-	switch n := len(g.runs) - v.Accepted; {
-	case v.Accepted == 0:
-		it.note = "no record accepted by the default rule"
-	case n > 0:
-		it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(g.runs), unitOf(it.engine))
-	}
-	best := v.Published
-	value := v.Values[best]
-	sec.Value = &value
-	n := g.runs[best].Negotiated
-	it.cipher, it.group, it.value, it.consistent = n.OpenSSL, n.GroupOrKey(), &value, true
 	it.runs = method.RunCount{Accepted: v.Accepted, Total: len(g.runs)}
+	n := g.runs[max(v.Published, 0)].Negotiated
+	it.cipher, it.group = n.OpenSSL, n.GroupOrKey()
+	if v.Published < 0 {
+		// Nothing published, never consistent: said why.
+		sec.Failed = method.NoAcceptedRun(v.Reasons) + " (the default rule)"
+		it.note = unitOf(it.engine) + ": " + sec.Failed
+	} else {
+		if n := len(g.runs) - v.Accepted; n > 0 {
+			it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(g.runs), unitOf(it.engine))
+		}
+		value := v.Values[v.Published]
+		sec.Value, it.value, sec.Consistent, it.consistent = &value, &value, true, true
+		if ch, err := chosenOf(g.runs[v.Published], v.Published+1); err == nil {
+			sec.Chosen = ch
+		} else {
+			sec.Failed = err.Error()
+		}
+	}
 	if addrs := g.devices(); len(addrs) > 1 {
 		// --allow-mixed-dut: said, never silent.
 		it.note = joinNote(it.note, fmt.Sprintf("records of %d devices under one name: %s", len(addrs), strings.Join(addrs, ", ")))
-	}
-	if ch, err := chosenOf(g.runs[best], best+1); err == nil {
-		sec.Chosen = ch
-	} else {
-		sec.Failed = err.Error()
 	}
 	it.section = sec
 }
@@ -677,8 +716,11 @@ func publishedRows(items []*item, duts []string) []TableRow {
 }
 
 func joinNote(a, b string) string {
-	if a == "" {
+	switch {
+	case a == "":
 		return b
+	case b == "":
+		return a
 	}
 	return a + "; " + b
 }

@@ -48,15 +48,27 @@ func QualifyTable(s *method.Summary) Document {
 			cps = FormatCPS(*r.CPS)
 		}
 		note := ""
-		if !r.Consistent {
-			note = "inconsistent " + inconsistentMetrics(s, r) + " (see below)"
+		if m := inconsistentMetrics(s, r); !r.Consistent && m != "" {
+			note = "inconsistent " + m + " (see below)"
 			inconsistent = true
 		}
 		for _, c := range s.Cells {
-			if c.DUT == r.DUT && c.Profile == r.Profile && c.Unstable != "" {
+			if c.DUT != r.DUT || c.Profile != r.Profile {
+				continue
+			}
+			if c.Unstable != "" {
 				note = joinNote(note, unitOf(c.Engine)+" unstable: "+c.Unstable)
 				unstable = true
 			}
+			if c.Accepted == 0 && c.Total > 0 {
+				note = joinNote(note, unitOf(c.Engine)+": "+method.NoAcceptedRun(finalReasons(c.Runs)))
+				if c.Engine == vocab.EngineThroughput {
+					gbps = NoAccepted
+				} else {
+					cps = NoAccepted
+				}
+			}
+			note = joinNote(note, basisNote(c))
 		}
 		note = withRepeatNotes(note, s, r)
 		if r.Unsupported != "" {
@@ -106,17 +118,19 @@ func DifferencesTable(diffs []method.Difference) Document {
 // NotSupported is the published table's cell of a profile a DUT refuses.
 const NotSupported = "not supported"
 
+// NoAccepted is the published table's cell of runs none of which was
+// accepted: nothing is published (the notes say why).
+const NoAccepted = "no accepted run"
+
 // inconsistentMetrics names the metrics of a row whose final runs did not
-// agree: "CPS", "Gbps" or "CPS and Gbps".
+// agree: "CPS", "Gbps" or "CPS and Gbps"; "" when none (a cell with no
+// accepted run has its own note).
 func inconsistentMetrics(s *method.Summary, r method.Row) string {
 	var metrics []string
 	for _, c := range s.Cells {
 		if c.DUT == r.DUT && c.Profile == r.Profile && !c.Consistent && c.Failed == "" {
 			metrics = append(metrics, unitOf(c.Engine))
 		}
-	}
-	if len(metrics) == 0 {
-		return "value"
 	}
 	return strings.Join(metrics, " and ")
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
@@ -13,14 +14,15 @@ import (
 // repeat's published value and their spread beside the tolerance, flagged
 // when larger. "" when the cell has neither.
 func repeatNote(c *method.Cell) string {
-	format := func(v float64) string { return FormatCPS(v) + " CPS" }
+	format, unit := func(v float64) string { return FormatCPS(v) + " CPS" }, "CPS"
 	if c.Engine == vocab.EngineThroughput {
-		format = FormatGbps
+		format, unit = FormatGbps, "Gbps"
 	}
 	note := ""
 	if r := c.Reexplored; r != nil && r.Finals != nil {
+		value, explored := distinct(r.Value, r.Explored, format, unit)
 		note = fmt.Sprintf("%s re-explored: first finals %s at c=%d against the exploration's %s, refrozen at c=%d",
-			unitOf(c.Engine), format(r.Value), r.Level, format(r.Explored), c.Level)
+			unitOf(c.Engine), value, r.Level, explored, c.Level)
 	}
 	if r := c.Repeats; r != nil {
 		if note != "" {
@@ -56,4 +58,15 @@ func withRepeatNotes(note string, s *method.Summary, r method.Row) string {
 		}
 	}
 	return note
+}
+
+// distinct formats a and b with format, or, where that shows one figure
+// for two different values (1,155 and 1,221 CPS both "1.2k"), in unit with
+// the fewest decimals that tell them apart.
+func distinct(a, b float64, format func(float64) string, unit string) (string, string) {
+	fa, fb := format(a), format(b)
+	for d := 0; fa == fb && a != b && d <= 6; d++ {
+		fa, fb = strconv.FormatFloat(a, 'f', d, 64)+" "+unit, strconv.FormatFloat(b, 'f', d, 64)+" "+unit
+	}
+	return fa, fb
 }

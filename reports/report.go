@@ -69,8 +69,13 @@ func ReportDoc(r *Report) Document {
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
 	explain := "Throughput: payload Gbps of the throughput test; CPS (SR=0): connections per second, each a full TLS handshake " +
-		"(session reuse off). A campaign publishes the best of its three best accepted final runs (inconsistent: fewer than the " +
-		"required accepted runs agreed within the tolerance); run records, their best accepted record."
+		"(session reuse off)."
+	if p := publishes(r); p != "" {
+		explain += " " + p
+	}
+	if len(r.Records) > 0 {
+		explain += " Run records: their best accepted record (none when none is accepted)."
+	}
 	if len(r.DUTs) > 1 {
 		explain += fmt.Sprintf(" (1.25×): the DUT's value ÷ %s's.", r.DUTs[0])
 	}
@@ -134,8 +139,11 @@ func publishedTable(r *Report) []block {
 				v, ratio, unsupported, runs := m.get(res)
 				tested = tested || v != nil || unsupported != "" || runs.Total > 0
 				cell := optional(v, m.format)
-				if v == nil && unsupported != "" {
+				switch {
+				case v == nil && unsupported != "":
 					cell = NotSupported
+				case v == nil && runs.Total > 0 && runs.Accepted == 0:
+					cell = NoAccepted
 				}
 				if i > 0 && ratio != nil {
 					cell += " (" + formatRatio(*ratio) + ")"
@@ -250,7 +258,7 @@ func aboutBlocks(r *Report) []block {
 		}
 		how = append(how, fmt.Sprintf("Campaign %s, the qualification method: runs of %s measured after a %s warm-up; "+
 			"an exploratory search of the load level from %d to %d concurrent connections; final runs at the chosen level "+
-			"until %d accepted runs lie within %s of the best (at most %d), the best of the three best published. "+
+			"until %d accepted runs lie within %s of the best (at most %d), the best of them published. "+
 			"A run is accepted when it is %s.", c.Name, time.Duration(m.Duration), time.Duration(m.Warmup),
 			m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns, ruleText(m.Accept)))
 	}
@@ -401,11 +409,15 @@ func campaignBlocks(c CampaignInfo) []block {
 			fmt.Sprintf("Runs: %s measured after a %s warm-up, %s cooldown between runs",
 				time.Duration(m.Duration), time.Duration(m.Warmup), time.Duration(m.Cooldown)),
 			"Preliminary: one connection per DUT, test and profile: what is negotiated and the body size served",
-			fmt.Sprintf("Exploratory: %s probes at %d, %d, %d … up to %d concurrent connections until the metric gains less than %s or a probe is rejected, then the geometric midpoints around the best; the best accepted level is frozen",
+			fmt.Sprintf("Exploratory: %s probes at %d, %d, %d … up to %d concurrent connections "+
+				"until two levels in a row gain less than %s "+
+				"over the best or a probe is rejected (a level whose value lies below both neighbours, or above both by "+
+				"more than that, is probed again, at most twice), then the geometric midpoints around the best; "+
+				"the best accepted level is frozen",
 				time.Duration(m.Explore.ProbeDuration), m.Explore.Concurrency.Min, 2*m.Explore.Concurrency.Min, 4*m.Explore.Concurrency.Min,
 				m.Explore.Concurrency.Max, m.Explore.MinGain),
 			"Acceptance of every run: "+ruleText(m.Accept),
-			fmt.Sprintf("Final: runs at the frozen level until %d accepted runs lie within %s of the best accepted one, at most %d runs; the best of the three best is published",
+			fmt.Sprintf("Final: runs at the frozen level until %d accepted runs lie within %s of the best accepted one, at most %d runs; the best of them is published",
 				m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns))
 	}
 	out = append(out, list(items))
@@ -458,7 +470,11 @@ func sectionBlocks(s *Section) []block {
 			t.add(strconv.Itoa(pr.Level), value(s.Unit, pr.Value), Micros(float64(pr.P99US)), strconv.FormatInt(pr.Errors, 10),
 				percent(pr.GeneratorCPU), verdict(pr.Accepted, pr.Reasons))
 		}
-		out = append(out, t, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
+		out = append(out, t)
+		if s.Search != nil {
+			out = append(out, para(searchText(s)))
+		}
+		out = append(out, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
 		if s.Level > 0 {
 			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
 		}
@@ -502,6 +518,21 @@ func sectionBlocks(s *Section) []block {
 	return out
 }
 
+// searchText says how a section's exploration went: the levels in the
+// order probed, those probed again, and why the steps stopped.
+func searchText(s *Section) string {
+	order := make([]string, len(s.Search.Order))
+	for i, l := range s.Search.Order {
+		order[i] = strconv.Itoa(l)
+	}
+	text := "Search: levels probed in the order " + strings.Join(order, ", ")
+	for _, p := range s.Search.Replaced {
+		text += fmt.Sprintf("; %d probed again (its first probe, %s %s, disagreed with both neighbours)",
+			p.Level, value(s.Unit, p.Value), s.Unit)
+	}
+	return text + "; the steps stopped: " + s.Search.Stop + "."
+}
+
 // outcome says what the section published, and how sure it is.
 func outcome(s *Section) string {
 	if s.Value == nil {
@@ -511,12 +542,49 @@ func outcome(s *Section) string {
 	for i, v := range s.Best3 {
 		best[i] = value(s.Unit, v)
 	}
-	text := fmt.Sprintf("Best three: %s; spread %s ((best − third best) ÷ best); published: %s %s.",
-		strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+	var text string
+	switch len(best) {
+	case 0, 1: // a single accepted run: no spread
+		text = fmt.Sprintf("Best of 1 accepted run; published: %s %s.", value(s.Unit, *s.Value), s.Unit)
+	case 2:
+		text = fmt.Sprintf("Best of 2 accepted runs: %s; spread %s ((best − second best) ÷ best); published: %s %s.",
+			strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+	default:
+		text = fmt.Sprintf("Best three: %s; spread %s ((best − third best) ÷ best); published: %s %s.",
+			strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+	}
 	if !s.Consistent {
 		text += " Inconsistent: fewer than the required accepted runs agreed within the tolerance."
 	}
 	return text
+}
+
+// publishes says what a campaign publishes, with each campaign's
+// final.min_accepted N: "the best of N accepted runs".
+func publishes(r *Report) string {
+	var each []string
+	ns := map[int]bool{}
+	for _, c := range r.Campaigns {
+		if c.Method == nil {
+			each = append(each, c.Name+": its plan is not in the directory")
+			ns[0] = true
+			continue
+		}
+		n := c.Method.Final.MinAccepted
+		each = append(each, fmt.Sprintf("%s: %d", c.Name, n))
+		ns[n] = true
+	}
+	const tail = " of its final phase once that many agree within the tolerance (final.min_accepted; inconsistent: fewer agreed)."
+	switch {
+	case len(each) == 0:
+		return ""
+	case len(ns) == 1 && !ns[0]:
+		for n := range ns {
+			return "A campaign publishes the best of " + acceptedRuns(n) + tail
+		}
+	}
+	return "A campaign publishes the best of N accepted runs" + strings.TrimSuffix(tail, ".") + ", N per campaign (" +
+		strings.Join(each, ", ") + ")."
 }
 
 // chosenBlocks describe the published run: conditions, latency, charts.

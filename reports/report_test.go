@@ -524,32 +524,131 @@ func TestHistogramLogOfCampaign(t *testing.T) {
 	}
 }
 
-// TestNothingSucceeded: a record without a successful transaction renders
-// in every format, without latency chart.
+// TestNothingSucceeded: records none of which the default rule accepts
+// (one without a successful transaction, one with errors) publish nothing,
+// say why and are not consistent, in every format; they render without
+// NaN, Inf or a chart.
 func TestNothingSucceeded(t *testing.T) {
-	r := build(t, record("refused.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Errors: 5}))
-	if got := r.Table[0].Results[0]; got.CPS == nil || *got.CPS != 0 || got.CPSRuns != (method.RunCount{Accepted: 0, Total: 1}) {
-		t.Errorf("result %+v", got)
+	r := build(t, record("refused.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Errors: 5}),
+		record("errors.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 700, Errors: 3,
+			Start: reporttest.T0.Add(time.Minute)}))
+	got := r.Table[0].Results[0]
+	if got.CPS != nil || got.Consistent || got.CPSRuns != (method.RunCount{Accepted: 0, Total: 2}) {
+		t.Errorf("result %+v: want no CPS, not consistent, 0 of 2 accepted", got)
 	}
-	for _, render := range []func(io.Writer, *reports.Report) error{reports.ReportCSV, reports.ReportJSON,
-		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Text(w) },
-		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).HTML(w) },
-		func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Markdown(w, "x-", nil) }} {
+	why := regexp.MustCompile(`no accepted run: [^;]*no successful transaction; errors: \d+ .*reset`)
+	if !why.MatchString(got.Note) {
+		t.Errorf("note %q does not say why (%s)", got.Note, why)
+	}
+	if s := r.Appendix[0]; s.Value != nil || s.Consistent || s.Chosen != nil || !why.MatchString(s.Failed) {
+		t.Errorf("section: value %v, consistent %v, chosen %v, failed %q", s.Value, s.Consistent, s.Chosen != nil, s.Failed)
+	}
+	for _, f := range []struct {
+		name   string
+		render func(io.Writer, *reports.Report) error
+		want   []string // what says that nothing is published, and why
+	}{
+		{"csv", reports.ReportCSV, []string{"\ndut," + reporttest.P384 + ",[^,]*,[^,]*,,,,,0,0,0,2,false,\"?CPS: no accepted run: "}},
+		{"json", reports.ReportJSON, []string{`"cps": null`, `"consistent": false`, `"value": null`}},
+		{"text", func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Text(w) },
+			[]string{reporttest.P384 + `\s.*no accepted run\s*\n`, `Nothing published: no accepted run: `}},
+		{"html", func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).HTML(w) },
+			[]string{`>no accepted run<`, `Nothing published: no accepted run: `}},
+		{"markdown", func(w io.Writer, r *reports.Report) error { return reports.ReportDoc(r).Markdown(w, "x-", nil) },
+			[]string{`\| no accepted run \|`, `Nothing published: no accepted run: `}},
+	} {
 		var buf bytes.Buffer
-		if err := render(&buf, r); err != nil {
+		if err := f.render(&buf, r); err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(buf.String(), "NaN") || strings.Contains(buf.String(), "Inf") {
-			t.Errorf("NaN or Inf in:\n%s", buf.String())
+		out := buf.String()
+		if strings.Contains(out, "NaN") || strings.Contains(out, "Inf") {
+			t.Errorf("%s: NaN or Inf in:\n%s", f.name, out)
+		}
+		for _, w := range append(f.want, `no accepted run: [^\n]*no successful transaction`) {
+			if !regexp.MustCompile(w).MatchString(out) {
+				t.Errorf("%s: no %s in:\n%s", f.name, w, out)
+			}
+		}
+		// Neither record's value is published, nor is either the published run.
+		for _, bad := range []string{"; published: ", "Published run", `"consistent": true`, ",true,", "<svg"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: %q in:\n%s", f.name, bad, out)
+			}
+		}
+	}
+}
+
+// TestNothingAcceptedInCampaign: a campaign cell none of whose final runs
+// was accepted (adc-b's CPS RSA in the second Repeat campaign) publishes
+// nothing, is not consistent and says why, with the runs' reasons, in the
+// table's notes and the appendix, as the qualify table does.
+func TestNothingAcceptedInCampaign(t *testing.T) {
+	_, second := reporttest.Repeat()
+	in := campaign(t, second)
+	r := build(t, in)
+	why := regexp.MustCompile(`CPS: no accepted run: errors: 5 \([^)]*\) above the tolerance \(0, 0%\): reset ×5 \(5 runs\)`)
+	for _, row := range r.Table {
+		for _, res := range row.Results {
+			if row.Profile != reporttest.RSA || res.DUT != "adc-b" {
+				continue
+			}
+			if res.CPS != nil || res.Consistent || !why.MatchString(res.Note) {
+				t.Errorf("adc-b RSA: CPS %v, consistent %v, note %q; want none, false, %s", res.CPS, res.Consistent, res.Note, why)
+			}
 		}
 	}
 	var buf bytes.Buffer
-	if err := reports.ReportDoc(r).HTML(&buf); err != nil {
+	if err := reports.QualifyTable(in.Campaign.Summary).Text(&buf); err != nil {
 		t.Fatal(err)
 	}
-	// The bars and the series; no latency without a transaction.
-	if got, want := strings.Count(buf.String(), "<svg"), 2; got != want {
-		t.Errorf("%d charts, want %d", got, want)
+	if !why.MatchString(buf.String()) || !strings.Contains(buf.String(), reports.NoAccepted) {
+		t.Errorf("qualify table does not say why:\n%s", buf.String())
+	}
+}
+
+// TestFewerThanThree: a campaign whose plan sets final.min_accepted 1 or 2
+// says in every format, the qualify table included, that each value is the
+// best of that many accepted runs, and nothing says three.
+func TestFewerThanThree(t *testing.T) {
+	three := regexp.MustCompile(`(?i)three|third|best of 3\b|\b3 (best|accepted)`)
+	for _, n := range []int{1, 2} {
+		sc := reporttest.Firmware(fmt.Sprintf("min-accepted-%d", n), "adc-f", 1)
+		sc.Plan.Method.Final.MinAccepted = n
+		in := campaign(t, sc)
+		for _, cell := range in.Campaign.Summary.Cells {
+			if cell.Accepted != n || !cell.Consistent {
+				t.Fatalf("min_accepted %d: cell %s %s: %d accepted, consistent %v", n, cell.Engine, cell.Profile, cell.Accepted, cell.Consistent)
+			}
+		}
+		r := build(t, in)
+		say := fmt.Sprintf("(?i)best of %d accepted run", n)
+		for _, f := range []struct {
+			name   string
+			render func(io.Writer) error
+			want   int // how many times it says so, at least
+		}{
+			{"csv", func(w io.Writer) error { return reports.ReportCSV(w, r) }, 2},
+			{"json", func(w io.Writer) error { return reports.ReportJSON(w, r) }, 2},
+			{"text", func(w io.Writer) error { return reports.ReportDoc(r).Text(w) }, 5},
+			{"html", func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) }, 5},
+			{"markdown", func(w io.Writer) error { return reports.ReportDoc(r).Markdown(w, "x-", nil) }, 5},
+			{"qualify", func(w io.Writer) error { return reports.QualifyTable(in.Campaign.Summary).Text(w) }, 2},
+		} {
+			var buf bytes.Buffer
+			if err := f.render(&buf); err != nil {
+				t.Fatal(err)
+			}
+			out := buf.String()
+			// Each of the two cells in the notes (and, in the documents,
+			// the table's explanation and each cell's outcome).
+			if got := len(regexp.MustCompile(say).FindAllString(out, -1)); got < f.want {
+				t.Errorf("min_accepted %d, %s: %q %d times, want at least %d:\n%s", n, f.name, say, got, f.want, out)
+			}
+			if m := three.FindString(out); m != "" {
+				t.Errorf("min_accepted %d, %s: says %q:\n%s", n, f.name, m, out)
+			}
+		}
 	}
 }
 

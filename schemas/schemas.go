@@ -8,6 +8,7 @@ import (
 	"embed"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // FS holds the schema files, *.json.
@@ -61,7 +62,7 @@ func Get(name string) ([]byte, error) {
 		}
 	}
 	if !ok {
-		return nil, fmt.Errorf("no schema %q (schemas: %v)", name, Versions())
+		return nil, fmt.Errorf("no schema %q (schemas: %s)", name, strings.Join(Versions(), ", "))
 	}
 	return FS.ReadFile(file)
 }

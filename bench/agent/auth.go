@@ -35,13 +35,21 @@ const MinTokenLen = 22
 
 // The headers of a signed push. The token itself never travels: the
 // Authorization header carries an HMAC-SHA256, made with the token, of the
-// request's method, path, length and body digest; the body digest is in
-// HeaderContentSHA256. A collector checks the HMAC before it reads the body
-// (a push that does not know the token makes it read nothing), then the
-// body against the digest (a record altered in transit is refused).
+// request's method, path, length, body digest and collector session; the
+// body digest is in HeaderContentSHA256, the session in HeaderSession. A
+// collector checks the HMAC before it reads the body (a push that does not
+// know the token makes it read nothing), then the body against the digest
+// (a record altered in transit is refused).
+//
+// The session binds a push to one collection: each batch a collector opens
+// has a new random session, which an agent learns from a signed hello (a
+// GET of the push URL, see Hello) before its load. A push captured from an
+// earlier collection carries that collection's session, and a later one
+// refuses it even when it takes the same token.
 const (
 	AuthScheme          = "TLSBench-HMAC-SHA256"
 	HeaderContentSHA256 = "X-Tlsbench-Content-Sha256"
+	HeaderSession       = "X-Tlsbench-Session"
 )
 
 // Credentials are what an agent pushes its record with.
@@ -52,6 +60,9 @@ type Credentials struct {
 	// CA, for an https collector, is the PEM of the CA that issued its
 	// certificate (the coordinator makes one per run); nil: the system's.
 	CA []byte
+	// Session is the collector's session the push is signed for, as Hello
+	// returns it; empty, Push asks for it first.
+	Session string
 }
 
 // TokenError is a token that cannot authenticate a run.
@@ -119,25 +130,34 @@ func (c Credentials) pool() (*x509.CertPool, error) {
 	return p, nil
 }
 
-// signature returns the HMAC of a push: method, path, length and the
-// body's SHA-256, made with token.
-func signature(token, method, path string, length int64, sum []byte) []byte {
+// signature returns the HMAC of a request: method, path, length, the
+// body's SHA-256 and the collector session, made with token.
+func signature(token, method, path string, length int64, sum []byte, session string) []byte {
 	m := hmac.New(sha256.New, []byte(token))
-	fmt.Fprintf(m, "%s\n%s\n%d\n%x", method, path, length, sum)
+	fmt.Fprintf(m, "%s\n%s\n%d\n%x\n%s", method, path, length, sum, session)
 	return m.Sum(nil)
 }
 
-// sign sets the headers of a signed push of body on req.
+// sign sets the headers of a signed request with body on req, for the
+// session c.Session.
 func (c Credentials) sign(req *http.Request, body []byte) {
 	sum := sha256.Sum256(body)
-	mac := signature(c.Token, req.Method, req.URL.EscapedPath(), int64(len(body)), sum[:])
+	mac := signature(c.Token, req.Method, req.URL.EscapedPath(), int64(len(body)), sum[:], c.Session)
 	req.Header.Set("Authorization", AuthScheme+" "+hex.EncodeToString(mac))
 	req.Header.Set(HeaderContentSHA256, hex.EncodeToString(sum[:]))
+	req.Header.Set(HeaderSession, c.Session)
 }
 
-// verifyHeaders checks a push's signature against token before its body is
-// read; it returns the body's announced digest, or why the push is refused.
-func verifyHeaders(token string, req *http.Request) ([]byte, error) {
+// errStaleSession is a request signed with the token for another session of
+// the collector: an earlier collection's push, replayed.
+var errStaleSession = errors.New("the push was signed for another collection (session): " +
+	"a record from an earlier run, or one replayed, is not taken; an agent asks for the session before its load")
+
+// verifyHeaders checks a request's signature against token and session
+// before its body is read; it returns the body's announced digest, or why
+// the request is refused (errStaleSession: signed with the token, for
+// another session).
+func verifyHeaders(token, session string, req *http.Request) ([]byte, error) {
 	if token == "" {
 		return nil, errors.New("this collector has no token: it takes no record")
 	}
@@ -151,12 +171,26 @@ func verifyHeaders(token string, req *http.Request) ([]byte, error) {
 	if err1 != nil || err2 != nil || len(sum) != sha256.Size {
 		return nil, errors.New("malformed signature headers")
 	}
-	want := signature(token, req.Method, req.URL.EscapedPath(), req.ContentLength, sum)
+	want := signature(token, req.Method, req.URL.EscapedPath(), req.ContentLength, sum, session)
 	// hmac.Equal compares in constant time.
-	if !hmac.Equal(mac, want) {
-		return nil, errors.New("the push is not signed with the run's token")
+	if hmac.Equal(mac, want) {
+		return sum, nil
 	}
-	return sum, nil
+	if claimed := req.Header.Get(HeaderSession); claimed != session {
+		stale := signature(token, req.Method, req.URL.EscapedPath(), req.ContentLength, sum, claimed)
+		if hmac.Equal(mac, stale) {
+			return nil, errStaleSession
+		}
+	}
+	return nil, errors.New("the push is not signed with the run's token")
+}
+
+// helloMAC is the collector's proof, in a hello's answer, that it knows
+// the token: an HMAC of the session and its start.
+func helloMAC(token, session string, began time.Time) string {
+	m := hmac.New(sha256.New, []byte(token))
+	fmt.Fprintf(m, "hello\n%s\n%s", session, began.UTC().Format(time.RFC3339Nano))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // bodyMatches reports, in constant time, whether body has digest sum.

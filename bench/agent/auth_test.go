@@ -28,10 +28,10 @@ import (
 // testToken is a run's token in these tests.
 const testToken = "k3Jq0w8bXcV1nYt7Rr2uZs5PpLm9AaQeHhGgFfDdSsE"
 
-// signedRequest is a push of body to url as an agent of token signs it,
-// made here independently of the package: HMAC-SHA256 of method, path,
-// length and the body's SHA-256.
-func signedRequest(t *testing.T, url, token string, body []byte) *http.Request {
+// signedRequest is a push of body to url as an agent of token signs it for
+// the collector's session, made here independently of the package:
+// HMAC-SHA256 of method, path, length, the body's SHA-256 and the session.
+func signedRequest(t *testing.T, url, token, session string, body []byte) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -39,9 +39,10 @@ func signedRequest(t *testing.T, url, token string, body []byte) *http.Request {
 	}
 	sum := sha256.Sum256(body)
 	m := hmac.New(sha256.New, []byte(token))
-	fmt.Fprintf(m, "POST\n%s\n%d\n%x", req.URL.EscapedPath(), len(body), sum)
+	fmt.Fprintf(m, "POST\n%s\n%d\n%x\n%s", req.URL.EscapedPath(), len(body), sum, session)
 	req.Header.Set("Authorization", agent.AuthScheme+" "+hex.EncodeToString(m.Sum(nil)))
 	req.Header.Set(agent.HeaderContentSHA256, hex.EncodeToString(sum[:]))
+	req.Header.Set(agent.HeaderSession, session)
 	return req
 }
 
@@ -75,7 +76,7 @@ func TestCollectorRefusalMatrix(t *testing.T) {
 	plain, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	bearer, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 	bearer.Header.Set("Authorization", "Bearer "+testToken) // the token is never sent; only a signature counts
-	altered := signedRequest(t, url, testToken, body)
+	altered := signedRequest(t, url, testToken, b.Session, body)
 	tampered := bytes.Replace(body, []byte(`"forger"`), []byte(`"forgeR"`), 1)
 	altered.Body = io.NopCloser(bytes.NewReader(tampered))
 	matrix := []struct {
@@ -85,11 +86,11 @@ func TestCollectorRefusalMatrix(t *testing.T) {
 	}{
 		{"no token", plain, 401},
 		{"a bearer token instead of a signature", bearer, 401},
-		{"a wrong token", signedRequest(t, url, testToken+"x", body), 401},
-		{"the right token, another run's path", signedRequest(t, url, testToken, body), 0}, // rewritten below
+		{"a wrong token", signedRequest(t, url, testToken+"x", b.Session, body), 401},
+		{"the right token, another run's path", signedRequest(t, url, testToken, b.Session, body), 0}, // rewritten below
 		{"the body altered in transit", altered, 401},
 	}
-	chunked := signedRequest(t, url, testToken, body)
+	chunked := signedRequest(t, url, testToken, b.Session, body)
 	chunked.ContentLength = -1 // sent chunked: the signed length does not match
 	matrix = append(matrix, struct {
 		name string
@@ -97,7 +98,7 @@ func TestCollectorRefusalMatrix(t *testing.T) {
 		want int
 	}{"signed, but sent without a length", chunked, 401})
 	// A signature made for another path does not open this one.
-	other := signedRequest(t, srv.URL+"/runs/r2", testToken, body)
+	other := signedRequest(t, srv.URL+"/runs/r2", testToken, b.Session, body)
 	other.URL, _ = other.URL.Parse(url)
 	matrix[3].req, matrix[3].want = other, 401
 	for _, m := range matrix {
@@ -117,7 +118,7 @@ func TestCollectorRefusalMatrix(t *testing.T) {
 		}
 	}
 	// A valid token for a shard already reported.
-	code, msg := status(t, signedRequest(t, url, testToken, body))
+	code, msg := status(t, signedRequest(t, url, testToken, b.Session, body))
 	t.Logf("%-40s %d %s", "the right token, shard 0 taken", code, msg)
 	if code != http.StatusConflict {
 		t.Errorf("a second record for shard 0: %d %s, want 409", code, msg)
@@ -218,14 +219,15 @@ func (zeroReader) Read(p []byte) (int, error) {
 // pushedN is a valid record of shard i of 2 with n transactions.
 func pushedN(t *testing.T, i, n int) *metrics.Run {
 	t.Helper()
-	rec := metrics.NewRecorder(1, time.Unix(1_700_000_000, 0))
+	rec := metrics.NewRecorder(1, time.Now())
 	var d [vocab.NumTimed]time.Duration
 	d[vocab.PhaseTotal] = 3 * time.Millisecond
 	for range n {
 		rec.Record(0, &metrics.Sample{Steady: true, Dur: d})
 	}
 	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Complete: true, Load: metrics.Load{Mode: "closed", Concurrency: 1},
-		Agent: &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2}}
+		Agent:   &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2},
+		Started: testStart}
 	if err := r.Fill(rec.Snapshot(), time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func rss() int64 {
 // collector's memory growing by a bounded amount.
 func TestCollectorLimits(t *testing.T) {
 	c := agent.NewCollector(testToken)
-	c.Expect("", 2)
+	b := c.Expect("", 2)
 	c.Limits = agent.Limits{MaxRecord: 1 << 20, ReadHeaderTimeout: time.Second, ReadTimeout: 2 * time.Second, MaxConns: 4}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -265,21 +267,22 @@ func TestCollectorLimits(t *testing.T) {
 	const huge = 300 << 20
 	req, _ := http.NewRequest(http.MethodPost, "http://"+addr+"/", io.LimitReader(zeroReader{}, huge))
 	req.ContentLength = huge
-	auth, sum := signZeros(testToken, huge)
+	auth, sum := signZeros(testToken, b.Session, huge)
 	req.Header.Set("Authorization", auth)
 	req.Header.Set(agent.HeaderContentSHA256, sum)
+	req.Header.Set(agent.HeaderSession, b.Session)
 	req.Header.Set("Expect", "100-continue")
 	if code, msg := status(t, req); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("300 MB record: %d %s, want 413", code, msg)
 	}
 	// ... and streamed regardless: refused (413, or the connection
 	// closed), after at most what the socket buffers hold was sent.
-	sent, code := rawPush(t, addr, testToken, huge, 0)
+	sent, code := rawPush(t, addr, testToken, b.Session, huge, 0)
 	if (code != "413" && code != "") || sent > 64<<20 {
 		t.Errorf("300 MB record streamed: status %q after %d MB, want refused", code, sent>>20)
 	}
 	// 300 MB, not signed: 401, nothing read.
-	if _, code := rawPush(t, addr, "", huge, 0); code != "401" {
+	if _, code := rawPush(t, addr, "", "", huge, 0); code != "401" {
 		t.Errorf("300 MB unsigned: status %s, want 401", code)
 	}
 	// Endless headers: 431 once they pass MaxHeaderBytes.
@@ -291,7 +294,7 @@ func TestCollectorLimits(t *testing.T) {
 	}
 	// A slow sender of a (small, signed) body: cut off at ReadTimeout.
 	start := time.Now()
-	_, code = rawPush(t, addr, testToken, 1000, 100*time.Millisecond)
+	_, code = rawPush(t, addr, testToken, b.Session, 1000, 100*time.Millisecond)
 	if el := time.Since(start); el > 2*time.Second+time.Second || code == "204" {
 		t.Errorf("slow body: status %q after %s, want cut off at the 2 s read timeout", code, el)
 	}
@@ -318,7 +321,7 @@ func TestCollectorLimits(t *testing.T) {
 	}
 	time.Sleep(100 * time.Millisecond)
 	start = time.Now()
-	req, _ = http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+	req, _ = http.NewRequest(http.MethodPut, "http://"+addr+"/", nil)
 	code5, _ := status(t, req)
 	if el := time.Since(start); code5 != http.StatusMethodNotAllowed || el < 700*time.Millisecond {
 		t.Errorf("a fifth connection: %d after %s, want served only after the others' 1 s header timeout", code5, el)
@@ -327,7 +330,7 @@ func TestCollectorLimits(t *testing.T) {
 
 // signZeros returns the Authorization and digest headers of a push to /
 // of length zero bytes.
-func signZeros(token string, length int64) (auth, sum string) {
+func signZeros(token, session string, length int64) (auth, sum string) {
 	h := sha256.New()
 	zeros := make([]byte, 1<<20)
 	for n := length; n > 0; n -= int64(len(zeros)) {
@@ -335,14 +338,14 @@ func signZeros(token string, length int64) (auth, sum string) {
 	}
 	d := h.Sum(nil)
 	m := hmac.New(sha256.New, []byte(token))
-	fmt.Fprintf(m, "POST\n/\n%d\n%x", length, d)
+	fmt.Fprintf(m, "POST\n/\n%d\n%x\n%s", length, d, session)
 	return agent.AuthScheme + " " + hex.EncodeToString(m.Sum(nil)), hex.EncodeToString(d)
 }
 
 // rawPush sends a push announcing length bytes (signed with token unless
 // empty), the body in 64 KiB writes (or bytes every pace), and returns what
 // was sent and the status code answered ("" if none).
-func rawPush(t *testing.T, addr, token string, length int64, pace time.Duration) (int64, string) {
+func rawPush(t *testing.T, addr, token, session string, length int64, pace time.Duration) (int64, string) {
 	t.Helper()
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -352,8 +355,8 @@ func rawPush(t *testing.T, addr, token string, length int64, pace time.Duration)
 	conn.SetDeadline(time.Now().Add(20 * time.Second))
 	hdr := fmt.Sprintf("POST / HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", addr, length)
 	if token != "" {
-		auth, sum := signZeros(token, length)
-		hdr += fmt.Sprintf("Authorization: %s\r\n%s: %s\r\n", auth, agent.HeaderContentSHA256, sum)
+		auth, sum := signZeros(token, session, length)
+		hdr += fmt.Sprintf("Authorization: %s\r\n%s: %s\r\n%s: %s\r\n", auth, agent.HeaderContentSHA256, sum, agent.HeaderSession, session)
 	}
 	if _, err := io.WriteString(conn, hdr+"\r\n"); err != nil {
 		t.Fatal(err)
@@ -457,4 +460,69 @@ func slowHeaders(t *testing.T, addr string, pace time.Duration) {
 		}
 	}
 	t.Error("the slow sender was never cut off")
+}
+
+// TestCollectorSession: every batch has its own session, given by a signed
+// hello only to an agent with the token and signed by the collector; a
+// push signed for another batch's session is refused (409) and takes no
+// shard, as is one signed for this session whose steady window began
+// before the batch did; a hello with a wrong token is refused (401).
+func TestCollectorSession(t *testing.T) {
+	c := agent.NewCollector(testToken)
+	b1, b2 := c.Expect("r1", 2), c.Expect("r2", 2)
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	ctx := context.Background()
+	cred := agent.Credentials{Token: testToken}
+	if b1.Session == b2.Session || len(b1.Session) < 16 {
+		t.Fatalf("sessions %q and %q: want two distinct random ones", b1.Session, b2.Session)
+	}
+	got, err := agent.Hello(ctx, srv.URL+"/runs/r1", cred)
+	if err != nil || got.Session != b1.Session {
+		t.Fatalf("hello: %q, %v; want the session %q", got.Session, err, b1.Session)
+	}
+	_, err = agent.Hello(ctx, srv.URL+"/runs/r1", agent.Credentials{Token: testToken + "x"})
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Errorf("hello with a wrong token: %v, want 401", err)
+	}
+	// Signed with the token for r2's session, pushed to r1.
+	other := got
+	other.Session = b2.Session
+	err = agent.Push(ctx, srv.URL+"/runs/r1", other, pushed(t, 0))
+	if err == nil || !strings.Contains(err.Error(), "409") ||
+		!strings.Contains(err.Error(), "another collection") {
+		t.Errorf("a push signed for another session: %v, want 409", err)
+	}
+	// Signed for this session, of a run made before the batch began.
+	old := pushed(t, 0)
+	old.Started = b1.Began.Add(-time.Minute)
+	if err := agent.Push(ctx, srv.URL+"/runs/r1", got, old); err == nil || !strings.Contains(err.Error(), "409") ||
+		!strings.Contains(err.Error(), "before this collection") {
+		t.Errorf("a record of a run before the collection: %v, want 409", err)
+	}
+	// Shard 0 is still free.
+	for i := range 2 {
+		if err := agent.Push(ctx, srv.URL+"/runs/r1", got, pushed(t, i)); err != nil {
+			t.Fatalf("the real agent %d: %v", i, err)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if runs, err := b1.Wait(wctx); err != nil || len(runs) != 2 {
+		t.Fatalf("Wait: %d records, %v", len(runs), err)
+	}
+}
+
+// TestMissingWording: the deadline's message names the agents that
+// reported, or says none did (no empty list).
+func TestMissingWording(t *testing.T) {
+	c := agent.NewCollector(testToken)
+	b := c.Expect("r1", 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := b.Wait(ctx)
+	const want = "none of the 2 agents of run r1 reported; missing shards 0/2, 1/2"
+	if err == nil || strings.Contains(err.Error(), "()") || !strings.Contains(err.Error(), want) {
+		t.Errorf("no agent reported: %v", err)
+	}
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -31,7 +33,8 @@ const (
 )
 
 // Push POSTs the record r to a collector at url, signed with cred's token
-// (see AuthScheme; the token itself is not sent) and, for an https url,
+// for the collector's session cred.Session (see AuthScheme; the token itself
+// is not sent; without a session, Push asks for it first) and, for an https url,
 // verifying the collector with cred's CA. Connection failures and 5xx
 // answers are retried (PushAttempts in all, backing off up to a few
 // seconds); a 4xx answer is final and its text is the error.
@@ -42,6 +45,11 @@ func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) err
 	body, err := json.Marshal(r)
 	if err != nil {
 		return err
+	}
+	if cred.Session == "" {
+		if cred, err = Hello(ctx, url, cred); err != nil {
+			return err
+		}
 	}
 	client, err := cred.client()
 	if err != nil {
@@ -112,11 +120,17 @@ func NewCollector(token string) *Collector {
 type Batch struct {
 	ID     string
 	Expect int
-	token  string
-	mu     sync.Mutex
-	runs   []*metrics.Run // by shard
-	got    int
-	done   chan struct{}
+	// Session is the batch's random session, which every push to it must
+	// be signed for (see AuthScheme); Began is when the batch was opened:
+	// a record whose steady window began before (less MaxClockSkew) is
+	// refused.
+	Session string
+	Began   time.Time
+	token   string
+	mu      sync.Mutex
+	runs    []*metrics.Run // by shard
+	got     int
+	done    chan struct{}
 }
 
 // Serve serves the collector on ln within c.Limits (deadlines on every
@@ -152,7 +166,8 @@ func (c *Collector) Expect(id string, n int) *Batch {
 // ExpectToken opens a batch for n agents that takes the records signed with
 // token (a run's own), not the collector's.
 func (c *Collector) ExpectToken(id string, n int, token string) *Batch {
-	b := &Batch{ID: id, Expect: n, token: token, runs: make([]*metrics.Run, n), done: make(chan struct{})}
+	b := &Batch{ID: id, Expect: n, Session: rand.Text(), Began: time.Now(), token: token,
+		runs: make([]*metrics.Run, n), done: make(chan struct{})}
 	c.mu.Lock()
 	c.batches[id] = b
 	c.mu.Unlock()
@@ -171,8 +186,8 @@ func (c *Collector) Forget(id string) {
 // at most Limits.MaxRecord (413), its body matching the signed digest
 // (401), a valid record (400) of a shard not yet reported (409).
 func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
-	if req.Method != http.MethodPost {
-		http.Error(w, "POST a run record", http.StatusMethodNotAllowed)
+	if req.Method != http.MethodPost && req.Method != http.MethodGet {
+		http.Error(w, "POST a run record (or GET, signed, the session)", http.StatusMethodNotAllowed)
 		return
 	}
 	id, ok := strings.CutPrefix(req.URL.Path, "/runs/")
@@ -186,7 +201,15 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, fmt.Sprintf("no run %q is being collected", id), http.StatusNotFound)
 		return
 	}
-	sum, err := verifyHeaders(b.token, req)
+	if req.Method == http.MethodGet {
+		b.hello(w, req)
+		return
+	}
+	sum, err := verifyHeaders(b.token, b.Session, req)
+	if errors.Is(err, errStaleSession) {
+		http.Error(w, err.Error(), http.StatusConflict)
+		return
+	}
 	if err != nil {
 		w.Header().Set("WWW-Authenticate", AuthScheme)
 		http.Error(w, err.Error(), http.StatusUnauthorized)
@@ -228,10 +251,91 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// MaxClockSkew is how far an agent's clock may be behind the collector's:
+// a record whose steady window began more than this before its batch was
+// opened is refused (see Batch.Began).
+const MaxClockSkew = 5 * time.Second
+
+// helloAnswer is a hello's answer: the batch's session and when it began,
+// with the collector's HMAC of both (helloMAC).
+type helloAnswer struct {
+	Session string    `json:"session"`
+	Began   time.Time `json:"began"`
+	MAC     string    `json:"mac"`
+}
+
+// hello answers a signed GET (with no session, no body) with the batch's
+// session: what the agent signs its push for.
+func (b *Batch) hello(w http.ResponseWriter, req *http.Request) {
+	if req.ContentLength > 0 {
+		http.Error(w, "a hello has no body", http.StatusBadRequest)
+		return
+	}
+	if _, err := verifyHeaders(b.token, "", req); err != nil {
+		w.Header().Set("WWW-Authenticate", AuthScheme)
+		http.Error(w, err.Error(), http.StatusUnauthorized)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(helloAnswer{b.Session, b.Began, helloMAC(b.token, b.Session, b.Began)})
+}
+
+// HelloTimeout bounds a hello.
+const HelloTimeout = 10 * time.Second
+
+// Hello asks the collector at url (a push URL) for its session, in a GET
+// signed with cred's token, and returns cred with that session; or why the
+// collector will not take this agent's record: unreachable, refusing the
+// token, no such run, or an answer not made with the token. One attempt,
+// within HelloTimeout: an agent says hello before its load, which it does
+// not send when no collector would take the record.
+func Hello(ctx context.Context, url string, cred Credentials) (Credentials, error) {
+	if err := CheckToken(cred.Token); err != nil {
+		return cred, err
+	}
+	client, err := cred.client()
+	if err != nil {
+		return cred, err
+	}
+	defer client.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(ctx, HelloTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return cred, err
+	}
+	cred.Session = ""
+	cred.sign(req, nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		return cred, err
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return cred, fmt.Errorf("the collector refused the hello: %s: %s", resp.Status, strings.TrimSpace(string(data)))
+	}
+	var a helloAnswer
+	if err := json.Unmarshal(data, &a); err != nil || a.Session == "" {
+		return cred, fmt.Errorf("the collector's answer to the hello is not a session: %.80q", data)
+	}
+	if !hmac.Equal([]byte(a.MAC), []byte(helloMAC(cred.Token, a.Session, a.Began))) {
+		return cred, errors.New("the collector's answer to the hello is not signed with the run's token")
+	}
+	cred.Session = a.Session
+	return cred, nil
+}
+
 func (b *Batch) add(r *metrics.Run) error {
 	a := r.Agent
 	if a == nil {
 		return errors.New("the record names no agent (it has no shard i/N)")
+	}
+	began := r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second)))
+	if began.Before(b.Began.Add(-MaxClockSkew)) {
+		return fmt.Errorf("agent %s's steady window began at %s, before this collection did (%s): "+
+			"a record of an earlier run is not taken",
+			a.Name, began.UTC().Format(time.RFC3339Nano), b.Began.UTC().Format(time.RFC3339Nano))
 	}
 	if a.Shards != b.Expect || a.Shard < 0 || a.Shard >= a.Shards {
 		return fmt.Errorf("agent %s is shard %d/%d; this run expects %d agents", a.Name, a.Shard, a.Shards, b.Expect)
@@ -266,7 +370,11 @@ func (e *MissingError) Error() string {
 	if e.ID != "" {
 		run = " of run " + e.ID
 	}
-	return fmt.Sprintf("%d of %d agents%s reported (%s); missing shards %s", len(e.Reported), e.Expect, run, strings.Join(e.Reported, ", "), strings.Join(m, ", "))
+	if len(e.Reported) == 0 {
+		return fmt.Sprintf("none of the %d agents%s reported; missing shards %s", e.Expect, run, strings.Join(m, ", "))
+	}
+	return fmt.Sprintf("%d of %d agents%s reported (%s); missing shards %s",
+		len(e.Reported), e.Expect, run, strings.Join(e.Reported, ", "), strings.Join(m, ", "))
 }
 
 // Wait returns the batch's records, by shard, once all have arrived, or a

@@ -13,15 +13,21 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
+// testStart is when the tests' records started: the same for all (the
+// agents of one run measured together), after every collection of these
+// tests began (a collection takes no record of an earlier run).
+var testStart = time.Now().Add(time.Hour)
+
 // pushed is a valid record of shard i of 2.
 func pushed(t *testing.T, i int) *metrics.Run {
 	t.Helper()
-	rec := metrics.NewRecorder(1, time.Unix(1_700_000_000, 0))
+	rec := metrics.NewRecorder(1, time.Now())
 	var d [vocab.NumTimed]time.Duration
 	d[vocab.PhaseTotal] = 3 * time.Millisecond
 	rec.Record(0, &metrics.Sample{Steady: true, Dur: d})
 	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Complete: true, Load: metrics.Load{Mode: "closed", Concurrency: 1},
-		Agent: &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2}}
+		Agent:   &metrics.Agent{Name: "a" + string(rune('0'+i)), Shard: i, Shards: 2},
+		Started: testStart}
 	if err := r.Fill(rec.Snapshot(), time.Second); err != nil {
 		t.Fatal(err)
 	}

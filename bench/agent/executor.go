@@ -106,7 +106,7 @@ func (e *Executor) Execute(ctx context.Context, req method.Request) (*metrics.Ru
 
 	// The agents report after warm-up, window and drain, then push
 	// (PushAttempts × PushTimeout at worst).
-	wait := time.Until(spec.Agent.StartAt) + req.Warmup + req.Duration + spec.Drain + 30*time.Second
+	wait := time.Until(spec.Agent.StartAt) + req.Warmup + req.Duration + spec.DrainBound() + 30*time.Second
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var failed atomic.Pointer[error]

@@ -44,7 +44,7 @@ func FuzzCollector(f *testing.F) {
 		b := c.Expect("r1", 2)
 		var req *http.Request
 		if sign {
-			req = signedRequest(t, "http://collector"+path, testToken, body)
+			req = signedRequest(t, "http://collector"+path, testToken, b.Session, body)
 		} else {
 			req = httptest.NewRequest(http.MethodPost, "http://collector"+path, bytes.NewReader(body))
 			req.Header.Set("Authorization", auth)
@@ -61,6 +61,5 @@ func FuzzCollector(f *testing.F) {
 		if !sign && w.Code != 401 && w.Code != 404 {
 			t.Fatalf("an unsigned push got %d, want 401", w.Code)
 		}
-		_ = b
 	})
 }

@@ -278,13 +278,13 @@ func ShiftSummary(s stats.Shift) string {
 			within = "yet within the equivalence bound"
 		}
 		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)", verb, math.Abs(s.Delta), s.CI95,
-			pct(s.Delta, s.Baseline.Mean), pText(s.P), n, within, bound)
+			pct(s.Delta, s.Baseline.Mean), pText(s), n, within, bound)
 	case stats.VerdictEquivalent:
 		return fmt.Sprintf("equivalent: no difference in response time larger than %s (shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
-			bound, s.Delta, s.CI98, pText(s.P), n)
+			bound, s.Delta, s.CI98, pText(s), n)
 	}
 	return fmt.Sprintf("inconclusive: response time shift %+.3g ms ± %.3g ms (%+.1f%%; %s, equivalence bound %s): %s",
-		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s.P), bound, s.Reason)
+		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s), bound, s.Reason)
 }
 
 func pct(delta, base float64) float64 {
@@ -294,11 +294,13 @@ func pct(delta, base float64) float64 {
 	return 100 * delta / base
 }
 
-func pText(p float64) string {
-	if p < 0.001 {
-		return "p < 0.001"
+// pText writes the shift's p, and "(normal approximation)" after it when
+// it is not exact.
+func pText(s stats.Shift) string {
+	if s.P < 0.001 {
+		return "p < 0.001" + s.PNote()
 	}
-	return fmt.Sprintf("p = %.2g", p)
+	return fmt.Sprintf("p = %.2g%s", s.P, s.PNote())
 }
 
 // perRound returns each run's steady-window mean response time (ms) and

@@ -80,22 +80,75 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 }
 
 // judgeMachine gives the reasons that are the generator's machine's: its
-// own CPU, other processes' and the hypervisor's.
+// own CPU, other processes' and the hypervisor's. A merged record is
+// judged by its busiest agent (judgeGenerator); noise limits need the noise
+// measured (judgeNoise).
 func judgeMachine(a plan.Accept, r *metrics.Run) []string {
 	var reasons []string
-	if u := r.Client.Utilization; u > float64(a.MaxGeneratorCPU) {
-		reasons = append(reasons, fmt.Sprintf("generator-bound: its CPU was %.0f%% of %d cores, above %s", u*100, r.Client.Cores, a.MaxGeneratorCPU))
+	if why := judgeGenerator(a, r); why != "" {
+		reasons = append(reasons, why)
 	}
-	if n := r.Noise; n != nil {
-		if a.MaxOtherCPU > 0 && n.OtherShare > float64(a.MaxOtherCPU) {
-			reasons = append(reasons, fmt.Sprintf("other processes used %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
-				n.OtherShare, n.OtherCores, n.CPUs, a.MaxOtherCPU))
+	return append(reasons, judgeNoise(a, r)...)
+}
+
+// judgeGenerator rejects a run whose generator used more of its cores than
+// max_generator_cpu. A merged record's utilization is the mean over its
+// agents, which hides one saturated agent beside idle ones: it is judged
+// by its busiest agent, named in the reason.
+func judgeGenerator(a plan.Accept, r *metrics.Run) string {
+	c, who := r.Client, ""
+	for i := range r.Agents {
+		if x := &r.Agents[i]; who == "" || x.Client.Utilization > c.Utilization {
+			c, who = x.Client, x.Label()+": "
 		}
-		if a.MaxSteal > 0 && n.StealShare > float64(a.MaxSteal) {
-			reasons = append(reasons, fmt.Sprintf("the hypervisor stole %.2f of the machine's CPU (max_steal %s)", n.StealShare, a.MaxSteal))
-		}
+	}
+	if c.Utilization <= float64(a.MaxGeneratorCPU) {
+		return ""
+	}
+	return fmt.Sprintf("generator-bound: %sits CPU was %.0f%% of %d cores, above %s",
+		who, c.Utilization*100, c.Cores, a.MaxGeneratorCPU)
+}
+
+// judgeNoise applies max_other_cpu and max_steal; when either is set, a
+// run whose machine noise was not measured (on any of its agents) is
+// rejected with the reason the measurement failed.
+func judgeNoise(a plan.Accept, r *metrics.Run) []string {
+	if a.MaxOtherCPU <= 0 && a.MaxSteal <= 0 {
+		return nil
+	}
+	if why := noiseUnmeasured(r); why != "" {
+		return []string{fmt.Sprintf("machine noise not measured: %s (max_other_cpu %s, max_steal %s)",
+			why, a.MaxOtherCPU, a.MaxSteal)}
+	}
+	var reasons []string
+	n := r.Noise
+	if a.MaxOtherCPU > 0 && n.OtherShare > float64(a.MaxOtherCPU) {
+		reasons = append(reasons, fmt.Sprintf(
+			"other processes used %.2f of the machine's CPU (%.2f of %d cores; max_other_cpu %s)",
+			n.OtherShare, n.OtherCores, n.CPUs, a.MaxOtherCPU))
+	}
+	if a.MaxSteal > 0 && n.StealShare > float64(a.MaxSteal) {
+		reasons = append(reasons, fmt.Sprintf("the hypervisor stole %.2f of the machine's CPU (max_steal %s)",
+			n.StealShare, a.MaxSteal))
 	}
 	return reasons
+}
+
+// noiseUnmeasured says why the run's noise was not measured ("" when it
+// was): a merged record's first agent without a measurement, named.
+func noiseUnmeasured(r *metrics.Run) string {
+	why := func(s string) string {
+		return cmp.Or(s, "the record has no noise measurement")
+	}
+	for i := range r.Agents {
+		if x := &r.Agents[i]; x.Noise == nil {
+			return x.Label() + ": " + why(x.NoiseUnmeasured)
+		}
+	}
+	if r.Noise == nil {
+		return why(r.NoiseUnmeasured)
+	}
+	return ""
 }
 
 // classList formats error counts: "reset ×2, eof ×1", largest first.

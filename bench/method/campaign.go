@@ -1,7 +1,8 @@
 // Package method automates the qualification method of vendor test labs:
 // preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until three accepted
-// runs agree, error-free acceptance of each run, and best-of-three. Every run
+// search for the best load level, final repeated runs until final.min_accepted
+// (default three) accepted runs agree, error-free acceptance of each run, and
+// the best of them published. Every run
 // goes to an append-only ledger, from which an interrupted campaign resumes.
 // The campaign runs a plan (package plan) through an Executor.
 package method
@@ -10,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -411,13 +411,16 @@ type Cell struct {
 	Profile     string       `json:"profile"`
 	Level       int          `json:"level"` // the load level chosen and frozen
 	Exploration []Probe      `json:"exploration"`
-	Runs        []FinalRun   `json:"runs"`
-	Best3       []float64    `json:"best3"`
-	Value       float64      `json:"value"`
-	Spread      float64      `json:"spread"`
-	Consistent  bool         `json:"consistent"`
-	Accepted    int          `json:"accepted"`
-	Total       int          `json:"total"`
+	// Search is how the exploration went: the levels in the order probed,
+	// those probed again, and why the geometric steps stopped.
+	Search     *Search    `json:"search,omitempty"`
+	Runs       []FinalRun `json:"runs"`
+	Best3      []float64  `json:"best3"`
+	Value      float64    `json:"value"`
+	Spread     float64    `json:"spread"`
+	Consistent bool       `json:"consistent"`
+	Accepted   int        `json:"accepted"`
+	Total      int        `json:"total"`
 	// Failed says why the cell has no value, if it has none.
 	Failed string `json:"failed,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile: the
@@ -476,73 +479,38 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 	}
 	base := Request{DUT: d, Test: t, Profile: p, Warmup: min(time.Duration(m.Warmup), time.Duration(m.Explore.ProbeDuration)/2), ExpectSize: expect}
 
-	// Exploratory: geometric steps, then refinement between the best's
-	// neighbours. Probes are memoised by level.
+	// Exploratory: geometric steps with patience, a level whose neighbours
+	// disagree with it probed again, then refinement between the best's
+	// neighbours (search). Probes are memoised by level.
 	f := &finalPhase{cell: cell}
-	probes := map[int]*Entry{}
-	probe := func(level int) (*Entry, error) {
-		if e, ok := probes[level]; ok {
-			return e, nil
-		}
+	probe := func(level int, again bool) (*Entry, error) {
 		req := base
 		req.Phase, req.Concurrency, req.Duration = vocab.Exploratory, level, time.Duration(m.Explore.ProbeDuration)
-		e, err := c.do(ctx, fmt.Sprintf("exploratory|%s|%d", key3(d.Name, t.Engine, p.Name), level), req, Entry{})
+		key := fmt.Sprintf("exploratory|%s|%d", key3(d.Name, t.Engine, p.Name), level)
+		if again {
+			key += "|again"
+		}
+		e, err := c.do(ctx, key, req, Entry{})
 		if err != nil {
 			return nil, err
 		}
-		probes[level] = e
 		c.Sleep(ctx, time.Duration(m.Cooldown))
 		return e, nil
 	}
-	best := 0
-	bestValue := 0.0
-	var steps []int
-	for level := m.Explore.Concurrency.Min; level <= m.Explore.Concurrency.Max; level *= 2 {
-		e, err := probe(level)
-		if err != nil {
-			return f, err
-		}
-		steps = append(steps, level)
-		if !e.Accepted {
-			break
-		}
-		if e.Value <= bestValue*(1+float64(m.Explore.MinGain)) {
-			if e.Value > bestValue {
-				best, bestValue = level, e.Value
-			}
-			break
-		}
-		best, bestValue = level, e.Value
-	}
-	if best > 0 {
-		// Refine: the geometric midpoints towards the best's neighbours.
-		i := sort.SearchInts(steps, best)
-		for _, nb := range []int{i - 1, i + 1} {
-			if nb < 0 || nb >= len(steps) {
-				continue
-			}
-			mid := int(math.Round(math.Sqrt(float64(best) * float64(steps[nb]))))
-			if mid == best || mid == steps[nb] {
-				continue
-			}
-			e, err := probe(mid)
-			if err != nil {
-				return f, err
-			}
-			if e.Accepted && e.Value > bestValue {
-				best, bestValue = mid, e.Value
-			}
-		}
-	}
-	levels := make([]int, 0, len(probes))
-	for l := range probes {
+	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
+	best, err := srch.run()
+	levels := make([]int, 0, len(srch.got))
+	for l := range srch.got {
 		levels = append(levels, l)
 	}
 	sort.Ints(levels)
 	for _, l := range levels {
-		e := probes[l]
-		cell.Exploration = append(cell.Exploration, Probe{Level: l, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
-			GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons})
+		cell.Exploration = append(cell.Exploration, probeOf(l, srch.got[l]))
+	}
+	info := srch.info
+	cell.Search = &info
+	if err != nil {
+		return f, err
 	}
 	if best == 0 {
 		cell.Failed = "the exploratory phase found no load level with an accepted run"
@@ -693,7 +661,7 @@ func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
 	return v, ok && best < v*(1-tol)
 }
 
-// finish publishes the cell's best of three and checks the finals against
+// finish publishes the best of the cell's accepted runs and checks the finals against
 // the exploration: finals that fall short of what exploration measured at
 // the same level by more than the tolerance make the cell unstable, never
 // consistent.

@@ -52,79 +52,122 @@ type Ledger struct {
 	f       *os.File
 	entries map[string]*Entry
 	order   []*Entry
+	dropped int
 }
 
 // LedgerFile is the ledger's name in a campaign directory.
 const LedgerFile = "ledger.jsonl"
 
 // ReadLedger reads the entries of a ledger file without opening it for
-// writing. A last line cut short by a crash is left out.
+// writing. A last line torn by a crash (no newline at its end, and not
+// JSON) is left out; any other line that is not a valid entry is an error
+// naming the file and the line.
 func ReadLedger(file string) ([]*Entry, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
 	}
-	entries, _, err := parseLedger(file, data)
-	return entries, err
+	p, err := parseLedger(file, data)
+	return p.entries, err
 }
 
-// parseLedger decodes ledger lines; good is the length of the whole lines.
-func parseLedger(file string, data []byte) (entries []*Entry, good int, err error) {
-	for off := 0; off < len(data); {
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			break // a torn last line
+// parsedLedger is a ledger file decoded: its entries, the length of the
+// bytes kept, and the bytes of a last line torn by a crash.
+type parsedLedger struct {
+	entries []*Entry
+	keep    int  // the bytes of the entries' lines
+	torn    int  // the bytes of a torn last line, dropped
+	newline bool // the last entry's line has no newline: one is added
+}
+
+// parseLedger decodes ledger lines. Only a last line torn by a crash may be
+// passed over: one with no newline at its end that is not JSON (Append
+// writes a line and its newline at once, so a crash can cut one short but
+// cannot leave a whole line that is not JSON). A last line that is JSON
+// but has no newline (an editor's doing) is read as a whole line.
+func parseLedger(file string, data []byte) (parsedLedger, error) {
+	var p parsedLedger
+	for n := 1; p.keep < len(data); n++ {
+		rest := data[p.keep:]
+		line, _, whole := bytes.Cut(rest, []byte("\n"))
+		if !whole && !json.Valid(line) {
+			p.torn = len(rest)
+			break
 		}
-		line := data[off : off+nl]
 		if !json.Valid(line) {
-			if off+nl+1 == len(data) {
-				break // a damaged last line
-			}
-			return nil, 0, fmt.Errorf("ledger %s: line %d is not a ledger entry", file, len(entries)+1)
+			return parsedLedger{}, fmt.Errorf("ledger %s: line %d is not a ledger entry (not JSON); "+
+				"only a last line torn by a crash (no newline at its end) is dropped: mend or remove this one", file, n)
 		}
 		e, err := DecodeEntry(line)
 		if err != nil {
-			return nil, 0, fmt.Errorf("ledger %s: line %d: %w", file, len(entries)+1, err)
+			return parsedLedger{}, fmt.Errorf("ledger %s: line %d: %w", file, n, err)
 		}
-		entries = append(entries, e)
-		off += nl + 1
-		good = off
+		p.entries = append(p.entries, e)
+		p.keep += len(line)
+		if whole {
+			p.keep++
+		}
+		p.newline = !whole
 	}
-	return entries, good, nil
+	return p, nil
 }
 
 // OpenLedger opens (or creates) dir's ledger and loads its entries. A last
-// line cut short by a crash is dropped from the file: it is the run that was
-// being written, and it will be made again.
+// line torn by a crash is dropped from the file (Dropped says how many
+// bytes): it is the run that was being written, and it will be made again.
+// A ledger with any other line that is not a valid entry is refused, and
+// left as it is.
 func OpenLedger(dir string) (*Ledger, error) {
 	file := filepath.Join(dir, LedgerFile)
 	data, err := os.ReadFile(file)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, err
 	}
-	entries, good, err := parseLedger(file, data)
+	p, err := parseLedger(file, data)
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{entries: map[string]*Entry{}, order: entries}
-	for _, e := range entries {
+	l := &Ledger{entries: map[string]*Entry{}, order: p.entries, dropped: p.torn}
+	for _, e := range p.entries {
 		l.entries[e.Key] = e
 	}
 	f, err := os.OpenFile(file, os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Truncate(int64(good)); err != nil {
+	if err := l.mend(f, p); err != nil {
 		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(int64(good), 0); err != nil {
-		f.Close()
-		return nil, err
+		return nil, fmt.Errorf("ledger %s: %w", file, err)
 	}
 	l.f = f
 	return l, nil
 }
+
+// mend cuts a torn last line off f, ends a last line without a newline,
+// and leaves f at its end.
+func (l *Ledger) mend(f *os.File, p parsedLedger) error {
+	if p.torn > 0 {
+		if err := f.Truncate(int64(p.keep)); err != nil {
+			return err
+		}
+	}
+	if _, err := f.Seek(int64(p.keep), 0); err != nil {
+		return err
+	}
+	if p.newline {
+		if _, err := f.Write([]byte("\n")); err != nil {
+			return err
+		}
+	}
+	if p.torn > 0 || p.newline {
+		return f.Sync()
+	}
+	return nil
+}
+
+// Dropped is the number of bytes of a last line torn by a crash that
+// OpenLedger cut off the file (0: none).
+func (l *Ledger) Dropped() int { return l.dropped }
 
 // Lookup returns the entry with key, if the ledger has it.
 func (l *Ledger) Lookup(key string) (*Entry, bool) {

@@ -265,17 +265,27 @@ func TestInconsistent(t *testing.T) {
 // TestResume: a campaign interrupted after some runs and resumed gives the
 // same summary as one run straight through, without repeating runs.
 func TestResume(t *testing.T) {
-	straight := &fakeExec{}
-	want, err := campaign(t, testPlan("a", "b"), straight, t.TempDir()).Do(context.Background())
+	resumeAt(t, func() *plan.Plan { return testPlan("a", "b") }, func() *fakeExec { return &fakeExec{} },
+		func(calls int) []int { return []int{1, 7, 20, calls - 1} })
+}
+
+// resumeAt makes a campaign of p straight through, then, for each number
+// of runs stops gives (of the runs straight through), one interrupted after
+// that many runs and resumed: together they make the same runs, none twice,
+// and the same summary.
+func resumeAt(t *testing.T, p func() *plan.Plan, exec func() *fakeExec, stops func(calls int) []int) {
+	t.Helper()
+	straight := exec()
+	want, err := campaign(t, p(), straight, t.TempDir()).Do(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	validSummary(t, want)
-	for _, stopAfter := range []int{1, 7, 20, straight.calls - 1} {
+	for _, stopAfter := range stops(straight.calls) {
 		dir := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
-		first := &fakeExec{}
-		c := campaign(t, testPlan("a", "b"), first, dir)
+		first := exec()
+		c := campaign(t, p(), first, dir)
 		c.Events = func(method.Event) {
 			if first.calls == stopAfter {
 				cancel()
@@ -285,8 +295,8 @@ func TestResume(t *testing.T) {
 			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
 		}
 		cancel()
-		second := &fakeExec{}
-		got, err := campaign(t, testPlan("a", "b"), second, dir).Do(context.Background())
+		second := exec()
+		got, err := campaign(t, p(), second, dir).Do(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

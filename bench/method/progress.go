@@ -16,7 +16,8 @@ import (
 //
 // The estimate is an upper one. The plan bounds every phase's number of
 // runs (one preliminary probe per DUT × test × profile; the exploration's
-// geometric steps from explore.concurrency.min to max plus two refinements;
+// geometric steps from explore.concurrency.min to max, the levels probed
+// again (maxRepeats) and two refinements;
 // final.max_runs) and their durations (warm-up, duration, cool-down); the
 // campaign lowers the bound as it learns (a cell not supported, an
 // exploration ended, three runs that agree). Each run also costs time
@@ -104,12 +105,12 @@ type tracker struct {
 }
 
 // maxProbes is the most exploratory probes of a cell: the geometric steps
-// from min to max, and two refinements.
+// from min to max, the levels probed again, and two refinements.
 func maxProbes(r plan.Range) int {
 	if r.Min < 1 || r.Max < r.Min {
 		return 0
 	}
-	return bits.Len(uint(r.Max/r.Min)) + 2
+	return bits.Len(uint(r.Max/r.Min)) + maxRepeats + 2
 }
 
 // phaseTimes are a phase's nominal run (warm-up + duration) and the

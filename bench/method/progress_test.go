@@ -154,7 +154,7 @@ func TestProgressResumed(t *testing.T) {
 }
 
 // TestProgressWorstCase: a campaign that takes the plan's worst case (every
-// exploration makes all its probes; the final runs never agree and fall
+// exploration makes all its probes, two levels probed again among them; the final runs never agree and fall
 // short of the exploration, so that the cell is re-explored around its
 // level, its three probes accepted, and its finals made again; then the
 // repeats) ends exactly when the estimate said, from the first measured run
@@ -170,7 +170,12 @@ func testProgressWorstCase(t *testing.T, repeat int) {
 	p.Method.Cooldown = plan.Duration(2 * time.Second)
 	p.Method.Final.Repeat = repeat
 	last := p.Method.Explore.Concurrency.Max
+	probed := map[string]int{} // by cell and level
 	fe := &fakeExec{value: func(req method.Request, n int) (float64, map[string]int64) {
+		key := fmt.Sprint(req.Profile.Name, req.Test.Engine, req.Concurrency)
+		if req.Phase == vocab.Exploratory && req.Round == 0 {
+			probed[key]++
+		}
 		switch {
 		case req.Phase == vocab.Final:
 			// Each run half the one before: accepted, never within the
@@ -178,6 +183,8 @@ func testProgressWorstCase(t *testing.T, repeat int) {
 			return float64(req.Concurrency) / float64(int(1)<<(n%20+1)), nil
 		case req.Concurrency == last:
 			return 10, nil // the geometric steps go to the last; the best is the one before
+		case (req.Concurrency == 4 || req.Concurrency == 16) && probed[key] == 1 && req.Round == 0:
+			return 1, nil // below both neighbours: probed again
 		}
 		return float64(req.Concurrency), nil
 	}}

@@ -1,7 +1,10 @@
 package method
 
 import (
+	"fmt"
 	"math"
+	"regexp"
+	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
@@ -56,17 +59,18 @@ func cellRound(cell *Cell) int {
 
 // RecordsVerdict is the method's judgement of run records of one DUT ×
 // engine × profile made outside a campaign: each judged by the default
-// acceptance rule, the best accepted one published (the best of all when
-// none is accepted).
+// acceptance rule, the best accepted one published; nothing is published
+// when none is accepted.
 type RecordsVerdict struct {
 	Rule     plan.Accept // the rule they were judged by: the default
 	Values   []float64   // each record's value (Value)
 	Reasons  [][]string  // each record's rejections; none when accepted
 	Accepted int         // how many were accepted
-	// Published is the index of the published record.
+	// Published is the index of the published record, -1 when none was
+	// accepted.
 	Published int
-	// Best3 and Spread are BestOf's of the accepted values (of all values
-	// when none was accepted).
+	// Best3 and Spread are BestOf's of the accepted values (none when none
+	// was accepted).
 	Best3  []float64
 	Spread float64
 }
@@ -76,23 +80,55 @@ type RecordsVerdict struct {
 func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
 	v := RecordsVerdict{Rule: plan.DefaultMethod().Accept, Published: -1}
 	var accepted []float64
-	for _, run := range runs {
+	for i, run := range runs {
 		v.Values = append(v.Values, Value(run))
 		v.Reasons = append(v.Reasons, Judge(v.Rule, run))
-		if len(v.Reasons[len(v.Reasons)-1]) == 0 {
-			accepted = append(accepted, Value(run))
+		if len(v.Reasons[i]) == 0 {
+			accepted = append(accepted, v.Values[i])
+			if v.Published < 0 || v.Values[i] > v.Values[v.Published] {
+				v.Published = i
+			}
 		}
 	}
 	v.Accepted = len(accepted)
-	pool := accepted
-	if len(accepted) == 0 {
-		pool = v.Values
-	}
-	for i, x := range v.Values {
-		if (len(v.Reasons[i]) == 0 || len(accepted) == 0) && (v.Published < 0 || x > v.Values[v.Published]) {
-			v.Published = i
-		}
-	}
-	v.Best3, _, v.Spread = BestOf(pool)
+	v.Best3, _, v.Spread = BestOf(accepted)
 	return v
 }
+
+// NoAcceptedRun says why nothing is published of runs none of which was
+// accepted: "no accepted run: " and their rejection reasons, alike reasons
+// (that differ only in their figures) once, the first of them, with how
+// many runs gave one when more than one; at most three, and how many more.
+func NoAcceptedRun(reasons [][]string) string {
+	count := map[string]int{}
+	first := map[string]string{}
+	var order []string
+	for _, rs := range reasons {
+		for _, r := range rs {
+			k := figures.ReplaceAllString(r, "#")
+			if count[k] == 0 {
+				order, first[k] = append(order, k), r
+			}
+			count[k]++
+		}
+	}
+	if len(order) == 0 {
+		return "no accepted run"
+	}
+	const most = 3
+	parts := make([]string, 0, most+1)
+	for _, k := range order[:min(len(order), most)] {
+		r := first[k]
+		if n := count[k]; n > 1 {
+			r += fmt.Sprintf(" (%d runs)", n)
+		}
+		parts = append(parts, r)
+	}
+	if n := len(order) - most; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d other reasons", n))
+	}
+	return "no accepted run: " + strings.Join(parts, "; ")
+}
+
+// figures are the numbers in a rejection reason.
+var figures = regexp.MustCompile(`[0-9]+(\.[0-9]+)?`)

@@ -2,7 +2,6 @@ package method_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -137,37 +136,13 @@ func TestReexploreInterleaved(t *testing.T) {
 // included, and resumed makes no run twice (the ledger holds the
 // re-exploration) and gives the same summary.
 func TestResumeReexplored(t *testing.T) {
-	straight := degraded()
-	want, err := campaign(t, onePlan("a", "b"), straight, t.TempDir()).Do(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for stopAfter := 1; stopAfter < straight.calls; stopAfter += 3 {
-		dir := t.TempDir()
-		ctx, cancel := context.WithCancel(context.Background())
-		first := degraded()
-		c := campaign(t, onePlan("a", "b"), first, dir)
-		c.Events = func(method.Event) {
-			if first.calls == stopAfter {
-				cancel()
-			}
+	resumeAt(t, func() *plan.Plan { return onePlan("a", "b") }, degraded, func(calls int) []int {
+		var stops []int
+		for stopAfter := 1; stopAfter < calls; stopAfter += 3 {
+			stops = append(stops, stopAfter)
 		}
-		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
-			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
-		}
-		cancel()
-		second := degraded()
-		got, err := campaign(t, onePlan("a", "b"), second, dir).Do(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if first.calls+second.calls != straight.calls {
-			t.Errorf("stop after %d: %d + %d runs, straight through %d", stopAfter, first.calls, second.calls, straight.calls)
-		}
-		if !reflect.DeepEqual(jsonOf(t, got), jsonOf(t, want)) {
-			t.Errorf("stop after %d: resumed summary differs", stopAfter)
-		}
-	}
+		return stops
+	})
 }
 
 // TestReexploreRampingTarget: a real reference target that slows down

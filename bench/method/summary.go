@@ -29,7 +29,7 @@ type Row struct {
 	Profile string `json:"profile"`
 	Cipher  string `json:"cipher"` // OpenSSL name
 	Group   string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
-	// CPS and Gbps are the best-of-three values; nil when the plan has no
+	// CPS and Gbps are the best accepted values; nil when the plan has no
 	// such test for the profile or no run was accepted.
 	CPS        *float64 `json:"cps"`
 	Gbps       *float64 `json:"gbps"`

@@ -116,6 +116,7 @@ func Merge(runs []*Run) (*Run, error) {
 	m.Host = mergeHosts(agents)
 	m.Client = mergeClients(agents, m.Whole.Transactions)
 	m.Noise = mergeNoise(agents)
+	m.NoiseUnmeasured = noiseUnmeasured(agents, m.Noise)
 	if m.TCP, err = mergeTCP(ins); err != nil {
 		return nil, err
 	}
@@ -132,17 +133,17 @@ type mergeInput struct {
 // label names the input's agents in messages.
 func (in *mergeInput) label() string {
 	if !in.merged {
-		return in.agents[0].label()
+		return in.agents[0].Label()
 	}
 	var names []string
 	for _, a := range in.agents {
-		names = append(names, strings.TrimPrefix(a.label(), "agent "))
+		names = append(names, strings.TrimPrefix(a.Label(), "agent "))
 	}
 	return "agents " + strings.Join(names, " + ")
 }
 
-// label names the agent in messages: "agent b (shard 1/4)".
-func (a *Agent) label() string {
+// Label names the agent in messages: "agent b (shard 1/4)".
+func (a *Agent) Label() string {
 	if a.Shards == 0 {
 		return "agent " + a.Name
 	}
@@ -166,7 +167,8 @@ func mergeInputs(runs []*Run) ([]*mergeInput, error) {
 			in.agents = slices.Clone(r.Agents)
 		} else {
 			a := AgentRun{
-				Host: r.Host, Client: r.Client, Noise: r.Noise, Started: r.Started, Ended: r.Ended, Complete: r.Complete,
+				Host: r.Host, Client: r.Client, Noise: r.Noise, NoiseUnmeasured: r.NoiseUnmeasured,
+				Started: r.Started, Ended: r.Ended, Complete: r.Complete,
 				Transactions: r.Transactions, Errors: r.Errors.Total, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
 			}
 			if r.Agent != nil {
@@ -211,11 +213,11 @@ func checkAgents(all []AgentRun) error {
 			if a.Shards == 0 {
 				with, without = first, a
 			}
-			return &UnshardedError{With: with.label(), Without: without.label()}
+			return &UnshardedError{With: with.Label(), Without: without.Label()}
 		case a.Shards != first.Shards:
-			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d", a.label(), a.Shards, first.label(), first.Shards)
+			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d", a.Label(), a.Shards, first.Label(), first.Shards)
 		case a.Shards > 0 && (a.Shard < 0 || a.Shard >= a.Shards):
-			return fmt.Errorf("metrics: cannot merge: %s: no such shard", a.label())
+			return fmt.Errorf("metrics: cannot merge: %s: no such shard", a.Label())
 		}
 		key := a.Name
 		if a.Shards > 0 {
@@ -223,9 +225,9 @@ func checkAgents(all []AgentRun) error {
 		}
 		if b, ok := seen[key]; ok {
 			if b.Name == a.Name {
-				return fmt.Errorf("metrics: cannot merge: %s is given twice", a.label())
+				return fmt.Errorf("metrics: cannot merge: %s is given twice", a.Label())
 			}
-			return fmt.Errorf("metrics: cannot merge: %s and %s are both shard %d/%d", b.label(), a.label(), a.Shard, a.Shards)
+			return fmt.Errorf("metrics: cannot merge: %s and %s are both shard %d/%d", b.Label(), a.Label(), a.Shard, a.Shards)
 		}
 		seen[key] = a
 	}
@@ -341,7 +343,7 @@ func checkWindows(ins []*mergeInput) error {
 		for i := range in.agents {
 			a := &in.agents[i]
 			start := a.Started.Add(time.Duration(a.SteadyStartS * float64(time.Second)))
-			w := AgentWindow{Agent: a.label(), Start: start, End: start.Add(time.Duration(a.DurationS * float64(time.Second)))}
+			w := AgentWindow{Agent: a.Label(), Start: start, End: start.Add(time.Duration(a.DurationS * float64(time.Second)))}
 			if late.Agent == "" || w.Start.After(late.Start) {
 				late = w
 			}
@@ -416,6 +418,7 @@ func (m *Run) addCounts(r *Run) {
 	l.ConnectionsHeldPeak = addCount(l.ConnectionsHeldPeak, r.Load.ConnectionsHeldPeak)
 	l.Attempts += r.Load.Attempts
 	l.Backoffs += r.Load.Backoffs
+	l.Abandoned += r.Load.Abandoned
 	if l.Aborted == "" {
 		l.Aborted = r.Load.Aborted
 	}
@@ -649,6 +652,15 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
 	}
 	return c
+}
+
+// noiseUnmeasured is a merged record's NoiseUnmeasured: when no agent
+// measured noise, why the first agent did not, named; "" otherwise.
+func noiseUnmeasured(agents []AgentRun, n *Noise) string {
+	if n != nil || agents[0].NoiseUnmeasured == "" {
+		return ""
+	}
+	return agents[0].Label() + ": " + agents[0].NoiseUnmeasured
 }
 
 // mergeNoise is the machine noise of a distributed run: per host first,

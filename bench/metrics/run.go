@@ -71,6 +71,10 @@ type Run struct {
 	// Noise is the machine's own noise over the steady window (Linux
 	// only: nil elsewhere, or when the window was never reached).
 	Noise *Noise `json:"noise,omitempty"`
+	// NoiseUnmeasured says why Noise is nil when the run had a steady
+	// window to measure it over (the measurement's own error); "" when
+	// it was measured, or in records made before it.
+	NoiseUnmeasured string `json:"noise_unmeasured,omitempty"`
 	// Device is the device's own counters over the run (see Device); nil
 	// when the DUT names none.
 	Device *Device `json:"device,omitempty"`
@@ -101,14 +105,16 @@ type Agent struct {
 // AgentRun is what a merged record keeps of each agent's run.
 type AgentRun struct {
 	Agent
-	Host         Host      `json:"host"`
-	Client       Client    `json:"client"`
-	Noise        *Noise    `json:"noise,omitempty"`
-	Started      time.Time `json:"started"`
-	Ended        time.Time `json:"ended"`
-	Complete     bool      `json:"complete"`
-	Transactions int64     `json:"transactions"`
-	Errors       int64     `json:"errors"`
+	Host   Host   `json:"host"`
+	Client Client `json:"client"`
+	Noise  *Noise `json:"noise,omitempty"`
+	// NoiseUnmeasured is the agent's Run.NoiseUnmeasured.
+	NoiseUnmeasured string    `json:"noise_unmeasured,omitempty"`
+	Started         time.Time `json:"started"`
+	Ended           time.Time `json:"ended"`
+	Complete        bool      `json:"complete"`
+	Transactions    int64     `json:"transactions"`
+	Errors          int64     `json:"errors"`
 	// SteadyStartS and DurationS are the agent's steady window: it began
 	// SteadyStartS after Started and lasted DurationS.
 	SteadyStartS float64 `json:"steady_start_s"`
@@ -236,6 +242,11 @@ type Load struct {
 	// a worker waited after consecutive failures before trying again.
 	Attempts int64 `json:"attempts"`
 	Backoffs int64 `json:"backoffs,omitempty"`
+	// Abandoned is how many transactions were still in flight when the
+	// drain bound expired after the window (or an interruption): each is
+	// also an error of class abandoned, in the window's errors when it
+	// started in the window (a merged record: the agents' sum).
+	Abandoned int64 `json:"abandoned,omitempty"`
 	// Aborted, if set, says why the run was stopped early: nothing
 	// succeeded for the abort bound (the last failure's class and error).
 	Aborted string `json:"aborted,omitempty"`

@@ -179,6 +179,9 @@ func (r *Run) check(c *Checker) {
 			c.Failf(p+".ended", "%s is before started (%s)", a.Ended.Format("2006-01-02T15:04:05.999Z07:00"), a.Started.Format("2006-01-02T15:04:05.999Z07:00"))
 		}
 	}
+	if len(r.Agents) > 0 && c.Err == nil {
+		r.checkMergedRates(c)
+	}
 }
 
 func (r *Run) checkErrors(c *Checker) {
@@ -204,7 +207,7 @@ func (r *Run) checkErrors(c *Checker) {
 
 // checkRates checks the engine's rates. A record of one process has the
 // rates of its counts over its window; a merged record's are the sums of
-// its agents' own, each over its own window, so only their sign is checked.
+// its agents' own, each over its own window (checkMergedRates).
 func (r *Run) checkRates(c *Checker) {
 	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
@@ -253,6 +256,68 @@ func (r *Run) checkRates(c *Checker) {
 	}
 }
 
+// checkMergedRates checks a merged record's rates against its agents'
+// counts: each agent measured its transactions (its requests, in a
+// throughput run) over its own steady window, and the merged CPS or RPS is
+// the sum of those rates, Σ transactions ÷ duration_s over agents[]. The
+// bytes of each agent are not kept, only their sum: Gbps and wire Gbps lie
+// between the bytes over the longest agent window and over the shortest.
+func (r *Run) checkMergedRates(c *Checker) {
+	if r.CPS == nil && !r.HasThroughput() {
+		return // no load was sent (checkRates)
+	}
+	var txns int64
+	var rate float64
+	shortest, longest := math.Inf(1), 0.0
+	measured := true // every agent measured a window: none has a rate of 0
+	for _, a := range r.Agents {
+		txns += a.Transactions
+		if a.DurationS > 0 {
+			rate += float64(a.Transactions) / a.DurationS
+			shortest = min(shortest, a.DurationS)
+		}
+		longest = max(longest, a.DurationS)
+		measured = measured && a.DurationS > 0
+	}
+	if txns != r.Transactions {
+		c.Failf("transactions", "%d, but the agents' transactions sum to %d", r.Transactions, txns)
+		return
+	}
+	agree := func(path string, got float64) {
+		if math.Abs(got-rate) > 1e-9*math.Max(math.Abs(rate), 1e-9) {
+			c.Failf(path, "%v, but the agents' transactions over their windows (agents[].duration_s) give %v", got, rate)
+		}
+	}
+	if r.Engine == vocab.EngineCPS {
+		agree("cps", Value(r.CPS))
+		return
+	}
+	if requests := Value(r.Requests); requests != txns {
+		c.Failf("requests", "%d, but the agents' transactions sum to %d", requests, txns)
+		return
+	}
+	agree("requests_per_s", Value(r.RPS))
+	for _, f := range []struct {
+		path  string
+		gbps  float64
+		bytes int64
+	}{{"gbps", Value(r.Gbps), r.Bytes.Payload}, {"wire_gbps", Value(r.WireGbps), r.Bytes.WireIn}} {
+		bits := float64(f.bytes) * 8 / 1e9
+		hi, lo := 0.0, 0.0
+		if !math.IsInf(shortest, 1) {
+			hi = bits / shortest
+		}
+		if measured {
+			lo = bits / longest
+		}
+		if f.gbps > hi*(1+1e-9) || f.gbps < lo*(1-1e-9) {
+			c.Failf(f.path, "%v, but the agents' bytes over their windows (%g s to %g s) give %v to %v",
+				f.gbps, shortest, longest, lo, hi)
+			return
+		}
+	}
+}
+
 func (r *Run) checkLoad(c *Checker) {
 	l := r.Load
 	c.OneOf("load.mode", l.Mode, LoadModes)
@@ -260,6 +325,11 @@ func (r *Run) checkLoad(c *Checker) {
 	c.Rate("load.rate", l.Rate)
 	c.Count("load.late", l.Late)
 	c.Count("load.dropped", l.Dropped)
+	c.Count("load.abandoned", l.Abandoned)
+	if n := r.Errors.ByClass[vocab.ClassAbandoned]; n > l.Abandoned || l.Abandoned > r.Whole.Errors {
+		c.Failf("load.abandoned", "%d, but the window has %d abandoned errors and the whole run %d errors",
+			l.Abandoned, n, r.Whole.Errors)
+	}
 	c.Count("load.source_addresses", int64(l.Sources))
 	c.Count("load.pre_opened", l.PreOpened)
 	c.Count("load.pre_open_failed", l.PreOpenFailed)

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
@@ -158,4 +160,84 @@ func TestCheckFields(t *testing.T) {
 			t.Errorf("CheckFields(%s) = %q, want %q", tc.doc, got, tc.want)
 		}
 	}
+}
+
+// throughputOf is r as a throughput run: its transactions the requests,
+// its rates those Fill gives over its window.
+func throughputOf(r *metrics.Run) *metrics.Run {
+	c := *r
+	per := func(v float64) *float64 { return new(v / c.DurationS) }
+	c.Engine, c.CPS = vocab.EngineThroughput, nil
+	c.Requests, c.RPS = new(c.Transactions), per(float64(c.Transactions))
+	c.Gbps, c.WireGbps = per(float64(c.Bytes.Payload)*8/1e9), per(float64(c.Bytes.WireIn)*8/1e9)
+	return &c
+}
+
+// TestMergedRates: a merged record's rates are checked on read against its
+// agents' counts over their windows (Σ transactions ÷ duration_s; the bytes
+// between the longest and the shortest window). Merged records (agents with
+// windows of different lengths, merged once and twice, cps and throughput)
+// are accepted as Merge writes them; a rate multiplied by 10, or transactions
+// that are not the agents' sum, are refused naming the field.
+func TestMergedRates(t *testing.T) {
+	_, played := play(t, [playAgents]int{})
+	agents := slices.Clone(played)
+	// Agent 1 measured a shorter window (9.5 s): its rate is over it.
+	short := *agents[1]
+	short.DurationS = 9.5
+	short.CPS = new(float64(short.Transactions) / short.DurationS)
+	agents[1] = &short
+	var tput []*metrics.Run
+	for _, a := range agents {
+		tput = append(tput, throughputOf(a))
+	}
+	records := map[string]*metrics.Run{
+		"cps":              merge(t, agents...),
+		"cps merged twice": merge(t, merge(t, agents[0], agents[1]), merge(t, agents[2], agents[3])),
+		"throughput":       merge(t, tput...),
+		"throughput twice": merge(t, merge(t, tput[0], tput[3]), merge(t, tput[1], tput[2])),
+	}
+	for name, r := range records {
+		data := marshalIndent(t, r)
+		if _, err := metrics.DecodeRun(data); err != nil {
+			t.Fatalf("%s: DecodeRun refuses the merged record as written: %v", name, err)
+		}
+		var edits []string
+		if r.Engine == vocab.EngineCPS {
+			edits = []string{"cps"}
+		} else {
+			edits = []string{"requests_per_s", "gbps", "wire_gbps"}
+		}
+		for _, field := range edits {
+			for _, k := range []float64{10, 0.1} {
+				var m map[string]any
+				if err := json.Unmarshal(data, &m); err != nil {
+					t.Fatal(err)
+				}
+				m[field] = m[field].(float64) * k
+				_, err := metrics.DecodeRun(mustJSON(t, m))
+				if err == nil || !strings.HasPrefix(err.Error(), field+": ") || !strings.Contains(err.Error(), "agents'") {
+					t.Errorf("%s with %s ×%g: DecodeRun error %v, want %q naming the agents'", name, field, k, err, field+": …")
+				}
+			}
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatal(err)
+		}
+		agent := m["agents"].([]any)[2].(map[string]any)
+		agent["transactions"] = agent["transactions"].(float64) + 1
+		if _, err := metrics.DecodeRun(mustJSON(t, m)); err == nil || !strings.HasPrefix(err.Error(), "transactions: ") {
+			t.Errorf("%s with an agent's transactions +1: DecodeRun error %v, want transactions: …", name, err)
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

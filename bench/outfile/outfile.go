@@ -4,13 +4,14 @@
 package outfile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-
 	"syscall"
+	"time"
 )
 
 // Write writes data to file without ever replacing what the user did not
@@ -28,24 +29,25 @@ import (
 //
 // Errors name file, never the temporary file.
 func Write(file string, data []byte, perm os.FileMode) error {
+	return WriteContext(context.Background(), file, data, perm, nil)
+}
+
+// WriteContext is Write, but a FIFO or a device is written through within
+// ctx: a FIFO without a reader is waited for (waiting, if set, is called
+// once when the wait begins) until a reader opens it, ReaderWait has passed
+// or ctx ends, and a reader that stops reading ends the write the same way.
+// The error then says the data was not written, and why.
+func WriteContext(ctx context.Context, file string, data []byte, perm os.FileMode, waiting func()) error {
 	dest, st, err := resolveOutput(file)
 	if err != nil {
 		return err
 	}
 	if st != nil && !st.Mode().IsRegular() {
-		// A FIFO or a device: write through.
-		f, err := os.OpenFile(dest, os.O_WRONLY, 0)
+		f, err := openThrough(ctx, file, dest, waiting)
 		if err != nil {
-			return fmt.Errorf("%s: %w", file, pathCause(err))
+			return err
 		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return fmt.Errorf("%s: %w", file, pathCause(err))
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("%s: %w", file, pathCause(err))
-		}
-		return nil
+		return writeThrough(ctx, file, f, data)
 	}
 	fail := func(err error) error { return fmt.Errorf("%s: %w", file, pathCause(err)) }
 	f, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp*")
@@ -192,3 +194,92 @@ func pathCause(err error) error {
 
 // wOK is access(2)'s W_OK.
 const wOK = 2
+
+// ReaderWait bounds how long a FIFO is waited for: for a reader to open
+// it, and for the reader to take what is written.
+const ReaderWait = time.Minute
+
+// readerPoll is how often a FIFO without a reader is tried again.
+const readerPoll = 50 * time.Millisecond
+
+// OpenThrough opens file, a FIFO or a device (or a link to one), for
+// writing without blocking the caller for good: a FIFO without a reader
+// is waited for as WriteContext does. A regular file or a name that does
+// not exist yet is refused (Write them).
+func OpenThrough(ctx context.Context, file string, waiting func()) (*os.File, error) {
+	dest, st, err := resolveOutput(file)
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a FIFO or a device", file)
+	}
+	return openThrough(ctx, file, dest, waiting)
+}
+
+// IsThrough says whether file names a FIFO or a device (or a link to one):
+// what Write writes through rather than replaces.
+func IsThrough(file string) bool {
+	_, st, err := resolveOutput(file)
+	return err == nil && st != nil && !st.Mode().IsRegular()
+}
+
+// openThrough opens dest without blocking (O_NONBLOCK: a FIFO without a
+// reader fails with ENXIO at once), tried again until a reader comes,
+// ReaderWait passes or ctx ends. The file is then pollable: its writes
+// obey deadlines.
+func openThrough(ctx context.Context, file, dest string, waiting func()) (*os.File, error) {
+	deadline := time.Now().Add(ReaderWait)
+	for first := true; ; first = false {
+		f, err := os.OpenFile(dest, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		switch {
+		case err == nil:
+			return f, nil
+		case !errors.Is(err, syscall.ENXIO):
+			return nil, fmt.Errorf("%s: %w", file, pathCause(err))
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%s: interrupted while waiting for a reader of the FIFO: nothing written", file)
+		case time.Now().After(deadline):
+			return nil, fmt.Errorf("%s: no reader opened the FIFO within %s: nothing written", file, ReaderWait)
+		}
+		if first && waiting != nil {
+			waiting()
+		}
+		t := time.NewTimer(readerPoll)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// ReaderGrace is how long a reader already there may take the data when
+// ctx has already ended (an interrupted run still writes its record).
+const ReaderGrace = 2 * time.Second
+
+// writeThrough writes data to f and closes it; a reader that does not
+// take it within ReaderWait, or ctx's end during the write, stops it.
+func writeThrough(ctx context.Context, file string, f *os.File, data []byte) error {
+	wait, stop := ReaderWait, func() bool { return false }
+	if ctx.Err() != nil {
+		wait = ReaderGrace
+	} else {
+		stop = context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })
+	}
+	_ = f.SetWriteDeadline(time.Now().Add(wait)) // fails, harmlessly, where f is not pollable
+	n, err := f.Write(data)
+	interrupted := !stop() && wait == ReaderWait
+	cerr := f.Close()
+	switch {
+	case err != nil && interrupted:
+		return fmt.Errorf("%s: interrupted while the reader took the data: %d of %d bytes written", file, n, len(data))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%s: the reader did not take the data within %s: %d of %d bytes written", file, wait, n, len(data))
+	case err != nil:
+		return fmt.Errorf("%s: %w", file, pathCause(err))
+	case cerr != nil:
+		return fmt.Errorf("%s: %w", file, pathCause(cerr))
+	}
+	return nil
+}

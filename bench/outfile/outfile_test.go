@@ -2,11 +2,13 @@ package outfile_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -206,5 +208,46 @@ func TestWriteErrors(t *testing.T) {
 	// A missing directory.
 	if err := outfile.Write(filepath.Join(dir, "missing", "run.json"), []byte("x"), 0o644); err == nil {
 		t.Error("Write into a missing directory succeeded")
+	}
+}
+
+// TestWriteContextFIFO: a FIFO without a reader is waited for until ctx
+// ends, and the error says nothing was written; once ctx has ended, a
+// reader already there still gets the data (an interrupted run's record).
+func TestWriteContextFIFO(t *testing.T) {
+	dir := t.TempDir()
+	lonely := filepath.Join(dir, "lonely")
+	if err := syscall.Mkfifo(lonely, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	waited := 0
+	start := time.Now()
+	err := outfile.WriteContext(ctx, lonely, []byte("x\n"), 0o644, func() { waited++ })
+	if err == nil || !strings.Contains(err.Error(), "interrupted while waiting for a reader of the FIFO: nothing written") {
+		t.Errorf("no reader, ctx cancelled: %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second || waited != 1 {
+		t.Errorf("returned after %s, the wait said %d times (want once)", d, waited)
+	}
+	// The reader opens first (O_RDWR: at once), then reads what the
+	// pipe's buffer holds.
+	fifo := filepath.Join(dir, "read")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := outfile.WriteContext(ctx, fifo, []byte(`{"x":1}`+"\n"), 0o644, nil); err != nil {
+		t.Fatalf("a reader there, ctx ended: %v", err)
+	}
+	_ = r.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 64)
+	if n, err := r.Read(buf); err != nil || string(buf[:n]) != `{"x":1}`+"\n" {
+		t.Errorf("the FIFO received %q (%v)", buf[:n], err)
 	}
 }

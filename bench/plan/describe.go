@@ -122,10 +122,7 @@ func (p *Plan) readConfigFiles(dir string) error {
 func readConfigFile(file string) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {
-		if pe, ok := err.(*os.PathError); ok {
-			err = pe.Err
-		}
-		return "", err
+		return "", pathErr(err)
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {

@@ -117,8 +117,9 @@ type Accept struct {
 	// machine had more of its CPU stolen by the hypervisor. 0, the
 	// default, is no limit: an idle lab machine's share is small but not
 	// nil (the system's daemons, a shell), and what is "disturbed" depends
-	// on the machine, so the plan says it (e.g. 25%, 5%). A run without a
-	// noise measurement (not Linux) is not judged by them.
+	// on the machine, so the plan says it (e.g. 25%, 5%). When either is
+	// set, a run whose noise was not measured (on any of its agents) is
+	// rejected, with the reason the measurement failed.
 	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
 	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
 	// MaxDeviceDisagreement, if set, rejects a run whose device counted
@@ -284,8 +285,15 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 		return nil, planError(profiles.YAMLError(file, err))
 	}
 	err := p.Check(set)
+	if err == nil && p.Method.Final.Repeat == 0 && hasKey(&node, "method", "final", "repeat") {
+		err = ferr(fmt.Sprintf("method: final.repeat 0 is out of range [1, %d] (leave it out to make the final phase once)",
+			MaxRepeat), "method", "final", "repeat")
+	}
 	if err == nil {
 		err = p.readConfigFiles(filepath.Dir(file))
+	}
+	if err == nil {
+		err = p.checkPidFiles()
 	}
 	if err != nil {
 		var fe *fieldError
@@ -295,6 +303,89 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 		return nil, &profiles.Error{Kind: "plan", File: file, Msg: err.Error()}
 	}
 	return p, nil
+}
+
+// hasKey reports whether the YAML document sets the key at path (a
+// mapping's key under mappings' keys), whatever its value.
+func hasKey(doc *yaml.Node, path ...string) bool {
+	n := doc
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	for _, key := range path {
+		if n.Kind != yaml.MappingNode {
+			return false
+		}
+		next := (*yaml.Node)(nil)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == key {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return false
+		}
+		n = next
+	}
+	return true
+}
+
+// checkPidFiles checks that each DUT's pid files (the processes with a
+// slash) exist and hold a PID. They are checked when the plan is read,
+// before the campaign: the DUT must be running by then (the preliminary
+// phase connects to it), so a pid file missing then is a wrong path, and
+// every run would silently count the DUT's CPU as other processes'. A
+// path is read as FindProcesses reads it (relative to the working
+// directory).
+func (p *Plan) checkPidFiles() error {
+	for i, d := range p.DUTs {
+		for j, proc := range d.Processes {
+			if !strings.Contains(proc, "/") {
+				continue
+			}
+			if err := checkPidFile(proc); err != nil {
+				return ferr(fmt.Sprintf("duts: %s: processes: pid file %s: %v", d.Name, proc, err),
+					"duts", strconv.Itoa(i), "processes", strconv.Itoa(j))
+			}
+		}
+	}
+	return nil
+}
+
+// checkPidFile checks that file is a regular file that holds a PID.
+func checkPidFile(file string) error {
+	st, err := os.Stat(file)
+	if errors.Is(err, os.ErrNotExist) {
+		return errors.New("no such file (is the DUT running? it writes its pid file when it starts)")
+	}
+	if err != nil {
+		return pathErr(err)
+	}
+	if !st.Mode().IsRegular() {
+		return errors.New("not a regular file")
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return pathErr(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64))
+	if err != nil {
+		return pathErr(err)
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err != nil || pid <= 0 {
+		return fmt.Errorf("holds no PID (%q)", strings.TrimSpace(string(data)))
+	}
+	return nil
+}
+
+// pathErr is err without the path an *os.PathError repeats.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // planError names a YAML error's file as a plan.

@@ -1,6 +1,8 @@
 package plan_test
 
 import (
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,13 +166,18 @@ func FuzzParsePlan(f *testing.F) {
 // TestRepeatAndProcesses: final.repeat and a DUT's processes parse and
 // round-trip; bad values are one-line errors naming the field's line.
 func TestRepeatAndProcesses(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "haproxy.pid")
+	if err := os.WriteFile(pidFile, []byte("4242\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	data := strings.Replace(goodPlan, "tolerance: 3%}", "tolerance: 3%, repeat: 3}", 1)
-	data = strings.Replace(data, "    resolve: 10.0.0.5\n", "    resolve: 10.0.0.5\n    processes: [nginx, /run/haproxy.pid]\n", 1)
+	data = strings.Replace(data, "    resolve: 10.0.0.5\n",
+		"    resolve: 10.0.0.5\n    processes: [nginx, "+pidFile+"]\n", 1)
 	p, err := plan.ParsePlan("plan.yaml", []byte(data), profilesSet())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Method.Final.Repeat != 3 || strings.Join(p.DUTs[0].Processes, ",") != "nginx,/run/haproxy.pid" {
+	if p.Method.Final.Repeat != 3 || strings.Join(p.DUTs[0].Processes, ",") != "nginx,"+pidFile {
 		t.Errorf("repeat %d, processes %v", p.Method.Final.Repeat, p.DUTs[0].Processes)
 	}
 	out, err := p.Marshal()
@@ -189,6 +196,41 @@ func TestRepeatAndProcesses(t *testing.T) {
 		_, err := plan.ParsePlan("plan.yaml", []byte(strings.Replace(goodPlan, tc.from, tc.to, 1)), profilesSet())
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: error %v, want one line with %q", tc.to, err, tc.want)
+		}
+	}
+}
+
+// TestRepeatZeroAndPidFiles: a plan that says final.repeat: 0 is refused
+// as --repeat 0 is (leaving it out is once), and a DUT's pid file must
+// exist and hold a PID when the plan is read: one line naming the field's
+// line and the file.
+func TestRepeatZeroAndPidFiles(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.pid")
+	if err := os.WriteFile(garbage, []byte("not a pid\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nginx.pid")
+	withProcs := func(procs string) string {
+		return strings.Replace(goodPlan, "    resolve: 10.0.0.5\n", "    resolve: 10.0.0.5\n    processes: ["+procs+"]\n", 1)
+	}
+	for _, tc := range []struct{ name, data, want string }{
+		{"repeat 0", strings.Replace(goodPlan, "tolerance: 3%}", "tolerance: 3%, repeat: 0}", 1),
+			"method: final.repeat 0 is out of range [1, 20]"},
+		{"missing pid file", withProcs("nginx, " + missing), "processes: pid file " + missing + ": no such file"},
+		{"garbage pid file", withProcs(garbage), "processes: pid file " + garbage + ": holds no PID"},
+		{"directory", withProcs(dir + "/"), "processes: pid file " + dir + "/: not a regular file"},
+	} {
+		_, err := plan.ParsePlan("plan.yaml", []byte(tc.data), profilesSet())
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "plan.yaml:") ||
+			strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error %v, want one line naming plan.yaml's line and %q", tc.name, err, tc.want)
+		}
+	}
+	// Left out, final.repeat is once; 1 is once too.
+	for _, data := range []string{goodPlan, strings.Replace(goodPlan, "tolerance: 3%}", "tolerance: 3%, repeat: 1}", 1)} {
+		if _, err := plan.ParsePlan("plan.yaml", []byte(data), profilesSet()); err != nil {
+			t.Error(err)
 		}
 	}
 }

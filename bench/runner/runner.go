@@ -126,7 +126,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	l.Late, l.Dropped, l.Scheduled = res.Late, res.Dropped, res.Scheduled
 	l.PreOpened, l.PreOpenFailed = int64(res.PreOpened), int64(res.PreOpenFailed)
 	l.ConnectionsHeld, l.ConnectionsHeldPeak = res.HeldAtEnd, res.HeldPeak
-	l.Attempts, l.Backoffs, l.Aborted = res.Attempts, res.Backoffs, res.Aborted
+	l.Attempts, l.Backoffs, l.Aborted, l.Abandoned = res.Attempts, res.Backoffs, res.Aborted, res.Abandoned
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
 		return nil, err
 	}
@@ -153,7 +153,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Target.LeafSHA256 = op.LeafSHA256()
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
-	r.Noise = noise.result()
+	r.Noise, r.NoiseUnmeasured = noise.result()
 	r.Device = device.result([2]time.Time{res.SteadyStart, res.SteadyStart.Add(res.Window)})
 	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
 		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)

@@ -73,8 +73,10 @@ type Spec struct {
 	Rate        float64       `json:"rate,omitempty"` // open loop when positive
 	Duration    time.Duration `json:"duration"`
 	Warmup      time.Duration `json:"warmup"`
-	Drain       time.Duration `json:"drain"`
-	AbortAfter  time.Duration `json:"abort_after"`
+	// Drain bounds how long transactions in flight after the window may
+	// run before they are abandoned; 0: DrainBound's default.
+	Drain      time.Duration `json:"drain"`
+	AbortAfter time.Duration `json:"abort_after"`
 
 	// Agent, if set, makes this run one agent of a distributed run.
 	Agent *Agent `json:"agent,omitempty"`
@@ -124,7 +126,7 @@ func Defaults(engine vocab.Engine) Spec {
 	s := Spec{
 		Engine: engine, Profile: DefaultProfile, Path: req.Path, ExpectSize: req.ExpectSize, UserAgent: req.UserAgent,
 		ConnectTimeout: conn.ConnectTimeout, HandshakeTimeout: conn.HandshakeTimeout, ReadTimeout: req.ReadTimeout,
-		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, Drain: bench.DefaultDrain, AbortAfter: bench.DefaultAbortAfter,
+		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter,
 		Pipeline: 1,
 	}
 	if engine == vocab.EngineThroughput {
@@ -271,10 +273,26 @@ func (s *Spec) roots() (*x509.CertPool, error) {
 	return p, nil
 }
 
+// Deadlines is the sum of a transaction's phase deadlines: connect,
+// handshake and read. A transaction that keeps its deadlines ends within it.
+func (s *Spec) Deadlines() time.Duration {
+	return s.ConnectTimeout + s.HandshakeTimeout + s.ReadTimeout
+}
+
+// DrainBound is the drain bound of the run: Drain when it is set, else the
+// larger of bench.DefaultDrain and Deadlines, so that no transaction that
+// keeps its deadlines is abandoned.
+func (s *Spec) DrainBound() time.Duration {
+	if s.Drain > 0 {
+		return s.Drain
+	}
+	return max(bench.DefaultDrain, s.Deadlines())
+}
+
 // EngineConfig is the engine's configuration of s (bench.Apply's).
 func (s *Spec) EngineConfig() bench.Config {
 	c := bench.Config{
-		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration, Warmup: s.Warmup, Drain: s.Drain,
+		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration, Warmup: s.Warmup, Drain: s.DrainBound(),
 		AbortAfter: s.AbortAfter, Progress: s.Progress, Live: s.Live,
 	}
 	if a := s.Agent; a != nil {

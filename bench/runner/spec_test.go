@@ -24,9 +24,24 @@ func TestDefaults(t *testing.T) {
 		if err := s.Validate(); err != nil {
 			t.Errorf("Defaults(%q): %v", tc.engine, err)
 		}
-		if s.Path != tc.path || s.Concurrency != tc.conc || s.Drain != 30*time.Second || s.ExpectSize != -1 || s.Profile != runner.DefaultProfile {
+		if s.Path != tc.path || s.Concurrency != tc.conc || s.Drain != 0 || s.DrainBound() != 30*time.Second || s.ExpectSize != -1 || s.Profile != runner.DefaultProfile {
 			t.Errorf("Defaults(%q) = %+v", tc.engine, s)
 		}
+	}
+}
+
+// TestDrainBound: the default drain bound covers the phase deadlines (at
+// least 30 s): 3 s + 5 s + 80 s of deadlines drain for 88 s; a drain set
+// is kept.
+func TestDrainBound(t *testing.T) {
+	s := runner.Defaults(vocab.EngineCPS)
+	s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout = 3*time.Second, 5*time.Second, 80*time.Second
+	if got := s.EngineConfig().Drain; got != 88*time.Second {
+		t.Errorf("drain bound %s with deadlines 3s+5s+80s, want 88s", got)
+	}
+	s.Drain = 100 * time.Second
+	if got := s.EngineConfig().Drain; got != 100*time.Second {
+		t.Errorf("drain bound %s with drain 100s set, want 100s", got)
 	}
 }
 

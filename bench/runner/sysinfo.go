@@ -2,6 +2,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"os"
 	"runtime"
 	"strings"
@@ -78,13 +79,15 @@ func (m CPUMeter) Stop(txns int64) metrics.Client {
 type noiseMeter struct {
 	pids       []int
 	start, end sysnoise.Sample
-	ok         int // samples taken
+	ok         int   // samples taken
+	err        error // the first sample's error
 }
 
 func (m *noiseMeter) at(end bool) {
 	s, err := sysnoise.Take(m.pids)
 	switch {
-	case err != nil: // not Linux: no noise
+	case err != nil: // not Linux, or no /proc: no noise, and why
+		m.err = cmp.Or(m.err, err)
 	case !end:
 		m.start, m.ok = s, 1
 	case m.ok == 1:
@@ -92,14 +95,18 @@ func (m *noiseMeter) at(end bool) {
 	}
 }
 
-// result is the record's noise; nil without both samples.
-func (m *noiseMeter) result() *metrics.Noise {
-	if m.ok != 2 {
-		return nil
+// result is the record's noise; nil without both samples, and then why
+// (Run.NoiseUnmeasured).
+func (m *noiseMeter) result() (*metrics.Noise, string) {
+	switch {
+	case m.err != nil:
+		return nil, m.err.Error()
+	case m.ok != 2:
+		return nil, "the steady window was not reached"
 	}
 	n, ok := sysnoise.Between(m.start, m.end)
 	if !ok {
-		return nil
+		return nil, "the CPU counters did not advance over the window"
 	}
 	r := &metrics.Noise{
 		WindowS: n.Seconds, CPUs: n.CPUs, StealShare: n.StealShare,
@@ -109,5 +116,5 @@ func (m *noiseMeter) result() *metrics.Noise {
 		d := n.DUTCores
 		r.DUTCores, r.DUTProcesses = &d, n.DUTs
 	}
-	return r
+	return r, ""
 }

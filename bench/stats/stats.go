@@ -7,6 +7,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,9 +37,13 @@ type Shift struct {
 	// Welch–Satterthwaite degrees of freedom).
 	Delta float64 `json:"delta"`
 	CI95  float64 `json:"ci95"`
-	// P is the two-sided p-value of the Mann-Whitney rank test (exact for
-	// small samples, see mannWhitney).
-	P float64 `json:"p"`
+	// P is the two-sided p-value of the Mann-Whitney rank test; PMethod
+	// says how it was computed: PExact (the exact distribution, up to
+	// ExactLimit observations in all, ExactTiedLimit with ties) or PApprox
+	// (the normal approximation, above); empty when no test was made (fewer
+	// than 2 a side).
+	P       float64 `json:"p"`
+	PMethod string  `json:"p_method,omitempty"`
 	// Significant is P below Alpha and a confidence interval that does not
 	// contain zero.
 	Significant bool `json:"significant"`
@@ -138,7 +143,12 @@ func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	} else if math.Abs(s.Delta) < s.EquivalenceBound {
 		s.EquivalenceP = 0
 	}
-	s.P = mannWhitney(baseline, candidate)
+	var exact bool
+	s.P, exact = mannWhitney(baseline, candidate)
+	s.PMethod = PApprox
+	if exact {
+		s.PMethod = PExact
+	}
 	s.Significant = s.P < Alpha && math.Abs(s.Delta) > s.CI95
 	equivalent := math.Abs(s.Delta)+s.CI98 < s.EquivalenceBound
 	switch {
@@ -161,9 +171,9 @@ func inconclusive(s Shift) (string, int) {
 	case s.MinP >= Alpha:
 		why = append(why, fmt.Sprintf("%s a side cannot reach p < %g: the smallest possible p is %.3f", s.RoundsText(), Alpha, s.MinP))
 	case s.P >= Alpha:
-		why = append(why, fmt.Sprintf("p = %.3g is not below %g", s.P, Alpha))
+		why = append(why, fmt.Sprintf("p = %.3g%s is not below %g", s.P, s.PNote(), Alpha))
 	default:
-		why = append(why, fmt.Sprintf("p = %.3g but the 95%% interval ±%.3g includes zero", s.P, s.CI95))
+		why = append(why, fmt.Sprintf("p = %.3g%s but the 95%% interval ±%.3g includes zero", s.P, s.PNote(), s.CI95))
 	}
 	switch {
 	case s.EquivalenceBound == 0:
@@ -230,6 +240,15 @@ func rankRoundsNeeded() int {
 	return n
 }
 
+// PNote is what a printed p needs after it: " (normal approximation)" when
+// it is not exact, else nothing.
+func (s Shift) PNote() string {
+	if s.PMethod == PApprox {
+		return " (" + PApprox + ")"
+	}
+	return ""
+}
+
 // RoundsText says the sample sizes as rounds: "5 rounds", "4 and 5 rounds".
 func (s Shift) RoundsText() string {
 	unit := func(n int) string {
@@ -271,57 +290,138 @@ func choose(n, k int) float64 {
 	return math.Round(math.Exp(lg(n) - lg(k) - lg(n-k)))
 }
 
-// exactLimit is the largest n1+n2 for which mannWhitney counts the exact
-// permutation distribution; above it the normal approximation (with tie
-// correction) is within a few thousandths of it.
-const exactLimit = 60
+// The largest n1+n2 for which mannWhitney computes the exact distribution:
+// ExactLimit without ties, ExactTiedLimit with ties. Above them the p value
+// is the normal approximation, and says so (Shift.PMethod).
+const (
+	ExactLimit     = 400
+	ExactTiedLimit = 120
+)
+
+// The methods of a Shift's P.
+const (
+	PExact  = "exact"
+	PApprox = "normal approximation"
+)
 
 // mannWhitney returns the two-sided p-value of the Mann-Whitney U test of a
 // against b: the probability, over all C(n, len(a)) equally likely ways to
 // split the n pooled ranks, of a rank sum at least as far from its mean as
-// the observed one.
+// the observed one; and whether it is exact.
 //
-// Up to exactLimit observations the distribution is exact. Without ties it
-// is that of U by the standard recurrence (uCounts); with ties it is the
-// exact permutation distribution of the midrank sum (rankSumCounts: the
-// conditional test given the tie pattern). Above exactLimit: the normal
-// approximation with tie correction and continuity correction.
-func mannWhitney(a, b []float64) float64 {
+// Without ties, up to ExactLimit observations, it is the exact
+// distribution of U (uLowerTail); with ties, up to ExactTiedLimit, the exact
+// permutation distribution of the midrank sum (rankSumTail: the conditional
+// test given the tie pattern). Above: the normal approximation with tie
+// correction and continuity correction, and exact is false.
+func mannWhitney(a, b []float64) (p float64, exact bool) {
 	if len(a) == 0 || len(b) == 0 {
-		return 1
+		return 1, true
+	}
+	if len(a) > len(b) {
+		a, b = b, a // the same p; the exact tails run over the smaller sample
 	}
 	ranks2, tied, ties := midranks2(a, b)
-	na, nb := len(a), len(b)
-	n := na + nb
+	m, n := len(a), len(b)
 	var w2 int // twice the rank sum of a
-	for _, r := range ranks2[:na] {
+	for _, r := range ranks2[:m] {
 		w2 += r
 	}
-	mean2 := na * (n + 1) // twice the mean rank sum
-	if n <= exactLimit {
-		dev := abs(w2 - mean2)
-		var far, total float64
-		if !tied {
-			counts := uCounts(na, nb)
-			// W = U + na(na+1)/2, so 2W − mean2 = 2U − na·nb.
-			for u, c := range counts {
-				total += c
-				if abs(2*u-na*nb) >= dev {
-					far += c
-				}
+	mean2 := m * (m + n + 1) // twice the mean rank sum
+	dev := abs(w2 - mean2)
+	switch {
+	case dev == 0 && (!tied && m+n <= ExactLimit || tied && m+n <= ExactTiedLimit):
+		return 1, true
+	case !tied && m+n <= ExactLimit:
+		// W = U + m(m+1)/2; U is symmetric about mn/2: p = 2 P(U ≤ min(U, mn − U)).
+		u := (w2 - m*(m+1)) / 2
+		return math.Min(1, 2*uLowerTail(m, n, min(u, m*n-u))), true
+	case tied && m+n <= ExactTiedLimit:
+		// Twice the rank sum at most mean2 − dev, or at least mean2 + dev:
+		// with the ranks reversed (r → 2(N+1) − r) the second is the first.
+		rev := make([]int, len(ranks2))
+		for i, r := range ranks2 {
+			rev[i] = 2*(m+n+1) - r
+		}
+		return math.Min(1, rankSumTail(ranks2, m, mean2-dev)+rankSumTail(rev, m, mean2-dev)), true
+	}
+	return mannWhitneyNormal(w2, m, n, ties), false
+}
+
+// uLowerTail is P(U ≤ lo) for the Mann-Whitney U of samples of m and n
+// distinct values. The counts of U are the coefficients of the Gaussian
+// binomial [m+n choose k]_q, k = min(m, n), l = max(m, n): the product over
+// i = 1..k of (1 − q^(l+i)) / (1 − q^i), built factor by factor and kept a
+// probability distribution (the i-th step multiplied by i / (l+i)), and
+// truncated at degree lo: no step moves mass to a lower degree. k·lo steps.
+func uLowerTail(m, n, lo int) float64 {
+	if lo < 0 {
+		return 0
+	}
+	k, l := min(m, n), max(m, n)
+	c := make([]float64, lo+1)
+	c[0] = 1
+	for i := 1; i <= k; i++ {
+		for u := i; u <= lo; u++ { // ÷ (1 − q^i)
+			c[u] += c[u-i]
+		}
+		// × (1 − q^(l+i)) · i/(l+i), from the top: c[u−l−i] is not yet
+		// scaled when c[u] takes it.
+		scale := float64(i) / float64(l+i)
+		for u := lo; u >= 0; u-- {
+			if u >= l+i {
+				c[u] -= c[u-l-i]
 			}
-		} else {
-			counts := rankSumCounts(ranks2, na)
-			for s, c := range counts {
-				total += c
-				if c > 0 && abs(s-mean2) >= dev {
-					far += c
-				}
+			c[u] *= scale
+		}
+	}
+	var p float64
+	for _, x := range c {
+		p += x
+	}
+	return p
+}
+
+// rankSumTail is the probability that k of the doubled ranks ranks2, drawn
+// at random without replacement, sum to at most top: the counts of the
+// subsets of each size j and sum s, rank by rank in ascending order, over
+// C(N, k). Only sums that can still end at most top are kept: after rank i,
+// a subset of j has k − j ranks to come, each at least the next rank.
+func rankSumTail(ranks2 []int, k, top int) float64 {
+	if top < 0 {
+		return 0
+	}
+	sorted := slices.Clone(ranks2)
+	slices.Sort(sorted)
+	n := len(sorted)
+	least := make([]int, k+1) // the smallest sum of j ranks
+	for j := 1; j <= k; j++ {
+		least[j] = least[j-1] + sorted[j-1]
+	}
+	c := make([][]float64, k+1)
+	for j := range c {
+		c[j] = make([]float64, top+1)
+	}
+	c[0][0] = 1
+	for i, r := range sorted {
+		// Subsets of size j among the first i+1 ranks that can still grow
+		// to k with the n−i−1 left.
+		for j := min(k, i+1); j >= max(1, k-(n-i-1)); j-- {
+			hi := top
+			if i+1 < n {
+				hi = min(top, top-(k-j)*sorted[i+1])
+			}
+			prev, cur := c[j-1], c[j]
+			for s := hi; s >= max(r+least[j-1], least[j]); s-- {
+				cur[s] += prev[s-r]
 			}
 		}
-		return math.Min(1, far/total)
 	}
-	return mannWhitneyNormal(w2, na, nb, ties)
+	var count float64
+	for _, x := range c[k] {
+		count += x
+	}
+	return count / choose(n, k)
 }
 
 // mannWhitneyNormal is the normal approximation of the two-sided p: w2 twice
@@ -372,61 +472,6 @@ func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
 		i = j
 	}
 	return ranks2, tied, ties
-}
-
-// uCounts returns, for u = 0..m·n, the number of arrangements of m and n
-// distinct observations with Mann-Whitney U = u, by the recurrence
-// f(m, n, u) = f(m−1, n, u−n) + f(m, n−1, u) (the largest observation is
-// from the first sample, adding n to U, or from the second), with
-// f(0, n, 0) = f(m, 0, 0) = 1.
-func uCounts(m, n int) []float64 {
-	// f[i][j] is the distribution for sizes i and j.
-	f := make([][][]float64, m+1)
-	for i := range f {
-		f[i] = make([][]float64, n+1)
-		for j := range f[i] {
-			d := make([]float64, i*j+1)
-			switch {
-			case i == 0 || j == 0:
-				d[0] = 1
-			default:
-				for u := range d {
-					if u-j >= 0 && u-j < len(f[i-1][j]) {
-						d[u] += f[i-1][j][u-j]
-					}
-					if u < len(f[i][j-1]) {
-						d[u] += f[i][j-1][u]
-					}
-				}
-			}
-			f[i][j] = d
-		}
-	}
-	return f[m][n]
-}
-
-// rankSumCounts returns, for every s, the number of ways to pick k of the
-// doubled ranks ranks2 whose sum is s: the exact permutation distribution of
-// twice the rank sum, ties included.
-func rankSumCounts(ranks2 []int, k int) []float64 {
-	var top int
-	for _, r := range ranks2 {
-		top += r
-	}
-	// c[j][s]: subsets of size j of the ranks seen so far summing to s.
-	c := make([][]float64, k+1)
-	for j := range c {
-		c[j] = make([]float64, top+1)
-	}
-	c[0][0] = 1
-	for _, r := range ranks2 {
-		for j := k; j >= 1; j-- {
-			for s := top; s >= r; s-- {
-				c[j][s] += c[j-1][s-r]
-			}
-		}
-	}
-	return c[k]
 }
 
 func abs(x int) int {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestShiftOf(t *testing.T) {
@@ -103,6 +104,16 @@ func withU(m, n, u int) (a, b []float64) {
 	return a, b
 }
 
+// exactP is mannWhitney's p, which must say it is exact.
+func exactP(t *testing.T, a, b []float64) float64 {
+	t.Helper()
+	p, exact := mannWhitney(a, b)
+	if !exact {
+		t.Fatalf("%d vs %d: p %v not exact", len(a), len(b), p)
+	}
+	return p
+}
+
 // TestMannWhitneyExact checks exact p-values against their closed forms
 // and the published critical values of U (two-sided; e.g. the Mann-Whitney
 // table in Siegel & Castellan, or any textbook's): the critical U has
@@ -119,10 +130,15 @@ func TestMannWhitneyExact(t *testing.T) {
 		{5, 5, 2, 8.0 / 252},  // P(U ≤ 2) = (1+1+2)/252
 		{4, 6, 0, 2.0 / 210},  // unequal sizes
 		{5, 5, 25, 2.0 / 252}, // the other direction
+		{1, 1, 0, 1},          // 1 vs 1: both splits as far
+		{3, 4, 6, 1},          // U at the mean, mn/2
 	} {
 		a, b := withU(tc.m, tc.n, tc.u)
-		if got := mannWhitney(a, b); math.Abs(got-tc.want) > 1e-12 {
+		if got := exactP(t, a, b); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("%d vs %d, U = %d: p = %.6f, want %.6f", tc.m, tc.n, tc.u, got, tc.want)
+		}
+		if got := exactP(t, b, a); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%d vs %d, U = %d, samples swapped: p = %.6f, want %.6f", tc.m, tc.n, tc.u, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
@@ -134,9 +150,9 @@ func TestMannWhitneyExact(t *testing.T) {
 		{8, 0.05, 13}, {8, 0.01, 7}, {10, 0.05, 23}, {10, 0.01, 16}, {20, 0.05, 127}, {20, 0.01, 105},
 	} {
 		a, b := withU(tc.n, tc.n, tc.critical)
-		at := mannWhitney(a, b)
+		at := exactP(t, a, b)
 		a, b = withU(tc.n, tc.n, tc.critical+1)
-		above := mannWhitney(a, b)
+		above := exactP(t, a, b)
 		if at > tc.alpha || above <= tc.alpha {
 			t.Errorf("%d vs %d, α %v: p(U=%d) = %.4f, p(U=%d) = %.4f; the table's critical U is %d",
 				tc.n, tc.n, tc.alpha, tc.critical, at, tc.critical+1, above, tc.critical)
@@ -144,13 +160,59 @@ func TestMannWhitneyExact(t *testing.T) {
 	}
 }
 
+// TestMannWhitneyExactLarge: the exact p beyond 60 observations (where the
+// normal approximation was used), against the exact two-sided p that R's
+// wilcox.test(exact = TRUE) gives, min(1, 2 P(U ≤ min(U, mn − U))), computed
+// independently with integer arithmetic (the counts of U as the Gaussian
+// binomial's coefficients in Python's big integers, over C(m+n, m)). At 5
+// vs 60, U = 45 to 49 is significant at 0.01 (exact p 0.0069 to 0.0100);
+// the normal approximation said 0.0101 to 0.0134, not significant.
+func TestMannWhitneyExactLarge(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, u  int
+		want     float64
+		signific bool // p < 0.01
+	}{
+		{5, 60, 44, 0.0062831360425226104, true},
+		{5, 60, 45, 0.006915348004718708, true},
+		{5, 60, 46, 0.0075976817119069893, true},
+		{5, 60, 47, 0.0083323163703914634, true},
+		{5, 60, 48, 0.0091231261247125862, true},
+		{5, 60, 49, 0.0099722901811743689, true},
+		{5, 60, 50, 0.010883924818351048, false},
+		{5, 60, 255, 0.006915348004718708, true}, // U = 45 the other way
+		{5, 60, 20, 0.00027240078800099953, true},
+		{5, 60, 100, 0.23076777796502809, false},
+		{3, 80, 20, 0.0077926883686507548, true}, // normal: 0.0152
+		{10, 10, 23, 0.04325705254497824, false},
+		{30, 30, 250, 0.0027380550958255737, true},
+		{30, 40, 400, 0.01722002088081788, false},
+		{60, 60, 1300, 0.008417142677629658, true},
+		{60, 60, 1400, 0.035677658186400368, false},
+		{100, 100, 3900, 0.0070346639029586445, true},
+		{100, 100, 4200, 0.050618476080005838, false},
+		{200, 200, 17000, 0.0093749220151016985, true},
+	} {
+		a, b := withU(tc.m, tc.n, tc.u)
+		got := exactP(t, a, b)
+		if math.Abs(got-tc.want) > 1e-12*math.Max(1, 1/tc.want) || (got < Alpha) != tc.signific {
+			t.Errorf("%d vs %d, U = %d: p = %.17g, want %.17g", tc.m, tc.n, tc.u, got, tc.want)
+		}
+		if s := ShiftOf(a, b); s.PMethod != PExact || s.PNote() != "" {
+			t.Errorf("%d vs %d: p method %q, note %q", tc.m, tc.n, s.PMethod, s.PNote())
+		}
+	}
+}
+
 // TestMannWhitneyTies: with ties the exact p is the permutation p over the
-// midranks, checked by enumerating every split; without ties the two exact
-// routes (U recurrence, rank-sum counts) agree.
+// midranks, checked by enumerating every split, and at 30 vs 40, 60 vs 60
+// and 5 vs 60 against the exact permutation p computed independently (every
+// subset's midrank sum counted in Python's big integers); without ties the
+// two exact routes (U's Gaussian binomial, rank-sum counts) agree.
 func TestMannWhitneyTies(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for trial := 0; trial < 40; trial++ {
-		m, n := 2+rng.IntN(5), 2+rng.IntN(5)
+	for trial := 0; trial < 60; trial++ {
+		m, n := 2+rng.IntN(6), 2+rng.IntN(6)
 		var a, b []float64
 		for range m {
 			a = append(a, float64(rng.IntN(4)))
@@ -158,21 +220,37 @@ func TestMannWhitneyTies(t *testing.T) {
 		for range n {
 			b = append(b, float64(rng.IntN(4)+rng.IntN(2)))
 		}
-		got := mannWhitney(a, b)
+		got := exactP(t, a, b)
 		if want := bruteForceP(a, b); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%v vs %v: p = %.6f, enumeration %.6f", a, b, got, want)
 		}
 	}
-	for _, sizes := range [][2]int{{3, 4}, {5, 5}, {6, 9}, {10, 12}} {
-		ranks := make([]int, sizes[0]+sizes[1])
+	for _, tc := range []struct {
+		m, n int
+		want float64
+	}{{30, 40, 0.083518572221241968}, {60, 60, 0.019803045729389866}, {5, 60, 0.2306600283199966}} {
+		var a, b []float64
+		for i := range tc.m {
+			a = append(a, float64(i*7%10))
+		}
+		for j := range tc.n {
+			b = append(b, float64(j*3%11+1))
+		}
+		if got := exactP(t, a, b); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("tied %d vs %d: p = %.17g, want %.17g", tc.m, tc.n, got, tc.want)
+		}
+	}
+	for _, sizes := range [][2]int{{3, 4}, {5, 5}, {6, 9}, {10, 12}, {20, 30}} {
+		m, n := sizes[0], sizes[1]
+		ranks := make([]int, m+n)
 		for i := range ranks {
 			ranks[i] = 2 * (i + 1)
 		}
-		u, w := uCounts(sizes[0], sizes[1]), rankSumCounts(ranks, sizes[0])
-		offset := sizes[0] * (sizes[0] + 1) // 2W = 2U + m(m+1)
-		for k, c := range u {
-			if w[2*k+offset] != c {
-				t.Fatalf("%v: U = %d counts %v, rank sums %v", sizes, k, c, w[2*k+offset])
+		for u := 0; u <= m*n/2; u++ {
+			// 2W = 2U + m(m+1).
+			byU, bySum := uLowerTail(m, n, u), rankSumTail(ranks, m, 2*u+m*(m+1))
+			if math.Abs(byU-bySum) > 1e-12*byU {
+				t.Fatalf("%v: P(U ≤ %d) = %g by U, %g by rank sums", sizes, u, byU, bySum)
 			}
 		}
 	}
@@ -214,26 +292,66 @@ func popcount(x int) int {
 	return c
 }
 
-// TestMannWhitneyLarge: beyond exactLimit the normal approximation is used;
-// at 30 vs 30 (exact) it agrees with the exact p to a few thousandths.
-func TestMannWhitneyLarge(t *testing.T) {
-	for _, u := range []int{250, 300, 350, 400} {
-		a, b := withU(30, 30, u)
-		exact := mannWhitney(a, b)
-		ranks2, _, _ := midranks2(a, b)
-		var w2 int
-		for _, r := range ranks2[:30] {
-			w2 += r
-		}
-		approx := mannWhitneyNormal(w2, 30, 30, 0)
-		if math.Abs(exact-approx) > 0.003 {
-			t.Errorf("30 vs 30, U = %d: exact %.5f, normal %.5f", u, exact, approx)
-		}
+// TestMannWhitneyApproximate: above ExactLimit observations (ExactTiedLimit
+// with ties) p is the normal approximation, and the shift says so; its
+// summary's reason writes "(normal approximation)" after p.
+func TestMannWhitneyApproximate(t *testing.T) {
+	half := ExactLimit/2 + 1
+	a, b := withU(half, half, half*half/2-3*half)
+	p, exact := mannWhitney(a, b)
+	if exact {
+		t.Errorf("%d vs %d: exact, above ExactLimit", half, half)
 	}
-	// 40 vs 40 takes the approximation: complete separation is far below α.
-	a, b := withU(40, 40, 0)
-	if p := mannWhitney(a, b); p > 1e-9 {
-		t.Errorf("40 vs 40 separated: p = %g", p)
+	ranks2, _, _ := midranks2(a, b)
+	var w2 int
+	for _, r := range ranks2[:half] {
+		w2 += r
+	}
+	if want := mannWhitneyNormal(w2, half, half, 0); p != want {
+		t.Errorf("%d vs %d: p %v, normal approximation %v", half, half, p, want)
+	}
+	// Tied: 61 vs 61 values among 0..9.
+	var ta, tb []float64
+	for i := range ExactTiedLimit/2 + 1 {
+		ta, tb = append(ta, float64(i%10)), append(tb, float64(i*3%10))
+	}
+	if _, exact := mannWhitney(ta, tb); exact {
+		t.Errorf("tied %d vs %d: exact, above ExactTiedLimit", len(ta), len(tb))
+	}
+	s := ShiftOf(ta, tb)
+	if s.PMethod != PApprox || s.Verdict != VerdictInconclusive ||
+		!strings.Contains(s.Reason, " (normal approximation) ") {
+		t.Errorf("tied %d a side: method %q, verdict %s, reason %q", len(ta), s.PMethod, s.Verdict, s.Reason)
+	}
+	if s := ShiftOf(ta[:60], tb[:60]); s.PMethod != PExact || strings.Contains(s.Reason, "approximation") {
+		t.Errorf("tied 60 a side: method %q, reason %q", s.PMethod, s.Reason)
+	}
+}
+
+// TestMannWhitneyLargestTime measures the exact p at the largest sizes it
+// is computed for: ExactLimit observations without ties, ExactTiedLimit
+// with ties, U at the middle (the longest tails).
+func TestMannWhitneyLargestTime(t *testing.T) {
+	half := ExactLimit / 2
+	a, b := withU(half, half, half*half/2-1)
+	start := time.Now()
+	p := exactP(t, a, b)
+	untied := time.Since(start)
+	var ta, tb []float64
+	for i := range ExactTiedLimit / 2 {
+		ta, tb = append(ta, float64(i%50)), append(tb, float64(i%50))
+	}
+	tb[0] = 100 // one value above all: the smallest shift from the middle
+	start = time.Now()
+	tp := exactP(t, ta, tb)
+	tied := time.Since(start)
+	t.Logf("%d vs %d without ties: p %.4f in %v; %d vs %d with ties: p %.4f in %v", half, half, p, untied,
+		len(ta), len(tb), tp, tied)
+	if p < 0.9 || tp < 0.5 || tp >= 1 {
+		t.Errorf("p %v without ties, %v with ties", p, tp)
+	}
+	if untied > 20*time.Second || tied > 20*time.Second {
+		t.Errorf("the exact p took %v without ties, %v with ties", untied, tied)
 	}
 }
 

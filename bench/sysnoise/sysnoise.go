@@ -25,7 +25,9 @@
 // left out of the DUT's CPU, which then counts as other, and Noise.DUTs
 // says how many were measured.
 //
-// Elsewhere than Linux (no /proc/stat) Take returns ErrUnsupported.
+// Where /proc/stat cannot be opened (elsewhere than Linux, or a /proc
+// hidden from the process) Take returns an error that wraps ErrUnsupported
+// and says why.
 package sysnoise
 
 import (
@@ -40,11 +42,15 @@ import (
 	"time"
 )
 
+// statFile is the machine's CPU counters (a variable for tests).
+var statFile = "/proc/stat"
+
 // UserHZ is the clock-tick rate of /proc's CPU counters (USER_HZ).
 const UserHZ = 100
 
-// ErrUnsupported is returned by Take where /proc/stat cannot be read.
-var ErrUnsupported = errors.New("sysnoise: /proc/stat is not readable (Linux only)")
+// ErrUnsupported is wrapped by Take's error where /proc/stat cannot be
+// opened.
+var ErrUnsupported = errors.New("sysnoise: /proc/stat is not readable")
 
 // Stat is the machine-wide part of /proc/stat: the "cpu" line's ticks.
 type Stat struct {
@@ -132,9 +138,9 @@ type Sample struct {
 // Take reads the counters now: /proc/stat, /proc/self/stat and
 // /proc/PID/stat of each of pids (those that cannot be read are left out).
 func Take(pids []int) (Sample, error) {
-	f, err := os.Open("/proc/stat")
+	f, err := os.Open(statFile)
 	if err != nil {
-		return Sample{}, ErrUnsupported
+		return Sample{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	defer f.Close()
 	st, err := ParseStat(f)

@@ -1,6 +1,7 @@
 package sysnoise
 
 import (
+	"errors"
 	"math"
 	"os"
 	"runtime"
@@ -90,7 +91,7 @@ func TestParseProcessStat(t *testing.T) {
 // CPU between two samples is the generator, not other.
 func TestTakeSelf(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		if _, err := Take(nil); err != ErrUnsupported {
+		if _, err := Take(nil); !errors.Is(err, ErrUnsupported) {
 			t.Fatalf("Take on %s: %v", runtime.GOOS, err)
 		}
 		t.Skip("Linux only")
@@ -125,5 +126,18 @@ func TestTakeSelf(t *testing.T) {
 	// that its CPU was seen (ticks are 10 ms).
 	if n.GeneratorCores*n.Seconds < 0.29 || n.DUTs != 1 || math.Abs(n.DUTCores-n.GeneratorCores) > 1e-9 || n.CPUs < 1 || n.StealShare < 0 || n.StealShare > 1 {
 		t.Errorf("noise %+v", n)
+	}
+}
+
+// TestTakeReason: where /proc/stat cannot be opened, Take's error is
+// ErrUnsupported with the real cause (the path and why), not a blanket
+// "not Linux".
+func TestTakeReason(t *testing.T) {
+	missing := t.TempDir() + "/no-stat"
+	defer func(f string) { statFile = f }(statFile)
+	statFile = missing
+	_, err := Take(nil)
+	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("Take with %s missing: %v; want ErrUnsupported naming the file and its cause", missing, err)
 	}
 }

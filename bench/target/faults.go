@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"slices"
 	"strconv"
@@ -43,7 +44,14 @@ var FaultClass = map[string]vocab.Class{
 	"reset-after-response": vocab.ClassReset,
 }
 
-// Fault is one kind injected into a fraction of connections.
+// Fault is one kind injected into a fraction of a listener's connections.
+// Several faults take disjoint shares: with alert 0.5 and status-503 0.25,
+// of every 4 connections 2 get the alert, 1 a 503 and 1 none, exactly as
+// newFaults assigns them (CheckFaults: each kind once, fractions adding up
+// to at most 1). A fault is counted (Stats.Injected) when it is applied: a
+// response fault once per request of its connection, and a fault that
+// cannot apply (a stall without a ClientHello, a body fault on a path that
+// is not an object) is not counted.
 type Fault struct {
 	Kind     string
 	Fraction float64 // 0 < Fraction <= 1
@@ -66,30 +74,107 @@ func ParseFault(s string) (Fault, error) {
 	return f, nil
 }
 
-// faults decides, connection by connection, which fault (if any) to inject:
-// each kind's share accumulates its fraction and fires when it reaches one,
-// so that exactly that fraction of connections gets it. A connection gets
-// at most one fault; the first kind that fires wins.
-type faults struct {
-	mu    sync.Mutex
-	kinds []Fault
-	acc   []float64
+// CheckFaults checks faults together: each kind at most once, each
+// fraction in (0, 1], and the fractions adding up to at most 1, since they
+// are disjoint shares of the connections (a connection gets at most one
+// fault).
+func CheckFaults(fs []Fault) error {
+	sum := 0.0
+	for i, f := range fs {
+		if !slices.Contains(FaultKinds, f.Kind) {
+			return fmt.Errorf("unknown fault %q (known: %s)", f.Kind, strings.Join(FaultKinds, ", "))
+		}
+		if !(f.Fraction > 0 && f.Fraction <= 1) {
+			return fmt.Errorf("fault %s: fraction %g is not in (0, 1]", f.Kind, f.Fraction)
+		}
+		if slices.ContainsFunc(fs[:i], func(g Fault) bool { return g.Kind == f.Kind }) {
+			return fmt.Errorf("fault %s is given twice: give each kind once, with its fraction", f.Kind)
+		}
+		sum += f.Fraction
+	}
+	if sum > 1+fractionSlack {
+		return fmt.Errorf("the fractions add up to %.4g, more than 1: each fault takes its own share of the connections, "+
+			"and a connection gets at most one", sum)
+	}
+	return nil
 }
 
+// fractionSlack absorbs the rounding of fractions written in decimal
+// (0.7 + 0.2 + 0.1).
+const fractionSlack = 1e-9
+
+// faults assigns connections to faults, connection by connection: the
+// faults take disjoint shares of a listener's connections, their
+// fractions, and the connections left (1 minus their sum) get none. The
+// assignment is deterministic and exact at every point of the run: after
+// any n connections, each fault has been given to floor(n×fraction) or
+// ceil(n×fraction) of them (|given - n×fraction| < 1), and no connection
+// gets two. It is Tijdeman's solution of the chairman assignment problem
+// ("The chairman assignment problem", Discrete Math. 32, 1980): among the
+// shares that are owed at least c = 1/(2m-2) of a connection (m shares),
+// the one whose next turn is due first gets it; every share then stays
+// within 1 - c of its exact count.
+type faults struct {
+	mu     sync.Mutex
+	kinds  []Fault
+	shares []float64 // the kinds' fractions, then the share of no fault
+	given  []int64   // the connections given to each share
+	n      int64     // the connections assigned
+	c      float64   // 1/(2m-2), m the shares above 0 (0 when m is 1)
+}
+
+func newFaults(fs []Fault) *faults {
+	f := &faults{kinds: fs, shares: make([]float64, len(fs)+1), given: make([]int64, len(fs)+1)}
+	none := 1.0
+	for i, k := range fs {
+		f.shares[i] = k.Fraction
+		none -= k.Fraction
+	}
+	if none > fractionSlack {
+		f.shares[len(fs)] = none
+	}
+	m := 0
+	for _, s := range f.shares {
+		if s > 0 {
+			m++
+		}
+	}
+	if m > 1 {
+		f.c = 1 / float64(2*m-2)
+	}
+	return f
+}
+
+// pick assigns the next connection: a fault kind, or "" for none.
 func (f *faults) pick() string {
 	if f == nil || len(f.kinds) == 0 {
 		return ""
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for i, k := range f.kinds {
-		f.acc[i] += k.Fraction
-		if f.acc[i] >= 1-1e-9 {
-			f.acc[i]--
-			return k.Kind
+	f.n++
+	best, due, owed := -1, math.Inf(1), math.Inf(-1)
+	for i, s := range f.shares {
+		if s <= 0 {
+			continue
+		}
+		debt := float64(f.n)*s - float64(f.given[i])
+		if debt < f.c-fractionSlack {
+			continue
+		}
+		// The share's next turn is due when its debt would reach 1 - c.
+		if d := (float64(f.given[i]) + 1 - f.c) / s; d < due || d == due && debt > owed {
+			best, due, owed = i, d, debt
 		}
 	}
-	return ""
+	if best < 0 { // the shares sum to 1: some share is owed at least 1/m
+		best = len(f.shares) - 1
+	}
+	f.given[best]++
+	if best == len(f.kinds) {
+		return ""
+	}
+	return f.kinds[best].Kind
 }
 
 // injected counts the faults a listener applied, per kind.

@@ -138,6 +138,9 @@ func Start(cfg Config) (*Target, error) {
 	if len(cfg.Profiles) == 0 && !cfg.Plain {
 		return nil, errors.New("target: no profiles")
 	}
+	if err := CheckFaults(cfg.Faults); err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
@@ -208,7 +211,7 @@ func Start(cfg Config) (*Target, error) {
 		t.Listeners = append(t.Listeners, l)
 		tl := &tlsListener{Listener: ln, cfg: p.ServerConfig(cert), l: l, timeout: cfg.HandshakeTimeout, onHS: cfg.OnHandshake}
 		if len(cfg.Faults) > 0 {
-			tl.faults = &faults{kinds: cfg.Faults, acc: make([]float64, len(cfg.Faults))}
+			tl.faults = newFaults(cfg.Faults)
 			if t.CA != nil {
 				exp, err := t.CA.Expired(p.ServerCertKey(), hosts)
 				if err != nil {

@@ -71,6 +71,10 @@ const (
 	ClassReadTimeout      Class = "read_timeout"
 	ClassEOF              Class = "eof"
 	ClassOther            Class = "other"
+	// ClassAbandoned: still in flight when the drain bound after the
+	// window expired (its deadlines were not kept); neither a latency nor
+	// any other error.
+	ClassAbandoned Class = "abandoned"
 )
 
 const alertPrefix = "tls_alert:"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,15 @@ func (lf *loadFlags) resolveAgent() (*runner.Agent, error) {
 	}
 	return a, nil
 }
+
+// errAgentDeviceCounters refuses --device-counters in one agent of several:
+// the device counts every agent's connections, the agent only its share, so
+// the comparison would always disagree (and N agents would poll the
+// device). The device's counts of a distributed run belong beside the
+// merged record, on the collector's side, which does not read them.
+var errAgentDeviceCounters = errors.New("--device-counters is not for the agents of a distributed run: " +
+	"the device counts all agents' connections, each agent only its share; " +
+	"read the device's counters around the run beside the merged record instead")
 
 // parseShard parses i/N with 0 ≤ i < N.
 func parseShard(s string) (i, n int, err error) {
@@ -118,6 +128,22 @@ func (p *pushAuthFlags) resolve(reportTo string) error {
 	if len(p.cred.CA) > 0 && !strings.HasPrefix(reportTo, "https://") {
 		return usagef("--report-cacert (or $%s) is for an https collector; --report-to is %q", agent.EnvCollectorCA, reportTo)
 	}
+	return nil
+}
+
+// hello checks, before any load, that the collector at reportTo takes this
+// agent's record (agent.Hello: reachable, the token known, the run open),
+// and binds the push to the collector's session; an error is one line
+// naming the collector (exit 1, no load sent).
+func (p *pushAuthFlags) hello(ctx context.Context, reportTo string) error {
+	if reportTo == "" {
+		return nil
+	}
+	cred, err := agent.Hello(ctx, reportTo, p.cred)
+	if err != nil {
+		return fmt.Errorf("the collector at %s will not take the record (no load sent): %w", reportTo, err)
+	}
+	p.cred = cred
 	return nil
 }
 

@@ -71,6 +71,11 @@ func TestBadInputTable(t *testing.T) {
 		for _, f := range []string{"--connect-timeout", "--handshake-timeout", "--read-timeout", "--duration"} {
 			add(f, cmd, f, "0s", url)
 		}
+		add("--drain must not be negative", cmd, "--drain", "-1s", url)
+		add("--drain", cmd, "--drain", "soon", url)
+		// Shorter than the deadlines it must cover (default 5s+5s+10s: 20s).
+		add("--drain 5s is shorter than the deadlines it must cover", cmd, "--drain", "5s", url)
+		add("= 1m30s", cmd, "--drain", "1m", "--read-timeout", "80s", "--connect-timeout", "5s", "--handshake-timeout", "5s", url)
 		for _, v := range []string{"-5", "-2", "big", "1e3"} {
 			add("--expect-size", cmd, "--expect-size", v, url)
 		}
@@ -339,6 +344,48 @@ func TestBadInputTable(t *testing.T) {
 		"kind=nginx url=http://h/ timeout=soon", url)
 	add("--device-counters given twice", "cps", "--device-counters", "kind=nginx url=http://h/",
 		"--device-counters", "kind=nginx url=http://g/", url)
+	// Device counters in an agent of several (issue 27 item 7): refused,
+	// not dropped from the agents' run.
+	const devSpec = "kind=target url=http://127.0.0.1:1/stats"
+	add("--device-counters is not for the agents", "k8s", "manifest", "--agents", "2", "--image", "i",
+		"--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--", "cps", "https://dut/1k", "-c", "8",
+		"--device-counters", devSpec)
+	add("--device-counters is not for the agents", "cps", "--shard", "0/2", "--device-counters", devSpec, url)
+	// Issue 27: --metrics-linger alone, help's subcommands, schema lists.
+	add("--metrics-linger 5s keeps the metrics endpoint up: it needs --metrics-listen",
+		"cps", "--metrics-linger", "5s", url)
+	add("--metrics-linger 1m0s keeps the metrics endpoint up: it needs --metrics-listen",
+		"serve", "--metrics-linger", "1m")
+	add(`unknown topic "k8s frob" (subcommands of k8s: manifest)`, "help", "k8s", "frob")
+	add(`one topic at most after "k8s manifest" (it has no subcommands)`, "help", "k8s", "manifest", "x")
+	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
+	add("want one schema at most; got 2: run, ledger", "schema", "run", "ledger")
+
+	// Issue 27 (ledger): a resumed ledger with a whole line that is not an
+	// entry is refused, naming the file and the line (the ledger untouched:
+	// ledger_resume_test.go).
+	for name, ledger := range map[string]string{"resume-garbage": "garbage\n", "resume-invalid": `{"key": 1}` + "\n"} {
+		write("campaigns/"+name+"/plan.yaml", "name: x\n"+good+method)
+		f := write("campaigns/"+name+"/ledger.jsonl", ledger)
+		add(f+": line 1", "qualify", "--resume", filepath.Dir(f))
+	}
+	// Issue 27 (serve): faults that do not add up, a ramp past its bound.
+	add("fault alert is given twice", "serve", "--fault", "alert:0.5", "--fault", "alert:0.25")
+	add("the fractions add up to 1.1, more than 1", "serve", "--fault", "alert:0.6", "--fault", "status-503:0.5")
+	add("the fractions add up to 2, more than 1", "serve", "--fault", "stall", "--fault", "alert")
+	add("bad --delay-ramp \"1000000h/s\": at most 1s/s", "serve", "--delay-ramp", "1000000h/s")
+	add("bad --delay-ramp \"2s/s\": at most 1s/s", "serve", "--delay-ramp", "2s/s")
+	// Issue 27 (plans): final.repeat: 0 refused as --repeat 0 is; a DUT's
+	// pid file that does not exist, refused when the plan is read.
+	repeat0 := write("plans/repeat0.yaml",
+		"name: x\n"+good+strings.Replace(method, "max_runs: 1,", "max_runs: 1, repeat: 0,", 1))
+	add("final.repeat 0 is out of range [1, 20]",
+		"qualify", "--plan", repeat0, "--out", filepath.Join(dir, "campaigns", "repeat0"))
+	nopid := write("plans/nopid.yaml", "name: x\n"+strings.Replace(good, "url: \"https://a.test/\"",
+		"url: \"https://a.test/\", processes: ["+filepath.Join(dir, "nginx.pid")+"]", 1)+method)
+	add("pid file "+filepath.Join(dir, "nginx.pid")+": no such file",
+		"qualify", "--plan", nopid, "--out", filepath.Join(dir, "campaigns", "nopid"))
+	planOuts = append(planOuts, filepath.Join(dir, "campaigns", "repeat0"), filepath.Join(dir, "campaigns", "nopid"))
 
 	if len(cases) < 150 {
 		t.Fatalf("only %d cases", len(cases))

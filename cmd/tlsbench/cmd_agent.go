@@ -20,7 +20,8 @@ TLSBENCH_RUN (the run spec as JSON: the whole run and the agents' start,
 tolerance and collector), TLSBENCH_SHARD (this agent's index, 0 to N-1) and
 TLSBENCH_AGENT (its name in the record), and its credentials:
 TLSBENCH_TOKEN (the run's token, which signs the pushed record) and
-TLSBENCH_COLLECTOR_CA (for an https collector, its CA's PEM). It takes its share of the load,
+TLSBENCH_COLLECTOR_CA (for an https collector, its CA's PEM). It asks the
+collector for its session first (no load when it cannot), takes its share of the load,
 starts at the agreed time and pushes its record to the collector. The
 processes executor (qualify --executor processes) and the manifests of
 tlsbench k8s start agents this way; see docs/KUBERNETES.md.`
@@ -49,6 +50,11 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return usagef("%s", err)
 		}
 	}
+	if spec.Agent.ReportTo != "" { // before any load: a record no collector takes is not made
+		if cred, err = agent.Hello(ctx, spec.Agent.ReportTo, cred); err != nil {
+			return fmt.Errorf("the collector at %s will not take the record (no load sent): %w", spec.Agent.ReportTo, err)
+		}
+	}
 	set, err := loadProfiles(spec.ProfileFiles)
 	if err != nil {
 		return err
@@ -75,13 +81,13 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return noSuccess(r, set)
 	}
+	if err := reports.RunSummary(r).Text(stdout); err != nil {
+		return err
+	}
 	if a.ReportTo != "" {
 		if err := agent.Push(ctx, a.ReportTo, cred, r); err != nil {
 			return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 		}
-	}
-	if err := reports.RunSummary(r).Text(stdout); err != nil {
-		return err
 	}
 	if r.Failed() != "" || r.Whole.Transactions == 0 {
 		return noSuccess(r, set)

@@ -31,7 +31,10 @@ refused as merge refuses them (exit 2).
 Only records signed with the run's token are taken: --token-file FILE (made
 with a new random token, mode 0600, if missing; the agents get the same file
 with --token-file) or $TLSBENCH_TOKEN. A push without it is refused (401)
-and takes no shard. With --tls-ca-out FILE the collector serves https with a
+and takes no shard. Each collect is a new collection: an agent asks it for
+its session (a signed hello, before any load) and signs its push for it, so
+a push recorded from an earlier run is refused (409) even with the same
+token file, as is a record whose steady window began before collect did. With --tls-ca-out FILE the collector serves https with a
 certificate made for this run (for the --listen host and each --tls-host),
 its CA written to FILE for the agents (--report-cacert). Bounds: records of
 32 MiB, headers of 16 KiB, 5 s for the headers and 1 min for a request, 64
@@ -102,7 +105,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			ln.Close()
 			return err
 		}
-		if err := outfile.Write(*caOut, caPEM, 0o644); err != nil {
+		if err := outfile.WriteContext(ctx, *caOut, caPEM, 0o644, readerNote(stderr, *caOut)); err != nil {
 			ln.Close()
 			return fmt.Errorf("--tls-ca-out: %w", err)
 		}
@@ -122,11 +125,11 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("at the deadline: %w", err)
 	}
-	return writeMerged(runs, *out, *keep, stdout)
+	return writeMerged(ctx, runs, *out, *keep, stdout, stderr)
 }
 
 // writeMerged merges the agents' records, writes the result and prints it.
-func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error {
+func writeMerged(ctx context.Context, runs []*metrics.Run, out, keep string, stdout, stderr io.Writer) error {
 	if keep != "" {
 		for _, r := range runs {
 			name := fmt.Sprintf("shard-%d-of-%d.json", r.Agent.Shard, r.Agent.Shards)
@@ -146,7 +149,7 @@ func writeMerged(runs []*metrics.Run, out, keep string, stdout io.Writer) error 
 	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %w", err)
 	}
-	if err := writeRunRecord(out, stdout, m); err != nil {
+	if err := writeRunRecord(ctx, out, stdout, stderr, m); err != nil {
 		return fmt.Errorf("writing the merged record: %w", err)
 	}
 	if out == stdoutName {

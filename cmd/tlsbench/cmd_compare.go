@@ -29,7 +29,7 @@ accepted run are listed as such.`
 
 var compareFormats = []string{"text", "md", "csv", "json", "html"}
 
-func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("compare")
 	format, out := outputFlags(fs, compareFormats)
 	mixed := allowMixedFlag(fs)
@@ -59,5 +59,5 @@ func runCompare(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("%v", err)
 	}
 	return renderers[*reports.ComparisonReport]{reports.ComparisonDoc, reports.ComparisonCSV,
-		reports.ComparisonJSON}.write(*format, *out, stdout, c)
+		reports.ComparisonJSON}.write(ctx, *format, *out, stdout, stderr, c)
 }

@@ -29,9 +29,11 @@ a cipher): the same Siege-like load against a baseline and a candidate,
 interleaved round by round (baseline, candidate, baseline, …), then Siege's
 metrics side by side with deltas, the latency split per phase, the spread
 across rounds, and a verdict on the rounds' response times: significant
-(exact Mann-Whitney p < 0.01 and a 95% interval excluding zero), equivalent
-(the 98% interval inside ±--equivalence-bound percent of the baseline), or
-inconclusive, with the reason and the rounds a side that would settle it.
+(Mann-Whitney p < 0.01 and a 95% interval excluding zero; p exact up to 400
+rounds in all, 120 with tied values, else the normal approximation, labelled
+so), equivalent (the 98% interval inside ±--equivalence-bound percent of the
+baseline), or inconclusive, with the reason and the rounds a side that would
+settle it.
 Five rounds a side is the fewest that can be significant at 0.01.
 Users open a new connection per request (Siege's default) or, with
 --keepalive, keep it. --baseline-dut and --candidate-dut name the two
@@ -198,7 +200,7 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			*impact.Runs
 		}{impact.RunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = writeFileOrStdout(lf.jsonOut, stdout, append(data, '\n'))
+			jerr = writeFileOrStdout(ctx, lf.jsonOut, stdout, stderr, append(data, '\n'))
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)

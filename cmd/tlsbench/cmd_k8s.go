@@ -156,6 +156,8 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
 	case lf.pushAuth.tokenFile != "" || lf.pushAuth.caFile != "":
 		return o, usagef("the engine command sets --token-file or --report-cacert: give them to k8s manifest (--token-file, --collector-cacert), which puts them in the agents' Secret")
+	case lf.spec.Device != nil:
+		return o, usagef("%s", errAgentDeviceCounters)
 	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
 		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
 	}

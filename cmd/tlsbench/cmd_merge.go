@@ -28,7 +28,7 @@ distinct runs); a merged record given again contributes its agents. Prints the m
 agent: its transactions, CPU, utilization and start skew (from --start-at,
 or from the earliest agent's start when the agents had none).`
 
-func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("merge")
 	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (required; -: stdout)")
 	if err := parseFlags(fs, mergeUsage, args, stdout); err != nil {
@@ -61,7 +61,7 @@ func runMerge(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(worded(err), "metrics: "))
 	}
-	if err := writeRunRecord(*out, stdout, m); err != nil {
+	if err := writeRunRecord(ctx, *out, stdout, stderr, m); err != nil {
 		return usagef("-o: %v", pathErr(err))
 	}
 	text := stdout // with -o -, the record is stdout and the text goes to stderr

@@ -29,8 +29,8 @@ import (
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
 
 Runs the qualification method: preliminary validation of every DUT,
-exploratory search for the best load level, final runs until three accepted
-runs agree, acceptance of each run, best-of-three; then prints the published
+exploratory search for the best load level, final runs until final.min_accepted
+(default 3) accepted runs agree, acceptance of each run, the best of them; then prints the published
 table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
 interrupted campaign. Without --plan: CPS and throughput (--test) of the
 three seed profiles (--profile) against the --dut DUTs, or the reference
@@ -108,6 +108,14 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
 			return nil, usagef("--resume %s: %v", dir, err)
 		}
+		// A ledger line that is not an entry (a torn last line aside) is
+		// refused here, before anything is started or the ledger touched.
+		ledger := filepath.Join(dir, method.LedgerFile)
+		if _, err := os.Stat(ledger); !errors.Is(err, os.ErrNotExist) {
+			if _, err := readLedger(ledger); err != nil {
+				return nil, err
+			}
+		}
 	case *planFile != "":
 		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
@@ -184,7 +192,8 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if err := outfile.Write(filepath.Join(dir, "plan.yaml"), data, 0o644); err != nil {
+		file := filepath.Join(dir, "plan.yaml")
+		if err := outfile.WriteContext(ctx, file, data, 0o644, readerNote(stderr, file)); err != nil {
 			return err
 		}
 	}
@@ -193,6 +202,10 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ledger.Close()
+	if n := ledger.Dropped(); n > 0 {
+		fmt.Fprintf(stderr, "tlsbench qualify: %s: dropped its last line, %d bytes torn by a crash (no newline at its end); "+
+			"its run will be made again\n", filepath.Join(dir, method.LedgerFile), n)
+	}
 
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""
@@ -260,7 +273,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
-	html, err := writeCampaignHTML(dir)
+	html, err := writeCampaignHTML(ctx, dir, stderr)
 	if err != nil {
 		return fmt.Errorf("the report of %s: %w", dir, err)
 	}
@@ -270,7 +283,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 
 // writeCampaignHTML renders the finished campaign in dir as dir/report.html
 // and returns its path.
-func writeCampaignHTML(dir string) (string, error) {
+func writeCampaignHTML(ctx context.Context, dir string, stderr io.Writer) (string, error) {
 	c, err := readCampaign(dir)
 	if err != nil {
 		return "", err
@@ -280,7 +293,7 @@ func writeCampaignHTML(dir string) (string, error) {
 		return "", err
 	}
 	file := filepath.Join(dir, "report.html")
-	return file, writeOutput(file, nil, func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) })
+	return file, writeOutput(ctx, file, nil, stderr, func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) })
 }
 
 // narrowPlan keeps, in the default plan, the profiles and tests named by

@@ -93,10 +93,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *format == "hlog" {
-		return writeOutput(*out, stdout, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
+		return writeOutput(ctx, *out, stdout, stderr, func(w io.Writer) error { return reports.HistogramLog(w, inputs) })
 	}
 	if *format == "siege" {
-		return writeOutput(*out, stdout, func(w io.Writer) error {
+		return writeOutput(ctx, *out, stdout, stderr, func(w io.Writer) error {
 			d, err := reports.SiegeSummaries(inputs)
 			if err != nil {
 				return err
@@ -117,9 +117,10 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		return writeOutput(*out, stdout, func(w io.Writer) error { _, err := w.Write(pdf); return err })
+		return writeOutput(ctx, *out, stdout, stderr, func(w io.Writer) error { _, err := w.Write(pdf); return err })
 	}
-	return renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}.write(*format, *out, stdout, r)
+	rs := renderers[*reports.Report]{reports.ReportDoc, reports.ReportCSV, reports.ReportJSON}
+	return rs.write(ctx, *format, *out, stdout, stderr, r)
 }
 
 // allowMixedFlag defines --allow-mixed-dut of report and compare.
@@ -171,8 +172,8 @@ type renderers[T any] struct {
 
 // write renders v in format to the file out (its Markdown charts beside
 // it), or to stdout.
-func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
-	return writeOutput(out, stdout, func(w io.Writer) error {
+func (rs renderers[T]) write(ctx context.Context, format, out string, stdout, stderr io.Writer, v T) error {
+	return writeOutput(ctx, out, stdout, stderr, func(w io.Writer) error {
 		switch format {
 		case "md":
 			prefix, save := chartFiles(out)
@@ -188,9 +189,9 @@ func (rs renderers[T]) write(format, out string, stdout io.Writer, v T) error {
 	})
 }
 
-// writeOutput renders into memory, then writes file (outfile.Write), or
-// stdout when file is "" or "-".
-func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) error {
+// writeOutput renders into memory, then writes file (outfile.Write; a FIFO
+// within ctx, as writeFileOrStdout), or stdout when file is "" or "-".
+func writeOutput(ctx context.Context, file string, stdout, stderr io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
 		return err
@@ -199,8 +200,8 @@ func writeOutput(file string, stdout io.Writer, render func(io.Writer) error) er
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := outfile.Write(file, buf.Bytes(), 0o644); err != nil {
-		return usagef("-o: %v", err)
+	if err := outfile.WriteContext(ctx, file, buf.Bytes(), 0o644, readerNote(stderr, file)); err != nil {
+		return outputErr(ctx, "-o", err)
 	}
 	return nil
 }
@@ -285,7 +286,8 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 }
 
 // readLedger reads a ledger's entries. As method.OpenLedger does, it
-// passes over a last line torn or damaged by a crash.
+// passes over a last line torn by a crash (no newline, not JSON) and
+// refuses any other line that is not an entry, naming the file and line.
 func readLedger(file string) ([]*method.Entry, error) {
 	entries, err := method.ReadLedger(file)
 	var pe *os.PathError

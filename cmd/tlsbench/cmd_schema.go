@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/tlsbench/tlsbench/schemas"
 )
@@ -35,5 +36,5 @@ func runSchema(_ context.Context, args []string, stdout, _ io.Writer) error {
 		_, err = stdout.Write(data)
 		return err
 	}
-	return usagef("want one schema at most; got %q", fs.Args())
+	return usagef("want one schema at most; got %d: %s", fs.NArg(), strings.Join(fs.Args(), ", "))
 }

@@ -24,7 +24,15 @@ session cache and tickets off). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
 returns the listener's counters. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
-the counters.`
+the counters.
+
+Faults (--fault KIND:FRACTION, repeatable) take disjoint shares of each
+listener's connections: a connection gets at most one fault, each kind is
+given once, and the fractions add up to at most 1 (the rest get none). The
+shares are exact at every point of the run, not drawn at random: after N
+connections each fault has gone to N×FRACTION of them, rounded down or up.
+With --fault alert:0.5 --fault status-503:0.25, of every 4 connections 2
+get the alert, 1 a 503 and 1 none.`
 
 // serveCmd is a parsed serve command line: the target's configuration,
 // and the files it reads (--cert, --key) and writes (--ca-out) when run.
@@ -123,6 +131,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		}
 		faults = append(faults, ft)
 	}
+	if err := target.CheckFaults(faults); err != nil {
+		return nil, usagef("bad --fault: %v", err)
+	}
 	if *slowDelay <= 0 {
 		return nil, usagef("bad --slow-delay %s: must be positive", *slowDelay)
 	}
@@ -178,7 +189,7 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	live.serveTarget(t)
 	if c.caOut != "" && t.CA != nil {
-		if err := writeFileOrStdout(c.caOut, stdout, t.CA.CertPEM()); err != nil {
+		if err := writeFileOrStdout(ctx, c.caOut, stdout, stderr, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}
@@ -240,7 +251,7 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 }
 
 // parseRamp reads --delay-ramp: a duration per second ("2ms/s"; "2ms" is
-// the same), positive; "" is no ramp.
+// the same), positive and at most maxDelayRamp; "" is no ramp.
 func parseRamp(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil
@@ -249,5 +260,14 @@ func parseRamp(s string) (time.Duration, error) {
 	if err != nil || d <= 0 {
 		return 0, usagef("bad --delay-ramp %q: want a positive delay per second, e.g. 2ms/s", s)
 	}
+	if d > maxDelayRamp {
+		return 0, usagef("bad --delay-ramp %q: at most %s/s (the delay would pass any read timeout within seconds)",
+			s, maxDelayRamp)
+	}
 	return d, nil
 }
+
+// maxDelayRamp bounds --delay-ramp: past it the delay outgrows any read
+// timeout within seconds, and a huge ramp would overflow the delay (a
+// negative duration: a fast target instead of a slow one).
+const maxDelayRamp = time.Second

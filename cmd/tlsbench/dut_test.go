@@ -283,7 +283,9 @@ func TestCollectRefusesDisjointWindows(t *testing.T) {
 		done <- result{code, se}
 	}()
 	waitListening(t, addr)
-	for i, start := range []time.Time{reporttest.T0, reporttest.T0.Add(25 * time.Second)} {
+	// Runs of now: a collection takes no record of a run made before it.
+	t0 := time.Now().UTC().Truncate(time.Second)
+	for i, start := range []time.Time{t0, t0.Add(25 * time.Second)} {
 		r := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 100, Start: start})
 		r.Agent = &metrics.Agent{Name: []string{"a", "b"}[i], Shard: i, Shards: 2}
 		if err := agent.Push(context.Background(), "http://"+addr+"/", agent.Credentials{Token: testRunToken}, r); err != nil {
@@ -291,7 +293,9 @@ func TestCollectRefusesDisjointWindows(t *testing.T) {
 		}
 	}
 	res := <-done
-	want := "steady windows of agent a (shard 0/2) (2026-03-01T12:00:01.000Z–2026-03-01T12:00:03.000Z) and agent b (shard 1/2) (2026-03-01T12:00:26.000Z–2026-03-01T12:00:28.000Z) overlap by -23.000 s"
+	at := func(s int) string { return t0.Add(time.Duration(s) * time.Second).Format("2006-01-02T15:04:05.000Z") }
+	want := fmt.Sprintf("steady windows of agent a (shard 0/2) (%s–%s) and agent b (shard 1/2) (%s–%s) overlap by -23.000 s",
+		at(1), at(3), at(26), at(28))
 	lines := strings.Split(strings.TrimSuffix(res.stderr, "\n"), "\n") // the first says what collect waits for
 	if res.code != exitBadUsage || !strings.Contains(lines[len(lines)-1], want) {
 		t.Errorf("collect: exit %d, %q; want exit 2 saying %q", res.code, res.stderr, want)

@@ -58,3 +58,15 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNested: help takes a command's subcommands as --help does
+// (help k8s manifest was refused while help k8s worked).
+func TestHelpNested(t *testing.T) {
+	ctx := context.Background()
+	code, stdout, stderr := invoke(t, ctx, "help", "k8s", "manifest")
+	code2, stdout2, _ := invoke(t, ctx, "k8s", "manifest", "--help")
+	if code != exitOK || stderr != "" || stdout != stdout2 || code2 != exitOK ||
+		!strings.Contains(stdout, "tlsbench k8s manifest") {
+		t.Errorf("help k8s manifest: exit %d, stderr %q, output differs from k8s manifest --help: %q", code, stderr, stdout)
+	}
+}

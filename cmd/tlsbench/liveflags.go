@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/promexp"
 	"github.com/tlsbench/tlsbench/bench/runner"
 )
@@ -48,6 +49,9 @@ func (f *liveFlags) check() error {
 	}
 	if f.linger < 0 {
 		return usagef("--metrics-linger must not be negative, got %s", f.linger)
+	}
+	if f.linger > 0 && f.listen == "" {
+		return usagef("--metrics-linger %s keeps the metrics endpoint up: it needs --metrics-listen", f.linger)
 	}
 	if f.stream != "" && f.stream != stdoutName {
 		return checkOutputs([2]string{"--stream", f.stream})
@@ -89,17 +93,39 @@ func (f *liveFlags) open(ctx context.Context, stdout, stderr io.Writer) (*liveSe
 		}
 	}
 	if f.stream != "" {
-		var w io.Writer = stdout
-		if f.stream != stdoutName {
-			file, err := os.OpenFile(f.stream, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-			if err != nil {
-				return s, fmt.Errorf("--stream: %w", err)
-			}
-			w = file
+		open, err := f.openStream(stdout, stderr)
+		if err != nil {
+			return s, err
 		}
-		s.stream = newStreamWriter(w)
+		s.stream = newStreamWriter(ctx, open)
 	}
 	return s, nil
+}
+
+// openStream opens --stream's file now, or says how to open it in the
+// stream's goroutine: a FIFO or a device waits there for its reader (said
+// on stderr, and a failure too), never the run.
+func (f *liveFlags) openStream(stdout, stderr io.Writer) (func(context.Context) (io.Writer, error), error) {
+	if f.stream == stdoutName {
+		return func(context.Context) (io.Writer, error) { return stdout, nil }, nil
+	}
+	if outfile.IsThrough(f.stream) {
+		return func(ctx context.Context) (io.Writer, error) {
+			file, err := outfile.OpenThrough(ctx, f.stream, readerNote(stderr, f.stream))
+			if err != nil {
+				if ctx.Err() == nil { // else the end of the stream says it
+					fmt.Fprintf(stderr, "tlsbench: --stream: %v (the run goes on)\n", err)
+				}
+				return nil, err
+			}
+			return file, nil
+		}, nil
+	}
+	file, err := os.OpenFile(f.stream, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--stream: %w", err)
+	}
+	return func(context.Context) (io.Writer, error) { return file, nil }, nil
 }
 
 // exporter is the session's exporter, nil without --metrics-listen.

@@ -77,8 +77,11 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
 	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
-	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect)")
+	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; asked before the load)")
 	lf.pushAuth.add(fs)
+	fs.DurationVar(&s.Drain, "drain", 0, "after the window, wait at most `DURATION` for the transactions in flight, "+
+		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; "+
+		"default at least 30s)")
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	return lf
@@ -149,6 +152,7 @@ type loadSetup struct {
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
 	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"drain":       "--drain",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
@@ -193,6 +197,11 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	s.Profile = ls.profiles[0].Name
 	if err := s.Validate(); err != nil {
 		return nil, specError(err)
+	}
+	if s.Drain > 0 && s.Drain < s.Deadlines() {
+		return nil, usagef("--drain %s is shorter than the deadlines it must cover: "+
+			"--connect-timeout %s + --handshake-timeout %s + --read-timeout %s = %s",
+			s.Drain, s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout, s.Deadlines())
 	}
 	if s.Sources, err = parseSources(lf.sources); err != nil {
 		return nil, err
@@ -265,6 +274,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 		}
 	}
 	if a := ls.agent; a != nil {
+		if lf.spec.Device != nil && a.Shards > 1 {
+			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
+		}
 		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
@@ -304,7 +316,7 @@ func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
 }
 
 // runLoad parses an engine command line and runs it for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) error {
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) (err error) {
 	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
 	if err != nil {
 		return helpOK(err)
@@ -323,14 +335,17 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return err
 		}
 	}
-	text, closeOutputs, err := c.openOutputs(stdout, stderr)
+	text, closeOutputs, err := c.openOutputs(ctx, stdout, stderr)
 	defer closeOutputs()
 	if err != nil {
 		return err
 	}
 	live, err := lf.live.open(ctx, stdout, stderr)
-	defer live.close()
+	defer func() { err = errors.Join(err, live.close()) }() // the stream's end is said
 	if err != nil {
+		return err
+	}
+	if err := lf.pushAuth.hello(ctx, lf.reportTo); err != nil { // agentflags.go: before any load
 		return err
 	}
 
@@ -369,11 +384,6 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
 			return noSuccess(r, ls.set)
 		}
-		if a := ls.agent; a != nil && a.ReportTo != "" {
-			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
-				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
-			}
-		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
 			if err := reports.RunSummary(r).Text(text); err != nil {
@@ -385,8 +395,18 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			if len(ps) > 1 && file != stdoutName {
 				file = filepath.Join(lf.jsonOut, p.Name+".json")
 			}
-			if err := writeRunRecord(file, stdout, r); err != nil {
+			if err := writeRunRecord(ctx, file, stdout, stderr, r); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
+			}
+		}
+		// Pushed once the record is on disk and the summary printed: a
+		// collector lost during the run loses no record.
+		if a := ls.agent; a != nil && a.ReportTo != "" {
+			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
+				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
+					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
+				}
+				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
 			}
 		}
 		// A failed preflight sent no load; an aborted run stopped it:
@@ -415,7 +435,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // openOutputs checks and opens the command's outputs before any load (no
 // run is wasted on a bad path): the CPU profile, the key log, the records'
 // directory. It returns where the text goes and what closes them.
-func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAll func(), err error) {
+func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
+	text io.Writer, closeAll func(), err error) {
 	lf, ls, ps := c.lf, c.ls, c.ls.profiles
 	var closers []func() error
 	closeAll = func() {
@@ -439,9 +460,9 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	if lf.cpuProf != "" {
 		var w io.Writer = stdout
 		if lf.cpuProf != stdoutName {
-			f, err := os.Create(lf.cpuProf)
+			f, err := createOutput(ctx, lf.cpuProf, os.O_TRUNC, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--cpuprofile: %v", err)
+				return nil, closeAll, outputErr(ctx, "--cpuprofile", err)
 			}
 			closers = append(closers, f.Close)
 			w = f
@@ -454,9 +475,9 @@ func (c *loadCmd) openOutputs(stdout, stderr io.Writer) (text io.Writer, closeAl
 	if lf.keylog != "" {
 		ls.spec.KeyLog = stdout
 		if lf.keylog != stdoutName {
-			f, err := os.OpenFile(lf.keylog, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
-				return nil, closeAll, usagef("--keylog: %v", err)
+				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
 			ls.spec.KeyLog = f

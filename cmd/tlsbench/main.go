@@ -108,16 +108,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case args[0] == "--version" || args[0] == "-V":
 		args = append([]string{"version"}, args[1:]...)
 	case args[0] == "help":
-		// tlsbench help CMD is tlsbench CMD --help.
-		if len(args) > 2 {
-			fmt.Fprintf(stderr, "tlsbench help: one topic at most, got %q\n", args[1:])
+		// tlsbench help CMD [SUB…] is tlsbench CMD [SUB…] --help.
+		if err := checkHelpTopic(args[1:]); err != nil {
+			fmt.Fprintf(stderr, "tlsbench help: %v\n", err)
 			return exitBadUsage
 		}
-		if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == args[1] }) {
-			fmt.Fprintf(stderr, "tlsbench help: unknown topic %q (commands: %s)\n", args[1], commandNames())
-			return exitBadUsage
-		}
-		args = []string{args[1], "--help"}
+		args = append(slices.Clone(args[1:]), "--help")
 	}
 	for _, c := range commands() {
 		if c.name != args[0] || c.run == nil {
@@ -128,6 +124,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "tlsbench: unknown command %q (commands: %s)\n", args[0], commandNames())
 	return exitBadUsage
+}
+
+// checkHelpTopic checks the words after help: a command, then each word
+// a subcommand of those before it (subcommands, keyed by the path).
+func checkHelpTopic(words []string) error {
+	if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == words[0] }) {
+		return fmt.Errorf("unknown topic %q (commands: %s)", words[0], commandNames())
+	}
+	for i := 1; i < len(words); i++ {
+		parent := strings.Join(words[:i], " ")
+		subs := subcommands[parent]
+		switch {
+		case len(subs) == 0:
+			return fmt.Errorf("one topic at most after %q (it has no subcommands), got %q", parent, strings.Join(words, " "))
+		case !slices.Contains(subs, words[i]):
+			return fmt.Errorf("unknown topic %q (subcommands of %s: %s)", parent+" "+words[i], parent, strings.Join(subs, ", "))
+		}
+	}
+	return nil
 }
 
 // report prints err on one line and returns the exit code it deserves.

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 		os.Exit(fakeKubectl(dir, os.Args[1:]))
 	}
 	if os.Getenv(childEnv) == "1" {
+		startBusyAgent() // TestQualifyBusyAgent's CPU-bound agent
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 		stop()

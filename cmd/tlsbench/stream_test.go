@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,7 +135,7 @@ func (b blockingWriter) Write(p []byte) (int, error) {
 // record's line.
 func TestStreamWriterBounded(t *testing.T) {
 	w := blockingWriter{make(chan struct{})}
-	s := newStreamWriter(w)
+	s := newStreamWriter(context.Background(), func(context.Context) (io.Writer, error) { return w, nil })
 	start := time.Now()
 	for i := range streamQueue + 10 {
 		s.second(streamHead{Profile: "p", Engine: "cps"}, metrics.Second{T: i + 1, Unix: int64(i)})
@@ -151,5 +153,39 @@ func TestStreamWriterBounded(t *testing.T) {
 	close(w.release)
 	if err := s.close(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStreamRecordKeptForALateReader: a FIFO's reader that comes after
+// the queue filled still gets the record's line, last, with the seconds
+// dropped counted in it.
+func TestStreamRecordKeptForALateReader(t *testing.T) {
+	var buf bytes.Buffer
+	opened := make(chan struct{})
+	s := newStreamWriter(context.Background(), func(context.Context) (io.Writer, error) {
+		<-opened
+		return &buf, nil
+	})
+	for i := range streamQueue + 10 {
+		s.second(streamHead{Profile: "p", Engine: "cps"}, metrics.Second{T: i + 1, Unix: int64(i)})
+	}
+	done := make(chan struct{})
+	go func() { s.record(&metrics.Run{Profile: "p"}); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the record's line waited for the reader")
+	}
+	close(opened)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	var last streamRecord
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Type != "record" {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	if len(lines) != streamQueue || last.Dropped != 11 {
+		t.Errorf("%d lines, %d dropped; want %d lines, the record counting 11 dropped", len(lines), last.Dropped, streamQueue)
 	}
 }

@@ -1,0 +1,203 @@
+package method
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Search is how a cell's exploration went: every probe in the order made,
+// the probes made again, and why the geometric steps stopped.
+type Search struct {
+	// Order is the levels in the order probed: the geometric steps, a
+	// level probed again (Repeated), then the refinements.
+	Order []int `json:"order"`
+	// Replaced are the first probes of the levels probed again because
+	// their neighbours disagreed with them; the exploration has the
+	// repeats.
+	Replaced []Probe `json:"replaced,omitempty"`
+	// Stop says why the geometric steps stopped.
+	Stop string `json:"stop"`
+}
+
+// Patience of the search: the geometric steps stop after this many
+// levels in a row that do not gain min_gain over the best, so that one
+// level that does not gain (a noisy probe) never ends the search.
+const searchPatience = 2
+
+// maxRepeats is the most probes a search makes again: a level whose value
+// disagrees with both its neighbours (below both, or above both, by more
+// than min_gain) is probed once more, and the steps are taken again with
+// the new value.
+const maxRepeats = 2
+
+// search is the exploratory search of one cell.
+type search struct {
+	steps   []int                                       // the geometric levels, from min to max
+	gain    float64                                     // min_gain
+	probe   func(level int, again bool) (*Entry, error) // makes (or finds) a probe
+	got     map[int]*Entry                              // the latest probe of each level
+	info    Search
+	repeats int
+}
+
+func newSearch(min, max int, gain float64, probe func(level int, again bool) (*Entry, error)) *search {
+	s := &search{gain: gain, probe: probe, got: map[int]*Entry{}}
+	for level := min; level >= 1 && level <= max; level *= 2 {
+		s.steps = append(s.steps, level)
+	}
+	return s
+}
+
+// at returns the latest probe at level, probing it once if none.
+func (s *search) at(level int) (*Entry, error) {
+	if e, ok := s.got[level]; ok {
+		return e, nil
+	}
+	e, err := s.probe(level, false)
+	if err != nil {
+		return nil, err
+	}
+	s.got[level] = e
+	s.info.Order = append(s.info.Order, level)
+	return e, nil
+}
+
+// again probes level once more: its repeat replaces its first probe.
+func (s *search) again(level int) error {
+	e, err := s.probe(level, true)
+	if err != nil {
+		return err
+	}
+	s.info.Replaced = append(s.info.Replaced, probeOf(level, s.got[level]))
+	s.got[level] = e
+	s.info.Order = append(s.info.Order, level)
+	s.repeats++
+	return nil
+}
+
+// run makes the search and returns the best accepted level (0 when none).
+func (s *search) run() (int, error) {
+	best := 0
+	for range maxRepeats + 1 {
+		var err error
+		if best, err = s.ascend(); err != nil {
+			return 0, err
+		}
+		level := s.disagreeing()
+		if level == 0 || s.repeats >= maxRepeats {
+			break
+		}
+		if err := s.again(level); err != nil {
+			return 0, err
+		}
+	}
+	if best == 0 {
+		return 0, nil
+	}
+	return s.refine(best)
+}
+
+// ascend takes the geometric steps up from min until a probe is rejected,
+// searchPatience levels in a row do not gain min_gain over the best, or
+// max; it returns the best accepted level.
+func (s *search) ascend() (int, error) {
+	best, bestValue := 0, 0.0
+	var flat []int // the levels in a row that did not gain
+	for _, level := range s.steps {
+		e, err := s.at(level)
+		if err != nil {
+			return 0, err
+		}
+		if !e.Accepted {
+			s.info.Stop = fmt.Sprintf("the probe at %d was rejected", level)
+			return best, nil
+		}
+		if e.Value > bestValue*(1+s.gain) {
+			best, bestValue, flat = level, e.Value, nil
+			continue
+		}
+		if e.Value > bestValue {
+			best, bestValue = level, e.Value
+		}
+		if flat = append(flat, level); len(flat) >= searchPatience {
+			s.info.Stop = fmt.Sprintf("no gain of min_gain %.3g%% over the best at %s in a row", s.gain*100, levelsText(flat))
+			return best, nil
+		}
+	}
+	s.info.Stop = fmt.Sprintf("reached explore.concurrency.max (%d)", s.steps[len(s.steps)-1])
+	return best, nil
+}
+
+// disagreeing returns the geometric level, not yet probed again, whose
+// accepted value disagrees most with both accepted neighbours: below both
+// or above both by more than min_gain (a dip before a spike, the lower
+// level first, when they disagree alike); 0 when none does.
+func (s *search) disagreeing() int {
+	level, most, dip := 0, 1+s.gain, false
+	for i := 1; i+1 < len(s.steps); i++ {
+		lo, mid, hi := s.got[s.steps[i-1]], s.got[s.steps[i]], s.got[s.steps[i+1]]
+		if lo == nil || mid == nil || hi == nil || !lo.Accepted || !mid.Accepted || !hi.Accepted ||
+			slices.ContainsFunc(s.info.Replaced, func(p Probe) bool { return p.Level == s.steps[i] }) {
+			continue
+		}
+		below, above := min(lo.Value, hi.Value)/mid.Value, mid.Value/max(lo.Value, hi.Value)
+		if mid.Value <= 0 {
+			below = math.Inf(1)
+		}
+		switch {
+		case below > most || below == most && level != 0 && !dip:
+			level, most, dip = s.steps[i], below, true
+		case above > most:
+			level, most, dip = s.steps[i], above, false
+		}
+	}
+	return level
+}
+
+// refine probes the geometric midpoints between the best and its probed
+// neighbours and returns the best accepted level.
+func (s *search) refine(best int) (int, error) {
+	bestValue := s.got[best].Value
+	steps := slices.Clone(s.steps)
+	i := slices.Index(steps, best)
+	for _, nb := range []int{i - 1, i + 1} {
+		if nb < 0 || nb >= len(steps) || s.got[steps[nb]] == nil {
+			continue
+		}
+		mid := int(math.Round(math.Sqrt(float64(best) * float64(steps[nb]))))
+		if mid == best || mid == steps[nb] {
+			continue
+		}
+		e, err := s.at(mid)
+		if err != nil {
+			return 0, err
+		}
+		if e.Accepted && e.Value > bestValue {
+			best, bestValue = mid, e.Value
+		}
+	}
+	return best, nil
+}
+
+// probeOf is what the summary keeps of an exploratory probe.
+func probeOf(level int, e *Entry) Probe {
+	return Probe{Level: level, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
+		GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons}
+}
+
+// levelsText is "8 and 16", "4, 8 and 16".
+func levelsText(levels []int) string {
+	text := ""
+	for i, l := range levels {
+		switch {
+		case i == 0:
+		case i == len(levels)-1:
+			text += " and "
+		default:
+			text += ", "
+		}
+		text += fmt.Sprint(l)
+	}
+	return text
+}

@@ -1,0 +1,121 @@
+// Command codestats measures the readability figures the project holds
+// itself to: non-test Go lines, library functions longer than a bound, and
+// lines wider than a bound (a tab counts as one column, as gofmt's output is
+// read by lll and most review tools). Generated files are left out.
+//
+//	go run ./cmd/codestats            # the figures and the offenders
+//	go run ./cmd/codestats --check    # exit 1 when a bound is exceeded
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+type funcLen struct {
+	pos   string
+	name  string
+	lines int
+}
+
+type stats struct {
+	files, lines int
+	wide         []string
+	long         []funcLen
+}
+
+func main() {
+	root := flag.String("root", ".", "the module's root")
+	maxFunc := flag.Int("max-func", 80, "longest library function, in lines")
+	maxCols := flag.Int("max-cols", 120, "widest non-test line, in columns")
+	check := flag.Bool("check", false, "exit 1 when a bound is exceeded")
+	flag.Parse()
+	s, err := measure(*root, *maxFunc, *maxCols)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "codestats:", err)
+		os.Exit(2)
+	}
+	fmt.Printf("non-test Go lines: %d in %d files\n", s.lines, s.files)
+	fmt.Printf("library functions over %d lines: %d\n", *maxFunc, len(s.long))
+	for _, f := range s.long {
+		fmt.Printf("  %s %s %d\n", f.pos, f.name, f.lines)
+	}
+	fmt.Printf("non-test lines over %d columns: %d\n", *maxCols, len(s.wide))
+	for _, w := range s.wide {
+		fmt.Printf("  %s\n", w)
+	}
+	if *check && (len(s.long) > 0 || len(s.wide) > 0) {
+		os.Exit(1)
+	}
+}
+
+func measure(root string, maxFunc, maxCols int) (*stats, error) {
+	s := &stats{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "bin") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		return s.add(path, maxFunc, maxCols)
+	})
+	sort.Slice(s.long, func(i, j int) bool { return s.long[i].lines > s.long[j].lines })
+	return s, err
+}
+
+func (s *stats) add(path string, maxFunc, maxCols int) error {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	if ast.IsGenerated(f) {
+		return nil
+	}
+	s.files++
+	sc := bufio.NewScanner(bytes.NewReader(src))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		s.lines++
+		if w := utf8.RuneCount(sc.Bytes()); w > maxCols {
+			s.wide = append(s.wide, fmt.Sprintf("%s:%d (%d)", path, n, w))
+		}
+	}
+	if f.Name.Name == "main" || strings.HasPrefix(filepath.ToSlash(path), "cmd/") {
+		return nil // commands are not library packages
+	}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok || fn.Body == nil {
+			continue
+		}
+		start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
+		if n := end.Line - start.Line + 1; n > maxFunc {
+			s.long = append(s.long, funcLen{fmt.Sprintf("%s:%d", path, start.Line), fn.Name.Name, n})
+		}
+	}
+	return nil
+}

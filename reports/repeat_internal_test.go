@@ -1,0 +1,36 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// TestReexploredNoteShowsTheGap: the re-exploration note's two figures
+// differ whenever the values do (1,155 and 1,221 CPS were both "1.2k"),
+// and keep the table's rounding when that already tells them apart.
+func TestReexploredNoteShowsTheGap(t *testing.T) {
+	for _, tc := range []struct {
+		engine          vocab.Engine
+		value, explored float64
+		want            []string
+	}{
+		{vocab.EngineCPS, 1155, 1221, []string{"first finals 1155 CPS", "exploration's 1221 CPS"}},
+		{vocab.EngineCPS, 1155.2, 1155.4, []string{"first finals 1155.2 CPS", "exploration's 1155.4 CPS"}},
+		{vocab.EngineCPS, 900, 1500, []string{"first finals 900 CPS", "exploration's 1.5k CPS"}},
+		{vocab.EngineThroughput, 9.61, 9.64, []string{"first finals 9.61 Gbps", "exploration's 9.64 Gbps"}},
+		{vocab.EngineThroughput, 5, 7, []string{"first finals 5.0 Gbps", "exploration's 7.0 Gbps"}},
+	} {
+		c := &method.Cell{Engine: tc.engine, Level: 64, Reexplored: &method.Reexploration{
+			Level: 128, Value: tc.value, Explored: tc.explored, Finals: []method.FinalRun{{}},
+		}}
+		note := repeatNote(c)
+		for _, w := range tc.want {
+			if !strings.Contains(note, w) {
+				t.Errorf("%s %v vs %v: note %q lacks %q", tc.engine, tc.value, tc.explored, note, w)
+			}
+		}
+	}
+}
