@@ -286,7 +286,7 @@ func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Samp
 
 // wireOverhead is how much more than the packets tlsbench's p50 may be per
 // phase at -c 1: the client's system calls and wake-ups on a shared
-// machine (measured: see the README, "What each phase times").
+// machine (measured: see docs/PHASES.md).
 const wireOverhead = time.Millisecond
 
 // TestPhasesMatchTheWire runs CPS against the reference target at -c 1, -c 8

@@ -3,7 +3,7 @@ package plan
 // The default limits of the connections' TCP retransmissions and resets
 // (Accept.MaxRetransmitRate, MaxResetRate). A clean run retransmits
 // nothing: over loopback and a lab's switched network no segment is lost,
-// and none was in the clean runs measured (see README, "Retransmissions and
+// and none was in the clean runs measured (see docs/ENGINES.md, "Retransmissions and
 // resets"). A path that loses 2% of its packets makes the client
 // retransmit about 0.1 segment per CPS transaction (each connection sends
 // about five segments that a loss in either direction makes it resend),
