@@ -45,8 +45,10 @@ func Defaults() Config {
 }
 
 // Op is the CPS operation. It is safe for concurrent use by its workers.
+// Its endpoint answers what the run negotiated, the leaf certificate's
+// fingerprint, the address dialled and the connections open.
 type Op struct {
-	ep  *tlsconn.Endpoint
+	*tlsconn.Endpoint
 	cfg Config
 	req *httpreq.Compiled
 
@@ -57,23 +59,13 @@ type Op struct {
 // Closes returns how the run's connections that read a complete response
 // ended (whole run).
 func (op *Op) Closes() metrics.Closes {
-	return metrics.Closes{ServerFirst: op.serverFIN.Load(), ClientFirst: op.clientFirst.Load(), NoCloseNotify: op.noCloseNotify.Load(),
-		FirstByteMerged: op.merged.Load()}
+	return metrics.Closes{
+		ServerFirst:     op.serverFIN.Load(),
+		ClientFirst:     op.clientFirst.Load(),
+		NoCloseNotify:   op.noCloseNotify.Load(),
+		FirstByteMerged: op.merged.Load(),
+	}
 }
-
-// Negotiated returns what the first verified connection negotiated, or nil.
-func (op *Op) Negotiated() *metrics.Negotiated { return op.ep.Negotiated() }
-
-// LeafSHA256 returns the fingerprint of the first verified connection's
-// leaf certificate, or "".
-func (op *Op) LeafSHA256() string { return op.ep.LeafSHA256() }
-
-// Address returns the address the run dials.
-func (op *Op) Address() string { return op.ep.Address() }
-
-// OpenConns returns how many of the run's connections are open now and the
-// most that were open at once.
-func (op *Op) OpenConns() (now, peak int64) { return op.ep.OpenConns() }
 
 var _ bench.Op = (*Op)(nil)
 
@@ -85,23 +77,21 @@ func New(cfg Config) (*Op, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
 	}
-	if err := cfg.Request.Check(); err != nil {
-		return nil, fmt.Errorf("cps: %w", err)
-	}
-	ep, err := tlsconn.NewEndpoint(cfg.Config)
+	op := &Op{cfg: cfg}
+	var err error
+	op.Endpoint, err = tlsconn.Prepare(vocab.EngineCPS, cfg.Config, cfg.Request.Check, func(addr string) (err error) {
+		op.req, err = cfg.Request.Compile("HTTP/1.0", addr)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("cps: %w", err)
+		return nil, err
 	}
-	req, err := cfg.Request.Compile("HTTP/1.0", ep.Address())
-	if err != nil {
-		return nil, fmt.Errorf("cps: %w", err)
-	}
-	return &Op{ep: ep, cfg: cfg, req: req}, nil
+	return op, nil
 }
 
 // NewWorker returns a worker with its own source address turn.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
-	return &worker{op: op, dialer: op.ep.NewDialer(id), gen: httpreq.NewGen(rand.Uint64())}, nil
+	return &worker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64())}, nil
 }
 
 type worker struct {
@@ -131,16 +121,8 @@ var readings = sync.Pool{New: func() any {
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	cfg := &w.op.cfg
 	// Connect and handshake (tlsconn times both).
-	conn, ph, stage, err := w.dialer.Dial(ctx)
-	s.Opened = true
-	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
-	s.Handshake = ph.HandshakeDone
-	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
-	if ph.TCPRead {
-		s.TCP.Add(ph.TCP) // a handshake that failed
-	}
-	if err != nil {
-		w.fail(s, stage, err)
+	conn, ph, err := w.dialer.Dial(ctx)
+	if !ph.Fill(s, err) {
 		return
 	}
 	defer closeTCP(s, conn)
@@ -156,7 +138,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
 	if err != nil {
-		w.finish(s, conn, bench.StageResponse, err)
+		w.finish(s, conn, err)
 		return
 	}
 	r := readings.Get().(*reading)
@@ -169,48 +151,62 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	readings.Put(r)
 	s.Payload = body
 	if err != nil {
-		w.finish(s, conn, bench.StageResponse, w.rd.Cause(err))
+		w.finish(s, conn, w.rd.Cause(err))
 		return
 	}
-	// HTTP/1.0: the server closes; read to its close so that the TIME_WAIT
-	// stays on the server side. Its close is the TCP FIN: the TLS layer
-	// ends at the close_notify alert, which comes before it.
-	more, err := w.drainToEOF()
+	more, err := w.awaitClose(conn)
 	extra += more
-	if err == nil {
-		closeNotify, fin, _ := conn.AwaitFIN(w.tail[:], cfg.ReadTimeout)
-		if !closeNotify {
-			w.op.noCloseNotify.Add(1)
-		}
-		if fin {
-			w.op.serverFIN.Add(1)
-		} else {
-			w.op.clientFirst.Add(1)
-		}
-	}
 	// Transfer: from the first byte to the server's FIN (or the error).
 	t4 := time.Now()
 	s.Dur[vocab.PhaseTTFB] = w.rd.First.Sub(t3)
 	s.Dur[vocab.PhaseTransfer] = t4.Sub(w.rd.First)
+	w.finish(s, conn, w.judge(s, conn, status, body, extra, err))
+}
+
+// awaitClose reads to the server's close: HTTP/1.0, the server closes, so
+// that the TIME_WAIT stays on its side. Its close is the TCP FIN: the TLS
+// layer ends at the close_notify alert, which comes before it. It returns
+// how many bytes came after the response, and counts how the connection
+// ended.
+func (w *worker) awaitClose(conn *tlsconn.Conn) (int, error) {
+	extra, err := w.drainToEOF()
+	if err != nil {
+		return extra, err
+	}
+	closeNotify, fin, _ := conn.AwaitFIN(w.tail[:], w.op.cfg.ReadTimeout)
+	if !closeNotify {
+		w.op.noCloseNotify.Add(1)
+	}
+	if fin {
+		w.op.serverFIN.Add(1)
+	} else {
+		w.op.clientFirst.Add(1)
+	}
+	return extra, nil
+}
+
+// judge returns what is wrong with a response read to the server's close
+// (err: the wait for the close), its class set in s; a good response's
+// connection is the run's negotiated parameters if it is the first.
+func (w *worker) judge(s *metrics.Sample, conn *tlsconn.Conn, status int, body int64, extra int, err error) error {
 	switch {
 	case status != fasthttp.StatusOK:
-		err = fmt.Errorf("status %d", status)
 		s.Class = vocab.ClassStatus
-	case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
-		err = fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
+		return fmt.Errorf("status %d", status)
+	case w.op.cfg.ExpectSize >= 0 && body != w.op.cfg.ExpectSize:
 		s.Class = vocab.ClassBodySize
+		return fmt.Errorf("body of %d bytes, expected %d", body, w.op.cfg.ExpectSize)
 	case extra > 0:
-		err = fmt.Errorf("%d bytes after the response body", extra)
 		s.Class = vocab.ClassBodySize
+		return fmt.Errorf("%d bytes after the response body", extra)
 	case err != nil:
-		err = fmt.Errorf("waiting for the server's close: %w", err)
-	default:
-		w.op.ep.Observe(&conn.State)
-		if w.rd.Merged {
-			w.op.merged.Add(1)
-		}
+		return fmt.Errorf("waiting for the server's close: %w", err)
 	}
-	w.finish(s, conn, bench.StageResponse, err)
+	w.op.Observe(&conn.State)
+	if w.rd.Merged {
+		w.op.merged.Add(1)
+	}
+	return nil
 }
 
 // readResponse reads the response head and streams its body through the
@@ -268,19 +264,12 @@ func (w *worker) drainToEOF() (int, error) {
 	}
 }
 
-// fail records a transaction that ended before it had a connection.
-func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
-	s.Class = tlsconn.Class(stage, err)
-	s.Err = err
-	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
-}
-
 // finish closes the sample of a transaction that had a connection; err (if
 // any) is classified unless a class was already set.
-func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, stage bench.Stage, err error) {
+func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, err error) {
 	if err != nil {
 		if s.Class == "" {
-			s.Class = tlsconn.Class(stage, err)
+			s.Class = tlsconn.Class(err)
 			var small *fasthttp.ErrSmallBuffer
 			switch {
 			case errors.Is(err, fasthttp.ErrBodyTooLarge):

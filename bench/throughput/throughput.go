@@ -55,7 +55,11 @@ type Config struct {
 
 // Defaults returns the default configuration (no target yet).
 func Defaults() Config {
-	return Config{Config: tlsconn.Defaults(), Request: httpreq.Defaults(vocab.EngineThroughput.DefaultPath()), Pipeline: 1}
+	return Config{
+		Config:   tlsconn.Defaults(),
+		Request:  httpreq.Defaults(vocab.EngineThroughput.DefaultPath()),
+		Pipeline: 1,
+	}
 }
 
 // BodyCheck says how bodies are verified: against a deterministic pattern
@@ -87,9 +91,10 @@ func ParseVerify(spec string, pattern []byte) (*BodyCheck, error) {
 var ErrBodyMismatch = errors.New("body does not match")
 
 // Op is the throughput operation. It is safe for concurrent use by its
-// workers.
+// workers. Its endpoint answers what the run negotiated, the leaf
+// certificate's fingerprint, the address dialled and the connections open.
 type Op struct {
-	ep  *tlsconn.Endpoint
+	*tlsconn.Endpoint
 	cfg Config
 	req *httpreq.Compiled
 	// Read buffers are lent to a worker while it reads responses and
@@ -100,20 +105,6 @@ type Op struct {
 
 var _ bench.Op = (*Op)(nil)
 
-// Negotiated returns what the first verified connection negotiated, or nil.
-func (op *Op) Negotiated() *metrics.Negotiated { return op.ep.Negotiated() }
-
-// LeafSHA256 returns the fingerprint of the first verified connection's
-// leaf certificate, or "".
-func (op *Op) LeafSHA256() string { return op.ep.LeafSHA256() }
-
-// Address returns the address the run dials.
-func (op *Op) Address() string { return op.ep.Address() }
-
-// OpenConns returns how many of the run's connections are open now and the
-// most that were open at once.
-func (op *Op) OpenConns() (now, peak int64) { return op.ep.OpenConns() }
-
 // New checks cfg and prepares the operation.
 func New(cfg Config) (*Op, error) {
 	if cfg.Path == "" {
@@ -123,30 +114,30 @@ func New(cfg Config) (*Op, error) {
 		return nil, fmt.Errorf("throughput: pipeline must be at least 1, got %d", cfg.Pipeline)
 	}
 	if cfg.RequestsPerConn < 0 {
-		return nil, fmt.Errorf("throughput: requests per connection must not be negative, got %d", cfg.RequestsPerConn)
+		return nil, fmt.Errorf("throughput: requests per connection must not be negative, got %d",
+			cfg.RequestsPerConn)
 	}
 	if cfg.BufSize <= 0 {
 		cfg.BufSize = 64 << 10
 	}
-	if err := cfg.Request.Check(); err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
-	}
-	ep, err := tlsconn.NewEndpoint(cfg.Config)
+	op := &Op{cfg: cfg}
+	var err error
+	op.Endpoint, err = tlsconn.Prepare(vocab.EngineThroughput, cfg.Config, cfg.Request.Check,
+		func(addr string) (err error) {
+			op.req, err = cfg.Request.Compile("HTTP/1.1", addr)
+			return err
+		})
 	if err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
+		return nil, err
 	}
-	req, err := cfg.Request.Compile("HTTP/1.1", ep.Address())
-	if err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
-	}
-	return &Op{ep: ep, cfg: cfg, req: req}, nil
+	return op, nil
 }
 
 // NewWorker returns a worker that owns one connection at a time.
 func (op *Op) NewWorker(id int) (bench.Worker, error) {
 	w := &worker{
 		op:     op,
-		dialer: op.ep.NewDialer(id),
+		dialer: op.NewDialer(id),
 		sent:   make([]time.Time, 0, op.cfg.Pipeline),
 		gen:    httpreq.NewGen(rand.Uint64()),
 	}
@@ -229,16 +220,8 @@ func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 	if w.conn != nil {
 		return true
 	}
-	ph, stage, err := w.dial(ctx)
-	s.Opened, s.Handshake = true, ph.HandshakeDone
-	if ph.TCPRead {
-		s.TCP.Add(ph.TCP) // a handshake that failed
-	}
-	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
-	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
-	if err != nil {
-		s.Class, s.Err = tlsconn.Class(stage, err), err
-		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+	ph, err := w.dial(ctx)
+	if !ph.Fill(s, err) {
 		return false
 	}
 	w.opened, w.openedPhases = true, ph
@@ -246,16 +229,16 @@ func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 }
 
 // dial opens a connection and makes it the worker's.
-func (w *worker) dial(ctx context.Context) (tlsconn.Phases, bench.Stage, error) {
-	conn, ph, stage, err := w.dialer.Dial(ctx)
+func (w *worker) dial(ctx context.Context) (tlsconn.Phases, error) {
+	conn, ph, err := w.dialer.Dial(ctx)
 	if err != nil {
-		return ph, stage, err
+		return ph, err
 	}
-	w.op.ep.Observe(&conn.State)
+	w.op.Observe(&conn.State)
 	w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
 	w.wireIn, w.wireOut = 0, 0
 	w.rd.Reset(conn, w.op.cfg.ReadTimeout)
-	return ph, stage, nil
+	return ph, nil
 }
 
 // Do reads one response, opening a connection first if the worker has none;
@@ -271,48 +254,8 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	for {
 		// Connect and handshake: now, or carried from Open.
 		dialed, carried := w.conn == nil, w.opened
-		if dialed {
-			ph, stage, err := w.dial(ctx)
-			s.Opened, s.Handshake = true, ph.HandshakeDone
-			if ph.TCPRead {
-				s.TCP.Add(ph.TCP) // a handshake that failed
-			}
-			s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
-			if err != nil {
-				s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
-				s.Class, s.Err = tlsconn.Class(stage, err), err
-				s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
-				return
-			}
-		} else if carried {
-			w.opened = false
-			s.Opened, s.Handshake = true, true
-			s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = w.openedPhases.Connect, w.openedPhases.Handshake
-		}
-		// Keep the pipeline full, within the connection's request budget.
-		n := cfg.Pipeline - len(w.sent)
-		if cfg.RequestsPerConn > 0 {
-			n = min(n, cfg.RequestsPerConn-w.nsent)
-		}
-		if n > 0 {
-			_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
-			w.reqs = w.reqs[:0]
-			for i := 0; i < n; i++ {
-				w.reqs = w.op.req.Append(w.reqs, w.gen)
-			}
-			// A request's TTFB starts before it is written: the server
-			// may answer before Write returns.
-			now := time.Now()
-			wrote, err := w.conn.Write(w.reqs)
-			s.BytesOut = int64(wrote)
-			for i := 0; i < n; i++ {
-				w.sent = append(w.sent, now)
-			}
-			w.nsent += n
-			if err != nil {
-				w.fail(s, bench.StageResponse, err)
-				return
-			}
+		if !w.connect(ctx, s) || !w.send(s) {
+			return
 		}
 		if len(w.sent) == 0 {
 			// The budget is spent and every response read: start afresh.
@@ -321,24 +264,18 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		}
 		// TTFB: from the oldest request in flight to its first byte.
 		started := w.sent[0]
-		w.borrow()
-		w.rd.Mark()
-		if w.br.Buffered() > 0 {
-			w.rd.First = time.Now() // pipelined: already here
-		}
-		w.resp.Reset()
-		w.resp.StreamBody = true
-		if err := w.resp.Header.Read(w.br); err != nil {
-			err = w.rd.Cause(err)
-			if (w.nrecv > 0 || carried) && !dialed && (errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) && w.rd.N == 0 {
+		if err := w.readHead(); err != nil {
+			if !dialed && (w.nrecv > 0 || carried) && w.rd.N == 0 &&
+				(errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) {
 				// The server closed a kept-alive connection between
 				// responses (or one opened ahead, before its first):
 				// open a new one and ask again.
-				oldIn, oldOut = oldIn+w.conn.WireIn()-w.wireIn, oldOut+w.conn.WireOut()-w.wireOut
+				oldIn += w.conn.WireIn() - w.wireIn
+				oldOut += w.conn.WireOut() - w.wireOut
 				w.closeIn(s)
 				continue
 			}
-			w.fail(s, bench.StageResponse, err)
+			w.fail(s, err)
 			return
 		}
 		// Transfer: from the first byte to the body's last.
@@ -349,7 +286,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		s.Dur[vocab.PhaseTransfer] = end.Sub(first)
 		s.Payload = body
 		if err != nil {
-			w.fail(s, bench.StageResponse, err)
+			w.fail(s, err)
 			return
 		}
 		w.sent = w.sent[:copy(w.sent, w.sent[1:])]
@@ -368,6 +305,69 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		}
 		return
 	}
+}
+
+// connect gives the worker a connection if it has none, or carries the
+// one Open opened ahead into s (its connect and handshake times). False:
+// the dial failed and s is ended.
+func (w *worker) connect(ctx context.Context, s *metrics.Sample) bool {
+	switch {
+	case w.conn == nil:
+		ph, err := w.dial(ctx)
+		return ph.Fill(s, err)
+	case w.opened:
+		w.opened = false
+		w.openedPhases.Fill(s, nil)
+	}
+	return true
+}
+
+// send keeps the pipeline full, within the connection's request budget.
+// False: the write failed and s is ended.
+func (w *worker) send(s *metrics.Sample) bool {
+	cfg := &w.op.cfg
+	n := cfg.Pipeline - len(w.sent)
+	if cfg.RequestsPerConn > 0 {
+		n = min(n, cfg.RequestsPerConn-w.nsent)
+	}
+	if n <= 0 {
+		return true
+	}
+	_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
+	w.reqs = w.reqs[:0]
+	for i := 0; i < n; i++ {
+		w.reqs = w.op.req.Append(w.reqs, w.gen)
+	}
+	// A request's TTFB starts before it is written: the server may answer
+	// before Write returns.
+	now := time.Now()
+	wrote, err := w.conn.Write(w.reqs)
+	s.BytesOut = int64(wrote)
+	for i := 0; i < n; i++ {
+		w.sent = append(w.sent, now)
+	}
+	w.nsent += n
+	if err != nil {
+		w.fail(s, err)
+		return false
+	}
+	return true
+}
+
+// readHead reads the head of the oldest response in flight into w.resp,
+// with the read buffers borrowed; its body is left to stream.
+func (w *worker) readHead() error {
+	w.borrow()
+	w.rd.Mark()
+	if w.br.Buffered() > 0 {
+		w.rd.First = time.Now() // pipelined: already here
+	}
+	w.resp.Reset()
+	w.resp.StreamBody = true
+	if err := w.resp.Header.Read(w.br); err != nil {
+		return w.rd.Cause(err)
+	}
+	return nil
 }
 
 // readBody streams the body through the worker's buffer, counting and
@@ -391,8 +391,8 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 		buf := *w.buf
 		k, err := bs.Read(buf)
 		if k > 0 {
-			if check != nil && check.Pattern != nil && !mismatch && !matchesPattern(buf[:k], check.Pattern, n) {
-				mismatch = true
+			if check != nil && check.Pattern != nil && !mismatch {
+				mismatch = !matchesPattern(buf[:k], check.Pattern, n)
 			}
 			if w.sum != nil {
 				w.sum.Write(buf[:k])
@@ -432,14 +432,14 @@ func matchesPattern(p, pattern []byte, off int64) bool {
 
 // fail ends the sample with err and drops the connection: after a broken
 // response the stream cannot be trusted.
-func (w *worker) fail(s *metrics.Sample, stage bench.Stage, err error) {
+func (w *worker) fail(s *metrics.Sample, err error) {
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case s.Class != "":
 	case errors.As(err, &small):
 		s.Class = vocab.ClassHeaderSize
 	default:
-		s.Class = tlsconn.Class(stage, err)
+		s.Class = tlsconn.Class(err)
 	}
 	s.Err = err
 	w.account(s)

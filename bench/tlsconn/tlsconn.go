@@ -106,6 +106,28 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 	return &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
 }
 
+// Prepare is the operations' common prologue: the request's own checks
+// (check), the endpoint (NewEndpoint), then the request compiled for the
+// address the run dials (compile). An error names the operation.
+func Prepare(op vocab.Engine, cfg Config, check func() error, compile func(addr string) error) (*Endpoint, error) {
+	ep, err := prepare(cfg, check, compile)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return ep, nil
+}
+
+func prepare(cfg Config, check func() error, compile func(addr string) error) (*Endpoint, error) {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	ep, err := NewEndpoint(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ep, compile(ep.Address())
+}
+
 // resolveOnce turns a host name into its first address (IPv4 first), once
 // for the run: a name lookup per connection cost about 1% of a CPS
 // transaction's CPU (0.06 of 7.9 s in a profile against "localhost") and
@@ -290,10 +312,10 @@ type Phases struct {
 }
 
 // Dial connects and handshakes, and returns the phases' durations with the
-// connection. On failure it returns the stage and the error, the connection
-// closed; the caller classifies it with Class. When the stage is
+// connection. On failure the connection is closed and the error is a
+// *DialError, which knows its stage (Class classifies it); when the stage is
 // StageHandshake, the TCP connection was opened.
-func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
+func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, error) {
 	var phases Phases
 	cfg := &d.c.cfg
 	if n := len(cfg.Sources); n > 0 {
@@ -306,7 +328,7 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	phases.Connect = t1.Sub(t0)
 	if err != nil {
 		phases.TCP, phases.TCPRead = d.tcp.failed()
-		return nil, phases, bench.StageConnect, err
+		return nil, phases, &DialError{Stage: bench.StageConnect, Err: err}
 	}
 	d.tcp.release()
 	d.c.opened()
@@ -323,22 +345,52 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, bench.Stage, error) {
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
+	var cs tls.ConnectionState
+	if err == nil {
+		phases.HandshakeDone = true
+		// VerifyConnection checked all but the group of a TLS 1.2 full
+		// handshake; now that it is known, check everything.
+		cs = tc.ConnectionState()
+		err = cfg.Profile.Verify(cs)
+	}
 	if err != nil {
 		phases.TCP, phases.TCPRead = cc.tcpAtClose()
 		d.drop(raw)
-		return nil, phases, bench.StageHandshake, err
-	}
-	phases.HandshakeDone = true
-	// VerifyConnection checked all but the group of a TLS 1.2 full
-	// handshake; now that it is known, check everything.
-	cs := tc.ConnectionState()
-	if err := cfg.Profile.Verify(cs); err != nil {
-		phases.TCP, phases.TCPRead = cc.tcpAtClose()
-		d.drop(raw)
-		return nil, phases, bench.StageHandshake, err
+		return nil, phases, &DialError{Stage: bench.StageHandshake, Err: err}
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return &Conn{Conn: tc, raw: cc, State: cs, ep: d.c}, phases, bench.StageHandshake, nil
+	return &Conn{Conn: tc, raw: cc, State: cs, ep: d.c}, phases, nil
+}
+
+// DialError is a failed Dial: the stage it failed at (connect or handshake)
+// and the cause. Its message is the cause's.
+type DialError struct {
+	Stage bench.Stage
+	Err   error
+}
+
+func (e *DialError) Error() string { return e.Err.Error() }
+func (e *DialError) Unwrap() error { return e.Err }
+
+// Fill notes the opening of a connection in s: the connect and handshake
+// times, whether the handshake completed, its wire bytes and, for a
+// handshake that failed, the kernel's account of the connection. When err
+// (Dial's) is not nil it also ends s, classified, and Fill returns false.
+func (ph *Phases) Fill(s *metrics.Sample, err error) bool {
+	s.Opened = true
+	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
+	s.Handshake = ph.HandshakeDone
+	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
+	if ph.TCPRead {
+		s.TCP.Add(ph.TCP) // a handshake that failed
+	}
+	if err == nil {
+		return true
+	}
+	s.Class = Class(err)
+	s.Err = err
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+	return false
 }
 
 // drop closes a connection that failed its handshake.
@@ -348,14 +400,20 @@ func (d *Dialer) drop(raw net.Conn) {
 }
 
 // Class maps an error to its class: a profile mismatch or a resumed
-// session first, then bench.Classify.
-func Class(stage bench.Stage, err error) vocab.Class {
+// session first, then bench.Classify at the error's stage: a *DialError's,
+// else StageResponse.
+func Class(err error) vocab.Class {
 	var me *profiles.MismatchError
 	switch {
 	case errors.Is(err, profiles.ErrResumed):
 		return vocab.ClassResumed
 	case errors.As(err, &me):
 		return vocab.ClassMismatch
+	}
+	stage := bench.StageResponse
+	var de *DialError
+	if errors.As(err, &de) {
+		stage = de.Stage
 	}
 	return bench.Classify(stage, err)
 }
