@@ -125,7 +125,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	if !ph.Fill(s, err) {
 		return
 	}
-	defer closeTCP(s, conn)
+	defer conn.CloseIn(s) // with the kernel's account of it (TCP_INFO)
 
 	// Request and response. TTFB starts before the request is written
 	// (the server may answer before Write returns) and ends when the
@@ -285,13 +285,5 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, err error) {
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
 		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())
-	}
-}
-
-// closeTCP closes the transaction's connection, noting the kernel's account
-// of it in s.
-func closeTCP(s *metrics.Sample, conn *tlsconn.Conn) {
-	if t, ok := conn.CloseTCP(); ok {
-		s.TCP.Add(t)
 	}
 }

@@ -465,9 +465,7 @@ func (w *worker) account(s *metrics.Sample) {
 // kernel's account of it (TCP_INFO) in s.
 func (w *worker) closeIn(s *metrics.Sample) {
 	if w.conn != nil {
-		if t, ok := w.conn.CloseTCP(); ok {
-			s.TCP.Add(t)
-		}
+		w.conn.CloseIn(s)
 	}
 	w.Close()
 }

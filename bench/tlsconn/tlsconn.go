@@ -261,6 +261,14 @@ func (c *Conn) CloseTCP() (t metrics.TCPConn, ok bool) {
 	return t, ok
 }
 
+// CloseIn is CloseTCP, noting the kernel's account of the connection in
+// the sample of the transaction that closes it.
+func (c *Conn) CloseIn(s *metrics.Sample) {
+	if t, ok := c.CloseTCP(); ok {
+		s.TCP.Add(t)
+	}
+}
+
 // SetDeadline sets the deadline of the underlying TCP connection.
 func (c *Conn) SetDeadline(t time.Time) error { return c.raw.SetDeadline(t) }
 
