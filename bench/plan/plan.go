@@ -425,7 +425,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 		}
 		seen[d.Name] = true
 		if d.URL != Reference {
-			if _, err := BaseURL(d.URL); err != nil {
+			if _, err := ParseTarget(d.URL, ""); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
 			}
 		}
@@ -445,7 +445,7 @@ func (p *Plan) Check(set *profiles.Set) error {
 			if _, err := set.Get(prof); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
-			if _, err := BaseURL(u); err != nil {
+			if _, err := ParseTarget(u, ""); err != nil {
 				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
 			}
 		}
@@ -515,17 +515,33 @@ func (p *Plan) Check(set *profiles.Set) error {
 	return nil
 }
 
-// baseURL parses an https base URL.
-func BaseURL(raw string) (*url.URL, error) {
+// Target is an https URL parsed for a run: what is dialled, what is sent
+// (SNI, Host header) and asked for. ParseTarget is the one URL → target
+// parser of the commands and the method.
+type Target struct {
+	URL        *url.URL // its host in the A-label form
+	Host       string   // host name (or IP) of the URL, A-label
+	Port       string   // 443 when the URL has none
+	Path       string   // escaped path with query; the default path when the URL has none
+	Address    string   // host:port to dial
+	ServerName string   // SNI: crypto/tls sends none for an IP, but verifies against it
+	HostHeader string
+}
+
+// ParseTarget parses an https URL; a URL without a path gets defaultPath.
+// Its host is turned into its A-label (SNI, verification, DNS and the Host
+// header use it).
+func ParseTarget(raw, defaultPath string) (*Target, error) {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("bad URL %q", raw)
-	}
-	if u.Scheme != "https" {
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("bad URL %q: %v", raw, errors.Unwrap(err))
+	case u.Scheme != "https":
 		return nil, fmt.Errorf("bad URL %q: the scheme must be https", raw)
-	}
-	if u.Hostname() == "" {
+	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("bad URL %q: no host", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("bad URL %q: user information is not supported", raw)
 	}
 	host, err := ALabel(u.Hostname())
 	if err != nil {
@@ -537,12 +553,21 @@ func BaseURL(raw string) (*url.URL, error) {
 			u.Host = net.JoinHostPort(host, p)
 		}
 	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, port)
-		}
+	t := &Target{URL: u, Host: host, Port: u.Port(), Path: u.EscapedPath(), HostHeader: u.Host, ServerName: host}
+	if t.Port == "" {
+		t.Port = "443"
 	}
-	return u, nil
+	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
+		return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, t.Port)
+	}
+	if t.Path == "" {
+		t.Path = defaultPath
+	}
+	if u.RawQuery != "" {
+		t.Path += "?" + u.RawQuery
+	}
+	t.Address = net.JoinHostPort(t.Host, t.Port)
+	return t, nil
 }
 
 // Marshal returns the plan as YAML, as resolved (defaults filled in).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -218,15 +217,7 @@ func (s *Spec) roots() (*x509.CertPool, error) {
 	if s.Roots != nil || s.Target.CAFile == "" {
 		return s.Roots, nil
 	}
-	pem, err := os.ReadFile(s.Target.CAFile)
-	if err != nil {
-		return nil, fmt.Errorf("cacert: %w", err)
-	}
-	p := x509.NewCertPool()
-	if !p.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cacert %s: no PEM certificate in it", s.Target.CAFile)
-	}
-	return p, nil
+	return profiles.LoadRoots(s.Target.CAFile)
 }
 
 // Deadlines is the sum of a transaction's phase deadlines: connect,

@@ -325,12 +325,11 @@ func checkPlanFiles(pl *plan.Plan) error {
 		if d.CACert == "" {
 			continue
 		}
-		pem, err := os.ReadFile(d.CACert)
-		if err != nil {
-			return usagef("DUT %s: cacert %s: %v", d.Name, d.CACert, pathErr(err))
-		}
-		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			return usagef("DUT %s: cacert %s: no PEM certificate in it", d.Name, d.CACert)
+		if _, err := profiles.LoadRoots(d.CACert); err != nil {
+			if re := (*profiles.RootsError)(nil); errors.As(err, &re) && re.Err != nil {
+				return usagef("DUT %s: cacert %s: %v", d.Name, d.CACert, pathErr(re.Err))
+			}
+			return usagef("DUT %s: %v", d.Name, err)
 		}
 	}
 	return nil
@@ -455,13 +454,10 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 		for range lines { // drain the rest of its output
 		}
 	}()
-	pem, err := os.ReadFile(ca)
-	if err != nil {
+	if r.pool, err = profiles.LoadRoots(ca); err != nil {
 		r.stop()
 		return nil, err
 	}
-	r.pool = x509.NewCertPool()
-	r.pool.AppendCertsFromPEM(pem)
 	return r, nil
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -218,13 +217,8 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 		}
 	}
 	if f := s.Target.CAFile; f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return nil, usagef("--cacert: %v", err)
-		}
-		s.Roots = x509.NewCertPool()
-		if !s.Roots.AppendCertsFromPEM(pem) {
-			return nil, usagef("--cacert %s: no PEM certificate in it", f)
+		if s.Roots, err = profiles.LoadRoots(f); err != nil {
+			return nil, cacertError("--cacert", err)
 		}
 	}
 	return ls, nil
@@ -597,4 +591,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// cacertError words an error of profiles.LoadRoots with the flag (or plan
+// field) that named the file.
+func cacertError(flag string, err error) error {
+	var re *profiles.RootsError
+	switch {
+	case !errors.As(err, &re):
+		return usagef("%s: %v", flag, err)
+	case re.Err != nil:
+		return usagef("%s: %v", flag, re.Err)
+	}
+	return usagef("%s %s: no PEM certificate in it", flag, re.File)
 }
