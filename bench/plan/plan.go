@@ -416,40 +416,59 @@ func (p *Plan) Check(set *profiles.Set) error {
 	}
 	seen := map[string]bool{}
 	for i, d := range p.DUTs {
-		at := func(f string) []string { return []string{"duts", strconv.Itoa(i), f} }
-		if d.Name == "" || strings.ContainsAny(d.Name, " /\\") {
-			return ferr(fmt.Sprintf("duts: name %q must be set and have no spaces or slashes", d.Name), at("name")...)
-		}
 		if seen[d.Name] {
-			return ferr(fmt.Sprintf("duts: %s is listed twice", d.Name), at("name")...)
+			return ferr(fmt.Sprintf("duts: %s is listed twice", d.Name), "duts", strconv.Itoa(i), "name")
 		}
 		seen[d.Name] = true
-		if d.URL != Reference {
-			if _, err := ParseTarget(d.URL, ""); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
-			}
-		}
-		if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
-			return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
-		}
-		for j, proc := range d.Processes {
-			if proc == "" || strings.ContainsAny(proc, " \t\n") || (!strings.Contains(proc, "/") && len(proc) > 15) {
-				return ferr(fmt.Sprintf("duts: %s: processes: %q is neither a process name (1 to 15 characters, no spaces) nor a pid file's path", d.Name, proc),
-					"duts", strconv.Itoa(i), "processes", strconv.Itoa(j))
-			}
-		}
-		if err := checkCounters(d, set); err != nil {
-			return ferr(fmt.Sprintf("duts: %s: counters: %v", d.Name, err), at("counters")...)
-		}
-		for prof, u := range d.Endpoints {
-			if _, err := set.Get(prof); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
-			}
-			if _, err := ParseTarget(u, ""); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
-			}
+		if err := checkDUT(i, d, set); err != nil {
+			return err
 		}
 	}
+	if err := p.checkTests(set); err != nil {
+		return err
+	}
+	if err := p.checkDescriptions(); err != nil {
+		return err
+	}
+	return p.Method.check()
+}
+
+// checkDUT checks DUT number i.
+func checkDUT(i int, d DUT, set *profiles.Set) error {
+	at := func(f ...string) []string { return append([]string{"duts", strconv.Itoa(i)}, f...) }
+	if d.Name == "" || strings.ContainsAny(d.Name, " /\\") {
+		return ferr(fmt.Sprintf("duts: name %q must be set and have no spaces or slashes", d.Name), at("name")...)
+	}
+	if d.URL != Reference {
+		if _, err := ParseTarget(d.URL, ""); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
+		}
+	}
+	if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
+		return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
+	}
+	for j, proc := range d.Processes {
+		if proc == "" || strings.ContainsAny(proc, " \t\n") || (!strings.Contains(proc, "/") && len(proc) > 15) {
+			return ferr(fmt.Sprintf("duts: %s: processes: %q is neither a process name "+
+				"(1 to 15 characters, no spaces) nor a pid file's path", d.Name, proc), at("processes", strconv.Itoa(j))...)
+		}
+	}
+	if err := checkCounters(d, set); err != nil {
+		return ferr(fmt.Sprintf("duts: %s: counters: %v", d.Name, err), at("counters")...)
+	}
+	for prof, u := range d.Endpoints {
+		if _, err := set.Get(prof); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), at("endpoints", prof)...)
+		}
+		if _, err := ParseTarget(u, ""); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), at("endpoints", prof)...)
+		}
+	}
+	return nil
+}
+
+// checkTests checks the plan's tests against the profiles in set.
+func (p *Plan) checkTests(set *profiles.Set) error {
 	if len(p.Tests) == 0 {
 		return ferr("tests: at least one test is required", "tests")
 	}
@@ -470,47 +489,77 @@ func (p *Plan) Check(set *profiles.Set) error {
 			}
 		}
 	}
-	if err := p.checkDescriptions(); err != nil {
-		return err
+	return nil
+}
+
+// check checks the acceptance rule's bounds.
+func (a *Accept) check() error {
+	switch {
+	case a.MaxDeviceDisagreement != nil && (*a.MaxDeviceDisagreement < 0 || *a.MaxDeviceDisagreement > 1):
+		return ferr(fmt.Sprintf("method: accept.max_device_disagreement %s is out of range [0%%, 100%%]",
+			*a.MaxDeviceDisagreement),
+			"method", "accept", "max_device_disagreement")
+	case a.MaxErrors < 0:
+		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
+	case a.MaxErrorRate < 0 || a.MaxErrorRate > 1:
+		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", a.MaxErrorRate),
+			"method", "accept", "max_error_rate")
+	case a.MaxDroppedShare < 0 || a.MaxDroppedShare > 1:
+		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", a.MaxDroppedShare),
+			"method", "accept", "max_dropped_share")
+	case a.MaxOtherCPU < 0 || a.MaxOtherCPU > 1:
+		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", a.MaxOtherCPU),
+			"method", "accept", "max_other_cpu")
+	case a.MaxSteal < 0 || a.MaxSteal > 1:
+		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", a.MaxSteal),
+			"method", "accept", "max_steal")
+	case a.MaxRetransmitRate != nil && (*a.MaxRetransmitRate < 0 || *a.MaxRetransmitRate > MaxTCPRate):
+		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] "+
+			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, MaxTCPRate),
+			"method", "accept", "max_retransmit_rate")
+	case a.MaxResetRate != nil && (*a.MaxResetRate < 0 || *a.MaxResetRate > 1):
+		return ferr(fmt.Sprintf("method: accept.max_reset_rate %s is out of range [0%%, 100%%]", *a.MaxResetRate),
+			"method", "accept", "max_reset_rate")
+	case a.MaxGeneratorCPU <= 0 || a.MaxGeneratorCPU > 1:
+		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", a.MaxGeneratorCPU),
+			"method", "accept", "max_generator_cpu")
 	}
-	m := p.Method
+	return nil
+}
+
+// check checks the method: its durations, exploration, acceptance and finals.
+func (m *Method) check() error {
+	e, f := &m.Explore, &m.Final
 	switch {
 	case m.Duration <= 0:
 		return ferr("method: duration must be positive", "method", "duration")
-	case m.Explore.ProbeDuration <= 0:
+	case e.ProbeDuration <= 0:
 		return ferr("method: explore.probe_duration must be positive", "method", "explore", "probe_duration")
-	case m.Explore.Concurrency.Min < 1 || m.Explore.Concurrency.Max < m.Explore.Concurrency.Min:
-		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d", m.Explore.Concurrency.Min, m.Explore.Concurrency.Max), "method", "explore", "concurrency")
-	case m.Explore.MinGain < 0 || m.Explore.MinGain >= 1:
-		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", m.Explore.MinGain), "method", "explore", "min_gain")
-	case m.Accept.MaxDeviceDisagreement != nil && (*m.Accept.MaxDeviceDisagreement < 0 || *m.Accept.MaxDeviceDisagreement > 1):
-		return ferr(fmt.Sprintf("method: accept.max_device_disagreement %s is out of range [0%%, 100%%]", *m.Accept.MaxDeviceDisagreement), "method", "accept", "max_device_disagreement")
-	case m.Accept.MaxErrors < 0:
-		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
-	case m.Accept.MaxErrorRate < 0 || m.Accept.MaxErrorRate > 1:
-		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", m.Accept.MaxErrorRate), "method", "accept", "max_error_rate")
-	case m.Accept.MaxDroppedShare < 0 || m.Accept.MaxDroppedShare > 1:
-		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", m.Accept.MaxDroppedShare), "method", "accept", "max_dropped_share")
-	case m.Accept.MaxOtherCPU < 0 || m.Accept.MaxOtherCPU > 1:
-		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", m.Accept.MaxOtherCPU), "method", "accept", "max_other_cpu")
-	case m.Accept.MaxSteal < 0 || m.Accept.MaxSteal > 1:
-		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", m.Accept.MaxSteal), "method", "accept", "max_steal")
-	case m.Accept.MaxRetransmitRate != nil && (*m.Accept.MaxRetransmitRate < 0 || *m.Accept.MaxRetransmitRate > MaxTCPRate):
-		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] (retransmitted segments per transaction)", *m.Accept.MaxRetransmitRate, MaxTCPRate), "method", "accept", "max_retransmit_rate")
-	case m.Accept.MaxResetRate != nil && (*m.Accept.MaxResetRate < 0 || *m.Accept.MaxResetRate > 1):
-		return ferr(fmt.Sprintf("method: accept.max_reset_rate %s is out of range [0%%, 100%%]", *m.Accept.MaxResetRate), "method", "accept", "max_reset_rate")
-	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
-		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
-	case m.Final.MinAccepted < 1:
+	case e.Concurrency.Min < 1 || e.Concurrency.Max < e.Concurrency.Min:
+		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d",
+			e.Concurrency.Min, e.Concurrency.Max), "method", "explore", "concurrency")
+	case e.MinGain < 0 || e.MinGain >= 1:
+		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", e.MinGain),
+			"method", "explore", "min_gain")
+	}
+	if err := m.Accept.check(); err != nil {
+		return err
+	}
+	switch {
+	case f.MinAccepted < 1:
 		return ferr("method: final.min_accepted must be at least 1", "method", "final", "min_accepted")
-	case m.Final.MaxRuns < m.Final.MinAccepted:
-		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", m.Final.MaxRuns, m.Final.MinAccepted), "method", "final", "max_runs")
-	case m.Final.Tolerance <= 0 || m.Final.Tolerance >= 1:
-		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", m.Final.Tolerance), "method", "final", "tolerance")
-	case m.Final.Repeat < 0 || m.Final.Repeat > MaxRepeat:
-		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", m.Final.Repeat, MaxRepeat), "method", "final", "repeat")
-	case m.Final.Order != "" && m.Final.Order != OrderInterleaved && m.Final.Order != OrderSequential:
-		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", m.Final.Order, OrderInterleaved, OrderSequential), "method", "final", "order")
+	case f.MaxRuns < f.MinAccepted:
+		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", f.MaxRuns, f.MinAccepted),
+			"method", "final", "max_runs")
+	case f.Tolerance <= 0 || f.Tolerance >= 1:
+		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", f.Tolerance),
+			"method", "final", "tolerance")
+	case f.Repeat < 0 || f.Repeat > MaxRepeat:
+		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", f.Repeat, MaxRepeat),
+			"method", "final", "repeat")
+	case f.Order != "" && f.Order != OrderInterleaved && f.Order != OrderSequential:
+		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", f.Order, OrderInterleaved, OrderSequential),
+			"method", "final", "order")
 	}
 	return nil
 }
