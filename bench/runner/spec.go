@@ -114,10 +114,6 @@ func Defaults(engine vocab.Engine) Spec {
 // DefaultStartTolerance is how late an agent may start by default.
 const DefaultStartTolerance = time.Second
 
-// FieldError is a spec field whose value is out of its domain (the one
-// field error of every owner's Validate).
-type FieldError = vocab.FieldError
-
 // ShardError is a load that cannot be divided among the agents.
 type ShardError struct {
 	Shard, Shards int
@@ -133,11 +129,11 @@ func (e *ShardError) Error() string {
 // run share one target.
 var ErrNoTarget = errors.New("an agent's run needs a target URL: the agents of one run share one target")
 
-// Validate reports the first field out of its domain (a *FieldError) or
+// Validate reports the first field out of its domain (a *vocab.FieldError) or
 // the error of the profile's lookup. The request, connection and load
 // settings are checked by their owners' Validate.
 func (s *Spec) Validate() error {
-	bad := func(field string, v any, want string) error { return &FieldError{Field: field, Value: v, Want: want} }
+	bad := func(field string, v any, want string) error { return &vocab.FieldError{Field: field, Value: v, Want: want} }
 	if s.Engine != vocab.EngineCPS && s.Engine != vocab.EngineThroughput {
 		return bad("engine", s.Engine, "be cps or throughput")
 	}
@@ -312,5 +308,5 @@ func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
 		return throughput.New(throughput.Config{Config: conn, Request: req,
 			Pipeline: max(spec.Pipeline, 1), RequestsPerConn: spec.RequestsPerConn, Verify: verify})
 	}
-	return nil, &FieldError{Field: "engine", Value: spec.Engine, Want: "be cps or throughput"}
+	return nil, &vocab.FieldError{Field: "engine", Value: spec.Engine, Want: "be cps or throughput"}
 }

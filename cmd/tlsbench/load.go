@@ -138,16 +138,6 @@ type engineSpec struct {
 	table func(w io.Writer, runs []*metrics.Run) error
 }
 
-// loadSetup is the shared flags, checked and resolved.
-type loadSetup struct {
-	// spec is the run, but for its profile and target, and this agent's
-	// share of the load.
-	spec     runner.Spec
-	set      *profiles.Set
-	profiles []*profiles.Profile
-	agent    *runner.Agent
-}
-
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
 	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
@@ -159,7 +149,7 @@ var specFlags = map[string]string{
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
 func specError(err error) error {
-	var fe *runner.FieldError
+	var fe *vocab.FieldError
 	var se *runner.ShardError
 	switch {
 	case errors.As(err, &fe):
@@ -172,28 +162,29 @@ func specError(err error) error {
 	return usagef("%s", err)
 }
 
-// resolve checks the shared flags (after parsing) and resolves them.
-func (lf *loadFlags) resolve() (*loadSetup, error) {
-	ls := &loadSetup{spec: lf.spec}
-	s := &ls.spec
+// resolve checks the shared flags (after parsing) and resolves them into a
+// command without its engine and URL.
+func (lf *loadFlags) resolve() (*loadCmd, error) {
+	c := &loadCmd{lf: lf, spec: lf.spec}
+	s := &c.spec
 	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
 	var err error
-	if ls.set, err = loadProfiles(s.ProfileFiles); err != nil {
+	if c.set, err = loadProfiles(s.ProfileFiles); err != nil {
 		return nil, err
 	}
-	s.Profiles = ls.set
+	s.Profiles = c.set
 	names := lf.names
 	if len(names) == 0 {
 		names = []string{runner.DefaultProfile}
 	}
 	for _, n := range names {
-		p, err := ls.set.Get(n)
+		p, err := c.set.Get(n)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}
-		ls.profiles = append(ls.profiles, p)
+		c.profiles = append(c.profiles, p)
 	}
-	s.Profile = ls.profiles[0].Name
+	s.Profile = c.profiles[0].Name
 	if err := s.Validate(); err != nil {
 		return nil, specError(err)
 	}
@@ -208,11 +199,11 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	if s.Headers, err = parseHeaders(lf.headers); err != nil {
 		return nil, err
 	}
-	if ls.agent, err = lf.resolveAgent(); err != nil {
+	if c.agent, err = lf.resolveAgent(); err != nil {
 		return nil, err
 	}
-	if ls.agent != nil {
-		if *s, err = s.ForShard(*ls.agent); err != nil {
+	if c.agent != nil {
+		if *s, err = s.ForShard(*c.agent); err != nil {
 			return nil, specError(err)
 		}
 	}
@@ -221,7 +212,7 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 			return nil, cacertError("--cacert", err)
 		}
 	}
-	return ls, nil
+	return c, nil
 }
 
 // loadCmd is an engine command line, parsed and checked: what runLoad
@@ -229,8 +220,13 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 type loadCmd struct {
 	eng engineSpec
 	lf  *loadFlags
-	ls  *loadSetup
 	ep  *endpoint // nil: the in-process reference target
+	// spec is the run, but for its profile and target, and this agent's
+	// share of the load.
+	spec     runner.Spec
+	set      *profiles.Set
+	profiles []*profiles.Profile
+	agent    *runner.Agent
 }
 
 // parseLoad parses and checks an engine command line (no network, no file
@@ -248,14 +244,14 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
 		return nil, err
 	}
-	ls, err := lf.resolve()
+	c, err := lf.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if err := lf.checkLive(); err != nil {
 		return nil, err
 	}
-	c := &loadCmd{eng: eng, lf: lf, ls: ls}
+	c.eng = eng
 	if fs.NArg() == 1 {
 		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
 			return nil, err
@@ -267,24 +263,24 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 			}
 		}
 	}
-	if a := ls.agent; a != nil {
+	if a := c.agent; a != nil {
 		if lf.spec.Device != nil && a.Shards > 1 {
 			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
 		}
 		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
-		if len(ls.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
+		if len(c.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
 			return nil, usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
 		}
 	}
 	return c, nil
 }
 
-// spec is the run of profile p against the command's URL or, without one,
+// runSpec is the run of profile p against the command's URL or, without one,
 // the reference target tgt.
-func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
-	js := c.ls.spec
+func (c *loadCmd) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
+	js := c.spec
 	js.Profile = p.Name
 	t := &js.Target
 	if ep := c.ep; ep != nil {
@@ -318,8 +314,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
 		return err
 	}
-	ls, ep, ps := c.ls, c.ep, c.ls.profiles
-	if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
+	ep, ps := c.ep, c.profiles
+	if err := checkCapacity(spec.name, c.spec.Concurrency); err != nil {
 		return err
 	}
 	// The engine's own checks come last: its warnings come only when the
@@ -358,7 +354,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if ctx.Err() != nil {
 			break
 		}
-		js := c.spec(p, tgt)
+		js := c.runSpec(p, tgt)
 		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
 		live.hook(&js, runLabels(&js))
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
@@ -375,8 +371,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// A failed preflight sent no load: an agent has nothing to
 		// report, and fails (as the coordinator then sees).
-		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
-			return noSuccess(r, ls.set)
+		if pf := r.Preflight; pf != nil && !pf.OK && c.agent != nil && c.agent.ReportTo != "" {
+			return noSuccess(r, c.set)
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
@@ -395,7 +391,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// Pushed once the record is on disk and the summary printed: a
 		// collector lost during the run loses no record.
-		if a := ls.agent; a != nil && a.ReportTo != "" {
+		if a := c.agent; a != nil && a.ReportTo != "" {
 			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
 				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
 					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
@@ -406,7 +402,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		// A failed preflight sent no load; an aborted run stopped it:
 		// no further profile is run.
 		if r.Failed() != "" {
-			return noSuccess(r, ls.set)
+			return noSuccess(r, c.set)
 		}
 	}
 	if err := spec.table(text, runs); err != nil {
@@ -417,7 +413,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
-			return noSuccess(r, ls.set)
+			return noSuccess(r, c.set)
 		}
 	}
 	if ctx.Err() != nil {
@@ -431,7 +427,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // directory. It returns where the text goes and what closes them.
 func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 	text io.Writer, closeAll func(), err error) {
-	lf, ls, ps := c.lf, c.ls, c.ls.profiles
+	lf, ps := c.lf, c.profiles
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -467,14 +463,14 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 		closers = append(closers, func() error { pprof.StopCPUProfile(); return nil })
 	}
 	if lf.keylog != "" {
-		ls.spec.KeyLog = stdout
+		c.spec.KeyLog = stdout
 		if lf.keylog != stdoutName {
 			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
 				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
-			ls.spec.KeyLog = f
+			c.spec.KeyLog = f
 		}
 		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", c.eng.name)
 	}
