@@ -152,7 +152,8 @@ type LateError struct {
 }
 
 func (e *LateError) Error() string {
-	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting late", e.Late.Round(time.Millisecond), e.Tolerance)
+	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting "+
+		"late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
 
 // DefaultDrain is the drain bound when Config.Drain is zero.

@@ -176,7 +176,8 @@ func (c *chainCache) verify(certs []*x509.Certificate) error {
 	if c.name == "" {
 		// crypto/tls refuses this configuration; so must we, or any
 		// certificate of a trusted CA would do for any host.
-		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName or InsecureSkipVerify must be specified")}
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName " +
+			"or InsecureSkipVerify must be specified")}
 	}
 	now := time.Now()
 	leaf := certs[0]

@@ -82,7 +82,8 @@ func (r *Request) Compile(proto, addr string) (*Compiled, error) {
 	}
 	c := &Compiled{random: r.RandomPath}
 	for _, p := range paths {
-		c.before = append(c.before, fmt.Sprintf("GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", p, proto, host, r.UserAgent))
+		c.before = append(c.before, fmt.Sprintf("GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: "+
+			"*/*\r\n", p, proto, host, r.UserAgent))
 	}
 	dynamic := len(paths) > 1
 	for _, h := range r.Headers {

@@ -102,7 +102,9 @@ func Defaults(engine vocab.Engine) Spec {
 	req := httpreq.Defaults(engine.DefaultPath())
 	s := Spec{
 		Engine: engine, Profile: DefaultProfile, Request: req, Settings: tlsconn.Defaults().Settings,
-		Load:     bench.Load{Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter},
+		Load: bench.Load{
+			Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter,
+		},
 		Pipeline: 1,
 	}
 	if engine == vocab.EngineThroughput {
@@ -133,7 +135,9 @@ var ErrNoTarget = errors.New("an agent's run needs a target URL: the agents of o
 // the error of the profile's lookup. The request, connection and load
 // settings are checked by their owners' Validate.
 func (s *Spec) Validate() error {
-	bad := func(field string, v any, want string) error { return &vocab.FieldError{Field: field, Value: v, Want: want} }
+	bad := func(field string, v any, want string) error {
+		return &vocab.FieldError{Field: field, Value: v, Want: want}
+	}
 	if s.Engine != vocab.EngineCPS && s.Engine != vocab.EngineThroughput {
 		return bad("engine", s.Engine, "be cps or throughput")
 	}

@@ -50,20 +50,25 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	if conc > 0 {
 		s.Concurrency = conc
 	}
-	fs.IntVarP(&s.Concurrency, "concurrency", "c", s.Concurrency, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)")
+	fs.IntVarP(&s.Concurrency, "concurrency", "c", s.Concurrency, "closed loop: `N` concurrent connections; open loop: "+
+		"most in flight (default 1024 there)")
 	fs.DurationVarP(&s.Duration, "duration", "d", s.Duration, "steady-state `DURATION` measured")
 	fs.DurationVar(&s.Warmup, "warmup", s.Warmup, "warm-up `DURATION` before it, excluded from statistics")
 	fs.Float64Var(&s.Rate, "rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)")
 	fs.StringArrayVar(&lf.names, "profile", nil, "cipher profile `NAME` (repeatable; default "+runner.DefaultProfile+")")
 	fs.StringArrayVar(&s.ProfileFiles, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)")
+	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL "+
+		"(repeatable)")
 	fs.StringVar(&s.Target.CAFile, "cacert", "", "verify the server with the CA certificates in `FILE` (PEM)")
-	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded in the results)")
+	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded "+
+		"in the results)")
 	fs.StringVar(&lf.sni, "sni", "", "send this server `NAME` (SNI) instead of the URL's host")
-	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)")
+	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn "+
+		"(repeatable)")
 	fs.StringArrayVarP(&lf.headers, "header", "H", nil, "extra request header `'Name: value'` (repeatable)")
 	fs.Int64Var(&s.ExpectSize, "expect-size", s.ExpectSize, "any other body size than `N` bytes is an error")
-	fs.StringVar(&lf.jsonOut, "json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, the text goes to stderr)")
+	fs.StringVar(&lf.jsonOut, "json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, "+
+		"the text goes to stderr)")
 	fs.DurationVar(&s.ConnectTimeout, "connect-timeout", s.ConnectTimeout, "TCP connect `DEADLINE`")
 	fs.DurationVar(&s.HandshakeTimeout, "handshake-timeout", s.HandshakeTimeout, "TLS handshake `DEADLINE`")
 	fs.DurationVar(&s.ReadTimeout, "read-timeout", s.ReadTimeout, "first byte and each later read `DEADLINE`")
@@ -72,23 +77,29 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
 
-	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)")
-	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
-	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
+	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; "+
+		"i from 0)")
+	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC "+
+		"3339); refuse to start later than --start-tolerance after it")
+	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after "+
+		"--start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
-	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; asked before the load)")
+	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; "+
+		"asked before the load)")
 	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.Drain, "drain", 0, "after the window, wait at most `DURATION` for the transactions in flight, "+
 		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; "+
 		"default at least 30s)")
-	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
+	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has "+
+		"succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	return lf
 }
 
 // addDUTFlag adds --dut to an engine command.
 func (lf *loadFlags) addDUTFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&lf.spec.Target.DUT, "dut", "", "name the device under test `NAME` in the record: report and compare group records by it")
+	fs.StringVar(&lf.spec.Target.DUT, "dut", "", "name the device under test `NAME` in the record: report and compare "+
+		"group records by it")
 }
 
 // checkDUTName checks a DUT name given with flag: "" (none) or printable,
@@ -97,7 +108,8 @@ func checkDUTName(flag, name string) error {
 	if name == "" {
 		return nil
 	}
-	if len(name) > 100 || strings.ContainsAny(name, " /\\") || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+	control := func(r rune) bool { return r < ' ' || r == 0x7f }
+	if len(name) > 100 || strings.ContainsAny(name, " /\\") || strings.ContainsFunc(name, control) {
 		return usagef("bad %s %q: want a name without spaces, slashes or control characters, 100 bytes at most", flag, name)
 	}
 	return nil
@@ -140,7 +152,8 @@ type engineSpec struct {
 
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
-	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"concurrency": "-c: " +
+		"concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
 	"drain":       "--drain",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
@@ -155,9 +168,11 @@ func specError(err error) error {
 	case errors.As(err, &fe):
 		return usagef("%s must %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
 	case errors.As(err, &se) && se.What == "sources":
-		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d "+
+			"agents", se.Shard, se.Shards, se.Have, se.Shards)
 	case errors.As(err, &se):
-		return usagef("--shard %d/%d: concurrency %d cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+		return usagef("--shard %d/%d: concurrency %d cannot be divided among %d "+
+			"agents", se.Shard, se.Shards, se.Have, se.Shards)
 	}
 	return usagef("%s", err)
 }
@@ -231,7 +246,8 @@ type loadCmd struct {
 
 // parseLoad parses and checks an engine command line (no network, no file
 // written, nothing printed but help).
-func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout io.Writer) (*loadCmd, error) {
+func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
+	stdout io.Writer) (*loadCmd, error) {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -296,17 +312,18 @@ func (c *loadCmd) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
 	}
 	s, lf := &c.lf.spec, c.lf // as given, before this agent's share
 	js.Config = runner.Echo(loadEcho{
-		URL: t.URL, Path: js.Path,
+		URL: t.URL, Path: js.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
 		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
-		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(), ReadTimeout: s.ReadTimeout.String(),
-		Resolve: lf.resolves, CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, SNI: lf.sni, Sources: lf.sources,
-		Headers: lf.headers, ExpectSize: s.ExpectSize, LingerZero: s.LingerZero, Extra: c.eng.extra,
+		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(),
+		ReadTimeout: s.ReadTimeout.String(), ExpectSize: s.ExpectSize, LingerZero: s.LingerZero,
+		CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, Extra: c.eng.extra,
 	})
 	return js
 }
 
 // runLoad parses an engine command line and runs it for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) (err error) {
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
+	stdout, stderr io.Writer) (err error) {
 	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
 	if err != nil {
 		return helpOK(err)
@@ -346,7 +363,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return err
 		}
 		defer tgt.Close()
-		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n", spec.name)
+		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the "+
+			"generator's)\n", spec.name)
 	}
 
 	var runs []*metrics.Run
@@ -358,7 +376,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
 		live.hook(&js, runLabels(&js))
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
-			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
+			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at "+
+				"%s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
 		r, err := runner.Execute(ctx, &js)
 		live.finish(r)
@@ -472,7 +491,8 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 			closers = append(closers, f.Close)
 			c.spec.KeyLog = f
 		}
-		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", c.eng.name)
+		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results "+
+			"are not representative\n", c.eng.name)
 	}
 	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
 		if err := outfile.CheckDir(lf.jsonOut); err != nil {
@@ -510,7 +530,8 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
-		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: offered %s; the server's answer: %s",
+		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: "+
+			"offered %s; the server's answer: %s",
 			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)
 	}
 	if r.Load.Aborted != "" {
@@ -530,7 +551,8 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 			answer += " (" + ex + ")"
 		}
 	}
-	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: %s", r.Target.Address, r.Profile, offer, answer)
+	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: "+
+		"%s", r.Target.Address, r.Profile, offer, answer)
 }
 
 // offered describes what the profile of r offers: versions, suites, groups.
@@ -548,14 +570,16 @@ func offered(r *metrics.Run, set *profiles.Set) string {
 		for _, g := range p.OfferedGroups() {
 			groups = append(groups, g.Name)
 		}
-		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+		offer = fmt.Sprintf("%s..%s, %s, groups "+
+			"%s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
 	}
 	return offer
 }
 
 // statusLine returns the progress callback: once a second, rewritten in
 // place on a terminal, one line per second otherwise.
-func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration, format func(metrics.Second) string) func(metrics.Second) {
+func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration,
+	format func(metrics.Second) string) func(metrics.Second) {
 	if quiet {
 		return nil
 	}
