@@ -596,10 +596,10 @@ func ParseTarget(raw, defaultPath string) (*Target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q: %v", raw, err)
 	}
-	if host != u.Hostname() {
+	if port := u.Port(); host != u.Hostname() {
 		u.Host = host
-		if p := u.Port(); p != "" {
-			u.Host = net.JoinHostPort(host, p)
+		if port != "" {
+			u.Host = net.JoinHostPort(host, port)
 		}
 	}
 	t := &Target{URL: u, Host: host, Port: u.Port(), Path: u.EscapedPath(), HostHeader: u.Host, ServerName: host}
