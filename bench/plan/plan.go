@@ -492,39 +492,44 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 	return nil
 }
 
-// check checks the acceptance rule's bounds.
+// check checks the acceptance rule's bounds, in the order of its fields.
 func (a *Accept) check() error {
-	switch {
-	case a.MaxDeviceDisagreement != nil && (*a.MaxDeviceDisagreement < 0 || *a.MaxDeviceDisagreement > 1):
-		return ferr(fmt.Sprintf("method: accept.max_device_disagreement %s is out of range [0%%, 100%%]",
-			*a.MaxDeviceDisagreement),
-			"method", "accept", "max_device_disagreement")
-	case a.MaxErrors < 0:
-		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
-	case a.MaxErrorRate < 0 || a.MaxErrorRate > 1:
-		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", a.MaxErrorRate),
-			"method", "accept", "max_error_rate")
-	case a.MaxDroppedShare < 0 || a.MaxDroppedShare > 1:
-		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", a.MaxDroppedShare),
-			"method", "accept", "max_dropped_share")
-	case a.MaxOtherCPU < 0 || a.MaxOtherCPU > 1:
-		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", a.MaxOtherCPU),
-			"method", "accept", "max_other_cpu")
-	case a.MaxSteal < 0 || a.MaxSteal > 1:
-		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", a.MaxSteal),
-			"method", "accept", "max_steal")
-	case a.MaxRetransmitRate != nil && (*a.MaxRetransmitRate < 0 || *a.MaxRetransmitRate > MaxTCPRate):
+	shares := []struct {
+		name string
+		p    *Percent
+	}{
+		{"max_device_disagreement", a.MaxDeviceDisagreement}, {"max_error_rate", &a.MaxErrorRate},
+		{"max_dropped_share", &a.MaxDroppedShare}, {"max_other_cpu", &a.MaxOtherCPU}, {"max_steal", &a.MaxSteal},
+	}
+	for i, s := range shares {
+		if i == 1 && a.MaxErrors < 0 { // between max_device_disagreement and max_error_rate
+			return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
+		}
+		if err := share(s.name, s.p); err != nil {
+			return err
+		}
+	}
+	if r := a.MaxRetransmitRate; r != nil && (*r < 0 || *r > MaxTCPRate) {
 		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] "+
 			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, MaxTCPRate),
 			"method", "accept", "max_retransmit_rate")
-	case a.MaxResetRate != nil && (*a.MaxResetRate < 0 || *a.MaxResetRate > 1):
-		return ferr(fmt.Sprintf("method: accept.max_reset_rate %s is out of range [0%%, 100%%]", *a.MaxResetRate),
-			"method", "accept", "max_reset_rate")
-	case a.MaxGeneratorCPU <= 0 || a.MaxGeneratorCPU > 1:
+	}
+	if err := share("max_reset_rate", a.MaxResetRate); err != nil {
+		return err
+	}
+	if a.MaxGeneratorCPU <= 0 || a.MaxGeneratorCPU > 1 {
 		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", a.MaxGeneratorCPU),
 			"method", "accept", "max_generator_cpu")
 	}
 	return nil
+}
+
+// share checks that the acceptance bound name, if set, is a share: 0% to 100%.
+func share(name string, p *Percent) error {
+	if p == nil || (*p >= 0 && *p <= 1) {
+		return nil
+	}
+	return ferr(fmt.Sprintf("method: accept.%s %s is out of range [0%%, 100%%]", name, *p), "method", "accept", name)
 }
 
 // check checks the method: its durations, exploration, acceptance and finals.
