@@ -85,7 +85,7 @@ func New(cfg Config) (*Op, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
 	}
-	if err := cfg.Request.Check(); err != nil {
+	if err := cfg.Request.Validate(); err != nil {
 		return nil, fmt.Errorf("cps: %w", err)
 	}
 	ep, err := tlsconn.NewEndpoint(cfg.Config)

@@ -128,7 +128,7 @@ func New(cfg Config) (*Op, error) {
 	if cfg.BufSize <= 0 {
 		cfg.BufSize = 64 << 10
 	}
-	if err := cfg.Request.Check(); err != nil {
+	if err := cfg.Request.Validate(); err != nil {
 		return nil, fmt.Errorf("throughput: %w", err)
 	}
 	ep, err := tlsconn.NewEndpoint(cfg.Config)

@@ -36,8 +36,8 @@ func TestProbeResumption(t *testing.T) {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 				}
 			})
-		cfg := tlsconn.Config{
-			Profile: p, Address: addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+		cfg := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
+			Profile: p, Address: addr,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
 		}
 		got, err := tlsconn.ProbeResumption(context.Background(), cfg, "localhost", "/")
@@ -56,7 +56,7 @@ func TestDialRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
-	c, err := tlsconn.NewEndpoint(tlsconn.Config{Profile: p, Address: addr, ConnectTimeout: time.Second, HandshakeTimeout: time.Second,
+	c, err := tlsconn.NewEndpoint(tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: time.Second, HandshakeTimeout: time.Second}, Profile: p, Address: addr,
 		TLS: profiles.ClientOptions{ServerName: "localhost"}})
 	if err != nil {
 		t.Fatal(err)

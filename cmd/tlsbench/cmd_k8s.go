@@ -150,7 +150,7 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	switch lf := c.lf; {
 	case c.ep == nil:
 		return o, usagef("the agents need a URL: the agents of one run share one target")
-	case len(c.ls.profiles) > 1:
+	case len(c.profiles) > 1:
 		return o, usagef("the engine command takes one --profile: one distributed run is one profile")
 	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
 		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
@@ -161,7 +161,7 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
 		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
 	}
-	o.Run, o.StartAt, o.NodeSelector = c.spec(c.ls.profiles[0], nil), start, nodeSelector
+	o.Run, o.StartAt, o.NodeSelector = c.runSpec(c.profiles[0], nil), start, nodeSelector
 	o.Run.Roots, o.Run.Profiles, o.Run.KeyLog = nil, nil, nil // files, read in the pods
 	// The first and the last agent's share, checked as the agents will
 	// check them (their shares of the load differ only by one), with the
