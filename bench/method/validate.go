@@ -79,7 +79,8 @@ func (e *Entry) Validate() error {
 		return fmt.Errorf("run: %w", err)
 	}
 	if e.Run.Engine != e.Engine {
-		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q", e.Run.Engine, e.Engine)}
+		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q",
+			e.Run.Engine, e.Engine)}
 	}
 	return nil
 }
