@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

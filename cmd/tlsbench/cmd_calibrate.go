@@ -12,10 +12,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const calibrateUsage = `tlsbench calibrate [--profile NAME]... [--cps GOAL] [--gbps GOAL] [flags]

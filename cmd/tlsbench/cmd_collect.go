@@ -14,9 +14,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/reports"
-
 	"github.com/tlsbench/tlsbench/bench/outfile"
+	"github.com/tlsbench/tlsbench/reports"
 )
 
 const collectUsage = `tlsbench collect --listen ADDR --expect N -o FILE [flags]

@@ -16,14 +16,12 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
-
-	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
