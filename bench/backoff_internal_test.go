@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

@@ -20,13 +20,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -80,15 +80,48 @@ func closeAll(ws []Worker) {
 	}
 }
 
+// Load is the load of a run: how many transactions at once, at what rate,
+// for how long. A run spec embeds it (its JSON names are the spec's).
+type Load struct {
+	Concurrency int           `json:"concurrency"`    // closed loop: workers; open loop: most in flight
+	Rate        float64       `json:"rate,omitempty"` // transactions per second; 0 for closed loop
+	Duration    time.Duration `json:"duration"`       // steady-state window
+	Warmup      time.Duration `json:"warmup"`         // before the window, excluded from statistics
+	// Drain bounds how long in-flight transactions may run after the window
+	// (or an interruption) before they are abandoned (0: DefaultDrain).
+	Drain time.Duration `json:"drain"`
+	// AbortAfter, if positive, stops the run when nothing has succeeded
+	// for that long while transactions failed (Outcome.Aborted); 0: never.
+	// Whatever it is, a worker that fails BackoffAfter times in a row
+	// backs off (see BackoffBase).
+	AbortAfter time.Duration `json:"abort_after"`
+}
+
+// Validate reports the first setting out of its domain, a *vocab.FieldError.
+func (l *Load) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return &vocab.FieldError{Field: field, Value: v, Want: want}
+	}
+	switch {
+	case l.Concurrency < 1:
+		return bad("concurrency", l.Concurrency, "be at least 1")
+	case math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0:
+		return bad("rate", l.Rate, "be a finite number, not negative")
+	case l.Duration <= 0:
+		return bad("duration", l.Duration, "be positive")
+	case l.Warmup < 0:
+		return bad("warmup", l.Warmup, "not be negative")
+	case l.Drain < 0:
+		return bad("drain", l.Drain, "not be negative")
+	case l.AbortAfter < 0:
+		return bad("abort_after", l.AbortAfter, "not be negative")
+	}
+	return nil
+}
+
 // Config says how to apply load. The zero value is not valid; see Defaults.
 type Config struct {
-	Concurrency int           // closed loop: workers; open loop: most in flight
-	Rate        float64       // transactions per second; 0 for closed loop
-	Duration    time.Duration // steady-state window
-	Warmup      time.Duration // before the window, excluded from statistics
-	// Drain bounds how long in-flight transactions may run after the window
-	// (or an interruption) before they are abandoned.
-	Drain  time.Duration
+	Load
 	Shards int // histogram shards; 0 means 2×GOMAXPROCS
 	// OpenParallel bounds the connections opened at once before the load
 	// (workers that are Openers); 0 means 8 per core.
@@ -100,11 +133,6 @@ type Config struct {
 	// it). Apply refuses to start more than StartTolerance after it.
 	StartAt        time.Time
 	StartTolerance time.Duration
-	// AbortAfter, if positive, stops the run when nothing has succeeded
-	// for that long while transactions failed (Outcome.Aborted); 0: never.
-	// Whatever it is, a worker that fails BackoffAfter times in a row
-	// backs off (see BackoffBase).
-	AbortAfter time.Duration
 	// AtWindow, if set, is called at the steady window's start (end
 	// false) and then, if it was, when the load stops (end true: the
 	// window's end, an interruption or a stall), from the goroutine that
@@ -123,26 +151,15 @@ type LateError struct {
 }
 
 func (e *LateError) Error() string {
-	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting late", e.Late.Round(time.Millisecond), e.Tolerance)
+	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting "+
+		"late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
 
 // DefaultDrain is the drain bound when Config.Drain is zero.
 const DefaultDrain = 30 * time.Second
 
-// Validate reports a configuration error.
-func (c Config) Validate() error {
-	switch {
-	case c.Concurrency < 1:
-		return fmt.Errorf("concurrency must be at least 1, got %d", c.Concurrency)
-	case c.Rate < 0:
-		return fmt.Errorf("rate must not be negative, got %g", c.Rate)
-	case c.Duration <= 0:
-		return fmt.Errorf("duration must be positive, got %s", c.Duration)
-	case c.Warmup < 0:
-		return fmt.Errorf("warm-up must not be negative, got %s", c.Warmup)
-	}
-	return nil
-}
+// Validate reports a configuration error (Load.Validate's).
+func (c Config) Validate() error { return c.Load.Validate() }
 
 // Outcome is what one application of load measured.
 type Outcome struct {

@@ -43,8 +43,8 @@ func BenchmarkEngine(b *testing.B) {
 		name string
 		cfg  bench.Config
 	}{
-		{"closed", bench.Config{Concurrency: 4, Duration: 300 * time.Millisecond}},
-		{"open", bench.Config{Concurrency: 16, Rate: 5000, Duration: 300 * time.Millisecond}},
+		{"closed", bench.Config{Load: bench.Load{Concurrency: 4, Duration: 300 * time.Millisecond}}},
+		{"open", bench.Config{Load: bench.Load{Concurrency: 16, Rate: 5000, Duration: 300 * time.Millisecond}}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var txs, mallocs int64

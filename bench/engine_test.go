@@ -13,7 +13,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -42,7 +41,7 @@ func (o *fakeOp) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestClosedLoopCounts(t *testing.T) {
 	op := &fakeOp{sleep: 2 * time.Millisecond, failNth: 10}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +69,7 @@ func TestClosedLoopCounts(t *testing.T) {
 
 func TestOpenLoopRate(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func TestOpenLoopRate(t *testing.T) {
 // ones it takes late runs from their intended start.
 func TestOpenLoopDrops(t *testing.T) {
 	op := &fakeOp{sleep: 50 * time.Millisecond}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +125,7 @@ func TestInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := bench.Apply(ctx, bench.Config{Concurrency: 2, Duration: 10 * time.Second}, op)
+	res, err := bench.Apply(ctx, bench.Config{Load: bench.Load{Concurrency: 2, Duration: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +149,7 @@ func TestInterrupt(t *testing.T) {
 func TestDrainBound(t *testing.T) {
 	op := &fakeOp{sleep: time.Hour}
 	start := time.Now()
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,10 +171,10 @@ func TestDrainBound(t *testing.T) {
 
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []bench.Config{
-		{Concurrency: 0, Duration: time.Second},                       // no workers
-		{Concurrency: 1, Duration: 0},                                 // no window
-		{Concurrency: 1, Duration: time.Second, Rate: -1},             // negative rate
-		{Concurrency: 1, Duration: time.Second, Warmup: -time.Second}, // negative warm-up
+		{Load: bench.Load{Concurrency: 0, Duration: time.Second}},                       // no workers
+		{Load: bench.Load{Concurrency: 1, Duration: 0}},                                 // no window
+		{Load: bench.Load{Concurrency: 1, Duration: time.Second, Rate: -1}},             // negative rate
+		{Load: bench.Load{Concurrency: 1, Duration: time.Second, Warmup: -time.Second}}, // negative warm-up
 	} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
@@ -218,7 +217,7 @@ func (w *openWorker) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 	op := &openOp{}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond, OpenParallel: 3}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond}, OpenParallel: 3}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +236,7 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 		t.Errorf("held %d at the end, %d at most; want 16", res.HeldAtEnd, res.HeldPeak)
 	}
 	// An operation that does not count its connections says so.
-	res, err = bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 50 * time.Millisecond}, &fakeOp{sleep: time.Millisecond})
+	res, err = bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 50 * time.Millisecond}}, &fakeOp{sleep: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,8 +312,8 @@ func TestSeriesSumsToWindow(t *testing.T) {
 		name string
 		cfg  bench.Config
 	}{
-		{"closed loop", bench.Config{Concurrency: 4, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}},
-		{"open loop", bench.Config{Concurrency: 16, Rate: 300, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}},
+		{"closed loop", bench.Config{Load: bench.Load{Concurrency: 4, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}}},
+		{"open loop", bench.Config{Load: bench.Load{Concurrency: 16, Rate: 300, Warmup: 500 * time.Millisecond, Duration: 1500 * time.Millisecond}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			// Two agents at once, so that their windows are one; each
@@ -369,7 +368,7 @@ func TestSeriesSumsToWindow(t *testing.T) {
 // runtime's timers alone may add.
 func TestOpenLoopStartsOnTime(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
-	cfg := bench.Config{Concurrency: 64, Rate: 200, Duration: 2 * time.Second}
+	cfg := bench.Config{Load: bench.Load{Concurrency: 64, Rate: 200, Duration: 2 * time.Second}}
 	res, err := bench.Apply(context.Background(), cfg, op)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +432,7 @@ func TestOverlappingRunsRestoreGC(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r, op := run{cancel, make(chan error, 1)}, &gateOp{started: make(chan struct{})}
 		go func() {
-			_, err := bench.Apply(ctx, bench.Config{Concurrency: workers, Duration: time.Minute}, op)
+			_, err := bench.Apply(ctx, bench.Config{Load: bench.Load{Concurrency: workers, Duration: time.Minute}}, op)
 			r.done <- err
 		}()
 		select {
@@ -470,7 +469,7 @@ func TestOverlappingRunsRestoreGC(t *testing.T) {
 func TestLateAgentKeepsTheAgreedWindow(t *testing.T) {
 	for _, offset := range []time.Duration{-150 * time.Millisecond, 100 * time.Millisecond} {
 		at := time.Now().Add(offset)
-		cfg := bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond,
+		cfg := bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond},
 			StartAt: at, StartTolerance: time.Second}
 		res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: time.Millisecond})
 		if err != nil {
@@ -496,7 +495,7 @@ func TestLateAgentKeepsTheAgreedWindow(t *testing.T) {
 func TestAtWindow(t *testing.T) {
 	var calls []bool
 	var at []time.Time
-	cfg := bench.Config{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond,
+	cfg := bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond},
 		AtWindow: func(end bool) { calls, at = append(calls, end), append(at, time.Now()) }}
 	res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: 2 * time.Millisecond})
 	if err != nil {

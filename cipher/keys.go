@@ -60,7 +60,8 @@ func (k KeyType) Concrete() bool {
 func ParseKeyType(s string) (KeyType, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	n = strings.NewReplacer(" ", "", "-", "", "_", "").Replace(n)
-	bad := fmt.Errorf("unknown certificate key %q (known: ECDSA P-256, ECDSA P-384, ECDSA P-521, RSA 2048, RSA 3072, RSA 4096, Ed25519, or ECDSA/RSA alone for any size)", s)
+	bad := fmt.Errorf("unknown certificate key %q (known: ECDSA P-256, ECDSA P-384, ECDSA P-521, "+
+		"RSA 2048, RSA 3072, RSA 4096, Ed25519, or ECDSA/RSA alone for any size)", s)
 	switch {
 	case n == "ed25519":
 		return KeyType{Alg: "Ed25519"}, nil

@@ -400,15 +400,49 @@ func LineOf(doc *yaml.Node, path ...string) int {
 	return line
 }
 
-// resolve checks the profile and fills in the resolved values.
+// resolve checks the profile and fills in the resolved values: the offer,
+// then the expectations, then the reference target's key.
 func (p *Profile) resolve() error {
-	var err error
+	if err := p.resolveName(); err != nil {
+		return err
+	}
+	if err := p.resolveVersions(); err != nil {
+		return err
+	}
+	if err := p.resolveSuites(); err != nil {
+		return err
+	}
+	if err := p.resolveGroups(); err != nil {
+		return err
+	}
+	if err := p.resolveExpectVersion(); err != nil {
+		return err
+	}
+	if err := p.resolveExpectSuite(); err != nil {
+		return err
+	}
+	if err := p.resolveExpectGroup(); err != nil {
+		return err
+	}
+	if err := p.resolveExpectCertKey(); err != nil {
+		return err
+	}
+	return p.resolveServerKey()
+}
+
+func (p *Profile) resolveName() error {
 	if p.Name == "" {
 		return ferr("name is required", "name")
 	}
 	if strings.ContainsAny(p.Name, " \t/\\") {
 		return ferr(fmt.Sprintf("name %q must not contain spaces or slashes", p.Name), "name")
 	}
+	return nil
+}
+
+// resolveVersions parses min_version and max_version (both required).
+func (p *Profile) resolveVersions() error {
+	var err error
 	if p.MinVersion == "" {
 		return ferr("min_version is required", "min_version")
 	}
@@ -422,8 +456,14 @@ func (p *Profile) resolve() error {
 		return ferr("max_version: "+err.Error(), "max_version")
 	}
 	if p.min > p.max {
-		return ferr(fmt.Sprintf("min_version %s is above max_version %s", p.min.Short(), p.max.Short()), "min_version")
+		msg := fmt.Sprintf("min_version %s is above max_version %s", p.min.Short(), p.max.Short())
+		return ferr(msg, "min_version")
 	}
+	return nil
+}
+
+// resolveSuites parses the offered cipher suites (TLS 1.2 and older only).
+func (p *Profile) resolveSuites() error {
 	for i, name := range p.CipherSuites {
 		at := []string{"cipher_suites", strconv.Itoa(i)}
 		s, err := cipher.SuiteByName(name)
@@ -431,17 +471,25 @@ func (p *Profile) resolve() error {
 			return &fieldError{path: at, msg: "cipher_suites: " + err.Error(), err: err}
 		}
 		if s.TLS13 {
-			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites (the client always offers all three); remove it and put it under expect.cipher_suite, where it is observed and checked", s.IANA), at...)
+			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites "+
+				"(the client always offers all three); remove it and put it under expect.cipher_suite, "+
+				"where it is observed and checked", s.IANA), at...)
 		}
 		p.suites = append(p.suites, s)
 	}
 	if p.min <= tls.VersionTLS12 && len(p.suites) == 0 {
-		return ferr("cipher_suites is required when TLS 1.2 or older is offered (the offer must be explicit)", "cipher_suites")
+		return ferr("cipher_suites is required when TLS 1.2 or older is offered (the offer must be explicit)",
+			"cipher_suites")
 	}
+	return nil
+}
+
+// resolveGroups parses the offered key-exchange groups (required, no repeats).
+func (p *Profile) resolveGroups() error {
 	if len(p.Groups) == 0 {
-		return ferr("groups is required (crypto/tls's default offer includes post-quantum groups; the offer must be explicit)", "groups")
+		return ferr("groups is required (crypto/tls's default offer includes post-quantum groups; "+
+			"the offer must be explicit)", "groups")
 	}
-	seen := map[tls.CurveID]bool{}
 	for i, name := range p.Groups {
 		at := []string{"groups", strconv.Itoa(i)}
 		g, err := cipher.GroupByName(name)
@@ -449,16 +497,29 @@ func (p *Profile) resolve() error {
 			return ferr("groups: "+err.Error(), at...)
 		}
 		if g.TLS13Only && p.max < tls.VersionTLS13 {
-			return ferr(fmt.Sprintf("groups: %s exists only in TLS 1.3, but max_version is %s", g.Name, p.max.Short()), at...)
+			msg := fmt.Sprintf("groups: %s exists only in TLS 1.3, but max_version is %s", g.Name, p.max.Short())
+			return ferr(msg, at...)
 		}
-		if seen[g.ID] {
+		if p.offersGroup(g.ID) {
 			return ferr(fmt.Sprintf("groups: %s is listed twice", g.Name), at...)
 		}
-		seen[g.ID] = true
 		p.groups = append(p.groups, g)
 	}
+	return nil
+}
 
-	// Expectations.
+func (p *Profile) offersGroup(id tls.CurveID) bool {
+	for _, g := range p.groups {
+		if g.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveExpectVersion parses expect.version (required, inside the offer).
+func (p *Profile) resolveExpectVersion() error {
+	var err error
 	if p.Expect.Version == "" {
 		return ferr("expect.version is required", "expect", "version")
 	}
@@ -466,75 +527,122 @@ func (p *Profile) resolve() error {
 		return ferr("expect.version: "+err.Error(), "expect", "version")
 	}
 	if p.exp.version < p.min || p.exp.version > p.max {
-		return ferr(fmt.Sprintf("expect.version %s is outside min_version..max_version", p.exp.version.Short()), "expect", "version")
+		msg := fmt.Sprintf("expect.version %s is outside min_version..max_version", p.exp.version.Short())
+		return ferr(msg, "expect", "version")
 	}
-	if p.Expect.CipherSuite != "" {
-		s, err := cipher.SuiteByName(p.Expect.CipherSuite)
-		if err != nil {
-			return &fieldError{path: []string{"expect", "cipher_suite"}, msg: "expect.cipher_suite: " + err.Error(), err: err}
+	return nil
+}
+
+// resolveExpectSuite parses expect.cipher_suite; without it, the only
+// offered TLS 1.2 suite is expected.
+func (p *Profile) resolveExpectSuite() error {
+	if p.Expect.CipherSuite == "" {
+		if p.exp.version != tls.VersionTLS13 && len(p.suites) == 1 {
+			s := p.suites[0]
+			p.exp.suite = &s
 		}
-		if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
-			return ferr(fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short()), "expect", "cipher_suite")
-		}
-		if !s.TLS13 && !containsSuite(p.suites, s.ID) {
-			return ferr(fmt.Sprintf("expect.cipher_suite %s is not in cipher_suites", s.OpenSSL), "expect", "cipher_suite")
-		}
-		p.exp.suite = &s
-	} else if p.exp.version != tls.VersionTLS13 && len(p.suites) == 1 {
-		s := p.suites[0]
-		p.exp.suite = &s
+		return nil
 	}
-	if p.Expect.Group != "" {
-		var g cipher.Group
-		if strings.EqualFold(p.Expect.Group, "none") {
-			if s := p.exp.suite; s == nil || s.KeyExch != "RSA" {
-				return ferr("expect.group none (RSA key exchange) needs an RSA key-exchange expect.cipher_suite", "expect", "group")
-			}
-		} else {
-			if g, err = cipher.GroupByName(p.Expect.Group); err != nil {
-				return ferr("expect.group: "+err.Error(), "expect", "group")
-			}
-			if !seen[g.ID] {
-				return ferr(fmt.Sprintf("expect.group %s is not in groups", g.Name), "expect", "group")
-			}
-			if g.TLS13Only && p.exp.version < tls.VersionTLS13 {
-				return ferr(fmt.Sprintf("expect.group %s exists only in TLS 1.3, but expect.version is %s", g.Name, p.exp.version.Short()), "expect", "group")
-			}
-			if s := p.exp.suite; s != nil && s.KeyExch == "RSA" {
-				return ferr(fmt.Sprintf("expect.group %s, but %s uses RSA key exchange (no group): use none", g.Name, s.OpenSSL), "expect", "group")
-			}
+	s, err := cipher.SuiteByName(p.Expect.CipherSuite)
+	if err != nil {
+		return &fieldError{
+			path: []string{"expect", "cipher_suite"},
+			msg:  "expect.cipher_suite: " + err.Error(),
+			err:  err,
+		}
+	}
+	if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
+		msg := fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short())
+		return ferr(msg, "expect", "cipher_suite")
+	}
+	if !s.TLS13 && !containsSuite(p.suites, s.ID) {
+		return ferr(fmt.Sprintf("expect.cipher_suite %s is not in cipher_suites", s.OpenSSL), "expect", "cipher_suite")
+	}
+	p.exp.suite = &s
+	return nil
+}
+
+// resolveExpectGroup parses expect.group: an offered group, or none for an
+// RSA key exchange.
+func (p *Profile) resolveExpectGroup() error {
+	if p.Expect.Group == "" {
+		return nil
+	}
+	var g cipher.Group
+	if strings.EqualFold(p.Expect.Group, "none") {
+		if s := p.exp.suite; s == nil || s.KeyExch != "RSA" {
+			return ferr("expect.group none (RSA key exchange) needs an RSA key-exchange expect.cipher_suite",
+				"expect", "group")
 		}
 		p.exp.group = &g
+		return nil
 	}
-	if p.Expect.CertKey != "" {
-		if p.exp.certKey, err = cipher.ParseKeyType(p.Expect.CertKey); err != nil {
-			return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
-		}
-		if err := suiteAcceptsKey(p.exp.suite, p.exp.certKey); err != nil {
-			return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
-		}
+	var err error
+	if g, err = cipher.GroupByName(p.Expect.Group); err != nil {
+		return ferr("expect.group: "+err.Error(), "expect", "group")
 	}
-	// Server side (reference target).
+	if !p.offersGroup(g.ID) {
+		return ferr(fmt.Sprintf("expect.group %s is not in groups", g.Name), "expect", "group")
+	}
+	if g.TLS13Only && p.exp.version < tls.VersionTLS13 {
+		msg := fmt.Sprintf("expect.group %s exists only in TLS 1.3, but expect.version is %s",
+			g.Name, p.exp.version.Short())
+		return ferr(msg, "expect", "group")
+	}
+	if s := p.exp.suite; s != nil && s.KeyExch == "RSA" {
+		msg := fmt.Sprintf("expect.group %s, but %s uses RSA key exchange (no group): use none", g.Name, s.OpenSSL)
+		return ferr(msg, "expect", "group")
+	}
+	p.exp.group = &g
+	return nil
+}
+
+// resolveExpectCertKey parses expect.cert_key, which the expected suite must accept.
+func (p *Profile) resolveExpectCertKey() error {
+	if p.Expect.CertKey == "" {
+		return nil
+	}
+	var err error
+	if p.exp.certKey, err = cipher.ParseKeyType(p.Expect.CertKey); err != nil {
+		return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
+	}
+	if err := suiteAcceptsKey(p.exp.suite, p.exp.certKey); err != nil {
+		return ferr("expect.cert_key: "+err.Error(), "expect", "cert_key")
+	}
+	return nil
+}
+
+// resolveServerKey chooses the reference target's key: server.cert_key, else
+// the expected key when it is concrete, else one the expected suite accepts.
+func (p *Profile) resolveServerKey() error {
 	switch {
 	case p.Server.CertKey != "":
-		if p.exp.serverKT, err = cipher.ParseKeyType(p.Server.CertKey); err != nil {
-			return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
-		}
-		if !p.exp.serverKT.Concrete() {
-			return ferr(fmt.Sprintf("server.cert_key %s needs a size or curve to generate a key", p.exp.serverKT), "server", "cert_key")
-		}
-		if !p.exp.certKey.IsZero() && !p.exp.certKey.Matches(p.exp.serverKT) {
-			return ferr(fmt.Sprintf("server.cert_key %s does not satisfy expect.cert_key %s", p.exp.serverKT, p.exp.certKey), "server", "cert_key")
-		}
-		if err := suiteAcceptsKey(p.exp.suite, p.exp.serverKT); err != nil {
-			return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
-		}
+		return p.resolveServerCertKey()
 	case p.exp.certKey.Concrete():
 		p.exp.serverKT = p.exp.certKey
 	case p.exp.suite != nil && strings.HasSuffix(p.exp.suite.KeyExch, "RSA"):
 		p.exp.serverKT = cipher.KeyType{Alg: "RSA", Bits: 2048}
 	default:
 		p.exp.serverKT = cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}
+	}
+	return nil
+}
+
+func (p *Profile) resolveServerCertKey() error {
+	var err error
+	if p.exp.serverKT, err = cipher.ParseKeyType(p.Server.CertKey); err != nil {
+		return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
+	}
+	if !p.exp.serverKT.Concrete() {
+		msg := fmt.Sprintf("server.cert_key %s needs a size or curve to generate a key", p.exp.serverKT)
+		return ferr(msg, "server", "cert_key")
+	}
+	if !p.exp.certKey.IsZero() && !p.exp.certKey.Matches(p.exp.serverKT) {
+		msg := fmt.Sprintf("server.cert_key %s does not satisfy expect.cert_key %s", p.exp.serverKT, p.exp.certKey)
+		return ferr(msg, "server", "cert_key")
+	}
+	if err := suiteAcceptsKey(p.exp.suite, p.exp.serverKT); err != nil {
+		return ferr("server.cert_key: "+err.Error(), "server", "cert_key")
 	}
 	return nil
 }

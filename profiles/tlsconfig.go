@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -82,6 +83,37 @@ type ClientOptions struct {
 	KeyLogWriter       io.Writer // debugging only: serialises handshakes
 }
 
+// LoadRoots reads the verification roots of ClientOptions.RootCAs from a
+// PEM file: the one CA-pool loader of every command and package. Its error
+// is a *RootsError.
+func LoadRoots(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, &RootsError{File: file, Err: err}
+	}
+	p := x509.NewCertPool()
+	if !p.AppendCertsFromPEM(pem) {
+		return nil, &RootsError{File: file}
+	}
+	return p, nil
+}
+
+// RootsError is a CA file that gives no roots: unreadable (Err), or with
+// no PEM certificate in it (Err nil).
+type RootsError struct {
+	File string
+	Err  error
+}
+
+func (e *RootsError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("cacert %s: no PEM certificate in it", e.File)
+	}
+	return fmt.Sprintf("cacert: %v", e.Err)
+}
+
+func (e *RootsError) Unwrap() error { return e.Err }
+
 // ClientConfig returns a new client configuration for the profile: exactly the
 // profile's offer, no session cache and no tickets (so no resumption can be
 // offered), and VerifyConnection checking the profile on every handshake.
@@ -144,7 +176,8 @@ func (c *chainCache) verify(certs []*x509.Certificate) error {
 	if c.name == "" {
 		// crypto/tls refuses this configuration; so must we, or any
 		// certificate of a trusted CA would do for any host.
-		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName or InsecureSkipVerify must be specified")}
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName " +
+			"or InsecureSkipVerify must be specified")}
 	}
 	now := time.Now()
 	leaf := certs[0]

@@ -60,7 +60,8 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 	case a.Run != nil && b.Run != nil:
 		ra, rb := a.Run, b.Run
 		if ra.Engine != rb.Engine {
-			return nil, fmt.Errorf("%s is a %s run and %s a %s run: compare runs of one engine", a.Name, ra.Engine, b.Name, rb.Engine)
+			return nil, fmt.Errorf("%s is a %s run and %s a %s run: compare runs of one engine",
+				a.Name, ra.Engine, b.Name, rb.Engine)
 		}
 		cell := ra.Engine.String() + " " + ra.Profile
 		if ra.Profile != rb.Profile {
@@ -81,7 +82,8 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("%s and %s are not of a kind: compare two run records or two campaign directories", a.Name, b.Name)
+		return nil, fmt.Errorf("%s and %s are not of a kind: compare two run records or two campaign directories",
+			a.Name, b.Name)
 	}
 	return rep, nil
 }
@@ -128,11 +130,12 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 	keysA, cellsA, dutsA := cellsOf(a)
 	keysB, cellsB, dutsB := cellsOf(b)
 	if (dutsA == 1) != (dutsB == 1) {
-		return fmt.Errorf("%s has %d DUTs and %s %d: cells are matched by DUT name, or by engine and profile when each has one DUT",
-			rep.A, dutsA, rep.B, dutsB)
+		return fmt.Errorf("%s has %d DUTs and %s %d: cells are matched by DUT name, "+
+			"or by engine and profile when each has one DUT", rep.A, dutsA, rep.B, dutsB)
 	}
 	label := func(c *Campaign, p published) string {
-		return fmt.Sprintf("%s: %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, method.PublishedSeq(p.cell.Runs))
+		return fmt.Sprintf("%s: %s %s %s, run %d",
+			c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, method.PublishedSeq(p.cell.Runs))
 	}
 	var pairs []method.CellPair
 	for _, k := range keysA {
@@ -224,7 +227,8 @@ func ComparisonDoc(c *ComparisonReport) Document {
 		if conf.Tolerance > 0 {
 			tolText = "±" + strconv.FormatFloat(math.Round(conf.Tolerance*100*1e6)/1e6, 'g', -1, 64) + "%"
 		}
-		intro := "Each cell's published value in A and in B, Δ = B − A and Δ% = (B − A) ÷ A, judged against the final phase's consistency tolerance, " + tolText
+		intro := "Each cell's published value in A and in B, Δ = B − A and Δ% = (B − A) ÷ A, " +
+			"judged against the final phase's consistency tolerance, " + tolText
 		if conf.ToleranceNote != "" {
 			intro += "; " + conf.ToleranceNote
 		}
@@ -273,7 +277,8 @@ func ComparisonDoc(c *ComparisonReport) Document {
 			}
 		}
 		if len(curves) > 0 {
-			d.add(latencyChart(slug(fmt.Sprint(i+1), cc.Cell, "latency"), cc.Cell+": latency by percentile, A solid, B dashed", curves))
+			title := cc.Cell + ": latency by percentile, A solid, B dashed"
+			d.add(latencyChart(slug(fmt.Sprint(i+1), cc.Cell, "latency"), title, curves))
 		}
 	}
 	if len(c.Unmatched) > 0 {

@@ -47,9 +47,11 @@ func deviceSummary(r *metrics.Run) string {
 }
 
 // deviceNote explains the correspondence once, under a table of counts.
-const deviceNote = "Run: from just before the preflight to after the drain, where nothing is in flight: the device's count must equal " +
-	"tlsbench's plus its preflight (and the counters' own reads when the device counts them). Window: between the reads at the " +
-	"steady window's ends, within the transactions in flight at each read and those made while the reads took their counts. " +
+const deviceNote = "Run: from just before the preflight to after the drain, where nothing is in flight: " +
+	"the device's count must equal tlsbench's plus its preflight " +
+	"(and the counters' own reads when the device counts them). " +
+	"Window: between the reads at the steady window's ends, within the transactions in flight at each read " +
+	"and those made while the reads took their counts. " +
 	"Bytes are the device's own accounting, shown a transaction each, not judged."
 
 // deviceTable is one run's counts, or nil without any.
@@ -67,7 +69,8 @@ func deviceTable(label string, c *metrics.DeviceCheck) *table {
 		case row.Informative:
 			verdict = "not judged"
 			if row.Transactions > 0 {
-				verdict = fmt.Sprintf("%.1f vs %.1f a transaction", float64(row.Device)/float64(row.Transactions), float64(row.Engine)/float64(row.Transactions))
+				txns := float64(row.Transactions)
+				verdict = fmt.Sprintf("%.1f vs %.1f a transaction", float64(row.Device)/txns, float64(row.Engine)/txns)
 			}
 		case row.Diff != 0 && row.Agrees:
 			verdict = fmt.Sprintf("within ±%d", row.Slack)
@@ -112,7 +115,8 @@ func deviceBlocks(r *Report) []block {
 		return nil
 	}
 	head := []block{heading{3, "Device counters"},
-		para(fmt.Sprintf("The device's own counters beside tlsbench's, %d runs: %d disagreed beyond what is explained, %d could not be read. %s",
+		para(fmt.Sprintf("The device's own counters beside tlsbench's, %d runs: "+
+			"%d disagreed beyond what is explained, %d could not be read. %s",
 			runs, bad, unreadable, deviceNote))}
 	return append(head, out...)
 }
@@ -127,7 +131,9 @@ func compareDeviceBlocks(cc *CellComparison) []block {
 		if side.c == nil {
 			continue
 		}
-		out = append(out, para(fmt.Sprintf("Device counters of %s (%s):", side.name, side.c.Source)), deviceTable(side.name, side.c))
+		out = append(out,
+			para(fmt.Sprintf("Device counters of %s (%s):", side.name, side.c.Source)),
+			deviceTable(side.name, side.c))
 	}
 	if len(out) > 0 {
 		out = append(out, para(deviceNote))

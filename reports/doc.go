@@ -168,7 +168,8 @@ func mdEscape(s string) string {
 // not. The print part lays out A4 pages: each top-level section on a new
 // page, a running header and the page number in the page's margins
 // (htmlPageStyle).
-const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#1b1f23;line-height:1.4}
+const htmlStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;margin:2em auto;` +
+	`max-width:1100px;padding:0 1em;color:#1b1f23;line-height:1.4}
 h1{font-size:1.6em;border-bottom:2px solid #1b1f23;padding-bottom:.2em}
 h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
 h3{font-size:1.1em;margin-top:1.6em}
@@ -226,7 +227,9 @@ func (d Document) HTML(w io.Writer) error {
 	if running == "" {
 		running = d.title
 	}
-	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
+	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"+
+		"<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",
 		html.EscapeString(d.title), htmlStyle, fmt.Sprintf(htmlPageStyle, cssString(running)))
 	for _, b := range d.blocks {
 		switch b := b.(type) {

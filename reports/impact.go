@@ -17,7 +17,8 @@ func ImpactDoc(r *impact.Report) Document {
 	}
 	d := Document{title: "tlsbench impact study"}
 	d.add(heading{1, "Impact study: candidate against baseline"}, para(summary))
-	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p", ">Bound", ">98% interval", ">Rounds needed")
+	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p",
+		">Bound", ">98% interval", ">Rounds needed")
 	var reasons []string
 	for _, sh := range []struct {
 		name string
@@ -41,15 +42,18 @@ func ImpactDoc(r *impact.Report) Document {
 	}
 	s := r.ResponseTime
 	d.add(para(fmt.Sprintf(
-		"One sample per round and side (the round's steady-window mean): response time baseline %.3g ± %.3g ms (n=%d), candidate %.3g ± %.3g ms (n=%d). "+
+		"One sample per round and side (the round's steady-window mean): "+
+			"response time baseline %.3g ± %.3g ms (n=%d), candidate %.3g ± %.3g ms (n=%d). "+
 			"Significant: the %s p < %g and the 95%% Welch interval excludes zero. "+
-			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, ± %g%% of the baseline mean. "+
+			"Equivalent: the 98%% Welch interval (two one-sided tests at %g) lies inside the bound, "+
+			"± %g%% of the baseline mean. "+
 			"Otherwise inconclusive, with the reason and the rounds a side that would settle it at the observed spread.",
 		s.Baseline.Mean, s.Baseline.StdDev, s.Baseline.N, s.Candidate.Mean, s.Candidate.StdDev, s.Candidate.N,
 		pMethodText(s), stats.Alpha, stats.Alpha, s.EquivalenceBoundPct)))
 	t = newTable("Metric", ">Baseline", ">Candidate", ">Delta", ">Delta %", "Verdict")
 	for _, m := range r.Metrics {
-		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m), impactSig(m))
+		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate),
+			impactSigned(m.Delta), impactPct(m), impactSig(m))
 	}
 	d.add(heading{2, "Siege's metrics (pooled over the rounds)"}, t)
 	t = newTable("Latency", ">Baseline", ">Candidate", ">Delta", ">Delta %")
@@ -58,7 +62,8 @@ func ImpactDoc(r *impact.Report) Document {
 	}
 	d.add(heading{2, "Latency per phase"}, t)
 	d.add(impactTCP(r)...)
-	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)", ">Candidate rate (/s)", ">Candidate response (ms)")
+	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)",
+		">Candidate rate (/s)", ">Candidate response (ms)")
 	for _, rd := range r.Rounds {
 		t.add(fmt.Sprint(rd.Round), fmt.Sprintf("%.1f", rd.BaselineRate), fmt.Sprintf("%.2f", rd.BaselineResponseTimeMS),
 			fmt.Sprintf("%.1f", rd.CandidateRate), fmt.Sprintf("%.2f", rd.CandidateResponseTimeMS))

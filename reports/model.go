@@ -397,7 +397,11 @@ type MixedDUTError struct {
 }
 
 func (e *MixedDUTError) Error() string {
-	what := map[string]string{"address": "dialled", "server_name": "sent SNI", "leaf_sha256": "was presented the certificate SHA-256"}[e.Field]
+	what := map[string]string{
+		"address":     "dialled",
+		"server_name": "sent SNI",
+		"leaf_sha256": "was presented the certificate SHA-256",
+	}[e.Field]
 	return fmt.Sprintf("DUT %s: %s %s %s, %s %s: two devices under one name",
 		e.DUT, e.FileA, what, orNone(e.ValueA), e.FileB, orNone(e.ValueB))
 }
@@ -473,33 +477,24 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if !ok {
 			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
 		}
-		it := &item{source: source, dut: cell.DUT, engine: cell.Engine, profile: cell.Profile, cipher: row.Cipher, group: row.Group,
-			runs: method.RunCount{Accepted: cell.Accepted, Total: cell.Total}, consistent: cell.Consistent || cell.Unsupported != "",
-			unsupported: cell.Unsupported}
-		if cell.Accepted > 0 {
-			v := cell.Value
-			it.value = &v
+		it, failed := cellItem(source, cell, row)
+		sec := Section{
+			DUT:         cell.DUT,
+			Engine:      cell.Engine,
+			Profile:     cell.Profile,
+			Source:      source,
+			Unit:        unitOf(cell.Engine),
+			P99Phase:    p99Phase(cell.Engine),
+			Exploration: cell.Exploration,
+			Search:      cell.Search,
+			Level:       cell.Level,
+			Best3:       cell.Best3,
+			Value:       it.value,
+			Spread:      cell.Spread,
+			Consistent:  cell.Consistent && cell.Accepted > 0,
+			Failed:      failed,
+			Rule:        "the campaign's acceptance rule",
 		}
-		failed := cell.Failed
-		if cell.Accepted == 0 && cell.Total > 0 && cell.Unsupported == "" {
-			// Nothing published, never consistent: said why.
-			failed, it.consistent = method.NoAcceptedRun(finalReasons(cell.Runs)), false
-		}
-		switch {
-		case failed != "":
-			it.note = unitOf(cell.Engine) + ": " + failed
-		case cell.Unstable != "":
-			it.note = unitOf(cell.Engine) + " unstable: " + cell.Unstable
-		case !cell.Consistent:
-			it.note = unitOf(cell.Engine) + " inconsistent"
-		}
-		it.note = joinNote(it.note, basisNote(cell))
-		it.note = withRepeatNote(it.note, cell)
-		sec := Section{DUT: cell.DUT, Engine: cell.Engine, Profile: cell.Profile, Source: source, Unit: unitOf(cell.Engine),
-			P99Phase: p99Phase(cell.Engine), Exploration: cell.Exploration, Search: cell.Search, Level: cell.Level,
-			Best3: cell.Best3,
-			Value: it.value, Spread: cell.Spread, Consistent: cell.Consistent && cell.Accepted > 0, Failed: failed,
-			Rule: "the campaign's acceptance rule"}
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
@@ -527,6 +522,43 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// cellItem is a campaign cell's published row and its note; failed says
+// why the cell published nothing, if it did not.
+func cellItem(source string, cell *method.Cell, row method.Row) (it *item, failed string) {
+	it = &item{
+		source:      source,
+		dut:         cell.DUT,
+		engine:      cell.Engine,
+		profile:     cell.Profile,
+		cipher:      row.Cipher,
+		group:       row.Group,
+		runs:        method.RunCount{Accepted: cell.Accepted, Total: cell.Total},
+		consistent:  cell.Consistent || cell.Unsupported != "",
+		unsupported: cell.Unsupported,
+	}
+	if cell.Accepted > 0 {
+		v := cell.Value
+		it.value = &v
+	}
+	failed = cell.Failed
+	if cell.Accepted == 0 && cell.Total > 0 && cell.Unsupported == "" {
+		// Nothing published, never consistent: said why.
+		failed = method.NoAcceptedRun(finalReasons(cell.Runs))
+		it.consistent = false
+	}
+	switch {
+	case failed != "":
+		it.note = unitOf(cell.Engine) + ": " + failed
+	case cell.Unstable != "":
+		it.note = unitOf(cell.Engine) + " unstable: " + cell.Unstable
+	case !cell.Consistent:
+		it.note = unitOf(cell.Engine) + " inconsistent"
+	}
+	it.note = joinNote(it.note, basisNote(cell))
+	it.note = withRepeatNote(it.note, cell)
+	return it, failed
 }
 
 // basisNote says of a cell published from fewer than three accepted final
@@ -569,9 +601,23 @@ func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Chosen{Seq: seq, Started: r.Started, Ended: r.Ended, Target: r.Target.Address, Negotiated: r.Negotiated, Load: r.Load,
-		Transactions: r.Transactions, Errors: r.Errors.Total, WarmupS: r.WarmupS, SteadyStartS: r.SteadyStartS, DurationS: r.DurationS,
-		Latency: r.Latency, Client: r.Client, Series: analysis.Series(r), Curves: curves}, nil
+	return &Chosen{
+		Seq:          seq,
+		Started:      r.Started,
+		Ended:        r.Ended,
+		Target:       r.Target.Address,
+		Negotiated:   r.Negotiated,
+		Load:         r.Load,
+		Transactions: r.Transactions,
+		Errors:       r.Errors.Total,
+		WarmupS:      r.WarmupS,
+		SteadyStartS: r.SteadyStartS,
+		DurationS:    r.DurationS,
+		Latency:      r.Latency,
+		Client:       r.Client,
+		Series:       analysis.Series(r),
+		Curves:       curves,
+	}, nil
 }
 
 // recordGroup is the run records of one DUT × engine × profile.
@@ -588,11 +634,30 @@ type recordGroup struct {
 func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
-	sec := Section{DUT: it.dut, Engine: it.engine, Profile: it.profile, Source: recordsSource, Unit: unitOf(it.engine),
-		P99Phase: p99Phase(it.engine), Rule: ruleText(v.Rule) + " (the method's default)", Best3: v.Best3, Spread: v.Spread}
+	sec := Section{
+		DUT:      it.dut,
+		Engine:   it.engine,
+		Profile:  it.profile,
+		Source:   recordsSource,
+		Unit:     unitOf(it.engine),
+		P99Phase: p99Phase(it.engine),
+		Rule:     ruleText(v.Rule) + " (the method's default)",
+		Best3:    v.Best3,
+		Spread:   v.Spread,
+	}
 	for i, run := range g.runs {
-		sec.Runs = append(sec.Runs, RunResult{Seq: i + 1, File: g.files[i], Value: v.Values[i], Errors: run.Errors.Total,
-			Accepted: len(v.Reasons[i]) == 0, Reasons: v.Reasons[i], Chosen: i == v.Published, Device: run.DeviceCheck(), Noise: run.Noise, TCP: runTCP(run)})
+		sec.Runs = append(sec.Runs, RunResult{
+			Seq:      i + 1,
+			File:     g.files[i],
+			Value:    v.Values[i],
+			Errors:   run.Errors.Total,
+			Accepted: len(v.Reasons[i]) == 0,
+			Reasons:  v.Reasons[i],
+			Chosen:   i == v.Published,
+			Device:   run.DeviceCheck(),
+			Noise:    run.Noise,
+			TCP:      runTCP(run),
+		})
 	}
 	it.runs = method.RunCount{Accepted: v.Accepted, Total: len(g.runs)}
 	n := g.runs[max(v.Published, 0)].Negotiated
@@ -615,7 +680,8 @@ func (g *recordGroup) fill() {
 	}
 	if addrs := g.devices(); len(addrs) > 1 {
 		// --allow-mixed-dut: said, never silent.
-		it.note = joinNote(it.note, fmt.Sprintf("records of %d devices under one name: %s", len(addrs), strings.Join(addrs, ", ")))
+		mixed := fmt.Sprintf("records of %d devices under one name: %s", len(addrs), strings.Join(addrs, ", "))
+		it.note = joinNote(it.note, mixed)
 	}
 	it.section = sec
 }
@@ -768,8 +834,10 @@ func ruleText(a plan.Accept) string {
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
 	}
-	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s", errs, a.MaxGeneratorCPU)
-	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)", a.RetransmitLimit(), a.ResetLimit())
+	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s",
+		errs, a.MaxGeneratorCPU)
+	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)",
+		a.RetransmitLimit(), a.ResetLimit())
 	if a.MaxOtherCPU > 0 {
 		rule += fmt.Sprintf(", other processes at most %s of the machine", a.MaxOtherCPU)
 	}

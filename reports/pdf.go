@@ -99,8 +99,16 @@ func PDF(ctx context.Context, browser string, html []byte) ([]byte, error) {
 	if err := os.WriteFile(page, html, 0o600); err != nil {
 		return nil, err
 	}
-	args := []string{"--headless", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-		"--disable-sync", "--user-data-dir=" + filepath.Join(dir, "profile"), "--print-to-pdf=" + out}
+	args := []string{
+		"--headless",
+		"--disable-gpu",
+		"--no-first-run",
+		"--disable-background-networking",
+		"--disable-component-update",
+		"--disable-sync",
+		"--user-data-dir=" + filepath.Join(dir, "profile"),
+		"--print-to-pdf=" + out,
+	}
 	if os.Geteuid() == 0 {
 		args = append(args, "--no-sandbox") // Chromium refuses root otherwise; the page is ours and offline
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -87,13 +86,17 @@ func QualifyTable(s *method.Summary) Document {
 		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
 	if inconsistent {
-		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs within final.tolerance of the best;\n" +
-			"the value shown is the best accepted run, but it is not reproducible yet. To do: rerun on a quieter generator and DUT,\n" +
+		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs " +
+			"within final.tolerance of the best;\n" +
+			"the value shown is the best accepted run, but it is not reproducible yet. " +
+			"To do: rerun on a quieter generator and DUT,\n" +
 			"with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.\n"))
 	}
 	if unstable {
-		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level by more than final.tolerance,\n" +
-			"and so did the final runs after one re-exploration around that level (or it found no accepted level): the device or\n" +
+		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level " +
+			"by more than final.tolerance,\n" +
+			"and so did the final runs after one re-exploration around that level (or it found no accepted level): " +
+			"the device or\n" +
 			"the machine changed between the phases, and a second campaign would not confirm the figure.\n"))
 	}
 	return d
@@ -143,7 +146,8 @@ func PreliminaryTable(ps []method.Prelim) Document {
 		got := NotSupported + ": " + p.Unsupported
 		if p.Unsupported == "" {
 			n := p.Negotiated
-			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
+			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes",
+				n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
 		}
 		t.add("", p.DUT, p.Engine.String(), p.Profile, got)
 	}

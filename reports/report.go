@@ -41,9 +41,13 @@ func ReportCSV(w io.Writer, r *Report) error {
 			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 && res.Note == "" {
 				continue // the DUT has no test of this profile
 			}
-			cw.Write([]string{res.DUT, row.Profile, row.Cipher, row.Group, csvFloat(res.Gbps), csvFloat(res.CPS),
-				csvFloat(res.GbpsRatio), csvFloat(res.CPSRatio), strconv.Itoa(res.GbpsRuns.Accepted), strconv.Itoa(res.GbpsRuns.Total),
-				strconv.Itoa(res.CPSRuns.Accepted), strconv.Itoa(res.CPSRuns.Total), strconv.FormatBool(res.Consistent), res.Note})
+			cw.Write([]string{
+				res.DUT, row.Profile, row.Cipher, row.Group,
+				csvFloat(res.Gbps), csvFloat(res.CPS), csvFloat(res.GbpsRatio), csvFloat(res.CPSRatio),
+				strconv.Itoa(res.GbpsRuns.Accepted), strconv.Itoa(res.GbpsRuns.Total),
+				strconv.Itoa(res.CPSRuns.Accepted), strconv.Itoa(res.CPSRuns.Total),
+				strconv.FormatBool(res.Consistent), res.Note,
+			})
 		}
 	}
 	cw.Flush()
@@ -68,8 +72,8 @@ func ReportDoc(r *Report) Document {
 	d.add(aboutBlocks(r)...)
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
-	explain := "Throughput: payload Gbps of the throughput test; CPS (SR=0): connections per second, each a full TLS handshake " +
-		"(session reuse off)."
+	explain := "Throughput: payload Gbps of the throughput test; " +
+		"CPS (SR=0): connections per second, each a full TLS handshake (session reuse off)."
 	if p := publishes(r); p != "" {
 		explain += " " + p
 	}
@@ -95,9 +99,9 @@ func ReportDoc(r *Report) Document {
 	}
 	d.add(env)
 	if hasNoise(r) {
-		d.add(para("Machine noise (per run): shares of the generator machine's CPU over the run's steady window — stolen by the " +
-			"hypervisor (steal), used by processes that are neither tlsbench nor the DUT's (other), used by the DUT's own processes " +
-			"on this machine (DUT; - when none was listed)."))
+		d.add(para("Machine noise (per run): shares of the generator machine's CPU over the run's steady window " +
+			"— stolen by the hypervisor (steal), used by processes that are neither tlsbench nor the DUT's (other), " +
+			"used by the DUT's own processes on this machine (DUT; - when none was listed)."))
 	}
 	for i := range r.Appendix {
 		d.add(sectionBlocks(&r.Appendix[i])...)
@@ -181,9 +185,22 @@ func publishedTable(r *Report) []block {
 // tool, and where the raw data is.
 func aboutBlocks(r *Report) []block {
 	out := []block{heading{2, "About this report"}, heading{3, "What was tested"}}
+	out = append(out, testedDUTs(r), list(testedList(r)))
+	if generators := generatorTexts(r); len(generators) > 0 {
+		out = append(out, para("Load generator: "+strings.Join(generators, "; ")+"."))
+	}
+	out = append(out, heading{3, "How"}, list(howList(r)))
+	out = append(out, heading{3, "Tool"}, list(toolList(r)))
+	out = append(out, heading{3, "Raw data"}, list(rawDataList(r)))
+	return out
+}
+
+// testedDUTs is the table of the DUTs: the campaigns' (a DUT of a campaign
+// the report does not name is marked with its directory), then those only
+// run records measured.
+func testedDUTs(r *Report) *table {
 	duts := newTable("DUT", "Model", "Version", "Topology", "URL")
 	listed := map[string]bool{}
-	var generators []string
 	for _, c := range r.Campaigns {
 		for _, d := range c.DUTs {
 			name := d.Name
@@ -200,19 +217,6 @@ func aboutBlocks(r *Report) []block {
 			}
 			duts.add(name, dash(desc.Model), dash(desc.Version), dash(desc.Topology), d.URL)
 		}
-		if g := c.Generator; !g.Empty() {
-			var parts []string
-			for _, p := range []string{g.Model, g.Version, g.Topology} {
-				if p != "" {
-					parts = append(parts, p)
-				}
-			}
-			text := strings.Join(parts, "; ")
-			if g.Config != "" {
-				text += " (configuration below)"
-			}
-			generators = append(generators, text)
-		}
 	}
 	for _, s := range r.Appendix {
 		if !listed[s.DUT] && s.Source == recordsSource {
@@ -224,72 +228,111 @@ func aboutBlocks(r *Report) []block {
 			duts.add(s.DUT, "-", "-", "-", target)
 		}
 	}
-	out = append(out, duts)
+	return duts
+}
+
+// generatorTexts describes each campaign's load generator, when it was described.
+func generatorTexts(r *Report) []string {
+	var generators []string
+	for _, c := range r.Campaigns {
+		g := c.Generator
+		if g.Empty() {
+			continue
+		}
+		var parts []string
+		for _, p := range []string{g.Model, g.Version, g.Topology} {
+			if p != "" {
+				parts = append(parts, p)
+			}
+		}
+		text := strings.Join(parts, "; ")
+		if g.Config != "" {
+			text += " (configuration below)"
+		}
+		generators = append(generators, text)
+	}
+	return generators
+}
+
+// testedList names the tests: each campaign's, then the run records' by engine.
+func testedList(r *Report) []string {
 	var tests []string
 	for _, c := range r.Campaigns {
 		for _, t := range c.Tests {
-			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s", testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
+			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
+				testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
 		}
 	}
-	if len(r.Records) > 0 {
-		n := map[vocab.Engine]int{}
-		for _, s := range r.Appendix {
-			if s.Source == recordsSource {
-				n[s.Engine] += len(s.Runs)
-			}
-		}
-		for _, e := range []vocab.Engine{vocab.EngineThroughput, vocab.EngineCPS} {
-			if n[e] > 0 {
-				tests = append(tests, fmt.Sprintf("%s: %d run records", testName(e), n[e]))
-			}
+	if len(r.Records) == 0 {
+		return tests
+	}
+	n := map[vocab.Engine]int{}
+	for _, s := range r.Appendix {
+		if s.Source == recordsSource {
+			n[s.Engine] += len(s.Runs)
 		}
 	}
-	out = append(out, list(tests))
-	if len(generators) > 0 {
-		out = append(out, para("Load generator: "+strings.Join(generators, "; ")+"."))
+	for _, e := range []vocab.Engine{vocab.EngineThroughput, vocab.EngineCPS} {
+		if n[e] > 0 {
+			tests = append(tests, fmt.Sprintf("%s: %d run records", testName(e), n[e]))
+		}
 	}
-	out = append(out, heading{3, "How"})
+	return tests
+}
+
+// howList says how the values were obtained: each campaign's method, and the
+// rule that chose among run records.
+func howList(r *Report) []string {
 	var how []string
 	for _, c := range r.Campaigns {
 		m := c.Method
 		if m == nil {
-			how = append(how, fmt.Sprintf("Campaign %s: the qualification method (its plan is not in the directory).", c.Name))
+			how = append(how, fmt.Sprintf("Campaign %s: the qualification method (its plan is not in the directory).",
+				c.Name))
 			continue
 		}
 		how = append(how, fmt.Sprintf("Campaign %s, the qualification method: runs of %s measured after a %s warm-up; "+
-			"an exploratory search of the load level from %d to %d concurrent connections; final runs at the chosen level "+
-			"until %d accepted runs lie within %s of the best (at most %d), the best of them published. "+
-			"A run is accepted when it is %s.", c.Name, time.Duration(m.Duration), time.Duration(m.Warmup),
-			m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns, ruleText(m.Accept)))
+			"an exploratory search of the load level from %d to %d concurrent connections; "+
+			"final runs at the chosen level until %d accepted runs lie within %s of the best (at most %d), "+
+			"the best of them published. A run is accepted when it is %s.",
+			c.Name, time.Duration(m.Duration), time.Duration(m.Warmup),
+			m.Explore.Concurrency.Min, m.Explore.Concurrency.Max,
+			m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns, ruleText(m.Accept)))
 	}
 	if len(r.Records) > 0 {
-		how = append(how, "Run records: each value published is the best record of its DUT, test and profile that the method's default rule accepts ("+
-			ruleText(plan.DefaultMethod().Accept)+").")
+		how = append(how, "Run records: each value published is the best record of its DUT, test and profile "+
+			"that the method's default rule accepts ("+ruleText(plan.DefaultMethod().Accept)+").")
 	}
-	how = append(how, "The Methodology appendix shows every phase and every run.")
-	out = append(out, list(how))
-	out = append(out, heading{3, "Tool"})
+	return append(how, "The Methodology appendix shows every phase and every run.")
+}
+
+// toolList describes the tool and the machine of each environment the runs came from.
+func toolList(r *Report) []string {
 	var tools []string
 	for _, e := range r.Environment {
-		tools = append(tools, fmt.Sprintf("%s %s (%s) on %s: %d cores, %s, %s/%s; %d runs from %s to %s", e.Tool, e.Version, e.GoVersion,
-			dash(e.Hostname), e.CPUs, dash(e.CPUModel), e.OS, e.Arch, e.Runs, stamp(e.First), stamp(e.Last)))
+		tools = append(tools, fmt.Sprintf("%s %s (%s) on %s: %d cores, %s, %s/%s; %d runs from %s to %s",
+			e.Tool, e.Version, e.GoVersion, dash(e.Hostname), e.CPUs, dash(e.CPUModel), e.OS, e.Arch,
+			e.Runs, stamp(e.First), stamp(e.Last)))
 	}
 	if len(tools) == 0 {
 		tools = append(tools, "no run record: nothing to say of the tool")
 	}
-	out = append(out, list(tools))
-	out = append(out, heading{3, "Raw data"})
+	return tools
+}
+
+// rawDataList says where the raw data is: the campaigns' files, the run records.
+func rawDataList(r *Report) []string {
 	var raw []string
 	for _, c := range r.Campaigns {
-		raw = append(raw, fmt.Sprintf("Campaign %s: directory %s; its plan %s, its ledger %s (%d run records, one JSON line each, "+
-			"with every phase's verdict), its summary %s", c.Name, c.Dir, filepath.Join(c.Dir, "plan.yaml"),
-			filepath.Join(c.Dir, method.LedgerFile), c.Records, filepath.Join(c.Dir, method.SummaryFile)))
+		raw = append(raw, fmt.Sprintf("Campaign %s: directory %s; its plan %s, its ledger %s "+
+			"(%d run records, one JSON line each, with every phase's verdict), its summary %s",
+			c.Name, c.Dir, filepath.Join(c.Dir, "plan.yaml"), filepath.Join(c.Dir, method.LedgerFile),
+			c.Records, filepath.Join(c.Dir, method.SummaryFile)))
 	}
 	if len(r.Records) > 0 {
 		raw = append(raw, "Run records: "+strings.Join(r.Records, ", "))
 	}
-	out = append(out, list(raw))
-	return out
+	return raw
 }
 
 // testName names a test for the reader.
@@ -402,7 +445,8 @@ func campaignBlocks(c CampaignInfo) []block {
 	out := []block{heading{3, "Method: " + c.Name}}
 	items := []string{"Campaign directory: " + c.Dir}
 	for _, t := range c.Tests {
-		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s", t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
+		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s",
+			t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
 	}
 	if m := c.Method; m != nil {
 		items = append(items,
@@ -414,10 +458,12 @@ func campaignBlocks(c CampaignInfo) []block {
 				"over the best or a probe is rejected (a level whose value lies below both neighbours, or above both by "+
 				"more than that, is probed again, at most twice), then the geometric midpoints around the best; "+
 				"the best accepted level is frozen",
-				time.Duration(m.Explore.ProbeDuration), m.Explore.Concurrency.Min, 2*m.Explore.Concurrency.Min, 4*m.Explore.Concurrency.Min,
+				time.Duration(m.Explore.ProbeDuration),
+				m.Explore.Concurrency.Min, 2*m.Explore.Concurrency.Min, 4*m.Explore.Concurrency.Min,
 				m.Explore.Concurrency.Max, m.Explore.MinGain),
 			"Acceptance of every run: "+ruleText(m.Accept),
-			fmt.Sprintf("Final: runs at the frozen level until %d accepted runs lie within %s of the best accepted one, at most %d runs; the best of them is published",
+			fmt.Sprintf("Final: runs at the frozen level until %d accepted runs lie within %s of the best accepted one, "+
+				"at most %d runs; the best of them is published",
 				m.Final.MinAccepted, m.Final.Tolerance, m.Final.MaxRuns))
 	}
 	out = append(out, list(items))
@@ -458,8 +504,8 @@ func sectionBlocks(s *Section) []block {
 	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
 	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
 	if p := s.Preliminary; p != nil {
-		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.", negotiated(p.Negotiated), p.BodySize, resumption(p),
-			verdict(p.Accepted, p.Reasons))))
+		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.",
+			negotiated(p.Negotiated), p.BodySize, resumption(p), verdict(p.Accepted, p.Reasons))))
 	} else if s.Chosen != nil {
 		out = append(out, para("Negotiated: "+negotiated(s.Chosen.Negotiated)+"."))
 	}
@@ -502,7 +548,11 @@ func sectionBlocks(s *Section) []block {
 			if r.Chosen {
 				published = "yes"
 			}
-			cells = append(cells, value(s.Unit, r.Value), strconv.FormatInt(r.Errors, 10), verdict(r.Accepted, r.Reasons), published)
+			cells = append(cells,
+				value(s.Unit, r.Value),
+				strconv.FormatInt(r.Errors, 10),
+				verdict(r.Accepted, r.Reasons),
+				published)
 			if noise {
 				cells = append(cells, noiseCell(r.Noise))
 			}
@@ -574,7 +624,8 @@ func publishes(r *Report) string {
 		each = append(each, fmt.Sprintf("%s: %d", c.Name, n))
 		ns[n] = true
 	}
-	const tail = " of its final phase once that many agree within the tolerance (final.min_accepted; inconsistent: fewer agreed)."
+	const tail = " of its final phase once that many agree within the tolerance " +
+		"(final.min_accepted; inconsistent: fewer agreed)."
 	switch {
 	case len(each) == 0:
 		return ""
@@ -593,7 +644,8 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 	if ch.Load.Mode == "open" {
 		load += fmt.Sprintf(", %.0f/s offered (%d late, %d dropped)", ch.Load.Rate, ch.Load.Late, ch.Load.Dropped)
 		if ch.Load.LatencyLowerBound {
-			load += fmt.Sprintf("; %.1f%% of the starts were dropped, so every latency is a lower bound (≥)", ch.Load.DroppedShare*100)
+			load += fmt.Sprintf("; %.1f%% of the starts were dropped, so every latency is a lower bound (≥)",
+				ch.Load.DroppedShare*100)
 		}
 	}
 	bound := ""
@@ -604,16 +656,22 @@ func chosenBlocks(s *Section, ch *Chosen) []block {
 	if ch.Client.IncludesTarget {
 		cpu += " (includes the in-process target)"
 	}
-	out := []block{para(fmt.Sprintf("Published run %d: %s to %s, target %s; %s; %d transactions and %d errors in the %.2f s steady window (after %.2f s of warm-up); %s.",
-		ch.Seq, stamp(ch.Started), stamp(ch.Ended), ch.Target, load, ch.Transactions, ch.Errors, ch.DurationS, ch.SteadyStartS, cpu))}
+	out := []block{para(fmt.Sprintf("Published run %d: %s to %s, target %s; %s; "+
+		"%d transactions and %d errors in the %.2f s steady window (after %.2f s of warm-up); %s.",
+		ch.Seq, stamp(ch.Started), stamp(ch.Ended), ch.Target, load,
+		ch.Transactions, ch.Errors, ch.DurationS, ch.SteadyStartS, cpu))}
 	t := newTable("Latency", ">Count", ">p50", ">p90", ">p99", ">p99.9", ">Max")
-	for _, phase := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal} {
+	for _, phase := range latencyPhases {
 		l, ok := ch.Latency[phase.String()]
 		if !ok || l.Count == 0 {
 			continue
 		}
-		t.add(phase.String(), strconv.FormatInt(l.Count, 10), bound+Micros(float64(l.P50)), bound+Micros(float64(l.P90)), bound+Micros(float64(l.P99)),
-			bound+Micros(float64(l.P999)), bound+Micros(float64(l.Max)))
+		t.add(phase.String(), strconv.FormatInt(l.Count, 10),
+			bound+Micros(float64(l.P50)),
+			bound+Micros(float64(l.P90)),
+			bound+Micros(float64(l.P99)),
+			bound+Micros(float64(l.P999)),
+			bound+Micros(float64(l.Max)))
 	}
 	if len(t.rows) > 0 {
 		out = append(out, t)

@@ -16,12 +16,11 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // validCampaignDir checks a campaign directory's summary.json and every

@@ -61,7 +61,8 @@ func tcpBlocks(s *Section) []block {
 			continue
 		}
 		if t.SynStall {
-			stalls = append(stalls, fmt.Sprintf("run %d (connect p99 %s, %d SYN retransmissions)", r.Seq, Micros(float64(t.ConnectP99US)), t.SynRetransmits))
+			stalls = append(stalls, fmt.Sprintf("run %d (connect p99 %s, %d SYN retransmissions)",
+				r.Seq, Micros(float64(t.ConnectP99US)), t.SynRetransmits))
 		}
 		if t.Retransmits > 0 || t.ResetsReceived > 0 {
 			retrans = append(retrans, fmt.Sprintf("run %d: %d (%.2f%% per transaction, %d SYNs), %d resets",
@@ -70,11 +71,14 @@ func tcpBlocks(s *Section) []block {
 	}
 	var out []block
 	if len(stalls) > 0 {
-		out = append(out, para(fmt.Sprintf("SYN retransmission stalls: connect p99 at or above the kernel's initial retransmission timeout (%s): %s. Their CPS includes connections that waited for a lost SYN to be sent again.",
+		out = append(out, para(fmt.Sprintf("SYN retransmission stalls: connect p99 at or above "+
+			"the kernel's initial retransmission timeout (%s): %s. "+
+			"Their CPS includes connections that waited for a lost SYN to be sent again.",
 			Micros(InitialRTOUS), strings.Join(stalls, "; "))))
 	}
 	if len(retrans) > 0 {
-		out = append(out, para("TCP segments retransmitted by the client (the kernel's TCP_INFO at each close): "+strings.Join(retrans, "; ")+"."))
+		out = append(out, para("TCP segments retransmitted by the client (the kernel's TCP_INFO at each close): "+
+			strings.Join(retrans, "; ")+"."))
 	}
 	return out
 }

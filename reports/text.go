@@ -13,7 +13,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 
 	"slices"
@@ -35,6 +34,18 @@ func Micros(us float64) string {
 // phase and the client's CPU.
 func RunSummary(r *metrics.Run) Document {
 	w := &strings.Builder{}
+	summaryTarget(w, r)
+	summaryRate(w, r)
+	summaryErrors(w, r)
+	summaryLatency(w, r)
+	summaryCPU(w, r)
+	w.WriteString(deviceSummary(r))
+	return Document{title: r.Profile, blocks: []block{pre(w.String())}}
+}
+
+// summaryTarget is the summary's first lines: the profile, the target and
+// what was negotiated.
+func summaryTarget(w *strings.Builder, r *metrics.Run) {
 	fmt.Fprintf(w, "\n%s → %s", r.Profile, r.Target.Address)
 	if r.Target.DUT != "" {
 		fmt.Fprintf(w, " (DUT %s)", r.Target.DUT)
@@ -57,14 +68,23 @@ func RunSummary(r *metrics.Run) Document {
 		}
 		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
 	}
+}
+
+// summaryRate is the rate the engine reached, the open loop's schedule and
+// how connections closed.
+func summaryRate(w *strings.Builder, r *metrics.Run) {
 	switch {
 	case r.CPS != nil:
-		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n", *r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
+		fmt.Fprintf(w, "  cps          %.1f (%d transactions in %.1f s; %d errors)\n",
+			*r.CPS, r.Transactions, r.DurationS, r.Errors.Total)
 	case r.HasThroughput():
 		fmt.Fprintf(w, "  throughput   %.3f Gbps payload, %.3f Gbps wire (%d requests in %.1f s, %.1f/s; %d errors)\n",
-			metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.Requests), r.DurationS, metrics.Value(r.RPS), r.Errors.Total)
-		fmt.Fprintf(w, "  bytes        %d payload (+%d partial), %d wire in, %d wire out; %d connections opened (whole run %d)\n",
-			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut, r.ConnectionsOpened, r.Whole.ConnectionsOpened)
+			metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.Requests), r.DurationS,
+			metrics.Value(r.RPS), r.Errors.Total)
+		fmt.Fprintf(w, "  bytes        %d payload (+%d partial), %d wire in, %d wire out; "+
+			"%d connections opened (whole run %d)\n",
+			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut,
+			r.ConnectionsOpened, r.Whole.ConnectionsOpened)
 	}
 	if r.Load.Mode == "open" {
 		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped", r.Load.Rate, r.Load.Late, r.Load.Dropped)
@@ -74,8 +94,13 @@ func RunSummary(r *metrics.Run) Document {
 		fmt.Fprintln(w)
 	}
 	if c := r.Closes; c != nil {
-		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n", c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
+		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n",
+			c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
 	}
+}
+
+// summaryErrors is a line per error class, in the classes' order.
+func summaryErrors(w *strings.Builder, r *metrics.Run) {
 	classes := make([]vocab.Class, 0, len(r.Errors.ByClass))
 	for c := range r.Errors.ByClass {
 		classes = append(classes, c)
@@ -84,15 +109,21 @@ func RunSummary(r *metrics.Run) Document {
 	for _, c := range classes {
 		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
 	}
+}
+
+// summaryLatency is the table of percentiles per phase and the warnings
+// that qualify them.
+func summaryLatency(w *strings.Builder, r *metrics.Run) {
 	// A run that dropped starts has latencies that are lower bounds: each
 	// value says so (≥) with the share of starts dropped beside it.
 	bound, dropped := "", ""
 	if r.Load.LatencyLowerBound {
-		bound, dropped = "≥", fmt.Sprintf("  (%.1f%% of starts dropped)", r.Load.DroppedShare*100)
+		bound = "≥"
+		dropped = fmt.Sprintf("  (%.1f%% of starts dropped)", r.Load.DroppedShare*100)
 	}
 	val := func(v int64) string { return bound + Micros(float64(v)) }
 	fmt.Fprintf(w, "  %-12s %9s %9s %9s %9s %9s\n", "latency", "p50", "p90", "p99", "p99.9", "max")
-	phases := []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal}
+	phases := slices.Clone(latencyPhases)
 	if r.Percentiles(vocab.PhaseScheduleLag).Count > 0 {
 		phases = append(phases, vocab.PhaseScheduleLag)
 	}
@@ -106,13 +137,30 @@ func RunSummary(r *metrics.Run) Document {
 			val(l.P99), val(l.P999), val(l.Max), dropped)
 	}
 	if r.Load.LatencyLowerBound {
-		fmt.Fprintf(w, "  WARNING      %.1f%% of the scheduled starts were dropped (no worker free): they are in no histogram, so every latency above is a lower bound\n", r.Load.DroppedShare*100)
+		fmt.Fprintf(w, "  WARNING      %.1f%% of the scheduled starts were dropped (no worker free): "+
+			"they are in no histogram, so every latency above is a lower bound\n", r.Load.DroppedShare*100)
 	}
 	if r.Load.StartLagMaterial {
-		l, t := r.Percentiles(vocab.PhaseScheduleLag), r.Percentiles(vocab.PhaseTotal)
-		fmt.Fprintf(w, "  WARNING      the generator's own start lateness (schedule_lag p50 %s, p99 %s) is a material part of the total latency (p50 %s, p99 %s)\n",
-			Micros(float64(l.P50)), Micros(float64(l.P99)), Micros(float64(t.P50)), Micros(float64(t.P99)))
+		lag := r.Percentiles(vocab.PhaseScheduleLag)
+		total := r.Percentiles(vocab.PhaseTotal)
+		fmt.Fprintf(w, "  WARNING      the generator's own start lateness (schedule_lag p50 %s, p99 %s) "+
+			"is a material part of the total latency (p50 %s, p99 %s)\n",
+			Micros(float64(lag.P50)), Micros(float64(lag.P99)), Micros(float64(total.P50)), Micros(float64(total.P99)))
 	}
+}
+
+// latencyPhases are the phases whose percentiles summaries show, in the
+// transaction's order.
+var latencyPhases = []vocab.Phase{
+	vocab.PhaseConnect,
+	vocab.PhaseHandshake,
+	vocab.PhaseTTFB,
+	vocab.PhaseTransfer,
+	vocab.PhaseTotal,
+}
+
+// summaryCPU is the client's CPU, per transaction or per GB.
+func summaryCPU(w *strings.Builder, r *metrics.Run) {
 	c := r.Client
 	note := ""
 	if c.IncludesTarget {
@@ -125,20 +173,24 @@ func RunSummary(r *metrics.Run) Document {
 	fmt.Fprintf(w, "  client CPU   %.2f s, %.0f%% of %d cores, %s%s; max RSS %.1f MB\n",
 		c.CPUSeconds, c.Utilization*100, c.Cores, cost, note, float64(c.MaxRSSBytes)/1e6)
 	if c.GeneratorBound {
-		fmt.Fprintln(w, "  WARNING      generator-bound: the generator used more than 90% of its cores; the target may not have set the pace")
+		fmt.Fprintln(w, "  WARNING      generator-bound: the generator used more than 90% of its cores; "+
+			"the target may not have set the pace")
 	}
-	w.WriteString(deviceSummary(r))
-	return Document{title: r.Profile, blocks: []block{pre(w.String())}}
 }
 
 // CPSTable is one row per run: the published CPS table with its evidence.
 func CPSTable(runs []*metrics.Run) Document {
-	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99", "TOTAL p99", "CPU/TXN")
+	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS",
+		"HANDSHAKE p99", "TOTAL p99", "CPU/TXN")
 	for _, r := range runs {
 		n := r.Negotiated
 		cps := metrics.Value(r.CPS)
-		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.1f", cps), fmt.Sprint(r.Errors.Total),
-			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)), fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
+		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			fmt.Sprintf("%.1f", cps),
+			fmt.Sprint(r.Errors.Total),
+			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),
+			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
+			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
 	}
 	return runsTable("CPS", runs, t)
 }
@@ -160,12 +212,17 @@ func dash(s string) string {
 
 // ThroughputTable is one row per throughput run.
 func ThroughputTable(runs []*metrics.Run) Document {
-	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS", "TTFB p99", "TOTAL p99", "CPU/GB")
+	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
+		"TTFB p99", "TOTAL p99", "CPU/GB")
 	for _, r := range runs {
 		n := r.Negotiated
-		gbps, wire, rps := metrics.Value(r.Gbps), metrics.Value(r.WireGbps), metrics.Value(r.RPS)
-		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.3f Gbps", gbps), fmt.Sprintf("%.3f Gbps", wire),
-			fmt.Sprintf("%.1f", rps), fmt.Sprint(r.Errors.Total), Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)), Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
+		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)),
+			fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
+			fmt.Sprintf("%.1f", metrics.Value(r.RPS)),
+			fmt.Sprint(r.Errors.Total),
+			Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)),
+			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
 			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
 	}
 	return runsTable("throughput", runs, t)

@@ -224,7 +224,8 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "a record's length must be announced (Content-Length)", http.StatusLengthRequired)
 		return
 	case req.ContentLength > max:
-		http.Error(w, fmt.Sprintf("a record of %d bytes exceeds the bound of %d", req.ContentLength, max), http.StatusRequestEntityTooLarge)
+		msg := fmt.Sprintf("a record of %d bytes exceeds the bound of %d", req.ContentLength, max)
+		http.Error(w, msg, http.StatusRequestEntityTooLarge)
 		return
 	}
 	// The announced (and signed) length, read into a buffer of that size:

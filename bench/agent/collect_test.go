@@ -9,7 +9,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

@@ -89,7 +89,11 @@ func (e *Executor) Execute(ctx context.Context, req method.Request) (*metrics.Ru
 	if err != nil {
 		return nil, err
 	}
-	run := RunSpec{ID: fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000), Spec: *spec, Credentials: e.Credentials}
+	run := RunSpec{
+		ID:          fmt.Sprintf("%s-%d-%d", req.Phase, e.seq.Add(1), time.Now().Unix()%100000),
+		Spec:        *spec,
+		Credentials: e.Credentials,
+	}
 	if run.Credentials.Token == "" { // a token of the run's own
 		if run.Credentials.Token, err = NewToken(); err != nil {
 			return nil, err

@@ -126,7 +126,8 @@ func (k *Kubernetes) watch(ctx context.Context, name string, failed chan<- error
 			continue
 		}
 		pods, _ := k.kubectl(ctx, nil, "get", "pods", "-l", "job-name="+name, "--no-headers")
-		failed <- fmt.Errorf("job %s: %s agent(s) failed: %s", name, strings.TrimSpace(string(out)), strings.Join(strings.Fields(string(pods)), " "))
+		failed <- fmt.Errorf("job %s: %s agent(s) failed: %s",
+			name, strings.TrimSpace(string(out)), strings.Join(strings.Fields(string(pods)), " "))
 		return
 	}
 }

@@ -77,7 +77,8 @@ type ManifestOptions struct {
 }
 
 // ErrNoReportURL is a manifest without a collector to report to.
-var ErrNoReportURL = errors.New("no report URL: every agent's record would be lost with its pod; run tlsbench collect and give its URL")
+var ErrNoReportURL = errors.New("no report URL: every agent's record would be lost with its pod; " +
+	"run tlsbench collect and give its URL")
 
 // ManifestFilesDir is where the agents find the shipped files.
 const ManifestFilesDir = "/etc/tlsbench/files"
@@ -169,28 +170,45 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 		return nil, err
 	}
 	labels := map[string]string{manifestLabelApp: "tlsbench", manifestLabelInstance: o.Name}
-	meta := func() manifestMeta {
-		return manifestMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}
-	}
-	service := manifestObject{
-		APIVersion: "v1", Kind: "Service", Metadata: meta(),
-		// Headless: no virtual IP, only the DNS records of the pods that
-		// name it as their subdomain (NAME-INDEX.NAME.NAMESPACE.svc).
-		Spec: manifestServiceSpec{ClusterIP: "None", Selector: labels},
-	}
 	run, err := json.Marshal(o.run())
 	if err != nil {
 		return nil, err
 	}
-	resources := map[string]string{"cpu": o.CPU, "memory": o.Memory}
-	var volumes []manifestVolume
-	var mounts []manifestVolumeMount
+	objects := []manifestObject{o.service(labels), o.job(labels, string(run))}
 	if len(o.Files) > 0 {
-		volumes = []manifestVolume{{Name: "files", ConfigMap: manifestConfigMapVolume{Name: o.Name + "-files"}}}
-		mounts = []manifestVolumeMount{{Name: "files", MountPath: ManifestFilesDir, ReadOnly: true}}
+		objects = append([]manifestObject{o.filesConfigMap(labels)}, objects...)
 	}
-	job := manifestObject{
-		APIVersion: "batch/v1", Kind: "Job", Metadata: meta(),
+	policy, err := o.networkPolicy(labels)
+	if err != nil {
+		return nil, err
+	}
+	objects = append([]manifestObject{o.secret(labels), policy}, objects...)
+	return o.encode(objects)
+}
+
+// meta is the metadata of the manifest's objects named after the run.
+func (o ManifestOptions) meta(labels map[string]string) manifestMeta {
+	return manifestMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels}
+}
+
+// service is the headless Service the agents' pods name as their subdomain.
+func (o ManifestOptions) service(labels map[string]string) manifestObject {
+	return manifestObject{
+		APIVersion: "v1",
+		Kind:       "Service",
+		Metadata:   o.meta(labels),
+		// Headless: no virtual IP, only the DNS records of the pods that
+		// name it as their subdomain (NAME-INDEX.NAME.NAMESPACE.svc).
+		Spec: manifestServiceSpec{ClusterIP: "None", Selector: labels},
+	}
+}
+
+// job is the Indexed Job of the agents, run being the run spec as JSON.
+func (o ManifestOptions) job(labels map[string]string, run string) manifestObject {
+	return manifestObject{
+		APIVersion: "batch/v1",
+		Kind:       "Job",
+		Metadata:   o.meta(labels),
 		Spec: manifestJobSpec{
 			CompletionMode: "Indexed",
 			Completions:    o.Agents,
@@ -204,76 +222,98 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 			TTLSecondsAfterFinished: manifestSeconds(o.TTLAfterFinished),
 			Template: manifestPodTemplate{
 				Metadata: manifestMeta{Labels: labels},
-				Spec: manifestPodSpec{
-					Subdomain:     o.Name,
-					RestartPolicy: "Never",
-					// Agents talk to the target and the collector, never to
-					// the API server: no credentials in the pods.
-					AutomountServiceAccountToken: false,
-					EnableServiceLinks:           false,
-					NodeSelector:                 o.NodeSelector,
-					Volumes:                      volumes,
-					Affinity: manifestAffinity{PodAntiAffinity: manifestPodAntiAffinity{
-						// One agent per node: two agents on one node share
-						// its CPUs, NIC and ephemeral ports, and the node's
-						// capacity, not the DUT's, would be measured.
-						Required: []manifestAffinityTerm{{
-							LabelSelector: manifestLabelSelector{MatchLabels: labels},
-							TopologyKey:   "kubernetes.io/hostname",
-						}},
-					}},
-					// The image's nonroot user, by number: the kubelet can
-					// only verify runAsNonRoot for a numeric user.
-					SecurityContext: manifestPodSecurity{
-						RunAsNonRoot:   true,
-						RunAsUser:      manifestNonrootID,
-						RunAsGroup:     manifestNonrootID,
-						SeccompProfile: manifestSeccomp{Type: "RuntimeDefault"},
-					},
-					Containers: []manifestContainer{{
-						Name:  "agent",
-						Image: o.Image,
-						Args:  o.Command,
-						// The run as data, the agent's index and name from
-						// the downward API (see FromEnv), the credentials from
-						// the Secret (see CredentialsFromEnv).
-						Env: append([]manifestEnv{
-							{Name: EnvRun, Value: string(run)},
-							{Name: EnvShard, ValueFrom: &manifestEnvSource{FieldRef: &manifestFieldRef{
-								FieldPath: "metadata.annotations['" + manifestIndexAnnotation + "']"}}},
-							{Name: EnvName, ValueFrom: &manifestEnvSource{FieldRef: &manifestFieldRef{
-								FieldPath: "metadata.name"}}},
-						}, o.secretEnv()...),
-						// Requests equal to limits: Guaranteed QoS, no
-						// throttling below what was asked nor eviction
-						// before BestEffort and Burstable pods.
-						Resources:    manifestResources{Requests: resources, Limits: resources},
-						VolumeMounts: mounts,
-						SecurityContext: manifestContainerSecurity{
-							AllowPrivilegeEscalation: false,
-							ReadOnlyRootFilesystem:   true,
-							Capabilities:             manifestCapabilities{Drop: []string{"ALL"}},
-						},
-					}},
-				},
+				Spec:     o.podSpec(labels, run),
 			},
 		},
 	}
+}
 
-	objects := []manifestObject{service, job}
+// podSpec is an agent's pod: one per node, non-root, no API credentials.
+func (o ManifestOptions) podSpec(labels map[string]string, run string) manifestPodSpec {
+	var volumes []manifestVolume
 	if len(o.Files) > 0 {
-		cm := manifestObject{APIVersion: "v1", Kind: "ConfigMap", Metadata: meta(), Data: map[string]string{}}
-		cm.Metadata.Name = o.Name + "-files"
-		for k, v := range o.Files {
-			cm.Data[k] = string(v)
-		}
-		objects = []manifestObject{cm, service, job}
+		volumes = []manifestVolume{{Name: "files", ConfigMap: manifestConfigMapVolume{Name: o.Name + "-files"}}}
 	}
-	policy, err := o.networkPolicy(labels)
-	if err != nil {
-		return nil, err
+	return manifestPodSpec{
+		Subdomain:     o.Name,
+		RestartPolicy: "Never",
+		// Agents talk to the target and the collector, never to
+		// the API server: no credentials in the pods.
+		AutomountServiceAccountToken: false,
+		EnableServiceLinks:           false,
+		NodeSelector:                 o.NodeSelector,
+		Volumes:                      volumes,
+		Affinity: manifestAffinity{PodAntiAffinity: manifestPodAntiAffinity{
+			// One agent per node: two agents on one node share
+			// its CPUs, NIC and ephemeral ports, and the node's
+			// capacity, not the DUT's, would be measured.
+			Required: []manifestAffinityTerm{{
+				LabelSelector: manifestLabelSelector{MatchLabels: labels},
+				TopologyKey:   "kubernetes.io/hostname",
+			}},
+		}},
+		// The image's nonroot user, by number: the kubelet can
+		// only verify runAsNonRoot for a numeric user.
+		SecurityContext: manifestPodSecurity{
+			RunAsNonRoot:   true,
+			RunAsUser:      manifestNonrootID,
+			RunAsGroup:     manifestNonrootID,
+			SeccompProfile: manifestSeccomp{Type: "RuntimeDefault"},
+		},
+		Containers: []manifestContainer{o.agentContainer(run)},
 	}
-	objects = append([]manifestObject{o.secret(labels), policy}, objects...)
+}
+
+// agentContainer runs the agent with the run, its identity and its
+// credentials in the environment.
+func (o ManifestOptions) agentContainer(run string) manifestContainer {
+	resources := map[string]string{"cpu": o.CPU, "memory": o.Memory}
+	var mounts []manifestVolumeMount
+	if len(o.Files) > 0 {
+		mounts = []manifestVolumeMount{{Name: "files", MountPath: ManifestFilesDir, ReadOnly: true}}
+	}
+	return manifestContainer{
+		Name:  "agent",
+		Image: o.Image,
+		Args:  o.Command,
+		// The run as data, the agent's index and name from
+		// the downward API (see FromEnv), the credentials from
+		// the Secret (see CredentialsFromEnv).
+		Env: append([]manifestEnv{
+			{Name: EnvRun, Value: run},
+			{Name: EnvShard, ValueFrom: manifestFieldEnv("metadata.annotations['" + manifestIndexAnnotation + "']")},
+			{Name: EnvName, ValueFrom: manifestFieldEnv("metadata.name")},
+		}, o.secretEnv()...),
+		// Requests equal to limits: Guaranteed QoS, no
+		// throttling below what was asked nor eviction
+		// before BestEffort and Burstable pods.
+		Resources:    manifestResources{Requests: resources, Limits: resources},
+		VolumeMounts: mounts,
+		SecurityContext: manifestContainerSecurity{
+			AllowPrivilegeEscalation: false,
+			ReadOnlyRootFilesystem:   true,
+			Capabilities:             manifestCapabilities{Drop: []string{"ALL"}},
+		},
+	}
+}
+
+// manifestFieldEnv is a value from the downward API: a field of the pod.
+func manifestFieldEnv(path string) *manifestEnvSource {
+	return &manifestEnvSource{FieldRef: &manifestFieldRef{FieldPath: path}}
+}
+
+// filesConfigMap holds the shipped files (NAME-files).
+func (o ManifestOptions) filesConfigMap(labels map[string]string) manifestObject {
+	cm := manifestObject{APIVersion: "v1", Kind: "ConfigMap", Metadata: o.meta(labels), Data: map[string]string{}}
+	cm.Metadata.Name = o.Name + "-files"
+	for k, v := range o.Files {
+		cm.Data[k] = string(v)
+	}
+	return cm
+}
+
+// encode writes the objects as one YAML stream under a header comment.
+func (o ManifestOptions) encode(objects []manifestObject) ([]byte, error) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# tlsbench agents: a headless Service and an Indexed Job of %d pods, one per node,\n", o.Agents)
 	fmt.Fprintf(&b, "# their token in a Secret, their traffic confined by a NetworkPolicy,\n")
@@ -311,7 +351,12 @@ func ManifestAgentSpec(o ManifestOptions, index int) (runner.Spec, error) {
 // run is o.Run with every agent's share of it.
 func (o ManifestOptions) run() runner.Spec {
 	r := o.Run
-	r.Agent = &runner.Agent{Shards: o.Agents, StartAt: o.StartAt.UTC(), StartTolerance: o.StartTolerance, ReportTo: o.ReportTo}
+	r.Agent = &runner.Agent{
+		Shards:         o.Agents,
+		StartAt:        o.StartAt.UTC(),
+		StartTolerance: o.StartTolerance,
+		ReportTo:       o.ReportTo,
+	}
 	return r
 }
 
@@ -365,7 +410,9 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	// Each pod's host name is NAME-INDEX, a DNS label of 63 bytes at most.
 	maxName := 63 - len("-") - len(strconv.Itoa(o.Agents-1))
 	if !manifestDNSLabel.MatchString(o.Name) || len(o.Name) > maxName {
-		return o, fmt.Errorf("bad name %q: want lower-case letters, digits and '-', starting and ending with a letter or digit, %d characters at most with %d agents", o.Name, maxName, o.Agents)
+		return o, fmt.Errorf("bad name %q: want lower-case letters, digits and '-', "+
+			"starting and ending with a letter or digit, %d characters at most with %d agents",
+			o.Name, maxName, o.Agents)
 	}
 	if o.Namespace != "" && (!manifestDNSLabel.MatchString(o.Namespace) || len(o.Namespace) > 63) {
 		return o, fmt.Errorf("bad namespace %q: not a DNS-1123 label", o.Namespace)
@@ -393,7 +440,8 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 	{
 		u, err := url.Parse(o.ReportTo)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, as the agents reach the collector", o.ReportTo)
+			return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, "+
+				"as the agents reach the collector", o.ReportTo)
 		}
 	}
 	if !manifestCPU.MatchString(o.CPU) || isManifestZero(o.CPU) {

@@ -69,7 +69,8 @@ func (o ManifestOptions) networkPolicy(labels map[string]string) (manifestObject
 		rules = append(rules, r)
 	}
 	if names { // the names are resolved in the pods
-		rules = append(rules, manifestEgressRule{Ports: []manifestPolicyPort{{Protocol: "UDP", Port: 53}, {Protocol: "TCP", Port: 53}}})
+		dns := []manifestPolicyPort{{Protocol: "UDP", Port: 53}, {Protocol: "TCP", Port: 53}}
+		rules = append(rules, manifestEgressRule{Ports: dns})
 	}
 	return manifestObject{
 		APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy",

@@ -51,17 +51,23 @@ const (
 func comparedMetrics() []compared {
 	ms := []compared{
 		{metric: "transactions", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
-		{metric: "availability", unit: "%", note: noteAvailability, value: func(r *metrics.Run) float64 { return Availability(r) * 100 }},
+		{metric: "availability", unit: "%", note: noteAvailability,
+			value: func(r *metrics.Run) float64 { return Availability(r) * 100 }},
 		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *metrics.Run) float64 { return r.DurationS }},
-		{metric: "data transferred", unit: "MB", note: noteData, value: func(r *metrics.Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
-		{metric: "response time", unit: "ms", note: noteResponse, value: func(r *metrics.Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
+		{metric: "data transferred", unit: "MB", note: noteData,
+			value: func(r *metrics.Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
+		{metric: "response time", unit: "ms", note: noteResponse,
+			value: func(r *metrics.Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
 		{metric: "transaction rate", unit: "/s", value: TransactionRate},
-		{metric: "throughput", unit: "MB/s", value: func(r *metrics.Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
+		{metric: "throughput", unit: "MB/s",
+			value: func(r *metrics.Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
 		{metric: "concurrency", note: noteConcurrency, value: Concurrency},
 		{metric: "successful", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *metrics.Run) float64 { return float64(r.Errors.Total) }},
-		{metric: "longest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Max) / 1e3 }},
-		{metric: "shortest", unit: "ms", value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Min) / 1e3 }},
+		{metric: "longest", unit: "ms",
+			value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Max) / 1e3 }},
+		{metric: "shortest", unit: "ms",
+			value: func(r *metrics.Run) float64 { return float64(r.Percentiles(vocab.PhaseTotal).Min) / 1e3 }},
 	}
 	for _, phase := range []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTotal} {
 		for _, q := range []struct {
@@ -81,7 +87,8 @@ func comparedMetrics() []compared {
 			has: func(r *metrics.Run) bool { return r.CPS != nil }},
 		compared{metric: "Gbps", unit: "Gbps", value: func(r *metrics.Run) float64 { return metrics.Value(r.Gbps) },
 			has: func(r *metrics.Run) bool { return r.HasThroughput() }},
-		compared{metric: "generator CPU", unit: "%", value: func(r *metrics.Run) float64 { return r.Client.Utilization * 100 }},
+		compared{metric: "generator CPU", unit: "%",
+			value: func(r *metrics.Run) float64 { return r.Client.Utilization * 100 }},
 	), tcpCompared()...)
 }
 

@@ -79,7 +79,7 @@ func New(cfg Config) (*Op, error) {
 	}
 	op := &Op{cfg: cfg}
 	var err error
-	op.Endpoint, err = tlsconn.Prepare(vocab.EngineCPS, cfg.Config, cfg.Request.Check, func(addr string) (err error) {
+	op.Endpoint, err = tlsconn.Prepare(vocab.EngineCPS, cfg.Config, cfg.Request.Validate, func(addr string) (err error) {
 		op.req, err = cfg.Request.Compile("HTTP/1.0", addr)
 		return err
 	})

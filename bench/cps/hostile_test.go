@@ -88,7 +88,7 @@ func TestHostileServers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, ca := rawtls.Serve(t, p, tc.serve)
-			conn := tlsconn.Config{Profile: p, Address: addr, ConnectTimeout: 2 * time.Second, HandshakeTimeout: 2 * time.Second,
+			conn := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: 2 * time.Second}, Profile: p, Address: addr,
 				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()}}
 			req := httpreq.Request{Path: "/", ExpectSize: -1, ReadTimeout: 2 * time.Second}
 			var op bench.Op
@@ -105,7 +105,7 @@ func TestHostileServers(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 500 * time.Millisecond, Drain: 10 * time.Second}, op)
+			res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 500 * time.Millisecond, Drain: 10 * time.Second}}, op)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -325,9 +325,9 @@ func TestPhasesMatchTheWire(t *testing.T) {
 	}
 	d := wirecap.Duration(t)
 	runs := []wireRun{
-		{"-c 1", bench.Config{Concurrency: 1, Duration: d, Drain: 10 * time.Second}},
-		{"-c 8", bench.Config{Concurrency: 8, Duration: d, Drain: 10 * time.Second}},
-		{"--rate 200", bench.Config{Concurrency: 64, Rate: 200, Duration: d, Drain: 10 * time.Second}},
+		{"-c 1", bench.Config{Load: bench.Load{Concurrency: 1, Duration: d, Drain: 10 * time.Second}}},
+		{"-c 8", bench.Config{Load: bench.Load{Concurrency: 8, Duration: d, Drain: 10 * time.Second}}},
+		{"--rate 200", bench.Config{Load: bench.Load{Concurrency: 64, Rate: 200, Duration: d, Drain: 10 * time.Second}}},
 	}
 	for _, r := range runs {
 		rep := measureWire(t, bin, op, server, r)
@@ -418,7 +418,7 @@ func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPoo
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,7 +146,9 @@ func Parse(spec string) (Source, error) {
 			s.Timeout = d
 		default:
 			if !slices.Contains(Counters, Counter(k)) {
-				return s, &SpecError{spec, fmt.Sprintf("unknown key %q (want kind, url, frontend, counts_reads, timeout or a counter: %s)", k, counterList())}
+				msg := fmt.Sprintf("unknown key %q (want kind, url, frontend, counts_reads, timeout or a counter: %s)",
+					k, counterList())
+				return s, &SpecError{spec, msg}
 			}
 			counters[Counter(k)] = v
 		}
@@ -158,7 +160,8 @@ func Parse(spec string) (Source, error) {
 		case KindCommand:
 			s.Commands = counters
 		default:
-			return s, &SpecError{spec, fmt.Sprintf("counters are named only for the prometheus and command kinds, not %q", s.Kind)}
+			msg := fmt.Sprintf("counters are named only for the prometheus and command kinds, not %q", s.Kind)
+			return s, &SpecError{spec, msg}
 		}
 	}
 	if err := s.Check(); err != nil {

@@ -36,7 +36,8 @@ func ParseExposition(body []byte) ([]Series, error) {
 		}
 		f := strings.Fields(rest)
 		if len(f) < 1 || len(f) > 2 {
-			return nil, fmt.Errorf("exposition line %d: want a value and an optional timestamp after the series: %q", n, clip(line))
+			return nil, fmt.Errorf("exposition line %d: want a value and an optional timestamp after the series: %q",
+				n, clip(line))
 		}
 		if s.Value, err = strconv.ParseFloat(f[0], 64); err != nil {
 			return nil, fmt.Errorf("exposition line %d: value %q is not a number", n, f[0])

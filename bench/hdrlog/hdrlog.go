@@ -12,7 +12,6 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -67,10 +66,14 @@ func Write(w io.Writer, runs []LabeledRun) error {
 		lw.OutputStartTime(base),
 		lw.OutputBaseTime(base),
 		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s), successful transactions."),
-		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
-		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.TimedNames(), ", ") + ": each run's steady window (3 significant digits)."),
-		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, warm-up and drain included (2 significant digits)."),
-		lw.OutputComment(" One series, a line per interval in NAME: HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
+		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. " +
+			"HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
+		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.TimedNames(), ", ") +
+			": each run's steady window (3 significant digits)."),
+		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, " +
+			"warm-up and drain included (2 significant digits)."),
+		lw.OutputComment(" One series, a line per interval in NAME: " +
+			"HistogramLogProcessor -i FILE -tag total.1s -outputValueUnitRatio 1000 -o NAME"),
 	} {
 		if err != nil {
 			return err
@@ -79,7 +82,8 @@ func Write(w io.Writer, runs []LabeledRun) error {
 	for i, lr := range runs {
 		r := lr.Run
 		if err := lw.OutputComment(fmt.Sprintf(" run %d %s: %s %s -> %s, started %s, %d transactions in %.3f s",
-			i+1, tagSafe(lr.Label), r.Engine, r.Profile, r.Target.Address, r.Started.UTC().Format(time.RFC3339Nano), r.Transactions, r.DurationS)); err != nil {
+			i+1, tagSafe(lr.Label), r.Engine, r.Profile, r.Target.Address,
+			r.Started.UTC().Format(time.RFC3339Nano), r.Transactions, r.DurationS)); err != nil {
 			return err
 		}
 	}
@@ -90,7 +94,8 @@ func Write(w io.Writer, runs []LabeledRun) error {
 		// The interval line of hdrhistogram-go's and Java's writers.
 		start := float64(iv.start.UnixMilli()-base) / 1000
 		length := float64(iv.end.UnixMilli()-iv.start.UnixMilli()) / 1000
-		if _, err := fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", iv.tag, start, length, float64(iv.max)/hdr.MsToNsRatio, iv.enc); err != nil {
+		maxMs := float64(iv.max) / hdr.MsToNsRatio
+		if _, err := fmt.Fprintf(w, "Tag=%s,%f,%f,%f,%s\n", iv.tag, start, length, maxMs, iv.enc); err != nil {
 			return err
 		}
 	}
@@ -131,7 +136,10 @@ func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 		if s.Partial && r.Ended.After(from) && r.Ended.Before(to) {
 			to = r.Ended
 		}
-		for _, ph := range []struct{ name, enc string }{{vocab.PhaseHandshake.String(), s.HandshakeHist}, {vocab.PhaseTotal.String(), s.TotalHist}} {
+		for _, ph := range []struct{ name, enc string }{
+			{vocab.PhaseHandshake.String(), s.HandshakeHist},
+			{vocab.PhaseTotal.String(), s.TotalHist},
+		} {
 			if ph.enc == "" {
 				continue
 			}
@@ -141,7 +149,13 @@ func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 			}
 			// Re-encoded: records older than the standard encoding
 			// hold a private one.
-			ivs = append(ivs, interval{tag: prefix + ph.name + SecondTagSuffix, start: from, end: to, max: h.Max(), enc: metrics.EncodeV2(h)})
+			ivs = append(ivs, interval{
+				tag:   prefix + ph.name + SecondTagSuffix,
+				start: from,
+				end:   to,
+				max:   h.Max(),
+				enc:   metrics.EncodeV2(h),
+			})
 		}
 	}
 	return ivs, nil

@@ -7,13 +7,14 @@ package httpreq
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Defaults returns the default request of every command for path: any
@@ -28,24 +29,27 @@ func Defaults(path string) Request {
 // {{random.base64 N}} and {{random.hex N}} (N random bytes, encoded),
 // {{seq}} (the run's request number, from 1) and {{uuid}} (a random UUID).
 type Request struct {
-	Host string // Host header
-	Path string // request path
+	Host string `json:"host"` // Host header
+	Path string `json:"path"` // request path, with its query
 	// Paths, if set, replaces Path: requests go through them in turn, or
 	// at random with RandomPath.
-	Paths      []string
-	RandomPath bool
-	Headers    [][2]string // extra request headers (values may be templates)
+	Paths      []string    `json:"paths,omitempty"`
+	RandomPath bool        `json:"random_path,omitempty"`
+	Headers    [][2]string `json:"headers,omitempty"` // extra request headers (values may be templates)
 	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize int64
+	ExpectSize int64  `json:"expect_size"`
+	UserAgent  string `json:"user_agent"`
 	// ReadTimeout bounds the wait for the first byte and each read after it.
-	ReadTimeout time.Duration
-	UserAgent   string
+	ReadTimeout time.Duration `json:"read_timeout"`
 }
 
-// Check reports a setting the engines cannot run with.
-func (r *Request) Check() error {
-	if r.ReadTimeout <= 0 {
-		return errors.New("read deadline must be positive")
+// Validate reports the first setting out of its domain, a *vocab.FieldError.
+func (r *Request) Validate() error {
+	switch {
+	case r.ExpectSize < -1:
+		return &vocab.FieldError{Field: "expect_size", Value: r.ExpectSize, Want: "be a size in bytes (0 or more; -1: any)"}
+	case r.ReadTimeout <= 0:
+		return &vocab.FieldError{Field: "read_timeout", Value: r.ReadTimeout, Want: "be positive"}
 	}
 	return nil
 }
@@ -78,7 +82,8 @@ func (r *Request) Compile(proto, addr string) (*Compiled, error) {
 	}
 	c := &Compiled{random: r.RandomPath}
 	for _, p := range paths {
-		c.before = append(c.before, fmt.Sprintf("GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: */*\r\n", p, proto, host, r.UserAgent))
+		c.before = append(c.before, fmt.Sprintf("GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: "+
+			"*/*\r\n", p, proto, host, r.UserAgent))
 	}
 	dynamic := len(paths) > 1
 	for _, h := range r.Headers {

@@ -129,7 +129,20 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 		Baseline     analysis.Siege    `json:"baseline"`
 		Candidate    analysis.Siege    `json:"candidate"`
 		TCP          map[string]Metric `json:"tcp,omitempty"`
-	}{Schema, byKey(r.Metrics), byKey(r.Phases), r.ResponseTime, r.Rate, r.Rounds, r.Verdict, r.Summary, r.ResponseTime.EquivalenceBoundPct, r.Baseline, r.Candidate, tcpByKey(r.TCP)})
+	}{
+		Schema:       Schema,
+		Metrics:      byKey(r.Metrics),
+		Latency:      byKey(r.Phases),
+		ResponseTime: r.ResponseTime,
+		Rate:         r.Rate,
+		Rounds:       r.Rounds,
+		Verdict:      r.Verdict,
+		Summary:      r.Summary,
+		Bound:        r.ResponseTime.EquivalenceBoundPct,
+		Baseline:     r.Baseline,
+		Candidate:    r.Candidate,
+		TCP:          tcpByKey(r.TCP),
+	})
 }
 
 // Report is the analysis of an impact study.
@@ -215,7 +228,8 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	rep.Rate = stats.ShiftWithin(bRate, cRate, boundPct)
 	latency, rate := &rep.ResponseTime, &rep.Rate
 	add := func(key, label, unit string, bv, cv float64, tested bool, by *stats.Shift) {
-		m := Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv), Tested: tested}
+		m := newMetric(key, label, unit, bv, cv)
+		m.Tested = tested
 		if tested {
 			m.Significant, m.Verdict = by.Significant, by.Verdict
 		}
@@ -229,8 +243,10 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	add("transaction_rate", "Transaction rate", "trans/s", b.TransactionRate, c.TransactionRate, true, rate)
 	add("throughput", "Throughput", "MB/s", b.Throughput, c.Throughput, true, rate)
 	add("concurrency", "Concurrency", "", b.Concurrency, c.Concurrency, true, latency)
-	add("successful_transactions", "Successful transactions", "", float64(b.SuccessfulTransactions), float64(c.SuccessfulTransactions), false, nil)
-	add("failed_transactions", "Failed transactions", "", float64(b.FailedTransactions), float64(c.FailedTransactions), false, nil)
+	add("successful_transactions", "Successful transactions", "",
+		float64(b.SuccessfulTransactions), float64(c.SuccessfulTransactions), false, nil)
+	add("failed_transactions", "Failed transactions", "",
+		float64(b.FailedTransactions), float64(c.FailedTransactions), false, nil)
 	add("longest_transaction", "Longest transaction", "s", b.LongestTransaction, c.LongestTransaction, false, nil)
 	add("shortest_transaction", "Shortest transaction", "s", b.ShortestTransaction, c.ShortestTransaction, false, nil)
 
@@ -244,9 +260,10 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 			return nil, err
 		}
 		for _, q := range []float64{50, 90, 99} {
-			bv, cv := float64(metrics.ValueAtPercentile(hb, q))/1000, float64(metrics.ValueAtPercentile(hc, q))/1000
-			rep.Phases = append(rep.Phases, Metric{Key: fmt.Sprintf("%s_p%g_ms", ph, q), Label: fmt.Sprintf("%s p%g", ph, q), Unit: "ms",
-				Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv)})
+			bv := float64(metrics.ValueAtPercentile(hb, q)) / 1000
+			cv := float64(metrics.ValueAtPercentile(hc, q)) / 1000
+			rep.Phases = append(rep.Phases,
+				newMetric(fmt.Sprintf("%s_p%g_ms", ph, q), fmt.Sprintf("%s p%g", ph, q), "ms", bv, cv))
 		}
 	}
 	for i := range min(len(bMean), len(cMean)) {
@@ -277,14 +294,28 @@ func ShiftSummary(s stats.Shift) string {
 		if math.Abs(s.Delta)+s.CI98 < s.EquivalenceBound {
 			within = "yet within the equivalence bound"
 		}
-		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)", verb, math.Abs(s.Delta), s.CI95,
-			pct(s.Delta, s.Baseline.Mean), pText(s), n, within, bound)
+		return fmt.Sprintf("significant: candidate %s %.3g ms ± %.3g ms per request (%+.1f%%; %s, %s; %s %s)",
+			verb, math.Abs(s.Delta), s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s), n, within, bound)
 	case stats.VerdictEquivalent:
-		return fmt.Sprintf("equivalent: no difference in response time larger than %s (shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
+		return fmt.Sprintf("equivalent: no difference in response time larger than %s "+
+			"(shift %+.3g ms, 98%% interval ± %.3g ms inside the bound; %s, %s)",
 			bound, s.Delta, s.CI98, pText(s), n)
 	}
 	return fmt.Sprintf("inconclusive: response time shift %+.3g ms ± %.3g ms (%+.1f%%; %s, equivalence bound %s): %s",
 		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s), bound, s.Reason)
+}
+
+// newMetric is a metric measured bv in the baseline, cv in the candidate.
+func newMetric(key, label, unit string, bv, cv float64) Metric {
+	return Metric{
+		Key:       key,
+		Label:     label,
+		Unit:      unit,
+		Baseline:  bv,
+		Candidate: cv,
+		Delta:     cv - bv,
+		DeltaPct:  pct(cv-bv, bv),
+	}
 }
 
 func pct(delta, base float64) float64 {

@@ -56,7 +56,7 @@ func tcpMetrics(baseline, candidate []*metrics.Run) ([]Metric, error) {
 	}
 	var out []Metric
 	add := func(key, label, unit string, bv, cv float64) {
-		out = append(out, Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv)})
+		out = append(out, newMetric(key, label, unit, bv, cv))
 	}
 	add("retransmits", "TCP retransmits", "", float64(b.retrans), float64(c.retrans))
 	add("retransmit_rate", "TCP retransmits per transaction", "%", per(b.retrans, b.txns), per(c.retrans, c.txns))

@@ -54,7 +54,8 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 		reasons = append(reasons, "no successful transaction")
 	}
 	if n := r.Errors.ByClass[vocab.ClassMismatch]; n > 0 {
-		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)", n, r.Errors.Examples[vocab.ClassMismatch]))
+		reasons = append(reasons, fmt.Sprintf("negotiated parameters differ from the profile (mismatch ×%d: %s)",
+			n, r.Errors.Examples[vocab.ClassMismatch]))
 	}
 	if n := r.Errors.ByClass[vocab.ClassResumed]; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("resumed sessions ×%d", n))
@@ -72,7 +73,8 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 			share = float64(l.Dropped) / float64(l.Scheduled)
 		}
 		if share > float64(a.MaxDroppedShare) || l.Scheduled <= 0 {
-			reasons = append(reasons, fmt.Sprintf("overloaded open loop: %d of %d scheduled starts dropped (%.1f%%), above max_dropped_share %s; its latencies are lower bounds",
+			reasons = append(reasons, fmt.Sprintf("overloaded open loop: %d of %d scheduled starts dropped (%.1f%%), "+
+				"above max_dropped_share %s; its latencies are lower bounds",
 				l.Dropped, l.Scheduled, share*100, a.MaxDroppedShare))
 		}
 	}

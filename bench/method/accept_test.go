@@ -15,10 +15,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // openLoopRun makes a CPS open-loop run at rate against the in-process

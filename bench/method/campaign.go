@@ -18,14 +18,14 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
-	"github.com/tlsbench/tlsbench/profiles"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // ErrInterrupted is returned when the campaign stopped between runs because
 // its context was cancelled; the ledger holds every finished run.
-var ErrInterrupted = errors.New("campaign interrupted; the ledger holds every finished run and the campaign can be resumed")
+var ErrInterrupted = errors.New("campaign interrupted; " +
+	"the ledger holds every finished run and the campaign can be resumed")
 
 // DifferencesError is returned by the preliminary phase when the DUTs do not
 // negotiate or serve the same thing.
@@ -208,7 +208,8 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	run, err := c.Exec.Execute(context.WithoutCancel(ctx), req)
 	c.prog.end(req)
 	if err != nil {
-		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s", req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
+		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s",
+			req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
 	}
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
@@ -470,14 +471,26 @@ type finalPhase struct {
 
 // explore finds the cell's load level (exploratory phase) and returns the
 // cell ready for its final runs.
-func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile, pre *Entry) (*finalPhase, error) {
+func (c *Campaign) explore(
+	ctx context.Context,
+	d plan.DUT,
+	t plan.Test,
+	p *profiles.Profile,
+	pre *Entry,
+) (*finalPhase, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)
 	if pre != nil && pre.Run.Transactions > 0 {
 		expect = pre.Run.Bytes.Payload / pre.Run.Transactions
 	}
-	base := Request{DUT: d, Test: t, Profile: p, Warmup: min(time.Duration(m.Warmup), time.Duration(m.Explore.ProbeDuration)/2), ExpectSize: expect}
+	base := Request{
+		DUT:        d,
+		Test:       t,
+		Profile:    p,
+		Warmup:     min(time.Duration(m.Warmup), time.Duration(m.Explore.ProbeDuration)/2),
+		ExpectSize: expect,
+	}
 
 	// Exploratory: geometric steps with patience, a level whose neighbours
 	// disagree with it probed again, then refinement between the best's
@@ -518,9 +531,13 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 	}
 	cell.Level = best
 	f.probe = base
-	f.probe.Phase, f.probe.Duration = vocab.Exploratory, time.Duration(m.Explore.ProbeDuration)
+	f.probe.Phase = vocab.Exploratory
+	f.probe.Duration = time.Duration(m.Explore.ProbeDuration)
 	f.req = base
-	f.req.Phase, f.req.Concurrency, f.req.Duration, f.req.Warmup = vocab.Final, best, time.Duration(m.Duration), time.Duration(m.Warmup)
+	f.req.Phase = vocab.Final
+	f.req.Concurrency = best
+	f.req.Duration = time.Duration(m.Duration)
+	f.req.Warmup = time.Duration(m.Warmup)
 	return f, nil
 }
 
@@ -674,7 +691,8 @@ func (f *finalPhase) finish(tol float64) {
 	}
 	if v, fell := f.short(tol); fell {
 		cell.Consistent = false
-		cell.Unstable = fmt.Sprintf("exploration %s, finals %s", valueText(cell.Engine, v), valueText(cell.Engine, cell.Value))
+		cell.Unstable = fmt.Sprintf("exploration %s, finals %s",
+			valueText(cell.Engine, v), valueText(cell.Engine, cell.Value))
 		if r := cell.Reexplored; r != nil && r.Finals == nil {
 			cell.Unstable += "; the re-exploration found no accepted level"
 		}

@@ -200,7 +200,8 @@ func (c *Confirmation) summary() string {
 		unstable []string
 	}{{"A", c.UnstableA}, {"B", c.UnstableB}} {
 		if len(side.unstable) > 0 {
-			s += fmt.Sprintf("; unstable in %s (finals short of the exploration): %s", side.name, strings.Join(side.unstable, ", "))
+			s += fmt.Sprintf("; unstable in %s (finals short of the exploration): %s",
+				side.name, strings.Join(side.unstable, ", "))
 		}
 	}
 	for _, side := range []string{"A", "B"} {

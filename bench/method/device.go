@@ -25,7 +25,8 @@ func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
 	}
 	var reasons []string
 	for _, row := range bad {
-		reasons = append(reasons, fmt.Sprintf("the device disagrees: %s, above max_device_disagreement %s", row.Explain(), limit))
+		reasons = append(reasons, fmt.Sprintf("the device disagrees: %s, above max_device_disagreement %s",
+			row.Explain(), limit))
 	}
 	return reasons
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -14,9 +13,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/runner"
-	"github.com/tlsbench/tlsbench/profiles"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // Request is one run the method asks an Executor for.
@@ -106,7 +104,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 			return nil, err
 		}
 	}
-	u, err := plan.BaseURL(base)
+	t, err := plan.ParseTarget(base, "")
 	if err != nil {
 		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 	}
@@ -114,14 +112,11 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	if req.Test.Path != "" {
 		spec.Path = req.Test.Path
 	}
+	u := t.URL
 	spec.Path = strings.TrimSuffix(u.EscapedPath(), "/") + spec.Path
-	port := u.Port()
-	if port == "" {
-		port = "443"
-	}
-	addr := net.JoinHostPort(u.Hostname(), port)
+	addr := t.Address
 	if d.Resolve != "" {
-		addr = net.JoinHostPort(d.Resolve, port)
+		addr = net.JoinHostPort(d.Resolve, t.Port)
 	}
 	if d.CACert != "" {
 		if roots, err = l.pool(d.CACert); err != nil {
@@ -132,10 +127,10 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	full.Path, full.RawPath = "", ""
 	spec.Profile, spec.Profiles, spec.Roots = req.Profile.Name, l.Profiles, roots
 	spec.Target = metrics.Target{
-		DUT: d.Name, URL: full.String() + spec.Path, Address: addr, ServerName: u.Hostname(),
+		DUT: d.Name, URL: full.String() + spec.Path, Address: addr, ServerName: t.ServerName,
 		InsecureSkipVerify: d.Insecure, CAFile: d.CACert,
 	}
-	spec.Host, spec.ExpectSize, spec.UserAgent = u.Host, req.ExpectSize, l.UserAgent
+	spec.Host, spec.ExpectSize, spec.UserAgent = t.HostHeader, req.ExpectSize, l.UserAgent
 	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
 	spec.Tool, spec.DUTProcesses = l.Tool, append(pids, FindProcesses(d.Processes)...)
 	spec.Device = d.Counters
@@ -157,13 +152,9 @@ func (l *Local) pool(file string) (*x509.CertPool, error) {
 	if p, ok := l.pools[file]; ok {
 		return p, nil
 	}
-	pem, err := os.ReadFile(file)
+	p, err := profiles.LoadRoots(file)
 	if err != nil {
-		return nil, fmt.Errorf("cacert: %w", err)
-	}
-	p := x509.NewCertPool()
-	if !p.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cacert %s: no PEM certificate in it", file)
+		return nil, err
 	}
 	if l.pools == nil {
 		l.pools = map[string]*x509.CertPool{}

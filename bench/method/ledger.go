@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

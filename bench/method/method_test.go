@@ -14,11 +14,10 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // validSummary writes s as qualify does and checks the file against its

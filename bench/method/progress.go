@@ -193,7 +193,11 @@ func (t *tracker) cached(req Request, seq int) {
 
 // at makes req the current run (t.mu held).
 func (t *tracker) at(req Request, seq int) {
-	t.p.Phase, t.p.DUT, t.p.Engine, t.p.Profile, t.p.Level = req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name, req.Concurrency
+	t.p.Phase = req.Phase
+	t.p.DUT = req.DUT.Name
+	t.p.Engine = req.Test.Engine
+	t.p.Profile = req.Profile.Name
+	t.p.Level = req.Concurrency
 	b := t.cell(req.DUT.Name, req.Test.Engine, req.Profile.Name)
 	switch req.Phase {
 	case vocab.Preliminary:

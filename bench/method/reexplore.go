@@ -39,7 +39,8 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 	for _, level := range neighbours(cell, m.Explore.Concurrency.Min, m.Explore.Concurrency.Max) {
 		req := f.probe
 		req.Concurrency, req.Round = level, 1
-		e, err := c.do(ctx, fmt.Sprintf("reexplore|%s|%d", key3(cell.DUT, cell.Engine, cell.Profile), level), req, Entry{Round: 1})
+		e, err := c.do(ctx, fmt.Sprintf("reexplore|%s|%d",
+			key3(cell.DUT, cell.Engine, cell.Profile), level), req, Entry{Round: 1})
 		if err != nil {
 			return false, err
 		}

@@ -5,10 +5,8 @@ import (
 	"path/filepath"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
-
 	"github.com/tlsbench/tlsbench/bench/outfile"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Summary is a campaign's result: the published table as data, and the

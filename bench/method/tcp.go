@@ -23,11 +23,13 @@ func judgeTCP(a plan.Accept, r *metrics.Run) []string {
 		if t.SynRetransmits > 0 {
 			syn = fmt.Sprintf(", %d of them SYNs", t.SynRetransmits)
 		}
-		reasons = append(reasons, fmt.Sprintf("TCP retransmissions: %d segments%s on %d of %d connections, %.2f%% per transaction, above max_retransmit_rate %s",
+		reasons = append(reasons, fmt.Sprintf("TCP retransmissions: %d segments%s on %d of %d connections, "+
+			"%.2f%% per transaction, above max_retransmit_rate %s",
 			t.Retransmits, syn, t.ConnectionsWithRetransmits, t.Connections, rate*100, limit))
 	}
 	if rate, limit := r.ResetRate(), a.ResetLimit(); rate > float64(limit) {
-		reasons = append(reasons, fmt.Sprintf("TCP resets received: %d connections (%.2f%% of transactions), above max_reset_rate %s",
+		reasons = append(reasons, fmt.Sprintf("TCP resets received: %d connections (%.2f%% of transactions), "+
+			"above max_reset_rate %s",
 			t.ResetsReceived, rate*100, limit))
 	}
 	return reasons

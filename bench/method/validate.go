@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -79,7 +78,8 @@ func (e *Entry) Validate() error {
 		return fmt.Errorf("run: %w", err)
 	}
 	if e.Run.Engine != e.Engine {
-		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q", e.Run.Engine, e.Engine)}
+		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q",
+			e.Run.Engine, e.Engine)}
 	}
 	return nil
 }

@@ -200,20 +200,19 @@ func (r *Run) DeviceRows() []DeviceRow {
 		}
 		return c.Reads, fmt.Sprintf("+ %d counter reads", c.Reads)
 	}
-	join := func(parts ...string) string {
-		var out []string
-		for _, p := range parts {
-			if p != "" {
-				out = append(out, p)
-			}
-		}
-		return strings.Join(out, " ")
-	}
 	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) {
 		if dev == nil {
 			return
 		}
-		row := DeviceRow{Scope: scope, Counter: counter, Device: *dev, Engine: engine, Expected: engine + extra, Offsets: offsets, Slack: slack}
+		row := DeviceRow{
+			Scope:    scope,
+			Counter:  counter,
+			Device:   *dev,
+			Engine:   engine,
+			Expected: engine + extra,
+			Offsets:  offsets,
+			Slack:    slack,
+		}
 		row.Diff = row.Device - row.Expected
 		row.Agrees = max(row.Diff, -row.Diff) <= row.Slack
 		rows = append(rows, row)
@@ -230,14 +229,14 @@ func (r *Run) DeviceRows() []DeviceRow {
 		}
 		n, rd := reads(c)
 		slack := r.Whole.Errors
-		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, join(pf, rd), slack)
+		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, joinNonEmpty(pf, rd), slack)
 		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)
 		reqSlack := slack
 		if d.Pipeline > 1 {
 			// Requests sent and never answered at a connection's close.
 			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
 		}
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, join(pf, rd), reqSlack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, joinNonEmpty(pf, rd), reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)
@@ -266,6 +265,17 @@ func (r *Run) DeviceRows() []DeviceRow {
 		}
 	}
 	return rows
+}
+
+// joinNonEmpty joins the parts that are not empty with spaces.
+func joinNonEmpty(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // DeviceDisagreement returns the run's exact rows (scope run) whose

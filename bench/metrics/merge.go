@@ -198,7 +198,8 @@ type UnshardedError struct {
 }
 
 func (e *UnshardedError) Error() string {
-	return fmt.Sprintf("metrics: cannot merge: %s has a shard identity, %s none (it ran as no shard of a run)", e.With, e.Without)
+	return fmt.Sprintf("metrics: cannot merge: %s has a shard identity, %s none (it ran as no shard of a run)",
+		e.With, e.Without)
 }
 
 // checkAgents checks that the agents are distinct shards of one run.
@@ -215,7 +216,8 @@ func checkAgents(all []AgentRun) error {
 			}
 			return &UnshardedError{With: with.Label(), Without: without.Label()}
 		case a.Shards != first.Shards:
-			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d", a.Label(), a.Shards, first.Label(), first.Shards)
+			return fmt.Errorf("metrics: cannot merge: %s is one of %d shards, %s one of %d",
+				a.Label(), a.Shards, first.Label(), first.Shards)
 		case a.Shards > 0 && (a.Shard < 0 || a.Shard >= a.Shards):
 			return fmt.Errorf("metrics: cannot merge: %s: no such shard", a.Label())
 		}
@@ -248,7 +250,13 @@ func checkAgreement(ins []*mergeInput) error {
 			what, va, vb = "ran profile", a.Profile, b.Profile
 		case identityDiff(a.Target, b.Target) != "":
 			f := identityDiff(a.Target, b.Target)
-			return &IdentityError{A: in.label(), B: ref.label(), Field: f, ValueA: identityField(a.Target, f), ValueB: identityField(b.Target, f)}
+			return &IdentityError{
+				A:      in.label(),
+				B:      ref.label(),
+				Field:  f,
+				ValueA: identityField(a.Target, f),
+				ValueB: identityField(b.Target, f),
+			}
 		case a.Negotiated != b.Negotiated:
 			what = "negotiated"
 			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
@@ -257,7 +265,8 @@ func checkAgreement(ins []*mergeInput) error {
 		default:
 			continue
 		}
-		return fmt.Errorf("metrics: cannot merge: %s %s %s, %s %s", in.label(), what, orNothing(va), ref.label(), orNothing(vb))
+		return fmt.Errorf("metrics: cannot merge: %s %s %s, %s %s",
+			in.label(), what, orNothing(va), ref.label(), orNothing(vb))
 	}
 	return nil
 }
@@ -272,8 +281,13 @@ type IdentityError struct {
 }
 
 func (e *IdentityError) Error() string {
-	what := map[string]string{"dut": "DUT", "address": "dialled address", "leaf_sha256": "leaf certificate (SHA-256)"}[e.Field]
-	return fmt.Sprintf("metrics: cannot merge: %s measured %s %s, %s %s: not one device", e.A, what, orNothing(e.ValueA), e.B, orNothing(e.ValueB))
+	what := map[string]string{
+		"dut":         "DUT",
+		"address":     "dialled address",
+		"leaf_sha256": "leaf certificate (SHA-256)",
+	}[e.Field]
+	return fmt.Sprintf("metrics: cannot merge: %s measured %s %s, %s %s: not one device",
+		e.A, what, orNothing(e.ValueA), e.B, orNothing(e.ValueB))
 }
 
 // identityDiff returns the first field of the device's identity in which
@@ -330,7 +344,8 @@ type WindowError struct {
 }
 
 func (e *WindowError) Error() string {
-	return fmt.Sprintf("metrics: cannot merge: steady windows of %s and %s overlap by %.3f s, less than %d%% of the shortest window (%.3f s): the agents did not measure at the same time",
+	return fmt.Sprintf("metrics: cannot merge: steady windows of %s and %s overlap by %.3f s, "+
+		"less than %d%% of the shortest window (%.3f s): the agents did not measure at the same time",
 		e.Early, e.Late, e.Overlap.Seconds(), MinWindowOverlapPct, e.Shortest.Seconds())
 }
 
@@ -495,7 +510,8 @@ func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]stri
 		for _, in := range ins {
 			enc, ok := in.r.Histograms[name]
 			if !ok && in.r.Latency[name].Count > 0 {
-				return nil, nil, fmt.Errorf("metrics: %s: the record has %s percentiles but no histogram to merge them from", in.label(), name)
+				return nil, nil, fmt.Errorf("metrics: %s: the record has %s percentiles but no histogram to merge them from",
+					in.label(), name)
 			}
 			if err := mergeEncoded(h, enc); err != nil {
 				return nil, nil, fmt.Errorf("metrics: %s: %s histogram: %w", in.label(), name, err)

@@ -16,9 +16,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 
-	"github.com/tlsbench/tlsbench/bench/vocab"
-
 	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // A played run: playSeconds seconds of seeded samples, the first

@@ -8,9 +8,8 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/tlsbench/tlsbench/bench/vocab"
-
 	"github.com/tlsbench/tlsbench/bench/outfile"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Schema identifies the run record format. A reader rejects records whose

@@ -153,7 +153,8 @@ func mergeSecond(dst *hdr.Histogram, enc string) error {
 		if err != nil {
 			return err
 		}
-		if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != secondSigFigs {
+		if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest ||
+			h.SignificantFigures() != secondSigFigs {
 			return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the per-second %d–%d µs, %d",
 				h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), Lowest, Highest, secondSigFigs)
 		}

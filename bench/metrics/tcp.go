@@ -256,9 +256,11 @@ func checkTCP(c *Checker, t *TCP) {
 	case t.SynRetransmits > t.Retransmits:
 		c.Failf("tcp.syn_retransmits", "%d, more than retransmits (%d)", t.SynRetransmits, t.Retransmits)
 	case t.ConnectionsWithRetransmits > t.Connections:
-		c.Failf("tcp.connections_with_retransmits", "%d, more than connections (%d)", t.ConnectionsWithRetransmits, t.Connections)
+		c.Failf("tcp.connections_with_retransmits",
+			"%d, more than connections (%d)", t.ConnectionsWithRetransmits, t.Connections)
 	case t.ConnectionsWithRetransmits > t.Retransmits:
-		c.Failf("tcp.connections_with_retransmits", "%d, more than retransmits (%d)", t.ConnectionsWithRetransmits, t.Retransmits)
+		c.Failf("tcp.connections_with_retransmits",
+			"%d, more than retransmits (%d)", t.ConnectionsWithRetransmits, t.Retransmits)
 	case t.ResetsReceived > t.Connections:
 		c.Failf("tcp.resets_received", "%d, more than connections (%d)", t.ResetsReceived, t.Connections)
 	}

@@ -129,7 +129,7 @@ func (r *Run) check(c *Checker) {
 	}
 	if !r.Started.IsZero() && !r.Ended.IsZero() {
 		if r.Ended.Before(r.Started) {
-			c.Failf("ended", "%s is before started (%s)", r.Ended.Format("2006-01-02T15:04:05.999Z07:00"), r.Started.Format("2006-01-02T15:04:05.999Z07:00"))
+			c.Failf("ended", "%s is before started (%s)", r.Ended.Format(stampLayout), r.Started.Format(stampLayout))
 		} else if run := r.Ended.Sub(r.Started).Seconds(); r.SteadyStartS+r.DurationS > run+1 {
 			c.Failf("duration_s", "the window (%gs from %gs) ends after the run (%.3fs)", r.DurationS, r.SteadyStartS, run)
 		}
@@ -152,7 +152,8 @@ func (r *Run) check(c *Checker) {
 		c.Count("bytes."+f.name, f.v)
 	}
 	if cl := r.Closes; cl != nil && cl.FirstByteMerged > cl.ServerFirst+cl.ClientFirst {
-		c.Failf("closes.first_byte_merged", "%d, more than the connections that read a complete response (%d)", cl.FirstByteMerged, cl.ServerFirst+cl.ClientFirst)
+		c.Failf("closes.first_byte_merged", "%d, more than the connections that read a complete response (%d)",
+			cl.FirstByteMerged, cl.ServerFirst+cl.ClientFirst)
 	}
 	r.checkErrors(c)
 	r.checkRates(c)
@@ -176,7 +177,7 @@ func (r *Run) check(c *Checker) {
 		c.Count(p+".errors", a.Errors)
 		c.Rate(p+".duration_s", a.DurationS)
 		if !a.Started.IsZero() && a.Ended.Before(a.Started) {
-			c.Failf(p+".ended", "%s is before started (%s)", a.Ended.Format("2006-01-02T15:04:05.999Z07:00"), a.Started.Format("2006-01-02T15:04:05.999Z07:00"))
+			c.Failf(p+".ended", "%s is before started (%s)", a.Ended.Format(stampLayout), a.Started.Format(stampLayout))
 		}
 	}
 	if len(r.Agents) > 0 && c.Err == nil {
@@ -632,3 +633,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 	}
 	return m
 }
+
+// stampLayout shows a time in a validation message: RFC 3339 to the
+// millisecond.
+const stampLayout = "2006-01-02T15:04:05.999Z07:00"

@@ -44,14 +44,20 @@ func (d *Description) check(at ...string) error {
 		return nil
 	}
 	name := strings.Join(at, ".")
-	for _, f := range []struct{ key, v string }{{"model", d.Model}, {"version", d.Version}, {"topology", d.Topology}, {"config_file", d.ConfigFile}} {
+	for _, f := range []struct{ key, v string }{
+		{"model", d.Model},
+		{"version", d.Version},
+		{"topology", d.Topology},
+		{"config_file", d.ConfigFile},
+	} {
 		switch {
 		case !utf8.ValidString(f.v):
 			return ferr(fmt.Sprintf("%s.%s is not valid UTF-8", name, f.key), append(at, f.key)...)
 		case strings.ContainsFunc(f.v, unicode.IsControl):
 			return ferr(fmt.Sprintf("%s.%s must be one line without control characters", name, f.key), append(at, f.key)...)
 		case utf8.RuneCountInString(f.v) > maxLineRunes:
-			return ferr(fmt.Sprintf("%s.%s is %d characters long; at most %d", name, f.key, utf8.RuneCountInString(f.v), maxLineRunes), append(at, f.key)...)
+			return ferr(fmt.Sprintf("%s.%s is %d characters long; at most %d",
+				name, f.key, utf8.RuneCountInString(f.v), maxLineRunes), append(at, f.key)...)
 		}
 	}
 	if err := checkConfigText(d.Config); err != nil {

@@ -416,40 +416,59 @@ func (p *Plan) Check(set *profiles.Set) error {
 	}
 	seen := map[string]bool{}
 	for i, d := range p.DUTs {
-		at := func(f string) []string { return []string{"duts", strconv.Itoa(i), f} }
-		if d.Name == "" || strings.ContainsAny(d.Name, " /\\") {
-			return ferr(fmt.Sprintf("duts: name %q must be set and have no spaces or slashes", d.Name), at("name")...)
-		}
 		if seen[d.Name] {
-			return ferr(fmt.Sprintf("duts: %s is listed twice", d.Name), at("name")...)
+			return ferr(fmt.Sprintf("duts: %s is listed twice", d.Name), "duts", strconv.Itoa(i), "name")
 		}
 		seen[d.Name] = true
-		if d.URL != Reference {
-			if _, err := BaseURL(d.URL); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
-			}
-		}
-		if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
-			return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
-		}
-		for j, proc := range d.Processes {
-			if proc == "" || strings.ContainsAny(proc, " \t\n") || (!strings.Contains(proc, "/") && len(proc) > 15) {
-				return ferr(fmt.Sprintf("duts: %s: processes: %q is neither a process name (1 to 15 characters, no spaces) nor a pid file's path", d.Name, proc),
-					"duts", strconv.Itoa(i), "processes", strconv.Itoa(j))
-			}
-		}
-		if err := checkCounters(d, set); err != nil {
-			return ferr(fmt.Sprintf("duts: %s: counters: %v", d.Name, err), at("counters")...)
-		}
-		for prof, u := range d.Endpoints {
-			if _, err := set.Get(prof); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), "duts", strconv.Itoa(i), "endpoints", prof)
-			}
-			if _, err := BaseURL(u); err != nil {
-				return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), "duts", strconv.Itoa(i), "endpoints", prof)
-			}
+		if err := checkDUT(i, d, set); err != nil {
+			return err
 		}
 	}
+	if err := p.checkTests(set); err != nil {
+		return err
+	}
+	if err := p.checkDescriptions(); err != nil {
+		return err
+	}
+	return p.Method.check()
+}
+
+// checkDUT checks DUT number i.
+func checkDUT(i int, d DUT, set *profiles.Set) error {
+	at := func(f ...string) []string { return append([]string{"duts", strconv.Itoa(i)}, f...) }
+	if d.Name == "" || strings.ContainsAny(d.Name, " /\\") {
+		return ferr(fmt.Sprintf("duts: name %q must be set and have no spaces or slashes", d.Name), at("name")...)
+	}
+	if d.URL != Reference {
+		if _, err := ParseTarget(d.URL, ""); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: %v", d.Name, err), at("url")...)
+		}
+	}
+	if d.Resolve != "" && net.ParseIP(d.Resolve) == nil {
+		return ferr(fmt.Sprintf("duts: %s: resolve %q is not an IP address", d.Name, d.Resolve), at("resolve")...)
+	}
+	for j, proc := range d.Processes {
+		if proc == "" || strings.ContainsAny(proc, " \t\n") || (!strings.Contains(proc, "/") && len(proc) > 15) {
+			return ferr(fmt.Sprintf("duts: %s: processes: %q is neither a process name "+
+				"(1 to 15 characters, no spaces) nor a pid file's path", d.Name, proc), at("processes", strconv.Itoa(j))...)
+		}
+	}
+	if err := checkCounters(d, set); err != nil {
+		return ferr(fmt.Sprintf("duts: %s: counters: %v", d.Name, err), at("counters")...)
+	}
+	for prof, u := range d.Endpoints {
+		if _, err := set.Get(prof); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: endpoints: %v", d.Name, err), at("endpoints", prof)...)
+		}
+		if _, err := ParseTarget(u, ""); err != nil {
+			return ferr(fmt.Sprintf("duts: %s: endpoint of %s: %v", d.Name, prof, err), at("endpoints", prof)...)
+		}
+	}
+	return nil
+}
+
+// checkTests checks the plan's tests against the profiles in set.
+func (p *Plan) checkTests(set *profiles.Set) error {
 	if len(p.Tests) == 0 {
 		return ferr("tests: at least one test is required", "tests")
 	}
@@ -470,79 +489,139 @@ func (p *Plan) Check(set *profiles.Set) error {
 			}
 		}
 	}
-	if err := p.checkDescriptions(); err != nil {
+	return nil
+}
+
+// check checks the acceptance rule's bounds, in the order of its fields.
+func (a *Accept) check() error {
+	shares := []struct {
+		name string
+		p    *Percent
+	}{
+		{"max_device_disagreement", a.MaxDeviceDisagreement}, {"max_error_rate", &a.MaxErrorRate},
+		{"max_dropped_share", &a.MaxDroppedShare}, {"max_other_cpu", &a.MaxOtherCPU}, {"max_steal", &a.MaxSteal},
+	}
+	for i, s := range shares {
+		if i == 1 && a.MaxErrors < 0 { // between max_device_disagreement and max_error_rate
+			return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
+		}
+		if err := share(s.name, s.p); err != nil {
+			return err
+		}
+	}
+	if r := a.MaxRetransmitRate; r != nil && (*r < 0 || *r > MaxTCPRate) {
+		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] "+
+			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, MaxTCPRate),
+			"method", "accept", "max_retransmit_rate")
+	}
+	if err := share("max_reset_rate", a.MaxResetRate); err != nil {
 		return err
 	}
-	m := p.Method
-	switch {
-	case m.Duration <= 0:
-		return ferr("method: duration must be positive", "method", "duration")
-	case m.Explore.ProbeDuration <= 0:
-		return ferr("method: explore.probe_duration must be positive", "method", "explore", "probe_duration")
-	case m.Explore.Concurrency.Min < 1 || m.Explore.Concurrency.Max < m.Explore.Concurrency.Min:
-		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d", m.Explore.Concurrency.Min, m.Explore.Concurrency.Max), "method", "explore", "concurrency")
-	case m.Explore.MinGain < 0 || m.Explore.MinGain >= 1:
-		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", m.Explore.MinGain), "method", "explore", "min_gain")
-	case m.Accept.MaxDeviceDisagreement != nil && (*m.Accept.MaxDeviceDisagreement < 0 || *m.Accept.MaxDeviceDisagreement > 1):
-		return ferr(fmt.Sprintf("method: accept.max_device_disagreement %s is out of range [0%%, 100%%]", *m.Accept.MaxDeviceDisagreement), "method", "accept", "max_device_disagreement")
-	case m.Accept.MaxErrors < 0:
-		return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
-	case m.Accept.MaxErrorRate < 0 || m.Accept.MaxErrorRate > 1:
-		return ferr(fmt.Sprintf("method: accept.max_error_rate %s is out of range [0%%, 100%%]", m.Accept.MaxErrorRate), "method", "accept", "max_error_rate")
-	case m.Accept.MaxDroppedShare < 0 || m.Accept.MaxDroppedShare > 1:
-		return ferr(fmt.Sprintf("method: accept.max_dropped_share %s is out of range [0%%, 100%%]", m.Accept.MaxDroppedShare), "method", "accept", "max_dropped_share")
-	case m.Accept.MaxOtherCPU < 0 || m.Accept.MaxOtherCPU > 1:
-		return ferr(fmt.Sprintf("method: accept.max_other_cpu %s is out of range [0%%, 100%%]", m.Accept.MaxOtherCPU), "method", "accept", "max_other_cpu")
-	case m.Accept.MaxSteal < 0 || m.Accept.MaxSteal > 1:
-		return ferr(fmt.Sprintf("method: accept.max_steal %s is out of range [0%%, 100%%]", m.Accept.MaxSteal), "method", "accept", "max_steal")
-	case m.Accept.MaxRetransmitRate != nil && (*m.Accept.MaxRetransmitRate < 0 || *m.Accept.MaxRetransmitRate > MaxTCPRate):
-		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] (retransmitted segments per transaction)", *m.Accept.MaxRetransmitRate, MaxTCPRate), "method", "accept", "max_retransmit_rate")
-	case m.Accept.MaxResetRate != nil && (*m.Accept.MaxResetRate < 0 || *m.Accept.MaxResetRate > 1):
-		return ferr(fmt.Sprintf("method: accept.max_reset_rate %s is out of range [0%%, 100%%]", *m.Accept.MaxResetRate), "method", "accept", "max_reset_rate")
-	case m.Accept.MaxGeneratorCPU <= 0 || m.Accept.MaxGeneratorCPU > 1:
-		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", m.Accept.MaxGeneratorCPU), "method", "accept", "max_generator_cpu")
-	case m.Final.MinAccepted < 1:
-		return ferr("method: final.min_accepted must be at least 1", "method", "final", "min_accepted")
-	case m.Final.MaxRuns < m.Final.MinAccepted:
-		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", m.Final.MaxRuns, m.Final.MinAccepted), "method", "final", "max_runs")
-	case m.Final.Tolerance <= 0 || m.Final.Tolerance >= 1:
-		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", m.Final.Tolerance), "method", "final", "tolerance")
-	case m.Final.Repeat < 0 || m.Final.Repeat > MaxRepeat:
-		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", m.Final.Repeat, MaxRepeat), "method", "final", "repeat")
-	case m.Final.Order != "" && m.Final.Order != OrderInterleaved && m.Final.Order != OrderSequential:
-		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", m.Final.Order, OrderInterleaved, OrderSequential), "method", "final", "order")
+	if a.MaxGeneratorCPU <= 0 || a.MaxGeneratorCPU > 1 {
+		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", a.MaxGeneratorCPU),
+			"method", "accept", "max_generator_cpu")
 	}
 	return nil
 }
 
-// baseURL parses an https base URL.
-func BaseURL(raw string) (*url.URL, error) {
+// share checks that the acceptance bound name, if set, is a share: 0% to 100%.
+func share(name string, p *Percent) error {
+	if p == nil || (*p >= 0 && *p <= 1) {
+		return nil
+	}
+	return ferr(fmt.Sprintf("method: accept.%s %s is out of range [0%%, 100%%]", name, *p), "method", "accept", name)
+}
+
+// check checks the method: its durations, exploration, acceptance and finals.
+func (m *Method) check() error {
+	e, f := &m.Explore, &m.Final
+	switch {
+	case m.Duration <= 0:
+		return ferr("method: duration must be positive", "method", "duration")
+	case e.ProbeDuration <= 0:
+		return ferr("method: explore.probe_duration must be positive", "method", "explore", "probe_duration")
+	case e.Concurrency.Min < 1 || e.Concurrency.Max < e.Concurrency.Min:
+		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d",
+			e.Concurrency.Min, e.Concurrency.Max), "method", "explore", "concurrency")
+	case e.MinGain < 0 || e.MinGain >= 1:
+		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", e.MinGain),
+			"method", "explore", "min_gain")
+	}
+	if err := m.Accept.check(); err != nil {
+		return err
+	}
+	switch {
+	case f.MinAccepted < 1:
+		return ferr("method: final.min_accepted must be at least 1", "method", "final", "min_accepted")
+	case f.MaxRuns < f.MinAccepted:
+		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", f.MaxRuns, f.MinAccepted),
+			"method", "final", "max_runs")
+	case f.Tolerance <= 0 || f.Tolerance >= 1:
+		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", f.Tolerance),
+			"method", "final", "tolerance")
+	case f.Repeat < 0 || f.Repeat > MaxRepeat:
+		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", f.Repeat, MaxRepeat),
+			"method", "final", "repeat")
+	case f.Order != "" && f.Order != OrderInterleaved && f.Order != OrderSequential:
+		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", f.Order, OrderInterleaved, OrderSequential),
+			"method", "final", "order")
+	}
+	return nil
+}
+
+// Target is an https URL parsed for a run: what is dialled, what is sent
+// (SNI, Host header) and asked for. ParseTarget is the one URL → target
+// parser of the commands and the method.
+type Target struct {
+	URL        *url.URL // its host in the A-label form
+	Host       string   // host name (or IP) of the URL, A-label
+	Port       string   // 443 when the URL has none
+	Path       string   // escaped path with query; the default path when the URL has none
+	Address    string   // host:port to dial
+	ServerName string   // SNI: crypto/tls sends none for an IP, but verifies against it
+	HostHeader string
+}
+
+// ParseTarget parses an https URL; a URL without a path gets defaultPath.
+// Its host is turned into its A-label (SNI, verification, DNS and the Host
+// header use it).
+func ParseTarget(raw, defaultPath string) (*Target, error) {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("bad URL %q", raw)
-	}
-	if u.Scheme != "https" {
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("bad URL %q: %v", raw, errors.Unwrap(err))
+	case u.Scheme != "https":
 		return nil, fmt.Errorf("bad URL %q: the scheme must be https", raw)
-	}
-	if u.Hostname() == "" {
+	case u.Host == "" || u.Hostname() == "":
 		return nil, fmt.Errorf("bad URL %q: no host", raw)
+	case u.User != nil:
+		return nil, fmt.Errorf("bad URL %q: user information is not supported", raw)
 	}
 	host, err := ALabel(u.Hostname())
 	if err != nil {
 		return nil, fmt.Errorf("bad URL %q: %v", raw, err)
 	}
-	if host != u.Hostname() {
+	if port := u.Port(); host != u.Hostname() {
 		u.Host = host
-		if p := u.Port(); p != "" {
-			u.Host = net.JoinHostPort(host, p)
+		if port != "" {
+			u.Host = net.JoinHostPort(host, port)
 		}
 	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, port)
-		}
+	t := &Target{URL: u, Host: host, Port: u.Port(), Path: u.EscapedPath(), HostHeader: u.Host, ServerName: host}
+	if t.Port == "" {
+		t.Port = "443"
 	}
-	return u, nil
+	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
+		return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, t.Port)
+	}
+	if t.Path == "" {
+		t.Path = defaultPath
+	}
+	if u.RawQuery != "" {
+		t.Path += "?" + u.RawQuery
+	}
+	t.Address = net.JoinHostPort(t.Host, t.Port)
+	return t, nil
 }
 
 // Marshal returns the plan as YAML, as resolved (defaults filled in).

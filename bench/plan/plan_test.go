@@ -234,3 +234,19 @@ func TestRepeatZeroAndPidFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestParseTargetUnicodeHostPort: a Unicode host is turned into its A-label
+// and keeps its port (plan.BaseURL, which ParseTarget replaced, dropped it).
+func TestParseTargetUnicodeHostPort(t *testing.T) {
+	tg, err := plan.ParseTarget("https://bücher.test:4443/x?q=1", "/1k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tg.Address != "xn--bcher-kva.test:4443" || tg.Port != "4443" || tg.HostHeader != "xn--bcher-kva.test:4443" ||
+		tg.ServerName != "xn--bcher-kva.test" || tg.Path != "/x?q=1" || tg.URL.String() != "https://xn--bcher-kva.test:4443/x?q=1" {
+		t.Errorf("got %+v", tg)
+	}
+	if tg, err = plan.ParseTarget("https://h.test", "/1k"); err != nil || tg.Address != "h.test:443" || tg.Path != "/1k" {
+		t.Errorf("defaults: %+v, %v", tg, err)
+	}
+}

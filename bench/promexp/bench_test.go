@@ -67,7 +67,7 @@ func BenchmarkEngineScraped(b *testing.B) {
 			var txs int64
 			var cpu time.Duration
 			for range b.N {
-				cfg := bench.Config{Concurrency: 4, Duration: time.Second}
+				cfg := bench.Config{Load: bench.Load{Concurrency: 4, Duration: time.Second}}
 				e := promexp.New()
 				stop := make(chan struct{})
 				done := make(chan struct{})

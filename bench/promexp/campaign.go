@@ -50,9 +50,10 @@ func (c *Campaign) Update(f func(*CampaignState)) {
 }
 
 var (
-	descCampRun      = campDesc("campaign_run", "The current (or last) run's number in the campaign.")
-	descCampRunning  = campDesc("campaign_running", "1 while a run of the campaign is in progress.")
-	descCampCurrent  = campDesc("campaign_current_run_info", "1, labelled with the current (or last) run's phase and cell.", "phase", "dut", "engine", "profile")
+	descCampRun     = campDesc("campaign_run", "The current (or last) run's number in the campaign.")
+	descCampRunning = campDesc("campaign_running", "1 while a run of the campaign is in progress.")
+	descCampCurrent = campDesc("campaign_current_run_info",
+		"1, labelled with the current (or last) run's phase and cell.", "phase", "dut", "engine", "profile")
 	descCampSeq      = campDesc("campaign_cell_run", "The current run's number in its cell's phase.")
 	descCampOf       = campDesc("campaign_cell_runs_max", "The most runs of the current cell's phase.")
 	descCampLevel    = campDesc("campaign_level", "The current run's load level (concurrency).")
@@ -73,8 +74,10 @@ var phasesOfMethod = []string{"preliminary", "exploratory", "final"}
 
 // Describe implements prometheus.Collector.
 func (c *Campaign) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descCampRun, descCampRunning, descCampCurrent, descCampSeq, descCampOf, descCampLevel,
-		descCampDone, descCampAccepted, descCampRejected, descCampLeft, descCampCells, descCampCellDone} {
+	for _, d := range []*prometheus.Desc{
+		descCampRun, descCampRunning, descCampCurrent, descCampSeq, descCampOf, descCampLevel,
+		descCampDone, descCampAccepted, descCampRejected, descCampLeft, descCampCells, descCampCellDone,
+	} {
 		ch <- d
 	}
 }

@@ -13,7 +13,14 @@ import (
 // ClassicBuckets are the upper bounds (seconds) of the classic buckets of
 // every latency histogram, for scrapers without native histograms: a TLS
 // transaction's phases from 100 µs to a minute, about 2.5× apart.
-var ClassicBuckets = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+var ClassicBuckets = []float64{
+	0.0001, 0.00025, 0.0005,
+	0.001, 0.0025, 0.005,
+	0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5,
+	1, 2.5, 5,
+	10, 30, 60,
+}
 
 // NativeSchema is the native histograms' resolution: schema 3, buckets
 // 2^(1/8) ≈ 1.09 apart (client_golang's NativeHistogramBucketFactor 1.1).

@@ -180,35 +180,51 @@ func recordExtras(rec *metrics.Run) []extra {
 		return out
 	}
 	if t := rec.TCP; t != nil && t.Unavailable == "" {
-		out = append(out, extra{descRetransmits, float64(t.Retransmits)}, extra{descSynRetransmits, float64(t.SynRetransmits)},
+		out = append(out,
+			extra{descRetransmits, float64(t.Retransmits)},
+			extra{descSynRetransmits, float64(t.SynRetransmits)},
 			extra{descResetsReceived, float64(t.ResetsReceived)})
 	}
 	return out
 }
 
 var (
-	descTransactions = runDesc("transactions_total", "Successful transactions that started in the steady window (the record's transactions).")
-	descWholeTxns    = runDesc("whole_run_transactions_total", "Successful transactions of the whole run (warm-up and drain included).")
-	descWholeErrs    = runDesc("whole_run_errors_total", "Failed transactions of the whole run (warm-up and drain included).")
-	descErrors       = runDesc("errors_total", "Failed transactions that started in the steady window, by error class.", "class")
-	descHandshakes   = runDesc("handshakes_total", "TLS handshakes the client completed, whole run.")
-	descResumed      = runDesc("resumed_total", "Connections that resumed a TLS session (an error: the profiles forbid it), steady window.")
-	descOpened       = runDesc("connections_opened_total", "Connections opened by transactions that started in the steady window.")
-	descPayload      = runDesc("payload_bytes_total", "Response body bytes of successful transactions, steady window.")
-	descWireIn       = runDesc("wire_in_bytes_total", "TLS bytes read from the sockets, steady window.")
-	descWireOut      = runDesc("wire_out_bytes_total", "TLS bytes written to the sockets, steady window.")
-	descLatency      = runDesc("latency_seconds", "Latency of successful transactions that started in the steady window, by phase.", "phase")
-	descHeld         = runDesc("connections_held", "Connections open now (operations that count them; 0 once the run has ended).")
-	descHeldPeak     = runDesc("connections_held_peak", "The most connections open at once so far.")
-	descRunning      = runDesc("run_running", "1 while the run's load goes, 0 once it has ended.")
-	descSteady       = runDesc("run_steady", "1 while the run is in its steady window.")
-	descUtil         = runDesc("generator_utilization", "This process's CPU since the load started ÷ (wall time × cores), 0..1.")
-	descCPU          = prometheus.NewDesc(Namespace+"_generator_cpu_seconds_total", "This process's user and system CPU (the generator's; a target in the same process included).", nil, nil)
-	descCores        = prometheus.NewDesc(Namespace+"_generator_cores", "The cores this process may use.", nil, nil)
+	descTransactions = runDesc("transactions_total",
+		"Successful transactions that started in the steady window (the record's transactions).")
+	descWholeTxns = runDesc("whole_run_transactions_total",
+		"Successful transactions of the whole run (warm-up and drain included).")
+	descWholeErrs = runDesc("whole_run_errors_total",
+		"Failed transactions of the whole run (warm-up and drain included).")
+	descErrors = runDesc("errors_total",
+		"Failed transactions that started in the steady window, by error class.", "class")
+	descHandshakes = runDesc("handshakes_total", "TLS handshakes the client completed, whole run.")
+	descResumed    = runDesc("resumed_total",
+		"Connections that resumed a TLS session (an error: the profiles forbid it), steady window.")
+	descOpened = runDesc("connections_opened_total",
+		"Connections opened by transactions that started in the steady window.")
+	descPayload = runDesc("payload_bytes_total", "Response body bytes of successful transactions, steady window.")
+	descWireIn  = runDesc("wire_in_bytes_total", "TLS bytes read from the sockets, steady window.")
+	descWireOut = runDesc("wire_out_bytes_total", "TLS bytes written to the sockets, steady window.")
+	descLatency = runDesc("latency_seconds",
+		"Latency of successful transactions that started in the steady window, by phase.", "phase")
+	descHeld = runDesc("connections_held",
+		"Connections open now (operations that count them; 0 once the run has ended).")
+	descHeldPeak = runDesc("connections_held_peak", "The most connections open at once so far.")
+	descRunning  = runDesc("run_running", "1 while the run's load goes, 0 once it has ended.")
+	descSteady   = runDesc("run_steady", "1 while the run is in its steady window.")
+	descUtil     = runDesc("generator_utilization",
+		"This process's CPU since the load started ÷ (wall time × cores), 0..1.")
+	descCPU = prometheus.NewDesc(Namespace+"_generator_cpu_seconds_total",
+		"This process's user and system CPU (the generator's; a target in the same process included).", nil, nil)
+	descCores = prometheus.NewDesc(Namespace+"_generator_cores", "The cores this process may use.", nil, nil)
 	// The record's TCP counts (recordExtras), exposed when the run ends.
-	descRetransmits    = runDesc("tcp_retransmits_total", "TCP segments the run's connections retransmitted, SYNs included (TCP_INFO at each close; exposed when the run ends).")
-	descSynRetransmits = runDesc("tcp_syn_retransmits_total", "SYN retransmissions of the run's connects (exposed when the run ends).")
-	descResetsReceived = runDesc("tcp_resets_received_total", "The run's connections ended by the peer's RST (exposed when the run ends).")
+	descRetransmits = runDesc("tcp_retransmits_total",
+		"TCP segments the run's connections retransmitted, SYNs included "+
+			"(TCP_INFO at each close; exposed when the run ends).")
+	descSynRetransmits = runDesc("tcp_syn_retransmits_total",
+		"SYN retransmissions of the run's connects (exposed when the run ends).")
+	descResetsReceived = runDesc("tcp_resets_received_total",
+		"The run's connections ended by the peer's RST (exposed when the run ends).")
 )
 
 func runDesc(name, help string, more ...string) *prometheus.Desc {
@@ -216,13 +232,31 @@ func runDesc(name, help string, more ...string) *prometheus.Desc {
 }
 
 // phases are the latency phases exposed.
-var phases = []vocab.Phase{vocab.PhaseConnect, vocab.PhaseHandshake, vocab.PhaseTTFB, vocab.PhaseTransfer, vocab.PhaseTotal, vocab.PhaseUncorrected}
+var phases = []vocab.Phase{
+	vocab.PhaseConnect,
+	vocab.PhaseHandshake,
+	vocab.PhaseTTFB,
+	vocab.PhaseTransfer,
+	vocab.PhaseTotal,
+	vocab.PhaseUncorrected,
+}
 
 // classes are the error classes always exposed (0 when none), so that
 // rates and dashboards have a series; others appear when they occur.
-var classes = []vocab.Class{vocab.ClassRefused, vocab.ClassConnectTimeout, vocab.ClassReset, vocab.ClassHandshakeTimeout,
-	vocab.ClassCertificate, vocab.ClassMismatch, vocab.ClassResumed, vocab.ClassStatus, vocab.ClassBodySize,
-	vocab.ClassReadTimeout, vocab.ClassEOF, vocab.ClassOther}
+var classes = []vocab.Class{
+	vocab.ClassRefused,
+	vocab.ClassConnectTimeout,
+	vocab.ClassReset,
+	vocab.ClassHandshakeTimeout,
+	vocab.ClassCertificate,
+	vocab.ClassMismatch,
+	vocab.ClassResumed,
+	vocab.ClassStatus,
+	vocab.ClassBodySize,
+	vocab.ClassReadTimeout,
+	vocab.ClassEOF,
+	vocab.ClassOther,
+}
 
 // collect sends the run's metrics; r.mu is held. Before the load starts a
 // run has none; once finished, its frozen ones; final makes those.

@@ -159,7 +159,7 @@ func TestRunLifecycle(t *testing.T) {
 func TestLiveFromEngine(t *testing.T) {
 	e := promexp.New()
 	r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", Shard: -1})
-	out, err := bench.Apply(context.Background(), bench.Config{Concurrency: 2, Duration: 200 * time.Millisecond, Live: r.Live}, nopOp{})
+	out, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 200 * time.Millisecond}, Live: r.Live}, nopOp{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package promexp
 
 import (
+	"slices"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -15,13 +17,21 @@ type targetCollector struct {
 var targetLabels = []string{"profile", "address"}
 
 var (
-	descTgtHS      = prometheus.NewDesc(Namespace+"_target_handshakes_total", "Full TLS handshakes the reference target completed, per listener.", targetLabels, nil)
-	descTgtResumed = prometheus.NewDesc(Namespace+"_target_resumed_total", "Resumed TLS sessions, per listener.", targetLabels, nil)
-	descTgtReqs    = prometheus.NewDesc(Namespace+"_target_requests_total", "HTTP requests served, per listener.", targetLabels, nil)
-	descTgtHSErr   = prometheus.NewDesc(Namespace+"_target_handshake_errors_total", "Handshakes that failed after the client sent something, per listener.", targetLabels, nil)
-	descTgtConns   = prometheus.NewDesc(Namespace+"_target_connections_total", "TCP connections accepted, per listener.", targetLabels, nil)
-	descTgtFaults  = prometheus.NewDesc(Namespace+"_target_faults_injected_total", "Faults injected, per listener and kind.", append(targetLabels, "kind"), nil)
+	descTgtHS = targetDesc("target_handshakes_total",
+		"Full TLS handshakes the reference target completed, per listener.")
+	descTgtResumed = targetDesc("target_resumed_total", "Resumed TLS sessions, per listener.")
+	descTgtReqs    = targetDesc("target_requests_total", "HTTP requests served, per listener.")
+	descTgtHSErr   = targetDesc("target_handshake_errors_total",
+		"Handshakes that failed after the client sent something, per listener.")
+	descTgtConns  = targetDesc("target_connections_total", "TCP connections accepted, per listener.")
+	descTgtFaults = targetDesc("target_faults_injected_total", "Faults injected, per listener and kind.", "kind")
 )
+
+// targetDesc describes a counter of the target's listeners (labels
+// targetLabels, then more).
+func targetDesc(name, help string, more ...string) *prometheus.Desc {
+	return prometheus.NewDesc(Namespace+"_"+name, help, append(slices.Clone(targetLabels), more...), nil)
+}
 
 // Target registers the reference target's counters, read from stats (a
 // target.Target's Stats) at each scrape.
@@ -31,7 +41,9 @@ func (e *Exporter) Target(stats func() []target.Stats) {
 
 // Describe implements prometheus.Collector.
 func (targetCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTgtHS, descTgtResumed, descTgtReqs, descTgtHSErr, descTgtConns, descTgtFaults} {
+	for _, d := range []*prometheus.Desc{
+		descTgtHS, descTgtResumed, descTgtReqs, descTgtHSErr, descTgtConns, descTgtFaults,
+	} {
 		ch <- d
 	}
 }
@@ -40,7 +52,8 @@ func (targetCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c targetCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.stats() {
 		k := func(d *prometheus.Desc, v int64, more ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{s.Profile, s.Address}, more...)...)
+			labels := append([]string{s.Profile, s.Address}, more...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 		}
 		k(descTgtHS, s.Handshakes)
 		k(descTgtResumed, s.Resumed)

@@ -14,10 +14,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 func TestHAProxyPreflight(t *testing.T) {

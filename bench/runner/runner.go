@@ -15,6 +15,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // Op is an engine operation that reports what it negotiated, the leaf
@@ -71,24 +72,6 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	newRecord := func() *metrics.Run {
-		r := &metrics.Run{
-			Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
-			Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
-			Load: metrics.Load{
-				Mode: "closed", Concurrency: spec.Concurrency, Rate: spec.Rate,
-				Sources: len(spec.Sources), ConnectionsHeld: -1, ConnectionsHeldPeak: -1,
-			},
-		}
-		if spec.Rate > 0 {
-			r.Load.Mode = "open"
-		}
-		r.ProfileSpec, _ = json.Marshal(p)
-		if len(spec.Config) > 0 {
-			r.Config = spec.Config
-		}
-		return r
-	}
 	started := time.Now()
 	device, err := newDeviceMeter(ctx, spec)
 	if err != nil {
@@ -99,7 +82,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return nil, err
 	}
 	if !pf.OK {
-		r := newRecord()
+		r := newRecord(spec, p)
 		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
 		if n := op.Negotiated(); n != nil {
 			r.Negotiated = *n
@@ -119,8 +102,45 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRecord()
-	r.Started, r.Ended, r.Complete, r.Preflight = res.Started, res.Ended, res.Complete, pf
+	r := newRecord(spec, p)
+	r.Preflight = pf
+	if err := fillRecord(r, res, op); err != nil {
+		return nil, err
+	}
+	r.Client = meter.Stop(res.Snapshot.AllOK)
+	r.Client.IncludesTarget = spec.IncludesTarget
+	r.Noise, r.NoiseUnmeasured = noise.result()
+	r.Device = device.result([2]time.Time{res.SteadyStart, res.SteadyStart.Add(res.Window)})
+	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
+		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
+	}
+	return r, nil
+}
+
+// newRecord is the record of spec run with profile p, before anything is
+// measured.
+func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
+	r := &metrics.Run{
+		Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
+		Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
+		Load: metrics.Load{
+			Mode: "closed", Concurrency: spec.Concurrency, Rate: spec.Rate,
+			Sources: len(spec.Sources), ConnectionsHeld: -1, ConnectionsHeldPeak: -1,
+		},
+	}
+	if spec.Rate > 0 {
+		r.Load.Mode = "open"
+	}
+	r.ProfileSpec, _ = json.Marshal(p)
+	if len(spec.Config) > 0 {
+		r.Config = spec.Config
+	}
+	return r
+}
+
+// fillRecord fills r with what the engine measured (res) and what op saw.
+func fillRecord(r *metrics.Run, res *bench.Outcome, op Op) error {
+	r.Started, r.Ended, r.Complete = res.Started, res.Ended, res.Complete
 	r.SteadyStartS = res.SteadyStart.Sub(res.Started).Seconds()
 	l := &r.Load
 	l.Late, l.Dropped, l.Scheduled = res.Late, res.Dropped, res.Scheduled
@@ -128,7 +148,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	l.ConnectionsHeld, l.ConnectionsHeldPeak = res.HeldAtEnd, res.HeldPeak
 	l.Attempts, l.Backoffs, l.Aborted, l.Abandoned = res.Attempts, res.Backoffs, res.Aborted, res.Abandoned
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
-		return nil, err
+		return err
 	}
 	if !tlsconn.TCPInfo {
 		r.TCP = &metrics.TCP{Unavailable: metrics.TCPUnavailable}
@@ -136,7 +156,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	r.Series = res.Series
 	if res.StartLag != nil {
 		if err := r.SetHistogram(vocab.PhaseScheduleLag, res.StartLag); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.SetLoadMarks()
@@ -151,14 +171,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	// resolved once) and the leaf certificate it presented.
 	r.Target.Address = op.Address()
 	r.Target.LeafSHA256 = op.LeafSHA256()
-	r.Client = meter.Stop(res.Snapshot.AllOK)
-	r.Client.IncludesTarget = spec.IncludesTarget
-	r.Noise, r.NoiseUnmeasured = noise.result()
-	r.Device = device.result([2]time.Time{res.SteadyStart, res.SteadyStart.Add(res.Window)})
-	if r.Agent = spec.Agent.identity(); r.Agent != nil && !start.StartAt.IsZero() {
-		r.Agent.StartSkewMS = float64(res.StartSkew) / float64(time.Millisecond)
-	}
-	return r, nil
+	return nil
 }
 
 // identity is the record's agent identity, without the start skew.

@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"net"
-	"os"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench"
@@ -44,39 +41,19 @@ type Spec struct {
 	// InsecureSkipVerify say how; Address and LeafSHA256 are then measured.
 	Target metrics.Target `json:"target"`
 
-	// The request.
-	Host string `json:"host"` // Host header
-	Path string `json:"path"` // path and query
-	// Paths, if set, replaces Path: requests go through them in turn, or
-	// at random with RandomPath.
-	Paths      []string    `json:"paths,omitempty"`
-	RandomPath bool        `json:"random_path,omitempty"`
-	Headers    [][2]string `json:"headers,omitempty"` // extra headers; values may be templates
-	// ExpectSize, if non-negative, is the only acceptable body size.
-	ExpectSize int64  `json:"expect_size"`
-	UserAgent  string `json:"user_agent"`
-
-	// The connections.
-	Sources          []net.IP      `json:"sources,omitempty"` // local addresses dialled from, in turn
-	LingerZero       bool          `json:"linger0,omitempty"`
-	ConnectTimeout   time.Duration `json:"connect_timeout"`
-	HandshakeTimeout time.Duration `json:"handshake_timeout"`
-	ReadTimeout      time.Duration `json:"read_timeout"`
+	// The request (Host, Path, Paths, …, ReadTimeout), the connections
+	// (Sources, LingerZero, ConnectTimeout, HandshakeTimeout) and the load
+	// (Concurrency, Rate, Duration, Warmup, Drain, AbortAfter): each
+	// setting lives in the type of the package that owns it, which
+	// validates it; embedded, their JSON names are the spec's own.
+	httpreq.Request
+	tlsconn.Settings
+	bench.Load
 
 	// Throughput engine only (Pipeline is 1 by default).
 	Pipeline        int    `json:"pipeline,omitempty"`
 	RequestsPerConn int    `json:"requests_per_conn,omitempty"`
 	VerifyBody      string `json:"verify_body,omitempty"` // "", "pattern" or "sha256:HEX"
-
-	// The load.
-	Concurrency int           `json:"concurrency"`
-	Rate        float64       `json:"rate,omitempty"` // open loop when positive
-	Duration    time.Duration `json:"duration"`
-	Warmup      time.Duration `json:"warmup"`
-	// Drain bounds how long transactions in flight after the window may
-	// run before they are abandoned; 0: DrainBound's default.
-	Drain      time.Duration `json:"drain"`
-	AbortAfter time.Duration `json:"abort_after"`
 
 	// Agent, if set, makes this run one agent of a distributed run.
 	Agent *Agent `json:"agent,omitempty"`
@@ -122,11 +99,12 @@ func Defaults(engine vocab.Engine) Spec {
 	if engine == "" {
 		engine = vocab.EngineCPS
 	}
-	conn, req := tlsconn.Defaults(), httpreq.Defaults(engine.DefaultPath())
+	req := httpreq.Defaults(engine.DefaultPath())
 	s := Spec{
-		Engine: engine, Profile: DefaultProfile, Path: req.Path, ExpectSize: req.ExpectSize, UserAgent: req.UserAgent,
-		ConnectTimeout: conn.ConnectTimeout, HandshakeTimeout: conn.HandshakeTimeout, ReadTimeout: req.ReadTimeout,
-		Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter,
+		Engine: engine, Profile: DefaultProfile, Request: req, Settings: tlsconn.Defaults().Settings,
+		Load: bench.Load{
+			Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter,
+		},
 		Pipeline: 1,
 	}
 	if engine == vocab.EngineThroughput {
@@ -137,18 +115,6 @@ func Defaults(engine vocab.Engine) Spec {
 
 // DefaultStartTolerance is how late an agent may start by default.
 const DefaultStartTolerance = time.Second
-
-// FieldError is a spec field whose value is out of its domain. Field is
-// the field's JSON name; the CLI words it with its flag.
-type FieldError struct {
-	Field string
-	Value any
-	Want  string // what it must be, e.g. "be at least 1"
-}
-
-func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s must %s, got %v", e.Field, e.Want, e.Value)
-}
 
 // ShardError is a load that cannot be divided among the agents.
 type ShardError struct {
@@ -165,33 +131,22 @@ func (e *ShardError) Error() string {
 // run share one target.
 var ErrNoTarget = errors.New("an agent's run needs a target URL: the agents of one run share one target")
 
-// Validate reports the first field out of its domain (a *FieldError) or
-// the error of the profile's lookup.
+// Validate reports the first field out of its domain (a *vocab.FieldError) or
+// the error of the profile's lookup. The request, connection and load
+// settings are checked by their owners' Validate.
 func (s *Spec) Validate() error {
-	bad := func(field string, v any, want string) error { return &FieldError{field, v, want} }
-	switch {
-	case s.Engine != vocab.EngineCPS && s.Engine != vocab.EngineThroughput:
+	bad := func(field string, v any, want string) error {
+		return &vocab.FieldError{Field: field, Value: v, Want: want}
+	}
+	if s.Engine != vocab.EngineCPS && s.Engine != vocab.EngineThroughput {
 		return bad("engine", s.Engine, "be cps or throughput")
-	case s.Concurrency < 1:
-		return bad("concurrency", s.Concurrency, "be at least 1")
-	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate < 0:
-		return bad("rate", s.Rate, "be a finite number, not negative")
-	case s.Duration <= 0:
-		return bad("duration", s.Duration, "be positive")
-	case s.Warmup < 0:
-		return bad("warmup", s.Warmup, "not be negative")
-	case s.Drain < 0:
-		return bad("drain", s.Drain, "not be negative")
-	case s.AbortAfter < 0:
-		return bad("abort_after", s.AbortAfter, "not be negative")
-	case s.ExpectSize < -1:
-		return bad("expect_size", s.ExpectSize, "be a size in bytes (0 or more; -1: any)")
-	case s.ConnectTimeout <= 0:
-		return bad("connect_timeout", s.ConnectTimeout, "be positive")
-	case s.HandshakeTimeout <= 0:
-		return bad("handshake_timeout", s.HandshakeTimeout, "be positive")
-	case s.ReadTimeout <= 0:
-		return bad("read_timeout", s.ReadTimeout, "be positive")
+	}
+	for _, v := range []interface{ Validate() error }{&s.Load, &s.Request, &s.Settings} {
+		if err := v.Validate(); err != nil {
+			return err
+		}
+	}
+	switch {
 	case s.Engine == vocab.EngineThroughput && s.Pipeline < 1:
 		return bad("pipeline", s.Pipeline, "be at least 1")
 	case s.RequestsPerConn < 0:
@@ -262,15 +217,7 @@ func (s *Spec) roots() (*x509.CertPool, error) {
 	if s.Roots != nil || s.Target.CAFile == "" {
 		return s.Roots, nil
 	}
-	pem, err := os.ReadFile(s.Target.CAFile)
-	if err != nil {
-		return nil, fmt.Errorf("cacert: %w", err)
-	}
-	p := x509.NewCertPool()
-	if !p.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("cacert %s: no PEM certificate in it", s.Target.CAFile)
-	}
-	return p, nil
+	return profiles.LoadRoots(s.Target.CAFile)
 }
 
 // Deadlines is the sum of a transaction's phase deadlines: connect,
@@ -291,10 +238,8 @@ func (s *Spec) DrainBound() time.Duration {
 
 // EngineConfig is the engine's configuration of s (bench.Apply's).
 func (s *Spec) EngineConfig() bench.Config {
-	c := bench.Config{
-		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration, Warmup: s.Warmup, Drain: s.DrainBound(),
-		AbortAfter: s.AbortAfter, Progress: s.Progress, Live: s.Live,
-	}
+	c := bench.Config{Load: s.Load, Progress: s.Progress, Live: s.Live}
+	c.Drain = s.DrainBound()
 	if a := s.Agent; a != nil {
 		c.StartAt, c.StartTolerance = a.StartAt, a.StartTolerance
 	}
@@ -321,10 +266,12 @@ func build(spec *Spec) (Op, *profiles.Profile, error) {
 // conn is the connection side of spec.
 func (spec *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
 	roots, err := spec.roots()
+	t := &spec.Target
 	return tlsconn.Config{
-		Profile: p, Address: spec.Target.Address, Sources: spec.Sources, LingerZero: spec.LingerZero,
-		ConnectTimeout: spec.ConnectTimeout, HandshakeTimeout: spec.HandshakeTimeout,
-		TLS: profiles.ClientOptions{ServerName: spec.Target.ServerName, RootCAs: roots, InsecureSkipVerify: spec.Target.InsecureSkipVerify, KeyLogWriter: spec.KeyLog},
+		Settings: spec.Settings, Profile: p, Address: t.Address,
+		TLS: profiles.ClientOptions{
+			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: spec.KeyLog,
+		},
 	}, err
 }
 
@@ -353,10 +300,7 @@ func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := httpreq.Request{
-		Host: spec.Host, Path: spec.Path, Paths: spec.Paths, RandomPath: spec.RandomPath, Headers: spec.Headers,
-		ExpectSize: spec.ExpectSize, ReadTimeout: spec.ReadTimeout, UserAgent: spec.UserAgent,
-	}
+	req := spec.Request
 	switch spec.Engine {
 	case vocab.EngineCPS:
 		return cps.New(cps.Config{Config: conn, Request: req})
@@ -368,5 +312,5 @@ func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
 		return throughput.New(throughput.Config{Config: conn, Request: req,
 			Pipeline: max(spec.Pipeline, 1), RequestsPerConn: spec.RequestsPerConn, Verify: verify})
 	}
-	return nil, &FieldError{"engine", spec.Engine, "cps or throughput"}
+	return nil, &vocab.FieldError{Field: "engine", Value: spec.Engine, Want: "be cps or throughput"}
 }

@@ -61,7 +61,7 @@ func TestValidate(t *testing.T) {
 	} {
 		s := runner.Defaults(vocab.EngineCPS)
 		edit(&s)
-		var fe *runner.FieldError
+		var fe *vocab.FieldError
 		if err := s.Validate(); !errors.As(err, &fe) || fe.Field != field {
 			t.Errorf("%s: Validate = %v", field, err)
 		}

@@ -125,7 +125,8 @@ func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	if b.N < 2 || c.N < 2 {
 		s.Delta = c.Mean - b.Mean
 		s.RoundsNeeded = rankRoundsNeeded()
-		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed", s.RoundsText(), s.RoundsNeeded)
+		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed",
+			s.RoundsText(), s.RoundsNeeded)
 		return s
 	}
 	s.Delta = c.Mean - b.Mean
@@ -169,7 +170,8 @@ func inconclusive(s Shift) (string, int) {
 	var why []string
 	switch {
 	case s.MinP >= Alpha:
-		why = append(why, fmt.Sprintf("%s a side cannot reach p < %g: the smallest possible p is %.3f", s.RoundsText(), Alpha, s.MinP))
+		why = append(why, fmt.Sprintf("%s a side cannot reach p < %g: the smallest possible p is %.3f",
+			s.RoundsText(), Alpha, s.MinP))
 	case s.P >= Alpha:
 		why = append(why, fmt.Sprintf("p = %.3g%s is not below %g", s.P, s.PNote(), Alpha))
 	default:
@@ -181,7 +183,8 @@ func inconclusive(s Shift) (string, int) {
 	case math.Abs(s.Delta) >= s.EquivalenceBound:
 		why = append(why, fmt.Sprintf("the shift %+.3g is outside the bound ±%.3g", s.Delta, s.EquivalenceBound))
 	default:
-		why = append(why, fmt.Sprintf("the 98%% interval %+.3g ± %.3g is wider than the bound ±%.3g", s.Delta, s.CI98, s.EquivalenceBound))
+		why = append(why, fmt.Sprintf("the 98%% interval %+.3g ± %.3g is wider than the bound ±%.3g",
+			s.Delta, s.CI98, s.EquivalenceBound))
 	}
 	vb, vc := b.StdDev*b.StdDev, c.StdDev*c.StdDev
 	var n int

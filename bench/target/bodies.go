@@ -49,7 +49,12 @@ func ParseSize(s string) (int64, error) {
 	for _, suf := range []struct {
 		s string
 		m int64
-	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+	}{
+		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+		{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30},
+		{"b", 1},
+	} {
 		if bytes.HasSuffix(lower, []byte(suf.s)) {
 			mult = suf.m
 			t = t[:len(t)-len(suf.s)]

@@ -38,9 +38,16 @@ var FaultKinds = []string{
 
 // FaultClass maps a fault kind to the error class it causes.
 var FaultClass = map[string]vocab.Class{
-	"reset-handshake": vocab.ClassReset, "alert": vocab.TLSAlert("handshake_failure"), "stall": vocab.ClassHandshakeTimeout,
-	"slow": vocab.ClassReadTimeout, "close-mid-body": vocab.ClassEOF, "short-body": vocab.ClassBodySize, "status-503": vocab.ClassStatus,
-	"wrong-suite": vocab.ClassMismatch, "accept-resumption": vocab.ClassResumed, "expired-cert": vocab.ClassCertificate,
+	"reset-handshake":      vocab.ClassReset,
+	"alert":                vocab.TLSAlert("handshake_failure"),
+	"stall":                vocab.ClassHandshakeTimeout,
+	"slow":                 vocab.ClassReadTimeout,
+	"close-mid-body":       vocab.ClassEOF,
+	"short-body":           vocab.ClassBodySize,
+	"status-503":           vocab.ClassStatus,
+	"wrong-suite":          vocab.ClassMismatch,
+	"accept-resumption":    vocab.ClassResumed,
+	"expired-cert":         vocab.ClassCertificate,
 	"reset-after-response": vocab.ClassReset,
 }
 

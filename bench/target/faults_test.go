@@ -49,9 +49,9 @@ func TestFaultMatrix(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer tg.Close()
-				conn := tlsconn.Config{Profile: p, Address: tg.Listener(p.Name).Addr,
-					TLS:            profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()},
-					ConnectTimeout: 2 * time.Second, HandshakeTimeout: time.Second}
+				conn := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: time.Second}, Profile: p, Address: tg.Listener(p.Name).Addr,
+					TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()},
+				}
 				req := httpreq.Request{Path: "/bytes/8k", ExpectSize: 8 << 10, ReadTimeout: time.Second, UserAgent: "test"}
 				var op bench.Op
 				if engine == "cps" {
@@ -62,7 +62,7 @@ func TestFaultMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := bench.Apply(context.Background(), bench.Config{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}, op)
+				res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}}, op)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -110,7 +110,9 @@ type Stats struct {
 	Resumed         int64  `json:"resumed"`
 	Requests        int64  `json:"requests"`
 	HandshakeErrors int64  `json:"handshake_errors"`
-	Connections     int64  `json:"connections"` // TCP connections accepted (those reading /stats on this listener too), whatever followed
+	// Connections counts the TCP connections accepted (those reading
+	// /stats on this listener too), whatever followed.
+	Connections int64 `json:"connections"`
 	// Injected counts the faults applied, per kind.
 	Injected map[string]int64 `json:"injected"`
 }
@@ -147,86 +149,130 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
+	t := newTarget(cfg)
+	if cfg.Plain {
+		return t, t.startPlain(cfg)
+	}
+	if err := t.checkCert(cfg); err != nil {
+		return nil, err
+	}
+	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, cfg.Hostnames...)
+	if cfg.Host != "127.0.0.1" && cfg.Host != "0.0.0.0" && cfg.Host != "::" {
+		hosts = append(hosts, cfg.Host)
+	}
+	certs := map[string]tls.Certificate{} // leaf by key type
+	for i, p := range cfg.Profiles {
+		if err := t.listenProfile(cfg, i, p, hosts, certs); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	if err := t.startAdmin(cfg.Admin); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newTarget is a target with cfg's responses: delays, their jitter and
+// ramp, the hook on each request.
+func newTarget(cfg Config) *Target {
 	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest, slowDelay: cfg.SlowDelay}
 	if t.slowDelay <= 0 {
 		t.slowDelay = 15 * time.Second
 	}
 	t.jitter = max(cfg.DelayJitter, 0)
 	if cfg.DelayRamp > 0 {
-		t.ramp, t.rampStart = cfg.DelayRamp, cfg.RampStart
+		t.ramp = cfg.DelayRamp
+		t.rampStart = cfg.RampStart
 		if t.rampStart.IsZero() {
 			t.rampStart = time.Now()
 		}
 	}
-	if cfg.Plain {
-		return t, t.startPlain(cfg)
-	}
-	certs := map[string]tls.Certificate{}
+	return t
+}
+
+// checkCert makes the CA that issues the profiles' certificates, or checks
+// that the given certificate suits every profile.
+func (t *Target) checkCert(cfg Config) error {
 	if cfg.Cert == nil {
-		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA", 365*24*time.Hour)
+		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA",
+			365*24*time.Hour)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		t.CA = ca
-	} else if cfg.Cert.Leaf != nil {
-		got, _ := cipher.KeyTypeOf(cfg.Cert.Leaf.PublicKey)
-		for _, p := range cfg.Profiles {
-			if want := p.ServerCertKey(); !want.Matches(got) {
-				return nil, fmt.Errorf("target: profile %s is served with a %s certificate, the given certificate is %s", p.Name, want, got)
+		return nil
+	}
+	if cfg.Cert.Leaf == nil {
+		return nil
+	}
+	got, _ := cipher.KeyTypeOf(cfg.Cert.Leaf.PublicKey)
+	for _, p := range cfg.Profiles {
+		if want := p.ServerCertKey(); !want.Matches(got) {
+			return fmt.Errorf("target: profile %s is served with a %s certificate, the given certificate is %s",
+				p.Name, want, got)
+		}
+	}
+	return nil
+}
+
+// listenProfile starts the listener of the i-th profile p, with its
+// certificate for hosts (certs: those issued so far, by key type) and,
+// with faults, an expired one.
+func (t *Target) listenProfile(cfg Config, i int, p *profiles.Profile, hosts []string,
+	certs map[string]tls.Certificate) error {
+	cert, err := t.leaf(cfg, p, hosts, certs)
+	if err != nil {
+		return err
+	}
+	port := 0
+	if cfg.Port != 0 {
+		port = cfg.Port + i
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("target: profile %s: %w", p.Name, err)
+	}
+	l := &Listener{Profile: p, Addr: ln.Addr().String()}
+	t.Listeners = append(t.Listeners, l)
+	tl := &tlsListener{
+		Listener: ln,
+		cfg:      p.ServerConfig(cert),
+		l:        l,
+		timeout:  cfg.HandshakeTimeout,
+		onHS:     cfg.OnHandshake,
+	}
+	if len(cfg.Faults) > 0 {
+		tl.faults = newFaults(cfg.Faults)
+		if t.CA != nil {
+			exp, err := t.CA.Expired(p.ServerCertKey(), hosts)
+			if err != nil {
+				return err
 			}
+			tl.expired = &exp
 		}
 	}
-	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, cfg.Hostnames...)
-	if cfg.Host != "127.0.0.1" && cfg.Host != "0.0.0.0" && cfg.Host != "::" {
-		hosts = append(hosts, cfg.Host)
+	t.serve(tl, t.handler(l))
+	return nil
+}
+
+// leaf is the certificate p is served with: the given one, or one the CA
+// issues for p's key type (once per key type).
+func (t *Target) leaf(cfg Config, p *profiles.Profile, hosts []string,
+	certs map[string]tls.Certificate) (tls.Certificate, error) {
+	if cfg.Cert != nil {
+		return *cfg.Cert, nil
 	}
-	for i, p := range cfg.Profiles {
-		var cert tls.Certificate
-		if cfg.Cert != nil {
-			cert = *cfg.Cert
-		} else {
-			kt := p.ServerCertKey()
-			c, ok := certs[kt.String()]
-			if !ok {
-				var err error
-				if c, err = t.CA.Leaf(kt, hosts, 365*24*time.Hour); err != nil {
-					t.Close()
-					return nil, err
-				}
-				certs[kt.String()] = c
-			}
-			cert = c
-		}
-		port := 0
-		if cfg.Port != 0 {
-			port = cfg.Port + i
-		}
-		addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			t.Close()
-			return nil, fmt.Errorf("target: profile %s: %w", p.Name, err)
-		}
-		l := &Listener{Profile: p, Addr: ln.Addr().String()}
-		t.Listeners = append(t.Listeners, l)
-		tl := &tlsListener{Listener: ln, cfg: p.ServerConfig(cert), l: l, timeout: cfg.HandshakeTimeout, onHS: cfg.OnHandshake}
-		if len(cfg.Faults) > 0 {
-			tl.faults = newFaults(cfg.Faults)
-			if t.CA != nil {
-				exp, err := t.CA.Expired(p.ServerCertKey(), hosts)
-				if err != nil {
-					t.Close()
-					return nil, err
-				}
-				tl.expired = &exp
-			}
-		}
-		t.serve(tl, t.handler(l))
+	kt := p.ServerCertKey()
+	if c, ok := certs[kt.String()]; ok {
+		return c, nil
 	}
-	if err := t.startAdmin(cfg.Admin); err != nil {
-		return nil, err
+	c, err := t.CA.Leaf(kt, hosts, 365*24*time.Hour)
+	if err != nil {
+		return tls.Certificate{}, err
 	}
-	return t, nil
+	certs[kt.String()] = c
+	return c, nil
 }
 
 // startAdmin starts the admin listener, if addr is set.

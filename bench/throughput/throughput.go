@@ -122,7 +122,7 @@ func New(cfg Config) (*Op, error) {
 	}
 	op := &Op{cfg: cfg}
 	var err error
-	op.Endpoint, err = tlsconn.Prepare(vocab.EngineThroughput, cfg.Config, cfg.Request.Check,
+	op.Endpoint, err = tlsconn.Prepare(vocab.EngineThroughput, cfg.Config, cfg.Request.Validate,
 		func(addr string) (err error) {
 			op.req, err = cfg.Request.Compile("HTTP/1.1", addr)
 			return err

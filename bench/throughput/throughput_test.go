@@ -51,7 +51,7 @@ func refRun(t *testing.T, cfg throughput.Config, c int, d time.Duration) (*throu
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: c, Duration: d, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,9 +72,8 @@ func refTarget(t *testing.T, p *profiles.Profile) (*target.Target, throughput.Co
 }
 
 func tlsOpts(ca *cipher.CA) tlsconn.Config {
-	return tlsconn.Config{
-		TLS:            profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
-		ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+	return tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
+		TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
 	}
 }
 
@@ -328,7 +327,7 @@ func TestIdleConnectionsHeld(t *testing.T) {
 	}
 	const conns = 50
 	// 100 requests a second for 1 s: every connection twice, in turn.
-	res, err := bench.Apply(context.Background(), bench.Config{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}, op)
+	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestLeafFingerprint(t *testing.T) {
 		sum := sha256.Sum256(leaf.Certificate[0])
 		want = append(want, hex.EncodeToString(sum[:]))
 	}
-	c, err := tlsconn.NewEndpoint(tlsconn.Config{Profile: p, Address: "127.0.0.9:8443", ConnectTimeout: time.Second, HandshakeTimeout: time.Second})
+	c, err := tlsconn.NewEndpoint(tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: time.Second, HandshakeTimeout: time.Second}, Profile: p, Address: "127.0.0.9:8443"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,33 +30,47 @@ import (
 // Defaults returns the default connect and handshake deadlines of every
 // command (no target yet); httpreq.Defaults has the read deadline.
 func Defaults() Config {
-	return Config{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second}
+	return Config{Settings: Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second}}
+}
+
+// Settings are the connection settings of a run. A run spec embeds them (its
+// JSON names are the spec's).
+type Settings struct {
+	// Sources are local addresses to dial from, used in turn.
+	Sources          []net.IP      `json:"sources,omitempty"`
+	LingerZero       bool          `json:"linger0,omitempty"` // close with RST instead of FIN (no TIME_WAIT)
+	ConnectTimeout   time.Duration `json:"connect_timeout"`
+	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+}
+
+// Validate reports the first setting out of its domain, a *vocab.FieldError.
+func (s *Settings) Validate() error {
+	switch {
+	case s.ConnectTimeout <= 0:
+		return &vocab.FieldError{Field: "connect_timeout", Value: s.ConnectTimeout, Want: "be positive"}
+	case s.HandshakeTimeout <= 0:
+		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
+	}
+	return nil
 }
 
 // Config says where and how to connect.
 type Config struct {
+	Settings
 	Profile *profiles.Profile
 	Address string // host:port to dial
 	TLS     profiles.ClientOptions
-	// Sources are local addresses to dial from, used in turn.
-	Sources          []net.IP
-	ConnectTimeout   time.Duration
-	HandshakeTimeout time.Duration
-	// LingerZero closes with RST instead of FIN (no TIME_WAIT).
-	LingerZero bool
 }
 
-// Validate reports a missing field.
+// Validate reports a missing field or a setting out of its domain.
 func (c *Config) Validate() error {
 	switch {
 	case c.Profile == nil:
 		return errors.New("no profile")
 	case c.Address == "":
 		return errors.New("no address")
-	case c.ConnectTimeout <= 0 || c.HandshakeTimeout <= 0:
-		return errors.New("connect and handshake deadlines must be positive")
 	}
-	return nil
+	return c.Settings.Validate()
 }
 
 // Endpoint is the run's side of the target it dials, shared by the

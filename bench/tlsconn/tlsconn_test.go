@@ -39,8 +39,8 @@ func TestProbeResumption(t *testing.T) {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
 				}
 			})
-		cfg := tlsconn.Config{
-			Profile: p, Address: addr, ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second,
+		cfg := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
+			Profile: p, Address: addr,
 			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
 		}
 		got, err := tlsconn.ProbeResumption(context.Background(), cfg, "localhost", "/")
@@ -59,8 +59,9 @@ func TestDialRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
-	c, err := tlsconn.NewEndpoint(tlsconn.Config{Profile: p, Address: addr, ConnectTimeout: time.Second,
-		HandshakeTimeout: time.Second, TLS: profiles.ClientOptions{ServerName: "localhost"}})
+	c, err := tlsconn.NewEndpoint(tlsconn.Config{
+		Settings: tlsconn.Settings{ConnectTimeout: time.Second, HandshakeTimeout: time.Second},
+		Profile:  p, Address: addr, TLS: profiles.ClientOptions{ServerName: "localhost"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,8 +97,9 @@ func TestDialErrorStage(t *testing.T) {
 		{closedAddr, bench.StageConnect, vocab.ClassRefused},
 		{silent.Addr().String(), bench.StageHandshake, vocab.ClassHandshakeTimeout},
 	} {
-		ep, err := tlsconn.NewEndpoint(tlsconn.Config{Profile: p, Address: tc.addr, ConnectTimeout: 2 * time.Second,
-			HandshakeTimeout: 200 * time.Millisecond, TLS: profiles.ClientOptions{ServerName: "localhost"}})
+		ep, err := tlsconn.NewEndpoint(tlsconn.Config{
+			Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: 200 * time.Millisecond},
+			Profile:  p, Address: tc.addr, TLS: profiles.ClientOptions{ServerName: "localhost"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -172,3 +172,16 @@ const (
 var MethodPhases = []MethodPhase{Preliminary, Exploratory, Final}
 
 func (p MethodPhase) String() string { return string(p) }
+
+// FieldError is a setting whose value is out of its domain, returned by the
+// Validate of the package that owns the setting. Field is the setting's JSON
+// name; the CLI words it with its flag's name.
+type FieldError struct {
+	Field string
+	Value any
+	Want  string // what it must do, e.g. "be at least 1"
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%s must %s, got %v", e.Field, e.Want, e.Value)
+}

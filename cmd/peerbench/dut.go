@@ -109,7 +109,8 @@ func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLo
 		for _, p := range ps {
 			s := server(p)
 			s.KeepAlive = true
-			s.Extra = []string{"ssl_conf_command Options -EncryptThenMac;", "access_log " + negLog + " peerbench_tls if=$peerbench_first;"}
+			s.Extra = []string{"ssl_conf_command Options -EncryptThenMac;",
+				"access_log " + negLog + " peerbench_tls if=$peerbench_first;"}
 			cfg.Servers = append(cfg.Servers, s)
 		}
 	}

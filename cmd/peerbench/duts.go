@@ -65,7 +65,12 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// connection itself), two workers.
 	ncfg := testdut.NginxConfig{Dir: filepath.Join(dir, "nginx"), Workers: 2}
 	for _, p := range seedProfiles {
-		ncfg.Servers = append(ncfg.Servers, testdut.NginxServer{Cert: certs.Cert[p.CertKey], Ciphers: p.Ciphers, Curve: p.Curve, KeepAlive: true})
+		ncfg.Servers = append(ncfg.Servers, testdut.NginxServer{
+			Cert:      certs.Cert[p.CertKey],
+			Ciphers:   p.Ciphers,
+			Curve:     p.Curve,
+			KeepAlive: true,
+		})
 	}
 	if err := os.MkdirAll(ncfg.Dir, 0o755); err != nil {
 		return err
@@ -100,9 +105,11 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("HAProxy: %w", err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Written by peerbench duts: nginx and HAProxy on loopback (issue 17's closing note).\nname: nginx-vs-haproxy\nduts:\n")
+	fmt.Fprintf(&b, "# Written by peerbench duts: nginx and HAProxy on loopback (issue 17's closing note).\nname: "+
+		"nginx-vs-haproxy\nduts:\n")
 	dut := func(name string, addr func(i int) string, procs string) {
-		fmt.Fprintf(&b, "  - name: %s\n    url: https://localhost:%s/\n    cacert: %s\n    processes: [%s]\n    endpoints:\n", name, port(addr(0)), certs.CA, procs)
+		fmt.Fprintf(&b, "  - name: %s\n    url: https://localhost:%s/\n    cacert: %s\n    processes: [%s]\n    endpoints:\n",
+			name, port(addr(0)), certs.CA, procs)
 		for i, p := range seedProfiles {
 			fmt.Fprintf(&b, "      %s: https://localhost:%s/\n", p.Name, port(addr(i)))
 		}

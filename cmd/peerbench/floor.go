@@ -80,7 +80,8 @@ func benchFloor(open func()) func(*testing.B) {
 func measureFloor(f *cryptoFloor) *cryptoFloor {
 	if f == nil {
 		f = &cryptoFloor{RecordSize: floorRecord,
-			Note: "testing.Benchmark (wall time, one goroutine), best of the trials; crypto/aes, crypto/cipher, crypto/hmac, crypto/sha256 only"}
+			Note: "testing.Benchmark (wall time, one goroutine), best of the trials; crypto/aes, crypto/cipher, crypto/hmac, " +
+				"crypto/sha256 only"}
 	}
 	rs := []*floorResult{&f.GCMOpen, &f.CBCHMAC}
 	for range floorTrials {

@@ -106,8 +106,10 @@ func (s *sample) line() string {
 	if s.Engine == "throughput" {
 		return s.tpLine()
 	}
-	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %7.1f cps  %6.0f µs/txn  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d txn  %d failed  [%s]",
-		s.DUT, s.Profile, s.Tool, s.Rep, s.CPS, s.CPUPerTxnUS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100, s.Transactions, s.Failed, s.Negotiated)
+	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %7.1f cps  %6.0f µs/txn  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d txn "+
+		" %d failed  [%s]",
+		s.DUT, s.Profile, s.Tool, s.Rep, s.CPS, s.CPUPerTxnUS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100,
+		s.Transactions, s.Failed, s.Negotiated)
 	if s.Error != "" {
 		l += "  ERROR: " + s.Error
 	}
@@ -115,8 +117,10 @@ func (s *sample) line() string {
 }
 
 func (s *sample) tpLine() string {
-	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB (user %.2f sys %.2f)  gen %3.0f%%  dut %3.0f%% %5.2f s/GB  other %3.0f%%  %d req  %d failed  [%s]",
-		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS, s.CPUPerGBS*s.UserS/max(s.CPUS, 1e-9), s.CPUPerGBS*s.SysS/max(s.CPUS, 1e-9),
+	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB "+
+		"(user %.2f sys %.2f)  gen %3.0f%%  dut %3.0f%% %5.2f s/GB  other %3.0f%%  %d req  %d failed  [%s]",
+		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS,
+		s.CPUPerGBS*s.UserS/max(s.CPUS, 1e-9), s.CPUPerGBS*s.SysS/max(s.CPUS, 1e-9),
 		s.GenUtil*100, s.DUTUtil*100, s.DUTCPUPerGBS, s.OtherUtil*100, s.Transactions, s.Failed+s.Non2xx, s.Negotiated)
 	if s.Tool == "wrk" {
 		l += fmt.Sprintf("  wrk: Requests/sec %.2f, Transfer/sec %s", s.WrkReqPerS, s.WrkTransfer)
@@ -132,7 +136,8 @@ func (s *sample) tpLine() string {
 
 // measure runs one generator on CPU 1 and fills a sample; a failure is
 // recorded in the sample, not returned.
-func measure(ctx context.Context, o *options, d *dut, engine, tool string, p profileSpec, addr string, rep int) *sample {
+func measure(ctx context.Context, o *options, d *dut, engine, tool string, p profileSpec, addr string,
+	rep int) *sample {
 	s := &sample{Engine: engine, DUT: d.name, Profile: p.Name, Tool: tool, Rep: rep}
 	_, port, _ := net.SplitHostPort(addr)
 	secs := int(math.Ceil(o.duration.Seconds()))
@@ -219,7 +224,12 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 
 // runChild runs a generator with a timeout and returns its output, its own
 // rusage and its wall time.
-func runChild(ctx context.Context, name string, args []string, timeout time.Duration) ([]byte, *syscall.Rusage, time.Duration, error) {
+func runChild(
+	ctx context.Context,
+	name string,
+	args []string,
+	timeout time.Duration,
+) ([]byte, *syscall.Rusage, time.Duration, error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(cctx, name, args...)
@@ -275,7 +285,8 @@ func (s *sample) readRecord(file string, p profileSpec) error {
 			s.PayloadBytes += sec.PayloadBytes
 		}
 		if want := r.Whole.Transactions * bodySize; s.PayloadBytes != want {
-			return fmt.Errorf("%s: the series count %d payload bytes, whole_run.transactions × 1 MiB = %d", file, s.PayloadBytes, want)
+			return fmt.Errorf("%s: the series count %d payload bytes, whole_run.transactions × 1 MiB = %d",
+				file, s.PayloadBytes, want)
 		}
 	}
 	n := r.Negotiated
@@ -338,7 +349,8 @@ func (s *sample) parseAB(out []byte, p profileSpec) error {
 	if k := strings.Fields(tmpKey); len(k) >= 2 {
 		s.Negotiated += " " + k[1]
 	}
-	if len(f) < 2 || f[0] != "TLSv1.2" || f[1] != p.Ciphers || (p.Curve != "" && !strings.Contains(tmpKey, " "+p.Curve+" ")) {
+	curveOK := p.Curve == "" || strings.Contains(tmpKey, " "+p.Curve+" ")
+	if len(f) < 2 || f[0] != "TLSv1.2" || f[1] != p.Ciphers || !curveOK {
 		return fmt.Errorf("negotiated %q (temp key %q), want TLSv1.2 %s %s", proto, tmpKey, p.Ciphers, p.Curve)
 	}
 	return nil

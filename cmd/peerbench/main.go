@@ -61,8 +61,10 @@ type profileSpec struct {
 
 // seedProfiles are the three profiles of the reference study.
 var seedProfiles = []profileSpec{
-	{Name: "ecdhe-ecdsa-aes128-sha256-p256", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1", Group: "P-256", Bulk: bulkCBC},
-	{Name: "ecdhe-ecdsa-aes128-sha256-p384", CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "secp384r1", Group: "P-384", Bulk: bulkCBC},
+	{Name: "ecdhe-ecdsa-aes128-sha256-p256",
+		CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1", Group: "P-256", Bulk: bulkCBC},
+	{Name: "ecdhe-ecdsa-aes128-sha256-p384",
+		CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "secp384r1", Group: "P-384", Bulk: bulkCBC},
 	{Name: "rsa2048-aes128-gcm-sha256", CertKey: "rsa", Ciphers: "AES128-GCM-SHA256", Bulk: bulkGCM},
 }
 
@@ -294,7 +296,8 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 		rep.TPConcurrency = o.tpConc
 		// Before any DUT runs, on the generator's CPU: the machine is as
 		// quiet as it gets.
-		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records (Go benchmarks) …")
+		fmt.Fprintln(stderr, "crypto floor: timing AES-128-GCM open and AES-128-CBC + HMAC-SHA256 of 16 KiB records "+
+			"(Go benchmarks) …")
 		rep.Floor = measureFloor(nil)
 	}
 	var runErr error
@@ -339,7 +342,14 @@ var engineTools = map[string][2]string{
 
 // benchDUT starts one DUT, runs the interleaved repetitions of each engine on
 // each profile and stops it.
-func benchDUT(ctx context.Context, o *options, name, tmp string, certs *certFiles, rep *report, stderr io.Writer) error {
+func benchDUT(
+	ctx context.Context,
+	o *options,
+	name, tmp string,
+	certs *certFiles,
+	rep *report,
+	stderr io.Writer,
+) error {
 	var d *dut
 	var err error
 	switch name {

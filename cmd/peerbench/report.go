@@ -195,10 +195,14 @@ func printTable(w io.Writer, r *report) {
 	if len(r.Rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nClient CPU per transaction, tlsbench cps vs ab (medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
+	fmt.Fprintf(w, "\nClient CPU per transaction, tlsbench cps vs ab (medians of %d interleaved runs of %s each, "+
+		"-c %d; generator on CPU 1, DUT on CPU 0)\n\n",
 		r.Reps, r.Duration, r.Concurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench CPS\tµs/txn\tgen\tDUT\tother\terrors\t│\tab CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\tRATIO tlsbench/ab\t")
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\t"+
+		"tlsbench CPS\tµs/txn\tgen\tDUT\tother\terrors\t│\t"+
+		"ab CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\t"+
+		"RATIO tlsbench/ab\t")
 	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 	cell := func(m median) string {
 		if m.Samples == 0 {
@@ -208,7 +212,8 @@ func printTable(w io.Writer, r *report) {
 		if m.Samples < m.Runs {
 			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
 		}
-		return fmt.Sprintf("%.1f%s\t%.0f\t%s\t%s\t%s\t%d", m.CPS, n, m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
+		return fmt.Sprintf("%.1f%s\t%.0f\t%s\t%s\t%s\t%d",
+			m.CPS, n, m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.Rows {
 		ratio := "-"
@@ -219,19 +224,26 @@ func printTable(w io.Writer, r *report) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nµs/txn: the generator's user+sys CPU (its rusage, start-up included) per completed transaction;")
-	fmt.Fprintln(w, "gen/DUT: CPU of the generator / of the DUT processes over the run's wall time (100% = its core busy);")
-	fmt.Fprintln(w, "other: CPU used meanwhile by the rest of this shared 2-core machine (/proc/stat busy+steal minus both; up to 200%);")
-	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). Lower ratio = tlsbench cheaper.")
+	fmt.Fprintln(w, "gen/DUT: CPU of the generator / of the DUT processes over the run's wall time "+
+		"(100% = its core busy);")
+	fmt.Fprintln(w, "other: CPU used meanwhile by the rest of this shared 2-core machine "+
+		"(/proc/stat busy+steal minus both; up to 200%);")
+	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). "+
+		"Lower ratio = tlsbench cheaper.")
 }
 
 func printThroughputTable(w io.Writer, r *report) {
 	if len(r.TPRows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput vs wrk -t1 (medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
+	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput vs wrk -t1 "+
+		"(medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
 		r.Reps, r.Duration, r.TPConcurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\twrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\tRATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\t"+
+		"tlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
+		"wrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
+		"RATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
 	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 	cell := func(m tpMedian, wrk bool) string {
 		xfer := ""
@@ -248,7 +260,8 @@ func printThroughputTable(w io.Writer, r *report) {
 		if m.Samples < m.Runs {
 			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
 		}
-		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%.2f\t%s\t%d", m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
+		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%.2f\t%s\t%d",
+			m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.TPRows {
 		ratio, floor, overFloor := "-", "-", "-"
@@ -261,20 +274,28 @@ func printThroughputTable(w io.Writer, r *report) {
 				overFloor = fmt.Sprintf("%.1f×", rw.Tlsbench.CPUPerGBS/rw.FloorSPerGB)
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t│\t%s\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratio, floor, overFloor)
+		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t│\t%s\t%s\t\n",
+			rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratio, floor, overFloor)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "\nGbps: body bytes of successful requests (tlsbench: its whole-run per-second series, = whole_run.transactions × 1 MiB; wrk: requests × 1 MiB)")
+	fmt.Fprintln(w, "\nGbps: body bytes of successful requests (tlsbench: its whole-run per-second series, "+
+		"= whole_run.transactions × 1 MiB; wrk: requests × 1 MiB)")
 	fmt.Fprintln(w, "  over the tool's own run time (tlsbench ended − started; wrk \"in Xs\"); req/s likewise;")
-	fmt.Fprintln(w, "s/GB: the generator's user+sys CPU (its rusage, start-up and handshakes included) per 10⁹ body bytes;")
+	fmt.Fprintln(w, "s/GB: the generator's user+sys CPU (its rusage, start-up and handshakes included) per 10⁹ body "+
+		"bytes;")
 	fmt.Fprintln(w, "Transfer/s: wrk's own figure (HTTP bytes read incl. headers, MiB/s); gen/DUT/other as above;")
 	fmt.Fprintln(w, "DUT s/GB: the DUT's CPU per 10⁹ body bytes it served to that generator;")
-	fmt.Fprintln(w, "errors: tlsbench whole-run errors; wrk socket errors + non-2xx (summed over the runs). Lower ratio = tlsbench cheaper;")
-	fmt.Fprintln(w, "Go floor: one core's AES-128-GCM open (GCM profiles) or AES-128-CBC decrypt + HMAC-SHA256 (CBC-SHA256 profiles) of 16 KiB")
+	fmt.Fprintln(w, "errors: tlsbench whole-run errors; wrk socket errors + non-2xx (summed over the runs). "+
+		"Lower ratio = tlsbench cheaper;")
+	fmt.Fprintln(w, "Go floor: one core's AES-128-GCM open (GCM profiles) or AES-128-CBC decrypt + HMAC-SHA256 "+
+		"(CBC-SHA256 profiles) of 16 KiB")
 	fmt.Fprintln(w, "  records per 10⁹ plaintext bytes (see below); tlsbench/floor = tlsbench s/GB ÷ that.")
-	fmt.Fprintln(w, "Negotiated: nginx logs every connection's protocol, cipher and curve (checked, both tools); the target offers only the")
-	fmt.Fprintln(w, "  profile's version, suite and group (tlsbench's record is checked); an openssl s_client probe of each DUT checks that")
-	fmt.Fprintln(w, "  an OpenSSL client like wrk gets the same, without encrypt-then-mac (refused by nginx here, as Go's client never")
+	fmt.Fprintln(w, "Negotiated: nginx logs every connection's protocol, cipher and curve (checked, both tools); "+
+		"the target offers only the")
+	fmt.Fprintln(w, "  profile's version, suite and group (tlsbench's record is checked); "+
+		"an openssl s_client probe of each DUT checks that")
+	fmt.Fprintln(w, "  an OpenSSL client like wrk gets the same, without encrypt-then-mac (refused by nginx here, "+
+		"as Go's client never")
 	fmt.Fprintln(w, "  offers it), so both generators decrypt the same records. See the per-run lines.")
 }
 

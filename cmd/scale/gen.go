@@ -14,10 +14,9 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // generated is what a generator child prints: its run record, as
@@ -60,7 +59,11 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	spec.Profile, spec.Target = p.Name, metrics.Target{Address: o.addr, ServerName: "localhost"}
 	spec.Sources, spec.Roots, spec.Host, spec.UserAgent = sourceIPs(o.sources), ca, "localhost", "tlsbench-scale"
 	spec.ConnectTimeout, spec.HandshakeTimeout, spec.ReadTimeout = o.deadline, o.deadline, o.deadline
-	spec.Concurrency, spec.Duration, spec.Warmup, spec.Drain, spec.AbortAfter = o.conns, o.duration, o.warmup, 3*o.deadline, 0
+	spec.Concurrency = o.conns
+	spec.Duration = o.duration
+	spec.Warmup = o.warmup
+	spec.Drain = 3 * o.deadline
+	spec.AbortAfter = 0
 	spec.Tool = metrics.Tool{Name: "tlsbench-scale", GoVersion: runtime.Version()}
 	spec.Agent = &runner.Agent{Name: fmt.Sprintf("scale-%d", o.shard), Shard: o.shard, Shards: o.shards}
 	if spec.Engine == vocab.EngineThroughput {

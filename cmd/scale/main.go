@@ -90,16 +90,21 @@ func parse(args []string) (*options, error) {
 	fs.IntVar(&o.sources, "sources", 200, "`K` source addresses (127.1.0.1 onwards)")
 	fs.DurationVar(&o.warmup, "warmup", 5*time.Second, "warm-up before the steady window")
 	fs.DurationVarP(&o.duration, "duration", "d", 20*time.Second, "steady window")
-	fs.Float64Var(&o.rate, "rate", 0, "throughput: requests per second (default: every connection twice over warm-up and window)")
+	fs.Float64Var(&o.rate, "rate", 0,
+		"throughput: requests per second (default: every connection twice over warm-up and window)")
 	fs.StringVar(&o.path, "path", "/1k", "throughput: the object requested")
-	fs.DurationVar(&o.deadline, "deadline", 0, "connect, handshake and read deadlines (default: 1 s per 250 connections, at least 5 s: the handshakes queue)")
+	fs.DurationVar(&o.deadline, "deadline", 0,
+		"connect, handshake and read deadlines (default: 1 s per 250 connections, at least 5 s: the handshakes queue)")
 	fs.Float64Var(&o.maxKB, "max-kb", 40, "the budget: generator RSS per connection, `KB` (1000 bytes)")
 	fs.StringVar(&o.out, "out", "", "write the results as JSON to `FILE`")
-	fs.StringVar(&o.memprof, "memprofile", "", "write each generator's heap profile at its highest RSS to `PREFIX`-ENGINE.pprof")
+	fs.StringVar(&o.memprof, "memprofile", "",
+		"write each generator's heap profile at its highest RSS to `PREFIX`-ENGINE.pprof")
 	fs.StringVar(&o.cpuprof, "cpuprofile", "", "write each generator's CPU profile to `PREFIX`-ENGINE-PID.pprof")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "print the generators' counts every second")
-	fs.IntVar(&o.procs, "procs", 0, "generator (and target) `P`rocesses sharing the connections (default: as RLIMIT_NOFILE requires)")
-	fs.StringVar(&o.target, "target", "", "`TARGET`: nginx (workers with reuseport) or serve (tlsbench serve processes); default nginx when installed")
+	fs.IntVar(&o.procs, "procs", 0,
+		"generator (and target) `P`rocesses sharing the connections (default: as RLIMIT_NOFILE requires)")
+	fs.StringVar(&o.target, "target", "",
+		"`TARGET`: nginx (workers with reuseport) or serve (tlsbench serve processes); default nginx when installed")
 	fs.StringVar(&o.addr, "addr", "", "")
 	fs.StringVar(&o.ca, "ca", "", "")
 	fs.IntVar(&o.shard, "shard", 0, "")
@@ -179,7 +184,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	printTable(stdout, o, results)
 	if o.out != "" {
-		data, _ := json.MarshalIndent(map[string]any{"connections": o.conns, "profile": o.profile, "max_kb_per_connection": o.maxKB, "results": results}, "", "  ")
+		data, _ := json.MarshalIndent(map[string]any{
+			"connections":           o.conns,
+			"profile":               o.profile,
+			"max_kb_per_connection": o.maxKB,
+			"results":               results,
+		}, "", "  ")
 		if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
 			fmt.Fprintln(stderr, "scale:", err)
 			return 1
@@ -249,7 +259,8 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stderr, "scale: RLIMIT_NOFILE %d (children inherit it): %d generator process(es), target %s; %d connections from %d source addresses; deadlines %s\n",
+	fmt.Fprintf(stderr, "scale: RLIMIT_NOFILE %d (children inherit it): %d generator process(es), target %s; "+
+		"%d connections from %d source addresses; deadlines %s\n",
 		lim.Cur, procs, tg.describe, o.conns, o.sources, o.deadline)
 	self, err := os.Executable()
 	if err != nil {
@@ -271,7 +282,8 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		done := make(chan int)
 		for i := range procs {
 			n := o.conns/procs + btoi(i < o.conns%procs)
-			cargs := append(append([]string{}, args...), "--engine", e, "--addr", tg.addrs[i%len(tg.addrs)], "--ca", tg.cas[i%len(tg.cas)],
+			cargs := append(append([]string{}, args...),
+				"--engine", e, "--addr", tg.addrs[i%len(tg.addrs)], "--ca", tg.cas[i%len(tg.cas)],
 				"--shard", strconv.Itoa(i), "--shards", strconv.Itoa(procs),
 				"--connections", strconv.Itoa(n), "--rate", strconv.FormatFloat(o.rate*float64(n)/float64(o.conns), 'f', -1, 64))
 			go func() {
@@ -308,7 +320,13 @@ func btoi(b bool) int {
 }
 
 // runGenerator runs one generator child and reads its result.
-func runGenerator(ctx context.Context, self string, args []string, stderr io.Writer, pids chan<- int) (*generated, error) {
+func runGenerator(
+	ctx context.Context,
+	self string,
+	args []string,
+	stderr io.Writer,
+	pids chan<- int,
+) (*generated, error) {
 	gen := exec.CommandContext(ctx, self, args...)
 	gen.Env = append(os.Environ(), roleEnv+"=gen")
 	gen.Stderr = stderr
@@ -414,20 +432,24 @@ func (r *result) check(o *options) {
 	case vocab.EngineThroughput:
 		// Every connection opened before the load, and still held.
 		if r.HeldMin < n || r.heldEnd() < n {
-			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d", r.HeldMin, r.heldEnd(), n))
+			r.Failed = append(r.Failed, fmt.Sprintf("held %d at least and %d at the end of the window, not %d",
+				r.HeldMin, r.heldEnd(), n))
 		}
 		if opened := r.Run.Whole.ConnectionsOpened; opened != n {
-			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)", opened, n))
+			r.Failed = append(r.Failed, fmt.Sprintf("%d connections opened, not %d (one each, every one carrying requests)",
+				opened, n))
 		}
 	case vocab.EngineCPS:
 		// Every worker has a connection but for its connect and close.
 		// A worker is between its close and its next connect for a moment:
 		// the most open at once may miss N by a few (498 of 500 seen).
 		if r.openPeak() > n || r.openPeak() < n-max(n/100, 1) {
-			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, want %d (within 1%%)", r.openPeak(), n))
+			r.Failed = append(r.Failed, fmt.Sprintf("at most %d connections open at once, want %d (within 1%%)",
+				r.openPeak(), n))
 		}
 		if r.HeldMean < float64(n)*0.8 {
-			r.Failed = append(r.Failed, fmt.Sprintf("%.0f connections established on average in the window, below 80%% of %d", r.HeldMean, n))
+			r.Failed = append(r.Failed, fmt.Sprintf("%.0f connections established on average in the window, below 80%% of %d",
+				r.HeldMean, n))
 		}
 	}
 	if errs := r.Run.Whole.Errors; errs > 0 {
@@ -440,17 +462,21 @@ func (r *result) check(o *options) {
 
 func printTable(w io.Writer, o *options, rs []*result) {
 	fmt.Fprintf(w, "%-10s %7s %7s %7s %7s %7s %8s %9s %8s %8s %7s %7s %8s %6s  %s\n",
-		"engine", "conns", "held", "min", "open", "end", "opened", "txns", "rate/s", "errors", "RSS MB", "KB/conn", "heap MB", "stk MB", "verdict")
+		"engine", "conns", "held", "min", "open", "end", "opened", "txns", "rate/s", "errors", "RSS MB", "KB/conn",
+		"heap MB", "stk MB", "verdict")
 	for _, r := range rs {
 		verdict := "ok"
 		if len(r.Failed) > 0 {
 			verdict = "FAILED: " + strings.Join(r.Failed, "; ")
 		}
 		fmt.Fprintf(w, "%-10s %7d %7d %7d %7d %7d %8d %9d %8.0f %8d %7.0f %7.1f %8.0f %6.0f  %s\n",
-			r.Engine, r.Connections, r.HeldPeak, r.HeldMin, r.openPeak(), r.heldEnd(), r.Run.Whole.ConnectionsOpened, r.Run.Whole.Transactions, r.steadyRate(), r.Run.Whole.Errors,
+			r.Engine, r.Connections, r.HeldPeak, r.HeldMin, r.openPeak(), r.heldEnd(),
+			r.Run.Whole.ConnectionsOpened, r.Run.Whole.Transactions, r.steadyRate(), r.Run.Whole.Errors,
 			r.RSSPeakMB, r.KBPerConn, r.HeapMB, r.StacksMB, verdict)
 	}
-	fmt.Fprintf(w, "(%s, %d source addresses, deadlines %s; held/min: ESTABLISHED to the target, most and fewest in the window;\n"+
-		" open/end: the engine's count, most and at the window's end; KB = 1000 bytes of the generator's peak RSS per connection, budget %.0f)\n",
+	fmt.Fprintf(w, "(%s, %d source addresses, deadlines %s; "+
+		"held/min: ESTABLISHED to the target, most and fewest in the window;\n"+
+		" open/end: the engine's count, most and at the window's end; "+
+		"KB = 1000 bytes of the generator's peak RSS per connection, budget %.0f)\n",
 		o.profile, o.sources, o.deadline, o.maxKB)
 }

@@ -98,8 +98,13 @@ func startNginx(ctx context.Context, o *options, n int, nofile uint64) (*targets
 	if g, ok := p.ExpectedGroup(); ok {
 		srv.Curve = g.OpenSSL
 	}
-	nx, err := testdut.StartNginx(ctx, "nginx", testdut.NginxConfig{Dir: dir, Workers: n, NoFile: int(nofile), MultiAccept: true,
-		Servers: []testdut.NginxServer{srv}})
+	nx, err := testdut.StartNginx(ctx, "nginx", testdut.NginxConfig{
+		Dir:         dir,
+		Workers:     n,
+		NoFile:      int(nofile),
+		MultiAccept: true,
+		Servers:     []testdut.NginxServer{srv},
+	})
 	if err != nil {
 		return t, err
 	}
@@ -143,6 +148,7 @@ func serveTarget(o *options, stdout, stderr io.Writer) int {
 	case <-time.After(time.Hour):
 	}
 	st := tg.Listener(p.Name).Stats()
-	fmt.Fprintf(stderr, "scale: target: %d handshakes, %d requests, %d handshake errors\n", st.Handshakes, st.Requests, st.HandshakeErrors)
+	fmt.Fprintf(stderr, "scale: target: %d handshakes, %d requests, %d handshake errors\n",
+		st.Handshakes, st.Requests, st.HandshakeErrors)
 	return 0
 }

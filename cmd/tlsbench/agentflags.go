@@ -26,7 +26,9 @@ func (lf *loadFlags) resolveAgent() (*runner.Agent, error) {
 	if !lf.shard.set && lf.startAt.IsZero() && lf.agentName == "" && lf.reportTo == "" {
 		return nil, nil
 	}
-	a := &runner.Agent{Name: lf.agentName, Shards: 1, StartAt: lf.startAt, StartTolerance: lf.startTolerance, ReportTo: lf.reportTo}
+	a := &runner.Agent{
+		Name: lf.agentName, Shards: 1, StartAt: lf.startAt, StartTolerance: lf.startTolerance, ReportTo: lf.reportTo,
+	}
 	if a.Name == "" {
 		host, _ := os.Hostname()
 		a.Name = fmt.Sprintf("%s-%d", host, os.Getpid())
@@ -102,8 +104,10 @@ type pushAuthFlags struct {
 }
 
 func (p *pushAuthFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&p.tokenFile, "token-file", "", "agent: sign the pushed record with the run's token in `FILE` (mode 0600; default $"+agent.EnvToken+")")
-	fs.StringVar(&p.caFile, "report-cacert", "", "agent: verify an https collector with the CA certificate in `FILE` (default $"+agent.EnvCollectorCA+", else the system's)")
+	fs.StringVar(&p.tokenFile, "token-file", "", "agent: sign the pushed record with the run's token in `FILE` (mode "+
+		"0600; default $"+agent.EnvToken+")")
+	fs.StringVar(&p.caFile, "report-cacert", "", "agent: verify an https collector with the CA certificate in `FILE` "+
+		"(default $"+agent.EnvCollectorCA+", else the system's)")
 }
 
 // resolve reads the credentials of a push to reportTo (runLoad calls it
@@ -155,7 +159,8 @@ func readToken(file string, create bool, w io.Writer) (string, error) {
 	if file == "" {
 		tok := os.Getenv(agent.EnvToken)
 		if tok == "" {
-			return "", usagef("no token: give the run's token with --token-file FILE or $%s (records are only taken signed with it)", agent.EnvToken)
+			return "", usagef("no token: give the run's token with --token-file FILE or $%s (records are only taken signed "+
+				"with it)", agent.EnvToken)
 		}
 		if err := agent.CheckToken(tok); err != nil {
 			return "", usagef("$%s: %v", agent.EnvToken, err)
@@ -179,7 +184,8 @@ func readToken(file string, create bool, w io.Writer) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
 		}
-		fmt.Fprintf(w, "tlsbench: wrote a new token to %s (give it to the agents: --token-file or $%s)\n", file, agent.EnvToken)
+		fmt.Fprintf(w, "tlsbench: wrote a new token to %s (give it to the agents: --token-file or "+
+			"$%s)\n", file, agent.EnvToken)
 		return tok, nil
 	}
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

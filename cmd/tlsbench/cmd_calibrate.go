@@ -12,10 +12,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const calibrateUsage = `tlsbench calibrate [--profile NAME]... [--cps GOAL] [--gbps GOAL] [flags]
@@ -73,7 +72,15 @@ func parseCalibrate(args []string, stdout io.Writer) (*calibrateCmd, error) {
 		}
 		ps = append(ps, p)
 	}
-	return &calibrateCmd{set: set, ps: ps, names: *names, files: *files, dur: *dur, cpsGoal: *cpsGoal, gbpsGoal: *gbpsGoal}, nil
+	return &calibrateCmd{
+		set:      set,
+		ps:       ps,
+		names:    *names,
+		files:    *files,
+		dur:      *dur,
+		cpsGoal:  *cpsGoal,
+		gbpsGoal: *gbpsGoal,
+	}, nil
 }
 
 // run measures the generator's costs against the reference target.
@@ -89,7 +96,8 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer ref.stop()
-	fmt.Fprintf(stderr, "tlsbench calibrate: reference target started as process %d; %s per measurement\n", ref.cmd.Process.Pid, c.dur)
+	fmt.Fprintf(stderr, "tlsbench calibrate: reference target started as process %d; %s per measurement\n",
+		ref.cmd.Process.Pid, c.dur)
 
 	type row struct {
 		p         *profiles.Profile
@@ -118,7 +126,9 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 			spec.Profile, spec.Profiles, spec.Roots, spec.Tool = p.Name, set, roots, toolInfo()
 			spec.Target = metrics.Target{Address: ep.Address, ServerName: ep.ServerName}
 			spec.Host, spec.UserAgent = ep.HostHeader, "tlsbench/"+version
-			spec.Concurrency, spec.Duration, spec.Warmup = map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine], c.dur, time.Second
+			spec.Concurrency = map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine]
+			spec.Duration = c.dur
+			spec.Warmup = time.Second
 			run, err := runner.Execute(ctx, &spec)
 			if err != nil {
 				return err
@@ -138,7 +148,8 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROFILE\tCPU/HANDSHAKE\tHANDSHAKES/CORE-S\tCPU/GB\tGBPS/CORE\tMEASURED CPS\tMEASURED GBPS")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%.0f µs\t%.0f\t%.2f s\t%.2f\t%.0f%s\t%.2f%s\n", r.p.Name, r.usPerTxn, 1e6/r.usPerTxn, r.sPerGB, 8/r.sPerGB,
+		fmt.Fprintf(tw, "%s\t%.0f µs\t%.0f\t%.2f s\t%.2f\t%.0f%s\t%.2f%s\n",
+			r.p.Name, r.usPerTxn, 1e6/r.usPerTxn, r.sPerGB, 8/r.sPerGB,
 			r.cps, boundMark(r.cpsBound), r.gbps, boundMark(r.gbpsBound))
 	}
 	if err := tw.Flush(); err != nil {
@@ -146,10 +157,12 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 	}
 	for _, r := range rows {
 		if c.cpsGoal > 0 {
-			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n", reports.FormatCPS(c.cpsGoal), r.p.Name, c.cpsGoal*r.usPerTxn/1e6)
+			fmt.Fprintf(stdout, "%s CPS of %s needs ≈ %.0f cores of this machine\n",
+				reports.FormatCPS(c.cpsGoal), r.p.Name, c.cpsGoal*r.usPerTxn/1e6)
 		}
 		if c.gbpsGoal > 0 {
-			fmt.Fprintf(stdout, "%s of %s needs ≈ %.0f cores of this machine\n", reports.FormatGbps(c.gbpsGoal), r.p.Name, c.gbpsGoal*r.sPerGB/8)
+			fmt.Fprintf(stdout, "%s of %s needs ≈ %.0f cores of this machine\n",
+				reports.FormatGbps(c.gbpsGoal), r.p.Name, c.gbpsGoal*r.sPerGB/8)
 		}
 	}
 	fmt.Fprintln(stdout, strings.TrimSpace(`
@@ -162,9 +175,11 @@ were generator-bound.`))
 
 func calibrateLine(r *metrics.Run) string {
 	if r.Engine == vocab.EngineCPS {
-		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores", metrics.Value(r.CPS), r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
+		return fmt.Sprintf("%.0f cps, %.0f µs CPU per transaction, generator %.0f%% of %d cores",
+			metrics.Value(r.CPS), r.Client.CPUPerTxnUS, r.Client.Utilization*100, r.Client.Cores)
 	}
-	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores", metrics.Value(r.Gbps), analysis.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
+	return fmt.Sprintf("%.2f Gbps, %.2f s CPU per GB, generator %.0f%% of %d cores",
+		metrics.Value(r.Gbps), analysis.CPUPerGB(r), r.Client.Utilization*100, r.Client.Cores)
 }
 
 func boundMark(b bool) string {

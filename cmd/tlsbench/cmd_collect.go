@@ -14,9 +14,8 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/agent"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/reports"
-
 	"github.com/tlsbench/tlsbench/bench/outfile"
+	"github.com/tlsbench/tlsbench/reports"
 )
 
 const collectUsage = `tlsbench collect --listen ADDR --expect N -o FILE [flags]
@@ -34,7 +33,8 @@ with --token-file) or $TLSBENCH_TOKEN. A push without it is refused (401)
 and takes no shard. Each collect is a new collection: an agent asks it for
 its session (a signed hello, before any load) and signs its push for it, so
 a push recorded from an earlier run is refused (409) even with the same
-token file, as is a record whose steady window began before collect did. With --tls-ca-out FILE the collector serves https with a
+token file, as is a record whose steady window began before collect did. ` +
+	`With --tls-ca-out FILE the collector serves https with a
 certificate made for this run (for the --listen host and each --tls-host),
 its CA written to FILE for the agents (--report-cacert). Bounds: records of
 32 MiB, headers of 16 KiB, 5 s for the headers and 1 min for a request, 64
@@ -48,9 +48,12 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.StringP("output", "o", "", "write the merged record to `FILE` (-: stdout)")
 	keep := fs.String("keep", "", "also write each agent's own record into `DIR`")
 	deadline := fs.Duration("deadline", time.Hour, "give up waiting after `DURATION`")
-	tokenFile := fs.String("token-file", "", "take only records signed with the token in `FILE` (created with a new token if missing; default $"+agent.EnvToken+")")
-	caOut := fs.String("tls-ca-out", "", "serve https with a certificate made for this run; write its CA certificate to `FILE` for the agents")
-	tlsHosts := fs.StringArray("tls-host", nil, "with --tls-ca-out: a `NAME` or address the agents reach the collector at (repeatable; the --listen host is included)")
+	tokenFile := fs.String("token-file", "", "take only records signed with the token in `FILE` "+
+		"(created with a new token if missing; default $"+agent.EnvToken+")")
+	caOut := fs.String("tls-ca-out", "", "serve https with a certificate made for this run; "+
+		"write its CA certificate to `FILE` for the agents")
+	tlsHosts := fs.StringArray("tls-host", nil, "with --tls-ca-out: a `NAME` or address the agents reach the collector "+
+		"at (repeatable; the --listen host is included)")
 	if err := parseFlags(fs, collectUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -114,7 +117,8 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	c := agent.NewCollector(token)
 	batch := c.Expect("", *expect)
 	defer c.Serve(ln, tlsConfig)()
-	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on %s://%s/ (deadline %s)\n", *expect, scheme, ln.Addr(), *deadline)
+	fmt.Fprintf(stderr, "tlsbench collect: waiting for %d agents on %s://%s/ (deadline %s)\n",
+		*expect, scheme, ln.Addr(), *deadline)
 
 	wctx, cancel := context.WithTimeout(ctx, *deadline)
 	defer cancel()

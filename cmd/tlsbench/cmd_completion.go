@@ -108,7 +108,8 @@ func flagList(fs *pflag.FlagSet) []*pflag.Flag {
 
 // repeatable reports whether a flag may be given more than once.
 func repeatable(f *pflag.Flag) bool {
-	return strings.HasSuffix(f.Value.Type(), "Array") || strings.HasSuffix(f.Value.Type(), "Slice") || f.Value.Type() == "engine"
+	t := f.Value.Type()
+	return strings.HasSuffix(t, "Array") || strings.HasSuffix(t, "Slice") || t == "engine"
 }
 
 // shortUsage is a flag's usage to its first clause, without backquotes.
@@ -188,7 +189,8 @@ _tlsbench() {
 			}
 		}
 		flags = append(flags, "--help")
-		fmt.Fprintf(&b, "    %q) flags=%q; valflags=%q; words=%q ;;\n", c.name, bashWords(flags), " "+bashWords(valflags)+" ", bashWords(c.words))
+		fmt.Fprintf(&b, "    %q) flags=%q; valflags=%q; words=%q ;;\n",
+			c.name, bashWords(flags), " "+bashWords(valflags)+" ", bashWords(c.words))
 	}
 	b.WriteString(`    *) flags="--help"; valflags=""; words="" ;;
     esac
@@ -239,7 +241,8 @@ _tlsbench() {
 		}
 	}
 	if len(fileCmds) > 0 {
-		fmt.Fprintf(&b, "        %s) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- \"$cur\") ) ;;\n", strings.Join(fileCmds, "|"))
+		fmt.Fprintf(&b, "        %s) compopt -o filenames 2>/dev/null; COMPREPLY=( $(compgen -f -- \"$cur\") ) ;;\n",
+			strings.Join(fileCmds, "|"))
 	}
 	b.WriteString(`    esac
     return 0
@@ -348,7 +351,8 @@ _tlsbench() {
 		fmt.Fprintf(&b, "        %s)\n", c.name)
 		switch {
 		case len(sub[c.name]) > 0:
-			fmt.Fprintf(&b, "            _arguments -C %s '1:subcommand:(%s)' '*:: :->sub'\n", strings.Join(specs, " "), strings.Join(c.words, " "))
+			fmt.Fprintf(&b, "            _arguments -C %s '1:subcommand:(%s)' '*:: :->sub'\n",
+				strings.Join(specs, " "), strings.Join(c.words, " "))
 			b.WriteString("            case $line[1] in\n")
 			for _, s := range sub[c.name] {
 				var ss []string
@@ -357,7 +361,8 @@ _tlsbench() {
 					ss = append(ss, zshSpec(s.name, f))
 				}
 				_, name, _ := strings.Cut(s.name, " ")
-				fmt.Fprintf(&b, "            %s) _arguments -s %s '*:argument: ' ;;\n", name, strings.Join(ss, " \\\n                "))
+				fmt.Fprintf(&b, "            %s) _arguments -s %s '*:argument: ' ;;\n",
+					name, strings.Join(ss, " \\\n                "))
 			}
 			b.WriteString("            esac\n")
 		default:
@@ -412,7 +417,9 @@ complete -c tlsbench -n __fish_use_subcommand -l version -d 'print the version'
 			cond = fmt.Sprintf("__fish_seen_subcommand_from %s; and __fish_seen_subcommand_from %s", parent, s)
 		} else if len(c.words) > 0 {
 			// The command's fixed first arguments.
-			fmt.Fprintf(&b, "complete -c tlsbench -n %s -a %s\n", fishQuote(cond+"; and not __fish_seen_subcommand_from "+strings.Join(c.words, " ")), fishQuote(strings.Join(c.words, " ")))
+			words := strings.Join(c.words, " ")
+			fmt.Fprintf(&b, "complete -c tlsbench -n %s -a %s\n",
+				fishQuote(cond+"; and not __fish_seen_subcommand_from "+words), fishQuote(words))
 		}
 		if defaultPositional(c.name) == valueFile {
 			fmt.Fprintf(&b, "complete -c tlsbench -n %s -F\n", fishQuote(cond))

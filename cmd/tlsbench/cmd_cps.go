@@ -57,7 +57,8 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	// cannot suffice (memory and descriptors are checked by checkCapacity,
 	// the other flags before this).
 	spec.check = func() error {
-		if w := cps.DeadlineAdvice(lf.spec.Concurrency, runtime.GOMAXPROCS(0), lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); w != nil {
+		s := &lf.spec
+		if w := cps.DeadlineAdvice(s.Concurrency, runtime.GOMAXPROCS(0), s.HandshakeTimeout, s.ReadTimeout); w != nil {
 			fmt.Fprintln(stderr, "tlsbench cps: warning:", deadlineWarning(w))
 		}
 		return nil

@@ -16,10 +16,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/stats"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const impactUsage = `tlsbench impact --baseline URL --candidate URL [flags]
@@ -65,7 +64,8 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	lf := addLoadFlags(fs, vocab.EngineCPS, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
 	candidate := fs.String("candidate", "", "candidate `URL` (https)")
-	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records (report and compare group by it)")
+	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records "+
+		"(report and compare group by it)")
 	candidateDUT := fs.String("candidate-dut", "", "name the candidate's device `NAME` in its records")
 	rounds := fs.Int("rounds", 3, "`N` rounds of each side, interleaved")
 	cooldown := fs.Duration("cooldown", time.Second, "pause between runs")
@@ -73,7 +73,8 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	urlsFile := fs.String("urls", "", "`FILE` of URLs (one a line; their paths are requested in turn on both sides)")
 	random := fs.Bool("random", false, "with --urls: pick the URLs at random")
 	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
-	bound := fs.Float64("equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± this is no difference (equivalent)")
+	bound := fs.Float64("equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± "+
+		"this is no difference (equivalent)")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -89,7 +90,8 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 		}
 	}
 	if *baselineDUT != "" && *baselineDUT == *candidateDUT {
-		return nil, usagef("--baseline-dut and --candidate-dut are both %q: an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
+		return nil, usagef("--baseline-dut and --candidate-dut are both %q: "+
+			"an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
 	}
 	if *rounds < 1 {
 		return nil, usagef("--rounds must be at least 1, got %d", *rounds)
@@ -153,7 +155,15 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 			return nil, usagef("%v", err)
 		}
 	}
-	return &impactCmd{specs: specs, lf: lf, set: ls.set, rounds: *rounds, cooldown: *cooldown, format: *format, bound: *bound}, nil
+	return &impactCmd{
+		specs:    specs,
+		lf:       lf,
+		set:      ls.set,
+		rounds:   *rounds,
+		cooldown: *cooldown,
+		format:   *format,
+		bound:    *bound,
+	}, nil
 }
 
 // run makes the study and writes its report.
@@ -184,7 +194,8 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		Events: func(side string, round int, r *metrics.Run) {
 			endStatus(stderr, lf.quiet)
 			fmt.Fprintf(stderr, "round %d/%d %-9s %.1f trans/s, mean %s, %d errors\n", round, c.rounds, side,
-				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean), r.Errors.Total)
+				float64(r.Transactions)/max(r.DurationS, 1e-9), reports.Micros(r.Percentiles(vocab.PhaseTotal).Mean),
+				r.Errors.Total)
 		},
 	}
 	live, lerr := lf.live.open(ctx, stdout, stderr)

@@ -83,16 +83,22 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	fs.StringVar(&o.Name, "name", o.Name, "`NAME` of the Job and of its headless Service (a DNS-1123 label)")
 	fs.StringVar(&o.Namespace, "namespace", "", "`NAMESPACE` of both (default: kubectl's current one)")
 	fs.StringVar(&o.CPU, "cpu", o.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
-	fs.StringVar(&o.Memory, "memory", o.Memory, "memory of each agent, requests = limits: a `QUANTITY` such as 512Mi or 1Gi")
+	fs.StringVar(&o.Memory, "memory", o.Memory, "memory of each agent, requests = limits: "+
+		"a `QUANTITY` such as 512Mi or 1Gi")
 	var startAt time.Time
 	fs.Var(timeValue{"--start-at", &startAt}, "start-at", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
-	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: a margin for scheduling and image pulls")
+	startIn := fs.Duration("start-in", 2*time.Minute, "start the load `DURATION` from now: "+
+		"a margin for scheduling and image pulls")
 	fs.DurationVar(&o.StartTolerance, "start-tolerance", o.StartTolerance, "an agent may still start this `DURATION` late")
-	fs.StringVar(&o.ReportTo, "report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; required)")
-	fs.DurationVar(&o.ActiveDeadline, "active-deadline", o.ActiveDeadline, "end the Job `DURATION` after its creation (the wait for the start included)")
+	fs.StringVar(&o.ReportTo, "report-to", "", "`URL` of the collector as the agents reach it (tlsbench collect; "+
+		"required)")
+	fs.DurationVar(&o.ActiveDeadline, "active-deadline", o.ActiveDeadline, "end the Job `DURATION` after its creation "+
+		"(the wait for the start included)")
 	selectors := fs.StringArray("node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
-	tokenFile := fs.String("token-file", "", "the run's token, for the agents' Secret, from `FILE` (created with a new token if missing; default $"+agent.EnvToken+")")
-	collectorCA := fs.String("collector-cacert", "", "for an https --report-to: the collector's CA certificate `FILE` (tlsbench collect --tls-ca-out), for the agents' Secret")
+	tokenFile := fs.String("token-file", "", "the run's token, for the agents' Secret, from `FILE` "+
+		"(created with a new token if missing; default $"+agent.EnvToken+")")
+	collectorCA := fs.String("collector-cacert", "", "for an https --report-to: the collector's CA certificate `FILE` "+
+		"(tlsbench collect --tls-ca-out), for the agents' Secret")
 	// The first argument ends the flags: the engine's are not ours.
 	fs.SetInterspersed(false)
 	if err := parseFlags(fs, k8sUsage, args, stdout); err != nil {
@@ -102,7 +108,8 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 
 	switch {
 	case fs.ArgsLenAtDash() < 0 && fs.NArg() > 0:
-		return o, usagef("the engine command follows --: tlsbench k8s manifest [flags] -- cps|throughput URL [engine flags]; got %q before --", fs.Arg(0))
+		return o, usagef("the engine command follows --: "+
+			"tlsbench k8s manifest [flags] -- cps|throughput URL [engine flags]; got %q before --", fs.Arg(0))
 	case fs.NArg() == 0:
 		return o, usagef("nothing after --: want -- cps|throughput URL [engine flags]")
 	case o.Agents < 1:
@@ -110,7 +117,8 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	case o.Image == "":
 		return o, usagef("--image is required: the agents' image (see the Dockerfile)")
 	case o.ReportTo == "":
-		return o, usagef("--report-to URL is required: a pod keeps no file, so every agent's record would be lost; start tlsbench collect and give its URL as the pods reach it")
+		return o, usagef("--report-to URL is required: a pod keeps no file, so every agent's record would be lost; " +
+			"start tlsbench collect and give its URL as the pods reach it")
 	case fs.Changed("start-at") && fs.Changed("start-in"):
 		return o, usagef("--start-at and --start-in exclude each other")
 	case o.StartTolerance <= 0:
@@ -150,18 +158,22 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	switch lf := c.lf; {
 	case c.ep == nil:
 		return o, usagef("the agents need a URL: the agents of one run share one target")
-	case len(c.ls.profiles) > 1:
+	case len(c.profiles) > 1:
 		return o, usagef("the engine command takes one --profile: one distributed run is one profile")
-	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" || lf.startTolerance != runner.DefaultStartTolerance:
-		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, --report-to), which the manifest sets for each agent")
+	case lf.shard.set || !lf.startAt.IsZero() || lf.agentName != "" || lf.reportTo != "" ||
+		lf.startTolerance != runner.DefaultStartTolerance:
+		return o, usagef("the engine command sets an agent flag (--shard, --start-at, --start-tolerance, --agent, " +
+			"--report-to), which the manifest sets for each agent")
 	case lf.pushAuth.tokenFile != "" || lf.pushAuth.caFile != "":
-		return o, usagef("the engine command sets --token-file or --report-cacert: give them to k8s manifest (--token-file, --collector-cacert), which puts them in the agents' Secret")
+		return o, usagef("the engine command sets --token-file or --report-cacert: give them to k8s manifest " +
+			"(--token-file, --collector-cacert), which puts them in the agents' Secret")
 	case lf.spec.Device != nil:
 		return o, usagef("%s", errAgentDeviceCounters)
 	case lf.jsonOut != "" || lf.keylog != "" || lf.cpuProf != "":
-		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; agents push their record (--report-to)")
+		return o, usagef("the engine command sets --json, --keylog or --cpuprofile: a file in the pod is lost with it; " +
+			"agents push their record (--report-to)")
 	}
-	o.Run, o.StartAt, o.NodeSelector = c.spec(c.ls.profiles[0], nil), start, nodeSelector
+	o.Run, o.StartAt, o.NodeSelector = c.runSpec(c.profiles[0], nil), start, nodeSelector
 	o.Run.Roots, o.Run.Profiles, o.Run.KeyLog = nil, nil, nil // files, read in the pods
 	// The first and the last agent's share, checked as the agents will
 	// check them (their shares of the load differ only by one), with the
@@ -186,7 +198,10 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 			return o, usagef("--collector-cacert: %v", pathErr(err))
 		}
 		if _, err := agent.CredentialsFromEnv(func(v string) string {
-			return map[string]string{agent.EnvToken: strings.Repeat("x", agent.MinTokenLen), agent.EnvCollectorCA: string(o.CollectorCA)}[v]
+			return map[string]string{
+				agent.EnvToken:       strings.Repeat("x", agent.MinTokenLen),
+				agent.EnvCollectorCA: string(o.CollectorCA),
+			}[v]
 		}); err != nil {
 			return o, usagef("--collector-cacert %s: %v", *collectorCA, errors.Unwrap(err))
 		}

@@ -34,7 +34,8 @@ func runProfiles(_ context.Context, args []string, stdout, _ io.Writer) error {
 			if ck == "" {
 				ck = "(any)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, p.ExpectedVersion().Short(), p.SuiteLabel(), p.GroupLabel(), ck, p.Source)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
+				p.Name, p.ExpectedVersion().Short(), p.SuiteLabel(), p.GroupLabel(), ck, p.Source)
 		}
 	case rest[0] == "show" && len(rest) == 2:
 		p, err := set.Get(rest[1])

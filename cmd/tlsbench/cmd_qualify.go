@@ -16,14 +16,12 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
-
-	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const qualifyUsage = `tlsbench qualify [--plan FILE | --dut NAME=URL ...] [flags]
@@ -78,11 +76,13 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	resume := fs.String("resume", "", "continue the interrupted campaign in `DIR`")
 	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the three seed profiles)")
+	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the "+
+		"three seed profiles)")
 	tests := &engineList{flag: "--test"}
 	fs.Var(tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
-	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between repeats (default: the plan's final.repeat, else once)")
+	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between "+
+		"repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
@@ -101,8 +101,10 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	dir := *out
 	switch {
 	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 || len(tests.engines) > 0 || fs.Changed("repeat") {
-			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, --quick, --repeat or --out")
+		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
+			len(tests.engines) > 0 || fs.Changed("repeat") {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
+				"--quick, --repeat or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
@@ -178,7 +180,10 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			return nil, usagef("--out: %v", err)
 		}
 	}
-	return &qualifyCmd{plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef, allowDiff: *allowDiff, quiet: *quiet, live: live}, nil
+	return &qualifyCmd{
+		plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef,
+		allowDiff: *allowDiff, quiet: *quiet, live: live,
+	}, nil
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.
@@ -272,7 +277,8 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err := reports.QualifyTable(summary).Text(stdout); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nledger: %s  summary: %s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
+	fmt.Fprintf(stdout, "\nledger: %s  summary: "+
+		"%s\n", filepath.Join(dir, method.LedgerFile), filepath.Join(dir, method.SummaryFile))
 	html, err := writeCampaignHTML(ctx, dir, stderr)
 	if err != nil {
 		return fmt.Errorf("the report of %s: %w", dir, err)
@@ -325,12 +331,11 @@ func checkPlanFiles(pl *plan.Plan) error {
 		if d.CACert == "" {
 			continue
 		}
-		pem, err := os.ReadFile(d.CACert)
-		if err != nil {
-			return usagef("DUT %s: cacert %s: %v", d.Name, d.CACert, pathErr(err))
-		}
-		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-			return usagef("DUT %s: cacert %s: no PEM certificate in it", d.Name, d.CACert)
+		if _, err := profiles.LoadRoots(d.CACert); err != nil {
+			if re := (*profiles.RootsError)(nil); errors.As(err, &re) && re.Err != nil {
+				return usagef("DUT %s: cacert %s: %v", d.Name, d.CACert, pathErr(re.Err))
+			}
+			return usagef("DUT %s: %v", d.Name, err)
 		}
 	}
 	return nil
@@ -358,7 +363,8 @@ func eventLine(e method.Event) string {
 	if e.Note != "" {
 		note = "; " + e.Note
 	}
-	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s, %s%s%s", e.Phase, e.DUT, e.Engine, e.Profile, run, e.Level, e.Value, unit, verdict, note, cached)
+	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s, "+
+		"%s%s%s", e.Phase, e.DUT, e.Engine, e.Profile, run, e.Level, e.Value, unit, verdict, note, cached)
 }
 
 func usesReference(p *plan.Plan) bool {
@@ -455,13 +461,10 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 		for range lines { // drain the rest of its output
 		}
 	}()
-	pem, err := os.ReadFile(ca)
-	if err != nil {
+	if r.pool, err = profiles.LoadRoots(ca); err != nil {
 		r.stop()
 		return nil, err
 	}
-	r.pool = x509.NewCertPool()
-	r.pool.AppendCertsFromPEM(pem)
 	return r, nil
 }
 

@@ -22,7 +22,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
-const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|pdf|hlog|siege] [-o FILE] [--chromium PATH]
+const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|pdf|hlog|siege] ` +
+	`[-o FILE] [--chromium PATH]
 
 Renders campaigns (directories written by qualify) and run records (the
 --json files of cps and throughput): the published table — per profile,
@@ -55,7 +56,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("report")
 	format, out := outputFlags(fs, reportFormats)
 	mixed := allowMixedFlag(fs)
-	chromium := fs.String("chromium", "", "with --format pdf: the headless Chromium to print with (`PATH`; default: chromium, chromium-browser or google-chrome on PATH)")
+	chromium := fs.String("chromium", "", "with --format pdf: the headless Chromium to print with (`PATH`; default: "+
+		"chromium, chromium-browser or google-chrome on PATH)")
 	if err := parseFlags(fs, reportUsage, args, stdout); err != nil {
 		return helpOK(err)
 	}
@@ -125,7 +127,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // allowMixedFlag defines --allow-mixed-dut of report and compare.
 func allowMixedFlag(fs *pflag.FlagSet) *bool {
-	return fs.Bool("allow-mixed-dut", false, "report records of one --dut name that dialled other addresses or saw other certificates as one DUT (noted in the table)")
+	return fs.Bool("allow-mixed-dut", false, "report records of one --dut name that dialled other addresses or saw "+
+		"other certificates as one DUT (noted in the table)")
 }
 
 // checkDUTs refuses run records of one DUT name that measured two devices,
@@ -264,7 +267,8 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		if _, lerr := os.Stat(filepath.Join(dir, method.LedgerFile)); lerr == nil {
-			return nil, usagef("%s has no %s: the campaign did not finish (tlsbench qualify --resume %s)", dir, method.SummaryFile, dir)
+			return nil, usagef("%s has no %s: the campaign did not finish (tlsbench qualify --resume %s)",
+				dir, method.SummaryFile, dir)
 		}
 		return nil, usagef("%s is not a campaign directory (no %s or %s)", dir, method.LedgerFile, method.SummaryFile)
 	case err != nil:

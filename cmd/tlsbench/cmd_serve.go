@@ -65,9 +65,12 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
 	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
 	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
-	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s (tests a method against drift)")
-	delayJitter := fs.Duration("delay-jitter", 0, "add a random delay in [0, `DURATION`) to every response (connections of a slow target then do not stay in step)")
-	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections (repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
+	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s "+
+		"(tests a method against drift)")
+	delayJitter := fs.Duration("delay-jitter", 0, "add a random delay in [0, `DURATION`) to every response "+
+		"(connections of a slow target then do not stay in step)")
+	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections "+
+		"(repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	var live liveFlags
 	live.add(fs)
@@ -109,7 +112,8 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		n = 1
 	}
 	if *port > 0 && *port+n-1 > 65535 {
-		return nil, usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, or 0 for any free ports)", *port, n, *port+n-1)
+		return nil, usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, "+
+			"or 0 for any free ports)", *port, n, *port+n-1)
 	}
 	if *admin != "" {
 		if err := checkAdmin(*admin); err != nil {
@@ -144,8 +148,19 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		return nil, err
 	}
 	return &serveCmd{
-		cfg: target.Config{Host: *listen, Port: *port, Profiles: ps, Hostnames: *hostnames, Admin: *admin, Plain: *plain, Delay: *delay,
-			DelayRamp: ramp, DelayJitter: *delayJitter, Faults: faults, SlowDelay: *slowDelay},
+		cfg: target.Config{
+			Host:        *listen,
+			Port:        *port,
+			Profiles:    ps,
+			Hostnames:   *hostnames,
+			Admin:       *admin,
+			Plain:       *plain,
+			Delay:       *delay,
+			DelayRamp:   ramp,
+			DelayJitter: *delayJitter,
+			Faults:      faults,
+			SlowDelay:   *slowDelay,
+		},
 		certFile: *certFile, keyFile: *keyFile, caOut: *caOut, live: live,
 	}, nil
 }
@@ -245,7 +260,8 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n",
+			s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	return tw.Flush()
 }

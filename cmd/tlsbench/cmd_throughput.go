@@ -40,8 +40,10 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.Pipeline, "pipeline", lf.spec.Pipeline, "keep `K` requests in flight on each connection")
-	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "close each connection after `M` responses and open a new one (0: never)")
-	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) or sha256:HEX")
+	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "close each connection after `M` responses and open a "+
+		"new one (0: never)")
+	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) "+
+		"or sha256:HEX")
 	echo := &throughputEcho{}
 	spec := engineSpec{
 		name: vocab.EngineThroughput, extra: echo,

@@ -84,7 +84,11 @@ func allCommandFlags() []cmdFlags {
 // capturedFlags runs a command with args (its help) and returns the flag
 // set named name that it made, if any, and its usage (the help without
 // "Usage: " and the flags).
-func capturedFlags(name string, run func(context.Context, []string, io.Writer, io.Writer) error, args []string) (*pflag.FlagSet, string) {
+func capturedFlags(
+	name string,
+	run func(context.Context, []string, io.Writer, io.Writer) error,
+	args []string,
+) (*pflag.FlagSet, string) {
 	flagSetCapture.Lock()
 	flagSetCapture.sets = []*pflag.FlagSet{}
 	flagSetCapture.Unlock()

@@ -53,7 +53,8 @@ func (f *deviceCountersFlag) Type() string   { return "spec" }
 // addDeviceCountersFlag adds --device-counters to an engine command.
 func (lf *loadFlags) addDeviceCountersFlag(fs *pflag.FlagSet) {
 	fs.Var(&deviceCountersFlag{spec: &lf.spec}, "device-counters",
-		"read the device's own counters before and after the window and the run, into the record beside tlsbench's: `SPEC` is kind=haproxy|nginx|prometheus|target|command "+
+		"read the device's own counters before and after the window and the run, into the record beside tlsbench's: "+
+			"`SPEC` is kind=haproxy|nginx|prometheus|target|command "+
 			"url=URL [frontend=NAME] [COUNTER=METRIC|COMMAND…] [counts_reads=BOOL] [timeout=D] (see docs/DEVICE-COUNTERS.md)")
 }
 

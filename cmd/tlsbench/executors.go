@@ -31,20 +31,29 @@ type executorFlags struct {
 
 func addExecutorFlags(fs *pflag.FlagSet) *executorFlags {
 	ef := &executorFlags{}
-	fs.StringVar(&ef.kind, "executor", "local", "how runs are made (`KIND`): local (in this process), processes (--agents local agent processes), kubernetes (--agents pods of an Indexed Job)")
-	fs.IntVar(&ef.agents, "agents", 0, "processes, kubernetes: `N` agents per run (default: processes one per core, kubernetes required)")
-	fs.DurationVar(&ef.margin, "start-margin", 0, "processes, kubernetes: agents start together this `DURATION` after a run is launched (default 2s; kubernetes 90s, covering scheduling)")
-	fs.DurationVar(&ef.tolerance, "start-tolerance", runner.DefaultStartTolerance, "processes, kubernetes: an agent ready later than the start by more than `DURATION` refuses to run")
+	fs.StringVar(&ef.kind, "executor", "local", "how runs are made (`KIND`): local (in this process), processes "+
+		"(--agents local agent processes), kubernetes (--agents pods of an Indexed Job)")
+	fs.IntVar(&ef.agents, "agents", 0, "processes, kubernetes: `N` agents per run (default: processes one per core, "+
+		"kubernetes required)")
+	fs.DurationVar(&ef.margin, "start-margin", 0, "processes, kubernetes: agents start together this `DURATION` after "+
+		"a run is launched (default 2s; kubernetes 90s, covering scheduling)")
+	fs.DurationVar(&ef.tolerance, "start-tolerance", runner.DefaultStartTolerance, "processes, kubernetes: an agent "+
+		"ready later than the start by more than `DURATION` refuses to run")
 	fs.StringVar(&ef.image, "image", "", "kubernetes: the agent `IMAGE` (see Dockerfile)")
 	fs.StringVar(&ef.context, "kube-context", "", "kubernetes: kubectl `CONTEXT` (default: kubectl's current context)")
-	fs.StringVar(&ef.kubectl, "kubectl", "kubectl", "kubernetes: the kubectl `COMMAND` (it uses your kubeconfig and context)")
+	fs.StringVar(&ef.kubectl, "kubectl", "kubectl", "kubernetes: the kubectl `COMMAND` (it uses your kubeconfig and "+
+		"context)")
 	fs.StringVar(&ef.namespace, "namespace", "", "kubernetes: `NAMESPACE` of the Jobs")
 	fs.StringVar(&ef.cpu, "agent-cpu", "1", "kubernetes: CPU of each agent pod (`QUANTITY`, requests = limits)")
 	fs.StringVar(&ef.memory, "agent-memory", "1Gi", "kubernetes: memory of each agent pod (`QUANTITY`, requests = limits)")
-	fs.StringArrayVar(&ef.nodeSelector, "node-selector", nil, "kubernetes: `KEY=VALUE` the agents' nodes must carry (repeatable)")
-	fs.StringVar(&ef.listen, "collect-listen", "", "processes, kubernetes: `ADDR` where the coordinator receives the agents' records (default 127.0.0.1:0; kubernetes :7070)")
-	fs.StringVar(&ef.reportURL, "collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. http://10.0.0.5:7070 (https:// with --collect-tls)")
-	fs.BoolVar(&ef.collectTLS, "collect-tls", false, "processes, kubernetes: the coordinator receives the records over https, with a certificate it makes for the campaign (its CA goes to the agents with their token)")
+	fs.StringArrayVar(&ef.nodeSelector, "node-selector", nil, "kubernetes: `KEY=VALUE` the agents' nodes must carry "+
+		"(repeatable)")
+	fs.StringVar(&ef.listen, "collect-listen", "", "processes, kubernetes: `ADDR` where the coordinator receives the "+
+		"agents' records (default 127.0.0.1:0; kubernetes :7070)")
+	fs.StringVar(&ef.reportURL, "collect-url", "", "kubernetes: the coordinator's `URL` as the pods reach it, e.g. "+
+		"http://10.0.0.5:7070 (https:// with --collect-tls)")
+	fs.BoolVar(&ef.collectTLS, "collect-tls", false, "processes, kubernetes: the coordinator receives the records over "+
+		"https, with a certificate it makes for the campaign (its CA goes to the agents with their token)")
 	return ef
 }
 
@@ -69,14 +78,16 @@ func (ef *executorFlags) check(usesRef bool) error {
 		case ef.reportURL == "":
 			return usagef("--executor kubernetes needs --collect-url URL: where the pods reach this coordinator")
 		case usesRef:
-			return usagef("--executor kubernetes: the reference target runs on this machine, out of the pods' reach; name the DUTs (--dut or a plan)")
+			return usagef("--executor kubernetes: the reference target runs on this machine, out of the pods' reach; name " +
+				"the DUTs (--dut or a plan)")
 		}
 		want := "http"
 		if ef.collectTLS {
 			want = "https"
 		}
 		if u, err := url.Parse(ef.reportURL); err != nil || u.Scheme != want || u.Host == "" {
-			return usagef("bad --collect-url %q: want %s://HOST:PORT (https with --collect-tls, http without)", ef.reportURL, want)
+			return usagef("bad --collect-url %q: want %s://HOST:PORT (https with --collect-tls, http "+
+				"without)", ef.reportURL, want)
 		}
 	default:
 		return usagef("bad --executor %q: local, processes or kubernetes", ef.kind)
@@ -102,8 +113,9 @@ func (ef *executorFlags) check(usesRef bool) error {
 		checkRun.Target.URL = "https://dut.invalid/"
 		_, err := agent.Manifest(agent.ManifestOptions{
 			Name: agent.JobName("final-1-1"), Namespace: ef.namespace, Image: ef.image, Agents: ef.agents,
-			Run: checkRun, StartAt: time.Now().Add(time.Hour), ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
-			CPU: ef.cpu, Memory: ef.memory, NodeSelector: selector, Token: strings.Repeat("x", agent.MinTokenLen),
+			Run: checkRun, StartAt: time.Now().Add(time.Hour),
+			ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
+			CPU:      ef.cpu, Memory: ef.memory, NodeSelector: selector, Token: strings.Repeat("x", agent.MinTokenLen),
 		})
 		if err != nil {
 			return usagef("--executor kubernetes: %v", err)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -88,64 +87,17 @@ func loadProfiles(files []string) (*profiles.Set, error) {
 	return set, nil
 }
 
-// endpoint is a parsed https URL.
-type endpoint struct {
-	URL        *url.URL
-	Host       string // host name (or IP) of the URL
-	Port       string
-	Path       string // with query
-	Address    string // host:port to dial
-	ServerName string // SNI
-	HostHeader string
-}
+// endpoint is a parsed https URL (plan.ParseTarget's), --resolve and
+// --sni applied.
+type endpoint = plan.Target
 
 // parseTarget parses an https URL and applies --resolve and --sni; a URL
 // without a path gets defaultPath.
 func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpoint, error) {
-	u, err := url.Parse(raw)
+	t, err := plan.ParseTarget(raw, defaultPath)
 	if err != nil {
-		return nil, usagef("bad URL %q: %v", raw, errors.Unwrap(err))
+		return nil, usagef("%v", err)
 	}
-	if u.Scheme != "https" {
-		return nil, usagef("bad URL %q: the scheme must be https", raw)
-	}
-	if u.Host == "" || u.Hostname() == "" {
-		return nil, usagef("bad URL %q: no host", raw)
-	}
-	if u.User != nil {
-		return nil, usagef("bad URL %q: user information is not supported", raw)
-	}
-	host, err := plan.ALabel(u.Hostname())
-	if err != nil {
-		return nil, usagef("bad URL %q: %v", raw, err)
-	}
-	if host != u.Hostname() {
-		// SNI, verification, DNS and the Host header use the A-label.
-		if u.Port() != "" {
-			u.Host = net.JoinHostPort(host, u.Port())
-		} else {
-			u.Host = host
-		}
-	}
-	t := &endpoint{URL: u, Host: host, Port: u.Port()}
-	if t.Port == "" {
-		t.Port = "443"
-	}
-	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
-		return nil, usagef("bad URL %q: port %q is not 1-65535", raw, t.Port)
-	}
-	t.Path = u.EscapedPath()
-	if t.Path == "" {
-		t.Path = defaultPath
-	}
-	if u.RawQuery != "" {
-		t.Path += "?" + u.RawQuery
-	}
-	t.Address = net.JoinHostPort(t.Host, t.Port)
-	t.HostHeader = u.Host
-	// crypto/tls sends no SNI for an IP address but still verifies the
-	// certificate against it.
-	t.ServerName = t.Host
 	for _, r := range resolves {
 		host, port, addr, err := parseResolve(r)
 		if err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"fmt"
@@ -155,9 +156,17 @@ func TestListenerBounds(t *testing.T) {
 		sum.Write(zeros)
 	}
 	d := sum.Sum(nil)
+	// Signed for this collection's session, as a real agent's push is.
+	hctx, hcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cred, err := agent.Hello(hctx, "http://"+collAddr+"/", agent.Credentials{Token: testRunToken})
+	hcancel()
+	if err != nil {
+		t.Fatal(err)
+	}
 	m := hmac.New(sha256.New, []byte(testRunToken))
-	fmt.Fprintf(m, "POST\n/\n%d\n%x", huge, d)
-	signed := fmt.Sprintf("POST / HTTP/1.1\r\nHost: c\r\nContent-Length: %d\r\nAuthorization: %s %x\r\n%s: %x\r\n\r\n", huge, agent.AuthScheme, m.Sum(nil), agent.HeaderContentSHA256, d)
+	fmt.Fprintf(m, "POST\n/\n%d\n%x\n%s", huge, d, cred.Session)
+	signed := fmt.Sprintf("POST / HTTP/1.1\r\nHost: c\r\nContent-Length: %d\r\nAuthorization: %s %x\r\n%s: %x\r\n%s: %s\r\n\r\n",
+		huge, agent.AuthScheme, m.Sum(nil), agent.HeaderContentSHA256, d, agent.HeaderSession, cred.Session)
 	lim := agent.DefaultLimits()
 	for _, s := range []server{
 		{"collect", collAddr, coll.Process.Pid, signed, []string{"413", ""}, lim.ReadHeaderTimeout},

@@ -31,13 +31,16 @@ type liveFlags struct {
 
 // add adds the metrics flags.
 func (f *liveFlags) add(fs *pflag.FlagSet) {
-	fs.StringVar(&f.listen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; :PORT binds 127.0.0.1; 0.0.0.0:PORT every interface)")
-	fs.DurationVar(&f.linger, "metrics-linger", 0, "keep the metrics endpoint up this `DURATION` after the last run (for the final scrape)")
+	fs.StringVar(&f.listen, "metrics-listen", "", "serve Prometheus metrics at http://`ADDR`/metrics (HOST:PORT; "+
+		":PORT binds 127.0.0.1; 0.0.0.0:PORT every interface)")
+	fs.DurationVar(&f.linger, "metrics-linger", 0, "keep the metrics endpoint up this `DURATION` after the last run "+
+		"(for the final scrape)")
 }
 
 // addStream adds --stream.
 func (f *liveFlags) addStream(fs *pflag.FlagSet) {
-	fs.StringVar(&f.stream, "stream", "", "write one JSON line per second while the run goes, then one with the record, to `FILE` (-: stdout, the text goes to stderr)")
+	fs.StringVar(&f.stream, "stream", "", "write one JSON line per second while the run goes, "+
+		"then one with the record, to `FILE` (-: stdout, the text goes to stderr)")
 }
 
 // check checks the flags (no listener opened, nothing written).

@@ -128,8 +128,14 @@ type campaignExec struct {
 // live is the local runs' runner.Spec.Live: the run begins in the metrics
 // with the campaign's labels.
 func (w *campaignExec) live(lv runner.Live) {
-	r := w.s.exp.Begin(promexp.RunLabels{Engine: string(w.req.Test.Engine), Profile: w.req.Profile.Name, DUT: w.req.DUT.Name,
-		Shard: -1, Phase: string(w.req.Phase), Run: w.n})
+	r := w.s.exp.Begin(promexp.RunLabels{
+		Engine:  string(w.req.Test.Engine),
+		Profile: w.req.Profile.Name,
+		DUT:     w.req.DUT.Name,
+		Shard:   -1,
+		Phase:   string(w.req.Phase),
+		Run:     w.n,
+	})
 	r.Live(lv)
 	w.s.mu.Lock()
 	w.run = r
@@ -141,8 +147,13 @@ func (w *campaignExec) Execute(ctx context.Context, req method.Request) (*metric
 	w.n++
 	w.req = req
 	w.camp.Update(func(st *promexp.CampaignState) {
-		st.Run, st.Running = w.n, true
-		st.Phase, st.DUT, st.Engine, st.Profile, st.Level = string(req.Phase), req.DUT.Name, string(req.Test.Engine), req.Profile.Name, req.Concurrency
+		st.Run = w.n
+		st.Running = true
+		st.Phase = string(req.Phase)
+		st.DUT = req.DUT.Name
+		st.Engine = string(req.Test.Engine)
+		st.Profile = req.Profile.Name
+		st.Level = req.Concurrency
 	})
 	rec, err := w.inner.Execute(ctx, req)
 	w.camp.Update(func(st *promexp.CampaignState) { st.Running = false })

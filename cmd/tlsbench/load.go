@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -51,20 +50,25 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	if conc > 0 {
 		s.Concurrency = conc
 	}
-	fs.IntVarP(&s.Concurrency, "concurrency", "c", s.Concurrency, "closed loop: `N` concurrent connections; open loop: most in flight (default 1024 there)")
+	fs.IntVarP(&s.Concurrency, "concurrency", "c", s.Concurrency, "closed loop: `N` concurrent connections; open loop: "+
+		"most in flight (default 1024 there)")
 	fs.DurationVarP(&s.Duration, "duration", "d", s.Duration, "steady-state `DURATION` measured")
 	fs.DurationVar(&s.Warmup, "warmup", s.Warmup, "warm-up `DURATION` before it, excluded from statistics")
 	fs.Float64Var(&s.Rate, "rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)")
 	fs.StringArrayVar(&lf.names, "profile", nil, "cipher profile `NAME` (repeatable; default "+runner.DefaultProfile+")")
 	fs.StringArrayVar(&s.ProfileFiles, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL (repeatable)")
+	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL "+
+		"(repeatable)")
 	fs.StringVar(&s.Target.CAFile, "cacert", "", "verify the server with the CA certificates in `FILE` (PEM)")
-	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded in the results)")
+	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded "+
+		"in the results)")
 	fs.StringVar(&lf.sni, "sni", "", "send this server `NAME` (SNI) instead of the URL's host")
-	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn (repeatable)")
+	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn "+
+		"(repeatable)")
 	fs.StringArrayVarP(&lf.headers, "header", "H", nil, "extra request header `'Name: value'` (repeatable)")
 	fs.Int64Var(&s.ExpectSize, "expect-size", s.ExpectSize, "any other body size than `N` bytes is an error")
-	fs.StringVar(&lf.jsonOut, "json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, the text goes to stderr)")
+	fs.StringVar(&lf.jsonOut, "json", "", "write the run record to `FILE` (several profiles: a directory; -: stdout, "+
+		"the text goes to stderr)")
 	fs.DurationVar(&s.ConnectTimeout, "connect-timeout", s.ConnectTimeout, "TCP connect `DEADLINE`")
 	fs.DurationVar(&s.HandshakeTimeout, "handshake-timeout", s.HandshakeTimeout, "TLS handshake `DEADLINE`")
 	fs.DurationVar(&s.ReadTimeout, "read-timeout", s.ReadTimeout, "first byte and each later read `DEADLINE`")
@@ -73,23 +77,29 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
 
-	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; i from 0)")
-	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC 3339); refuse to start later than --start-tolerance after it")
-	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after --start-at the load may still start (`DURATION`)")
+	fs.Var(&lf.shard, "shard", "agent: take share `i/N` of the load (concurrency, rate and --source addresses divided; "+
+		"i from 0)")
+	fs.Var(timeValue{"--start-at", &lf.startAt}, "start-at", "agent: prepare, then start the load at `TIME` (RFC "+
+		"3339); refuse to start later than --start-tolerance after it")
+	fs.DurationVar(&lf.startTolerance, "start-tolerance", runner.DefaultStartTolerance, "agent: how late after "+
+		"--start-at the load may still start (`DURATION`)")
 	fs.StringVar(&lf.agentName, "agent", "", "agent: `NAME` in the record (default host-pid)")
-	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; asked before the load)")
+	fs.StringVar(&lf.reportTo, "report-to", "", "agent: POST the run record to a collector at `URL` (tlsbench collect; "+
+		"asked before the load)")
 	lf.pushAuth.add(fs)
 	fs.DurationVar(&s.Drain, "drain", 0, "after the window, wait at most `DURATION` for the transactions in flight, "+
 		"then count them as abandoned errors (default and least: the connect, handshake and read deadlines' sum; "+
 		"default at least 30s)")
-	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has succeeded for `DURATION` while they failed (0: never)")
+	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has "+
+		"succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	return lf
 }
 
 // addDUTFlag adds --dut to an engine command.
 func (lf *loadFlags) addDUTFlag(fs *pflag.FlagSet) {
-	fs.StringVar(&lf.spec.Target.DUT, "dut", "", "name the device under test `NAME` in the record: report and compare group records by it")
+	fs.StringVar(&lf.spec.Target.DUT, "dut", "", "name the device under test `NAME` in the record: report and compare "+
+		"group records by it")
 }
 
 // checkDUTName checks a DUT name given with flag: "" (none) or printable,
@@ -98,7 +108,8 @@ func checkDUTName(flag, name string) error {
 	if name == "" {
 		return nil
 	}
-	if len(name) > 100 || strings.ContainsAny(name, " /\\") || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+	control := func(r rune) bool { return r < ' ' || r == 0x7f }
+	if len(name) > 100 || strings.ContainsAny(name, " /\\") || strings.ContainsFunc(name, control) {
 		return usagef("bad %s %q: want a name without spaces, slashes or control characters, 100 bytes at most", flag, name)
 	}
 	return nil
@@ -139,19 +150,10 @@ type engineSpec struct {
 	table func(w io.Writer, runs []*metrics.Run) error
 }
 
-// loadSetup is the shared flags, checked and resolved.
-type loadSetup struct {
-	// spec is the run, but for its profile and target, and this agent's
-	// share of the load.
-	spec     runner.Spec
-	set      *profiles.Set
-	profiles []*profiles.Profile
-	agent    *runner.Agent
-}
-
 // specFlags names the flag that sets each field of runner.Spec.
 var specFlags = map[string]string{
-	"concurrency": "-c: concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
+	"concurrency": "-c: " +
+		"concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
 	"drain":       "--drain",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
@@ -160,41 +162,44 @@ var specFlags = map[string]string{
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
 func specError(err error) error {
-	var fe *runner.FieldError
+	var fe *vocab.FieldError
 	var se *runner.ShardError
 	switch {
 	case errors.As(err, &fe):
 		return usagef("%s must %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
 	case errors.As(err, &se) && se.What == "sources":
-		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+		return usagef("--shard %d/%d: %d source addresses cannot be divided among %d "+
+			"agents", se.Shard, se.Shards, se.Have, se.Shards)
 	case errors.As(err, &se):
-		return usagef("--shard %d/%d: concurrency %d cannot be divided among %d agents", se.Shard, se.Shards, se.Have, se.Shards)
+		return usagef("--shard %d/%d: concurrency %d cannot be divided among %d "+
+			"agents", se.Shard, se.Shards, se.Have, se.Shards)
 	}
 	return usagef("%s", err)
 }
 
-// resolve checks the shared flags (after parsing) and resolves them.
-func (lf *loadFlags) resolve() (*loadSetup, error) {
-	ls := &loadSetup{spec: lf.spec}
-	s := &ls.spec
+// resolve checks the shared flags (after parsing) and resolves them into a
+// command without its engine and URL.
+func (lf *loadFlags) resolve() (*loadCmd, error) {
+	c := &loadCmd{lf: lf, spec: lf.spec}
+	s := &c.spec
 	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
 	var err error
-	if ls.set, err = loadProfiles(s.ProfileFiles); err != nil {
+	if c.set, err = loadProfiles(s.ProfileFiles); err != nil {
 		return nil, err
 	}
-	s.Profiles = ls.set
+	s.Profiles = c.set
 	names := lf.names
 	if len(names) == 0 {
 		names = []string{runner.DefaultProfile}
 	}
 	for _, n := range names {
-		p, err := ls.set.Get(n)
+		p, err := c.set.Get(n)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}
-		ls.profiles = append(ls.profiles, p)
+		c.profiles = append(c.profiles, p)
 	}
-	s.Profile = ls.profiles[0].Name
+	s.Profile = c.profiles[0].Name
 	if err := s.Validate(); err != nil {
 		return nil, specError(err)
 	}
@@ -209,25 +214,20 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 	if s.Headers, err = parseHeaders(lf.headers); err != nil {
 		return nil, err
 	}
-	if ls.agent, err = lf.resolveAgent(); err != nil {
+	if c.agent, err = lf.resolveAgent(); err != nil {
 		return nil, err
 	}
-	if ls.agent != nil {
-		if *s, err = s.ForShard(*ls.agent); err != nil {
+	if c.agent != nil {
+		if *s, err = s.ForShard(*c.agent); err != nil {
 			return nil, specError(err)
 		}
 	}
 	if f := s.Target.CAFile; f != "" {
-		pem, err := os.ReadFile(f)
-		if err != nil {
-			return nil, usagef("--cacert: %v", err)
-		}
-		s.Roots = x509.NewCertPool()
-		if !s.Roots.AppendCertsFromPEM(pem) {
-			return nil, usagef("--cacert %s: no PEM certificate in it", f)
+		if s.Roots, err = profiles.LoadRoots(f); err != nil {
+			return nil, cacertError("--cacert", err)
 		}
 	}
-	return ls, nil
+	return c, nil
 }
 
 // loadCmd is an engine command line, parsed and checked: what runLoad
@@ -235,13 +235,19 @@ func (lf *loadFlags) resolve() (*loadSetup, error) {
 type loadCmd struct {
 	eng engineSpec
 	lf  *loadFlags
-	ls  *loadSetup
 	ep  *endpoint // nil: the in-process reference target
+	// spec is the run, but for its profile and target, and this agent's
+	// share of the load.
+	spec     runner.Spec
+	set      *profiles.Set
+	profiles []*profiles.Profile
+	agent    *runner.Agent
 }
 
 // parseLoad parses and checks an engine command line (no network, no file
 // written, nothing printed but help).
-func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout io.Writer) (*loadCmd, error) {
+func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
+	stdout io.Writer) (*loadCmd, error) {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -254,14 +260,14 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
 		return nil, err
 	}
-	ls, err := lf.resolve()
+	c, err := lf.resolve()
 	if err != nil {
 		return nil, err
 	}
 	if err := lf.checkLive(); err != nil {
 		return nil, err
 	}
-	c := &loadCmd{eng: eng, lf: lf, ls: ls}
+	c.eng = eng
 	if fs.NArg() == 1 {
 		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
 			return nil, err
@@ -273,24 +279,24 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 			}
 		}
 	}
-	if a := ls.agent; a != nil {
+	if a := c.agent; a != nil {
 		if lf.spec.Device != nil && a.Shards > 1 {
 			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
 		}
 		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
-		if len(ls.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
+		if len(c.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
 			return nil, usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
 		}
 	}
 	return c, nil
 }
 
-// spec is the run of profile p against the command's URL or, without one,
+// runSpec is the run of profile p against the command's URL or, without one,
 // the reference target tgt.
-func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
-	js := c.ls.spec
+func (c *loadCmd) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
+	js := c.spec
 	js.Profile = p.Name
 	t := &js.Target
 	if ep := c.ep; ep != nil {
@@ -306,17 +312,18 @@ func (c *loadCmd) spec(p *profiles.Profile, tgt *target.Target) runner.Spec {
 	}
 	s, lf := &c.lf.spec, c.lf // as given, before this agent's share
 	js.Config = runner.Echo(loadEcho{
-		URL: t.URL, Path: js.Path,
+		URL: t.URL, Path: js.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
 		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
-		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(), ReadTimeout: s.ReadTimeout.String(),
-		Resolve: lf.resolves, CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, SNI: lf.sni, Sources: lf.sources,
-		Headers: lf.headers, ExpectSize: s.ExpectSize, LingerZero: s.LingerZero, Extra: c.eng.extra,
+		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(),
+		ReadTimeout: s.ReadTimeout.String(), ExpectSize: s.ExpectSize, LingerZero: s.LingerZero,
+		CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, Extra: c.eng.extra,
 	})
 	return js
 }
 
 // runLoad parses an engine command line and runs it for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string, stdout, stderr io.Writer) (err error) {
+func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
+	stdout, stderr io.Writer) (err error) {
 	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
 	if err != nil {
 		return helpOK(err)
@@ -324,8 +331,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
 		return err
 	}
-	ls, ep, ps := c.ls, c.ep, c.ls.profiles
-	if err := checkCapacity(spec.name, ls.spec.Concurrency); err != nil {
+	ep, ps := c.ep, c.profiles
+	if err := checkCapacity(spec.name, c.spec.Concurrency); err != nil {
 		return err
 	}
 	// The engine's own checks come last: its warnings come only when the
@@ -356,7 +363,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			return err
 		}
 		defer tgt.Close()
-		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the generator's)\n", spec.name)
+		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the "+
+			"generator's)\n", spec.name)
 	}
 
 	var runs []*metrics.Run
@@ -364,11 +372,12 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if ctx.Err() != nil {
 			break
 		}
-		js := c.spec(p, tgt)
+		js := c.runSpec(p, tgt)
 		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
 		live.hook(&js, runLabels(&js))
 		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
-			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at %s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
+			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at "+
+				"%s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
 		r, err := runner.Execute(ctx, &js)
 		live.finish(r)
@@ -381,8 +390,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// A failed preflight sent no load: an agent has nothing to
 		// report, and fails (as the coordinator then sees).
-		if pf := r.Preflight; pf != nil && !pf.OK && ls.agent != nil && ls.agent.ReportTo != "" {
-			return noSuccess(r, ls.set)
+		if pf := r.Preflight; pf != nil && !pf.OK && c.agent != nil && c.agent.ReportTo != "" {
+			return noSuccess(r, c.set)
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
@@ -401,7 +410,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// Pushed once the record is on disk and the summary printed: a
 		// collector lost during the run loses no record.
-		if a := ls.agent; a != nil && a.ReportTo != "" {
+		if a := c.agent; a != nil && a.ReportTo != "" {
 			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
 				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
 					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
@@ -412,7 +421,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		// A failed preflight sent no load; an aborted run stopped it:
 		// no further profile is run.
 		if r.Failed() != "" {
-			return noSuccess(r, ls.set)
+			return noSuccess(r, c.set)
 		}
 	}
 	if err := spec.table(text, runs); err != nil {
@@ -423,7 +432,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
-			return noSuccess(r, ls.set)
+			return noSuccess(r, c.set)
 		}
 	}
 	if ctx.Err() != nil {
@@ -437,7 +446,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // directory. It returns where the text goes and what closes them.
 func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 	text io.Writer, closeAll func(), err error) {
-	lf, ls, ps := c.lf, c.ls, c.ls.profiles
+	lf, ps := c.lf, c.profiles
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -473,16 +482,17 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 		closers = append(closers, func() error { pprof.StopCPUProfile(); return nil })
 	}
 	if lf.keylog != "" {
-		ls.spec.KeyLog = stdout
+		c.spec.KeyLog = stdout
 		if lf.keylog != stdoutName {
 			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
 				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
-			ls.spec.KeyLog = f
+			c.spec.KeyLog = f
 		}
-		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results are not representative\n", c.eng.name)
+		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results "+
+			"are not representative\n", c.eng.name)
 	}
 	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
 		if err := outfile.CheckDir(lf.jsonOut); err != nil {
@@ -520,7 +530,8 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
-		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: offered %s; the server's answer: %s",
+		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: "+
+			"offered %s; the server's answer: %s",
 			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)
 	}
 	if r.Load.Aborted != "" {
@@ -540,7 +551,8 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 			answer += " (" + ex + ")"
 		}
 	}
-	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: %s", r.Target.Address, r.Profile, offer, answer)
+	return fmt.Errorf("no transaction succeeded against %s with profile %s: offered %s; the server's answer: "+
+		"%s", r.Target.Address, r.Profile, offer, answer)
 }
 
 // offered describes what the profile of r offers: versions, suites, groups.
@@ -558,14 +570,16 @@ func offered(r *metrics.Run, set *profiles.Set) string {
 		for _, g := range p.OfferedGroups() {
 			groups = append(groups, g.Name)
 		}
-		offer = fmt.Sprintf("%s..%s, %s, groups %s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+		offer = fmt.Sprintf("%s..%s, %s, groups "+
+			"%s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
 	}
 	return offer
 }
 
 // statusLine returns the progress callback: once a second, rewritten in
 // place on a terminal, one line per second otherwise.
-func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration, format func(metrics.Second) string) func(metrics.Second) {
+func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration,
+	format func(metrics.Second) string) func(metrics.Second) {
 	if quiet {
 		return nil
 	}
@@ -597,4 +611,17 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// cacertError words an error of profiles.LoadRoots with the flag (or plan
+// field) that named the file.
+func cacertError(flag string, err error) error {
+	var re *profiles.RootsError
+	switch {
+	case !errors.As(err, &re):
+		return usagef("%s: %v", flag, err)
+	case re.Err != nil:
+		return usagef("%s: %v", flag, re.Err)
+	}
+	return usagef("%s %s: no PEM certificate in it", flag, re.File)
 }

@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// Bad usage: the usage goes to stderr.
 		printUsage(stderr)
 		return exitBadUsage
-	case args[0] == "-h" || args[0] == "--help" || (args[0] == "help" && (len(args) == 1 || len(args) == 2 && slices.Contains([]string{"help", "-h", "--help"}, args[1]))):
+	case isHelpRequest(args):
 		printUsage(stdout)
 		return exitOK
 	case args[0] == "--version" || args[0] == "-V":
@@ -174,7 +174,8 @@ func printUsage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'tlsbench help COMMAND' (or 'tlsbench COMMAND --help') for a command's flags; 'tlsbench --version' for the version.")
+	fmt.Fprintln(w, "\nRun 'tlsbench help COMMAND' (or 'tlsbench COMMAND --help') for a command's flags; "+
+		"'tlsbench --version' for the version.")
 }
 
 func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
@@ -187,4 +188,16 @@ func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "tlsbench %s\n", toolInfo().Version)
 	return nil
+}
+
+// isHelpRequest reports whether args ask for the general help: -h, --help,
+// help, or help followed by one of those.
+func isHelpRequest(args []string) bool {
+	switch {
+	case args[0] == "-h" || args[0] == "--help":
+		return true
+	case args[0] != "help":
+		return false
+	}
+	return len(args) == 1 || len(args) == 2 && slices.Contains([]string{"help", "-h", "--help"}, args[1])
 }

@@ -12,6 +12,7 @@ import (
 // them.
 func chartsNote(stderr io.Writer, cmd, format string) {
 	if !reports.HasCharts && (format == "html" || format == "md") {
-		fmt.Fprintf(stderr, "tlsbench %s: charts are not in this build (built with -tags nocharts); the %s has the tables only\n", cmd, format)
+		fmt.Fprintf(stderr, "tlsbench %s: charts are not in this build (built with -tags nocharts); "+
+			"the %s has the tables only\n", cmd, format)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 

@@ -18,7 +18,7 @@ func TestParseEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.spec(c.ls.profiles[0], nil)
+	s := c.runSpec(c.profiles[0], nil)
 	d := runner.Defaults(vocab.EngineCPS)
 	if s.Engine != vocab.EngineCPS || s.Concurrency != 6 || s.Duration != 5*time.Second || s.Warmup != d.Warmup || s.ReadTimeout != d.ReadTimeout ||
 		s.Profile != "ecdhe-rsa-aes128-gcm-sha256-p256" || s.Path != "/x?y=1" || s.Target.Address != "10.0.0.7:8443" ||
@@ -33,7 +33,7 @@ func TestParseEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s = c.spec(c.ls.profiles[0], nil)
+	s = c.runSpec(c.profiles[0], nil)
 	if s.Engine != vocab.EngineThroughput || s.Path != "/" || s.Concurrency != 256 || s.Rate != 25 || s.Pipeline != 1 ||
 		s.Agent == nil || s.Agent.Shard != 1 || s.Agent.Shards != 4 || s.Agent.ReportTo != "http://c:7070/" {
 		t.Errorf("shard 1/4 of an open loop: %+v %+v", s, s.Agent)

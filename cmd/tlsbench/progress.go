@@ -157,12 +157,14 @@ func (p *campaignProgress) clear() {
 
 // progressText is the campaign's progress in one line, the times first (a
 // terminal narrower than the line cuts its end); run, if set, is the
-// current second of the run:
+// current second of the run (one line, here cut in two):
 //
-//	3m12s elapsed, ≤21m40s left | runs 14 done, ≤43 left | final run 2/≤10 a cps ecdhe-rsa-aes128-gcm-sha256-p256 c=32 | 12s 3400 transactions  0 errors
+//	3m12s elapsed, ≤21m40s left | runs 14 done, ≤43 left |
+//	final run 2/≤10 a cps ecdhe-rsa-aes128-gcm-sha256-p256 c=32 | 12s 3400 transactions  0 errors
 func progressText(pr method.Progress, run string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s elapsed, ≤%s left | runs %d done", roughDuration(pr.Elapsed), roughDuration(pr.Remaining), pr.RunsDone)
+	fmt.Fprintf(&b, "%s elapsed, ≤%s left | runs %d done",
+		roughDuration(pr.Elapsed), roughDuration(pr.Remaining), pr.RunsDone)
 	if pr.RunsCached > 0 {
 		fmt.Fprintf(&b, " (%d from the ledger)", pr.RunsCached)
 	}
@@ -199,7 +201,8 @@ func termWidth(w io.Writer) int {
 		return 0
 	}
 	var ws struct{ row, col, x, y uint16 }
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws))); errno != 0 {
+	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TIOCGWINSZ, uintptr(unsafe.Pointer(&ws)))
+	if errno != 0 {
 		return 0
 	}
 	return int(ws.col)

@@ -119,7 +119,8 @@ func (s *streamWriter) stop() {
 }
 
 func (s *streamWriter) second(h streamHead, sec metrics.Second) {
-	line, err := json.Marshal(streamSecond{Schema: streamSchema, Type: "second", Time: time.Unix(sec.Unix, 0).UTC(), streamHead: h, Second: sec})
+	line, err := json.Marshal(streamSecond{Schema: streamSchema, Type: "second",
+		Time: time.Unix(sec.Unix, 0).UTC(), streamHead: h, Second: sec})
 	if err != nil {
 		return
 	}

@@ -140,15 +140,35 @@ func StartHAProxy(t testing.TB, dir string, fes []Frontend) *HAProxy {
 // handshake), the response status (-1 if none).
 const requestLog = "tlsbench-request"
 
-// launchHAProxy is one attempt of StartHAProxy, on new free ports. It returns an error if
-// HAProxy exits or is not ready within StartTimeout.
+// launchHAProxy is one attempt of StartHAProxy, on new free ports. It returns
+// an error if HAProxy exits or is not ready within StartTimeout.
 func launchHAProxy(t testing.TB, dir string, fes []Frontend) (*HAProxy, error) {
 	t.Helper()
-	h := &HAProxy{sock: filepath.Join(dir, "admin.sock"), addrs: map[string]string{}, log: filepath.Join(dir, "haproxy.log")}
+	h := &HAProxy{
+		sock:  filepath.Join(dir, "admin.sock"),
+		addrs: map[string]string{},
+		log:   filepath.Join(dir, "haproxy.log"),
+	}
 	body := filepath.Join(dir, "1k.bin")
 	if err := os.WriteFile(body, bytes.Repeat([]byte("0123456789abcdef"), 1024/16), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ports, err := FreePorts(len(fes) + 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, fe := range fes {
+		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
+	}
+	h.stats = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(fes)]))
+	cfg := h.config(fes, body)
+	p := h.run(t, dir, cfg)
+	return h.waitReady(p, cfg)
+}
+
+// config is haproxy.cfg: the admin socket, the stats frontend, and each
+// frontend, serving body itself or forwarding to its backend.
+func (h *HAProxy) config(fes []Frontend, body string) string {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, `global
     stats socket %s level admin
@@ -160,13 +180,8 @@ defaults
     timeout client 5s
     timeout server 5s
 `, h.sock)
-	ports, err := FreePorts(len(fes) + 1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The HTTP stats listener, a frontend of its own: the stats page
 	// (/stats, /stats;csv) and the Prometheus exporter (/metrics).
-	h.stats = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(fes)]))
 	fmt.Fprintf(&cfg, `
 frontend stats
     bind %s
@@ -175,25 +190,31 @@ frontend stats
     stats uri /stats
     stats refresh 0
 `, h.stats)
-	ports = ports[:len(fes)]
-	for i, port := range ports {
-		fe := fes[i]
-		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		bind := fmt.Sprintf("bind %s ssl crt %s ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2 no-tls-tickets ciphers %s", h.addrs[fe.Name], fe.Cert, fe.Ciphers)
-		if fe.Curves != "" {
-			bind += " curves " + fe.Curves
-		}
-		if fe.Backend == "" {
-			fmt.Fprintf(&cfg, `
+	for _, fe := range fes {
+		writeFrontend(&cfg, fe, h.addrs[fe.Name], body)
+	}
+	return cfg.String()
+}
+
+// writeFrontend writes fe's section, bound to addr: it serves body, or
+// forwards to fe.Backend and logs each request.
+func writeFrontend(cfg *strings.Builder, fe Frontend, addr, body string) {
+	bind := fmt.Sprintf("bind %s ssl crt %s ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2 no-tls-tickets ciphers %s",
+		addr, fe.Cert, fe.Ciphers)
+	if fe.Curves != "" {
+		bind += " curves " + fe.Curves
+	}
+	if fe.Backend == "" {
+		fmt.Fprintf(cfg, `
 frontend %s
     %s
     http-request return status 200 content-type application/octet-stream file %s
 `, fe.Name, bind, body)
-			continue
-		}
-		// HAProxy logs a request when it ends; -db keeps stdout, the log
-		// file, open.
-		fmt.Fprintf(&cfg, `
+		return
+	}
+	// HAProxy logs a request when it ends; -db keeps stdout, the log
+	// file, open.
+	fmt.Fprintf(cfg, `
 frontend %[1]s
     %[2]s
     log stdout format raw local0
@@ -206,9 +227,14 @@ backend %[1]s-plain
     http-reuse always
     server plain %[4]s
 `, fe.Name, bind, requestLog, fe.Backend)
-	}
+}
+
+// run writes cfg into dir and starts HAProxy in the foreground, its output
+// in h.log; it stops when the test ends.
+func (h *HAProxy) run(t testing.TB, dir, cfg string) *Process {
+	t.Helper()
 	cfgFile := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgFile, []byte(cfg.String()), 0o600); err != nil {
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	logFile, err := os.Create(h.log)
@@ -218,16 +244,21 @@ backend %[1]s-plain
 	defer logFile.Close()
 
 	p := &Process{Name: "HAProxy", Cmd: exec.Command(HAProxyBin, "-f", cfgFile, "-db"), logf: h.log}
-	p.Cmd.Stdout, p.Cmd.Stderr = logFile, logFile
+	p.Cmd.Stdout = logFile
+	p.Cmd.Stderr = logFile
 	if err := p.start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
+	return p
+}
 
-	// Readiness: every frontend accepts a TCP connection and the stats socket
-	// answers. The probes count in some HAProxy counters (see HAProxyCounter).
+// waitReady waits until every frontend accepts a TCP connection and the
+// stats socket answers, within StartTimeout. The probes count in some
+// HAProxy counters (see HAProxyCounter).
+func (h *HAProxy) waitReady(p *Process, cfg string) (*HAProxy, error) {
 	if err := p.waitListening(context.Background(), append(slices.Collect(maps.Values(h.addrs)), h.stats)); err != nil {
-		return nil, fmt.Errorf("%w; config:\n%s", err, cfg.String())
+		return nil, fmt.Errorf("%w; config:\n%s", err, cfg)
 	}
 	for deadline := time.Now().Add(StartTimeout); ; time.Sleep(20 * time.Millisecond) {
 		_, err := h.command("show info")

@@ -18,9 +18,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/plan"
-	"github.com/tlsbench/tlsbench/profiles"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // T0 is when the first synthetic run starts.
@@ -71,13 +70,51 @@ func Run(s RunSpec) *metrics.Run {
 	const mib = 1 << 20
 	rate := s.Value
 	payload := int64(1024)
-	path := s.Engine.DefaultPath()
 	if s.Engine == vocab.EngineThroughput {
 		rate = s.Value * 1e9 / 8 / mib
 		payload = mib
 	}
 	n := int(rate*Duration.Seconds() + 0.5)
 	mean := time.Duration(float64(s.Level) / rate * float64(time.Second))
+	samples := specSamples(s, n, mean, payload)
+	r := specRun(s)
+	if s.NoHistograms {
+		fillWithoutHistograms(r, samples)
+	} else {
+		rec := metrics.NewRecorder(1, s.Start)
+		for _, smp := range samples {
+			rec.Record(0, smp)
+		}
+		if err := r.Fill(rec.Snapshot(), Duration); err != nil {
+			panic(err) // the histograms of one geometry always encode
+		}
+	}
+	// Per second by completion: the warm-up's second, the window's two,
+	// the drain (a partial second).
+	for i, f := range []float64{0.55, 1.01, 0.99, 0.04} {
+		txns := int64(rate*f + 0.5)
+		us := float64(mean.Microseconds())
+		r.Series = append(r.Series, metrics.Second{
+			T:            i + 1,
+			Unix:         s.Start.Unix() + int64(i+1),
+			Partial:      i == 3,
+			Transactions: txns,
+			PayloadBytes: txns * payload,
+			WireInBytes:  txns * (payload + payload/50 + 100),
+			HandshakeP99: us * 2,
+			TotalP50:     us,
+			TotalP99:     us * 4,
+		})
+	}
+	cpu := s.CPU * runTime.Seconds() * 8
+	r.Client = metrics.Client{CPUSeconds: cpu, UserS: cpu * 0.7, SysS: cpu * 0.3, MaxRSSBytes: 48 << 20, Cores: 8,
+		Utilization: s.CPU, CPUPerTxnUS: cpu * 1e6 / float64(max(n, 1))}
+	return r
+}
+
+// specSamples are spec's n successful transactions of payload bytes around
+// the mean, then its failed ones.
+func specSamples(s RunSpec, n int, mean time.Duration, payload int64) []*metrics.Sample {
 	var samples []*metrics.Sample
 	for i := range n {
 		// 0.5 to 1.475 × the mean, and one transaction in a hundred 4×.
@@ -100,45 +137,45 @@ func Run(s RunSpec) *metrics.Run {
 		samples = append(samples, smp)
 	}
 	for range s.Errors {
-		samples = append(samples, &metrics.Sample{Steady: true, Class: vocab.ClassReset, Err: errors.New("read: connection reset by peer")})
+		samples = append(samples, &metrics.Sample{
+			Steady: true,
+			Class:  vocab.ClassReset,
+			Err:    errors.New("read: connection reset by peer"),
+		})
 	}
+	return samples
+}
+
+// specRun is spec's record before its figures: target, tool, host, load.
+func specRun(s RunSpec) *metrics.Run {
 	if s.Address == "" {
 		s.Address = s.Host + ":443"
 	}
-	r := &metrics.Run{
-		Schema: metrics.Schema, Engine: s.Engine, Profile: s.Profile,
-		Target:   metrics.Target{DUT: s.DUT, URL: "https://" + s.Host + path, Address: s.Address, ServerName: s.Host, LeafSHA256: s.Leaf},
-		Tool:     metrics.Tool{Name: "tlsbench", Version: "v0.5.0", GoVersion: "go1.26.0"},
-		Host:     metrics.Host{Hostname: "gen-1", OS: "linux", Arch: "amd64", CPUs: 8, CPUModel: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz"},
+	return &metrics.Run{
+		Schema:  metrics.Schema,
+		Engine:  s.Engine,
+		Profile: s.Profile,
+		Target: metrics.Target{
+			DUT:        s.DUT,
+			URL:        "https://" + s.Host + s.Engine.DefaultPath(),
+			Address:    s.Address,
+			ServerName: s.Host,
+			LeafSHA256: s.Leaf,
+		},
+		Tool: metrics.Tool{Name: "tlsbench", Version: "v0.5.0", GoVersion: "go1.26.0"},
+		Host: metrics.Host{
+			Hostname: "gen-1",
+			OS:       "linux",
+			Arch:     "amd64",
+			CPUs:     8,
+			CPUModel: "Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz",
+		},
 		Started:  s.Start,
 		Ended:    s.Start.Add(runTime),
 		Complete: true, Negotiated: negotiated[s.Profile],
 		Load:    metrics.Load{Mode: "closed", Concurrency: s.Level},
 		WarmupS: Warmup.Seconds(), SteadyStartS: Warmup.Seconds(),
 	}
-	if s.NoHistograms {
-		fillWithoutHistograms(r, samples)
-	} else {
-		rec := metrics.NewRecorder(1, s.Start)
-		for _, smp := range samples {
-			rec.Record(0, smp)
-		}
-		if err := r.Fill(rec.Snapshot(), Duration); err != nil {
-			panic(err) // the histograms of one geometry always encode
-		}
-	}
-	// Per second by completion: the warm-up's second, the window's two,
-	// the drain (a partial second).
-	for i, f := range []float64{0.55, 1.01, 0.99, 0.04} {
-		txns := int64(rate*f + 0.5)
-		r.Series = append(r.Series, metrics.Second{T: i + 1, Unix: s.Start.Unix() + int64(i+1), Partial: i == 3, Transactions: txns,
-			PayloadBytes: txns * payload, WireInBytes: txns * (payload + payload/50 + 100),
-			HandshakeP99: float64(mean.Microseconds()) * 2, TotalP50: float64(mean.Microseconds()), TotalP99: float64(mean.Microseconds()) * 4})
-	}
-	cpu := s.CPU * runTime.Seconds() * 8
-	r.Client = metrics.Client{CPUSeconds: cpu, UserS: cpu * 0.7, SysS: cpu * 0.3, MaxRSSBytes: 48 << 20, Cores: 8,
-		Utilization: s.CPU, CPUPerTxnUS: cpu * 1e6 / float64(max(n, 1))}
-	return r
 }
 
 // fillWithoutHistograms fills what Fill would from the samples, but the
@@ -194,8 +231,16 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 		for _, v := range vs {
 			sum += v
 		}
-		r.Latency[vocab.Phase(p).String()] = metrics.Percentiles{Count: int64(len(vs)), Min: vs[0], Mean: float64(sum) / float64(len(vs)),
-			P50: at(50), P90: at(90), P99: at(99), P999: at(99.9), Max: vs[len(vs)-1]}
+		r.Latency[vocab.Phase(p).String()] = metrics.Percentiles{
+			Count: int64(len(vs)),
+			Min:   vs[0],
+			Mean:  float64(sum) / float64(len(vs)),
+			P50:   at(50),
+			P90:   at(90),
+			P99:   at(99),
+			P999:  at(99.9),
+			Max:   vs[len(vs)-1],
+		}
 	}
 }
 
@@ -269,8 +314,16 @@ func (e *Exec) Execute(_ context.Context, req method.Request) (*metrics.Run, err
 	e.runs++
 	if e.Noise {
 		dut := 1.5 + float64(e.runs%4)/2
-		r.Noise = &metrics.Noise{WindowS: Duration.Seconds(), CPUs: 8, StealShare: 0.002, OtherCores: 0.08 * float64(1+e.runs%8),
-			OtherShare: 0.01 * float64(1+e.runs%8), GeneratorCores: cpu * 8, DUTCores: &dut, DUTProcesses: 2}
+		r.Noise = &metrics.Noise{
+			WindowS:        Duration.Seconds(),
+			CPUs:           8,
+			StealShare:     0.002,
+			OtherCores:     0.08 * float64(1+e.runs%8),
+			OtherShare:     0.01 * float64(1+e.runs%8),
+			GeneratorCores: cpu * 8,
+			DUTCores:       &dut,
+			DUTProcesses:   2,
+		}
 	}
 	e.clock = e.clock.Add(runTime + time.Second)
 	return r, nil
@@ -343,10 +396,19 @@ type Scenario struct {
 // (rejected); adc-b's CPS RSA final runs disagree (inconsistent after five).
 func Lab() Scenario {
 	p := Plan("lab", "adc-a", "adc-b")
-	p.DUTs[0].Describe = &plan.Description{Model: "ADC-A 5000", Version: "firmware 4.2.1", Topology: "client TLS, server plaintext",
-		Config: "virtual vs-lab {\n\tssl-profile client tls12-ecdhe\n\tpool web-plain\n}\n", ConfigFile: "adc-a.conf"}
+	p.DUTs[0].Describe = &plan.Description{
+		Model:      "ADC-A 5000",
+		Version:    "firmware 4.2.1",
+		Topology:   "client TLS, server plaintext",
+		Config:     "virtual vs-lab {\n\tssl-profile client tls12-ecdhe\n\tpool web-plain\n}\n",
+		ConfigFile: "adc-a.conf",
+	}
 	p.DUTs[1].Describe = &plan.Description{Model: "ADC-B 7", Version: "7.1.0", Topology: "client TLS, server plaintext"}
-	p.Generator = &plan.Description{Model: "8-core Xeon server", Version: "Debian 12, Linux 6.1", Topology: "one 25 GbE link to each DUT"}
+	p.Generator = &plan.Description{
+		Model:    "8-core Xeon server",
+		Version:  "Debian 12, Linux 6.1",
+		Topology: "one 25 GbE link to each DUT",
+	}
 	return Scenario{p, &Exec{
 		Scale:    map[string]float64{"adc-b": 1.25},
 		Final:    []float64{0.97, 1.0, 0.99, 0.98, 0.96},

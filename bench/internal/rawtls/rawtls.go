@@ -25,7 +25,12 @@ func Serve(t testing.TB, p *profiles.Profile, serve func(c net.Conn, r *textprot
 
 // ServeWith is Serve with edit applied to the server configuration (nil:
 // none), e.g. to turn session tickets on.
-func ServeWith(t testing.TB, p *profiles.Profile, edit func(*tls.Config), serve func(c net.Conn, r *textproto.Reader)) (string, *cipher.CA) {
+func ServeWith(
+	t testing.TB,
+	p *profiles.Profile,
+	edit func(*tls.Config),
+	serve func(c net.Conn, r *textproto.Reader),
+) (string, *cipher.CA) {
 	t.Helper()
 	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
 	if err != nil {

@@ -35,8 +35,16 @@ func Run(t *testing.T, n, failed int, d time.Duration) *metrics.Run {
 	for i := range failed {
 		rec.Record(i, &metrics.Sample{Steady: true, Class: vocab.ClassReset, Err: errors.New("reset")})
 	}
-	r := &metrics.Run{Schema: metrics.Schema, Engine: "cps", Profile: "p", Started: start, Ended: start.Add(12 * time.Second),
-		SteadyStartS: 2, Target: metrics.Target{Address: "dut:443"}, Client: metrics.Client{Utilization: 0.5}}
+	r := &metrics.Run{
+		Schema:       metrics.Schema,
+		Engine:       "cps",
+		Profile:      "p",
+		Started:      start,
+		Ended:        start.Add(12 * time.Second),
+		SteadyStartS: 2,
+		Target:       metrics.Target{Address: "dut:443"},
+		Client:       metrics.Client{Utilization: 0.5},
+	}
 	if err := r.Fill(rec.Snapshot(), 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +71,8 @@ func PlayedSample(rng *rand.Rand, steady bool) *metrics.Sample {
 	s.Dur[vocab.PhaseHandshake] = time.Duration(math.Exp(7+rng.NormFloat64())) * time.Microsecond
 	s.Dur[vocab.PhaseTTFB] = us(100, 5000)
 	s.Dur[vocab.PhaseTransfer] = us(1, 300)
-	s.Dur[vocab.PhaseTotal] = s.Dur[vocab.PhaseConnect] + s.Dur[vocab.PhaseHandshake] + s.Dur[vocab.PhaseTTFB] + s.Dur[vocab.PhaseTransfer]
+	s.Dur[vocab.PhaseTotal] = s.Dur[vocab.PhaseConnect] + s.Dur[vocab.PhaseHandshake] +
+		s.Dur[vocab.PhaseTTFB] + s.Dur[vocab.PhaseTransfer]
 	if rng.IntN(100) == 0 {
 		s.Dur[vocab.PhaseTotal] = 150 * time.Second // out of range
 	}
