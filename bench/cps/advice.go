@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

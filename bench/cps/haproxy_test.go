@@ -13,11 +13,10 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // measure runs profile name against frontend: a closed loop of 4 workers,

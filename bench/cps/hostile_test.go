@@ -16,9 +16,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/internal/rawtls"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
-	"github.com/tlsbench/tlsbench/profiles"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // TestHostileServers: what a hostile device sends is capped, lands in a

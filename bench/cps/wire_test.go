@@ -22,11 +22,10 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // wirePhases are one connection's packet intervals, as the client's phases

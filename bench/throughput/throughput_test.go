@@ -18,10 +18,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/throughput"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 const mib = 1 << 20

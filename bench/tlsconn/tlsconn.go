@@ -21,10 +21,9 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // Defaults returns the default connect and handshake deadlines of every

@@ -14,9 +14,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/internal/rawtls"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/tlsconn"
-	"github.com/tlsbench/tlsbench/profiles"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // TestProbeResumption: a server with tickets resumes, the reference
