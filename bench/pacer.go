@@ -15,7 +15,8 @@ import (
 // otherwise idle (its poller sleeps in whole milliseconds), which an open
 // loop would charge to the target. The pacer sleeps on a timer until
 // pacerCoarse before the start, then waits the rest precisely (waitUntil).
-func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) int64 {
+func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time,
+	dropped *atomic.Int64) int64 {
 	restore := preciseWaits()
 	defer restore()
 	timer := time.NewTimer(0)

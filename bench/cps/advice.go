@@ -25,8 +25,10 @@ type DeadlineWarning struct {
 }
 
 func (w *DeadlineWarning) String() string {
-	return fmt.Sprintf("at concurrency %d each handshake queues behind thousands of others: at %d handshakes per second on each of %d cores that is about %s, "+
-		"against the handshake deadline %s and the read deadline %s; set both to at least %s, or expect handshake_timeout and read_timeout errors",
+	return fmt.Sprintf("at concurrency %d each handshake queues behind thousands of others: "+
+		"at %d handshakes per second on each of %d cores that is about %s, "+
+		"against the handshake deadline %s and the read deadline %s; "+
+		"set both to at least %s, or expect handshake_timeout and read_timeout errors",
 		w.Conc, w.PerCore, w.Cores, w.Queue, w.Handshake, w.Read, w.Suggest)
 }
 
@@ -54,15 +56,18 @@ type TimeoutNote struct {
 }
 
 func (n *TimeoutNote) String() string {
-	return fmt.Sprintf("%d transactions timed out; at concurrency %d and %.0f CPS each transaction took about %s (concurrency ÷ CPS), near the deadlines "+
-		"(handshake %s, read %s): set them to at least %s, or lower the concurrency", n.Timeouts, n.Conc, n.CPS, n.Each, n.Handshake, n.Read, n.Suggest)
+	return fmt.Sprintf("%d transactions timed out; at concurrency %d and %.0f CPS "+
+		"each transaction took about %s (concurrency ÷ CPS), near the deadlines "+
+		"(handshake %s, read %s): set them to at least %s, or lower the concurrency",
+		n.Timeouts, n.Conc, n.CPS, n.Each, n.Handshake, n.Read, n.Suggest)
 }
 
 // TimeoutAdvice returns a note, or nil, on a run whose transactions timed
 // out because of their own number: by Little's law each lasted about
 // concurrency ÷ CPS, which came near the deadline.
 func TimeoutAdvice(r *metrics.Run, handshake, read time.Duration) *TimeoutNote {
-	timeouts := r.Errors.ByClass[vocab.ClassHandshakeTimeout] + r.Errors.ByClass[vocab.ClassReadTimeout] + r.Errors.ByClass[vocab.ClassConnectTimeout]
+	byClass := r.Errors.ByClass
+	timeouts := byClass[vocab.ClassHandshakeTimeout] + byClass[vocab.ClassReadTimeout] + byClass[vocab.ClassConnectTimeout]
 	if timeouts == 0 || r.CPS == nil || *r.CPS <= 0 || r.Load.Mode != "closed" {
 		return nil
 	}

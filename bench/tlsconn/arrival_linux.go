@@ -172,7 +172,8 @@ func parseArrival(b []byte) (time.Time, bool) {
 		if l < hdr || l > len(b) {
 			return time.Time{}, false
 		}
-		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS && l-hdr >= int(unsafe.Sizeof(syscall.Timespec{})) {
+		stamp := h.Level == syscall.SOL_SOCKET && h.Type == syscall.SCM_TIMESTAMPNS
+		if stamp && l-hdr >= int(unsafe.Sizeof(syscall.Timespec{})) {
 			ts := (*syscall.Timespec)(unsafe.Pointer(&b[hdr]))
 			return time.Unix(int64(ts.Sec), int64(ts.Nsec)), true
 		}

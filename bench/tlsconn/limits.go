@@ -32,6 +32,8 @@ type DescriptorLimitError struct {
 }
 
 func (e *DescriptorLimitError) Error() string {
-	return fmt.Sprintf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit %d): connections beyond it fail; "+
-		"raise the hard limit (as root with CAP_SYS_RESOURCE) or split the load over agents", e.Conns, e.Need, e.Cur, e.Max)
+	return fmt.Sprintf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit %d): "+
+		"connections beyond it fail; "+
+		"raise the hard limit (as root with CAP_SYS_RESOURCE) or split the load over agents",
+		e.Conns, e.Need, e.Cur, e.Max)
 }
