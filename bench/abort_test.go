@@ -56,7 +56,7 @@ func TestAbortWhenNothingSucceeds(t *testing.T) {
 	op := &breakingOp{}
 	const abort = 300 * time.Millisecond
 	begin := time.Now()
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 8, Duration: 20 * time.Second, AbortAfter: abort}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 8, Duration: 20 * time.Second, AbortAfter: abort}}, op)
 	took := time.Since(begin)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestAbortMidRun(t *testing.T) {
 	begin := time.Now()
 	breaks := begin.Add(400 * time.Millisecond)
 	op.failFrom.Store(breaks.UnixNano())
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 20 * time.Second, Warmup: 100 * time.Millisecond, AbortAfter: abort}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 20 * time.Second, Warmup: 100 * time.Millisecond, AbortAfter: abort}}, op)
 	took := time.Since(begin)
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func TestAbortMidRun(t *testing.T) {
 // a row, is measured: no wait, no abort.
 func TestFailuresUnderLoadAreData(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond, failNth: 20}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 600 * time.Millisecond, AbortAfter: 50 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 600 * time.Millisecond, AbortAfter: 50 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestFailuresUnderLoadAreData(t *testing.T) {
 // do not stop the run.
 func TestSlowIsNotStalled(t *testing.T) {
 	op := &fakeOp{sleep: 300 * time.Millisecond}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 500 * time.Millisecond, AbortAfter: 50 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 500 * time.Millisecond, AbortAfter: 50 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestSlowIsNotStalled(t *testing.T) {
 func TestOpenLoopBacksOff(t *testing.T) {
 	op := &breakingOp{}
 	const d = 800 * time.Millisecond
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Rate: 2000, Duration: d}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Rate: 2000, Duration: d}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

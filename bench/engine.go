@@ -3,11 +3,11 @@
 // the warm-up and steady-state windows, keeps the per-second series and
 // records every transaction into a metrics.Recorder.
 //
-// Apply is the whole of it, in the way of vegeta's Attack: a schedule hands
+// Run is the whole of it, in the way of vegeta's Attack: a schedule hands
 // out the starts (closedLoop: as soon as a worker is free; openLoop: its
 // pacer's, at a rate), one loop per worker (load.work) makes a transaction
 // at each (hit) and records it, tickSeries closes the seconds as they pass,
-// and Apply alone decides when the load stops (closing load.stop) and
+// and Run alone decides when the load stops (closing load.stop) and
 // drains it. gc.go holds the process's GOGC setting, shared by overlapping
 // runs; backoff.go the waits after failures and the stall that aborts a
 // run; preflight.go the check before a run.
@@ -48,7 +48,7 @@ type Worker interface {
 }
 
 // Opener is a Worker that holds a connection across transactions and can
-// open it ahead of the load. Apply opens the connection of every Opener before
+// open it ahead of the load. Run opens the connection of every Opener before
 // the load starts (Config.OpenParallel at a time, before StartAt), so that
 // all of them are held from the first scheduled start on, the way wrk opens
 // its connections. Open returns false when it failed: s then holds the
@@ -129,8 +129,8 @@ type Config struct {
 	// Progress, if set, is called once a second from one goroutine.
 	Progress func(metrics.Second)
 	// StartAt, if set, is when the load starts: the workers are prepared,
-	// then Apply sleeps until StartAt (agents of one distributed run agree on
-	// it). Apply refuses to start more than StartTolerance after it.
+	// then Run sleeps until StartAt (agents of one distributed run agree on
+	// it). Run refuses to start more than StartTolerance after it.
 	StartAt        time.Time
 	StartTolerance time.Duration
 	// AtWindow, if set, is called at the steady window's start (end
@@ -209,10 +209,10 @@ type Outcome struct {
 	StartLag *metrics.Histogram
 }
 
-// Apply applies load until the duration ends or ctx is cancelled. Cancelling
+// Run applies load until the duration ends or ctx is cancelled. Cancelling
 // ctx stops new transactions; in-flight ones finish (within Drain) and are
 // recorded, and the outcome says Complete: false.
-func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
+func Run(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -247,13 +247,13 @@ func Apply(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 	for i := range failed {
 		l.record(failed[i].id, &failed[i].s)
 	}
-	l.apply(ctx, op, workers, out)
+	l.run(ctx, op, workers, out)
 	return out, nil
 }
 
-// apply runs the workers until the load is to stop, then drains them and
+// run runs the workers until the load is to stop, then drains them and
 // fills out.
-func (l *load) apply(ctx context.Context, op Op, workers []Worker, out *Outcome) {
+func (l *load) run(ctx context.Context, op Op, workers []Worker, out *Outcome) {
 	var wg sync.WaitGroup
 	var sched schedule = closedLoop{end: l.end, stop: l.stop}
 	if l.cfg.Rate > 0 {
@@ -344,7 +344,7 @@ type load struct {
 	start, steadyStart, end time.Time
 	rec                     *metrics.Recorder
 	stall                   *stallWatch
-	// opCtx outlives Apply's ctx so that in-flight transactions finish
+	// opCtx outlives Run's ctx so that in-flight transactions finish
 	// and count; abandon cancels it when the drain bound expires.
 	opCtx   context.Context
 	abandon context.CancelFunc

@@ -53,7 +53,7 @@ func BenchmarkEngine(b *testing.B) {
 			for range b.N {
 				runtime.ReadMemStats(&m0)
 				c0 := cpuTime(b)
-				res, err := bench.Apply(context.Background(), tc.cfg, nopOp{})
+				res, err := bench.Run(context.Background(), tc.cfg, nopOp{})
 				if err != nil {
 					b.Fatal(err)
 				}

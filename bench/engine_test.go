@@ -41,7 +41,7 @@ func (o *fakeOp) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestClosedLoopCounts(t *testing.T) {
 	op := &fakeOp{sleep: 2 * time.Millisecond, failNth: 10}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 300 * time.Millisecond, Warmup: 100 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestClosedLoopCounts(t *testing.T) {
 
 func TestOpenLoopRate(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 8, Rate: 200, Duration: 500 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestOpenLoopRate(t *testing.T) {
 // ones it takes late runs from their intended start.
 func TestOpenLoopDrops(t *testing.T) {
 	op := &fakeOp{sleep: 50 * time.Millisecond}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 1, Rate: 100, Duration: 500 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestInterrupt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(200*time.Millisecond, cancel)
 	start := time.Now()
-	res, err := bench.Apply(ctx, bench.Config{Load: bench.Load{Concurrency: 2, Duration: 10 * time.Second}}, op)
+	res, err := bench.Run(ctx, bench.Config{Load: bench.Load{Concurrency: 2, Duration: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestInterrupt(t *testing.T) {
 func TestDrainBound(t *testing.T) {
 	op := &fakeOp{sleep: time.Hour}
 	start := time.Now()
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 3, Duration: 50 * time.Millisecond, Drain: 100 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func (w *openWorker) Do(ctx context.Context, s *metrics.Sample) {
 
 func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 	op := &openOp{}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond}, OpenParallel: 3}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 20, Rate: 100, Duration: 300 * time.Millisecond}, OpenParallel: 3}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 		t.Errorf("held %d at the end, %d at most; want 16", res.HeldAtEnd, res.HeldPeak)
 	}
 	// An operation that does not count its connections says so.
-	res, err = bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 50 * time.Millisecond}}, &fakeOp{sleep: time.Millisecond})
+	res, err = bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 50 * time.Millisecond}}, &fakeOp{sleep: time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestOpenersOpenBeforeTheLoad(t *testing.T) {
 // engines fill theirs, the series attached).
 func seriesOf(t *testing.T, cfg bench.Config, op bench.Op, agent *metrics.Agent) (*bench.Outcome, *metrics.Run) {
 	t.Helper()
-	res, err := bench.Apply(context.Background(), cfg, op)
+	res, err := bench.Run(context.Background(), cfg, op)
 	if err != nil {
 		t.Error(err)
 		return nil, nil
@@ -369,7 +369,7 @@ func TestSeriesSumsToWindow(t *testing.T) {
 func TestOpenLoopStartsOnTime(t *testing.T) {
 	op := &fakeOp{sleep: time.Millisecond}
 	cfg := bench.Config{Load: bench.Load{Concurrency: 64, Rate: 200, Duration: 2 * time.Second}}
-	res, err := bench.Apply(context.Background(), cfg, op)
+	res, err := bench.Run(context.Background(), cfg, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -432,7 +432,7 @@ func TestOverlappingRunsRestoreGC(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		r, op := run{cancel, make(chan error, 1)}, &gateOp{started: make(chan struct{})}
 		go func() {
-			_, err := bench.Apply(ctx, bench.Config{Load: bench.Load{Concurrency: workers, Duration: time.Minute}}, op)
+			_, err := bench.Run(ctx, bench.Config{Load: bench.Load{Concurrency: workers, Duration: time.Minute}}, op)
 			r.done <- err
 		}()
 		select {
@@ -471,7 +471,7 @@ func TestLateAgentKeepsTheAgreedWindow(t *testing.T) {
 		at := time.Now().Add(offset)
 		cfg := bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond},
 			StartAt: at, StartTolerance: time.Second}
-		res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: time.Millisecond})
+		res, err := bench.Run(context.Background(), cfg, &fakeOp{sleep: time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -497,7 +497,7 @@ func TestAtWindow(t *testing.T) {
 	var at []time.Time
 	cfg := bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond, Warmup: 200 * time.Millisecond},
 		AtWindow: func(end bool) { calls, at = append(calls, end), append(at, time.Now()) }}
-	res, err := bench.Apply(context.Background(), cfg, &fakeOp{sleep: 2 * time.Millisecond})
+	res, err := bench.Run(context.Background(), cfg, &fakeOp{sleep: 2 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,7 +516,7 @@ func TestAtWindow(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	cfg.Warmup, cfg.Duration = 5*time.Second, time.Second
-	if _, err := bench.Apply(ctx, cfg, &fakeOp{sleep: 2 * time.Millisecond}); err != nil {
+	if _, err := bench.Run(ctx, cfg, &fakeOp{sleep: 2 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	if len(calls) != 0 {

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// With manyConnections workers or more, Apply lowers the garbage collector's
+// With manyConnections workers or more, Run lowers the garbage collector's
 // target (GOGC) to manyConnectionsGC for the run: the heap then grows 25%
 // over what is live instead of 100%, and most of what is live is the
 // connections' own state. Measured at 20,000 connections (docs/PERFORMANCE.md).

@@ -9,7 +9,7 @@ import (
 // Live is a run's state while the load goes, for what reads it when asked
 // (the Prometheus exporter reads the recorder at scrape time, so a
 // transaction costs nothing more). Config.Live receives it once the load
-// starts; it stays valid after Apply returns (the recorder then holds the
+// starts; it stays valid after Run returns (the recorder then holds the
 // run's final counts).
 type Live struct {
 	// Recorder is the run's: Snapshot may be called at any time.

@@ -79,8 +79,8 @@ func (e *Executor) Resumption(ctx context.Context, req method.Request) (bool, er
 	return e.Local.Resumption(ctx, req)
 }
 
-// Execute implements method.Executor.
-func (e *Executor) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
+// Run implements method.Executor.
+func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	n := min(e.Agents, req.Concurrency)
 	if n < 1 {
 		return nil, &NoAgentError{Concurrency: req.Concurrency}

@@ -40,7 +40,7 @@ func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher
 		t.Fatal(err)
 	}
 	base := h.Counter(t, frontend, testdut.HAProxyCounter)
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: d, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func TestHostileServers(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			start := time.Now()
-			res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 500 * time.Millisecond, Drain: 10 * time.Second}}, op)
+			res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 500 * time.Millisecond, Drain: 10 * time.Second}}, op)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -186,7 +186,7 @@ func measureWire(t *testing.T, bin string, op func(trace func(int, *metrics.Samp
 	tr := &traced{by: map[int][]tracedConn{}}
 	capt := wirecap.Start(t, bin, server)
 	o := op(tr.trace)
-	res, err := bench.Apply(context.Background(), r.cfg, o)
+	res, err := bench.Run(context.Background(), r.cfg, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPoo
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: d, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,8 +43,8 @@ type Study struct {
 	Baseline, Candidate *runner.Spec
 	Rounds              int
 	Cooldown            time.Duration
-	// Execute makes one run; default runner.Execute.
-	Execute func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
+	// Run makes one run; default runner.Run.
+	Run func(ctx context.Context, spec *runner.Spec) (*metrics.Run, error)
 	// Events, if set, is called after every run.
 	Events func(side string, round int, r *metrics.Run)
 }
@@ -70,9 +70,9 @@ type Runs struct {
 // Do runs the rounds. Cancelling ctx stops after the run in progress; the
 // rounds done so far are returned with ErrInterrupted.
 func (im *Study) Do(ctx context.Context) (*Runs, error) {
-	run := im.Execute
+	run := im.Run
 	if run == nil {
-		run = runner.Execute
+		run = runner.Run
 	}
 	out := &Runs{}
 	for round := 1; round <= im.Rounds; round++ {

@@ -47,7 +47,7 @@ func referenceRun(t *testing.T, tc target.Config, set func(*runner.Spec)) *metri
 	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
 	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
 	set(&spec)
-	r, err := runner.Execute(context.Background(), &spec)
+	r, err := runner.Run(context.Background(), &spec)
 	if err != nil {
 		t.Fatal(err)
 	}

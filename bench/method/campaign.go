@@ -110,9 +110,9 @@ type Campaign struct {
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.
 var ErrNothingSupported = errors.New("preliminary: no DUT serves any profile of the plan")
 
-// Do carries the campaign out. Cancelling ctx stops it after the run in
+// Run carries the campaign out. Cancelling ctx stops it after the run in
 // progress (which completes and is recorded), returning ErrInterrupted.
-func (c *Campaign) Do(ctx context.Context) (*Summary, error) {
+func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
 	}
@@ -205,7 +205,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	req.Progress = c.Progress
 	// The run in progress completes even when ctx is cancelled.
 	c.prog.start(req, e.Seq)
-	run, err := c.Exec.Execute(context.WithoutCancel(ctx), req)
+	run, err := c.Exec.Run(context.WithoutCancel(ctx), req)
 	c.prog.end(req)
 	if err != nil {
 		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s",

@@ -32,7 +32,7 @@ func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
 }
 
 // countersUnreadable says whether a run could not be made because the
-// DUT's counters could not be read before its load (runner.Execute): not a
+// DUT's counters could not be read before its load (runner.Run): not a
 // profile the DUT refuses but a DUT the campaign cannot measure as the plan
 // asks, whatever the profile.
 func countersUnreadable(err error) bool {

@@ -67,7 +67,7 @@ func driftCampaign(t *testing.T, order string) (float64, *method.Summary) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := c.Do(ctx)
+	s, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

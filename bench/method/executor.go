@@ -36,9 +36,9 @@ type Request struct {
 
 // Executor makes runs. The method calls it from one goroutine.
 type Executor interface {
-	// Execute makes the run and returns its record; an error means it could
+	// Run makes the run and returns its record; an error means it could
 	// not be made at all.
-	Execute(ctx context.Context, req Request) (*metrics.Run, error)
+	Run(ctx context.Context, req Request) (*metrics.Run, error)
 	// Resumption reports whether the DUT would resume a TLS session.
 	Resumption(ctx context.Context, req Request) (bool, error)
 }
@@ -66,13 +66,13 @@ type Local struct {
 
 var _ Executor = (*Local)(nil)
 
-// Execute implements Executor.
-func (l *Local) Execute(ctx context.Context, req Request) (*metrics.Run, error) {
+// Run implements Executor.
+func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
 	spec, err := l.Spec(req)
 	if err != nil {
 		return nil, err
 	}
-	return runner.Execute(ctx, spec)
+	return runner.Run(ctx, spec)
 }
 
 // Resumption implements Executor.

@@ -49,7 +49,7 @@ func TestHAProxyUnsupportedProfile(t *testing.T) {
 	c.Preliminary = func(ps []method.Prelim) { prelim = ps }
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := c.Do(ctx)
+	s, err := c.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

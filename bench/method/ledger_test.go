@@ -19,7 +19,7 @@ import (
 func TestLedgerDamage(t *testing.T) {
 	dir := t.TempDir()
 	exec := &fakeExec{}
-	want, err := campaign(t, testPlan("a"), exec, dir).Do(context.Background())
+	want, err := campaign(t, testPlan("a"), exec, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestLedgerDamage(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &fakeExec{}
-	got, err := campaign(t, testPlan("a"), again, dir).Do(context.Background())
+	got, err := campaign(t, testPlan("a"), again, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type fakeExec struct {
 	util  float64
 }
 
-func (f *fakeExec) Execute(_ context.Context, req method.Request) (*metrics.Run, error) {
+func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, error) {
 	f.calls++
 	v, errs := 0.0, map[string]int64(nil)
 	if f.value != nil {
@@ -141,7 +141,7 @@ func oneCell(t *testing.T, exec method.Executor) *method.Summary {
 	p := testPlan("a")
 	p.Tests = p.Tests[:1]
 	p.Tests[0].Profiles = p.Tests[0].Profiles[:1]
-	s, err := campaign(t, p, exec, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func campaign(t *testing.T, p *plan.Plan, exec method.Executor, dir string) *met
 
 func TestCampaignFindsThePeak(t *testing.T) {
 	exec := &fakeExec{}
-	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, testPlan("a"), exec, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestResume(t *testing.T) {
 func resumeAt(t *testing.T, p func() *plan.Plan, exec func() *fakeExec, stops func(calls int) []int) {
 	t.Helper()
 	straight := exec()
-	want, err := campaign(t, p(), straight, t.TempDir()).Do(context.Background())
+	want, err := campaign(t, p(), straight, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,12 +290,12 @@ func resumeAt(t *testing.T, p func() *plan.Plan, exec func() *fakeExec, stops fu
 				cancel()
 			}
 		}
-		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
+		if _, err := c.Run(ctx); !errors.Is(err, method.ErrInterrupted) {
 			t.Fatalf("stop after %d: %v, want ErrInterrupted", stopAfter, err)
 		}
 		cancel()
 		second := exec()
-		got, err := campaign(t, p(), second, dir).Do(context.Background())
+		got, err := campaign(t, p(), second, dir).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -313,7 +313,7 @@ func resumeAt(t *testing.T, p func() *plan.Plan, exec func() *fakeExec, stops fu
 func TestTornLedger(t *testing.T) {
 	dir := t.TempDir()
 	exec := &fakeExec{}
-	want, err := campaign(t, testPlan("a"), exec, dir).Do(context.Background())
+	want, err := campaign(t, testPlan("a"), exec, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestTornLedger(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &fakeExec{}
-	got, err := campaign(t, testPlan("a"), again, dir).Do(context.Background())
+	got, err := campaign(t, testPlan("a"), again, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestTornLedger(t *testing.T) {
 // campaign in the preliminary phase, unless differences are allowed.
 func TestDifferences(t *testing.T) {
 	exec := &fakeExec{suite: map[string]string{"b": "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"}}
-	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
+	_, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
 	var de *method.DifferencesError
 	if !errors.As(err, &de) {
 		t.Fatalf("error %v, want differences", err)
@@ -360,7 +360,7 @@ func TestDifferences(t *testing.T) {
 	}
 	c := campaign(t, testPlan("a", "b"), &fakeExec{suite: exec.suite}, t.TempDir())
 	c.AllowDifferences = true
-	s, err := c.Do(context.Background())
+	s, err := c.Run(context.Background())
 	if err != nil || len(s.Differences) != 6 || len(s.Rows) != 6 {
 		t.Errorf("with differences allowed: %v, %d differences, %d rows", err, len(s.Differences), len(s.Rows))
 	}
@@ -377,7 +377,7 @@ func TestPreliminaryFailure(t *testing.T) {
 		}
 		return 100, nil
 	}}
-	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, testPlan("a", "b"), exec, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatalf("error %v", err)
 	}
@@ -397,13 +397,13 @@ func TestPreliminaryFailure(t *testing.T) {
 
 	p := testPlan("a", "b")
 	p.Method.StopOnUnsupported = true
-	_, err = campaign(t, p, exec, t.TempDir()).Do(context.Background())
+	_, err = campaign(t, p, exec, t.TempDir()).Run(context.Background())
 	var pe *method.PreliminaryError
 	if !errors.As(err, &pe) || pe.DUT != "b" || !strings.Contains(err.Error(), "tls_alert:handshake_failure ×3") {
 		t.Fatalf("stop_on_unsupported: error %v", err)
 	}
 
-	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Do(context.Background())
+	_, err = campaign(t, testPlan("b"), exec, t.TempDir()).Run(context.Background())
 	if !errors.Is(err, method.ErrNothingSupported) {
 		t.Fatalf("nothing served: error %v", err)
 	}
@@ -458,7 +458,7 @@ func TestInterleavedFinals(t *testing.T) {
 				finals = append(finals, fmt.Sprintf("%s%d", e.DUT, e.Seq))
 			}
 		}
-		s, err := c.Do(context.Background())
+		s, err := c.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -131,7 +131,7 @@ func TestNoiseOtherCPU(t *testing.T) {
 		spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
 		spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
 		spec.Concurrency, spec.Duration, spec.Warmup, spec.IncludesTarget = 4, 1500*time.Millisecond, 200*time.Millisecond, true
-		r, err := runner.Execute(context.Background(), &spec)
+		r, err := runner.Run(context.Background(), &spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestNoiseDUTProcess(t *testing.T) {
 	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
 	spec.Concurrency, spec.Duration, spec.Warmup = 2, time.Second, 100*time.Millisecond
 	spec.DUTProcesses = []int{pid, 1 << 30} // the second exists nowhere
-	r, err := runner.Execute(context.Background(), &spec)
+	r, err := runner.Run(context.Background(), &spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,14 +213,14 @@ type hogExec struct {
 	hogged map[int64]bool // by the run's start (Unix ns: the ledger's copy has no monotonic reading)
 }
 
-func (h *hogExec) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
+func (h *hogExec) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	h.n++
 	if h.n%2 == 1 {
-		return h.Local.Execute(ctx, req)
+		return h.Local.Run(ctx, req)
 	}
 	stop := startHog(h.t)
 	defer stop()
-	r, err := h.Local.Execute(ctx, req)
+	r, err := h.Local.Run(ctx, req)
 	if r != nil {
 		h.hogged[r.Started.UnixNano()] = true
 	}
@@ -258,7 +258,7 @@ func TestNoiseRejected(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := campaign(t, pl, hx, dir).Do(ctx); err != nil {
+	if _, err := campaign(t, pl, hx, dir).Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := method.ReadLedger(filepath.Join(dir, method.LedgerFile))

@@ -64,7 +64,7 @@ func TestDUTProcesses(t *testing.T) {
 	}
 	local := &method.Local{UserAgent: "tlsbench-test"}
 	for _, procs := range [][]string{{pidFile}, {"nginx"}} {
-		r, err := local.Execute(context.Background(), *run(procs))
+		r, err := local.Run(context.Background(), *run(procs))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +81,7 @@ func TestDUTProcesses(t *testing.T) {
 			t.Error(err)
 		}
 	}
-	r, err := local.Execute(context.Background(), *run(nil))
+	r, err := local.Run(context.Background(), *run(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,12 +29,12 @@ type timedExec struct {
 	sample   func(method.Progress)
 }
 
-func (e *timedExec) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
+func (e *timedExec) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	d := req.Warmup + req.Duration + e.overhead
 	e.clock.t = e.clock.t.Add(d / 2)
 	e.sample(e.c.Status())
 	e.clock.t = e.clock.t.Add(d - d/2)
-	return e.fakeExec.Execute(ctx, req)
+	return e.fakeExec.Run(ctx, req)
 }
 
 type progressSample struct {
@@ -55,7 +55,7 @@ func runProgress(t *testing.T, p *plan.Plan, fe *fakeExec, dir string) ([]progre
 	exec.c = c
 	c.Now, c.Watch = clock.now, sample
 	c.Sleep = func(_ context.Context, d time.Duration) { clock.t = clock.t.Add(d) }
-	if _, err := c.Do(context.Background()); err != nil {
+	if _, err := c.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	// The last sample: when Do returned.

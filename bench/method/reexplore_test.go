@@ -46,7 +46,7 @@ func onePlan(duts ...string) *plan.Plan {
 // published run is found in it.
 func TestReexplored(t *testing.T) {
 	dir := t.TempDir()
-	s, err := campaign(t, onePlan("a"), degraded(), dir).Do(context.Background())
+	s, err := campaign(t, onePlan("a"), degraded(), dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestReexploreInterleaved(t *testing.T) {
 			order = append(order, fmt.Sprintf("%s@%d", e.DUT, e.Level))
 		}
 	}
-	s, err := c.Do(context.Background())
+	s, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestReexploreRampingTarget(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := campaign(t, pl, &method.Local{UserAgent: "tlsbench-test"}, ledgerDir).Do(ctx)
+	s, err := campaign(t, pl, &method.Local{UserAgent: "tlsbench-test"}, ledgerDir).Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

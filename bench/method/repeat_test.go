@@ -30,7 +30,7 @@ func TestRepeat(t *testing.T) {
 			order = append(order, fmt.Sprintf("%s%d.%d", e.DUT, e.Seq, e.Repeat))
 		}
 	}
-	s, err := c.Do(context.Background())
+	s, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestRepeatSpread(t *testing.T) {
 			}
 			return tc.second, nil
 		})
-		s, err := campaign(t, p, exec, t.TempDir()).Do(context.Background())
+		s, err := campaign(t, p, exec, t.TempDir()).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestResumeRepeat(t *testing.T) {
 		return pl
 	}
 	straight := &fakeExec{}
-	want, err := campaign(t, p(), straight, t.TempDir()).Do(context.Background())
+	want, err := campaign(t, p(), straight, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,12 +118,12 @@ func TestResumeRepeat(t *testing.T) {
 				cancel()
 			}
 		}
-		if _, err := c.Do(ctx); !errors.Is(err, method.ErrInterrupted) {
+		if _, err := c.Run(ctx); !errors.Is(err, method.ErrInterrupted) {
 			t.Fatalf("stop after %d: %v", stopAfter, err)
 		}
 		cancel()
 		second := &fakeExec{}
-		got, err := campaign(t, p(), second, dir).Do(context.Background())
+		got, err := campaign(t, p(), second, dir).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

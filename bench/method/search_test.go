@@ -64,7 +64,7 @@ func TestSearchPatience(t *testing.T) {
 			}
 			return v, nil
 		}}
-		s, err := campaign(t, searchPlan(), fe, t.TempDir()).Do(context.Background())
+		s, err := campaign(t, searchPlan(), fe, t.TempDir()).Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +88,7 @@ func TestSearchSummary(t *testing.T) {
 	fe := &fakeExec{value: func(req method.Request, _ int) (float64, map[string]int64) {
 		return stepCurve(req.Concurrency), nil
 	}}
-	s, err := campaign(t, searchPlan(), fe, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, searchPlan(), fe, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestSearchRepeatsDisagreeingProbe(t *testing.T) {
 		}
 		return v, nil
 	}}
-	s, err := campaign(t, searchPlan(), fe, t.TempDir()).Do(context.Background())
+	s, err := campaign(t, searchPlan(), fe, t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestResumeSearch(t *testing.T) {
 			return stepCurve(req.Concurrency), nil
 		}}
 	}
-	s, err := campaign(t, searchPlan(), exec(), t.TempDir()).Do(context.Background())
+	s, err := campaign(t, searchPlan(), exec(), t.TempDir()).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,8 +51,8 @@ type tcpExec struct {
 	finals int
 }
 
-func (e *tcpExec) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
-	r, err := e.fakeExec.Execute(ctx, req)
+func (e *tcpExec) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
+	r, err := e.fakeExec.Run(ctx, req)
 	if err != nil || req.Phase != vocab.Final {
 		return r, err
 	}

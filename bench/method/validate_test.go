@@ -19,7 +19,7 @@ import (
 // the schema refuses it too.
 func TestLedgerAndSummaryValidated(t *testing.T) {
 	dir := t.TempDir()
-	s, err := campaign(t, testPlan("a"), &fakeExec{}, dir).Do(context.Background())
+	s, err := campaign(t, testPlan("a"), &fakeExec{}, dir).Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

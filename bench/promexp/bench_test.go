@@ -91,7 +91,7 @@ func BenchmarkEngineScraped(b *testing.B) {
 					close(done)
 				}
 				c0 := cpuTime(b)
-				out, err := bench.Apply(context.Background(), cfg, nopTxn{})
+				out, err := bench.Run(context.Background(), cfg, nopTxn{})
 				close(stop)
 				<-done
 				cpu += cpuTime(b) - c0

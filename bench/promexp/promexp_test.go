@@ -154,12 +154,12 @@ func TestRunLifecycle(t *testing.T) {
 	}
 }
 
-// TestLiveFromEngine: bench.Apply hands the recorder to Config.Live, and
+// TestLiveFromEngine: bench.Run hands the recorder to Config.Live, and
 // the exporter's count after the run is the outcome's.
 func TestLiveFromEngine(t *testing.T) {
 	e := promexp.New()
 	r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", Shard: -1})
-	out, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 200 * time.Millisecond}, Live: r.Live}, nopOp{})
+	out, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 200 * time.Millisecond}, Live: r.Live}, nopOp{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func deviceSpec(e vocab.Engine, profile, addr string, ca *cipher.CA, src devcoun
 // and the counters listed in want present.
 func checkAgreement(t *testing.T, spec *runner.Spec, want ...string) *metrics.Run {
 	t.Helper()
-	r, err := runner.Execute(context.Background(), spec)
+	r, err := runner.Run(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestDeviceCountersHAProxy(t *testing.T) {
 		src := devcount.Source{Kind: devcount.KindHAProxy, URL: h.StatsCSV(), Frontend: s.Frontend.Name}
 		spec := deviceSpec(vocab.EngineThroughput, s.Profile, h.Addr(s.Frontend.Name), ca, src)
 		spec.Pipeline = 4
-		r, err := runner.Execute(context.Background(), spec)
+		r, err := runner.Run(context.Background(), spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestDeviceCountersHAProxy(t *testing.T) {
 	} {
 		t.Run("wrong/"+tc.name, func(t *testing.T) {
 			before := sessions()
-			r, err := runner.Execute(context.Background(), deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, tc.src))
+			r, err := runner.Run(context.Background(), deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, tc.src))
 			var re *devcount.ReadError
 			if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) ||
 				!strings.Contains(err.Error(), "no load sent") {
@@ -218,7 +218,7 @@ func TestDeviceCountersHAProxy(t *testing.T) {
 			t.Fatal(err)
 		}
 		spec := deviceSpec(vocab.EngineCPS, s.Profile, h.Addr(s.Frontend.Name), ca, src)
-		r, err := runner.Execute(context.Background(), spec)
+		r, err := runner.Run(context.Background(), spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestDeviceCountersNginx(t *testing.T) {
 	}
 	t.Run("wrong/not stub_status", func(t *testing.T) {
 		bad := devcount.Source{Kind: devcount.KindNginx, URL: "http://" + n.StatusAddr + "/"}
-		r, err := runner.Execute(context.Background(), deviceSpec(vocab.EngineCPS, seeds[0].Profile, n.Addrs[0], ca, bad))
+		r, err := runner.Run(context.Background(), deviceSpec(vocab.EngineCPS, seeds[0].Profile, n.Addrs[0], ca, bad))
 		if err == nil || r != nil || !strings.Contains(err.Error(), "HTTP status 404") ||
 			!strings.Contains(err.Error(), "no load sent") {
 			t.Fatalf("record %v, error %v; want no run and the error", r != nil, err)

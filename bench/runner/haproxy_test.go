@@ -55,7 +55,7 @@ func TestHAProxyPreflight(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := h.Counter(t, tc.frontend, "conn_tot")
 			begin := time.Now()
-			r, err := runner.Execute(context.Background(), tc.spec)
+			r, err := runner.Run(context.Background(), tc.spec)
 			took := time.Since(begin)
 			if err != nil {
 				t.Fatal(err)
@@ -83,7 +83,7 @@ func TestHAProxyPreflight(t *testing.T) {
 		s := spec(good, "p256", "/", ca)
 		s.Duration, s.Drain = 500*time.Millisecond, 10*time.Second
 		hs := h.Counter(t, "p256", testdut.HAProxyCounter)
-		r, err := runner.Execute(context.Background(), s)
+		r, err := runner.Run(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,9 +1,9 @@
 // Package runner holds the run spec (Spec: one run as data, with its
 // defaults and validation) and makes one run from it: it builds the
-// operation (CPS or throughput), applies the load with bench.Apply, measures
+// operation (CPS or throughput), applies the load with bench.Run, measures
 // the generator's own CPU, and fills the metrics.Run. The CLI's engine
 // commands, the method's runs and the agents of a distributed run all go
-// through Execute.
+// through Run.
 package runner
 
 import (
@@ -27,7 +27,7 @@ type Op interface {
 	Address() string
 }
 
-// Preflight makes the one transaction of spec that Execute makes before its load
+// Preflight makes the one transaction of spec that Run makes before its load
 // (bench.Preflight) and returns it as the record has it. An error means the
 // operation could not be built.
 func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
@@ -54,17 +54,17 @@ func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
 	return pf, nil
 }
 
-// Execute validates spec, makes the run and returns its record. An error
+// Run validates spec, makes the run and returns its record. An error
 // means the run could not be made at all; failed transactions are data in
 // the record.
 //
-// Before any load, Execute makes one transaction exactly as the load will (see
+// Before any load, Run makes one transaction exactly as the load will (see
 // Preflight). If it fails, no load is sent: the record has the failed
 // Preflight, Complete false, and nothing measured (Run.Failed says why).
 // Before the preflight, it reads the device's counters (Spec.Device) once:
 // if they cannot be read, no load is sent either, and the error (wrapping
 // the *devcount.ReadError) says why.
-func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
+func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func Execute(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		noise.at(end)
 		device.at(end)
 	}
-	res, err := bench.Apply(ctx, start, op)
+	res, err := bench.Run(ctx, start, op)
 	if err != nil {
 		return nil, err
 	}

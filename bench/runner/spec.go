@@ -26,7 +26,7 @@ const DefaultProfile = "ecdhe-ecdsa-aes128-sha256-p256"
 
 // Spec is one run, as data: what the CLI parses into, what the method's
 // requests become (method.Local.Spec), what agents receive (JSON) and what
-// Execute makes. Defaults returns one with every default; Validate checks
+// Run makes. Defaults returns one with every default; Validate checks
 // it. The fields tagged json:"-" are this process's own (a certificate pool
 // in memory, a key log, a progress callback) and do not travel.
 type Spec struct {
@@ -236,7 +236,7 @@ func (s *Spec) DrainBound() time.Duration {
 	return max(bench.DefaultDrain, s.Deadlines())
 }
 
-// EngineConfig is the engine's configuration of s (bench.Apply's).
+// EngineConfig is the engine's configuration of s (bench.Run's).
 func (s *Spec) EngineConfig() bench.Config {
 	c := bench.Config{Load: s.Load, Progress: s.Progress, Live: s.Live}
 	c.Drain = s.DrainBound()

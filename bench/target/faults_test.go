@@ -62,7 +62,7 @@ func TestFaultMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}}, op)
+				res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}}, op)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -65,7 +65,7 @@ func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestHeadersRegenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func hpMeasure(t *testing.T, h *testdut.HAProxy, frontend string, be *target.Lis
 	hsBase := h.Counter(t, frontend, testdut.HAProxyCounter)
 	reqBase := be.Stats().Requests
 	dropBase := h.Info(t, "DroppedLogs")
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: hpWorkers, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: hpWorkers, Duration: 1500 * time.Millisecond, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func refRun(t *testing.T, cfg throughput.Config, c int, d time.Duration) (*throu
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestIdleConnectionsHeld(t *testing.T) {
 	}
 	const conns = 50
 	// 100 requests a second for 1 s: every connection twice, in turn.
-	res, err := bench.Apply(context.Background(), bench.Config{Load: bench.Load{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}}, op)
+	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: conns, Rate: 100, Duration: time.Second, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

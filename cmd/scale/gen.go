@@ -20,7 +20,7 @@ import (
 )
 
 // generated is what a generator child prints: its run record, as
-// `tlsbench cps` and `tlsbench throughput` make theirs (runner.Execute), and its
+// `tlsbench cps` and `tlsbench throughput` make theirs (runner.Run), and its
 // memory beside it.
 type generated struct {
 	Run    *metrics.Run `json:"run"`
@@ -88,7 +88,7 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 		defer pprof.StopCPUProfile()
 	}
 	mem := watchMemory(prof)
-	g.Run, err = runner.Execute(ctx, &spec)
+	g.Run, err = runner.Run(ctx, &spec)
 	mem.stop(&g.Memory)
 	if err != nil {
 		return nil, err

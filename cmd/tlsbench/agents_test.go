@@ -151,7 +151,7 @@ func TestProcessesExecutor(t *testing.T) {
 		}
 	}()
 	watch := watchTokens(t)
-	r, err := e.Execute(ctx, req)
+	r, err := e.Run(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestKubernetesExecutor(t *testing.T) {
 	defer cancel()
 	before := l.Stats()
 	watch := watchTokens(t)
-	r, err := e.Execute(ctx, req)
+	r, err := e.Run(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func TestKubernetesExecutorFailedAgent(t *testing.T) {
 		Test: plan.Test{Engine: "cps"}, Profile: p, Concurrency: 2, Duration: time.Second,
 	}
 	begin := time.Now()
-	_, err := e.Execute(context.Background(), req)
+	_, err := e.Run(context.Background(), req)
 	if err == nil || !strings.Contains(err.Error(), "failed") || !strings.Contains(err.Error(), "missing shards") {
 		t.Fatalf("err = %v, want the failed agents and the missing shards", err)
 	}

@@ -69,7 +69,7 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	a := spec.Agent
 	fmt.Fprintf(stderr, "tlsbench agent: %s (shard %d/%d) ready; starting at %s\n",
 		a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
-	r, err := runner.Execute(ctx, &spec)
+	r, err := runner.Run(ctx, &spec)
 	ls.finish(r)
 	if err != nil {
 		return err

@@ -129,7 +129,7 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 			spec.Concurrency = map[vocab.Engine]int{vocab.EngineCPS: 16, vocab.EngineThroughput: 8}[engine]
 			spec.Duration = c.dur
 			spec.Warmup = time.Second
-			run, err := runner.Execute(ctx, &spec)
+			run, err := runner.Run(ctx, &spec)
 			if err != nil {
 				return err
 			}

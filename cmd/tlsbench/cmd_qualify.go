@@ -253,7 +253,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	live.campaignHooks(c, local)
 	stopProgress := prog.follow(c.Status)
 	fmt.Fprintf(stderr, "tlsbench qualify: campaign %s in %s; runs made %s\n", pl.Name, dir, describeExecutor(ef))
-	summary, err := c.Do(ctx)
+	summary, err := c.Run(ctx)
 	stopProgress() // the live line cleared
 	var de *method.DifferencesError
 	if errors.As(err, &de) {

@@ -142,8 +142,8 @@ func (w *campaignExec) live(lv runner.Live) {
 	w.s.mu.Unlock()
 }
 
-// Execute implements method.Executor.
-func (w *campaignExec) Execute(ctx context.Context, req method.Request) (*metrics.Run, error) {
+// Run implements method.Executor.
+func (w *campaignExec) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	w.n++
 	w.req = req
 	w.camp.Update(func(st *promexp.CampaignState) {
@@ -155,7 +155,7 @@ func (w *campaignExec) Execute(ctx context.Context, req method.Request) (*metric
 		st.Profile = req.Profile.Name
 		st.Level = req.Concurrency
 	})
-	rec, err := w.inner.Execute(ctx, req)
+	rec, err := w.inner.Run(ctx, req)
 	w.camp.Update(func(st *promexp.CampaignState) { st.Running = false })
 	w.s.mu.Lock()
 	r := w.run

@@ -379,7 +379,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at "+
 				"%s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
-		r, err := runner.Execute(ctx, &js)
+		r, err := runner.Run(ctx, &js)
 		live.finish(r)
 		endStatus(stderr, lf.quiet)
 		if err != nil {

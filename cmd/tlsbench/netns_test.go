@@ -161,7 +161,7 @@ func TestAgentsInNetworkNamespaces(t *testing.T) {
 		Concurrency: 4, Duration: 2 * time.Second, Warmup: 300 * time.Millisecond, ExpectSize: 1024,
 	}
 	before := stats()
-	r, err := e.Execute(ctx, req)
+	r, err := e.Run(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -283,7 +283,7 @@ type Exec struct {
 var _ method.Executor = (*Exec)(nil)
 
 // Run implements method.Executor.
-func (e *Exec) Execute(_ context.Context, req method.Request) (*metrics.Run, error) {
+func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) {
 	if e.clock.IsZero() {
 		e.clock, e.finals = T0, map[string]int{}
 	}
@@ -374,7 +374,7 @@ func Campaign(dir string, sc Scenario) (*method.Summary, []*method.Entry, error)
 	defer l.Close()
 	c := &method.Campaign{Plan: plan, Profiles: profiles.Builtin(), Exec: exec, Ledger: l,
 		Sleep: func(context.Context, time.Duration) {}}
-	s, err := c.Do(context.Background())
+	s, err := c.Run(context.Background())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -82,7 +82,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("cps, %s, -c %d, %s against the in-process reference target", p.Name, *conc, *soak)
-	res, err := bench.Apply(ctx, bench.Config{Load: bench.Load{Concurrency: *conc, Duration: *soak}, Progress: progress}, op)
+	res, err := bench.Run(ctx, bench.Config{Load: bench.Load{Concurrency: *conc, Duration: *soak}, Progress: progress}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
