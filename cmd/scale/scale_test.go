@@ -85,13 +85,14 @@ func TestScale(t *testing.T) {
 			// (CLOSE_WAIT), so the kernel's average is not checked then.
 			// A worker is between its close and its next connect for a
 			// moment: the most open at once may miss N by a few. The race
-			// detector makes that moment several times longer: 456–498 of
-			// 500 were seen with it on this 2-core VM (the code of 2026-12-01
-			// before and after the restructuring alike), so it is held to
-			// 90% there and to 99% without it.
+			// detector makes that moment several times longer: 419–498 of
+			// 500 were seen with it on this 2-core VM (2026-12-01 and -02:
+			// 448 at 1,276 CPS on a quiet machine, 419 at 16 CPS under a
+			// load average of 13), so it is held to 80% there; without it,
+			// to 99% (make test runs this test both ways).
 			least := 0.99
 			if raceEnabled {
-				least = 0.90
+				least = 0.80
 			}
 			if r.openPeak() > want || float64(r.openPeak()) < least*float64(n) || (!raceEnabled && r.HeldMean < 0.8*float64(n)) {
 				t.Errorf("cps: %d open at most, %.0f established on average; want %d (%.0f%%) and 80%% of it", r.openPeak(), r.HeldMean, n, least*100)
