@@ -52,13 +52,13 @@ test: deps-test fmt-check vet staticcheck lint
 FUZZTIME ?= 3s
 fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./profiles
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME) ./bench/plan
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePlan$$' -fuzztime $(FUZZTIME) ./bench/method/plan
 	$(GO) test -run '^$$' -fuzz '^FuzzLedger$$' -fuzztime $(FUZZTIME) ./bench/method
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeRun$$' -fuzztime $(FUZZTIME) ./bench/metrics
 	$(GO) test -run '^$$' -fuzz '^FuzzCollector$$' -fuzztime $(FUZZTIME) ./bench/agent
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./bench/devcount
 	$(GO) test -run '^$$' -fuzz '^FuzzParseExposition$$' -fuzztime $(FUZZTIME) ./bench/devcount
-	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) ./bench/httpreq
+	$(GO) test -run '^$$' -fuzz '^FuzzTemplate$$' -fuzztime $(FUZZTIME) ./bench/engine/httpreq
 	$(GO) test -run '^$$' -fuzz '^FuzzParseTarget$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench
 	$(GO) test -run '^$$' -fuzz '^FuzzParseResolve$$' -fuzztime $(FUZZTIME) ./cmd/tlsbench
 
@@ -94,7 +94,7 @@ lint:
 # floor), then the comparison with the peers. `make scale` (not part of it) checks 20,000
 # connections.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/cps ./bench/metrics ./bench/tlsconn ./bench/promexp ./cmd/peerbench
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/engine/cps ./bench/metrics ./bench/engine/tlsconn ./bench/promexp ./cmd/peerbench
 	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/tlsbench/tlsbench/bench/hdrlog"
+	"github.com/tlsbench/tlsbench/bench/metrics/hdrlog"
 )
 
 // HistogramLog writes the latency histograms of the inputs' runs — every

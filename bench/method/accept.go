@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

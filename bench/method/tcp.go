@@ -3,8 +3,8 @@ package method
 import (
 	"fmt"
 
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/plan"
 )
 
 // judgeTCP gives the reasons of the connections' TCP: segments the client

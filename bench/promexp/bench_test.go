@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/promexp"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -30,7 +30,7 @@ func BenchmarkScrape(b *testing.B) {
 		}
 		rec.Record(i, &metrics.Sample{Steady: true, Dur: d, Handshake: true})
 	}
-	r.Live(bench.Live{Recorder: rec, Started: start, SteadyStart: start, End: start.Add(time.Hour)})
+	r.Live(engine.Live{Recorder: rec, Started: start, SteadyStart: start, End: start.Add(time.Hour)})
 	b.ReportAllocs()
 	b.ResetTimer()
 	c0 := cpuTime(b)
@@ -67,7 +67,7 @@ func BenchmarkEngineScraped(b *testing.B) {
 			var txs int64
 			var cpu time.Duration
 			for range b.N {
-				cfg := bench.Config{Load: bench.Load{Concurrency: 4, Duration: time.Second}}
+				cfg := engine.Config{Load: engine.Load{Concurrency: 4, Duration: time.Second}}
 				e := promexp.New()
 				stop := make(chan struct{})
 				done := make(chan struct{})
@@ -91,7 +91,7 @@ func BenchmarkEngineScraped(b *testing.B) {
 					close(done)
 				}
 				c0 := cpuTime(b)
-				out, err := bench.Run(context.Background(), cfg, nopTxn{})
+				out, err := engine.Run(context.Background(), cfg, nopTxn{})
 				close(stop)
 				<-done
 				cpu += cpuTime(b) - c0
@@ -109,7 +109,7 @@ func BenchmarkEngineScraped(b *testing.B) {
 type nopTxn struct{}
 type nopTxnWorker struct{}
 
-func (nopTxn) NewWorker(int) (bench.Worker, error) { return nopTxnWorker{}, nil }
+func (nopTxn) NewWorker(int) (engine.Worker, error) { return nopTxnWorker{}, nil }
 func (nopTxnWorker) Do(_ context.Context, s *metrics.Sample) {
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }

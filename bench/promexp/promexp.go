@@ -4,7 +4,7 @@
 // listener (Serve).
 //
 // Nothing is counted per transaction: a run's collector reads the engine's
-// own recorder (bench.Live) when Prometheus scrapes, and turns its HDR
+// own recorder (engine.Live) when Prometheus scrapes, and turns its HDR
 // histograms into Prometheus histograms with classic buckets
 // (ClassicBuckets) and native ones (NativeSchema). A finished run's figures
 // are frozen at its end (Run.Finish) and stay exposed, so that the final
@@ -23,7 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
@@ -100,7 +100,7 @@ type Run struct {
 	e      *Exporter
 	labels []string
 	mu     sync.Mutex
-	live   *bench.Live
+	live   *engine.Live
 	cpu0   time.Duration
 	frozen []prometheus.Metric // once finished
 	done   bool
@@ -124,8 +124,8 @@ func (e *Exporter) Begin(l RunLabels) *Run {
 	return r
 }
 
-// Live receives the run's recorder (bench.Config.Live).
-func (r *Run) Live(lv bench.Live) {
+// Live receives the run's recorder (engine.Config.Live).
+func (r *Run) Live(lv engine.Live) {
 	cpu, _ := processCPU()
 	r.mu.Lock()
 	r.live, r.cpu0, r.cached, r.cachedAt = &lv, cpu, nil, time.Time{}

@@ -8,7 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/promexp"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -88,7 +88,7 @@ func TestRunLifecycle(t *testing.T) {
 	}
 	start := time.Now()
 	rec := metrics.NewRecorder(2, start)
-	r.Live(bench.Live{Recorder: rec, Started: start, SteadyStart: start, End: start.Add(time.Hour),
+	r.Live(engine.Live{Recorder: rec, Started: start, SteadyStart: start, End: start.Add(time.Hour),
 		OpenConns: func() (int64, int64) { return 3, 5 }})
 	for i := range 100 {
 		rec.Record(i, sample(""))
@@ -141,7 +141,7 @@ func TestRunLifecycle(t *testing.T) {
 	}
 	for i := range promexp.KeepFinished + 3 {
 		r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", DUT: "d", Shard: -1, Phase: "final", Run: i + 1})
-		r.Live(bench.Live{Recorder: metrics.NewRecorder(1, start), Started: start})
+		r.Live(engine.Live{Recorder: metrics.NewRecorder(1, start), Started: start})
 		r.Finish(&metrics.Run{TCP: &metrics.TCP{Unavailable: "not Linux"}})
 	}
 	// The first run (which measured them) is no longer kept; the others
@@ -154,12 +154,12 @@ func TestRunLifecycle(t *testing.T) {
 	}
 }
 
-// TestLiveFromEngine: bench.Run hands the recorder to Config.Live, and
+// TestLiveFromEngine: engine.Run hands the recorder to Config.Live, and
 // the exporter's count after the run is the outcome's.
 func TestLiveFromEngine(t *testing.T) {
 	e := promexp.New()
 	r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", Shard: -1})
-	out, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 200 * time.Millisecond}, Live: r.Live}, nopOp{})
+	out, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: 2, Duration: 200 * time.Millisecond}, Live: r.Live}, nopOp{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestLiveFromEngine(t *testing.T) {
 type nopOp struct{}
 type nopWorker struct{}
 
-func (nopOp) NewWorker(int) (bench.Worker, error) { return nopWorker{}, nil }
+func (nopOp) NewWorker(int) (engine.Worker, error) { return nopWorker{}, nil }
 func (nopWorker) Do(_ context.Context, s *metrics.Sample) {
 	time.Sleep(time.Millisecond)
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)

@@ -12,7 +12,7 @@ import (
 )
 
 // deviceMeter reads the device's counters (Spec.Device) before the
-// preflight, at the steady window's ends (bench.Config.AtWindow: each read
+// preflight, at the steady window's ends (engine.Config.AtWindow: each read
 // is started there and runs beside the load, so that the hook returns at
 // once) and after the drain; result makes the record's block.
 type deviceMeter struct {
@@ -79,7 +79,7 @@ func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 	return m, nil
 }
 
-// at is bench.Config.AtWindow's part: it starts the window's read.
+// at is engine.Config.AtWindow's part: it starts the window's read.
 func (m *deviceMeter) at(end bool) {
 	if m == nil {
 		return

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
@@ -70,8 +70,8 @@ func TestHAProxyPreflight(t *testing.T) {
 			if took >= time.Second {
 				t.Errorf("returned after %s, want under a second", took)
 			}
-			if seen != pf.Transactions || seen > bench.PreflightAttempts {
-				t.Errorf("HAProxy accepted %d connections, the preflight made %d (at most %d)", seen, pf.Transactions, bench.PreflightAttempts)
+			if seen != pf.Transactions || seen > engine.PreflightAttempts {
+				t.Errorf("HAProxy accepted %d connections, the preflight made %d (at most %d)", seen, pf.Transactions, engine.PreflightAttempts)
 			}
 			if r.Load.Attempts != 0 || r.Whole.Transactions+r.Whole.Errors != 0 || r.Failed() == "" {
 				t.Errorf("load attempts %d, whole run %+v, failed %q: no load after a failed preflight", r.Load.Attempts, r.Whole, r.Failed())

@@ -1,6 +1,6 @@
 package runner
 
-import "github.com/tlsbench/tlsbench/bench"
+import "github.com/tlsbench/tlsbench/bench/engine"
 
-// Live is a run's state while the load goes (bench.Live), for Spec.Live.
-type Live = bench.Live
+// Live is a run's state while the load goes (engine.Live), for Spec.Live.
+type Live = engine.Live

@@ -1,6 +1,6 @@
 // Package runner holds the run spec (Spec: one run as data, with its
 // defaults and validation) and makes one run from it: it builds the
-// operation (CPS or throughput), applies the load with bench.Run, measures
+// operation (CPS or throughput), applies the load with engine.Run, measures
 // the generator's own CPU, and fills the metrics.Run. The CLI's engine
 // commands, the method's runs and the agents of a distributed run all go
 // through Run.
@@ -11,9 +11,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -21,14 +21,14 @@ import (
 // Op is an engine operation that reports what it negotiated, the leaf
 // certificate it was presented and the address it dialled.
 type Op interface {
-	bench.Op
+	engine.Op
 	Negotiated() *metrics.Negotiated
 	LeafSHA256() string
 	Address() string
 }
 
 // Preflight makes the one transaction of spec that Run makes before its load
-// (bench.Preflight) and returns it as the record has it. An error means the
+// (engine.Preflight) and returns it as the record has it. An error means the
 // operation could not be built.
 func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
 	op, err := NewOp(spec)
@@ -38,8 +38,8 @@ func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
 	return preflight(ctx, op)
 }
 
-func preflight(ctx context.Context, op bench.Op) (*metrics.Preflight, error) {
-	res, err := bench.Preflight(ctx, op)
+func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
+	res, err := engine.Preflight(ctx, op)
 	if err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		noise.at(end)
 		device.at(end)
 	}
-	res, err := bench.Run(ctx, start, op)
+	res, err := engine.Run(ctx, start, op)
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
 }
 
 // fillRecord fills r with what the engine measured (res) and what op saw.
-func fillRecord(r *metrics.Run, res *bench.Outcome, op Op) error {
+func fillRecord(r *metrics.Run, res *engine.Outcome, op Op) error {
 	r.Started, r.Ended, r.Complete = res.Started, res.Ended, res.Complete
 	r.SteadyStartS = res.SteadyStart.Sub(res.Started).Seconds()
 	l := &r.Load

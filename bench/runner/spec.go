@@ -9,14 +9,14 @@ import (
 	"io"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/cps"
 	"github.com/tlsbench/tlsbench/bench/devcount"
-	"github.com/tlsbench/tlsbench/bench/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/bench/throughput"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -48,7 +48,7 @@ type Spec struct {
 	// validates it; embedded, their JSON names are the spec's own.
 	httpreq.Request
 	tlsconn.Settings
-	bench.Load
+	engine.Load
 
 	// Throughput engine only (Pipeline is 1 by default).
 	Pipeline        int    `json:"pipeline,omitempty"`
@@ -69,7 +69,7 @@ type Spec struct {
 	Roots    *x509.CertPool       `json:"-"` // verification roots, if not CAFile
 	KeyLog   io.Writer            `json:"-"` // TLS secrets (debugging)
 	Progress func(metrics.Second) `json:"-"` // called once a second
-	Live     func(Live)           `json:"-"` // called once the load starts (bench.Config.Live)
+	Live     func(Live)           `json:"-"` // called once the load starts (engine.Config.Live)
 	// DUTProcesses are the PIDs, on this machine, of the DUT's processes
 	// (every one: a process's CPU does not include its live children's),
 	// whose CPU the record's noise measures apart from the other
@@ -95,19 +95,19 @@ type Agent struct {
 // Defaults returns the default run of an engine (CPS if engine is empty):
 // the reference target's default object, the default profile and
 // deadlines, 10 s measured after 2 s of warm-up.
-func Defaults(engine vocab.Engine) Spec {
-	if engine == "" {
-		engine = vocab.EngineCPS
+func Defaults(kind vocab.Engine) Spec {
+	if kind == "" {
+		kind = vocab.EngineCPS
 	}
-	req := httpreq.Defaults(engine.DefaultPath())
+	req := httpreq.Defaults(kind.DefaultPath())
 	s := Spec{
-		Engine: engine, Profile: DefaultProfile, Request: req, Settings: tlsconn.Defaults().Settings,
-		Load: bench.Load{
-			Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: bench.DefaultAbortAfter,
+		Engine: kind, Profile: DefaultProfile, Request: req, Settings: tlsconn.Defaults().Settings,
+		Load: engine.Load{
+			Concurrency: 32, Duration: 10 * time.Second, Warmup: 2 * time.Second, AbortAfter: engine.DefaultAbortAfter,
 		},
 		Pipeline: 1,
 	}
-	if engine == vocab.EngineThroughput {
+	if kind == vocab.EngineThroughput {
 		s.Concurrency = 8
 	}
 	return s
@@ -227,18 +227,18 @@ func (s *Spec) Deadlines() time.Duration {
 }
 
 // DrainBound is the drain bound of the run: Drain when it is set, else the
-// larger of bench.DefaultDrain and Deadlines, so that no transaction that
+// larger of engine.DefaultDrain and Deadlines, so that no transaction that
 // keeps its deadlines is abandoned.
 func (s *Spec) DrainBound() time.Duration {
 	if s.Drain > 0 {
 		return s.Drain
 	}
-	return max(bench.DefaultDrain, s.Deadlines())
+	return max(engine.DefaultDrain, s.Deadlines())
 }
 
-// EngineConfig is the engine's configuration of s (bench.Run's).
-func (s *Spec) EngineConfig() bench.Config {
-	c := bench.Config{Load: s.Load, Progress: s.Progress, Live: s.Live}
+// EngineConfig is the engine's configuration of s (engine.Run's).
+func (s *Spec) EngineConfig() engine.Config {
+	c := engine.Config{Load: s.Load, Progress: s.Progress, Live: s.Live}
 	c.Drain = s.DrainBound()
 	if a := s.Agent; a != nil {
 		c.StartAt, c.StartTolerance = a.StartAt, a.StartTolerance

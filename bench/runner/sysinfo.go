@@ -74,8 +74,8 @@ func (m CPUMeter) Stop(txns int64) metrics.Client {
 }
 
 // noiseMeter samples the machine's noise (bench/sysnoise) at the steady
-// window's start and end (bench.Config.AtWindow calls at from one
-// goroutine, and bench.Run returns after its last call).
+// window's start and end (engine.Config.AtWindow calls at from one
+// goroutine, and engine.Run returns after its last call).
 type noiseMeter struct {
 	pids       []int
 	start, end sysnoise.Sample

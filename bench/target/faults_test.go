@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/cps"
-	"github.com/tlsbench/tlsbench/bench/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/bench/throughput"
-	"github.com/tlsbench/tlsbench/bench/tlsconn"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -40,8 +40,8 @@ func TestFaultMatrix(t *testing.T) {
 		// the RST: only the CPS engine waits for the server's close.
 		{"reset-after-response", "ecdhe-ecdsa-aes128-sha256-p256", []string{"cps"}},
 	} {
-		for _, engine := range tc.engines {
-			t.Run(tc.kind+"/"+engine, func(t *testing.T) {
+		for _, kind := range tc.engines {
+			t.Run(tc.kind+"/"+kind, func(t *testing.T) {
 				p, _ := set.Get(tc.profile)
 				tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p},
 					Faults: []target.Fault{{Kind: tc.kind, Fraction: 0.5}}, SlowDelay: 1500 * time.Millisecond})
@@ -53,8 +53,8 @@ func TestFaultMatrix(t *testing.T) {
 					TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()},
 				}
 				req := httpreq.Request{Path: "/bytes/8k", ExpectSize: 8 << 10, ReadTimeout: time.Second, UserAgent: "test"}
-				var op bench.Op
-				if engine == "cps" {
+				var op engine.Op
+				if kind == "cps" {
 					op, err = cps.New(cps.Config{Config: conn, Request: req})
 				} else {
 					op, err = throughput.New(throughput.Config{Config: conn, Request: req, Pipeline: 1})
@@ -62,7 +62,7 @@ func TestFaultMatrix(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}}, op)
+				res, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: 4, Duration: 700 * time.Millisecond, Drain: 10 * time.Second}}, op)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -53,7 +53,7 @@ func startTarget(t *testing.T, ps []*profiles.Profile, states *serverStates) *ta
 }
 
 // cpsRun measures one listener of tg for d with c connections.
-func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.Duration) (*cps.Op, *bench.Outcome) {
+func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.Duration) (*cps.Op, *engine.Outcome) {
 	t.Helper()
 	cfg := cps.Defaults()
 	cfg.Profile = p
@@ -65,7 +65,7 @@ func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
+	res, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: c, Duration: d, Drain: 10 * time.Second}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ func TestHeadersRegenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := bench.Run(context.Background(), bench.Config{Load: bench.Load{Concurrency: 2, Duration: 300 * time.Millisecond}}, op)
+	res, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: 2, Duration: 300 * time.Millisecond}}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 // process, reuseport, session cache and tickets off) or, without nginx, the
 // reference target (`tlsbench serve`'s code, one process per generator
 // process). Each engine runs in generator processes of its own, made as the
-// CLI makes its runs (runner.NewOp, bench.Run), so that their peak RSS is the
+// CLI makes its runs (runner.NewOp, engine.Run), so that their peak RSS is the
 // engine's alone. One connection takes a descriptor on each side, so there
 // are as many generator processes as RLIMIT_NOFILE requires: the program
 // raises the soft limit to the hard one, and the hard one too where it may

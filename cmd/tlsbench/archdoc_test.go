@@ -192,7 +192,7 @@ func (c *codeNames) memberOf(typ, name string, depth int) bool {
 }
 
 // TestArchitectureNamesExist: every Go name docs/ARCHITECTURE.md gives in
-// backquotes (runner.Spec, Local.Spec, bench.Run, engine.go) is one the
+// backquotes (runner.Spec, Local.Spec, engine.Run, engine.go) is one the
 // code has, so that the notes cannot keep a name the code dropped.
 func TestArchitectureNamesExist(t *testing.T) {
 	root := filepath.Join("..", "..")

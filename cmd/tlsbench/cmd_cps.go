@@ -7,7 +7,7 @@ import (
 	"runtime"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports"
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/plan"
 	"github.com/tlsbench/tlsbench/reports"
 	"go.yaml.in/yaml/v3"
 

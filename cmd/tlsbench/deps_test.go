@@ -22,41 +22,41 @@ func TestDependencyRules(t *testing.T) {
 	plot := []string{"gonum.org/v1/plot", "gonum.org/v1/plot/font", "gonum.org/v1/plot/plotter", "gonum.org/v1/plot/plotutil",
 		"gonum.org/v1/plot/vg", "gonum.org/v1/plot/vg/draw", "gonum.org/v1/plot/vg/vgimg", "gonum.org/v1/plot/vg/vgsvg"}
 	allowed := map[string][]string{
-		"bench/vocab":      {},
-		"cipher":           {},
-		"profiles":         {"cipher", "go.yaml.in/yaml/v3"},
-		"bench/outfile":    {},
-		"bench/sysnoise":   {},
-		"bench/devcount":   {},
-		"bench/metrics":    {"github.com/HdrHistogram/hdrhistogram-go", "bench/outfile"},
-		"bench/hdrlog":     {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
-		"bench/analysis":   {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
-		"bench":            {"bench/metrics"},
-		"bench/tlsconn":    {"bench", "bench/metrics", "profiles", "cipher"},
-		"bench/httpreq":    {},
-		"bench/cps":        {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
-		"bench/throughput": {"bench", "bench/metrics", "bench/tlsconn", "bench/httpreq", "github.com/valyala/fasthttp"},
-		"bench/target":     {"profiles", "cipher", "github.com/valyala/fasthttp"},
+		"bench/vocab":             {},
+		"cipher":                  {},
+		"profiles":                {"cipher", "go.yaml.in/yaml/v3"},
+		"bench/outfile":           {},
+		"bench/sysnoise":          {},
+		"bench/devcount":          {},
+		"bench/metrics":           {"github.com/HdrHistogram/hdrhistogram-go", "bench/outfile"},
+		"bench/metrics/hdrlog":    {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/analysis":          {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/engine":            {"bench/metrics"},
+		"bench/engine/tlsconn":    {"bench/engine", "bench/metrics", "profiles", "cipher"},
+		"bench/engine/httpreq":    {},
+		"bench/engine/cps":        {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
+		"bench/engine/throughput": {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
+		"bench/target":            {"profiles", "cipher", "github.com/valyala/fasthttp"},
 		// The one package that makes a run: the spec, the operations, the
 		// engine (and the reference target's body pattern).
-		"bench/runner": {"bench", "bench/metrics", "bench/sysnoise", "bench/tlsconn", "bench/httpreq", "bench/cps", "bench/throughput", "bench/target", "profiles", "bench/devcount"},
+		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/engine/cps", "bench/engine/throughput", "bench/target", "profiles", "bench/devcount"},
 		// Plans are data: no run is made there.
-		"bench/plan":   {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount"},
-		"bench/stats":  {"gonum.org/v1/gonum/stat/distuv"},
-		"bench/impact": {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats", "github.com/HdrHistogram/hdrhistogram-go"},
+		"bench/method/plan": {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount"},
+		"bench/stats":       {"gonum.org/v1/gonum/stat/distuv"},
+		"bench/impact":      {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats", "github.com/HdrHistogram/hdrhistogram-go"},
 		// The method makes runs through bench/runner only: not the engine,
 		// not the connections.
-		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/plan", "profiles"},
+		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/method/plan", "profiles"},
 		// Agents receive a runner.Spec and return records: no engine, no
 		// connections, no profiles of their own. The manifests are plain
 		// structs encoded with yaml: no k8s.io here.
 		"bench/agent": {"bench/metrics", "bench/runner", "bench/method", "cipher", "go.yaml.in/yaml/v3", "golang.org/x/net/netutil"},
-		"reports":     append([]string{"bench/metrics", "bench/analysis", "bench/hdrlog", "bench/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
+		"reports":     append([]string{"bench/metrics", "bench/analysis", "bench/metrics/hdrlog", "bench/method/plan", "bench/stats", "bench/impact", "bench/method"}, plot...),
 		// The JSON Schemas (embedded files).
 		"schemas": {},
-		// The Prometheus exporter: reads a run's recorder (bench.Live) and
+		// The Prometheus exporter: reads a run's recorder (engine.Live) and
 		// the reference target's counters at scrape time.
-		"bench/promexp": {"bench", "bench/metrics", "bench/target", "github.com/prometheus/client_golang/prometheus",
+		"bench/promexp": {"bench/engine", "bench/metrics", "bench/target", "github.com/prometheus/client_golang/prometheus",
 			"github.com/prometheus/client_golang/prometheus/collectors", "github.com/prometheus/client_golang/prometheus/promhttp",
 			"github.com/prometheus/client_model/go", "github.com/HdrHistogram/hdrhistogram-go", "google.golang.org/protobuf/proto",
 			"golang.org/x/net/netutil"},
@@ -70,7 +70,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/internal/wirecap":    {},
 		"bench/metrics/metricstest": {"bench/metrics", "github.com/HdrHistogram/hdrhistogram-go"},
 		"bench/outfile/outfiletest": {},
-		"reports/reporttest":        {"bench/metrics", "bench/plan", "bench/method", "profiles"},
+		"reports/reporttest":        {"bench/metrics", "bench/method/plan", "bench/method", "profiles"},
 		// Devices under test on loopback, for tests and cmd/ harnesses.
 		"internal/testdut": {"bench/metrics", "bench/target", "cipher", "profiles"},
 		// The schemas' validator.

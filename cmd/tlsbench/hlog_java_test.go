@@ -18,7 +18,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 
-	"github.com/tlsbench/tlsbench/bench/hdrlog"
+	"github.com/tlsbench/tlsbench/bench/metrics/hdrlog"
 )
 
 // hdrJar is where Debian's libhdrhistogram-java puts HdrHistogram's

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -95,18 +95,18 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 		{"wrong certificate", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--cacert", otherCA}, tls, vocab.ClassCertificate, "unknown authority"},
 		{"404 path", "https://localhost:" + portOf(tls.Addr) + "/nope", nil, tls, vocab.ClassStatus, "status 404"},
 	} {
-		for _, engine := range []string{"cps", "throughput"} {
-			t.Run(tc.name+"/"+engine, func(t *testing.T) {
+		for _, kind := range []string{"cps", "throughput"} {
+			t.Run(tc.name+"/"+kind, func(t *testing.T) {
 				url := tc.url
 				if strings.HasSuffix(url, "/") {
-					url += strings.TrimPrefix(map[string]string{"cps": "/1k", "throughput": "/1m"}[engine], "/")
+					url += strings.TrimPrefix(map[string]string{"cps": "/1k", "throughput": "/1m"}[kind], "/")
 				}
 				var before int64
 				if tc.device != nil {
 					before = connections(tc.device)
 				}
 				rec := filepath.Join(t.TempDir(), "run.json")
-				args := append([]string{engine, "-q", "-d", "10s", "--cacert", ca, "--json", rec, url}, tc.args...)
+				args := append([]string{kind, "-q", "-d", "10s", "--cacert", ca, "--json", rec, url}, tc.args...)
 				begin := time.Now()
 				code, stdout, stderr := invoke(t, context.Background(), args...)
 				took := time.Since(begin)
@@ -121,8 +121,8 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 				if took >= time.Second {
 					t.Errorf("exit after %s, want under a second", took)
 				}
-				if seen > bench.PreflightAttempts {
-					t.Errorf("the device saw %d connections, want at most %d", seen, bench.PreflightAttempts)
+				if seen > engine.PreflightAttempts {
+					t.Errorf("the device saw %d connections, want at most %d", seen, engine.PreflightAttempts)
 				}
 				if !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "no load sent") || strings.Count(stderr, "\n") != 1 {
 					t.Errorf("message %q does not name %q and no load sent in one line", stderr, tc.want)
@@ -135,12 +135,12 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 					t.Fatal(err)
 				}
 				pf := r.Preflight
-				if pf == nil || pf.OK || pf.Class != tc.class || pf.Transactions < 1 || pf.Transactions > bench.PreflightAttempts {
+				if pf == nil || pf.OK || pf.Class != tc.class || pf.Transactions < 1 || pf.Transactions > engine.PreflightAttempts {
 					t.Fatalf("record's preflight %+v, want failed with %s", pf, tc.class)
 				}
 				// CPS opens a connection per transaction; throughput keeps
 				// its connection after a complete response (the 404).
-				if tc.device != nil && (seen > pf.Transactions || engine == "cps" && seen != pf.Transactions) {
+				if tc.device != nil && (seen > pf.Transactions || kind == "cps" && seen != pf.Transactions) {
 					t.Errorf("preflight transactions %d, the device saw %d connections", pf.Transactions, seen)
 				}
 				if r.Load.Attempts != 0 || r.Whole.Transactions+r.Whole.Errors != 0 || r.Complete {
@@ -156,15 +156,15 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 // back off and the run end with exit 1 within --abort-after, every attempt
 // counted and the device's connections bounded.
 func TestDeviceFailsMidRun(t *testing.T) {
-	for _, engine := range []string{"cps", "throughput"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, kind := range []string{"cps", "throughput"} {
+		t.Run(kind, func(t *testing.T) {
 			tg, ca := startTarget(t, target.Config{})
 			addr := tg.Listeners[0].Addr
 			rec := filepath.Join(t.TempDir(), "run.json")
 			const conc, abort = 8, time.Second
-			args := []string{engine, "-q", "-c", "8", "-d", "30s", "--warmup", "0s", "--abort-after", abort.String(),
+			args := []string{kind, "-q", "-c", "8", "-d", "30s", "--warmup", "0s", "--abort-after", abort.String(),
 				"--cacert", ca, "--json", rec, "--requests-per-conn", "5", "https://localhost:" + portOf(addr) + "/1k"}
-			if engine == "cps" {
+			if kind == "cps" {
 				args = append(args[:len(args)-3], args[len(args)-1])
 			}
 			var broke atomic.Int64
@@ -215,7 +215,7 @@ func TestDeviceFailsMidRun(t *testing.T) {
 			}
 			// Backing off, each worker tries a handful of times in the
 			// bound; without backoff it would be thousands.
-			if max := int64(conc * (bench.BackoffAfter + 12)); seen.Load() > max || r.Load.Backoffs == 0 {
+			if max := int64(conc * (engine.BackoffAfter + 12)); seen.Load() > max || r.Load.Backoffs == 0 {
 				t.Errorf("the broken device saw %d connections (want at most %d), %d backoffs", seen.Load(), max, r.Load.Backoffs)
 			}
 		})

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench"
-	"github.com/tlsbench/tlsbench/bench/cps"
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -82,7 +82,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("cps, %s, -c %d, %s against the in-process reference target", p.Name, *conc, *soak)
-	res, err := bench.Run(ctx, bench.Config{Load: bench.Load{Concurrency: *conc, Duration: *soak}, Progress: progress}, op)
+	res, err := engine.Run(ctx, engine.Config{Load: engine.Load{Concurrency: *conc, Duration: *soak}, Progress: progress}, op)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package wirecap captures a test's loopback traffic with tcpdump and reads
 // it back, for the tests that join the phases the engines measure to the
-// packets they time (bench/cps, bench/throughput). Captures need tcpdump
+// packets they time (bench/engine/cps, bench/engine/throughput). Captures need tcpdump
 // and root: Require skips the test, with a message, without them (in CI a
 // missing tcpdump fails: make deps-test installs it).
 package wirecap

@@ -1,0 +1,125 @@
+package cps_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/x509"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// benchTargetEnv makes the test binary serve the reference target, so that
+// a benchmark's allocations and CPU are the client's alone.
+const benchTargetEnv = "TLSBENCH_BENCH_TARGET"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(benchTargetEnv) == "1" {
+		serveForBenchmark()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveForBenchmark prints "profile addr" lines, the CA PEM file, then
+// "ready", and serves until SIGTERM.
+func serveForBenchmark() {
+	tg, err := target.Start(target.Config{Profiles: profiles.Builtin().All()})
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	f, _ := os.CreateTemp("", "bench-ca*.pem")
+	f.Write(tg.CA.CertPEM())
+	f.Close()
+	for _, l := range tg.Listeners {
+		fmt.Println(l.Profile.Name, l.Addr)
+	}
+	fmt.Println("ca", f.Name())
+	fmt.Println("ready")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	select {
+	case <-sig:
+	case <-time.After(10 * time.Minute):
+	}
+	tg.Close()
+	os.Remove(f.Name())
+}
+
+// benchTarget starts the reference target in a child process.
+func benchTarget(b *testing.B) (addrs map[string]string, pool *x509.CertPool) {
+	b.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), benchTargetEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	addrs = map[string]string{}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() && sc.Text() != "ready" {
+		name, v, _ := strings.Cut(sc.Text(), " ")
+		if name == "ca" {
+			pem, err := os.ReadFile(v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pool = x509.NewCertPool()
+			pool.AppendCertsFromPEM(pem)
+			continue
+		}
+		addrs[name] = v
+	}
+	if pool == nil {
+		b.Fatal("the target process did not start")
+	}
+	return addrs, pool
+}
+
+// BenchmarkTransaction is one CPS transaction (connect, full handshake,
+// verification, GET /1k, response, close) against the reference target in
+// another process: allocs/op and ns/op are the client's.
+func BenchmarkTransaction(b *testing.B) {
+	addrs, pool := benchTarget(b)
+	for _, name := range profiles.SeedProfiles {
+		b.Run(name, func(b *testing.B) {
+			p, _ := profiles.Builtin().Get(name)
+			cfg := cps.Defaults()
+			cfg.Profile, cfg.Address, cfg.Host = p, addrs[name], "localhost"
+			cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}
+			cfg.ExpectSize = 1024
+			op, err := cps.New(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, _ := op.NewWorker(0)
+			ctx := context.Background()
+			s := new(metrics.Sample) // one per worker, as the engine does
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				*s = metrics.Sample{}
+				s.Start = time.Now()
+				w.Do(ctx, s)
+				if s.Class != "" {
+					b.Fatalf("%s: %v", s.Class, s.Err)
+				}
+			}
+		})
+	}
+}

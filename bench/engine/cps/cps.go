@@ -1,0 +1,289 @@
+// Package cps is the CPS operation: every transaction is a new TCP
+// connection, a full TLS handshake verified against the cipher profile, an
+// HTTP/1.0 GET, the complete response, and the server's close.
+package cps
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/valyala/fasthttp"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// Config is one CPS target and how to talk to it.
+type Config struct {
+	tlsconn.Config
+	// Request's path defaults to /1k; its ReadTimeout also bounds the wait
+	// for the server's close.
+	httpreq.Request
+	// MaxBody bounds a response body; a larger one is a body_size error
+	// (0: 16 MiB).
+	MaxBody int
+	// Trace, if set, is called at the end of every transaction that had a
+	// connection, with the connection's local port, the sample (phases
+	// before the engine's open-loop correction) and its first byte. For
+	// debugging and for the packet-capture tests; nil costs nothing.
+	Trace func(localPort int, s *metrics.Sample, first tlsconn.FirstByte)
+}
+
+// Defaults returns the default configuration (no target yet).
+func Defaults() Config {
+	return Config{Config: tlsconn.Defaults(), Request: httpreq.Defaults(vocab.EngineCPS.DefaultPath())}
+}
+
+// Op is the CPS operation. It is safe for concurrent use by its workers.
+// Its endpoint answers what the run negotiated, the leaf certificate's
+// fingerprint, the address dialled and the connections open.
+type Op struct {
+	*tlsconn.Endpoint
+	cfg Config
+	req *httpreq.Compiled
+
+	// How the run's connections ended (see Closes).
+	serverFIN, clientFirst, noCloseNotify, merged atomic.Int64
+}
+
+// Closes returns how the run's connections that read a complete response
+// ended (whole run).
+func (op *Op) Closes() metrics.Closes {
+	return metrics.Closes{
+		ServerFirst:     op.serverFIN.Load(),
+		ClientFirst:     op.clientFirst.Load(),
+		NoCloseNotify:   op.noCloseNotify.Load(),
+		FirstByteMerged: op.merged.Load(),
+	}
+}
+
+var _ engine.Op = (*Op)(nil)
+
+// New checks cfg and prepares the operation.
+func New(cfg Config) (*Op, error) {
+	if cfg.Path == "" {
+		cfg.Path = vocab.EngineCPS.DefaultPath()
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 16 << 20
+	}
+	op := &Op{cfg: cfg}
+	var err error
+	op.Endpoint, err = tlsconn.Prepare(vocab.EngineCPS, cfg.Config, cfg.Request.Validate, func(addr string) (err error) {
+		op.req, err = cfg.Request.Compile("HTTP/1.0", addr)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// NewWorker returns a worker with its own source address turn.
+func (op *Op) NewWorker(id int) (engine.Worker, error) {
+	return &worker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64())}, nil
+}
+
+type worker struct {
+	op     *Op
+	dialer *tlsconn.Dialer
+	rd     tlsconn.Reader
+	gen    *httpreq.Gen
+	req    []byte
+	tail   [256]byte // for the wait for the server's close
+}
+
+// reading is what a worker needs from its request to the end of the
+// response: lent by a pool for that time only, so that the many workers
+// waiting for a connection or a handshake hold no buffers.
+type reading struct {
+	br    *bufio.Reader
+	resp  fasthttp.Response
+	drain [1 << 10]byte
+}
+
+var readings = sync.Pool{New: func() any {
+	return &reading{br: bufio.NewReaderSize(nil, 4096)}
+}}
+
+// Do runs one transaction (see the package comment); every phase it times
+// is set here, in order.
+func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
+	cfg := &w.op.cfg
+	// Connect and handshake (tlsconn times both).
+	conn, ph, err := w.dialer.Dial(ctx)
+	if !ph.Fill(s, err) {
+		return
+	}
+	defer conn.CloseIn(s) // with the kernel's account of it (TCP_INFO)
+
+	// Request and response. TTFB starts before the request is written
+	// (the server may answer before Write returns) and ends when the
+	// kernel received the response's first byte (w.rd.First).
+	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
+	w.req = w.op.req.Append(w.req[:0], w.gen)
+	w.rd.Reset(conn, cfg.ReadTimeout)
+	w.rd.CountSegments() // did more than the first segment come before the first byte's read?
+	t3 := time.Now()
+	n, err := conn.Write(w.req)
+	s.BytesOut = int64(n)
+	if err != nil {
+		w.finish(s, conn, err)
+		return
+	}
+	r := readings.Get().(*reading)
+	r.br.Reset(&w.rd)
+	body, err := r.readResponse(cfg.MaxBody)
+	// Bytes already buffered after the response are extra bytes; the
+	// pooled buffers go back before the wait for the server's close.
+	status, extra := r.resp.StatusCode(), r.br.Buffered()
+	r.br.Reset(nil)
+	readings.Put(r)
+	s.Payload = body
+	if err != nil {
+		w.finish(s, conn, w.rd.Cause(err))
+		return
+	}
+	more, err := w.awaitClose(conn)
+	extra += more
+	// Transfer: from the first byte to the server's FIN (or the error).
+	t4 := time.Now()
+	s.Dur[vocab.PhaseTTFB] = w.rd.First.Sub(t3)
+	s.Dur[vocab.PhaseTransfer] = t4.Sub(w.rd.First)
+	w.finish(s, conn, w.judge(s, conn, status, body, extra, err))
+}
+
+// awaitClose reads to the server's close: HTTP/1.0, the server closes, so
+// that the TIME_WAIT stays on its side. Its close is the TCP FIN: the TLS
+// layer ends at the close_notify alert, which comes before it. It returns
+// how many bytes came after the response, and counts how the connection
+// ended.
+func (w *worker) awaitClose(conn *tlsconn.Conn) (int, error) {
+	extra, err := w.drainToEOF()
+	if err != nil {
+		return extra, err
+	}
+	closeNotify, fin, _ := conn.AwaitFIN(w.tail[:], w.op.cfg.ReadTimeout)
+	if !closeNotify {
+		w.op.noCloseNotify.Add(1)
+	}
+	if fin {
+		w.op.serverFIN.Add(1)
+	} else {
+		w.op.clientFirst.Add(1)
+	}
+	return extra, nil
+}
+
+// judge returns what is wrong with a response read to the server's close
+// (err: the wait for the close), its class set in s; a good response's
+// connection is the run's negotiated parameters if it is the first.
+func (w *worker) judge(s *metrics.Sample, conn *tlsconn.Conn, status int, body int64, extra int, err error) error {
+	switch {
+	case status != fasthttp.StatusOK:
+		s.Class = vocab.ClassStatus
+		return fmt.Errorf("status %d", status)
+	case w.op.cfg.ExpectSize >= 0 && body != w.op.cfg.ExpectSize:
+		s.Class = vocab.ClassBodySize
+		return fmt.Errorf("body of %d bytes, expected %d", body, w.op.cfg.ExpectSize)
+	case extra > 0:
+		s.Class = vocab.ClassBodySize
+		return fmt.Errorf("%d bytes after the response body", extra)
+	case err != nil:
+		return fmt.Errorf("waiting for the server's close: %w", err)
+	}
+	w.op.Observe(&conn.State)
+	if w.rd.Merged {
+		w.op.merged.Add(1)
+	}
+	return nil
+}
+
+// readResponse reads the response head and streams its body through the
+// small buffer, counting it: memory stays bounded whatever the server
+// sends, and a body above maxBody is an error.
+func (r *reading) readResponse(maxBody int) (int64, error) {
+	r.resp.Reset()
+	r.resp.StreamBody = true
+	if err := r.resp.Header.Read(r.br); err != nil {
+		return 0, err
+	}
+	if r.resp.Header.ContentLength() > maxBody {
+		return 0, fasthttp.ErrBodyTooLarge // refused before reading it
+	}
+	if err := r.resp.ReadBody(r.br, 0); err != nil {
+		return 0, err
+	}
+	defer r.resp.CloseBodyStream()
+	bs := r.resp.BodyStream()
+	if bs == nil {
+		return 0, nil
+	}
+	var n int64
+	for {
+		k, err := bs.Read(r.drain[:])
+		n += int64(k)
+		if n > int64(maxBody) {
+			return n, fasthttp.ErrBodyTooLarge
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+}
+
+// drainToEOF reads until the server closes, through the worker's small
+// buffer; it returns how many bytes came after the response.
+func (w *worker) drainToEOF() (int, error) {
+	extra := 0
+	for {
+		n, err := w.rd.Read(w.tail[:])
+		extra += n
+		if err == io.EOF {
+			return extra, nil
+		}
+		if err != nil {
+			return extra, err
+		}
+		if extra > 1<<20 {
+			return extra, nil
+		}
+	}
+}
+
+// finish closes the sample of a transaction that had a connection; err (if
+// any) is classified unless a class was already set.
+func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, err error) {
+	if err != nil {
+		if s.Class == "" {
+			s.Class = tlsconn.Class(err)
+			var small *fasthttp.ErrSmallBuffer
+			switch {
+			case errors.Is(err, fasthttp.ErrBodyTooLarge):
+				s.Class = vocab.ClassBodySize
+			case errors.As(err, &small):
+				s.Class = vocab.ClassHeaderSize
+			}
+		}
+		s.Err = err
+	}
+	s.BytesIn = w.rd.N
+	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+	if w.op.cfg.Trace != nil {
+		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())
+	}
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// pace sends the intended start times of an open-loop schedule: the i-th
+// transaction is due at start + i/rate. A due start that finds every worker
+// busy and the queue full is dropped and counted, never delayed silently. It
+// returns how many starts it scheduled (sent or dropped).
+//
+// Each start is sent on time, not when a timer happens to fire: the Go
+// runtime's timers may fire up to a millisecond late when the process is
+// otherwise idle (its poller sleeps in whole milliseconds), which an open
+// loop would charge to the target. The pacer sleeps on a timer until
+// pacerCoarse before the start, then waits the rest precisely (waitUntil).
+func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time,
+	dropped *atomic.Int64) int64 {
+	restore := preciseWaits()
+	defer restore()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	lead := min(handoffLead, time.Duration(float64(time.Second)/rate/10))
+	for i := int64(0); ; i++ {
+		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
+		if !due.Before(end) {
+			// The workers keep their connections until the window
+			// ends: close the queue only then.
+			<-stop
+			return i
+		}
+		if d := time.Until(due) - pacerCoarse; d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-stop:
+				return i
+			}
+		}
+		select {
+		case <-stop:
+			return i
+		default:
+		}
+		waitUntil(due.Add(-lead))
+		select {
+		case ticks <- due:
+		default:
+			dropped.Add(1)
+		}
+	}
+}
+
+// handoffLead is how far ahead of its start a tick is handed to a worker,
+// which then waits for the start itself (spinUntil): waking a parked worker
+// takes tens of microseconds. It is at most a tenth of the period, so that
+// the workers' own waits cost at most a tenth of a core.
+const handoffLead = 100 * time.Microsecond
+
+// spinUntil returns the time at or after t when it returns, polling the
+// clock without yielding (a yield could hand the processor to a long
+// computation): the wait is at most handoffLead.
+func spinUntil(t time.Time) time.Time {
+	for {
+		if now := time.Now(); !now.Before(t) {
+			return now
+		}
+	}
+}
+
+// pacerCoarse is how long before a start the pacer stops trusting the
+// runtime's timer: a little more than its worst lateness on an idle process.
+const pacerCoarse = 2 * time.Millisecond

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// The preflight makes up to PreflightAttempts transactions: it stops at the
+// first success, and after a failure once PreflightRetryWithin has passed
+// since it began. A mistake (port, profile, certificate, path) fails every
+// time and costs the device that many connections within milliseconds; a
+// device that fails a few percent of its transactions passes (three
+// failures in a row at 5% happen once in 8,000 runs).
+const (
+	PreflightAttempts    = 3
+	PreflightRetryWithin = time.Second
+)
+
+// PreflightResult is what the preflight saw.
+type PreflightResult struct {
+	// Sample is the last transaction: the success, or the last failure.
+	Sample metrics.Sample
+	// Attempts is how many transactions were made, Handshakes how many of
+	// them completed a TLS handshake; Duration the time they all took.
+	Attempts, Handshakes int
+	Duration             time.Duration
+}
+
+// OK reports whether the preflight succeeded.
+func (p *PreflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class == "" }
+
+// Preflight checks op before any load with transactions made exactly as a
+// worker of the load makes them: one worker of op (id 0, the first source
+// address) runs Do, then is closed. Nothing is recorded. An error means no
+// worker could be made.
+func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
+	var res PreflightResult
+	w, err := op.NewWorker(0)
+	if err != nil {
+		return res, err
+	}
+	defer closeWorker(w)
+	begin := time.Now()
+	for res.Attempts < PreflightAttempts {
+		s := &res.Sample
+		now := time.Now()
+		hit(ctx, w, s, now, now, false)
+		res.Attempts++
+		if s.Handshake {
+			res.Handshakes++
+		}
+		if s.Class == "" && ctx.Err() != nil {
+			s.Class, s.Err = vocab.ClassOther, ctx.Err()
+		}
+		if s.Class == "" || ctx.Err() != nil || time.Since(begin) >= PreflightRetryWithin {
+			break
+		}
+	}
+	res.Duration = time.Since(begin)
+	return res, nil
+}
