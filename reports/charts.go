@@ -225,7 +225,7 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 
 // exploreChart draws an exploratory phase: level → metric, the rejected
 // probes crossed out, the chosen level ringed.
-func exploreChart(name string, s *Section) *chart {
+func exploreChart(name string, s *section) *chart {
 	title := fmt.Sprintf("%s %s %s: exploratory phase", s.DUT, s.Engine, s.Profile)
 	return &chart{name: name, title: title, w: chartWidth, h: chartHeight, plot: func() (*plot.Plot, error) {
 		p := newPlot(title, "load level (concurrent connections, log scale)", s.Unit)
@@ -280,7 +280,7 @@ func exploreChart(name string, s *Section) *chart {
 }
 
 // seriesChart draws a run's per-second values, the steady window marked.
-func seriesChart(name, title, unit string, ch *Chosen) *chart {
+func seriesChart(name, title, unit string, ch *chosen) *chart {
 	return &chart{name: name, title: title, w: chartWidth, h: chartHeight, plot: func() (*plot.Plot, error) {
 		y := "transactions completed per second"
 		if unit == "Gbps" {

@@ -21,7 +21,7 @@ type ComparisonReport struct {
 
 	A     string           `json:"a"`
 	B     string           `json:"b"`
-	Cells []CellComparison `json:"cells"`
+	Cells []cellComparison `json:"cells"`
 	// Unmatched says which cells of either side have no counterpart with
 	// a published run.
 	Unmatched []string `json:"unmatched,omitempty"`
@@ -31,9 +31,9 @@ type ComparisonReport struct {
 	Confirmation *method.Confirmation `json:"confirmation,omitempty"`
 }
 
-// CellComparison is the comparison of one cell (DUT × test × profile) or
+// cellComparison is the comparison of one cell (DUT × test × profile) or
 // of two run records.
-type CellComparison struct {
+type cellComparison struct {
 	Cell string `json:"cell"`
 	// DUTA and DUTB name the devices of two run records as report does
 	// (their --dut names, else what tells them apart); empty for
@@ -72,7 +72,7 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 			return nil, err
 		}
 		labels := dutLabels([]Input{a, b})
-		cc.DUTA, cc.DUTB = labels[DUTKey(ra)], labels[DUTKey(rb)]
+		cc.DUTA, cc.DUTB = labels[dutKey(ra)], labels[dutKey(rb)]
 		rep.Cells = append(rep.Cells, cc)
 	case a.Campaign != nil && b.Campaign != nil:
 		if a.Campaign.Summary == nil || b.Campaign.Summary == nil {
@@ -88,8 +88,8 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 	return rep, nil
 }
 
-func compareRuns(cell, a, b string, ra, rb *metrics.Run) (CellComparison, error) {
-	cc := CellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb)}
+func compareRuns(cell, a, b string, ra, rb *metrics.Run) (cellComparison, error) {
+	cc := cellComparison{Cell: cell, RunComparison: *analysis.CompareRuns(a, b, ra, rb)}
 	cc.DeviceA, cc.DeviceB = ra.DeviceCheck(), rb.DeviceCheck()
 	var err error
 	if cc.curvesA, err = analysis.Curves(ra, curvePhases...); err != nil {

@@ -122,7 +122,7 @@ func deviceBlocks(r *Report) []block {
 }
 
 // compareDeviceBlocks is a comparison cell's device counts, A then B.
-func compareDeviceBlocks(cc *CellComparison) []block {
+func compareDeviceBlocks(cc *cellComparison) []block {
 	var out []block
 	for _, side := range []struct {
 		name string

@@ -41,25 +41,25 @@ type Report struct {
 	Schema      string         `json:"schema"`
 	Title       string         `json:"title"`
 	DUTs        []string       `json:"duts"`
-	Table       []TableRow     `json:"table"`
-	Campaigns   []CampaignInfo `json:"campaigns,omitempty"`
-	Environment []Environment  `json:"environment"`
-	Appendix    []Section      `json:"appendix"`
+	Table       []tableRow     `json:"table"`
+	Campaigns   []campaignInfo `json:"campaigns,omitempty"`
+	Environment []environment  `json:"environment"`
+	Appendix    []section      `json:"appendix"`
 	// Records are the run record files among the inputs.
 	Records []string `json:"records,omitempty"`
 }
 
-// TableRow is one line of the published table: a profile and the results
+// tableRow is one line of the published table: a profile and the results
 // of every DUT for it.
-type TableRow struct {
+type tableRow struct {
 	Profile string   `json:"profile"`
 	Cipher  string   `json:"cipher"` // OpenSSL name
 	Group   string   `json:"group"`  // ECDHE group, or the RSA key
-	Results []Result `json:"results"`
+	Results []result `json:"results"`
 }
 
-// Result is one DUT's published values for a profile.
-type Result struct {
+// result is one DUT's published values for a profile.
+type result struct {
 	DUT string `json:"dut"`
 	// Gbps and CPS are nil when the DUT has no such test for the profile
 	// or no accepted run.
@@ -80,9 +80,9 @@ type Result struct {
 	CPSUnsupported  string `json:"cps_unsupported,omitempty"`
 }
 
-// CampaignInfo is what a campaign was: its plan's tests and method, and
+// campaignInfo is what a campaign was: its plan's tests and method, and
 // what differed between its DUTs.
-type CampaignInfo struct {
+type campaignInfo struct {
 	Name        string              `json:"name"`
 	Dir         string              `json:"dir"`
 	Tests       []plan.Test         `json:"tests,omitempty"`
@@ -90,22 +90,22 @@ type CampaignInfo struct {
 	Differences []method.Difference `json:"differences,omitempty"`
 	// DUTs are the plan's DUTs and what it says of them; Generator what
 	// it says of the load generator (plan.Description).
-	DUTs      []DUTInfo         `json:"duts,omitempty"`
+	DUTs      []dutInfo         `json:"duts,omitempty"`
 	Generator *plan.Description `json:"generator,omitempty"`
 	// Records is the number of run records in the campaign's ledger.
 	Records int `json:"records,omitempty"`
 }
 
-// DUTInfo is a DUT of a campaign's plan: its name, its base URL and its
+// dutInfo is a DUT of a campaign's plan: its name, its base URL and its
 // description, if the plan gives one.
-type DUTInfo struct {
+type dutInfo struct {
 	Name     string            `json:"name"`
 	URL      string            `json:"url"`
 	Describe *plan.Description `json:"describe,omitempty"`
 }
 
-// Environment is a generator the runs were made on, and when.
-type Environment struct {
+// environment is a generator the runs were made on, and when.
+type environment struct {
 	Tool      string    `json:"tool"`
 	Version   string    `json:"version"`
 	GoVersion string    `json:"go_version"`
@@ -119,9 +119,9 @@ type Environment struct {
 	Runs      int       `json:"runs"`
 }
 
-// Section is the appendix of one DUT × test × profile: how its published
+// section is the appendix of one DUT × test × profile: how its published
 // value was found.
-type Section struct {
+type section struct {
 	DUT     string       `json:"dut"`
 	Engine  vocab.Engine `json:"engine"`
 	Profile string       `json:"profile"`
@@ -136,7 +136,7 @@ type Section struct {
 	// and why it stopped (campaigns that record it).
 	Search     *method.Search `json:"search,omitempty"`
 	Level      int            `json:"level,omitempty"` // the level chosen and frozen
-	Runs       []RunResult    `json:"runs"`
+	Runs       []runResult    `json:"runs"`
 	Best3      []float64      `json:"best3"`
 	Value      *float64       `json:"value"`
 	Spread     float64        `json:"spread"`
@@ -144,11 +144,11 @@ type Section struct {
 	Failed     string         `json:"failed,omitempty"`
 	// Rule names the acceptance rule the runs were judged by.
 	Rule   string  `json:"rule"`
-	Chosen *Chosen `json:"chosen,omitempty"`
+	Chosen *chosen `json:"chosen,omitempty"`
 }
 
-// RunResult is one final run (campaign) or one run record.
-type RunResult struct {
+// runResult is one final run (campaign) or one run record.
+type runResult struct {
 	Seq      int      `json:"seq"`
 	File     string   `json:"file,omitempty"` // run records: the file
 	Value    float64  `json:"value"`
@@ -165,9 +165,9 @@ type RunResult struct {
 	TCP *RunTCP `json:"tcp,omitempty"`
 }
 
-// Chosen is the run whose value is published: its conditions, latency,
+// chosen is the run whose value is published: its conditions, latency,
 // per-second series and latency curves.
-type Chosen struct {
+type chosen struct {
 	Seq          int                            `json:"seq"`
 	Started      time.Time                      `json:"started"`
 	Ended        time.Time                      `json:"ended"`
@@ -214,7 +214,7 @@ type item struct {
 	consistent    bool
 	note          string
 	unsupported   string // why the DUT does not serve the profile
-	section       Section
+	section       section
 }
 
 // Build assembles the report of the inputs: every campaign's published
@@ -241,12 +241,12 @@ func Build(inputs []Input) (*Report, error) {
 				return nil, fmt.Errorf("%s: %w", in.Name, err)
 			}
 			items = append(items, its...)
-			info := CampaignInfo{Name: c.Summary.Name, Dir: c.Dir, Differences: c.Summary.Differences}
+			info := campaignInfo{Name: c.Summary.Name, Dir: c.Dir, Differences: c.Summary.Differences}
 			if c.Plan != nil {
 				m := c.Plan.Method
 				info.Tests, info.Method = c.Plan.Tests, &m
 				for _, d := range c.Plan.DUTs {
-					info.DUTs = append(info.DUTs, DUTInfo{Name: d.Name, URL: d.URL, Describe: d.Describe})
+					info.DUTs = append(info.DUTs, dutInfo{Name: d.Name, URL: d.URL, Describe: d.Describe})
 				}
 				info.Generator = c.Plan.Generator
 			}
@@ -264,14 +264,14 @@ func Build(inputs []Input) (*Report, error) {
 			}
 		case in.Run != nil:
 			run := in.Run
-			k := DUTKey(run) + "|" + run.Engine.String() + "|" + run.Profile
+			k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
 			g, ok := records[k]
 			if !ok {
-				g = &recordGroup{dutKey: DUTKey(run)}
+				g = &recordGroup{dutKey: dutKey(run)}
 				records[k] = g
 				recordOrder = append(recordOrder, k)
 				// The group takes the place of its first record.
-				items = append(items, &item{source: recordsSource, dut: DUTOf(run), engine: run.Engine, profile: run.Profile})
+				items = append(items, &item{source: recordsSource, dut: dutOf(run), engine: run.Engine, profile: run.Profile})
 				g.item = items[len(items)-1]
 			}
 			g.files = append(g.files, in.Name)
@@ -301,11 +301,11 @@ func Build(inputs []Input) (*Report, error) {
 	return r, nil
 }
 
-// DUTOf names the DUT of a run record, before two devices of one name are
+// dutOf names the DUT of a run record, before two devices of one name are
 // told apart (Build does that): its --dut name, the in-process reference
 // target, or the host (and port, when the URL gives one) of the target's
 // URL — its address when it has no URL.
-func DUTOf(r *metrics.Run) string {
+func dutOf(r *metrics.Run) string {
 	switch {
 	case r.Target.DUT != "":
 		return r.Target.DUT
@@ -318,12 +318,12 @@ func DUTOf(r *metrics.Run) string {
 	return r.Target.Address
 }
 
-// DUTKey is the device a run record measured, as reports group records: its
+// dutKey is the device a run record measured, as reports group records: its
 // name when it was given one (--dut, a plan's DUT); else the address and
 // port dialled, the SNI and the leaf certificate's fingerprint. The
 // in-process reference target, a new listener and certificate each run, is
 // one device.
-func DUTKey(r *metrics.Run) string {
+func dutKey(r *metrics.Run) string {
 	t := r.Target
 	switch {
 	case t.DUT != "":
@@ -341,15 +341,15 @@ func dutLabels(inputs []Input) map[string]string {
 	byLabel := map[string][]*metrics.Run{} // label → the first record of each device
 	seen := map[string]bool{}
 	for _, in := range inputs {
-		if r := in.Run; r != nil && !seen[DUTKey(r)] {
-			seen[DUTKey(r)] = true
-			byLabel[DUTOf(r)] = append(byLabel[DUTOf(r)], r)
+		if r := in.Run; r != nil && !seen[dutKey(r)] {
+			seen[dutKey(r)] = true
+			byLabel[dutOf(r)] = append(byLabel[dutOf(r)], r)
 		}
 	}
 	labels := map[string]string{}
 	for label, runs := range byLabel {
 		for _, r := range runs {
-			labels[DUTKey(r)] = label
+			labels[dutKey(r)] = label
 		}
 		if len(runs) == 1 {
 			continue
@@ -372,7 +372,7 @@ func dutLabels(inputs []Input) map[string]string {
 			extra = func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) }
 		}
 		for _, r := range runs {
-			labels[DUTKey(r)] = label + " (" + extra(r.Target) + ")"
+			labels[dutKey(r)] = label + " (" + extra(r.Target) + ")"
 		}
 	}
 	return labels
@@ -478,7 +478,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
 		}
 		it, failed := cellItem(source, cell, row)
-		sec := Section{
+		sec := section{
 			DUT:         cell.DUT,
 			Engine:      cell.Engine,
 			Profile:     cell.Profile,
@@ -503,7 +503,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		}
 		chosen := method.PublishedSeq(cell.Runs)
 		for _, fr := range cell.Runs {
-			rr := RunResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
+			rr := runResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
 				rr.Errors, rr.Noise = e.Run.Errors.Total, e.Run.Noise
 				rr.Device = e.Run.DeviceCheck()
@@ -596,12 +596,12 @@ func p99Phase(engine vocab.Engine) vocab.Phase {
 }
 
 // chosenOf extracts what the appendix shows of a run.
-func chosenOf(r *metrics.Run, seq int) (*Chosen, error) {
+func chosenOf(r *metrics.Run, seq int) (*chosen, error) {
 	curves, err := analysis.Curves(r, curvePhases...)
 	if err != nil {
 		return nil, err
 	}
-	return &Chosen{
+	return &chosen{
 		Seq:          seq,
 		Started:      r.Started,
 		Ended:        r.Ended,
@@ -634,7 +634,7 @@ type recordGroup struct {
 func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
-	sec := Section{
+	sec := section{
 		DUT:      it.dut,
 		Engine:   it.engine,
 		Profile:  it.profile,
@@ -646,7 +646,7 @@ func (g *recordGroup) fill() {
 		Spread:   v.Spread,
 	}
 	for i, run := range g.runs {
-		sec.Runs = append(sec.Runs, RunResult{
+		sec.Runs = append(sec.Runs, runResult{
 			Seq:      i + 1,
 			File:     g.files[i],
 			Value:    v.Values[i],
@@ -741,17 +741,17 @@ func nameDUTs(items []*item) []string {
 
 // publishedRows builds the published table: one row per profile (first-seen
 // order), every DUT's CPS and Gbps, and their ratios to the first DUT's.
-func publishedRows(items []*item, duts []string) []TableRow {
-	var rows []TableRow
+func publishedRows(items []*item, duts []string) []tableRow {
+	var rows []tableRow
 	index := map[string]int{}
 	for _, it := range items {
 		i, ok := index[it.profile]
 		if !ok {
 			i = len(rows)
 			index[it.profile] = i
-			row := TableRow{Profile: it.profile, Results: make([]Result, len(duts))}
+			row := tableRow{Profile: it.profile, Results: make([]result, len(duts))}
 			for d, name := range duts {
-				row.Results[d] = Result{DUT: name, Consistent: true}
+				row.Results[d] = result{DUT: name, Consistent: true}
 			}
 			rows = append(rows, row)
 		}
@@ -801,11 +801,11 @@ func ratio(v, base *float64) *float64 {
 
 // environments lists the distinct generators of runs, with the span of
 // their runs, in the order first seen.
-func environments(runs []*metrics.Run) []Environment {
-	var out []Environment
+func environments(runs []*metrics.Run) []environment {
+	var out []environment
 	index := map[string]int{}
 	for _, r := range runs {
-		e := Environment{Tool: r.Tool.Name, Version: r.Tool.Version, GoVersion: r.Tool.GoVersion, Hostname: r.Host.Hostname,
+		e := environment{Tool: r.Tool.Name, Version: r.Tool.Version, GoVersion: r.Tool.GoVersion, Hostname: r.Host.Hostname,
 			OS: r.Host.OS, Arch: r.Host.Arch, CPUModel: r.Host.CPUModel, CPUs: r.Host.CPUs}
 		k := fmt.Sprint(e)
 		i, ok := index[k]

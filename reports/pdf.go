@@ -15,9 +15,9 @@ import (
 	"time"
 )
 
-// Browsers are the names a headless Chromium goes by on PATH, in the order
+// browsers are the names a headless Chromium goes by on PATH, in the order
 // FindBrowser tries them.
-var Browsers = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+var browsers = []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
 
 // NoBrowserError is FindBrowser's error when no browser is installed, or
 // when the one named is not an executable file.
@@ -30,7 +30,7 @@ func (e *NoBrowserError) Error() string {
 	if e.Named != "" {
 		return fmt.Sprintf("browser %s: %v", e.Named, e.Err)
 	}
-	return "no headless Chromium to print the PDF with: none of " + strings.Join(Browsers, ", ") + " is on PATH"
+	return "no headless Chromium to print the PDF with: none of " + strings.Join(browsers, ", ") + " is on PATH"
 }
 
 func (e *NoBrowserError) Unwrap() error { return e.Err }
@@ -49,7 +49,7 @@ func FindBrowser(named string) (string, error) {
 		}
 		return p, nil
 	}
-	for _, name := range Browsers {
+	for _, name := range browsers {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
@@ -75,8 +75,8 @@ func (e *BrowserError) Error() string {
 
 func (e *BrowserError) Unwrap() error { return e.Err }
 
-// PDFTimeout bounds each run of the browser.
-const PDFTimeout = 2 * time.Minute
+// pdfTimeout bounds each run of the browser.
+const pdfTimeout = 2 * time.Minute
 
 // marginBoxes is the first Chromium version that prints the CSS @page
 // margin boxes (the running header and the page numbers of htmlPageStyle);
@@ -150,7 +150,7 @@ func browserVersion(ctx context.Context, browser string) (int, error) {
 // runBrowser runs the browser with args, in a process group of its own
 // killed at the deadline, and returns its output.
 func runBrowser(ctx context.Context, browser string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, PDFTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pdfTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, browser, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -160,7 +160,7 @@ func runBrowser(ctx context.Context, browser string, args ...string) (string, er
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	err := cmd.Run()
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %s: %w", PDFTimeout, ctx.Err())
+		err = fmt.Errorf("no answer within %s: %w", pdfTimeout, ctx.Err())
 	}
 	if err != nil {
 		return buf.String(), &BrowserError{Browser: browser, Err: err, Output: lastLine(buf.String())}

@@ -76,12 +76,12 @@ func QualifyTable(s *method.Summary) Document {
 					continue
 				}
 				if c.Engine == vocab.EngineThroughput {
-					gbps = NotSupported
+					gbps = notSupported
 				} else {
-					cps = NotSupported
+					cps = notSupported
 				}
 			}
-			note = joinNote(note, NotSupported+": "+r.Unsupported)
+			note = joinNote(note, notSupported+": "+r.Unsupported)
 		}
 		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
 	}
@@ -118,8 +118,8 @@ func DifferencesTable(diffs []method.Difference) Document {
 	return Document{title: "differences", blocks: []block{differencesTable(diffs, "TEST", "PROFILE", "FIELD")}}
 }
 
-// NotSupported is the published table's cell of a profile a DUT refuses.
-const NotSupported = "not supported"
+// notSupported is the published table's cell of a profile a DUT refuses.
+const notSupported = "not supported"
 
 // NoAccepted is the published table's cell of runs none of which was
 // accepted: nothing is published (the notes say why).
@@ -143,7 +143,7 @@ func inconsistentMetrics(s *method.Summary, r method.Row) string {
 func PreliminaryTable(ps []method.Prelim) Document {
 	t := newTable("PRELIMINARY", "DUT", "TEST", "PROFILE", "NEGOTIATED")
 	for _, p := range ps {
-		got := NotSupported + ": " + p.Unsupported
+		got := notSupported + ": " + p.Unsupported
 		if p.Unsupported == "" {
 			n := p.Negotiated
 			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes",

@@ -118,16 +118,16 @@ func publishedTable(r *Report) []block {
 	var out []block
 	for _, m := range []struct {
 		title       string
-		get         func(Result) (v, ratio *float64, unsupported string, runs method.RunCount)
+		get         func(result) (v, ratio *float64, unsupported string, runs method.RunCount)
 		format      func(float64) string
 		unsupported bool
 	}{
 		{title: "Throughput (Gbps, payload)", format: FormatGbps,
-			get: func(x Result) (*float64, *float64, string, method.RunCount) {
+			get: func(x result) (*float64, *float64, string, method.RunCount) {
 				return x.Gbps, x.GbpsRatio, x.GbpsUnsupported, x.GbpsRuns
 			}},
 		{title: "CPS (SR=0)", format: FormatCPS,
-			get: func(x Result) (*float64, *float64, string, method.RunCount) {
+			get: func(x result) (*float64, *float64, string, method.RunCount) {
 				return x.CPS, x.CPSRatio, x.CPSUnsupported, x.CPSRuns
 			}},
 	} {
@@ -145,7 +145,7 @@ func publishedTable(r *Report) []block {
 				cell := optional(v, m.format)
 				switch {
 				case v == nil && unsupported != "":
-					cell = NotSupported
+					cell = notSupported
 				case v == nil && runs.Total > 0 && runs.Accepted == 0:
 					cell = NoAccepted
 				}
@@ -407,11 +407,11 @@ func barCharts(r *Report) []block {
 	var out []block
 	for _, m := range []struct {
 		name, title, unit string
-		get               func(Result) *float64
+		get               func(result) *float64
 		format            func(float64) string
 	}{
-		{"throughput", "Throughput per profile", "Gbps (payload)", func(x Result) *float64 { return x.Gbps }, FormatGbps},
-		{"cps", "CPS (SR=0) per profile", "connections per second", func(x Result) *float64 { return x.CPS }, FormatCPS},
+		{"throughput", "Throughput per profile", "Gbps (payload)", func(x result) *float64 { return x.Gbps }, FormatGbps},
+		{"cps", "CPS (SR=0) per profile", "connections per second", func(x result) *float64 { return x.CPS }, FormatCPS},
 	} {
 		vals := make([][]float64, len(r.DUTs))
 		var cats []string
@@ -441,7 +441,7 @@ func barCharts(r *Report) []block {
 
 // campaignBlocks describe a campaign's plan and what differed between its
 // DUTs.
-func campaignBlocks(c CampaignInfo) []block {
+func campaignBlocks(c campaignInfo) []block {
 	out := []block{heading{3, "Method: " + c.Name}}
 	items := []string{"Campaign directory: " + c.Dir}
 	for _, t := range c.Tests {
@@ -500,7 +500,7 @@ func differencesTable(diffs []method.Difference, cols ...string) *table {
 }
 
 // sectionBlocks lay out one DUT × test × profile of the appendix.
-func sectionBlocks(s *Section) []block {
+func sectionBlocks(s *section) []block {
 	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
 	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
 	if p := s.Preliminary; p != nil {
@@ -534,7 +534,7 @@ func sectionBlocks(s *Section) []block {
 			out = append(out, para(fmt.Sprintf("Final runs at %d concurrent connections:", s.Level)))
 			cols = []string{">Run", ">" + s.Unit, ">Errors", "Verdict", "Published"}
 		}
-		noise := slices.ContainsFunc(s.Runs, func(r RunResult) bool { return r.Noise != nil })
+		noise := slices.ContainsFunc(s.Runs, func(r runResult) bool { return r.Noise != nil })
 		if noise {
 			cols = append(cols, ">Noise: steal / other / DUT")
 		}
@@ -570,7 +570,7 @@ func sectionBlocks(s *Section) []block {
 
 // searchText says how a section's exploration went: the levels in the
 // order probed, those probed again, and why the steps stopped.
-func searchText(s *Section) string {
+func searchText(s *section) string {
 	order := make([]string, len(s.Search.Order))
 	for i, l := range s.Search.Order {
 		order[i] = strconv.Itoa(l)
@@ -584,7 +584,7 @@ func searchText(s *Section) string {
 }
 
 // outcome says what the section published, and how sure it is.
-func outcome(s *Section) string {
+func outcome(s *section) string {
 	if s.Value == nil {
 		return "Nothing published: " + dash(s.Failed) + "."
 	}
@@ -639,7 +639,7 @@ func publishes(r *Report) string {
 }
 
 // chosenBlocks describe the published run: conditions, latency, charts.
-func chosenBlocks(s *Section, ch *Chosen) []block {
+func chosenBlocks(s *section, ch *chosen) []block {
 	load := fmt.Sprintf("%s loop, %d connections", ch.Load.Mode, ch.Load.Concurrency)
 	if ch.Load.Mode == "open" {
 		load += fmt.Sprintf(", %.0f/s offered (%d late, %d dropped)", ch.Load.Rate, ch.Load.Late, ch.Load.Dropped)

@@ -28,7 +28,7 @@ func runsOf(inputs []Input) []namedRun {
 	labels := dutLabels(inputs) // two devices of one host name are told apart
 	for _, in := range inputs {
 		if r := in.Run; r != nil {
-			out = append(out, namedRun{labels[DUTKey(r)], r.Engine, r.Profile, in.Name, r})
+			out = append(out, namedRun{labels[dutKey(r)], r.Engine, r.Profile, in.Name, r})
 			continue
 		}
 		if in.Campaign == nil {

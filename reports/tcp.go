@@ -9,11 +9,11 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// InitialRTOUS is the kernel's initial retransmission timeout (Linux
+// initialRTOUS is the kernel's initial retransmission timeout (Linux
 // TCP_TIMEOUT_INIT, RFC 6298: 1 s), µs: a connection whose SYN was lost
 // connects after it at the earliest (then 3 s, 7 s...), so a connect p99 at
 // or above it shows SYN retransmission stalls.
-const InitialRTOUS = 1_000_000
+const initialRTOUS = 1_000_000
 
 // RunTCP is what the report keeps of a run's TCP: the kernel's account of
 // its connections (metrics.TCP) and whether its connect latency shows SYN
@@ -38,7 +38,7 @@ func runTCP(r *metrics.Run) *RunTCP {
 		return nil
 	}
 	p99 := r.Percentiles(vocab.PhaseConnect).P99
-	stall := p99 >= InitialRTOUS
+	stall := p99 >= initialRTOUS
 	t := r.TCP
 	if (t == nil || t.Unavailable != "") && !stall {
 		return nil
@@ -53,7 +53,7 @@ func runTCP(r *metrics.Run) *RunTCP {
 // tcpBlocks notes, under a section's runs, those whose connect p99 shows SYN
 // retransmission stalls, and the runs' retransmissions when there were
 // any.
-func tcpBlocks(s *Section) []block {
+func tcpBlocks(s *section) []block {
 	var stalls, retrans []string
 	for _, r := range s.Runs {
 		t := r.TCP
@@ -74,7 +74,7 @@ func tcpBlocks(s *Section) []block {
 		out = append(out, para(fmt.Sprintf("SYN retransmission stalls: connect p99 at or above "+
 			"the kernel's initial retransmission timeout (%s): %s. "+
 			"Their CPS includes connections that waited for a lost SYN to be sent again.",
-			Micros(InitialRTOUS), strings.Join(stalls, "; "))))
+			Micros(initialRTOUS), strings.Join(stalls, "; "))))
 	}
 	if len(retrans) > 0 {
 		out = append(out, para("TCP segments retransmitted by the client (the kernel's TCP_INFO at each close): "+

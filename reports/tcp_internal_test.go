@@ -26,7 +26,7 @@ func TestRunTCP(t *testing.T) {
 	if old := runTCP(run(3_000_000, nil)); old == nil || !old.SynStall {
 		t.Errorf("an older record's stall is flagged from its latency: %+v", old)
 	}
-	s := &Section{Runs: []RunResult{{Seq: 1, TCP: clean}, {Seq: 2, TCP: stall}}}
+	s := &section{Runs: []runResult{{Seq: 1, TCP: clean}, {Seq: 2, TCP: stall}}}
 	var text []string
 	for _, b := range tcpBlocks(s) {
 		text = append(text, string(b.(para)))

@@ -26,8 +26,8 @@ const (
 	EnvCollectorCA = "TLSBENCH_COLLECTOR_CA"
 )
 
-// TokenBytes is the randomness of a token NewToken makes: 256 bits.
-const TokenBytes = 32
+// tokenBytes is the randomness of a token NewToken makes: 256 bits.
+const tokenBytes = 32
 
 // MinTokenLen is the shortest token accepted: 22 base64 characters are
 // 128 bits.
@@ -65,18 +65,18 @@ type Credentials struct {
 	Session string
 }
 
-// TokenError is a token that cannot authenticate a run.
-type TokenError struct{ Reason string }
+// tokenError is a token that cannot authenticate a run.
+type tokenError struct{ Reason string }
 
-func (e *TokenError) Error() string { return "token: " + e.Reason }
+func (e *tokenError) Error() string { return "token: " + e.Reason }
 
-// ErrNoToken is a collector or an agent without the run's token.
-var ErrNoToken = &TokenError{"none given: the collector accepts only records signed with the run's token"}
+// errNoToken is a collector or an agent without the run's token.
+var errNoToken = &tokenError{"none given: the collector accepts only records signed with the run's token"}
 
 // NewToken returns a new random token: TokenBytes from crypto/rand,
 // base64url.
 func NewToken() (string, error) {
-	b := make([]byte, TokenBytes)
+	b := make([]byte, tokenBytes)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
@@ -88,11 +88,11 @@ func NewToken() (string, error) {
 func CheckToken(tok string) error {
 	switch {
 	case tok == "":
-		return ErrNoToken
+		return errNoToken
 	case len(tok) < MinTokenLen:
-		return &TokenError{fmt.Sprintf("%d characters, want at least %d (128 bits)", len(tok), MinTokenLen)}
+		return &tokenError{fmt.Sprintf("%d characters, want at least %d (128 bits)", len(tok), MinTokenLen)}
 	case strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r >= 0x7f }):
-		return &TokenError{"spaces, control or non-ASCII characters"}
+		return &tokenError{"spaces, control or non-ASCII characters"}
 	}
 	return nil
 }
@@ -102,12 +102,12 @@ func CheckToken(tok string) error {
 func CredentialsFromEnv(getenv func(string) string) (Credentials, error) {
 	c := Credentials{Token: getenv(EnvToken)}
 	if err := CheckToken(c.Token); err != nil {
-		return c, &EnvError{EnvToken, err}
+		return c, &envError{EnvToken, err}
 	}
 	if ca := getenv(EnvCollectorCA); ca != "" {
 		c.CA = []byte(ca)
 		if _, err := c.pool(); err != nil {
-			return c, &EnvError{EnvCollectorCA, err}
+			return c, &envError{EnvCollectorCA, err}
 		}
 	}
 	return c, nil
@@ -209,7 +209,7 @@ func (c Credentials) client() (*http.Client, error) {
 		}
 		t.TLSClientConfig = &tls.Config{RootCAs: p, MinVersion: tls.VersionTLS12}
 	}
-	return &http.Client{Timeout: PushTimeout, Transport: t}, nil
+	return &http.Client{Timeout: pushTimeout, Transport: t}, nil
 }
 
 // CollectorTLS makes the collector's certificate for a run: a new CA and a

@@ -22,14 +22,14 @@ import (
 	"golang.org/x/net/netutil"
 )
 
-// MaxRecord bounds the size of a pushed record (a run record with its
+// maxRecord bounds the size of a pushed record (a run record with its
 // per-second series is well under 1 MiB for an hour's run).
-const MaxRecord = 32 << 20
+const maxRecord = 32 << 20
 
-// PushTimeout bounds one push attempt; Push tries PushAttempts times.
+// pushTimeout bounds one push attempt; Push tries PushAttempts times.
 const (
-	PushTimeout  = 15 * time.Second
-	PushAttempts = 5
+	pushTimeout  = 15 * time.Second
+	pushAttempts = 5
 )
 
 // Push POSTs the record r to a collector at url, signed with cred's token
@@ -57,7 +57,7 @@ func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) err
 	}
 	defer client.CloseIdleConnections()
 	var last error
-	for attempt := range PushAttempts {
+	for attempt := range pushAttempts {
 		if attempt > 0 {
 			wait := time.Duration(1<<attempt) * 250 * time.Millisecond
 			select {
@@ -91,7 +91,7 @@ func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) err
 		}
 		last = fmt.Errorf("%s: %s", resp.Status, strings.TrimSpace(string(msg)))
 	}
-	return fmt.Errorf("after %d attempts: %v", PushAttempts, last)
+	return fmt.Errorf("after %d attempts: %v", pushAttempts, last)
 }
 
 // Collector receives the records agents push and hands each batch over
@@ -107,17 +107,17 @@ type Collector struct {
 	Limits  Limits
 	token   string
 	mu      sync.Mutex
-	batches map[string]*Batch
+	batches map[string]*batch
 }
 
 // NewCollector returns a Collector with no batch that takes the records
 // signed with token (a collector with an empty token takes none).
 func NewCollector(token string) *Collector {
-	return &Collector{token: token, batches: map[string]*Batch{}}
+	return &Collector{token: token, batches: map[string]*batch{}}
 }
 
-// Batch is the records of one distributed run, by shard.
-type Batch struct {
+// batch is the records of one distributed run, by shard.
+type batch struct {
 	ID     string
 	Expect int
 	// Session is the batch's random session, which every push to it must
@@ -159,14 +159,14 @@ func (c *Collector) Serve(ln net.Listener, tlsConfig *tls.Config) (stop func()) 
 
 // Expect opens a batch for n agents (shards 0..n-1), taking the records
 // signed with the collector's token.
-func (c *Collector) Expect(id string, n int) *Batch {
+func (c *Collector) Expect(id string, n int) *batch {
 	return c.ExpectToken(id, n, c.token)
 }
 
 // ExpectToken opens a batch for n agents that takes the records signed with
 // token (a run's own), not the collector's.
-func (c *Collector) ExpectToken(id string, n int, token string) *Batch {
-	b := &Batch{ID: id, Expect: n, Session: rand.Text(), Began: time.Now(), token: token,
+func (c *Collector) ExpectToken(id string, n int, token string) *batch {
+	b := &batch{ID: id, Expect: n, Session: rand.Text(), Began: time.Now(), token: token,
 		runs: make([]*metrics.Run, n), done: make(chan struct{})}
 	c.mu.Lock()
 	c.batches[id] = b
@@ -217,7 +217,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	}
 	max := c.Limits.MaxRecord
 	if max <= 0 {
-		max = MaxRecord
+		max = maxRecord
 	}
 	switch {
 	case req.ContentLength < 0:
@@ -252,10 +252,10 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// MaxClockSkew is how far an agent's clock may be behind the collector's:
+// maxClockSkew is how far an agent's clock may be behind the collector's:
 // a record whose steady window began more than this before its batch was
 // opened is refused (see Batch.Began).
-const MaxClockSkew = 5 * time.Second
+const maxClockSkew = 5 * time.Second
 
 // helloAnswer is a hello's answer: the batch's session and when it began,
 // with the collector's HMAC of both (helloMAC).
@@ -267,7 +267,7 @@ type helloAnswer struct {
 
 // hello answers a signed GET (with no session, no body) with the batch's
 // session: what the agent signs its push for.
-func (b *Batch) hello(w http.ResponseWriter, req *http.Request) {
+func (b *batch) hello(w http.ResponseWriter, req *http.Request) {
 	if req.ContentLength > 0 {
 		http.Error(w, "a hello has no body", http.StatusBadRequest)
 		return
@@ -281,8 +281,8 @@ func (b *Batch) hello(w http.ResponseWriter, req *http.Request) {
 	_ = json.NewEncoder(w).Encode(helloAnswer{b.Session, b.Began, helloMAC(b.token, b.Session, b.Began)})
 }
 
-// HelloTimeout bounds a hello.
-const HelloTimeout = 10 * time.Second
+// helloTimeout bounds a hello.
+const helloTimeout = 10 * time.Second
 
 // Hello asks the collector at url (a push URL) for its session, in a GET
 // signed with cred's token, and returns cred with that session; or why the
@@ -299,7 +299,7 @@ func Hello(ctx context.Context, url string, cred Credentials) (Credentials, erro
 		return cred, err
 	}
 	defer client.CloseIdleConnections()
-	ctx, cancel := context.WithTimeout(ctx, HelloTimeout)
+	ctx, cancel := context.WithTimeout(ctx, helloTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -327,13 +327,13 @@ func Hello(ctx context.Context, url string, cred Credentials) (Credentials, erro
 	return cred, nil
 }
 
-func (b *Batch) add(r *metrics.Run) error {
+func (b *batch) add(r *metrics.Run) error {
 	a := r.Agent
 	if a == nil {
 		return errors.New("the record names no agent (it has no shard i/N)")
 	}
 	began := r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second)))
-	if began.Before(b.Began.Add(-MaxClockSkew)) {
+	if began.Before(b.Began.Add(-maxClockSkew)) {
 		return fmt.Errorf("agent %s's steady window began at %s, before this collection did (%s): "+
 			"a record of an earlier run is not taken",
 			a.Name, began.UTC().Format(time.RFC3339Nano), b.Began.UTC().Format(time.RFC3339Nano))
@@ -354,15 +354,15 @@ func (b *Batch) add(r *metrics.Run) error {
 	return nil
 }
 
-// MissingError says which agents had not reported at the deadline.
-type MissingError struct {
+// missingError says which agents had not reported at the deadline.
+type missingError struct {
 	ID       string
 	Expect   int
 	Missing  []int    // shard indexes
 	Reported []string // the agents that did report
 }
 
-func (e *MissingError) Error() string {
+func (e *missingError) Error() string {
 	m := make([]string, len(e.Missing))
 	for i, s := range e.Missing {
 		m[i] = fmt.Sprintf("%d/%d", s, e.Expect)
@@ -380,7 +380,7 @@ func (e *MissingError) Error() string {
 
 // Wait returns the batch's records, by shard, once all have arrived, or a
 // *MissingError when ctx ends first.
-func (b *Batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
+func (b *batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
 	select {
 	case <-b.done:
 		b.mu.Lock()
@@ -390,7 +390,7 @@ func (b *Batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	e := &MissingError{ID: b.ID, Expect: b.Expect}
+	e := &missingError{ID: b.ID, Expect: b.Expect}
 	for i, r := range b.runs {
 		if r == nil {
 			e.Missing = append(e.Missing, i)

@@ -18,15 +18,15 @@ const (
 	EnvName  = "TLSBENCH_AGENT"
 )
 
-// EnvError is an agent environment that holds no run it can make.
-type EnvError struct {
+// envError is an agent environment that holds no run it can make.
+type envError struct {
 	Var string // the variable
 	Err error
 }
 
-func (e *EnvError) Error() string { return fmt.Sprintf("agent environment %s: %v", e.Var, e.Err) }
+func (e *envError) Error() string { return fmt.Sprintf("agent environment %s: %v", e.Var, e.Err) }
 
-func (e *EnvError) Unwrap() error { return e.Err }
+func (e *envError) Unwrap() error { return e.Err }
 
 // Env returns the variables agent i of s, named name, is started with:
 // the run, and the credentials (Credentials.Env).
@@ -45,19 +45,19 @@ func FromEnv(getenv func(string) string) (runner.Spec, error) {
 	var spec runner.Spec
 	raw := getenv(EnvRun)
 	if raw == "" {
-		return spec, &EnvError{EnvRun, errors.New("not set")}
+		return spec, &envError{EnvRun, errors.New("not set")}
 	}
 	if err := json.Unmarshal([]byte(raw), &spec); err != nil {
-		return spec, &EnvError{EnvRun, err}
+		return spec, &envError{EnvRun, err}
 	}
 	if spec.Agent == nil {
-		return spec, &EnvError{EnvRun, errors.New("the spec has no agent share")}
+		return spec, &envError{EnvRun, errors.New("the spec has no agent share")}
 	}
 	a := *spec.Agent
 	if v := getenv(EnvShard); v != "" {
 		i, err := strconv.Atoi(v)
 		if err != nil {
-			return spec, &EnvError{EnvShard, err}
+			return spec, &envError{EnvShard, err}
 		}
 		a.Shard = i
 	}

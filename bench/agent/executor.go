@@ -27,8 +27,8 @@ type RunSpec struct {
 // Agents is the number of agents of the run.
 func (s RunSpec) Agents() int { return s.Spec.Agent.Shards }
 
-// Launched is a run's agents once started.
-type Launched struct {
+// launched is a run's agents once started.
+type launched struct {
 	// Failed, if not nil, receives an error when an agent fails before it
 	// could report, so the coordinator need not wait for the deadline.
 	Failed <-chan error
@@ -37,10 +37,10 @@ type Launched struct {
 	Stop func()
 }
 
-// Launcher starts the agents of one run: local processes or a Kubernetes
+// launcher starts the agents of one run: local processes or a Kubernetes
 // Indexed Job.
-type Launcher interface {
-	Launch(ctx context.Context, spec RunSpec) (*Launched, error)
+type launcher interface {
+	Launch(ctx context.Context, spec RunSpec) (*launched, error)
 }
 
 // Executor makes the method's runs as distributed runs: each run's spec
@@ -51,7 +51,7 @@ type Executor struct {
 	// Local makes the specifications (endpoints, paths, verification) and
 	// the resumption probes, which the coordinator runs itself.
 	Local    *method.Local
-	Launcher Launcher
+	Launcher launcher
 	Agents   int
 	// Margin is how far ahead the start is set: long enough for every
 	// agent to be started (processes) or scheduled (pods) and ready.
@@ -83,7 +83,7 @@ func (e *Executor) Resumption(ctx context.Context, req method.Request) (bool, er
 func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	n := min(e.Agents, req.Concurrency)
 	if n < 1 {
-		return nil, &NoAgentError{Concurrency: req.Concurrency}
+		return nil, &noAgentError{Concurrency: req.Concurrency}
 	}
 	spec, err := e.Spec(req, n)
 	if err != nil {
@@ -139,16 +139,16 @@ func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, e
 	return metrics.Merge(runs)
 }
 
-// NoAgentError is a run with fewer connections than one agent needs.
-type NoAgentError struct{ Concurrency int }
+// noAgentError is a run with fewer connections than one agent needs.
+type noAgentError struct{ Concurrency int }
 
-func (e *NoAgentError) Error() string {
+func (e *noAgentError) Error() string {
 	return fmt.Sprintf("no agent to run with concurrency %d", e.Concurrency)
 }
 
-// ErrNoReferenceCA is a run against the reference target whose CA file the
+// errNoReferenceCA is a run against the reference target whose CA file the
 // agents are not told.
-var ErrNoReferenceCA = errors.New("the reference target's CA file is not known to the agents")
+var errNoReferenceCA = errors.New("the reference target's CA file is not known to the agents")
 
 // Spec is the run of req as its n agents receive it: the method's spec
 // (method.Local.Spec) with files instead of what is in this process's
@@ -163,7 +163,7 @@ func (e *Executor) Spec(req method.Request, n int) (*runner.Spec, error) {
 	if spec.Roots != nil {
 		if spec.Target.CAFile == "" { // the reference target's generated CA
 			if e.ReferenceCA == "" {
-				return nil, ErrNoReferenceCA
+				return nil, errNoReferenceCA
 			}
 			spec.Target.CAFile = e.ReferenceCA
 		}

@@ -71,7 +71,7 @@ func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) 
 }
 
 // Launch implements Launcher.
-func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
+func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*launched, error) {
 	name := JobName(spec.ID)
 	// The CA and profile files go with the Job, in a ConfigMap.
 	run := spec.Spec
@@ -102,9 +102,9 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*Launched, error
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "configmap/"+name+"-files",
-			"secret/"+ManifestSecretName(name), "networkpolicy/"+name, "--ignore-not-found", "--wait=false")
+			"secret/"+manifestSecretName(name), "networkpolicy/"+name, "--ignore-not-found", "--wait=false")
 	}
-	return &Launched{Failed: failed, Stop: stop}, nil
+	return &launched{Failed: failed, Stop: stop}, nil
 }
 
 // watch reports the first failed pod of the Job.

@@ -31,7 +31,7 @@ type Limits struct {
 // connections.
 func DefaultLimits() Limits {
 	return Limits{
-		MaxRecord:         MaxRecord,
+		MaxRecord:         maxRecord,
 		MaxHeaderBytes:    16 << 10,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       time.Minute,

@@ -13,13 +13,13 @@ const (
 	manifestSecretCA    = "collector-ca.pem"
 )
 
-// ManifestSecretName is the name of the Secret holding the run's token.
-func ManifestSecretName(name string) string { return name + "-auth" }
+// manifestSecretName is the name of the Secret holding the run's token.
+func manifestSecretName(name string) string { return name + "-auth" }
 
 // secretEnv is the agents' credentials, referenced from the Secret.
 func (o ManifestOptions) secretEnv() []manifestEnv {
 	ref := func(key string) *manifestEnvSource {
-		return &manifestEnvSource{SecretKeyRef: &manifestSecretKeyRef{Name: ManifestSecretName(o.Name), Key: key}}
+		return &manifestEnvSource{SecretKeyRef: &manifestSecretKeyRef{Name: manifestSecretName(o.Name), Key: key}}
 	}
 	env := []manifestEnv{{Name: EnvToken, ValueFrom: ref(manifestSecretToken)}}
 	if len(o.CollectorCA) > 0 {
@@ -36,7 +36,7 @@ func (o ManifestOptions) secret(labels map[string]string) manifestObject {
 	}
 	return manifestObject{
 		APIVersion: "v1", Kind: "Secret", Type: "Opaque",
-		Metadata:   manifestMeta{Name: ManifestSecretName(o.Name), Namespace: o.Namespace, Labels: labels},
+		Metadata:   manifestMeta{Name: manifestSecretName(o.Name), Namespace: o.Namespace, Labels: labels},
 		StringData: data,
 	}
 }

@@ -30,7 +30,7 @@ type Processes struct {
 }
 
 // Launch implements Launcher.
-func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error) {
+func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*launched, error) {
 	if len(p.Command) == 0 {
 		return nil, fmt.Errorf("no agent command")
 	}
@@ -92,7 +92,7 @@ func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*Launched, error)
 			}
 		}()
 	}
-	return &Launched{Failed: failed, Stop: stop}, nil
+	return &launched{Failed: failed, Stop: stop}, nil
 }
 
 // tailBuffer keeps the last 2 KiB written to it.

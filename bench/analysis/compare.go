@@ -52,16 +52,16 @@ func comparedMetrics() []compared {
 	ms := []compared{
 		{metric: "transactions", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
 		{metric: "availability", unit: "%", note: noteAvailability,
-			value: func(r *metrics.Run) float64 { return Availability(r) * 100 }},
+			value: func(r *metrics.Run) float64 { return availability(r) * 100 }},
 		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *metrics.Run) float64 { return r.DurationS }},
 		{metric: "data transferred", unit: "MB", note: noteData,
 			value: func(r *metrics.Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
 		{metric: "response time", unit: "ms", note: noteResponse,
 			value: func(r *metrics.Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
-		{metric: "transaction rate", unit: "/s", value: TransactionRate},
+		{metric: "transaction rate", unit: "/s", value: transactionRate},
 		{metric: "throughput", unit: "MB/s",
 			value: func(r *metrics.Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
-		{metric: "concurrency", note: noteConcurrency, value: Concurrency},
+		{metric: "concurrency", note: noteConcurrency, value: concurrency},
 		{metric: "successful", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *metrics.Run) float64 { return float64(r.Errors.Total) }},
 		{metric: "longest", unit: "ms",
@@ -134,9 +134,9 @@ func perSecond(r *metrics.Run, v float64) float64 {
 	return v / r.DurationS
 }
 
-// Availability is the steady window's successful transactions ÷ all its
+// availability is the steady window's successful transactions ÷ all its
 // transactions (successful and failed), 0..1; 0 when there were none.
-func Availability(r *metrics.Run) float64 {
+func availability(r *metrics.Run) float64 {
 	n := r.Transactions + r.Errors.Total
 	if n == 0 {
 		return 0
@@ -144,15 +144,15 @@ func Availability(r *metrics.Run) float64 {
 	return float64(r.Transactions) / float64(n)
 }
 
-// TransactionRate is successful transactions per second of the steady
+// transactionRate is successful transactions per second of the steady
 // window (the CPS of the CPS engine, the requests per second of the
 // throughput engine).
-func TransactionRate(r *metrics.Run) float64 { return perSecond(r, float64(r.Transactions)) }
+func transactionRate(r *metrics.Run) float64 { return perSecond(r, float64(r.Transactions)) }
 
-// Concurrency is the mean number of transactions in flight, by Little's
+// concurrency is the mean number of transactions in flight, by Little's
 // law: the transaction rate times the mean total latency (in seconds). In a
 // closed loop it approaches the configured concurrency; far below it, the
 // generator rather than the target was waiting.
-func Concurrency(r *metrics.Run) float64 {
-	return TransactionRate(r) * r.Percentiles(vocab.PhaseTotal).Mean / 1e6
+func concurrency(r *metrics.Run) float64 {
+	return transactionRate(r) * r.Percentiles(vocab.PhaseTotal).Mean / 1e6
 }

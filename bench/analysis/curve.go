@@ -43,9 +43,9 @@ func Quantiles(h *hdr.Histogram, ps []float64) []Quantile {
 	return out
 }
 
-// Curve decodes the phase's histogram of r and returns its latency curve
+// curve decodes the phase's histogram of r and returns its latency curve
 // at CurvePercentiles.
-func Curve(r *metrics.Run, phase vocab.Phase) ([]Quantile, error) {
+func curve(r *metrics.Run, phase vocab.Phase) ([]Quantile, error) {
 	h, err := r.Histogram(phase.String())
 	if err != nil {
 		return nil, err

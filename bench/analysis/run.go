@@ -51,7 +51,7 @@ func Curves(r *metrics.Run, phases ...vocab.Phase) (map[string][]Quantile, error
 		if _, ok := r.Histograms[phase.String()]; !ok {
 			continue
 		}
-		q, err := Curve(r, phase)
+		q, err := curve(r, phase)
 		if err != nil {
 			return nil, err
 		}

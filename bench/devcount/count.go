@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// MaxTimeout bounds a source's timeout. One read is a page fetch or a few
+// maxTimeout bounds a source's timeout. One read is a page fetch or a few
 // commands (an SSH login and a CLI command take seconds); a read is taken
 // up to four times a run, at the window's edges among them, and a campaign
 // makes hundreds of runs: a read that has not answered in a minute is a
 // hung device or command, and waiting longer would only stall the runs.
-const MaxTimeout = time.Minute
+const maxTimeout = time.Minute
 
 // parseTimeout reads a source's timeout=: a duration above 0, at most
 // MaxTimeout.
@@ -22,7 +22,7 @@ func parseTimeout(v string) (time.Duration, error) {
 	d, err := time.ParseDuration(v)
 	switch {
 	case err != nil && durationSyntax(v):
-		return 0, fmt.Errorf("timeout %q is out of range (at most %s)", v, MaxTimeout)
+		return 0, fmt.Errorf("timeout %q is out of range (at most %s)", v, maxTimeout)
 	case err != nil:
 		return 0, fmt.Errorf("timeout %q is not a duration, e.g. 2s", v)
 	}
@@ -40,8 +40,8 @@ func checkTimeout(d time.Duration) error {
 	switch {
 	case d < 0:
 		return errors.New("is negative")
-	case d > MaxTimeout:
-		return fmt.Errorf("is out of range (at most %s)", MaxTimeout)
+	case d > maxTimeout:
+		return fmt.Errorf("is out of range (at most %s)", maxTimeout)
 	}
 	return nil
 }
@@ -73,12 +73,12 @@ func durationSyntax(v string) bool {
 	return true
 }
 
-// ParseCount reads a count as a device prints it: a whole number from 0 to
+// parseCount reads a count as a device prints it: a whole number from 0 to
 // math.MaxInt64, in decimal or in floating-point notation (1e3, 42.0). Every
 // kind of source reads its counts with it (or CountOf), so that all refuse
 // the same way what is not a count: negative, fractional, out of range, or
 // not a number.
-func ParseCount(text string) (int64, error) {
+func parseCount(text string) (int64, error) {
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err == nil {
 		return v, checkCount(v)
@@ -90,11 +90,11 @@ func ParseCount(text string) (int64, error) {
 	if ferr != nil && !errors.Is(ferr, strconv.ErrRange) {
 		return 0, errors.New("not a number")
 	}
-	return CountOf(f)
+	return countOf(f)
 }
 
-// CountOf checks that f (a Prometheus sample's value) is a count.
-func CountOf(f float64) (int64, error) {
+// countOf checks that f (a Prometheus sample's value) is a count.
+func countOf(f float64) (int64, error) {
 	switch {
 	case math.IsNaN(f):
 		return 0, errors.New("not a number (NaN), not a count")

@@ -29,12 +29,12 @@ func TestCountsThatAreNotCounts(t *testing.T) {
 		"many":                 "not a number",
 	}
 	for text, want := range words {
-		if _, err := ParseCount(text); err == nil || err.Error() != want {
+		if _, err := parseCount(text); err == nil || err.Error() != want {
 			t.Errorf("ParseCount(%q) = %v, want %q", text, err, want)
 		}
 	}
 	for text, want := range map[string]int64{"0": 0, "42": 42, "1e3": 1000, "7.0": 7, "9223372036854775807": 1<<63 - 1} {
-		if n, err := ParseCount(text); err != nil || n != want {
+		if n, err := parseCount(text); err != nil || n != want {
 			t.Errorf("ParseCount(%q) = %d, %v, want %d", text, n, err, want)
 		}
 	}
@@ -98,7 +98,7 @@ func TestTimeoutBound(t *testing.T) {
 			t.Errorf("timeout=%s: %v, want %q", v, err, want)
 		}
 	}
-	if s, err := Parse("kind=nginx url=http://h/ timeout=1m"); err != nil || s.Timeout != MaxTimeout {
+	if s, err := Parse("kind=nginx url=http://h/ timeout=1m"); err != nil || s.Timeout != maxTimeout {
 		t.Errorf("timeout=1m: %v, %v", s.Timeout, err)
 	}
 	s := Source{Kind: KindNginx, URL: "http://h/", Timeout: time.Hour}

@@ -47,15 +47,15 @@ const (
 	KindHAProxy    = "haproxy"    // HAProxy's stats page as CSV (…/stats;csv), one frontend
 	KindNginx      = "nginx"      // nginx's stub_status
 	KindPrometheus = "prometheus" // a Prometheus text exposition: a metric with its labels per counter
-	KindTarget     = "target"     // the reference target's admin /stats, one listener
+	kindTarget     = "target"     // the reference target's admin /stats, one listener
 	KindCommand    = "command"    // a command per counter that prints a number
 )
 
-// Kinds lists the kinds of source.
-var Kinds = []string{KindHAProxy, KindNginx, KindPrometheus, KindTarget, KindCommand}
+// kinds lists the kinds of source.
+var kinds = []string{KindHAProxy, KindNginx, KindPrometheus, kindTarget, KindCommand}
 
-// DefaultTimeout bounds one read (all its requests or commands).
-const DefaultTimeout = 2 * time.Second
+// defaultTimeout bounds one read (all its requests or commands).
+const defaultTimeout = 2 * time.Second
 
 // ProfileVar, in a frontend, a metric selector or a command, is replaced by
 // the run's profile name (Source.For).
@@ -185,8 +185,8 @@ func counterList() string {
 // Check reports the first thing wrong with the source (a *SpecError).
 func (s *Source) Check() error {
 	bad := func(why string) error { return &SpecError{s.String(), why} }
-	if !slices.Contains(Kinds, s.Kind) {
-		return bad(fmt.Sprintf("kind %q is not one of %s", s.Kind, strings.Join(Kinds, ", ")))
+	if !slices.Contains(kinds, s.Kind) {
+		return bad(fmt.Sprintf("kind %q is not one of %s", s.Kind, strings.Join(kinds, ", ")))
 	}
 	if err := checkTimeout(s.Timeout); err != nil {
 		return bad("timeout " + s.Timeout.String() + " " + err.Error())
@@ -220,7 +220,7 @@ func (s *Source) Check() error {
 		if s.Frontend == "" && len(s.Frontends) == 0 {
 			return bad("an haproxy source names its frontend (frontend=NAME)")
 		}
-	case KindTarget:
+	case kindTarget:
 		// The listener defaults to the run's profile.
 	case KindPrometheus:
 		if len(s.Metrics) == 0 {
@@ -230,7 +230,7 @@ func (s *Source) Check() error {
 			if !slices.Contains(Counters, c) {
 				return bad(fmt.Sprintf("unknown counter %q (want one of %s)", c, counterList()))
 			}
-			if _, err := ParseSelector(strings.ReplaceAll(sel, ProfileVar, "p")); err != nil {
+			if _, err := parseSelector(strings.ReplaceAll(sel, ProfileVar, "p")); err != nil {
 				return bad(fmt.Sprintf("%s: %v", c, err))
 			}
 		}
@@ -251,7 +251,7 @@ func (s Source) For(profile string) Source {
 	}
 	s.Frontends = nil
 	s.Frontend = r(s.Frontend)
-	if s.Kind == KindTarget && s.Frontend == "" {
+	if s.Kind == kindTarget && s.Frontend == "" {
 		s.Frontend = profile
 	}
 	s.URL = r(s.URL)

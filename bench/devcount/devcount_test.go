@@ -27,7 +27,7 @@ func TestParse(t *testing.T) {
 				Sessions: `haproxy_frontend_connections_total{proxy="fe 1",x="a\"}b"}`, Requests: "r"}}},
 		{`kind=command sessions='ssh dut "show sessions"' requests="echo \"1\""`,
 			Source{Kind: KindCommand, Commands: map[Counter]string{Sessions: `ssh dut "show sessions"`, Requests: `echo "1"`}}},
-		{"kind=target url=http://127.0.0.1:9/stats", Source{Kind: KindTarget, URL: "http://127.0.0.1:9/stats"}},
+		{"kind=target url=http://127.0.0.1:9/stats", Source{Kind: kindTarget, URL: "http://127.0.0.1:9/stats"}},
 	} {
 		got, err := Parse(tc.in)
 		if err != nil {
@@ -88,7 +88,7 @@ func TestFor(t *testing.T) {
 	if got := s.For("rsa").Frontend; got != "legacy" {
 		t.Errorf("For(rsa).Frontend = %q", got)
 	}
-	if got := (Source{Kind: KindTarget, URL: "http://h/stats"}).For("p384").Frontend; got != "p384" {
+	if got := (Source{Kind: kindTarget, URL: "http://h/stats"}).For("p384").Frontend; got != "p384" {
 		t.Errorf("target: For(p384).Frontend = %q", got)
 	}
 	p := Source{Kind: KindPrometheus, Metrics: map[Counter]string{Sessions: `m{proxy="{profile}"}`}}
@@ -107,7 +107,7 @@ p256,BACKEND,0,0,0,0,26212,0,160607,1751167,0,0,,0,0,0,0,UP,0,0,0,,0,9,,,1,3,0,,
 `
 
 func TestParseHAProxyCSV(t *testing.T) {
-	c, err := ParseHAProxyCSV([]byte(haproxyCSV), "p256")
+	c, err := parseHAProxyCSV([]byte(haproxyCSV), "p256")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +115,12 @@ func TestParseHAProxyCSV(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got %v, want %v", c, want)
 	}
-	if _, err := ParseHAProxyCSV([]byte(haproxyCSV), "p384"); err == nil || !strings.Contains(err.Error(), `no frontend "p384" (frontends: stats, p256)`) {
+	if _, err := parseHAProxyCSV([]byte(haproxyCSV), "p384"); err == nil || !strings.Contains(err.Error(), `no frontend "p384" (frontends: stats, p256)`) {
 		t.Errorf("missing frontend: %v", err)
 	}
 	for _, bad := range []string{"", "<html>stats</html>", strings.Replace(haproxyCSV, "req_tot", "req_total", 1),
 		strings.Replace(haproxyCSV, "1501,160607", "lots,160607", 1)} {
-		if _, err := ParseHAProxyCSV([]byte(bad), "p256"); err == nil {
+		if _, err := parseHAProxyCSV([]byte(bad), "p256"); err == nil {
 			t.Errorf("no error for %.40q", bad)
 		}
 	}
@@ -128,7 +128,7 @@ func TestParseHAProxyCSV(t *testing.T) {
 
 func TestParseStubStatus(t *testing.T) {
 	page := "Active connections: 2 \nserver accepts handled requests\n 16 15 31 \nReading: 0 Writing: 1 Waiting: 1 \n"
-	c, err := ParseStubStatus([]byte(page))
+	c, err := parseStubStatus([]byte(page))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestParseStubStatus(t *testing.T) {
 		t.Errorf("got %v, want %v", c, want)
 	}
 	for _, bad := range []string{"", "<html>welcome to nginx</html>", "server accepts handled requests\n 1 2\n", "server accepts handled requests\n 1 x 3\n"} {
-		if _, err := ParseStubStatus([]byte(bad)); err == nil {
+		if _, err := parseStubStatus([]byte(bad)); err == nil {
 			t.Errorf("no error for %q", bad)
 		}
 	}
@@ -145,17 +145,17 @@ func TestParseStubStatus(t *testing.T) {
 func TestParseTargetStats(t *testing.T) {
 	page := `{"listeners":[{"profile":"a","address":"x","handshakes":5,"resumed":0,"requests":6,"handshake_errors":1,"connections":7,"injected":{}},
 	{"profile":"b","handshakes":0,"requests":0,"handshake_errors":0,"connections":0}]}`
-	c, err := ParseTargetStats([]byte(page), "a")
+	c, err := parseTargetStats([]byte(page), "a")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (Counts{Sessions: 7, Handshakes: 5, Requests: 6, Errors: 1}); !reflect.DeepEqual(c, want) {
 		t.Errorf("got %v, want %v", c, want)
 	}
-	if _, err := ParseTargetStats([]byte(page), "c"); err == nil {
+	if _, err := parseTargetStats([]byte(page), "c"); err == nil {
 		t.Error("no error for a missing listener")
 	}
-	if _, err := ParseTargetStats([]byte(`{"listeners":[{"profile":"a"}]}`), "a"); err == nil {
+	if _, err := parseTargetStats([]byte(`{"listeners":[{"profile":"a"}]}`), "a"); err == nil {
 		t.Error("no error for a listener without counters")
 	}
 }
@@ -171,7 +171,7 @@ nan_metric NaN
 `
 
 func TestParseExposition(t *testing.T) {
-	series, err := ParseExposition([]byte(exposition))
+	series, err := parseExposition([]byte(exposition))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestParseExposition(t *testing.T) {
 		{`haproxy_frontend_connections_total{proxy="p384"}`, 0, 0},
 		{`haproxy_frontend_connections`, 0, 0},
 	} {
-		sel, err := ParseSelector(tc.sel)
+		sel, err := parseSelector(tc.sel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +205,7 @@ func TestParseExposition(t *testing.T) {
 		"", "# only comments\n", "<html></html>", "m{a=\"1\"} x\n", "m{a=1} 2\n", "m{a=\"1\" 2\n",
 		"m{a=\"\\q\"} 1\n", "m 1 2 3\n", "m 1 1.5\n", "m{a=\"1\",a=\"2\"} 1\n", "m{=\"1\"} 1\n", "m{a=\"1\"}1\n",
 	} {
-		if _, err := ParseExposition([]byte(bad)); err == nil {
+		if _, err := parseExposition([]byte(bad)); err == nil {
 			t.Errorf("no error for %q", bad)
 		}
 	}
@@ -338,12 +338,12 @@ func FuzzParse(f *testing.F) {
 func FuzzParseExposition(f *testing.F) {
 	f.Add(exposition)
 	f.Fuzz(func(t *testing.T, in string) {
-		series, err := ParseExposition([]byte(in))
+		series, err := parseExposition([]byte(in))
 		if err != nil {
 			return
 		}
 		for _, s := range series {
-			if _, n := (Selector{s.Name, s.Labels}).Sum(series); n < 1 {
+			if _, n := (selector{s.Name, s.Labels}).Sum(series); n < 1 {
 				t.Errorf("series %v is not matched by its own name and labels", s)
 			}
 		}

@@ -10,19 +10,19 @@ import (
 	"strings"
 )
 
-// Series is one sample line of a Prometheus text exposition.
-type Series struct {
+// series is one sample line of a Prometheus text exposition.
+type series struct {
 	Name   string
 	Labels map[string]string
 	Value  float64
 }
 
-// ParseExposition parses the Prometheus text exposition format (version
+// parseExposition parses the Prometheus text exposition format (version
 // 0.0.4): # comments (HELP, TYPE), then one sample a line:
 // name{label="value",…} value [timestamp], label values with the escapes
 // \\, \" and \n. Any line that is not one of those is an error naming it.
-func ParseExposition(body []byte) ([]Series, error) {
-	var out []Series
+func parseExposition(body []byte) ([]series, error) {
+	var out []series
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -66,8 +66,8 @@ func clip(s string) string {
 }
 
 // parseSeries reads name{labels} at the start of line and returns the rest.
-func parseSeries(line string) (Series, string, error) {
-	s := Series{Labels: map[string]string{}}
+func parseSeries(line string) (series, string, error) {
+	s := series{Labels: map[string]string{}}
 	i := 0
 	for i < len(line) && isNameChar(line[i], i == 0, true) {
 		i++
@@ -165,26 +165,26 @@ func isNameChar(c byte, first, colon bool) bool {
 	return false
 }
 
-// Selector picks series: a metric name and labels they must have.
-type Selector struct {
+// selector picks series: a metric name and labels they must have.
+type selector struct {
 	Name   string
 	Labels map[string]string
 }
 
-// ParseSelector reads name or name{label="value",…}.
-func ParseSelector(text string) (Selector, error) {
+// parseSelector reads name or name{label="value",…}.
+func parseSelector(text string) (selector, error) {
 	s, rest, err := parseSeries(strings.TrimSpace(text))
 	if err != nil {
-		return Selector{}, fmt.Errorf("selector %q: %v", text, err)
+		return selector{}, fmt.Errorf("selector %q: %v", text, err)
 	}
 	if strings.TrimSpace(rest) != "" {
-		return Selector{}, fmt.Errorf("selector %q: %q after the labels", text, rest)
+		return selector{}, fmt.Errorf("selector %q: %q after the labels", text, rest)
 	}
-	return Selector{s.Name, s.Labels}, nil
+	return selector{s.Name, s.Labels}, nil
 }
 
 // Sum adds the values of the series the selector matches; n is how many.
-func (sel Selector) Sum(series []Series) (v float64, n int) {
+func (sel selector) Sum(series []series) (v float64, n int) {
 	for _, s := range series {
 		if s.Name != sel.Name {
 			continue
@@ -205,7 +205,7 @@ func (sel Selector) Sum(series []Series) (v float64, n int) {
 }
 
 // String writes the selector back.
-func (sel Selector) String() string {
+func (sel selector) String() string {
 	if len(sel.Labels) == 0 {
 		return sel.Name
 	}

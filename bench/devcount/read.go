@@ -58,7 +58,7 @@ var client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Pr
 func (s *Source) Read(ctx context.Context) (Counts, error) {
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = defaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -111,22 +111,22 @@ func get(ctx context.Context, u string) ([]byte, error) {
 func (s *Source) parse(body []byte) (Counts, error) {
 	switch s.Kind {
 	case KindHAProxy:
-		return ParseHAProxyCSV(body, s.Frontend)
+		return parseHAProxyCSV(body, s.Frontend)
 	case KindNginx:
-		return ParseStubStatus(body)
-	case KindTarget:
-		return ParseTargetStats(body, s.Frontend)
+		return parseStubStatus(body)
+	case kindTarget:
+		return parseTargetStats(body, s.Frontend)
 	case KindPrometheus:
 		return s.parseProm(body)
 	}
 	return nil, fmt.Errorf("kind %q", s.Kind)
 }
 
-// ParseHAProxyCSV reads a frontend's counters from HAProxy's stats CSV (the
+// parseHAProxyCSV reads a frontend's counters from HAProxy's stats CSV (the
 // stats page's ";csv", or `show stat`): sessions stot, requests req_tot,
 // bytes_in bin, bytes_out bout, errors ereq + hrsp_4xx + hrsp_5xx (requests
 // refused or answered with an error status).
-func ParseHAProxyCSV(body []byte, frontend string) (Counts, error) {
+func parseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 	r := csv.NewReader(bytes.NewReader(body))
 	r.FieldsPerRecord = -1
 	r.Comment = 0
@@ -172,7 +172,7 @@ func ParseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 			if v == "" {
 				return 0, nil // HAProxy leaves counters of another mode empty
 			}
-			n, err := ParseCount(v)
+			n, err := parseCount(v)
 			if err != nil {
 				return 0, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
 			}
@@ -198,7 +198,7 @@ func ParseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 	return nil, fmt.Errorf("HAProxy's stats have no frontend %q (frontends: %s)", frontend, strings.Join(names, ", "))
 }
 
-// ParseStubStatus reads nginx's stub_status page: sessions accepts,
+// parseStubStatus reads nginx's stub_status page: sessions accepts,
 // requests requests, errors accepts − handled (connections dropped at a
 // resource limit).
 //
@@ -206,7 +206,7 @@ func ParseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 //	server accepts handled requests
 //	 16 16 31
 //	Reading: 0 Writing: 1 Waiting: 0
-func ParseStubStatus(body []byte) (Counts, error) {
+func parseStubStatus(body []byte) (Counts, error) {
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) != "server accepts handled requests" {
@@ -221,7 +221,7 @@ func ParseStubStatus(body []byte) (Counts, error) {
 		}
 		var n [3]int64
 		for i := range f {
-			v, err := ParseCount(f[i])
+			v, err := parseCount(f[i])
 			if err != nil {
 				return nil, fmt.Errorf("nginx stub_status: %q: %v", f[i], err)
 			}
@@ -235,11 +235,11 @@ func ParseStubStatus(body []byte) (Counts, error) {
 	return nil, errors.New("not nginx's stub_status page: no \"server accepts handled requests\" line")
 }
 
-// ParseTargetStats reads a listener's counters from the reference target's
+// parseTargetStats reads a listener's counters from the reference target's
 // admin /stats ({"listeners":[…]}), the listener named by its profile:
 // sessions connections, handshakes handshakes, requests requests, errors
 // handshake_errors.
-func ParseTargetStats(body []byte, listener string) (Counts, error) {
+func parseTargetStats(body []byte, listener string) (Counts, error) {
 	var page struct {
 		Listeners []struct {
 			Profile         string       `json:"profile"`
@@ -264,7 +264,7 @@ func ParseTargetStats(body []byte, listener string) (Counts, error) {
 		c := Counts{}
 		for k, v := range map[Counter]*json.Number{Sessions: l.Connections, Handshakes: l.Handshakes,
 			Requests: l.Requests, Errors: l.HandshakeErrors} {
-			n, err := ParseCount(v.String())
+			n, err := parseCount(v.String())
 			if err != nil {
 				return nil, fmt.Errorf("the target's listener %s: %s %s: %v", listener, k, v, err)
 			}
@@ -277,13 +277,13 @@ func ParseTargetStats(body []byte, listener string) (Counts, error) {
 
 // parseProm reads each counter's selector from an exposition.
 func (s *Source) parseProm(body []byte) (Counts, error) {
-	series, err := ParseExposition(body)
+	series, err := parseExposition(body)
 	if err != nil {
 		return nil, err
 	}
 	c := Counts{}
 	for counter, text := range s.Metrics {
-		sel, err := ParseSelector(text)
+		sel, err := parseSelector(text)
 		if err != nil {
 			return nil, err
 		}
@@ -291,7 +291,7 @@ func (s *Source) parseProm(body []byte) (Counts, error) {
 		if n == 0 {
 			return nil, fmt.Errorf("no series matches %s (%s)", text, counter)
 		}
-		if c[counter], err = CountOf(v); err != nil {
+		if c[counter], err = countOf(v); err != nil {
 			return nil, fmt.Errorf("%s is %g: %v", text, v, err)
 		}
 	}
@@ -313,7 +313,7 @@ func (s *Source) readCommands(ctx context.Context) (Counts, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %v", counter, words[0], err)
 		}
-		if c[counter], err = ParseCount(text); err != nil {
+		if c[counter], err = parseCount(text); err != nil {
 			if len(text) > 80 {
 				text = text[:80] + "…"
 			}

@@ -52,9 +52,9 @@ var alertNames = func() map[string]string {
 	return m
 }()
 
-// AlertClass returns the class of a received TLS alert given crypto/tls's
+// alertClass returns the class of a received TLS alert given crypto/tls's
 // text for it, or "" if the text is not an alert.
-func AlertClass(text string) vocab.Class {
+func alertClass(text string) vocab.Class {
 	if n, ok := alertNames[text]; ok {
 		return vocab.TLSAlert(n)
 	}
@@ -71,13 +71,13 @@ func Classify(stage Stage, err error) vocab.Class {
 	// with Op "remote error" wrapping an unexported alert type.
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "remote error" && op.Err != nil {
-		if c := AlertClass(op.Err.Error()); c != "" {
+		if c := alertClass(op.Err.Error()); c != "" {
 			return c
 		}
 	}
 	var ae tls.AlertError
 	if errors.As(err, &ae) {
-		return AlertClass(ae.Error())
+		return alertClass(ae.Error())
 	}
 	var cve *tls.CertificateVerificationError
 	var uae x509.UnknownAuthorityError

@@ -60,9 +60,9 @@ type Opener interface {
 	Open(ctx context.Context, s *metrics.Sample) bool
 }
 
-// ConnCounter is an Op that counts its open connections: now, and the most
+// connCounter is an Op that counts its open connections: now, and the most
 // at once.
-type ConnCounter interface {
+type connCounter interface {
 	OpenConns() (now, peak int64)
 }
 
@@ -144,13 +144,13 @@ type Config struct {
 	Live func(Live)
 }
 
-// LateError is returned when StartAt had passed by more than the tolerance
+// lateError is returned when StartAt had passed by more than the tolerance
 // once the workers were ready.
-type LateError struct {
+type lateError struct {
 	Late, Tolerance time.Duration
 }
 
-func (e *LateError) Error() string {
+func (e *lateError) Error() string {
 	return fmt.Sprintf("the agreed start time had passed by %s when the load was ready (tolerance %s); not starting "+
 		"late", e.Late.Round(time.Millisecond), e.Tolerance)
 }
@@ -273,7 +273,7 @@ func (l *load) run(ctx context.Context, op Op, workers []Worker, out *Outcome) {
 		l.cfg.AtWindow(true)
 	}
 	// The connections held are counted before the workers let go.
-	gauge, counts := op.(ConnCounter)
+	gauge, counts := op.(connCounter)
 	if counts {
 		out.HeldAtEnd, _ = gauge.OpenConns()
 	}
@@ -326,7 +326,7 @@ func awaitStart(ctx context.Context, at time.Time, tolerance time.Duration) erro
 		return nil
 	}
 	if late := time.Since(at); late > tolerance {
-		return &LateError{Late: late, Tolerance: tolerance}
+		return &lateError{Late: late, Tolerance: tolerance}
 	}
 	t := time.NewTimer(time.Until(at))
 	defer t.Stop()

@@ -25,7 +25,7 @@ type Live struct {
 // live is the Live of load l applying op.
 func (l *load) live(op Op) Live {
 	lv := Live{Recorder: l.rec, Started: l.start, SteadyStart: l.steadyStart, End: l.end}
-	if c, ok := op.(ConnCounter); ok {
+	if c, ok := op.(connCounter); ok {
 		lv.OpenConns = c.OpenConns
 	}
 	return lv

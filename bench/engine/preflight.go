@@ -16,11 +16,11 @@ import (
 // failures in a row at 5% happen once in 8,000 runs).
 const (
 	PreflightAttempts    = 3
-	PreflightRetryWithin = time.Second
+	preflightRetryWithin = time.Second
 )
 
-// PreflightResult is what the preflight saw.
-type PreflightResult struct {
+// preflightResult is what the preflight saw.
+type preflightResult struct {
 	// Sample is the last transaction: the success, or the last failure.
 	Sample metrics.Sample
 	// Attempts is how many transactions were made, Handshakes how many of
@@ -30,14 +30,14 @@ type PreflightResult struct {
 }
 
 // OK reports whether the preflight succeeded.
-func (p *PreflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class == "" }
+func (p *preflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class == "" }
 
 // Preflight checks op before any load with transactions made exactly as a
 // worker of the load makes them: one worker of op (id 0, the first source
 // address) runs Do, then is closed. Nothing is recorded. An error means no
 // worker could be made.
-func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
-	var res PreflightResult
+func Preflight(ctx context.Context, op Op) (preflightResult, error) {
+	var res preflightResult
 	w, err := op.NewWorker(0)
 	if err != nil {
 		return res, err
@@ -55,7 +55,7 @@ func Preflight(ctx context.Context, op Op) (PreflightResult, error) {
 		if s.Class == "" && ctx.Err() != nil {
 			s.Class, s.Err = vocab.ClassOther, ctx.Err()
 		}
-		if s.Class == "" || ctx.Err() != nil || time.Since(begin) >= PreflightRetryWithin {
+		if s.Class == "" || ctx.Err() != nil || time.Since(begin) >= preflightRetryWithin {
 			break
 		}
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// TCPCloser is a Worker that holds a connection across transactions and,
+// tcpCloser is a Worker that holds a connection across transactions and,
 // closing it when it will run no more, reports the kernel's account of it
 // (metrics.TCPConn; ok false when none was read).
-type TCPCloser interface {
+type tcpCloser interface {
 	CloseTCP() (t metrics.TCPConn, ok bool)
 }
 
@@ -17,7 +17,7 @@ type TCPCloser interface {
 // it held is recorded with the kernel's account of it, in the window when
 // the window had begun (it was open in it).
 func (l *load) closeWorkerTCP(id int, w Worker) {
-	c, ok := w.(TCPCloser)
+	c, ok := w.(tcpCloser)
 	if !ok {
 		closeWorker(w)
 		return

@@ -199,8 +199,8 @@ type Round struct {
 	CandidateResponseTimeMS float64 `json:"candidate_response_time_ms"`
 }
 
-// Analyze compares the two sides with the default equivalence bound.
-func Analyze(runs *Runs) (*Report, error) {
+// analyze compares the two sides with the default equivalence bound.
+func analyze(runs *Runs) (*Report, error) {
 	return AnalyzeWithin(runs, stats.DefaultEquivalencePct)
 }
 

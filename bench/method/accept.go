@@ -13,8 +13,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// Value is the metric a run is judged by: CPS, or payload Gbps.
-func Value(r *metrics.Run) float64 {
+// value is the metric a run is judged by: CPS, or payload Gbps.
+func value(r *metrics.Run) float64 {
 	switch {
 	case r.Engine == vocab.EngineCPS:
 		return metrics.Value(r.CPS)
@@ -170,9 +170,9 @@ func byCount[K ~string](m map[K]int64) []K {
 	return ks
 }
 
-// BestOf returns the best three of the accepted values (descending), the
+// bestOf returns the best three of the accepted values (descending), the
 // best, and the spread (best − third best) ÷ best.
-func BestOf(values []float64) (top []float64, best, spread float64) {
+func bestOf(values []float64) (top []float64, best, spread float64) {
 	top = append([]float64(nil), values...)
 	sort.Sort(sort.Reverse(sort.Float64Slice(top)))
 	if len(top) > 3 {

@@ -86,7 +86,7 @@ type Campaign struct {
 	Plan     *plan.Plan
 	Profiles *profiles.Set
 	Exec     Executor
-	Ledger   *Ledger
+	Ledger   *ledger
 	// AllowDifferences goes on when the DUTs differ in the preliminary phase.
 	AllowDifferences bool
 	// Events, if set, is called after every run.
@@ -213,7 +213,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	}
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
-	e.Value = Value(run)
+	e.Value = value(run)
 	e.Reasons = Judge(c.Plan.Method.Accept, run)
 	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
@@ -684,7 +684,7 @@ func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
 // consistent.
 func (f *finalPhase) finish(tol float64) {
 	cell := f.cell
-	cell.Best3, cell.Value, cell.Spread = BestOf(f.accepted)
+	cell.Best3, cell.Value, cell.Spread = bestOf(f.accepted)
 	if len(f.accepted) == 0 {
 		cell.Failed = "no final run was accepted"
 		return

@@ -44,10 +44,10 @@ type Entry struct {
 	Device []string `json:"device,omitempty"`
 }
 
-// Ledger is a campaign's append-only record of runs (ledger.jsonl), one
+// ledger is a campaign's append-only record of runs (ledger.jsonl), one
 // JSON line per run, fsynced as it is written. A Ledger is used by one
 // goroutine.
-type Ledger struct {
+type ledger struct {
 	f       *os.File
 	entries map[string]*Entry
 	order   []*Entry
@@ -97,7 +97,7 @@ func parseLedger(file string, data []byte) (parsedLedger, error) {
 			return parsedLedger{}, fmt.Errorf("ledger %s: line %d is not a ledger entry (not JSON); "+
 				"only a last line torn by a crash (no newline at its end) is dropped: mend or remove this one", file, n)
 		}
-		e, err := DecodeEntry(line)
+		e, err := decodeEntry(line)
 		if err != nil {
 			return parsedLedger{}, fmt.Errorf("ledger %s: line %d: %w", file, n, err)
 		}
@@ -116,7 +116,7 @@ func parseLedger(file string, data []byte) (parsedLedger, error) {
 // bytes): it is the run that was being written, and it will be made again.
 // A ledger with any other line that is not a valid entry is refused, and
 // left as it is.
-func OpenLedger(dir string) (*Ledger, error) {
+func OpenLedger(dir string) (*ledger, error) {
 	file := filepath.Join(dir, LedgerFile)
 	data, err := os.ReadFile(file)
 	if err != nil && !os.IsNotExist(err) {
@@ -126,7 +126,7 @@ func OpenLedger(dir string) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Ledger{entries: map[string]*Entry{}, order: p.entries, dropped: p.torn}
+	l := &ledger{entries: map[string]*Entry{}, order: p.entries, dropped: p.torn}
 	for _, e := range p.entries {
 		l.entries[e.Key] = e
 	}
@@ -144,7 +144,7 @@ func OpenLedger(dir string) (*Ledger, error) {
 
 // mend cuts a torn last line off f, ends a last line without a newline,
 // and leaves f at its end.
-func (l *Ledger) mend(f *os.File, p parsedLedger) error {
+func (l *ledger) mend(f *os.File, p parsedLedger) error {
 	if p.torn > 0 {
 		if err := f.Truncate(int64(p.keep)); err != nil {
 			return err
@@ -166,19 +166,19 @@ func (l *Ledger) mend(f *os.File, p parsedLedger) error {
 
 // Dropped is the number of bytes of a last line torn by a crash that
 // OpenLedger cut off the file (0: none).
-func (l *Ledger) Dropped() int { return l.dropped }
+func (l *ledger) Dropped() int { return l.dropped }
 
 // Lookup returns the entry with key, if the ledger has it.
-func (l *Ledger) Lookup(key string) (*Entry, bool) {
+func (l *ledger) Lookup(key string) (*Entry, bool) {
 	e, ok := l.entries[key]
 	return e, ok
 }
 
 // Entries returns the entries in the order they were written.
-func (l *Ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
+func (l *ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
 
 // Append writes e as one line and syncs it to disk.
-func (l *Ledger) Append(e *Entry) error {
+func (l *ledger) Append(e *Entry) error {
 	e.Schema = LedgerSchema
 	data, err := json.Marshal(e)
 	if err != nil {
@@ -199,4 +199,4 @@ func (l *Ledger) Append(e *Entry) error {
 }
 
 // Close closes the ledger file.
-func (l *Ledger) Close() error { return l.f.Close() }
+func (l *ledger) Close() error { return l.f.Close() }

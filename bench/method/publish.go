@@ -57,11 +57,11 @@ func cellRound(cell *Cell) int {
 	return 0
 }
 
-// RecordsVerdict is the method's judgement of run records of one DUT ×
+// recordsVerdict is the method's judgement of run records of one DUT ×
 // engine × profile made outside a campaign: each judged by the default
 // acceptance rule, the best accepted one published; nothing is published
 // when none is accepted.
-type RecordsVerdict struct {
+type recordsVerdict struct {
 	Rule     plan.Accept // the rule they were judged by: the default
 	Values   []float64   // each record's value (Value)
 	Reasons  [][]string  // each record's rejections; none when accepted
@@ -77,11 +77,11 @@ type RecordsVerdict struct {
 
 // JudgeRecords judges run records by the method's default rule and picks
 // the one to publish. runs must not be empty.
-func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
-	v := RecordsVerdict{Rule: plan.DefaultMethod().Accept, Published: -1}
+func JudgeRecords(runs []*metrics.Run) recordsVerdict {
+	v := recordsVerdict{Rule: plan.DefaultMethod().Accept, Published: -1}
 	var accepted []float64
 	for i, run := range runs {
-		v.Values = append(v.Values, Value(run))
+		v.Values = append(v.Values, value(run))
 		v.Reasons = append(v.Reasons, Judge(v.Rule, run))
 		if len(v.Reasons[i]) == 0 {
 			accepted = append(accepted, v.Values[i])
@@ -91,7 +91,7 @@ func JudgeRecords(runs []*metrics.Run) RecordsVerdict {
 		}
 	}
 	v.Accepted = len(accepted)
-	v.Best3, _, v.Spread = BestOf(accepted)
+	v.Best3, _, v.Spread = bestOf(accepted)
 	return v
 }
 

@@ -33,7 +33,7 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 	m := c.Plan.Method
 	cell := f.cell
 	explored, _ := f.explored()
-	_, value, _ := BestOf(f.accepted)
+	_, value, _ := bestOf(f.accepted)
 	r := &Reexploration{Level: cell.Level, Value: value, Explored: explored}
 	best, bestValue := 0, 0.0
 	for _, level := range neighbours(cell, m.Explore.Concurrency.Min, m.Explore.Concurrency.Max) {

@@ -35,7 +35,7 @@ func (c *Campaign) repeat(ctx context.Context, fs []*finalPhase, n int) error {
 			return err
 		}
 		for i, f := range fs {
-			_, v, _ := BestOf(sets[i].accepted)
+			_, v, _ := bestOf(sets[i].accepted)
 			f.cell.Repeats.Values = append(f.cell.Repeats.Values, v)
 		}
 	}

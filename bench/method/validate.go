@@ -21,11 +21,11 @@ const (
 // phases are the ledger's phases.
 var phases = []string{vocab.Preliminary.String(), vocab.Exploratory.String(), vocab.Final.String()}
 
-// DecodeEntry decodes and validates one ledger line: its schema version,
+// decodeEntry decodes and validates one ledger line: its schema version,
 // every field known, phase and engine, counts and value, and its run record
 // (metrics.Run.Validate). The error is a *metrics.FieldError naming the
 // field (run.latency_us.total.p99) when the line is JSON but not valid.
-func DecodeEntry(line []byte) (*Entry, error) {
+func decodeEntry(line []byte) (*Entry, error) {
 	return decode(line, LedgerSchema, func(e *Entry) string { return e.Schema })
 }
 

@@ -55,8 +55,8 @@ type DeviceCounts struct {
 	EdgeS float64 `json:"edge_s,omitempty"`
 }
 
-// DeviceRow is one count as the device and tlsbench have it.
-type DeviceRow struct {
+// deviceRow is one count as the device and tlsbench have it.
+type deviceRow struct {
 	Scope   string `json:"scope"`   // "window" or "run"
 	Counter string `json:"counter"` // sessions, handshakes, requests, bytes_in, bytes_out
 	Device  int64  `json:"device"`
@@ -87,7 +87,7 @@ type DeviceRow struct {
 // carry it: the source, the rows, or why there are none.
 type DeviceCheck struct {
 	Source string      `json:"source"`
-	Rows   []DeviceRow `json:"rows,omitempty"`
+	Rows   []deviceRow `json:"rows,omitempty"`
 	Error  string      `json:"error,omitempty"`
 }
 
@@ -127,7 +127,7 @@ func (c *DeviceCheck) Lines() []string {
 }
 
 // Share is |Diff| ÷ Expected (0 when both are 0; 1 when only Expected is).
-func (d DeviceRow) Share() float64 {
+func (d deviceRow) Share() float64 {
 	diff := max(d.Diff, -d.Diff)
 	switch {
 	case diff == 0:
@@ -139,7 +139,7 @@ func (d DeviceRow) Share() float64 {
 }
 
 // Explain is the row in words: "device counted N, tlsbench counted M (+ …)".
-func (d DeviceRow) Explain() string {
+func (d deviceRow) Explain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: device counted %d, tlsbench counted %d", d.Scope, d.Counter, d.Device, d.Engine)
 	if d.Offsets != "" {
@@ -188,12 +188,12 @@ func (d DeviceRow) Explain() string {
 //
 // Where the device counts its reads, Expected adds them (a session and a
 // request per read after the first).
-func (r *Run) DeviceRows() []DeviceRow {
+func (r *Run) DeviceRows() []deviceRow {
 	d := r.Device
 	if d == nil {
 		return nil
 	}
-	var rows []DeviceRow
+	var rows []deviceRow
 	reads := func(c *DeviceCounts) (int64, string) {
 		if !d.CountsReads || c.Reads == 0 {
 			return 0, ""
@@ -204,7 +204,7 @@ func (r *Run) DeviceRows() []DeviceRow {
 		if dev == nil {
 			return
 		}
-		row := DeviceRow{
+		row := deviceRow{
 			Scope:    scope,
 			Counter:  counter,
 			Device:   *dev,
@@ -260,7 +260,7 @@ func (r *Run) DeviceRows() []DeviceRow {
 			if b.dev == nil {
 				continue
 			}
-			rows = append(rows, DeviceRow{Scope: "window", Counter: b.name, Device: *b.dev, Engine: b.engine, Expected: b.engine,
+			rows = append(rows, deviceRow{Scope: "window", Counter: b.name, Device: *b.dev, Engine: b.engine, Expected: b.engine,
 				Diff: *b.dev - b.engine, Agrees: true, Informative: true, Transactions: txns})
 		}
 	}
@@ -282,7 +282,7 @@ func joinNonEmpty(parts ...string) string {
 // difference is beyond their slack by more than share of Expected, and an
 // explanation when the device's counts are missing (a read failed, or the
 // record has none).
-func (r *Run) DeviceDisagreement(share float64) (bad []DeviceRow, missing string) {
+func (r *Run) DeviceDisagreement(share float64) (bad []deviceRow, missing string) {
 	d := r.Device
 	switch {
 	case d == nil:

@@ -316,19 +316,19 @@ func identityField(t Target, field string) string {
 	return t.LeafSHA256
 }
 
-// MinWindowOverlapPct is how much of the shortest steady window, in
+// minWindowOverlapPct is how much of the shortest steady window, in
 // percent, the agents' windows must all share for Merge: agents that
 // measured at different times did not load the device together, and their
 // rates do not add up.
-const MinWindowOverlapPct = 90
+const minWindowOverlapPct = 90
 
-// AgentWindow is an agent's steady window, in absolute time.
-type AgentWindow struct {
+// agentWindow is an agent's steady window, in absolute time.
+type agentWindow struct {
 	Agent      string // as "agent b (shard 1/4)"
 	Start, End time.Time
 }
 
-func (w AgentWindow) String() string {
+func (w agentWindow) String() string {
 	const f = "2006-01-02T15:04:05.000Z07:00"
 	return fmt.Sprintf("%s (%s–%s)", w.Agent, w.Start.UTC().Format(f), w.End.UTC().Format(f))
 }
@@ -337,7 +337,7 @@ func (w AgentWindow) String() string {
 // overlap by MinWindowOverlapPct percent of the shortest: Late is the window that
 // starts last, Early the one that ends first.
 type WindowError struct {
-	Late, Early AgentWindow
+	Late, Early agentWindow
 	// Overlap is what all the windows share (negative: a gap), Shortest
 	// the shortest window's length.
 	Overlap, Shortest time.Duration
@@ -346,19 +346,19 @@ type WindowError struct {
 func (e *WindowError) Error() string {
 	return fmt.Sprintf("metrics: cannot merge: steady windows of %s and %s overlap by %.3f s, "+
 		"less than %d%% of the shortest window (%.3f s): the agents did not measure at the same time",
-		e.Early, e.Late, e.Overlap.Seconds(), MinWindowOverlapPct, e.Shortest.Seconds())
+		e.Early, e.Late, e.Overlap.Seconds(), minWindowOverlapPct, e.Shortest.Seconds())
 }
 
 // checkWindows checks that the agents' steady windows share at least
 // MinWindowOverlapPct percent of the shortest of them.
 func checkWindows(ins []*mergeInput) error {
-	var late, early AgentWindow
+	var late, early agentWindow
 	var shortest time.Duration = -1
 	for _, in := range ins {
 		for i := range in.agents {
 			a := &in.agents[i]
 			start := a.Started.Add(time.Duration(a.SteadyStartS * float64(time.Second)))
-			w := AgentWindow{Agent: a.Label(), Start: start, End: start.Add(time.Duration(a.DurationS * float64(time.Second)))}
+			w := agentWindow{Agent: a.Label(), Start: start, End: start.Add(time.Duration(a.DurationS * float64(time.Second)))}
 			if late.Agent == "" || w.Start.After(late.Start) {
 				late = w
 			}
@@ -371,7 +371,7 @@ func checkWindows(ins []*mergeInput) error {
 		}
 	}
 	overlap := early.End.Sub(late.Start)
-	if overlap*100 >= shortest*MinWindowOverlapPct {
+	if overlap*100 >= shortest*minWindowOverlapPct {
 		return nil
 	}
 	return &WindowError{Late: late, Early: early, Overlap: overlap, Shortest: shortest}
@@ -405,8 +405,8 @@ func (m *Run) addCounts(r *Run) {
 	m.Resumed += r.Resumed
 	m.Handshakes += r.Handshakes
 	m.OutOfRange += r.OutOfRange
-	b := ByteCounts(m.Bytes) // the recorder's counters, field for field
-	b.merge(ByteCounts(r.Bytes))
+	b := byteCounts(m.Bytes) // the recorder's counters, field for field
+	b.merge(byteCounts(r.Bytes))
 	m.Bytes = Bytes(b)
 	m.Whole.Transactions += r.Whole.Transactions
 	m.Whole.Errors += r.Whole.Errors

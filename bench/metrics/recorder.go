@@ -47,15 +47,15 @@ type Sample struct {
 	Steady   bool  // started inside the steady-state window
 	// TCP is the kernel's account of the connections the transaction
 	// closed (Linux; none elsewhere).
-	TCP TCPClosed
+	TCP tcpClosed
 }
 
-// ByteCounts are the byte counters kept per shard and in a Snapshot.
-type ByteCounts struct {
+// byteCounts are the byte counters kept per shard and in a Snapshot.
+type byteCounts struct {
 	In, Out, Payload, PayloadPartial, WireIn, WireOut int64
 }
 
-func (b *ByteCounts) add(s *Sample) {
+func (b *byteCounts) add(s *Sample) {
 	b.In += s.BytesIn
 	b.Out += s.BytesOut
 	b.WireIn += s.WireIn
@@ -67,7 +67,7 @@ func (b *ByteCounts) add(s *Sample) {
 	}
 }
 
-func (b *ByteCounts) merge(o ByteCounts) {
+func (b *byteCounts) merge(o byteCounts) {
 	b.In += o.In
 	b.Out += o.Out
 	b.Payload += o.Payload
@@ -91,7 +91,7 @@ type shard struct {
 	ok       int64
 	errs     map[vocab.Class]int64
 	examples map[vocab.Class]string
-	bytes    ByteCounts
+	bytes    byteCounts
 	opened   int64
 	oor      int64
 	// Whole run (warm-up and drain too).
@@ -291,14 +291,14 @@ type Snapshot struct {
 	OK         int64                          // steady window
 	Errors     map[vocab.Class]int64          // steady window, by class
 	Examples   map[vocab.Class]string         // first error message per class
-	Bytes      ByteCounts                     // steady window
+	Bytes      byteCounts                     // steady window
 	Opened     int64                          // steady window: connections opened
 	OutOfRange int64
 	AllOK      int64       // whole run
 	AllErrors  int64       // whole run
 	Handshakes int64       // whole run: TLS handshakes completed by the client
 	AllOpened  int64       // whole run: connections opened
-	TCP        TCPSnapshot // steady window: connections measured at their close
+	TCP        tcpSnapshot // steady window: connections measured at their close
 }
 
 // Snapshot merges the shards. It may be called while recording goes on.

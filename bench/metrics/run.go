@@ -303,9 +303,9 @@ func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
 	return nil
 }
 
-// StartLagShare is the share of the total latency (at p50 or p99) above
+// startLagShare is the share of the total latency (at p50 or p99) above
 // which an open loop's own start lateness is material.
-const StartLagShare = 0.05
+const startLagShare = 0.05
 
 // SetLoadMarks sets the open loop's marks from the record's counts and
 // histograms: the dropped share and lower bound, and whether the
@@ -322,8 +322,8 @@ func (r *Run) SetLoadMarks() {
 	l.LatencyLowerBound = l.Dropped > 0
 	lag, total := r.Percentiles(vocab.PhaseScheduleLag), r.Percentiles(vocab.PhaseTotal)
 	if lag.Count > 0 && total.Count > 0 {
-		l.StartLagMaterial = float64(lag.P50) > StartLagShare*float64(total.P50) ||
-			float64(lag.P99) > StartLagShare*float64(total.P99)
+		l.StartLagMaterial = float64(lag.P50) > startLagShare*float64(total.P50) ||
+			float64(lag.P99) > startLagShare*float64(total.P99)
 	}
 }
 

@@ -23,28 +23,28 @@ type TCPConn struct {
 	RTTUS uint32
 }
 
-// TCPClosed is the connections a transaction closed (a CPS transaction
+// tcpClosed is the connections a transaction closed (a CPS transaction
 // closes one; a throughput request at most two: the kept-alive connection
 // the server had closed, and the one opened to ask again).
-type TCPClosed struct {
+type tcpClosed struct {
 	N     uint8
 	Conns [2]TCPConn
 }
 
 // Add notes a connection the transaction closed.
-func (t *TCPClosed) Add(c TCPConn) {
+func (t *tcpClosed) Add(c TCPConn) {
 	if int(t.N) < len(t.Conns) {
 		t.Conns[t.N] = c
 		t.N++
 	}
 }
 
-// TCPCounts are the counters of the connections measured at their close.
-type TCPCounts struct {
+// tcpCounts are the counters of the connections measured at their close.
+type tcpCounts struct {
 	Connections, Retransmits, SynRetransmits, WithRetransmits, Resets int64
 }
 
-func (c *TCPCounts) add(x *TCPConn) {
+func (c *tcpCounts) add(x *TCPConn) {
 	c.Connections++
 	c.Retransmits += int64(x.Retransmits)
 	c.SynRetransmits += int64(x.SynRetransmits)
@@ -56,7 +56,7 @@ func (c *TCPCounts) add(x *TCPConn) {
 	}
 }
 
-func (c *TCPCounts) merge(o TCPCounts) {
+func (c *tcpCounts) merge(o tcpCounts) {
 	c.Connections += o.Connections
 	c.Retransmits += o.Retransmits
 	c.SynRetransmits += o.SynRetransmits
@@ -67,9 +67,9 @@ func (c *TCPCounts) merge(o TCPCounts) {
 // tcpShard is a shard's TCP state: the steady window's counts and smoothed
 // RTTs, and the counts since the last Tick (whole run).
 type tcpShard struct {
-	steady TCPCounts
+	steady tcpCounts
 	rtt    *hdr.Histogram // allocated at the first RTT
-	iv     TCPCounts
+	iv     tcpCounts
 }
 
 // add records a connection closed by a transaction, or at the end of the
@@ -98,9 +98,9 @@ func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 	sh.mu.Unlock()
 }
 
-// TCPSnapshot is the merged TCP state of a Recorder's window.
-type TCPSnapshot struct {
-	TCPCounts
+// tcpSnapshot is the merged TCP state of a Recorder's window.
+type tcpSnapshot struct {
+	tcpCounts
 	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one
 }
 
@@ -109,12 +109,12 @@ func (sec *Second) tcpTick(t *tcpShard) {
 	sec.TCPRetransmits += t.iv.Retransmits
 	sec.TCPSynRetransmits += t.iv.SynRetransmits
 	sec.TCPResets += t.iv.Resets
-	t.iv = TCPCounts{}
+	t.iv = tcpCounts{}
 }
 
 // tcpSnapshot merges a shard's window into s.
-func (s *TCPSnapshot) merge(t *tcpShard) {
-	s.TCPCounts.merge(t.steady)
+func (s *tcpSnapshot) merge(t *tcpShard) {
+	s.tcpCounts.merge(t.steady)
 	if t.rtt != nil {
 		if s.RTT == nil {
 			s.RTT = NewHistogram()
@@ -177,7 +177,7 @@ func perTransaction(r *Run, n int64) float64 {
 
 // fillTCP sets the record's tcp block from a snapshot; nil when no
 // connection was measured.
-func fillTCP(s TCPSnapshot) (*TCP, error) {
+func fillTCP(s tcpSnapshot) (*TCP, error) {
 	if s.Connections == 0 {
 		return nil, nil
 	}
@@ -264,7 +264,7 @@ func checkTCP(c *Checker, t *TCP) {
 	case t.ResetsReceived > t.Connections:
 		c.Failf("tcp.resets_received", "%d, more than connections (%d)", t.ResetsReceived, t.Connections)
 	}
-	CheckPercentiles(c, "tcp.rtt_us", t.RTT)
+	checkPercentiles(c, "tcp.rtt_us", t.RTT)
 	if c.Err != nil {
 		return
 	}

@@ -17,12 +17,12 @@ import (
 // Engines are the engines a run record may name.
 var Engines = []string{vocab.EngineCPS.String(), vocab.EngineThroughput.String()}
 
-// LoadModes are the load modes a run record may name.
-var LoadModes = []string{"closed", "open"}
+// loadModes are the load modes a run record may name.
+var loadModes = []string{"closed", "open"}
 
-// ErrorClassPattern is what an error class looks like: "reset",
+// errorClassPattern is what an error class looks like: "reset",
 // "tls_alert:handshake_failure".
-var ErrorClassPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(:[a-z0-9_]+)?$`)
+var errorClassPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(:[a-z0-9_]+)?$`)
 
 // FieldError is a record that is not valid: the path of the field at fault
 // (latency_us.total.p99, series[3].t) and what is wrong with it.
@@ -190,8 +190,8 @@ func (r *Run) checkErrors(c *Checker) {
 	var sum int64
 	for _, k := range sortedKeys(r.Errors.ByClass) {
 		v := r.Errors.ByClass[vocab.Class(k)]
-		if !ErrorClassPattern.MatchString(k) {
-			c.Failf("errors.by_class", "%q is not an error class (%s)", k, ErrorClassPattern)
+		if !errorClassPattern.MatchString(k) {
+			c.Failf("errors.by_class", "%q is not an error class (%s)", k, errorClassPattern)
 		}
 		c.Count("errors.by_class."+k, v)
 		sum += v
@@ -200,8 +200,8 @@ func (r *Run) checkErrors(c *Checker) {
 		c.Failf("errors.total", "%d, but the classes sum to %d", r.Errors.Total, sum)
 	}
 	for _, k := range sortedKeys(r.Errors.Examples) {
-		if !ErrorClassPattern.MatchString(k) {
-			c.Failf("errors.examples", "%q is not an error class (%s)", k, ErrorClassPattern)
+		if !errorClassPattern.MatchString(k) {
+			c.Failf("errors.examples", "%q is not an error class (%s)", k, errorClassPattern)
 		}
 	}
 }
@@ -321,7 +321,7 @@ func (r *Run) checkMergedRates(c *Checker) {
 
 func (r *Run) checkLoad(c *Checker) {
 	l := r.Load
-	c.OneOf("load.mode", l.Mode, LoadModes)
+	c.OneOf("load.mode", l.Mode, loadModes)
 	c.Count("load.concurrency", int64(l.Concurrency))
 	c.Rate("load.rate", l.Rate)
 	c.Count("load.late", l.Late)
@@ -393,10 +393,10 @@ func checkAgent(c *Checker, path string, a Agent) {
 	c.Finite(path+".start_skew_ms", a.StartSkewMS)
 }
 
-// CheckPercentiles checks one phase's percentiles: counts not negative,
+// checkPercentiles checks one phase's percentiles: counts not negative,
 // min ≤ p50 ≤ p90 ≤ p99 ≤ p999 ≤ max, the mean between min and max, and all
 // zero when nothing was counted.
-func CheckPercentiles(c *Checker, path string, p Percentiles) {
+func checkPercentiles(c *Checker, path string, p Percentiles) {
 	c.Count(path+".count", p.Count)
 	c.Rate(path+".mean", p.Mean)
 	if c.Err != nil {
@@ -429,7 +429,7 @@ func (r *Run) checkLatency(c *Checker) {
 			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
 		}
-		CheckPercentiles(c, "latency_us."+phase, r.Latency[phase])
+		checkPercentiles(c, "latency_us."+phase, r.Latency[phase])
 	}
 	// Every successful transaction of the window has a total latency.
 	if p, ok := r.Latency[vocab.PhaseTotal.String()]; ok && p.Count != r.Transactions && c.Err == nil {

@@ -254,16 +254,16 @@ func openThrough(ctx context.Context, file, dest string, waiting func()) (*os.Fi
 	}
 }
 
-// ReaderGrace is how long a reader already there may take the data when
+// readerGrace is how long a reader already there may take the data when
 // ctx has already ended (an interrupted run still writes its record).
-const ReaderGrace = 2 * time.Second
+const readerGrace = 2 * time.Second
 
 // writeThrough writes data to f and closes it; a reader that does not
 // take it within ReaderWait, or ctx's end during the write, stops it.
 func writeThrough(ctx context.Context, file string, f *os.File, data []byte) error {
 	wait, stop := ReaderWait, func() bool { return false }
 	if ctx.Err() != nil {
-		wait = ReaderGrace
+		wait = readerGrace
 	} else {
 		stop = context.AfterFunc(ctx, func() { _ = f.SetWriteDeadline(time.Now()) })
 	}

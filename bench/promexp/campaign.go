@@ -66,7 +66,7 @@ var (
 )
 
 func campDesc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(Namespace+"_"+name, help, labels, nil)
+	return prometheus.NewDesc(namespace+"_"+name, help, labels, nil)
 }
 
 // phasesOfMethod are always exposed (0 before any run of them).

@@ -22,12 +22,12 @@ var ClassicBuckets = []float64{
 	10, 30, 60,
 }
 
-// NativeSchema is the native histograms' resolution: schema 3, buckets
+// nativeSchema is the native histograms' resolution: schema 3, buckets
 // 2^(1/8) ≈ 1.09 apart (client_golang's NativeHistogramBucketFactor 1.1).
-const NativeSchema = 3
+const nativeSchema = 3
 
 // nativeFactor is the ratio of consecutive native bucket bounds.
-var nativeFactor = math.Exp2(1.0 / (1 << NativeSchema))
+var nativeFactor = math.Exp2(1.0 / (1 << nativeSchema))
 
 // usPerSecond converts the recorder's microseconds.
 const usPerSecond = 1e6
@@ -48,7 +48,7 @@ type histogram struct {
 // digits.
 func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string) prometheus.Metric {
 	out := &dto.Histogram{
-		Schema:        proto.Int32(NativeSchema),
+		Schema:        proto.Int32(nativeSchema),
 		ZeroThreshold: proto.Float64(0),
 	}
 	var count uint64
@@ -78,11 +78,11 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 			}
 			if nub < 0 || v > nub*nativeFactor*nativeFactor {
 				ni = nativeIndex(v)
-				nub = math.Exp2(float64(ni) / (1 << NativeSchema))
+				nub = math.Exp2(float64(ni) / (1 << nativeSchema))
 			}
 			for v > nub {
 				ni++
-				nub = math.Exp2(float64(ni) / (1 << NativeSchema))
+				nub = math.Exp2(float64(ni) / (1 << nativeSchema))
 			}
 			native[ni] += b.Count
 		})
@@ -107,13 +107,13 @@ func newHistogram(desc *prometheus.Desc, h *hdr.Histogram, labelValues ...string
 func nativeIndex(v float64) int {
 	frac, exp := math.Frexp(v) // v = frac × 2^exp, frac in [0.5, 1)
 	// log2(v) = exp + log2(frac); index = ceil(log2(v) × 2^schema).
-	i := int(math.Ceil((float64(exp) + math.Log2(frac)) * (1 << NativeSchema)))
+	i := int(math.Ceil((float64(exp) + math.Log2(frac)) * (1 << nativeSchema)))
 	// Guard the bound itself against rounding: v must not exceed its
 	// bucket's upper bound, nor fit the one below.
-	for v > math.Exp2(float64(i)/(1<<NativeSchema)) {
+	for v > math.Exp2(float64(i)/(1<<nativeSchema)) {
 		i++
 	}
-	for v <= math.Exp2(float64(i-1)/(1<<NativeSchema)) {
+	for v <= math.Exp2(float64(i-1)/(1<<nativeSchema)) {
 		i--
 	}
 	return i

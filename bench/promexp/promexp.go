@@ -28,8 +28,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// Namespace prefixes every metric name.
-const Namespace = "tlsbench"
+// namespace prefixes every metric name.
+const namespace = "tlsbench"
 
 // runLabelNames are the labels of a run's metrics (RunLabels).
 var runLabelNames = []string{"engine", "profile", "dut", "agent", "shard", "method_phase", "run"}
@@ -109,10 +109,10 @@ type Run struct {
 	cachedAt time.Time
 }
 
-// MinInterval is the least time between two readings of a live run's
+// minInterval is the least time between two readings of a live run's
 // recorder: scrapes closer together (several scrapers) get the same
 // values, so the recorder is read at most this often.
-const MinInterval = 500 * time.Millisecond
+const minInterval = 500 * time.Millisecond
 
 // Begin adds a run. Set Live as the run's runner.Spec.Live, and call Finish
 // with its record.
@@ -214,9 +214,9 @@ var (
 	descSteady   = runDesc("run_steady", "1 while the run is in its steady window.")
 	descUtil     = runDesc("generator_utilization",
 		"This process's CPU since the load started ÷ (wall time × cores), 0..1.")
-	descCPU = prometheus.NewDesc(Namespace+"_generator_cpu_seconds_total",
+	descCPU = prometheus.NewDesc(namespace+"_generator_cpu_seconds_total",
 		"This process's user and system CPU (the generator's; a target in the same process included).", nil, nil)
-	descCores = prometheus.NewDesc(Namespace+"_generator_cores", "The cores this process may use.", nil, nil)
+	descCores = prometheus.NewDesc(namespace+"_generator_cores", "The cores this process may use.", nil, nil)
 	// The record's TCP counts (recordExtras), exposed when the run ends.
 	descRetransmits = runDesc("tcp_retransmits_total",
 		"TCP segments the run's connections retransmitted, SYNs included "+
@@ -228,7 +228,7 @@ var (
 )
 
 func runDesc(name, help string, more ...string) *prometheus.Desc {
-	return prometheus.NewDesc(Namespace+"_"+name, help, append(slices.Clone(runLabelNames), more...), nil)
+	return prometheus.NewDesc(namespace+"_"+name, help, append(slices.Clone(runLabelNames), more...), nil)
 }
 
 // phases are the latency phases exposed.
@@ -342,7 +342,7 @@ func (c runCollector) Collect(ch chan<- prometheus.Metric) {
 		switch {
 		case r.done || r.live == nil:
 			r.collect(send, false)
-		case time.Since(r.cachedAt) < MinInterval:
+		case time.Since(r.cachedAt) < minInterval:
 			for _, m := range r.cached {
 				ch <- m
 			}

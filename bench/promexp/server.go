@@ -15,22 +15,22 @@ import (
 // few hundred kB at most.
 const (
 	ReadHeaderTimeout = 5 * time.Second
-	ReadTimeout       = 10 * time.Second
-	WriteTimeout      = 15 * time.Second
-	IdleTimeout       = 60 * time.Second
-	MaxHeaderBytes    = 16 << 10
+	readTimeout       = 10 * time.Second
+	writeTimeout      = 15 * time.Second
+	idleTimeout       = 60 * time.Second
+	maxHeaderBytes    = 16 << 10
 	MaxConns          = 16
-	// ShutdownTimeout bounds Server.Close's wait for scrapes in progress.
-	ShutdownTimeout = 5 * time.Second
+	// shutdownTimeout bounds Server.Close's wait for scrapes in progress.
+	shutdownTimeout = 5 * time.Second
 )
 
-// AddrError is a listen address that is not HOST:PORT or :PORT.
-type AddrError struct {
+// addrError is a listen address that is not HOST:PORT or :PORT.
+type addrError struct {
 	Addr   string
 	Reason string
 }
 
-func (e *AddrError) Error() string { return fmt.Sprintf("%q: %s", e.Addr, e.Reason) }
+func (e *addrError) Error() string { return fmt.Sprintf("%q: %s", e.Addr, e.Reason) }
 
 // ListenAddr is the address Serve listens on for addr: a bare ":PORT" (or
 // "PORT") binds to loopback, 127.0.0.1:PORT, so that a run exposes nothing
@@ -38,18 +38,18 @@ func (e *AddrError) Error() string { return fmt.Sprintf("%q: %s", e.Addr, e.Reas
 // interface).
 func ListenAddr(addr string) (string, error) {
 	if addr == "" {
-		return "", &AddrError{addr, "empty"}
+		return "", &addrError{addr, "empty"}
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		if _, perr := net.LookupPort("tcp", addr); perr == nil && !containsColon(addr) {
 			host, port = "", addr
 		} else {
-			return "", &AddrError{addr, "not HOST:PORT or :PORT"}
+			return "", &addrError{addr, "not HOST:PORT or :PORT"}
 		}
 	}
 	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
-		return "", &AddrError{addr, "no valid port"}
+		return "", &addrError{addr, "no valid port"}
 	}
 	if host == "" {
 		host = "127.0.0.1"
@@ -99,10 +99,10 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	s := &Server{Addr: ln.Addr().String(), done: make(chan struct{}), srv: &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: ReadHeaderTimeout,
-		ReadTimeout:       ReadTimeout,
-		WriteTimeout:      WriteTimeout,
-		IdleTimeout:       IdleTimeout,
-		MaxHeaderBytes:    MaxHeaderBytes,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 	}}
 	go func() {
 		defer close(s.done)
@@ -127,7 +127,7 @@ func getOnly(h http.Handler) http.Handler {
 // Close stops the server, letting scrapes in progress finish within
 // ShutdownTimeout.
 func (s *Server) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
 	if err != nil {

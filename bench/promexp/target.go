@@ -30,7 +30,7 @@ var (
 // targetDesc describes a counter of the target's listeners (labels
 // targetLabels, then more).
 func targetDesc(name, help string, more ...string) *prometheus.Desc {
-	return prometheus.NewDesc(Namespace+"_"+name, help, append(slices.Clone(targetLabels), more...), nil)
+	return prometheus.NewDesc(namespace+"_"+name, help, append(slices.Clone(targetLabels), more...), nil)
 }
 
 // Target registers the reference target's counters, read from stats (a

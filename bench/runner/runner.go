@@ -18,9 +18,9 @@ import (
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
-// Op is an engine operation that reports what it negotiated, the leaf
+// op is an engine operation that reports what it negotiated, the leaf
 // certificate it was presented and the address it dialled.
-type Op interface {
+type op interface {
 	engine.Op
 	Negotiated() *metrics.Negotiated
 	LeafSHA256() string
@@ -91,7 +91,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		r.Device = device.result([2]time.Time{})
 		return r, nil
 	}
-	meter := StartCPU()
+	meter := startCPU()
 	start := spec.EngineConfig()
 	noise := noiseMeter{pids: spec.DUTProcesses}
 	start.AtWindow = func(end bool) {
@@ -139,7 +139,7 @@ func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
 }
 
 // fillRecord fills r with what the engine measured (res) and what op saw.
-func fillRecord(r *metrics.Run, res *engine.Outcome, op Op) error {
+func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 	r.Started, r.Ended, r.Complete = res.Started, res.Ended, res.Complete
 	r.SteadyStartS = res.SteadyStart.Sub(res.Started).Seconds()
 	l := &r.Load

@@ -127,9 +127,9 @@ func (e *ShardError) Error() string {
 	return fmt.Sprintf("shard %d/%d: %s %d cannot be divided among %d agents", e.Shard, e.Shards, e.What, e.Have, e.Shards)
 }
 
-// ErrNoTarget is a distributed run without a target URL: the agents of one
+// errNoTarget is a distributed run without a target URL: the agents of one
 // run share one target.
-var ErrNoTarget = errors.New("an agent's run needs a target URL: the agents of one run share one target")
+var errNoTarget = errors.New("an agent's run needs a target URL: the agents of one run share one target")
 
 // Validate reports the first field out of its domain (a *vocab.FieldError) or
 // the error of the profile's lookup. The request, connection and load
@@ -247,14 +247,14 @@ func (s *Spec) EngineConfig() engine.Config {
 }
 
 // NewOp builds the operation of spec.
-func NewOp(spec *Spec) (Op, error) {
+func NewOp(spec *Spec) (op, error) {
 	op, _, err := build(spec)
 	return op, err
 }
 
 // build is the one place a spec becomes the engines' configurations; it
 // returns the operation and the profile.
-func build(spec *Spec) (Op, *profiles.Profile, error) {
+func build(spec *Spec) (op, *profiles.Profile, error) {
 	p, err := spec.profile()
 	if err != nil {
 		return nil, nil, err
@@ -295,7 +295,7 @@ func Echo(v any) json.RawMessage {
 	return b
 }
 
-func newOp(spec *Spec, p *profiles.Profile) (Op, error) {
+func newOp(spec *Spec, p *profiles.Profile) (op, error) {
 	conn, err := spec.conn(p)
 	if err != nil {
 		return nil, err

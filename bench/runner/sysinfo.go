@@ -30,12 +30,12 @@ func HostInfo() metrics.Host {
 	return h
 }
 
-// GeneratorBoundAt is the share of its cores above which a run is marked
+// generatorBoundAt is the share of its cores above which a run is marked
 // generator-bound.
-const GeneratorBoundAt = 0.90
+const generatorBoundAt = 0.90
 
-// CPUMeter measures this process's CPU time over an interval.
-type CPUMeter struct {
+// cpuMeter measures this process's CPU time over an interval.
+type cpuMeter struct {
 	wall      time.Time
 	user, sys time.Duration
 }
@@ -46,16 +46,16 @@ func rusage() (user, sys time.Duration, maxRSS int64) {
 	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), ru.Maxrss * 1024
 }
 
-// StartCPU starts measuring.
-func StartCPU() CPUMeter {
+// startCPU starts measuring.
+func startCPU() cpuMeter {
 	u, s, _ := rusage()
-	return CPUMeter{wall: time.Now(), user: u, sys: s}
+	return cpuMeter{wall: time.Now(), user: u, sys: s}
 }
 
 // Stop returns the CPU used since StartCPU; txns is the number of completed
 // transactions, for the per-transaction cost. Utilization is relative to
 // GOMAXPROCS, the cores the generator may use.
-func (m CPUMeter) Stop(txns int64) metrics.Client {
+func (m cpuMeter) Stop(txns int64) metrics.Client {
 	u, s, rss := rusage()
 	wall := time.Since(m.wall)
 	c := metrics.Client{
@@ -69,7 +69,7 @@ func (m CPUMeter) Stop(txns int64) metrics.Client {
 	if txns > 0 {
 		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(txns)
 	}
-	c.GeneratorBound = c.Utilization > GeneratorBoundAt
+	c.GeneratorBound = c.Utilization > generatorBoundAt
 	return c
 }
 

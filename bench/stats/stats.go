@@ -31,7 +31,7 @@ const (
 // Shift is the difference of two samples, candidate minus baseline, and
 // its verdict.
 type Shift struct {
-	Baseline, Candidate Moments
+	Baseline, Candidate moments
 	// Delta is mean(candidate) − mean(baseline); CI95 its 95% confidence
 	// half-width (Welch's t interval, Student's t at the fractional
 	// Welch–Satterthwaite degrees of freedom).
@@ -70,8 +70,8 @@ type Shift struct {
 	RoundsNeeded int `json:"rounds_needed"`
 }
 
-// Moments summarises one sample.
-type Moments struct {
+// moments summarises one sample.
+type moments struct {
 	N      int     `json:"n"`
 	Mean   float64 `json:"mean"`
 	StdDev float64 `json:"stddev"`
@@ -86,9 +86,9 @@ const Alpha = 0.01
 // ±5% of the baseline mean is no difference.
 const DefaultEquivalencePct = 5.0
 
-// MomentsOf summarises xs.
-func MomentsOf(xs []float64) Moments {
-	m := Moments{N: len(xs)}
+// momentsOf summarises xs.
+func momentsOf(xs []float64) moments {
+	m := moments{N: len(xs)}
 	if len(xs) == 0 {
 		return m
 	}
@@ -117,7 +117,7 @@ func ShiftOf(baseline, candidate []float64) Shift {
 // ShiftWithin tests whether candidate differs from baseline, and whether
 // it differs by less than boundPct percent of the baseline mean.
 func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
-	s := Shift{Baseline: MomentsOf(baseline), Candidate: MomentsOf(candidate), P: 1, EquivalenceP: 1,
+	s := Shift{Baseline: momentsOf(baseline), Candidate: momentsOf(candidate), P: 1, EquivalenceP: 1,
 		EquivalenceBoundPct: boundPct, Verdict: VerdictInconclusive}
 	b, c := s.Baseline, s.Candidate
 	s.EquivalenceBound = math.Abs(b.Mean) * boundPct / 100
@@ -148,7 +148,7 @@ func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	s.P, exact = mannWhitney(baseline, candidate)
 	s.PMethod = PApprox
 	if exact {
-		s.PMethod = PExact
+		s.PMethod = pExact
 	}
 	s.Significant = s.P < Alpha && math.Abs(s.Delta) > s.CI95
 	equivalent := math.Abs(s.Delta)+s.CI98 < s.EquivalenceBound
@@ -297,13 +297,13 @@ func choose(n, k int) float64 {
 // ExactLimit without ties, ExactTiedLimit with ties. Above them the p value
 // is the normal approximation, and says so (Shift.PMethod).
 const (
-	ExactLimit     = 400
+	exactLimit     = 400
 	ExactTiedLimit = 120
 )
 
 // The methods of a Shift's P.
 const (
-	PExact  = "exact"
+	pExact  = "exact"
 	PApprox = "normal approximation"
 )
 
@@ -333,9 +333,9 @@ func mannWhitney(a, b []float64) (p float64, exact bool) {
 	mean2 := m * (m + n + 1) // twice the mean rank sum
 	dev := abs(w2 - mean2)
 	switch {
-	case dev == 0 && (!tied && m+n <= ExactLimit || tied && m+n <= ExactTiedLimit):
+	case dev == 0 && (!tied && m+n <= exactLimit || tied && m+n <= ExactTiedLimit):
 		return 1, true
-	case !tied && m+n <= ExactLimit:
+	case !tied && m+n <= exactLimit:
 		// W = U + m(m+1)/2; U is symmetric about mn/2: p = 2 P(U ≤ min(U, mn − U)).
 		u := (w2 - m*(m+1)) / 2
 		return math.Min(1, 2*uLowerTail(m, n, min(u, m*n-u))), true

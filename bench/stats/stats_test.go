@@ -198,7 +198,7 @@ func TestMannWhitneyExactLarge(t *testing.T) {
 		if math.Abs(got-tc.want) > 1e-12*math.Max(1, 1/tc.want) || (got < Alpha) != tc.signific {
 			t.Errorf("%d vs %d, U = %d: p = %.17g, want %.17g", tc.m, tc.n, tc.u, got, tc.want)
 		}
-		if s := ShiftOf(a, b); s.PMethod != PExact || s.PNote() != "" {
+		if s := ShiftOf(a, b); s.PMethod != pExact || s.PNote() != "" {
 			t.Errorf("%d vs %d: p method %q, note %q", tc.m, tc.n, s.PMethod, s.PNote())
 		}
 	}
@@ -296,7 +296,7 @@ func popcount(x int) int {
 // with ties) p is the normal approximation, and the shift says so; its
 // summary's reason writes "(normal approximation)" after p.
 func TestMannWhitneyApproximate(t *testing.T) {
-	half := ExactLimit/2 + 1
+	half := exactLimit/2 + 1
 	a, b := withU(half, half, half*half/2-3*half)
 	p, exact := mannWhitney(a, b)
 	if exact {
@@ -323,7 +323,7 @@ func TestMannWhitneyApproximate(t *testing.T) {
 		!strings.Contains(s.Reason, " (normal approximation) ") {
 		t.Errorf("tied %d a side: method %q, verdict %s, reason %q", len(ta), s.PMethod, s.Verdict, s.Reason)
 	}
-	if s := ShiftOf(ta[:60], tb[:60]); s.PMethod != PExact || strings.Contains(s.Reason, "approximation") {
+	if s := ShiftOf(ta[:60], tb[:60]); s.PMethod != pExact || strings.Contains(s.Reason, "approximation") {
 		t.Errorf("tied 60 a side: method %q, reason %q", s.PMethod, s.Reason)
 	}
 }
@@ -332,7 +332,7 @@ func TestMannWhitneyApproximate(t *testing.T) {
 // is computed for: ExactLimit observations without ties, ExactTiedLimit
 // with ties, U at the middle (the longest tails).
 func TestMannWhitneyLargestTime(t *testing.T) {
-	half := ExactLimit / 2
+	half := exactLimit / 2
 	a, b := withU(half, half, half*half/2-1)
 	start := time.Now()
 	p := exactP(t, a, b)
@@ -420,7 +420,7 @@ func shaped(n int, mean, sd float64) []float64 {
 	for i := range z {
 		z[i] = float64(i) // any pattern with spread
 	}
-	m := MomentsOf(z)
+	m := momentsOf(z)
 	for i := range z {
 		z[i] = mean + sd*(z[i]-m.Mean)/m.StdDev
 	}

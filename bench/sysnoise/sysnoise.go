@@ -48,21 +48,21 @@ var statFile = "/proc/stat"
 // UserHZ is the clock-tick rate of /proc's CPU counters (USER_HZ).
 const UserHZ = 100
 
-// ErrUnsupported is wrapped by Take's error where /proc/stat cannot be
+// errUnsupported is wrapped by Take's error where /proc/stat cannot be
 // opened.
-var ErrUnsupported = errors.New("sysnoise: /proc/stat is not readable")
+var errUnsupported = errors.New("sysnoise: /proc/stat is not readable")
 
-// Stat is the machine-wide part of /proc/stat: the "cpu" line's ticks.
-type Stat struct {
+// stat is the machine-wide part of /proc/stat: the "cpu" line's ticks.
+type stat struct {
 	Total uint64 // every state but guest and guest_nice (counted in user and nice)
 	Busy  uint64 // user + nice + system + irq + softirq
 	Steal uint64
 	CPUs  int // "cpuN" lines: the online CPUs
 }
 
-// ParseStat reads the text of /proc/stat.
-func ParseStat(r io.Reader) (Stat, error) {
-	var s Stat
+// parseStat reads the text of /proc/stat.
+func parseStat(r io.Reader) (stat, error) {
+	var s stat
 	found := false
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20) // the intr line is long
@@ -79,13 +79,13 @@ func ParseStat(r io.Reader) (Stat, error) {
 		}
 		// cpu user nice system idle iowait irq softirq steal guest guest_nice
 		if len(f) < 5 {
-			return Stat{}, fmt.Errorf("sysnoise: /proc/stat: cpu line has %d fields", len(f)-1)
+			return stat{}, fmt.Errorf("sysnoise: /proc/stat: cpu line has %d fields", len(f)-1)
 		}
 		var v [8]uint64
 		for i := 0; i < 8 && i+1 < len(f); i++ {
 			n, err := strconv.ParseUint(f[i+1], 10, 64)
 			if err != nil {
-				return Stat{}, fmt.Errorf("sysnoise: /proc/stat: cpu field %d: %w", i+1, err)
+				return stat{}, fmt.Errorf("sysnoise: /proc/stat: cpu field %d: %w", i+1, err)
 			}
 			v[i] = n
 		}
@@ -95,10 +95,10 @@ func ParseStat(r io.Reader) (Stat, error) {
 		found = true
 	}
 	if err := sc.Err(); err != nil {
-		return Stat{}, fmt.Errorf("sysnoise: /proc/stat: %w", err)
+		return stat{}, fmt.Errorf("sysnoise: /proc/stat: %w", err)
 	}
 	if !found {
-		return Stat{}, errors.New("sysnoise: /proc/stat has no cpu line")
+		return stat{}, errors.New("sysnoise: /proc/stat has no cpu line")
 	}
 	if s.CPUs == 0 {
 		s.CPUs = 1
@@ -130,7 +130,7 @@ func ParseProcessStat(b []byte) (uint64, error) {
 // Sample is the counters at one moment.
 type Sample struct {
 	At   time.Time
-	Stat Stat
+	Stat stat
 	Self uint64         // this process's utime+stime, ticks
 	DUT  map[int]uint64 // listed processes read, PID → utime+stime ticks
 }
@@ -140,10 +140,10 @@ type Sample struct {
 func Take(pids []int) (Sample, error) {
 	f, err := os.Open(statFile)
 	if err != nil {
-		return Sample{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return Sample{}, fmt.Errorf("%w: %w", errUnsupported, err)
 	}
 	defer f.Close()
-	st, err := ParseStat(f)
+	st, err := parseStat(f)
 	if err != nil {
 		return Sample{}, err
 	}
@@ -168,8 +168,8 @@ func processTicks(pid string) (uint64, error) {
 	return ParseProcessStat(b)
 }
 
-// Noise is the machine's noise over an interval; see the package comment.
-type Noise struct {
+// noise is the machine's noise over an interval; see the package comment.
+type noise struct {
 	Seconds        float64 // the interval's wall time
 	CPUs           int
 	StealShare     float64
@@ -183,14 +183,14 @@ type Noise struct {
 
 // Between returns the noise from a to b; false when the interval is empty
 // or the counters did not advance (nothing to divide by).
-func Between(a, b Sample) (Noise, bool) {
+func Between(a, b Sample) (noise, bool) {
 	wall := b.At.Sub(a.At).Seconds()
 	if wall <= 0 || b.Stat.Total <= a.Stat.Total || b.Stat.Busy < a.Stat.Busy || b.Stat.Steal < a.Stat.Steal {
-		return Noise{}, false
+		return noise{}, false
 	}
 	total := float64(b.Stat.Total - a.Stat.Total)
 	cpus := b.Stat.CPUs
-	n := Noise{
+	n := noise{
 		Seconds: wall, CPUs: cpus,
 		StealShare: float64(b.Stat.Steal-a.Stat.Steal) / total,
 		BusyCores:  float64(b.Stat.Busy-a.Stat.Busy) / total * float64(cpus),

@@ -10,14 +10,14 @@ import (
 	"time"
 )
 
-func readStat(t *testing.T, name string) Stat {
+func readStat(t *testing.T, name string) stat {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	s, err := ParseStat(f)
+	s, err := parseStat(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestParseStatFixture(t *testing.T) {
 	if !ok {
 		t.Fatal("no noise")
 	}
-	want := Noise{Seconds: 10, CPUs: 4, StealShare: 0.125, BusyCores: 2, GeneratorCores: 0.3, DUTCores: 0.5, DUTs: 1, OtherCores: 1.2, OtherShare: 0.3}
+	want := noise{Seconds: 10, CPUs: 4, StealShare: 0.125, BusyCores: 2, GeneratorCores: 0.3, DUTCores: 0.5, DUTs: 1, OtherCores: 1.2, OtherShare: 0.3}
 	if !near(n.StealShare, want.StealShare) || !near(n.BusyCores, want.BusyCores) || !near(n.GeneratorCores, want.GeneratorCores) ||
 		!near(n.DUTCores, want.DUTCores) || n.DUTs != 1 || !near(n.OtherCores, want.OtherCores) || !near(n.OtherShare, want.OtherShare) || n.CPUs != 4 {
 		t.Fatalf("noise %+v, want %+v", n, want)
@@ -60,12 +60,12 @@ func TestParseStatFixture(t *testing.T) {
 
 func TestParseStatBad(t *testing.T) {
 	for _, s := range []string{"", "intr 1 2\n", "cpu 1 2 x 4 5\n", "cpu 1 2\n"} {
-		if _, err := ParseStat(strings.NewReader(s)); err == nil {
+		if _, err := parseStat(strings.NewReader(s)); err == nil {
 			t.Errorf("%q: no error", s)
 		}
 	}
 	// An old kernel's four fields (no iowait, no steal) still parse.
-	s, err := ParseStat(strings.NewReader("cpu 1 2 3 4\ncpu0 1 2 3 4\n"))
+	s, err := parseStat(strings.NewReader("cpu 1 2 3 4\ncpu0 1 2 3 4\n"))
 	if err != nil || s.Busy != 6 || s.Total != 10 || s.CPUs != 1 {
 		t.Errorf("%+v %v", s, err)
 	}
@@ -91,7 +91,7 @@ func TestParseProcessStat(t *testing.T) {
 // CPU between two samples is the generator, not other.
 func TestTakeSelf(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		if _, err := Take(nil); !errors.Is(err, ErrUnsupported) {
+		if _, err := Take(nil); !errors.Is(err, errUnsupported) {
 			t.Fatalf("Take on %s: %v", runtime.GOOS, err)
 		}
 		t.Skip("Linux only")
@@ -137,7 +137,7 @@ func TestTakeReason(t *testing.T) {
 	defer func(f string) { statFile = f }(statFile)
 	statFile = missing
 	_, err := Take(nil)
-	if !errors.Is(err, ErrUnsupported) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
+	if !errors.Is(err, errUnsupported) || !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), missing) {
 		t.Fatalf("Take with %s missing: %v; want ErrUnsupported naming the file and its cause", missing, err)
 	}
 }

@@ -16,10 +16,10 @@ import (
 // at once, more are answered 503 and closed.
 const (
 	AdminMaxHeaderBytes = 4 << 10
-	AdminMaxBodyBytes   = 4 << 10
+	adminMaxBodyBytes   = 4 << 10
 	AdminReadTimeout    = 5 * time.Second
-	AdminWriteTimeout   = 5 * time.Second
-	AdminIdleTimeout    = 30 * time.Second
+	adminWriteTimeout   = 5 * time.Second
+	adminIdleTimeout    = 30 * time.Second
 	AdminMaxConns       = 16
 )
 
@@ -30,10 +30,10 @@ func (t *Target) serveAdmin(ln net.Listener) {
 		Name:                         "tlsbench",
 		GetOnly:                      true,
 		ReadBufferSize:               AdminMaxHeaderBytes,
-		MaxRequestBodySize:           AdminMaxBodyBytes,
+		MaxRequestBodySize:           adminMaxBodyBytes,
 		ReadTimeout:                  AdminReadTimeout,
-		WriteTimeout:                 AdminWriteTimeout,
-		IdleTimeout:                  AdminIdleTimeout,
+		WriteTimeout:                 adminWriteTimeout,
+		IdleTimeout:                  adminIdleTimeout,
 		Concurrency:                  AdminMaxConns,
 		ErrorHandler:                 adminError,
 		Logger:                       quietLogger{},

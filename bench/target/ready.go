@@ -14,13 +14,13 @@ import (
 // ParseReady.
 type Ready struct {
 	Ready     bool            `json:"ready"`
-	Listeners []ReadyListener `json:"listeners"`
+	Listeners []readyListener `json:"listeners"`
 	CA        string          `json:"ca,omitempty"` // CA certificate file (PEM)
 	Admin     string          `json:"admin,omitempty"`
 }
 
-// ReadyListener is one listener of a Ready line.
-type ReadyListener struct {
+// readyListener is one listener of a Ready line.
+type readyListener struct {
 	Profile string `json:"profile"`
 	Addr    string `json:"addr"`
 }
@@ -40,7 +40,7 @@ func (r *Ready) Addr(profile string) string {
 func WriteReady(w io.Writer, t *Target, caFile string) error {
 	r := Ready{Ready: true, CA: caFile, Admin: t.AdminAddr}
 	for _, l := range t.Listeners {
-		r.Listeners = append(r.Listeners, ReadyListener{Profile: l.Name(), Addr: l.Addr})
+		r.Listeners = append(r.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr})
 	}
 	line, err := json.Marshal(r)
 	if err != nil {

@@ -27,8 +27,8 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 )
 
-// HAProxyBin is the HAProxy binary (Debian's package).
-const HAProxyBin = "/usr/sbin/haproxy"
+// haProxyBin is the HAProxy binary (Debian's package).
+const haProxyBin = "/usr/sbin/haproxy"
 
 // HAProxyCounter is the per-frontend `show stat` field compared with the engines'
 // res.Snapshot.Handshakes. HAProxy increments ssl_sess once per completed
@@ -72,7 +72,7 @@ type HAProxy struct {
 // in CI, where it must be.
 func RequireHAProxy(t testing.TB) {
 	t.Helper()
-	_, err := os.Stat(HAProxyBin)
+	_, err := os.Stat(haProxyBin)
 	require(t, "HAProxy", err)
 }
 
@@ -243,7 +243,7 @@ func (h *HAProxy) run(t testing.TB, dir, cfg string) *Process {
 	}
 	defer logFile.Close()
 
-	p := &Process{Name: "HAProxy", Cmd: exec.Command(HAProxyBin, "-f", cfgFile, "-db"), logf: h.log}
+	p := &Process{Name: "HAProxy", Cmd: exec.Command(haProxyBin, "-f", cfgFile, "-db"), logf: h.log}
 	p.Cmd.Stdout = logFile
 	p.Cmd.Stderr = logFile
 	if err := p.start(); err != nil {
@@ -260,7 +260,7 @@ func (h *HAProxy) waitReady(p *Process, cfg string) (*HAProxy, error) {
 	if err := p.waitListening(context.Background(), append(slices.Collect(maps.Values(h.addrs)), h.stats)); err != nil {
 		return nil, fmt.Errorf("%w; config:\n%s", err, cfg)
 	}
-	for deadline := time.Now().Add(StartTimeout); ; time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
 		_, err := h.command("show info")
 		switch {
 		case err == nil:
@@ -268,7 +268,7 @@ func (h *HAProxy) waitReady(p *Process, cfg string) (*HAProxy, error) {
 		case p.Alive() != nil:
 			return nil, p.Alive()
 		case time.Now().After(deadline):
-			return nil, fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", StartTimeout, err)
+			return nil, fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", startTimeout, err)
 		}
 	}
 }

@@ -47,8 +47,8 @@ type NginxServer struct {
 	Extra     []string // more directives, e.g. an access_log
 }
 
-// Nginx is a running nginx: its process and each server's address.
-type Nginx struct {
+// nginx is a running nginx: its process and each server's address.
+type nginx struct {
 	*Process
 	Addrs []string // 127.0.0.1:port, in the order of the servers
 	// StatusAddr is the stub_status server's 127.0.0.1:port (StubStatus).
@@ -56,7 +56,7 @@ type Nginx struct {
 }
 
 // StubStatusURL is the URL of nginx's stub_status page (StubStatus).
-func (n *Nginx) StubStatusURL() string { return "http://" + n.StatusAddr + "/stub_status" }
+func (n *nginx) StubStatusURL() string { return "http://" + n.StatusAddr + "/stub_status" }
 
 // RequireNginx returns nginx's path, or skips the test when nginx is not
 // installed (fails it in CI, where it must be).
@@ -73,7 +73,7 @@ func RequireNginx(t testing.TB) string {
 }
 
 // StartNginxT starts nginx for a test and stops it when the test ends.
-func StartNginxT(t testing.TB, cfg NginxConfig) *Nginx {
+func StartNginxT(t testing.TB, cfg NginxConfig) *nginx {
 	t.Helper()
 	n, err := StartNginx(context.Background(), RequireNginx(t), cfg)
 	if err != nil {
@@ -85,7 +85,7 @@ func StartNginxT(t testing.TB, cfg NginxConfig) *Nginx {
 
 // StartNginx writes the configuration and the objects into cfg.Dir, starts
 // nginx (bin) in the foreground and waits until every server accepts.
-func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error) {
+func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*nginx, error) {
 	www := filepath.Join(cfg.Dir, "www")
 	if err := os.MkdirAll(www, 0o755); err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*Nginx, error
 	if err != nil {
 		return nil, err
 	}
-	n := &Nginx{}
+	n := &nginx{}
 	var status []string
 	if cfg.StubStatus {
 		n.StatusAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(cfg.Servers)]))

@@ -12,8 +12,8 @@ import (
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
-// Served is a reference target running in a child process.
-type Served struct {
+// served is a reference target running in a child process.
+type served struct {
 	*Process
 	target.Ready
 }
@@ -23,8 +23,8 @@ type Served struct {
 // the target is ready, has exited, ctx ends or StartTimeout passes. The
 // rest of its stdout is discarded; cmd.Stderr, if nil, is kept for error
 // messages.
-func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*Served, error) {
-	s := &Served{Process: &Process{Name: name, Cmd: cmd}}
+func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*served, error) {
+	s := &served{Process: &Process{Name: name, Cmd: cmd}}
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -47,12 +47,12 @@ func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*Served, erro
 			ready <- errNotReady
 		}
 	}()
-	timer := time.NewTimer(StartTimeout)
+	timer := time.NewTimer(startTimeout)
 	defer timer.Stop()
 	select {
 	case err = <-ready:
 	case <-timer.C:
-		err = fmt.Errorf("not ready after %s", StartTimeout)
+		err = fmt.Errorf("not ready after %s", startTimeout)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}

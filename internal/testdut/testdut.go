@@ -26,9 +26,9 @@ import (
 )
 
 const (
-	// StartTimeout bounds a device's start: it must accept on every
+	// startTimeout bounds a device's start: it must accept on every
 	// address by then.
-	StartTimeout = 15 * time.Second
+	startTimeout = 15 * time.Second
 	// stopTimeout is how long Close waits after SIGTERM before SIGKILL.
 	stopTimeout = 5 * time.Second
 )
@@ -169,7 +169,7 @@ func (p *Process) Close() error {
 // child exits, ctx ends or StartTimeout passes. The probes close with a
 // reset: they leave no TIME_WAIT socket.
 func (p *Process) waitListening(ctx context.Context, addrs []string) error {
-	deadline := time.Now().Add(StartTimeout)
+	deadline := time.Now().Add(startTimeout)
 	for _, addr := range addrs {
 		for {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
@@ -185,7 +185,7 @@ func (p *Process) waitListening(ctx context.Context, addrs []string) error {
 				return ctx.Err()
 			}
 			if time.Now().After(deadline) {
-				return fmt.Errorf("%s does not listen on %s after %s: %s", p.Name, addr, StartTimeout, p.Tail())
+				return fmt.Errorf("%s does not listen on %s after %s: %s", p.Name, addr, startTimeout, p.Tail())
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

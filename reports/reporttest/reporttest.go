@@ -27,9 +27,9 @@ var T0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // The windows of every synthetic run.
 const (
-	Warmup   = time.Second
-	Duration = 2 * time.Second
-	runTime  = Warmup + Duration + 200*time.Millisecond
+	warmup   = time.Second
+	duration = 2 * time.Second
+	runTime  = warmup + duration + 200*time.Millisecond
 )
 
 // The profiles of the synthetic campaigns.
@@ -74,7 +74,7 @@ func Run(s RunSpec) *metrics.Run {
 		rate = s.Value * 1e9 / 8 / mib
 		payload = mib
 	}
-	n := int(rate*Duration.Seconds() + 0.5)
+	n := int(rate*duration.Seconds() + 0.5)
 	mean := time.Duration(float64(s.Level) / rate * float64(time.Second))
 	samples := specSamples(s, n, mean, payload)
 	r := specRun(s)
@@ -85,7 +85,7 @@ func Run(s RunSpec) *metrics.Run {
 		for _, smp := range samples {
 			rec.Record(0, smp)
 		}
-		if err := r.Fill(rec.Snapshot(), Duration); err != nil {
+		if err := r.Fill(rec.Snapshot(), duration); err != nil {
 			panic(err) // the histograms of one geometry always encode
 		}
 	}
@@ -174,7 +174,7 @@ func specRun(s RunSpec) *metrics.Run {
 		Ended:    s.Start.Add(runTime),
 		Complete: true, Negotiated: negotiated[s.Profile],
 		Load:    metrics.Load{Mode: "closed", Concurrency: s.Level},
-		WarmupS: Warmup.Seconds(), SteadyStartS: Warmup.Seconds(),
+		WarmupS: warmup.Seconds(), SteadyStartS: warmup.Seconds(),
 	}
 }
 
@@ -210,7 +210,7 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 			}
 		}
 	}
-	w := Duration.Seconds()
+	w := duration.Seconds()
 	if r.Engine == vocab.EngineCPS {
 		r.CPS = new(float64(r.Transactions) / w)
 	} else {
@@ -244,14 +244,14 @@ func fillWithoutHistograms(r *metrics.Run, samples []*metrics.Sample) {
 	}
 }
 
-// Peak is the value of each engine and profile at the best load level (16
+// peak is the value of each engine and profile at the best load level (16
 // connections) of a DUT of scale 1: a hundredth of the reference study's
 // CPS, a tenth of its Gbps.
-var Peak = map[string]float64{"cps|" + P384: 640, "cps|" + RSA: 1600, "throughput|" + P384: 5.3}
+var peak = map[string]float64{"cps|" + P384: 640, "cps|" + RSA: 1600, "throughput|" + P384: 5.3}
 
-// Curve is the value at a load level, relative to the peak: rising to 16
+// curve is the value at a load level, relative to the peak: rising to 16
 // connections, falling slowly after.
-func Curve(level int) float64 {
+func curve(level int) float64 {
 	if level <= 16 {
 		return float64(level) / 16
 	}
@@ -288,7 +288,7 @@ func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) 
 		e.clock, e.finals = T0, map[string]int{}
 	}
 	cell := req.DUT.Name + "|" + req.Test.Engine.String() + "|" + req.Profile.Name
-	v := Peak[req.Test.Engine.String()+"|"+req.Profile.Name] * Curve(req.Concurrency)
+	v := peak[req.Test.Engine.String()+"|"+req.Profile.Name] * curve(req.Concurrency)
 	if f, ok := e.Scale[req.DUT.Name]; ok {
 		v *= f
 	}
@@ -315,7 +315,7 @@ func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) 
 	if e.Noise {
 		dut := 1.5 + float64(e.runs%4)/2
 		r.Noise = &metrics.Noise{
-			WindowS:        Duration.Seconds(),
+			WindowS:        duration.Seconds(),
 			CPUs:           8,
 			StealShare:     0.002,
 			OtherCores:     0.08 * float64(1+e.runs%8),
@@ -345,9 +345,9 @@ func Plan(name string, duts ...string) *plan.Plan {
 		{Engine: "throughput", Path: "/1m", Profiles: []string{P384}},
 	}
 	m := &p.Method
-	m.Duration, m.Warmup, m.Cooldown = plan.Duration(Duration), plan.Duration(Warmup), 0
+	m.Duration, m.Warmup, m.Cooldown = plan.Duration(duration), plan.Duration(warmup), 0
 	m.Explore.Concurrency = plan.Range{Min: 4, Max: 64}
-	m.Explore.ProbeDuration = plan.Duration(Duration)
+	m.Explore.ProbeDuration = plan.Duration(duration)
 	m.Explore.MinGain = 0.05
 	m.Final = plan.Final{MinAccepted: 3, MaxRuns: 5, Tolerance: 0.05}
 	return p

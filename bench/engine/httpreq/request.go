@@ -67,7 +67,7 @@ type Compiled struct {
 
 type compiledHeader struct {
 	name string
-	tpl  *Template
+	tpl  *template
 }
 
 // Compile checks the templates and prepares the request.
@@ -139,8 +139,8 @@ func (c *Compiled) generate(dst []byte, g *Gen, path int, seq uint64) []byte {
 	return append(dst, "\r\n"...)
 }
 
-// Template is a header value with generated parts.
-type Template struct {
+// template is a header value with generated parts.
+type template struct {
 	parts []tplPart
 }
 
@@ -154,8 +154,8 @@ type tplPart struct {
 const maxRandom = 1 << 20
 
 // ParseTemplate parses a header value; see Request.
-func ParseTemplate(s string) (*Template, error) {
-	t := &Template{}
+func ParseTemplate(s string) (*template, error) {
+	t := &template{}
 	rest := s
 	for {
 		i := strings.Index(rest, "{{")
@@ -213,7 +213,7 @@ func parseExpr(f []string) (tplPart, error) {
 }
 
 // Static reports whether the template has no generated part.
-func (t *Template) Static() bool {
+func (t *template) Static() bool {
 	for _, p := range t.parts {
 		if p.kind != "" {
 			return false
@@ -222,7 +222,7 @@ func (t *Template) Static() bool {
 	return true
 }
 
-func (t *Template) append(dst []byte, g *Gen, seq uint64) []byte {
+func (t *template) append(dst []byte, g *Gen, seq uint64) []byte {
 	for _, p := range t.parts {
 		switch p.kind {
 		case "":

@@ -42,7 +42,7 @@ type Config struct {
 	// never) and opens a new one.
 	RequestsPerConn int
 	// Verify, if set, checks every body; see ParseVerify.
-	Verify *BodyCheck
+	Verify *bodyCheck
 	// BufSize is the size of the read buffers (0: 64 KiB).
 	BufSize int
 	// Trace, if set, is called at the end of every sample that had a
@@ -62,33 +62,33 @@ func Defaults() Config {
 	}
 }
 
-// BodyCheck says how bodies are verified: against a deterministic pattern
+// bodyCheck says how bodies are verified: against a deterministic pattern
 // (byte i is Pattern[i%len(Pattern)]), or by SHA-256.
-type BodyCheck struct {
+type bodyCheck struct {
 	Pattern []byte
 	SHA256  []byte
 }
 
 // ParseVerify parses --verify-body: "sha256:HEX"; pattern is used for
 // "pattern" (the reference target's objects).
-func ParseVerify(spec string, pattern []byte) (*BodyCheck, error) {
+func ParseVerify(spec string, pattern []byte) (*bodyCheck, error) {
 	switch {
 	case spec == "":
 		return nil, nil
 	case spec == "pattern":
-		return &BodyCheck{Pattern: pattern}, nil
+		return &bodyCheck{Pattern: pattern}, nil
 	case strings.HasPrefix(spec, "sha256:"):
 		sum, err := hex.DecodeString(spec[len("sha256:"):])
 		if err != nil || len(sum) != sha256.Size {
 			return nil, fmt.Errorf("bad body check %q: sha256: wants 64 hex digits", spec)
 		}
-		return &BodyCheck{SHA256: sum}, nil
+		return &bodyCheck{SHA256: sum}, nil
 	}
 	return nil, fmt.Errorf("bad body check %q (want pattern or sha256:HEX)", spec)
 }
 
-// ErrBodyMismatch reports a body that failed its check.
-var ErrBodyMismatch = errors.New("body does not match")
+// errBodyMismatch reports a body that failed its check.
+var errBodyMismatch = errors.New("body does not match")
 
 // Op is the throughput operation. It is safe for concurrent use by its
 // workers. Its endpoint answers what the run negotiated, the leaf
@@ -411,7 +411,7 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 	}
 	if mismatch {
 		s.Class = vocab.ClassBodyMismatch
-		return n, ErrBodyMismatch
+		return n, errBodyMismatch
 	}
 	return n, nil
 }

@@ -41,24 +41,24 @@ func Require(t *testing.T) string {
 	return bin
 }
 
-// Capture is a running tcpdump on lo for one server port.
-type Capture struct {
+// capture is a running tcpdump on lo for one server port.
+type capture struct {
 	cmd    *exec.Cmd
 	file   string
 	stderr bytes.Buffer
 }
 
-// MaxPackets bounds a capture; a CPS connection is about 12 packets.
-const MaxPackets = 400_000
+// maxPackets bounds a capture; a CPS connection is about 12 packets.
+const maxPackets = 400_000
 
 // Start starts tcpdump (bin) on lo for TCP port port, bounded by packet
 // count (MaxPackets) and by the test (killed when it ends), and waits until
 // it listens.
-func Start(t *testing.T, bin string, port int) *Capture {
+func Start(t *testing.T, bin string, port int) *capture {
 	t.Helper()
-	c := &Capture{file: filepath.Join(t.TempDir(), "cap.pcap")}
+	c := &capture{file: filepath.Join(t.TempDir(), "cap.pcap")}
 	c.cmd = exec.Command(bin, "-i", "lo", "-n", "-U", "--immediate-mode", "-B", "16384", "-s", "128",
-		"--time-stamp-precision=nano", "-c", strconv.Itoa(MaxPackets), "-w", c.file,
+		"--time-stamp-precision=nano", "-c", strconv.Itoa(maxPackets), "-w", c.file,
 		fmt.Sprintf("tcp port %d", port))
 	pr, pw := io.Pipe()
 	c.cmd.Stderr = io.MultiWriter(&c.stderr, pw)
@@ -87,7 +87,7 @@ func Start(t *testing.T, bin string, port int) *Capture {
 
 // Stop ends the capture (after the last packets are written) and returns
 // the packets.
-func (c *Capture) Stop(t *testing.T) []Packet {
+func (c *capture) Stop(t *testing.T) []Packet {
 	t.Helper()
 	time.Sleep(200 * time.Millisecond) // the last packets reach the buffer
 	_ = c.cmd.Process.Signal(syscall.SIGINT)
@@ -106,12 +106,12 @@ func (c *Capture) Stop(t *testing.T) []Packet {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkts, err := ReadPcap(data)
+	pkts, err := readPcap(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pkts) >= MaxPackets {
-		t.Fatalf("the capture reached its bound of %d packets", MaxPackets)
+	if len(pkts) >= maxPackets {
+		t.Fatalf("the capture reached its bound of %d packets", maxPackets)
 	}
 	return pkts
 }
@@ -141,10 +141,10 @@ func Opening(pkts []Packet, server int) (syn, synack time.Time) {
 	return syn, synack
 }
 
-// ReadPcap reads a classic pcap file (microsecond or nanosecond, either byte
+// readPcap reads a classic pcap file (microsecond or nanosecond, either byte
 // order) of IPv4 TCP packets on Ethernet (DLT_EN10MB, what tcpdump writes for
 // lo), Linux cooked (v1, v2), BSD loopback (DLT_NULL) or raw IP links.
-func ReadPcap(b []byte) ([]Packet, error) {
+func readPcap(b []byte) ([]Packet, error) {
 	if len(b) < 24 {
 		return nil, errors.New("pcap: short file")
 	}

@@ -77,7 +77,7 @@ type Method struct {
 	Duration Duration `yaml:"duration" json:"duration"`
 	Warmup   Duration `yaml:"warmup" json:"warmup"`
 	Cooldown Duration `yaml:"cooldown" json:"cooldown"`
-	Explore  Explore  `yaml:"explore" json:"explore"`
+	Explore  explore  `yaml:"explore" json:"explore"`
 	Accept   Accept   `yaml:"accept" json:"accept"`
 	Final    Final    `yaml:"final" json:"final"`
 	// StopOnUnsupported stops the campaign in the preliminary phase when a
@@ -86,8 +86,8 @@ type Method struct {
 	StopOnUnsupported bool `yaml:"stop_on_unsupported,omitempty" json:"stop_on_unsupported,omitempty"`
 }
 
-// Explore is the exploratory search.
-type Explore struct {
+// explore is the exploratory search.
+type explore struct {
 	Concurrency   Range    `yaml:"concurrency" json:"concurrency"`
 	ProbeDuration Duration `yaml:"probe_duration" json:"probe_duration"`
 	MinGain       Percent  `yaml:"min_gain" json:"min_gain"`
@@ -185,8 +185,8 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d)
 // Percent is a fraction written "3%" (or 0.03) in plans.
 type Percent float64
 
-// ParsePercent accepts "3%", "0.5 %" and fractions from 0 to 1 ("0.03").
-func ParsePercent(s string) (Percent, error) {
+// parsePercent accepts "3%", "0.5 %" and fractions from 0 to 1 ("0.03").
+func parsePercent(s string) (Percent, error) {
 	t := strings.TrimSpace(s)
 	if strings.HasSuffix(t, "%") {
 		v, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(t, "%")), 64)
@@ -204,7 +204,7 @@ func ParsePercent(s string) (Percent, error) {
 
 // UnmarshalYAML accepts ParsePercent's forms.
 func (p *Percent) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParsePercent(n.Value)
+	v, err := parsePercent(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
@@ -224,7 +224,7 @@ func (p Percent) String() string { return strconv.FormatFloat(float64(p)*100, 'g
 func DefaultMethod() Method {
 	return Method{
 		Duration: Duration(30 * time.Second), Warmup: Duration(5 * time.Second), Cooldown: Duration(2 * time.Second),
-		Explore: Explore{Concurrency: Range{Min: 1, Max: 1024}, ProbeDuration: Duration(5 * time.Second), MinGain: 0.03},
+		Explore: explore{Concurrency: Range{Min: 1, Max: 1024}, ProbeDuration: Duration(5 * time.Second), MinGain: 0.03},
 		Accept:  Accept{MaxGeneratorCPU: 0.90},
 		Final:   Final{MinAccepted: 3, MaxRuns: 10, Tolerance: 0.03},
 	}
@@ -509,9 +509,9 @@ func (a *Accept) check() error {
 			return err
 		}
 	}
-	if r := a.MaxRetransmitRate; r != nil && (*r < 0 || *r > MaxTCPRate) {
+	if r := a.MaxRetransmitRate; r != nil && (*r < 0 || *r > maxTCPRate) {
 		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] "+
-			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, MaxTCPRate),
+			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, maxTCPRate),
 			"method", "accept", "max_retransmit_rate")
 	}
 	if err := share("max_reset_rate", a.MaxResetRate); err != nil {

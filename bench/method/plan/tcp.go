@@ -15,9 +15,9 @@ package plan
 const (
 	DefaultMaxRetransmitRate Percent = 0.01
 	DefaultMaxResetRate      Percent = 0.01
-	// MaxTCPRate bounds max_retransmit_rate: segments per transaction,
+	// maxTCPRate bounds max_retransmit_rate: segments per transaction,
 	// written as a percentage, may exceed 100% but not this.
-	MaxTCPRate Percent = 100
+	maxTCPRate Percent = 100
 )
 
 // RetransmitLimit is the retransmitted segments per transaction above which
