@@ -1,6 +1,7 @@
 package profiles_test
 
 import (
+	"crypto/tls"
 	"os"
 	"strings"
 	"testing"
@@ -26,7 +27,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, p := range ps {
-			if p.ClientConfig(profiles.ClientOptions{}) == nil {
+			if p.ClientConfig(&tls.Config{}) == nil {
 				t.Error("no client config")
 			}
 		}

@@ -83,9 +83,9 @@ func leaf(t *testing.T, k cipher.KeyType) tls.Certificate {
 }
 
 // localOpts verifies "localhost" against the test CA.
-func localOpts(t *testing.T) profiles.ClientOptions {
+func localOpts(t *testing.T) *tls.Config {
 	t.Helper()
-	return profiles.ClientOptions{ServerName: "localhost", RootCAs: testCA(t).Pool()}
+	return &tls.Config{ServerName: "localhost", RootCAs: testCA(t).Pool()}
 }
 
 func mustKeyType(t *testing.T, s string) cipher.KeyType {
@@ -792,7 +792,7 @@ func TestVerify(t *testing.T) {
 func TestClientConfig(t *testing.T) {
 	pool := x509.NewCertPool()
 	for _, p := range profiles.Builtin().All() {
-		cfg := p.ClientConfig(profiles.ClientOptions{ServerName: "localhost", RootCAs: pool})
+		cfg := p.ClientConfig(&tls.Config{ServerName: "localhost", RootCAs: pool})
 		if got, want := cfg.MinVersion, uint16(p.MinTLS()); got != want {
 			t.Errorf("%s: MinVersion = %#04x, want %#04x", p.Name, got, want)
 		}
@@ -830,7 +830,7 @@ func TestClientConfig(t *testing.T) {
 			cfg.CipherSuites[0] = 0
 		}
 		cfg.CurvePreferences[0] = 0
-		again := p.ClientConfig(profiles.ClientOptions{InsecureSkipVerify: true})
+		again := p.ClientConfig(&tls.Config{InsecureSkipVerify: true})
 		if again == cfg {
 			t.Errorf("%s: ClientConfig returned the same *tls.Config twice", p.Name)
 		}
@@ -902,24 +902,24 @@ func TestVerifyConnectionChain(t *testing.T) {
 	pool := testCA(t).Pool()
 	tests := []struct {
 		desc  string
-		opts  profiles.ClientOptions
+		opts  *tls.Config
 		certs []*x509.Certificate
 		want  string // "" nil, "mismatch" *MismatchError, else a substring of a CertificateVerificationError
 	}{
 		// Trusted chain for the right name.
-		{"good", profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}, good, ""},
+		{"good", &tls.Config{ServerName: "localhost", RootCAs: pool}, good, ""},
 		// Another name.
-		{"wrong name", profiles.ClientOptions{ServerName: "example.com", RootCAs: pool}, good, "example.com"},
+		{"wrong name", &tls.Config{ServerName: "example.com", RootCAs: pool}, good, "example.com"},
 		// No name: crypto/tls refuses this configuration, so must the callback.
-		{"no name", profiles.ClientOptions{RootCAs: pool}, good, "either ServerName or InsecureSkipVerify must be specified"},
+		{"no name", &tls.Config{RootCAs: pool}, good, "either ServerName or InsecureSkipVerify must be specified"},
 		// A CA the pool does not hold.
-		{"untrusted", profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}, []*x509.Certificate{foreign.Leaf}, "unknown authority"},
+		{"untrusted", &tls.Config{ServerName: "localhost", RootCAs: pool}, []*x509.Certificate{foreign.Leaf}, "unknown authority"},
 		// No certificate.
-		{"none", profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}, nil, "no certificate"},
+		{"none", &tls.Config{ServerName: "localhost", RootCAs: pool}, nil, "no certificate"},
 		// InsecureSkipVerify: an untrusted chain and no name are accepted...
-		{"insecure", profiles.ClientOptions{InsecureSkipVerify: true}, []*x509.Certificate{foreign.Leaf}, ""},
+		{"insecure", &tls.Config{InsecureSkipVerify: true}, []*x509.Certificate{foreign.Leaf}, ""},
 		// ...but the profile's own checks still run.
-		{"insecure cert key", profiles.ClientOptions{InsecureSkipVerify: true}, peer(t, "RSA 2048"), "mismatch"},
+		{"insecure cert key", &tls.Config{InsecureSkipVerify: true}, peer(t, "RSA 2048"), "mismatch"},
 	}
 	for _, tt := range tests {
 		cs := tls.ConnectionState{Version: tls.VersionTLS12, CipherSuite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256, PeerCertificates: tt.certs}

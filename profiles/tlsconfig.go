@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 	"time"
@@ -73,17 +72,7 @@ func groupName(id tls.CurveID) string {
 	return cipher.GroupName(id)
 }
 
-// ClientOptions are the per-run choices that are not part of a profile.
-type ClientOptions struct {
-	ServerName string         // SNI and name verified; empty sends no SNI
-	RootCAs    *x509.CertPool // nil: the system pool
-	// InsecureSkipVerify skips certificate chain and name verification. The
-	// profile's checks (including the certificate key) still run.
-	InsecureSkipVerify bool
-	KeyLogWriter       io.Writer // debugging only: serialises handshakes
-}
-
-// LoadRoots reads the verification roots of ClientOptions.RootCAs from a
+// LoadRoots reads the verification roots of a client configuration from a
 // PEM file: the one CA-pool loader of every command and package. Its error
 // is a *RootsError.
 func LoadRoots(file string) (*x509.CertPool, error) {
@@ -122,14 +111,23 @@ func (e *RootsError) Unwrap() error { return e.Err }
 // processes the server's Certificate, before ServerKeyExchange, so the group
 // is not known yet: callers must also call Verify once the handshake is done.
 //
-// Unless o.InsecureSkipVerify is set, the server's chain is verified against
-// o.RootCAs and o.ServerName as crypto/tls would, but each distinct leaf
+// The run's own choices are base's ServerName (SNI and the name verified;
+// empty sends no SNI), RootCAs (nil: the system pool), InsecureSkipVerify
+// (skips chain and name verification; the profile's checks, the certificate
+// key's included, still run) and KeyLogWriter (debugging: serialises
+// handshakes); base's other fields are not used, and nil is the zero
+// Config. Unless InsecureSkipVerify is set, the server's chain is verified
+// against RootCAs and ServerName as crypto/tls would, but each distinct leaf
 // certificate once: a later handshake that presents the same, already
 // verified certificate within its validity is not verified again. That saves
 // a signature check per handshake (≈0.12 ms with a P-256 CA, ≈1.1 ms with
 // P-384) without accepting anything crypto/tls would refuse. The
 // ServerKeyExchange signature is verified on every handshake regardless.
-func (p *Profile) ClientConfig(o ClientOptions) *tls.Config {
+func (p *Profile) ClientConfig(base *tls.Config) *tls.Config {
+	o := base
+	if o == nil {
+		o = &tls.Config{}
+	}
 	cfg := &tls.Config{
 		MinVersion:             uint16(p.min),
 		MaxVersion:             uint16(p.max),

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -269,7 +270,7 @@ func (spec *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
 	t := &spec.Target
 	return tlsconn.Config{
 		Settings: spec.Settings, Profile: p, Address: t.Address,
-		TLS: profiles.ClientOptions{
+		TLS: &tls.Config{
 			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: spec.KeyLog,
 		},
 	}, err

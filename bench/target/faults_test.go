@@ -2,6 +2,7 @@ package target_test
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func TestFaultMatrix(t *testing.T) {
 				}
 				defer tg.Close()
 				conn := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: time.Second}, Profile: p, Address: tg.Listener(p.Name).Addr,
-					TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()},
+					TLS: &tls.Config{ServerName: "localhost", RootCAs: tg.CA.Pool()},
 				}
 				req := httpreq.Request{Path: "/bytes/8k", ExpectSize: 8 << 10, ReadTimeout: time.Second, UserAgent: "test"}
 				var op engine.Op

@@ -1,6 +1,7 @@
 package target_test
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"testing"
@@ -27,7 +28,7 @@ func TestDelayRamp(t *testing.T) {
 		t.Errorf("delay %v two seconds into a 50ms/s ramp from 10ms, want about 110ms", d)
 	}
 	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
+		TLSClientConfig: p.ClientConfig(&tls.Config{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
 	}}
 	defer c.CloseIdleConnections()
 	t0 := time.Now()

@@ -60,7 +60,7 @@ func cpsRun(t *testing.T, tg *target.Target, p *profiles.Profile, c int, d time.
 	cfg.Address = tg.Listener(p.Name).Addr
 	cfg.Host = "localhost"
 	cfg.ExpectSize = 1024
-	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+	cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: tg.CA.Pool()}
 	op, err := cps.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func httpsTarget(t *testing.T, name string, timeout time.Duration) (*http.Client
 	p, _ := profiles.Builtin().Get(name)
 	tg := startTarget(t, []*profiles.Profile{p}, nil)
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{
-		TLSClientConfig: p.ClientConfig(profiles.ClientOptions{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
+		TLSClientConfig: p.ClientConfig(&tls.Config{RootCAs: tg.CA.Pool(), ServerName: "localhost"}),
 	}}, "https://" + tg.Listener(p.Name).Addr
 }
 
@@ -360,7 +360,7 @@ func TestHeadersRegenerated(t *testing.T) {
 	cfg.Profile, cfg.Address, cfg.Host = p, tg.Listener(p.Name).Addr, "localhost"
 	cfg.Paths = []string{"/1k", "/bytes/2k"}
 	cfg.Headers = [][2]string{{"X-Agent", "{{random.base64 500}}"}}
-	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+	cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: tg.CA.Pool()}
 	op, err := cps.New(cfg)
 	if err != nil {
 		t.Fatal(err)

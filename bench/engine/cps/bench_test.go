@@ -3,6 +3,7 @@ package cps_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"os"
@@ -101,7 +102,7 @@ func BenchmarkTransaction(b *testing.B) {
 			p, _ := profiles.Builtin().Get(name)
 			cfg := cps.Defaults()
 			cfg.Profile, cfg.Address, cfg.Host = p, addrs[name], "localhost"
-			cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}
+			cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: pool}
 			cfg.ExpectSize = 1024
 			op, err := cps.New(cfg)
 			if err != nil {

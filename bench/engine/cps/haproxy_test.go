@@ -7,6 +7,7 @@ package cps_test
 
 import (
 	"context"
+	"crypto/tls"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func measure(t *testing.T, h *testdut.HAProxy, name, frontend string, ca *cipher
 	cfg.Profile = p
 	cfg.Address = h.Addr(frontend)
 	cfg.Host = "localhost"
-	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()}
+	cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: ca.Pool()}
 	cfg.ExpectSize = 1024
 	op, err := cps.New(cfg)
 	if err != nil {

@@ -2,6 +2,7 @@ package cps_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/textproto"
@@ -88,7 +89,7 @@ func TestHostileServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, ca := rawtls.Serve(t, p, tc.serve)
 			conn := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: 2 * time.Second}, Profile: p, Address: addr,
-				TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()}}
+				TLS: &tls.Config{ServerName: "localhost", RootCAs: ca.Pool()}}
 			req := httpreq.Request{Path: "/", ExpectSize: -1, ReadTimeout: 2 * time.Second}
 			var op engine.Op
 			var err error

@@ -7,6 +7,7 @@ package cps_test
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"os/exec"
@@ -313,7 +314,7 @@ func TestPhasesMatchTheWire(t *testing.T) {
 	op := func(trace func(int, *metrics.Sample, tlsconn.FirstByte)) engine.Op {
 		cfg := cps.Defaults()
 		cfg.Profile, cfg.Address, cfg.Host = p, addr, "localhost"
-		cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+		cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: tg.CA.Pool()}
 		cfg.ExpectSize = 1024
 		cfg.Trace = trace
 		o, err := cps.New(cfg)
@@ -403,7 +404,7 @@ func closeRun(t *testing.T, p *profiles.Profile, addr string, pool *x509.CertPoo
 	t.Helper()
 	cfg := cps.Defaults()
 	cfg.Profile, cfg.Address, cfg.Host = p, addr, "localhost"
-	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: pool}
+	cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: pool}
 	cfg.ExpectSize = 1024
 	cfg.LingerZero = linger0
 	var mu sync.Mutex

@@ -8,6 +8,7 @@ package throughput_test
 
 import (
 	"context"
+	"crypto/tls"
 	"testing"
 	"time"
 
@@ -145,7 +146,7 @@ func TestHAProxyThroughput(t *testing.T) {
 			cfg.Profile = p
 			cfg.Address = h.Addr(tt.name)
 			cfg.Host = "localhost"
-			cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()}
+			cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: ca.Pool()}
 			cfg.Path, cfg.ExpectSize, cfg.Verify = "/1m", 1<<20, verify
 			cfg.Pipeline, cfg.RequestsPerConn = tt.pipeline, tt.perConn
 			r := hpMeasure(t, h, tt.name, backends[i], cfg)

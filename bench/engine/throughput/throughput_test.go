@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"net"
@@ -72,7 +73,7 @@ func refTarget(t *testing.T, p *profiles.Profile) (*target.Target, throughput.Co
 
 func tlsOpts(ca *cipher.CA) tlsconn.Config {
 	return tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
-		TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
+		TLS: &tls.Config{ServerName: "localhost", RootCAs: ca.Pool()},
 	}
 }
 

@@ -58,7 +58,9 @@ type Config struct {
 	Settings
 	Profile *profiles.Profile
 	Address string // host:port to dial
-	TLS     profiles.ClientOptions
+	// TLS gives the run's ServerName, RootCAs, InsecureSkipVerify and
+	// KeyLogWriter (profiles.Profile.ClientConfig); nil: none of them.
+	TLS *tls.Config
 }
 
 // Validate reports a missing field or a setting out of its domain.

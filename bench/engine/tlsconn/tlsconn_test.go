@@ -40,7 +40,7 @@ func TestProbeResumption(t *testing.T) {
 			})
 		cfg := tlsconn.Config{Settings: tlsconn.Settings{ConnectTimeout: 5 * time.Second, HandshakeTimeout: 5 * time.Second},
 			Profile: p, Address: addr,
-			TLS: profiles.ClientOptions{ServerName: "localhost", RootCAs: ca.Pool()},
+			TLS: &tls.Config{ServerName: "localhost", RootCAs: ca.Pool()},
 		}
 		got, err := tlsconn.ProbeResumption(context.Background(), cfg, "localhost", "/")
 		if err != nil {
@@ -60,7 +60,7 @@ func TestDialRefused(t *testing.T) {
 	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
 	c, err := tlsconn.NewEndpoint(tlsconn.Config{
 		Settings: tlsconn.Settings{ConnectTimeout: time.Second, HandshakeTimeout: time.Second},
-		Profile:  p, Address: addr, TLS: profiles.ClientOptions{ServerName: "localhost"}})
+		Profile:  p, Address: addr, TLS: &tls.Config{ServerName: "localhost"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestDialErrorStage(t *testing.T) {
 	} {
 		ep, err := tlsconn.NewEndpoint(tlsconn.Config{
 			Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: 200 * time.Millisecond},
-			Profile:  p, Address: tc.addr, TLS: profiles.ClientOptions{ServerName: "localhost"}})
+			Profile:  p, Address: tc.addr, TLS: &tls.Config{ServerName: "localhost"}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package soak
 
 import (
 	"context"
+	"crypto/tls"
 	"flag"
 	"os"
 	"runtime"
@@ -61,7 +62,7 @@ func TestSoak(t *testing.T) {
 	tg := testdut.StartTarget(t, p)
 	cfg := cps.Defaults()
 	cfg.Profile, cfg.Address, cfg.Host = p, tg.Listener(p.Name).Addr, "localhost"
-	cfg.TLS = profiles.ClientOptions{ServerName: "localhost", RootCAs: tg.CA.Pool()}
+	cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: tg.CA.Pool()}
 	op, err := cps.New(cfg)
 	if err != nil {
 		t.Fatal(err)
