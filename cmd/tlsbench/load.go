@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -15,15 +16,117 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/reports"
-
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
+
+// The two engine commands, cps and throughput, share their flags and
+// their run (runLoad); each adds its own.
+
+const cpsUsage = `tlsbench cps [flags] [URL]
+
+Measures connections per second with a full TLS handshake on every connection
+(SR=0): TCP connect, handshake verified against the cipher profile, HTTP/1.0
+GET, the complete response, the server's close. URL is https://host[:port]/path
+(path default /1k). Without URL, the reference target runs in-process.
+With several --profile flags the runs follow one another and one table ends
+the output.`
+
+func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	spec, fs, lf := cpsCommand(stderr)
+	return runLoad(ctx, spec, fs, lf, args, cpsUsage, stdout, stderr)
+}
+
+// cpsCommand is the cps command's flags and engine; stderr takes its
+// warnings and advice.
+func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
+	fs := newFlags("cps")
+	lf := addLoadFlags(fs, vocab.EngineCPS, 0, "connections")
+	lf.live.addStream(fs)
+	lf.addDUTFlag(fs)
+	lf.addDeviceCountersFlag(fs)
+	spec := engineSpec{
+		name: vocab.EngineCPS,
+		status: func(s metrics.Second) string {
+			return fmt.Sprintf("%7d cps  %d errors  handshake p99 %s", s.Transactions, s.Errors, reports.Micros(s.HandshakeP99))
+		},
+		table: func(w io.Writer, runs []*metrics.Run) error {
+			if err := reports.CPSTable(runs).Text(w); err != nil {
+				return err
+			}
+			for _, r := range runs {
+				if n := cps.TimeoutAdvice(r, lf.spec.HandshakeTimeout, lf.spec.ReadTimeout); n != nil {
+					fmt.Fprintf(stderr, "tlsbench cps: %s: %s\n", r.Profile, timeoutNote(n))
+				}
+			}
+			return nil
+		},
+	}
+	// Thousands of connections: warn before the load when the deadlines
+	// cannot suffice (memory and descriptors are checked by checkCapacity,
+	// the other flags before this).
+	spec.check = func() error {
+		s := &lf.spec
+		if w := cps.DeadlineAdvice(s.Concurrency, runtime.GOMAXPROCS(0), s.HandshakeTimeout, s.ReadTimeout); w != nil {
+			fmt.Fprintln(stderr, "tlsbench cps: warning:", deadlineWarning(w))
+		}
+		return nil
+	}
+	return spec, fs, lf
+}
+
+const throughputUsage = `tlsbench throughput [flags] [URL]
+
+Measures encrypted bandwidth: -c connections, each opened with a full TLS
+handshake verified against the cipher profile (counted, not part of the
+bandwidth), then repeated HTTP/1.1 GETs with keep-alive. Payload Gbps counts
+response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
+(path default /1m). Without URL, the reference target runs in-process.`
+
+// throughputEcho is the engine-specific part of the echoed configuration.
+type throughputEcho struct {
+	Pipeline        int    `json:"pipeline"`
+	RequestsPerConn int    `json:"requests_per_conn"`
+	VerifyBody      string `json:"verify_body,omitempty"`
+}
+
+func runThroughput(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	spec, fs, lf := throughputCommand()
+	return runLoad(ctx, spec, fs, lf, args, throughputUsage, stdout, stderr)
+}
+
+// throughputCommand is the throughput command's flags and engine.
+func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
+	fs := newFlags("throughput")
+	lf := addLoadFlags(fs, vocab.EngineThroughput, 0, "requests")
+	lf.live.addStream(fs)
+	lf.addDUTFlag(fs)
+	lf.addDeviceCountersFlag(fs)
+	fs.IntVar(&lf.spec.Pipeline, "pipeline", lf.spec.Pipeline, "keep `K` requests in flight on each connection")
+	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "close each connection after `M` responses and open a "+
+		"new one (0: never)")
+	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) "+
+		"or sha256:HEX")
+	echo := &throughputEcho{}
+	spec := engineSpec{
+		name: vocab.EngineThroughput, extra: echo,
+		status: func(s metrics.Second) string {
+			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)
+		},
+		table: func(w io.Writer, runs []*metrics.Run) error { return reports.ThroughputTable(runs).Text(w) },
+	}
+	spec.check = func() error {
+		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = lf.spec.Pipeline, lf.spec.RequestsPerConn, lf.spec.VerifyBody
+		return nil
+	}
+	return spec, fs, lf
+}
 
 // loadFlags are the flags every engine command shares: the run's values
 // are bound into spec, the rest is how the command reads and writes them.
