@@ -435,13 +435,13 @@ func build(spec *Spec) (op, *profiles.Profile, error) {
 }
 
 // conn is the connection side of spec.
-func (spec *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
-	roots, err := spec.roots()
-	t := &spec.Target
+func (s *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
+	roots, err := s.roots()
+	t := &s.Target
 	return tlsconn.Config{
-		Settings: spec.Settings, Profile: p, Address: t.Address,
+		Settings: s.Settings, Profile: p, Address: t.Address,
 		TLS: &tls.Config{
-			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: spec.KeyLog,
+			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: s.KeyLog,
 		},
 	}, err
 }

@@ -94,14 +94,14 @@ type Endpoint struct {
 // OpenConns returns how many of the run's connections are open now (TCP
 // established, whether handshaking or verified, not yet closed) and the most
 // that were open at once.
-func (c *Endpoint) OpenConns() (now, peak int64) { return c.open.Load(), c.peak.Load() }
+func (e *Endpoint) OpenConns() (now, peak int64) { return e.open.Load(), e.peak.Load() }
 
 // opened counts a new connection.
-func (c *Endpoint) opened() {
-	n := c.open.Add(1)
+func (e *Endpoint) opened() {
+	n := e.open.Add(1)
 	for {
-		p := c.peak.Load()
-		if n <= p || c.peak.CompareAndSwap(p, n) {
+		p := e.peak.Load()
+		if n <= p || e.peak.CompareAndSwap(p, n) {
 			return
 		}
 	}
@@ -169,23 +169,23 @@ func resolveOnce(addr string, timeout time.Duration) (string, error) {
 }
 
 // Negotiated returns what the first verified connection negotiated, or nil.
-func (c *Endpoint) Negotiated() *metrics.Negotiated {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.negotiated
+func (e *Endpoint) Negotiated() *metrics.Negotiated {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.negotiated
 }
 
 // LeafSHA256 returns the SHA-256 fingerprint (lowercase hex) of the leaf
 // certificate the first verified connection was presented, or "".
-func (c *Endpoint) LeafSHA256() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.leaf
+func (e *Endpoint) LeafSHA256() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.leaf
 }
 
 // Address returns the address the run dials: the configured one, its host
 // name resolved once (NewEndpoint).
-func (c *Endpoint) Address() string { return c.cfg.Address }
+func (e *Endpoint) Address() string { return e.cfg.Address }
 
 // LeafFingerprint returns the SHA-256 of cs's leaf certificate (its DER
 // encoding), lowercase hex; "" when cs has no certificate.
@@ -199,13 +199,13 @@ func LeafFingerprint(cs *tls.ConnectionState) string {
 
 // Observe keeps cs as the run's negotiated parameters, and its leaf
 // certificate's fingerprint, if it is the first.
-func (c *Endpoint) Observe(cs *tls.ConnectionState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.negotiated != nil {
+func (e *Endpoint) Observe(cs *tls.ConnectionState) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.negotiated != nil {
 		return
 	}
-	c.leaf = LeafFingerprint(cs)
+	e.leaf = LeafFingerprint(cs)
 	n := &metrics.Negotiated{
 		Version:     cipher.Version(cs.Version).Short(),
 		CipherSuite: cipher.SuiteName(cs.CipherSuite),
@@ -218,7 +218,7 @@ func (c *Endpoint) Observe(cs *tls.ConnectionState) {
 			n.CertKey = kt.String()
 		}
 	}
-	c.negotiated = n
+	e.negotiated = n
 }
 
 // Dialer opens connections for one worker; it is not safe for concurrent use.
@@ -230,9 +230,9 @@ type Dialer struct {
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
-func (c *Endpoint) NewDialer(id int) *Dialer {
-	d := &Dialer{c: c, next: id}
-	d.dialer.Timeout = c.cfg.ConnectTimeout
+func (e *Endpoint) NewDialer(id int) *Dialer {
+	d := &Dialer{c: e, next: id}
+	d.dialer.Timeout = e.cfg.ConnectTimeout
 	d.tcp.setup(&d.dialer)
 	return d
 }
@@ -515,13 +515,13 @@ type FirstByte struct {
 }
 
 // FirstByte returns what the reader knows of the response's first byte.
-func (f *Reader) FirstByte() FirstByte {
-	return FirstByte{Arrived: f.First, Read: f.FirstRead, Merged: f.Merged}
+func (r *Reader) FirstByte() FirstByte {
+	return FirstByte{Arrived: r.First, Read: r.FirstRead, Merged: r.Merged}
 }
 
 // Reset starts a new response on conn.
-func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
-	*f = Reader{r: conn.Conn, conn: conn, timeout: timeout}
+func (r *Reader) Reset(conn *Conn, timeout time.Duration) {
+	*r = Reader{r: conn.Conn, conn: conn, timeout: timeout}
 	conn.raw.arr.reset()
 }
 
@@ -529,40 +529,40 @@ func (f *Reader) Reset(conn *Conn, timeout time.Duration) {
 // (one system call, Linux only), so that the first byte's read sets Merged
 // if more than one data segment, or the FIN, came before it. Call it after
 // Reset and before the request is written.
-func (f *Reader) CountSegments() {
-	f.conn.raw.arr.countSegments()
+func (r *Reader) CountSegments() {
+	r.conn.raw.arr.countSegments()
 }
 
 // Mark starts a new response on the same connection, keeping the reader.
-func (f *Reader) Mark() {
-	f.First, f.FirstRead, f.Merged, f.N, f.err = time.Time{}, time.Time{}, false, 0, nil
-	f.conn.raw.arr.at = time.Time{}
+func (r *Reader) Mark() {
+	r.First, r.FirstRead, r.Merged, r.N, r.err = time.Time{}, time.Time{}, false, 0, nil
+	r.conn.raw.arr.at = time.Time{}
 }
 
-func (f *Reader) Read(p []byte) (int, error) {
-	raw := f.conn.raw
-	_ = raw.SetReadDeadline(time.Now().Add(f.timeout))
-	raw.stamp = f.First.IsZero()
-	n, err := f.r.Read(p)
+func (r *Reader) Read(p []byte) (int, error) {
+	raw := r.conn.raw
+	_ = raw.SetReadDeadline(time.Now().Add(r.timeout))
+	raw.stamp = r.First.IsZero()
+	n, err := r.r.Read(p)
 	raw.stamp = false
-	if n > 0 && f.First.IsZero() {
+	if n > 0 && r.First.IsZero() {
 		now := time.Now()
-		f.First, f.FirstRead = now, now
+		r.First, r.FirstRead = now, now
 		if a := raw.arr.at; !a.IsZero() && !a.After(now) {
-			f.First, f.Merged = a, raw.arr.merged
+			r.First, r.Merged = a, raw.arr.merged
 		}
 	}
-	f.N += int64(n)
+	r.N += int64(n)
 	if err != nil {
-		f.err = err
+		r.err = err
 	}
 	return n, err
 }
 
 // Cause prefers the transport's error over a parser's summary of it.
-func (f *Reader) Cause(err error) error {
-	if f.err != nil && f.err != io.EOF {
-		return f.err
+func (r *Reader) Cause(err error) error {
+	if r.err != nil && r.err != io.EOF {
+		return r.err
 	}
 	return err
 }
