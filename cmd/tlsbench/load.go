@@ -89,6 +89,15 @@ bandwidth), then repeated HTTP/1.1 GETs with keep-alive. Payload Gbps counts
 response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
 (path default /1m). Without URL, the reference target runs in-process.`
 
+// engineEcho is the engine-specific part of the echoed configuration of
+// the run s, as given (nil for cps).
+func engineEcho(s *runner.Spec) any {
+	if s.Engine != vocab.EngineThroughput {
+		return nil
+	}
+	return &throughputEcho{Pipeline: s.Pipeline, RequestsPerConn: s.RequestsPerConn, VerifyBody: s.VerifyBody}
+}
+
 // throughputEcho is the engine-specific part of the echoed configuration.
 type throughputEcho struct {
 	Pipeline        int    `json:"pipeline"`
@@ -113,17 +122,12 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 		"new one (0: never)")
 	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) "+
 		"or sha256:HEX")
-	echo := &throughputEcho{}
 	spec := engineSpec{
-		name: vocab.EngineThroughput, extra: echo,
+		name: vocab.EngineThroughput,
 		status: func(s metrics.Second) string {
 			return fmt.Sprintf("%6.2f Gbps  %6d req/s  %d errors", float64(s.PayloadBytes)*8/1e9, s.Transactions, s.Errors)
 		},
 		table: func(w io.Writer, runs []*metrics.Run) error { return reports.ThroughputTable(runs).Text(w) },
-	}
-	spec.check = func() error {
-		echo.Pipeline, echo.RequestsPerConn, echo.VerifyBody = lf.spec.Pipeline, lf.spec.RequestsPerConn, lf.spec.VerifyBody
-		return nil
 	}
 	return spec, fs, lf
 }
@@ -245,8 +249,6 @@ type engineSpec struct {
 	name vocab.Engine
 	// check, if set, validates the engine's own flags once parsed.
 	check func() error
-	// extra is the engine-specific configuration echoed in the record.
-	extra any
 	// status formats one second of the live status line.
 	status func(s metrics.Second) string
 	// table writes the closing table.
@@ -419,7 +421,7 @@ func (c *loadCmd) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
 		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
 		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(),
 		ReadTimeout: s.ReadTimeout.String(), ExpectSize: s.ExpectSize, LingerZero: s.LingerZero,
-		CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, Extra: c.eng.extra,
+		CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, Extra: engineEcho(s),
 	})
 	return js
 }
