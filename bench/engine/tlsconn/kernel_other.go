@@ -4,9 +4,22 @@ package tlsconn
 
 import (
 	"net"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
+
+// Elsewhere than Linux the first byte's arrival is when the client read it:
+// arrival notes nothing.
+type arrival struct {
+	at     time.Time
+	merged bool
+}
+
+func (a *arrival) enable(net.Conn) bool { return false }
+func (a *arrival) countSegments()       {}
+func (a *arrival) peek()                {}
+func (a *arrival) reset()               {}
 
 // TCPInfo is true where the kernel's account of each connection (TCP_INFO)
 // is read at its close: Linux only.
