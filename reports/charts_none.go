@@ -39,8 +39,8 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 	return nil
 }
 
-func exploreChart(name string, s *Section) block { return nil }
+func exploreChart(name string, s *section) block { return nil }
 
-func seriesChart(name, title, unit string, ch *Chosen) block { return nil }
+func seriesChart(name, title, unit string, ch *chosen) block { return nil }
 
 func latencyChart(name, title string, curves []curve) block { return nil }
