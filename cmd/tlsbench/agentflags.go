@@ -70,7 +70,7 @@ func parseShard(s string) (i, n int, err error) {
 
 // parseEngineArgs parses an engine command line (args[0] is cps or
 // throughput) as the command itself does, without running it.
-func parseEngineArgs(args []string) (*loadCmd, error) {
+func parseEngineArgs(args []string) (*loadFlags, error) {
 	if len(args) == 0 {
 		return nil, usagef("no engine command: want cps or throughput and its arguments")
 	}

@@ -110,10 +110,10 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	default:
 		return nil, usagef("unknown --format %q (text, md, json or html)", *format)
 	}
-	ls, err := lf.resolve()
-	if err != nil {
+	if err := lf.resolve(); err != nil {
 		return nil, err
 	}
+	ls := lf.share()
 	if err := checkOutputs([2]string{"--json", lf.jsonOut}); err != nil {
 		return nil, err
 	}
@@ -121,23 +121,24 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	if *keepalive {
 		engine = vocab.EngineThroughput
 	}
-	if err := checkCapacity(engine, ls.spec.Concurrency); err != nil {
+	if err := checkCapacity(engine, ls.Concurrency); err != nil {
 		return nil, err
 	}
 	var paths []string
 	if *urlsFile != "" {
+		var err error
 		if paths, err = readURLs(*urlsFile); err != nil {
 			return nil, err
 		}
 	}
-	p := ls.profiles[0]
+	p := lf.profiles[0]
 	specs := make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
 		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {
 			return nil, err
 		}
-		spec := ls.spec
+		spec := ls
 		spec.Engine, spec.Profile, spec.Paths, spec.RandomPath = engine, p.Name, paths, *random
 		spec.Host, spec.Path = ep.HostHeader, ep.Path
 		spec.Target.DUT, spec.Target.URL = []string{*baselineDUT, *candidateDUT}[i], ep.URL.String()
@@ -158,7 +159,7 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	return &impactCmd{
 		specs:    specs,
 		lf:       lf,
-		set:      ls.set,
+		set:      lf.set,
 		rounds:   *rounds,
 		cooldown: *cooldown,
 		format:   *format,

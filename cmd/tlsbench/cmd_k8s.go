@@ -155,7 +155,7 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 	if err != nil {
 		return o, err
 	}
-	switch lf := c.lf; {
+	switch lf := c; {
 	case c.ep == nil:
 		return o, usagef("the agents need a URL: the agents of one run share one target")
 	case len(c.profiles) > 1:

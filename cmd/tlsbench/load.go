@@ -147,6 +147,15 @@ type loadFlags struct {
 	startTolerance      time.Duration
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
 	live                liveFlags     // --metrics-listen, --stream (liveflags.go)
+
+	// Resolved from the flags (resolve, parseLoad): the profiles, the
+	// engine, the URL's endpoint (nil: the in-process reference target) and
+	// this process's agent identity (nil: not an agent).
+	set      *profiles.Set
+	profiles []*profiles.Profile
+	eng      engineSpec
+	ep       *endpoint
+	agent    *runner.Agent
 }
 
 // addLoadFlags adds the shared flags, their defaults those of
@@ -282,77 +291,73 @@ func specError(err error) error {
 	return usagef("%s", err)
 }
 
-// resolve checks the shared flags (after parsing) and resolves them into a
-// command without its engine and URL.
-func (lf *loadFlags) resolve() (*loadCmd, error) {
-	c := &loadCmd{lf: lf, spec: lf.spec}
-	s := &c.spec
+// resolve checks the shared flags (after parsing) and resolves them: the
+// spec's profiles, sources, headers and roots, the agent. The spec stays
+// the whole run's; share gives this agent's.
+func (lf *loadFlags) resolve() error {
+	s := &lf.spec
 	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
 	var err error
-	if c.set, err = loadProfiles(s.ProfileFiles); err != nil {
-		return nil, err
+	if lf.set, err = loadProfiles(s.ProfileFiles); err != nil {
+		return err
 	}
-	s.Profiles = c.set
+	s.Profiles = lf.set
 	names := lf.names
 	if len(names) == 0 {
 		names = []string{runner.DefaultProfile}
 	}
 	for _, n := range names {
-		p, err := c.set.Get(n)
+		p, err := lf.set.Get(n)
 		if err != nil {
-			return nil, usagef("%s", err)
+			return usagef("%s", err)
 		}
-		c.profiles = append(c.profiles, p)
+		lf.profiles = append(lf.profiles, p)
 	}
-	s.Profile = c.profiles[0].Name
+	s.Profile = lf.profiles[0].Name
 	if err := s.Validate(); err != nil {
-		return nil, specError(err)
+		return specError(err)
 	}
 	if s.Drain > 0 && s.Drain < s.Deadlines() {
-		return nil, usagef("--drain %s is shorter than the deadlines it must cover: "+
+		return usagef("--drain %s is shorter than the deadlines it must cover: "+
 			"--connect-timeout %s + --handshake-timeout %s + --read-timeout %s = %s",
 			s.Drain, s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout, s.Deadlines())
 	}
 	if s.Sources, err = parseSources(lf.sources); err != nil {
-		return nil, err
+		return err
 	}
 	if s.Headers, err = parseHeaders(lf.headers); err != nil {
-		return nil, err
+		return err
 	}
-	if c.agent, err = lf.resolveAgent(); err != nil {
-		return nil, err
+	if lf.agent, err = lf.resolveAgent(); err != nil {
+		return err
 	}
-	if c.agent != nil {
-		if *s, err = s.ForShard(*c.agent); err != nil {
-			return nil, specError(err)
+	if lf.agent != nil {
+		if _, err = s.ForShard(*lf.agent); err != nil {
+			return specError(err)
 		}
 	}
 	if f := s.Target.CAFile; f != "" {
 		if s.Roots, err = profiles.LoadRoots(f); err != nil {
-			return nil, cacertError("--cacert", err)
+			return cacertError("--cacert", err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
-// loadCmd is an engine command line, parsed and checked: what runLoad
-// runs, what k8s manifest gives its agents.
-type loadCmd struct {
-	eng engineSpec
-	lf  *loadFlags
-	ep  *endpoint // nil: the in-process reference target
-	// spec is the run, but for its profile and target, and this agent's
-	// share of the load.
-	spec     runner.Spec
-	set      *profiles.Set
-	profiles []*profiles.Profile
-	agent    *runner.Agent
+// share is the run of this process: the spec, divided by the agent's
+// shard when it is one (resolve has checked that it divides).
+func (lf *loadFlags) share() runner.Spec {
+	if lf.agent == nil {
+		return lf.spec
+	}
+	s, _ := lf.spec.ForShard(*lf.agent)
+	return s
 }
 
 // parseLoad parses and checks an engine command line (no network, no file
 // written, nothing printed but help).
 func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
-	stdout io.Writer) (*loadCmd, error) {
+	stdout io.Writer) (*loadFlags, error) {
 	if err := parseFlags(fs, usage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -365,16 +370,16 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
 		return nil, err
 	}
-	c, err := lf.resolve()
-	if err != nil {
+	if err := lf.resolve(); err != nil {
 		return nil, err
 	}
 	if err := lf.checkLive(); err != nil {
 		return nil, err
 	}
-	c.eng = eng
+	lf.eng = eng
 	if fs.NArg() == 1 {
-		if c.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
+		var err error
+		if lf.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
 			return nil, err
 		}
 	} else {
@@ -384,70 +389,71 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 			}
 		}
 	}
-	if a := c.agent; a != nil {
+	if a := lf.agent; a != nil {
 		if lf.spec.Device != nil && a.Shards > 1 {
 			return nil, usagef("%s (--shard %d/%d)", errAgentDeviceCounters, a.Shard, a.Shards)
 		}
-		if c.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
+		if lf.ep == nil && (a.Shards > 1 || a.ReportTo != "") {
 			return nil, usagef("--shard and --report-to need a URL: the agents of one run share one target")
 		}
-		if len(c.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
+		if len(lf.profiles) > 1 && (!a.StartAt.IsZero() || a.ReportTo != "") {
 			return nil, usagef("--start-at and --report-to take one --profile: one distributed run is one profile")
 		}
 	}
-	return c, nil
+	return lf, nil
 }
 
 // runSpec is the run of profile p against the command's URL or, without one,
 // the reference target tgt.
-func (c *loadCmd) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
-	js := c.spec
-	js.Profile = p.Name
-	t := &js.Target
-	if ep := c.ep; ep != nil {
-		t.URL, t.Address, t.ServerName, js.Host, js.Path = ep.URL.String(), ep.Address, ep.ServerName, ep.HostHeader, ep.Path
+func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spec {
+	spec := lf.share()
+	spec.Profile = p.Name
+	t := &spec.Target
+	if ep := lf.ep; ep != nil {
+		t.URL, t.Address, t.ServerName = ep.URL.String(), ep.Address, ep.ServerName
+		spec.Host, spec.Path = ep.HostHeader, ep.Path
 	} else {
 		l := tgt.Listener(p.Name)
-		js.Host, js.Path = "localhost", c.eng.name.DefaultPath()
+		spec.Host, spec.Path = "localhost", lf.eng.name.DefaultPath()
 		if !t.InsecureSkipVerify {
-			js.Roots = tgt.CA.Pool()
+			spec.Roots = tgt.CA.Pool()
 		}
-		t.URL = "https://localhost:" + portOf(l.Addr) + js.Path
-		t.Address, t.ServerName, t.InProcess, js.IncludesTarget = l.Addr, "localhost", true, true
+		t.URL = "https://localhost:" + portOf(l.Addr) + spec.Path
+		t.Address, t.ServerName, t.InProcess, spec.IncludesTarget = l.Addr, "localhost", true, true
 	}
-	s, lf := &c.lf.spec, c.lf // as given, before this agent's share
-	js.Config = runner.Echo(loadEcho{
-		URL: t.URL, Path: js.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
-		Concurrency: s.Concurrency, Rate: s.Rate, Duration: s.Duration.String(), Warmup: s.Warmup.String(),
-		ConnectTimeout: s.ConnectTimeout.String(), HandshakeTimeout: s.HandshakeTimeout.String(),
-		ReadTimeout: s.ReadTimeout.String(), ExpectSize: s.ExpectSize, LingerZero: s.LingerZero,
-		CAFile: s.Target.CAFile, Insecure: s.Target.InsecureSkipVerify, Extra: engineEcho(s),
+	given := &lf.spec // before this agent's share
+	spec.Config = runner.Echo(loadEcho{
+		URL: t.URL, Path: spec.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
+		Concurrency: given.Concurrency, Rate: given.Rate, Duration: given.Duration.String(),
+		Warmup: given.Warmup.String(), ConnectTimeout: given.ConnectTimeout.String(),
+		HandshakeTimeout: given.HandshakeTimeout.String(), ReadTimeout: given.ReadTimeout.String(),
+		ExpectSize: given.ExpectSize, LingerZero: given.LingerZero, CAFile: given.Target.CAFile,
+		Insecure: given.Target.InsecureSkipVerify, Extra: engineEcho(given),
 	})
-	return js
+	return spec
 }
 
 // runLoad parses an engine command line and runs it for each profile.
-func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
+func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, usage string,
 	stdout, stderr io.Writer) (err error) {
-	c, err := parseLoad(spec, fs, lf, args, usage, stdout)
-	if err != nil {
+	if _, err := parseLoad(eng, fs, lf, args, usage, stdout); err != nil {
 		return helpOK(err)
 	}
 	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
 		return err
 	}
-	ep, ps := c.ep, c.profiles
-	if err := checkCapacity(spec.name, c.spec.Concurrency); err != nil {
+	ep, ps := lf.ep, lf.profiles
+	if err := checkCapacity(eng.name, lf.share().Concurrency); err != nil {
 		return err
 	}
 	// The engine's own checks come last: its warnings come only when the
 	// rest is valid.
-	if spec.check != nil {
-		if err := spec.check(); err != nil {
+	if eng.check != nil {
+		if err := eng.check(); err != nil {
 			return err
 		}
 	}
-	text, closeOutputs, err := c.openOutputs(ctx, stdout, stderr)
+	text, closeOutputs, err := lf.openOutputs(ctx, stdout, stderr)
 	defer closeOutputs()
 	if err != nil {
 		return err
@@ -469,7 +475,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		defer tgt.Close()
 		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the "+
-			"generator's)\n", spec.name)
+			"generator's)\n", eng.name)
 	}
 
 	var runs []*metrics.Run
@@ -477,14 +483,14 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		if ctx.Err() != nil {
 			break
 		}
-		js := c.runSpec(p, tgt)
-		js.Progress = statusLine(stderr, p.Name, lf.quiet, js.Warmup, spec.status)
-		live.hook(&js, runLabels(&js))
-		if a := js.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
+		spec := lf.runSpec(p, tgt)
+		spec.Progress = statusLine(stderr, p.Name, lf.quiet, spec.Warmup, eng.status)
+		live.hook(&spec, runLabels(&spec))
+		if a := spec.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at "+
-				"%s\n", spec.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
+				"%s\n", eng.name, a.Name, a.Shard, a.Shards, a.StartAt.Format(time.RFC3339Nano))
 		}
-		r, err := runner.Run(ctx, &js)
+		r, err := runner.Run(ctx, &spec)
 		live.finish(r)
 		endStatus(stderr, lf.quiet)
 		if err != nil {
@@ -495,8 +501,8 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// A failed preflight sent no load: an agent has nothing to
 		// report, and fails (as the coordinator then sees).
-		if pf := r.Preflight; pf != nil && !pf.OK && c.agent != nil && c.agent.ReportTo != "" {
-			return noSuccess(r, c.set)
+		if pf := r.Preflight; pf != nil && !pf.OK && lf.agent != nil && lf.agent.ReportTo != "" {
+			return noSuccess(r, lf.set)
 		}
 		runs = append(runs, r)
 		if pf := r.Preflight; pf == nil || pf.OK {
@@ -515,7 +521,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		}
 		// Pushed once the record is on disk and the summary printed: a
 		// collector lost during the run loses no record.
-		if a := c.agent; a != nil && a.ReportTo != "" {
+		if a := lf.agent; a != nil && a.ReportTo != "" {
 			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
 				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
 					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
@@ -526,10 +532,10 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 		// A failed preflight sent no load; an aborted run stopped it:
 		// no further profile is run.
 		if r.Failed() != "" {
-			return noSuccess(r, c.set)
+			return noSuccess(r, lf.set)
 		}
 	}
-	if err := spec.table(text, runs); err != nil {
+	if err := eng.table(text, runs); err != nil {
 		return err
 	}
 	if err := deviceErrors(runs); err != nil {
@@ -537,7 +543,7 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 	}
 	for _, r := range runs {
 		if r.Whole.Transactions == 0 {
-			return noSuccess(r, c.set)
+			return noSuccess(r, lf.set)
 		}
 	}
 	if ctx.Err() != nil {
@@ -549,9 +555,9 @@ func runLoad(ctx context.Context, spec engineSpec, fs *pflag.FlagSet, lf *loadFl
 // openOutputs checks and opens the command's outputs before any load (no
 // run is wasted on a bad path): the CPU profile, the key log, the records'
 // directory. It returns where the text goes and what closes them.
-func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
+func (lf *loadFlags) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 	text io.Writer, closeAll func(), err error) {
-	lf, ps := c.lf, c.profiles
+	ps := lf.profiles
 	var closers []func() error
 	closeAll = func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -587,17 +593,17 @@ func (c *loadCmd) openOutputs(ctx context.Context, stdout, stderr io.Writer) (
 		closers = append(closers, func() error { pprof.StopCPUProfile(); return nil })
 	}
 	if lf.keylog != "" {
-		c.spec.KeyLog = stdout
+		lf.spec.KeyLog = stdout
 		if lf.keylog != stdoutName {
 			f, err := createOutput(ctx, lf.keylog, os.O_APPEND, stderr)
 			if err != nil {
 				return nil, closeAll, outputErr(ctx, "--keylog", err)
 			}
 			closers = append(closers, f.Close)
-			c.spec.KeyLog = f
+			lf.spec.KeyLog = f
 		}
 		fmt.Fprintf(stderr, "tlsbench %s: --keylog set: TLS secrets are written and handshakes are serialised; results "+
-			"are not representative\n", c.eng.name)
+			"are not representative\n", lf.eng.name)
 	}
 	if lf.jsonOut != "" && lf.jsonOut != stdoutName && len(ps) > 1 {
 		if err := outfile.CheckDir(lf.jsonOut); err != nil {
