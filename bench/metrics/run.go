@@ -431,12 +431,7 @@ func Summarize(h *hdr.Histogram) Percentiles {
 func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.DurationS = window.Seconds()
 	r.Transactions = s.OK
-	per := func(v float64) float64 {
-		if window <= 0 {
-			return 0
-		}
-		return v / window.Seconds()
-	}
+	per := func(v float64) float64 { return perSecond(v, window.Seconds()) }
 	switch r.Engine {
 	case vocab.EngineCPS:
 		r.CPS = new(per(float64(s.OK)))
@@ -464,6 +459,14 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	var err error
 	r.TCP, err = fillTCP(s.TCP)
 	return err
+}
+
+// perSecond is v over seconds; 0 when there is no time.
+func perSecond(v, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return v / seconds
 }
 
 // Percentiles returns the phase's percentiles in the record (latency_us);

@@ -243,13 +243,9 @@ func checkTCP(c *Checker, t *TCP) {
 	if t == nil {
 		return
 	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"connections", t.Connections}, {"retransmits", t.Retransmits}, {"syn_retransmits", t.SynRetransmits},
-		{"connections_with_retransmits", t.ConnectionsWithRetransmits}, {"resets_received", t.ResetsReceived}} {
-		c.Count("tcp."+f.name, f.v)
-	}
+	c.nums("tcp.", []num{{"connections", t.Connections}, {"retransmits", t.Retransmits},
+		{"syn_retransmits", t.SynRetransmits}, {"connections_with_retransmits", t.ConnectionsWithRetransmits},
+		{"resets_received", t.ResetsReceived}})
 	switch {
 	case t.Unavailable != "" && (t.Connections != 0 || t.RTTHist != ""):
 		c.Failf("tcp.unavailable", "%q, but connections were measured", t.Unavailable)
@@ -285,15 +281,5 @@ func checkTCP(c *Checker, t *TCP) {
 	}
 	if h.TotalCount() != t.RTT.Count {
 		c.Failf("tcp.rtt_hist", "counts %d values, tcp.rtt_us.count says %d", h.TotalCount(), t.RTT.Count)
-	}
-}
-
-// checkSecondTCP checks a second's TCP counts.
-func checkSecondTCP(c *Checker, p string, s *Second) {
-	c.Count(p+".tcp_retransmits", s.TCPRetransmits)
-	c.Count(p+".tcp_syn_retransmits", s.TCPSynRetransmits)
-	c.Count(p+".tcp_resets_received", s.TCPResets)
-	if s.TCPSynRetransmits > s.TCPRetransmits {
-		c.Failf(p+".tcp_syn_retransmits", "%d, more than tcp_retransmits (%d)", s.TCPSynRetransmits, s.TCPRetransmits)
 	}
 }
