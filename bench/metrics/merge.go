@@ -581,16 +581,8 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 		known := true   // every part has its histograms
 		for _, p := range bySecond[u] {
 			s := p.s
-			m.Transactions += s.Transactions
-			m.Errors += s.Errors
-			m.SteadyTransactions += s.SteadyTransactions
-			m.SteadyErrors += s.SteadyErrors
+			m.addCounts(s)
 			m.Partial = m.Partial || s.Partial // some agent's second ended early
-			m.PayloadBytes += s.PayloadBytes
-			m.WireInBytes += s.WireInBytes
-			m.TCPRetransmits += s.TCPRetransmits
-			m.TCPSynRetransmits += s.TCPSynRetransmits
-			m.TCPResets += s.TCPResets
 			sum += s.TotalMean * float64(s.Transactions)
 			if s.Transactions > 0 && s.TotalHist == "" {
 				known = false // a record older than the per-second histograms

@@ -96,17 +96,16 @@ type shard struct {
 	oor      int64
 	// Whole run (warm-up and drain too).
 	allOK, allErr, allHS, allOpened int64
-	// Since the last Tick, whole run.
+	// Since the last Tick, whole run (and the connections closed, tcp.go).
 	iv ivStats
 	// The connections measured at their close (tcp.go).
 	tcp tcpShard
 }
 
 type ivStats struct {
-	ok, errs, payload, wireIn int64
-	steadyOK, steadyErrs      int64 // of those, started in the steady window
-	totalUS                   int64 // sum of the successes' total latency
-	hs, total                 *hdr.Histogram
+	Second          // the counts only
+	totalUS   int64 // sum of the successes' total latency
+	hs, total *hdr.Histogram
 }
 
 // NewRecorder returns a Recorder with n shards (at least 1); start is the
@@ -144,11 +143,11 @@ func (r *Recorder) Record(i int, s *Sample) {
 	if s.Opened {
 		sh.allOpened++
 	}
-	sh.iv.wireIn += s.WireIn
+	sh.iv.WireInBytes += s.WireIn
 	if s.Class == "" {
 		sh.allOK++
-		sh.iv.ok++
-		sh.iv.payload += s.Payload
+		sh.iv.Transactions++
+		sh.iv.PayloadBytes += s.Payload
 		sh.iv.totalUS += us(s.Dur[vocab.PhaseTotal])
 		if s.Dur[vocab.PhaseHandshake] > 0 {
 			sh.recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
@@ -156,16 +155,16 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
 	} else {
 		sh.allErr++
-		sh.iv.errs++
+		sh.iv.Errors++
 	}
 	for k := range s.TCP.N {
-		sh.tcp.add(&s.TCP.Conns[k], s.Steady)
+		sh.tcp.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
 	if s.Steady {
 		if s.Class == "" {
-			sh.iv.steadyOK++
+			sh.iv.SteadyTransactions++
 		} else {
-			sh.iv.steadyErrs++
+			sh.iv.SteadyErrors++
 		}
 		sh.bytes.add(s)
 		if s.Opened {
@@ -252,6 +251,19 @@ type Second struct {
 	TCPResets         int64 `json:"tcp_resets_received,omitempty"`
 }
 
+// addCounts adds o's counts (not its time, percentiles or histograms) to s's.
+func (s *Second) addCounts(o *Second) {
+	s.Transactions += o.Transactions
+	s.Errors += o.Errors
+	s.SteadyTransactions += o.SteadyTransactions
+	s.SteadyErrors += o.SteadyErrors
+	s.PayloadBytes += o.PayloadBytes
+	s.WireInBytes += o.WireInBytes
+	s.TCPRetransmits += o.TCPRetransmits
+	s.TCPSynRetransmits += o.TCPSynRetransmits
+	s.TCPResets += o.TCPResets
+}
+
 // Tick closes the current interval: it returns the counts since the last
 // Tick and resets them. now names the second. The interval's histograms are
 // encoded after the shards are released, so recording never waits for it.
@@ -262,20 +274,13 @@ func (r *Recorder) Tick(now time.Time) Second {
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		sec.Transactions += sh.iv.ok
-		sec.Errors += sh.iv.errs
-		sec.SteadyTransactions += sh.iv.steadyOK
-		sec.SteadyErrors += sh.iv.steadyErrs
-		sec.PayloadBytes += sh.iv.payload
-		sec.WireInBytes += sh.iv.wireIn
+		sec.addCounts(&sh.iv.Second)
 		sum += sh.iv.totalUS
 		hs.Merge(sh.iv.hs)
 		total.Merge(sh.iv.total)
-		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn, sh.iv.totalUS = 0, 0, 0, 0, 0
-		sh.iv.steadyOK, sh.iv.steadyErrs = 0, 0
+		sh.iv.Second, sh.iv.totalUS = Second{}, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
-		sec.tcpTick(&sh.tcp)
 		sh.mu.Unlock()
 	}
 	if sec.Transactions > 0 {

@@ -65,17 +65,20 @@ func (c *tcpCounts) merge(o tcpCounts) {
 }
 
 // tcpShard is a shard's TCP state: the steady window's counts and smoothed
-// RTTs, and the counts since the last Tick (whole run).
+// RTTs.
 type tcpShard struct {
 	steady tcpCounts
 	rtt    *hdr.Histogram // allocated at the first RTT
-	iv     tcpCounts
 }
 
 // add records a connection closed by a transaction, or at the end of the
-// run, in the window or not.
-func (t *tcpShard) add(c *TCPConn, steady bool) {
-	t.iv.add(c)
+// run, in the window or not, and counts it in the shard's interval iv.
+func (t *tcpShard) add(c *TCPConn, steady bool, iv *Second) {
+	iv.TCPRetransmits += int64(c.Retransmits)
+	iv.TCPSynRetransmits += int64(c.SynRetransmits)
+	if c.Reset {
+		iv.TCPResets++
+	}
 	if !steady {
 		return
 	}
@@ -94,7 +97,7 @@ func (t *tcpShard) add(c *TCPConn, steady bool) {
 func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
-	sh.tcp.add(&c, steady)
+	sh.tcp.add(&c, steady, &sh.iv.Second)
 	sh.mu.Unlock()
 }
 
@@ -102,14 +105,6 @@ func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 type tcpSnapshot struct {
 	tcpCounts
 	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one
-}
-
-// tcpTick moves a shard's interval counts into the second.
-func (sec *Second) tcpTick(t *tcpShard) {
-	sec.TCPRetransmits += t.iv.Retransmits
-	sec.TCPSynRetransmits += t.iv.SynRetransmits
-	sec.TCPResets += t.iv.Resets
-	t.iv = tcpCounts{}
 }
 
 // tcpSnapshot merges a shard's window into s.
