@@ -517,17 +517,17 @@ func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]stri
 				return nil, nil, fmt.Errorf("metrics: %s: %s histogram: %w", in.label(), name, err)
 			}
 		}
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, nil, fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+		var err error
+		if lat[name], hists[name], err = summarizeEncoded(name, h); err != nil {
+			return nil, nil, err
 		}
-		lat[name], hists[name] = Summarize(h), string(enc)
 	}
 	return lat, hists, nil
 }
 
 // mergeEncoded adds the encoded histogram enc ("" is empty) to dst, whose
-// geometry it must have: only then is the merge exact.
+// geometry (the shared one, or the per-second one) it must have: only then
+// is the merge exact.
 func mergeEncoded(dst *hdr.Histogram, enc string) error {
 	if enc == "" {
 		return nil
@@ -536,9 +536,13 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 	if err != nil {
 		return err
 	}
-	if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != SigFigs {
-		return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the shared %d–%d µs, %d",
-			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), Lowest, Highest, SigFigs)
+	kind, figs := "shared", dst.SignificantFigures()
+	if figs == secondSigFigs {
+		kind = "per-second"
+	}
+	if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != figs {
+		return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the %s %d–%d µs, %d",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), kind, Lowest, Highest, figs)
 	}
 	if dropped := dst.Merge(h); dropped > 0 {
 		return fmt.Errorf("%d values out of range", dropped)

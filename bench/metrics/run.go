@@ -289,9 +289,9 @@ type Histogram = hdr.Histogram
 // SetHistogram sets the phase's histogram of the record and its percentiles.
 func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
 	name := p.String()
-	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	lat, enc, err := summarizeEncoded(name, h)
 	if err != nil {
-		return fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+		return err
 	}
 	if r.Latency == nil {
 		r.Latency = map[string]Percentiles{}
@@ -299,8 +299,18 @@ func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
 	if r.Histograms == nil {
 		r.Histograms = map[string]string{}
 	}
-	r.Latency[name], r.Histograms[name] = Summarize(h), string(enc)
+	r.Latency[name], r.Histograms[name] = lat, enc
 	return nil
+}
+
+// summarizeEncoded returns h's percentiles and its encoding as the record
+// keeps it (V2 compressed, base64); name says which histogram in the error.
+func summarizeEncoded(name string, h *Histogram) (Percentiles, string, error) {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return Percentiles{}, "", fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+	}
+	return Summarize(h), string(enc), nil
 }
 
 // startLagShare is the share of the total latency (at p50 or p99) above

@@ -181,11 +181,10 @@ func fillTCP(s tcpSnapshot) (*TCP, error) {
 		ConnectionsWithRetransmits: s.WithRetransmits, ResetsReceived: s.Resets,
 	}
 	if s.RTT != nil {
-		enc, err := s.RTT.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		var err error
+		if t.RTT, t.RTTHist, err = summarizeEncoded("tcp rtt", s.RTT); err != nil {
+			return nil, err
 		}
-		t.RTT, t.RTTHist = Summarize(s.RTT), string(enc)
 	}
 	return t, nil
 }
@@ -223,11 +222,10 @@ func mergeTCP(ins []*mergeInput) (*TCP, error) {
 		}
 	}
 	if measured && h.TotalCount() > 0 {
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		var err error
+		if m.RTT, m.RTTHist, err = summarizeEncoded("tcp rtt", h); err != nil {
+			return nil, err
 		}
-		m.RTT, m.RTTHist = Summarize(h), string(enc)
 	}
 	return m, nil
 }
