@@ -200,22 +200,17 @@ func (r *Run) DeviceRows() []deviceRow {
 		}
 		return c.Reads, fmt.Sprintf("+ %d counter reads", c.Reads)
 	}
-	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) {
+	// add appends the row of a counter the device gives; nil when it does not.
+	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) *deviceRow {
 		if dev == nil {
-			return
+			return nil
 		}
-		row := deviceRow{
-			Scope:    scope,
-			Counter:  counter,
-			Device:   *dev,
-			Engine:   engine,
-			Expected: engine + extra,
-			Offsets:  offsets,
-			Slack:    slack,
-		}
+		row := deviceRow{Scope: scope, Counter: counter, Device: *dev, Engine: engine, Expected: engine + extra,
+			Offsets: offsets, Slack: slack}
 		row.Diff = row.Device - row.Expected
 		row.Agrees = max(row.Diff, -row.Diff) <= row.Slack
 		rows = append(rows, row)
+		return &rows[len(rows)-1]
 	}
 	if c := d.Run; c != nil {
 		var pfT, pfH, pfOK int64
@@ -228,15 +223,15 @@ func (r *Run) DeviceRows() []deviceRow {
 			pf = "+ preflight"
 		}
 		n, rd := reads(c)
-		slack := r.Whole.Errors
-		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, joinNonEmpty(pf, rd), slack)
+		slack, offsets := r.Whole.Errors, strings.TrimSpace(pf+" "+rd)
+		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, offsets, slack)
 		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)
 		reqSlack := slack
 		if d.Pipeline > 1 {
 			// Requests sent and never answered at a connection's close.
 			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
 		}
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, joinNonEmpty(pf, rd), reqSlack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, offsets, reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)
@@ -257,25 +252,12 @@ func (r *Run) DeviceRows() []deviceRow {
 			dev    *int64
 			engine int64
 		}{{"bytes_in", c.BytesIn, r.Bytes.Out}, {"bytes_out", c.BytesOut, r.Bytes.In}} {
-			if b.dev == nil {
-				continue
+			if row := add("window", b.name, b.dev, b.engine, 0, "", 0); row != nil {
+				row.Agrees, row.Informative, row.Transactions = true, true, txns
 			}
-			rows = append(rows, deviceRow{Scope: "window", Counter: b.name, Device: *b.dev, Engine: b.engine, Expected: b.engine,
-				Diff: *b.dev - b.engine, Agrees: true, Informative: true, Transactions: txns})
 		}
 	}
 	return rows
-}
-
-// joinNonEmpty joins the parts that are not empty with spaces.
-func joinNonEmpty(parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // DeviceDisagreement returns the run's exact rows (scope run) whose

@@ -242,21 +242,15 @@ func checkAgreement(ins []*mergeInput) error {
 	ref := ins[0]
 	for _, in := range ins[1:] {
 		a, b := in.r, ref.r
+		field, ida, idb := identityDiff(a.Target, b.Target)
 		var what, va, vb string
 		switch {
 		case a.Engine != b.Engine:
 			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
-		case identityDiff(a.Target, b.Target) != "":
-			f := identityDiff(a.Target, b.Target)
-			return &IdentityError{
-				A:      in.label(),
-				B:      ref.label(),
-				Field:  f,
-				ValueA: identityField(a.Target, f),
-				ValueB: identityField(b.Target, f),
-			}
+		case field != "":
+			return &IdentityError{A: in.label(), B: ref.label(), Field: field, ValueA: ida, ValueB: idb}
 		case a.Negotiated != b.Negotiated:
 			what = "negotiated"
 			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
@@ -291,29 +285,19 @@ func (e *IdentityError) Error() string {
 }
 
 // identityDiff returns the first field of the device's identity in which
-// a and b differ: the DUT name, the address dialled, the leaf certificate
-// (when both have one: an agent with no verified connection saw none);
-// "" when they agree.
-func identityDiff(a, b Target) string {
+// a and b differ, and their values: the DUT name, the address dialled, the
+// leaf certificate (when both have one: an agent with no verified
+// connection saw none); "" when they agree.
+func identityDiff(a, b Target) (field, va, vb string) {
 	switch {
 	case a.DUT != b.DUT:
-		return "dut"
+		return "dut", a.DUT, b.DUT
 	case a.Address != b.Address:
-		return "address"
+		return "address", a.Address, b.Address
 	case a.LeafSHA256 != "" && b.LeafSHA256 != "" && a.LeafSHA256 != b.LeafSHA256:
-		return "leaf_sha256"
+		return "leaf_sha256", a.LeafSHA256, b.LeafSHA256
 	}
-	return ""
-}
-
-func identityField(t Target, field string) string {
-	switch field {
-	case "dut":
-		return t.DUT
-	case "address":
-		return t.Address
-	}
-	return t.LeafSHA256
+	return "", "", ""
 }
 
 // minWindowOverlapPct is how much of the shortest steady window, in
