@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -478,12 +479,7 @@ func (m *Run) addErrors(e Errors, prefix string) {
 func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]string, error) {
 	var names []string
 	for _, in := range ins {
-		for name := range in.r.Histograms {
-			names = append(names, name)
-		}
-		for name := range in.r.Latency {
-			names = append(names, name)
-		}
+		names = slices.AppendSeq(slices.AppendSeq(names, maps.Keys(in.r.Histograms)), maps.Keys(in.r.Latency))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -554,11 +550,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	if len(bySecond) == 0 {
 		return nil, nil
 	}
-	seconds := make([]int64, 0, len(bySecond))
-	for u := range bySecond {
-		seconds = append(seconds, u)
-	}
-	slices.Sort(seconds)
+	seconds := slices.Sorted(maps.Keys(bySecond))
 	out := make([]Second, 0, len(seconds))
 	hs, total := newSecondHistogram(), newSecondHistogram()
 	for _, u := range seconds {
@@ -670,9 +662,8 @@ func noiseUnmeasured(agents []AgentRun, n *Noise) string {
 // is the host with the highest other share, with the highest steal share
 // of any host. Nil when no agent measured noise.
 func mergeNoise(agents []AgentRun) *Noise {
-	type host struct{ noises []*Noise }
 	var order []string
-	hosts := map[string]*host{}
+	hosts := map[string][]*Noise{}
 	for i, a := range agents {
 		if a.Noise == nil {
 			continue
@@ -681,18 +672,15 @@ func mergeNoise(agents []AgentRun) *Noise {
 		if key == "" {
 			key = fmt.Sprintf("\x00%d", i)
 		}
-		h := hosts[key]
-		if h == nil {
-			h = &host{}
-			hosts[key] = h
+		if hosts[key] == nil {
 			order = append(order, key)
 		}
-		h.noises = append(h.noises, a.Noise)
+		hosts[key] = append(hosts[key], a.Noise)
 	}
 	var worst *Noise
 	steal := 0.0
 	for _, key := range order {
-		ns := hosts[key].noises
+		ns := hosts[key]
 		k := float64(len(ns))
 		h := &Noise{CPUs: ns[0].CPUs}
 		var generators, dut float64

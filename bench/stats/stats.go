@@ -331,7 +331,7 @@ func mannWhitney(a, b []float64) (p float64, exact bool) {
 		w2 += r
 	}
 	mean2 := m * (m + n + 1) // twice the mean rank sum
-	dev := abs(w2 - mean2)
+	dev := max(w2-mean2, mean2-w2)
 	switch {
 	case dev == 0 && (!tied && m+n <= exactLimit || tied && m+n <= ExactTiedLimit):
 		return 1, true
@@ -475,11 +475,4 @@ func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
 		i = j
 	}
 	return ranks2, tied, ties
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
