@@ -516,7 +516,8 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 	if err != nil {
 		return err
 	}
-	kind, figs := "shared", dst.SignificantFigures()
+	figs := dst.SignificantFigures()
+	kind := "shared"
 	if figs == secondSigFigs {
 		kind = "per-second"
 	}

@@ -122,8 +122,8 @@ func NewRecorder(n int, start time.Time) *Recorder {
 		}
 		s.errs = make(map[vocab.Class]int64)
 		s.examples = make(map[vocab.Class]string)
-		s.iv.hs = hdr.New(Lowest, Highest, 2)
-		s.iv.total = hdr.New(Lowest, Highest, 2)
+		s.iv.hs = newSecondHistogram()
+		s.iv.total = newSecondHistogram()
 	}
 	return r
 }

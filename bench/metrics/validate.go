@@ -74,10 +74,8 @@ func (c *Checker) Count(path string, v int64) {
 // Rate checks that a rate (or any measured quantity) is finite and not
 // negative.
 func (c *Checker) Rate(path string, v float64) {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		c.Failf(path, "%v is not a finite number", v)
-	case v < 0:
+	c.Finite(path, v)
+	if v < 0 {
 		c.Failf(path, "%v is negative", v)
 	}
 }

@@ -122,14 +122,13 @@ func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	b, c := s.Baseline, s.Candidate
 	s.EquivalenceBound = math.Abs(b.Mean) * boundPct / 100
 	s.MinP = minRankP(b.N, c.N)
+	s.Delta = c.Mean - b.Mean
 	if b.N < 2 || c.N < 2 {
-		s.Delta = c.Mean - b.Mean
 		s.RoundsNeeded = rankRoundsNeeded()
 		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed",
 			s.RoundsText(), s.RoundsNeeded)
 		return s
 	}
-	s.Delta = c.Mean - b.Mean
 	vb, vc := b.StdDev*b.StdDev, c.StdDev*c.StdDev
 	se := math.Sqrt(vb/float64(b.N) + vc/float64(c.N))
 	if se > 0 {
