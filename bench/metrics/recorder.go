@@ -161,17 +161,13 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.tcp.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
 	if s.Steady {
-		if s.Class == "" {
-			sh.iv.SteadyTransactions++
-		} else {
-			sh.iv.SteadyErrors++
-		}
 		sh.bytes.add(s)
 		if s.Opened {
 			sh.opened++
 		}
 		if s.Class == "" {
 			sh.ok++
+			sh.iv.SteadyTransactions++
 			// A phase that did not happen in this transaction (connect
 			// and handshake on a reused connection) is not recorded.
 			for p, d := range s.Dur {
@@ -180,6 +176,7 @@ func (r *Recorder) Record(i int, s *Sample) {
 				}
 			}
 		} else {
+			sh.iv.SteadyErrors++
 			sh.errs[s.Class]++
 			if _, ok := sh.examples[s.Class]; !ok && s.Err != nil {
 				sh.examples[s.Class] = clip(s.Err.Error(), 300)

@@ -516,10 +516,7 @@ var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 func checkFields(doc any, t reflect.Type, path string) *FieldError {
 	for t.Kind() == reflect.Pointer {
-		if t.Implements(unmarshaler) {
-			return nil
-		}
-		t = t.Elem()
+		t = t.Elem() // *T implements it when T or *T does: checked below
 	}
 	if reflect.PointerTo(t).Implements(unmarshaler) || t.Implements(unmarshaler) {
 		return nil
