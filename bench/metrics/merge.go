@@ -24,29 +24,22 @@ import (
 // The records must agree on Engine, Profile, the DUT's identity (Target's
 // DUT name, dialled Address and LeafSHA256, when both records have one:
 // else an *IdentityError), Negotiated (every field) and Load.Mode; their
-// agents' steady windows must all share at least MinWindowOverlapPct
+// agents' steady windows must all share at least minWindowOverlapPct
 // percent of the shortest (else a *WindowError); and their agents must be
 // distinct: all with a shard identity (Agent, --shard) of the same shard
-// count and distinct indexes, or all without one (then distinct by host and start). A merged record given again
-// contributes its Agents (merges nest: merging A+B with C+D is merging A, B,
-// C and D); giving one of its agents again is a duplicate.
+// count and distinct indexes, or all without one (then distinct by host and
+// start). A merged record given again contributes its Agents (merges nest);
+// giving one of its agents again is a duplicate.
 //
-// Rates: each agent measured over its own steady window (DurationS from
-// Started+SteadyStartS), so the merged CPS, RPS, Gbps and WireGbps are the
-// sums of the agents' own rates, and DurationS is the mean of the agents'
-// windows; Transactions ÷ DurationS need not equal the merged CPS. Started
-// is the earliest start, Ended the latest end, SteadyStartS the mean of the
-// agents' absolute steady starts relative to Started, Complete that of all.
-//
-// The series is aligned on absolute seconds (Second.Unix), T counted from the
-// merged Started; a second's percentiles come from the agents' per-second
-// histograms, and are left 0 when an agent's record predates them.
-//
-// Tool, Target, Config, ProfileSpec, WarmupS, and the host's OS and
-// architecture are those of the first agent (the lowest shard, or the first
-// record given); cores are summed, and the CPUs of distinct hosts; host names
-// and CPU models are listed. The noise is that of the most disturbed host
-// (see mergeNoise).
+// Rates: each agent measured over its own steady window, so the merged CPS,
+// RPS, Gbps and WireGbps are the sums of the agents' own rates, and
+// DurationS is the mean of their windows; Transactions ÷ DurationS need not
+// equal the merged CPS. Started is the earliest start, Ended the latest end,
+// SteadyStartS the mean of the agents' absolute steady starts relative to
+// Started, Complete that of all. The series is aligned on absolute seconds
+// (mergeSeries). Tool, Target, Config, ProfileSpec and WarmupS are those of
+// the first agent (the lowest shard, or the first record given); hosts,
+// clients and noise merge as mergeHosts, mergeClients and mergeNoise say.
 // The result's Agent is nil and its Agents lists every agent, by shard.
 func Merge(runs []*Run) (*Run, error) {
 	ins, err := mergeInputs(runs)
@@ -535,7 +528,9 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 // recomputes their percentiles from the seconds' histograms. Every count of
 // the agents' seconds is in exactly one merged second, so the merged
 // seconds' steady counts sum to the merged transactions and errors as each
-// agent's did; a merged second is partial when one of its parts is.
+// agent's did; a merged second is partial when one of its parts is. T
+// counts from started; the percentiles are left 0 when an agent's record
+// predates the per-second histograms.
 func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	type part struct {
 		in *mergeInput
