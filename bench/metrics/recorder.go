@@ -85,21 +85,10 @@ type Recorder struct {
 }
 
 type shard struct {
-	mu sync.Mutex
-	// Steady-state window only.
-	h        [vocab.NumTimed]*hdr.Histogram
-	ok       int64
-	errs     map[vocab.Class]int64
-	examples map[vocab.Class]string
-	bytes    byteCounts
-	opened   int64
-	oor      int64
-	// Whole run (warm-up and drain too).
-	allOK, allErr, allHS, allOpened int64
+	mu       sync.Mutex
+	Snapshot // the shard's own, Snapshot's fields say of what
 	// Since the last Tick, whole run (and the connections closed, tcp.go).
 	iv ivStats
-	// The connections measured at their close (tcp.go).
-	tcp tcpShard
 }
 
 type ivStats struct {
@@ -117,11 +106,7 @@ func NewRecorder(n int, start time.Time) *Recorder {
 	r := &Recorder{shards: make([]shard, n), start: start}
 	for i := range r.shards {
 		s := &r.shards[i]
-		for p := range s.h {
-			s.h[p] = NewHistogram()
-		}
-		s.errs = make(map[vocab.Class]int64)
-		s.examples = make(map[vocab.Class]string)
+		s.Snapshot = newSnapshot()
 		s.iv.hs = newSecondHistogram()
 		s.iv.total = newSecondHistogram()
 	}
@@ -138,14 +123,14 @@ func (r *Recorder) Record(i int, s *Sample) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
 	if s.Handshake {
-		sh.allHS++
+		sh.Handshakes++
 	}
 	if s.Opened {
-		sh.allOpened++
+		sh.AllOpened++
 	}
 	sh.iv.WireInBytes += s.WireIn
 	if s.Class == "" {
-		sh.allOK++
+		sh.AllOK++
 		sh.iv.Transactions++
 		sh.iv.PayloadBytes += s.Payload
 		sh.iv.totalUS += us(s.Dur[vocab.PhaseTotal])
@@ -154,32 +139,32 @@ func (r *Recorder) Record(i int, s *Sample) {
 		}
 		sh.recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
 	} else {
-		sh.allErr++
+		sh.AllErrors++
 		sh.iv.Errors++
 	}
 	for k := range s.TCP.N {
-		sh.tcp.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
+		sh.TCP.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
 	if s.Steady {
-		sh.bytes.add(s)
+		sh.Bytes.add(s)
 		if s.Opened {
-			sh.opened++
+			sh.Opened++
 		}
 		if s.Class == "" {
-			sh.ok++
+			sh.OK++
 			sh.iv.SteadyTransactions++
 			// A phase that did not happen in this transaction (connect
 			// and handshake on a reused connection) is not recorded.
 			for p, d := range s.Dur {
 				if d > 0 || vocab.Phase(p) == vocab.PhaseTotal || vocab.Phase(p) == vocab.PhaseUncorrected {
-					sh.record(sh.h[p], d)
+					sh.record(sh.Hist[p], d)
 				}
 			}
 		} else {
 			sh.iv.SteadyErrors++
-			sh.errs[s.Class]++
-			if _, ok := sh.examples[s.Class]; !ok && s.Err != nil {
-				sh.examples[s.Class] = clip(s.Err.Error(), 300)
+			sh.Errors[s.Class]++
+			if _, ok := sh.Examples[s.Class]; !ok && s.Err != nil {
+				sh.Examples[s.Class] = clip(s.Err.Error(), 300)
 			}
 		}
 	}
@@ -190,13 +175,13 @@ func (sh *shard) record(h *hdr.Histogram, d time.Duration) {
 	v := us(d)
 	if v > Highest {
 		v = Highest
-		sh.oor++
+		sh.OutOfRange++
 	}
 	if v < 0 {
 		v = 0
 	}
 	if h.RecordValue(v) != nil {
-		sh.oor++
+		sh.OutOfRange++
 	}
 }
 
@@ -303,38 +288,50 @@ type Snapshot struct {
 	TCP        tcpSnapshot // steady window: connections measured at their close
 }
 
-// Snapshot merges the shards. It may be called while recording goes on.
-func (r *Recorder) Snapshot() Snapshot {
+// newSnapshot returns an empty Snapshot, its histograms of the shared
+// geometry.
+func newSnapshot() Snapshot {
 	s := Snapshot{Errors: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}}
 	for p := range s.Hist {
 		s.Hist[p] = NewHistogram()
 	}
+	return s
+}
+
+// Snapshot merges the shards. It may be called while recording goes on.
+func (r *Recorder) Snapshot() Snapshot {
+	s := newSnapshot()
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		for p := range s.Hist {
-			s.Hist[p].Merge(sh.h[p])
-		}
-		s.OK += sh.ok
-		for k, v := range sh.errs {
-			s.Errors[k] += v
-		}
-		for k, v := range sh.examples {
-			if _, ok := s.Examples[k]; !ok {
-				s.Examples[k] = v
-			}
-		}
-		s.Bytes.merge(sh.bytes)
-		s.Opened += sh.opened
-		s.AllOpened += sh.allOpened
-		s.OutOfRange += sh.oor
-		s.AllOK += sh.allOK
-		s.AllErrors += sh.allErr
-		s.Handshakes += sh.allHS
-		s.TCP.merge(&sh.tcp)
+		s.merge(&sh.Snapshot)
 		sh.mu.Unlock()
 	}
 	return s
+}
+
+// merge adds a shard's o to s.
+func (s *Snapshot) merge(o *Snapshot) {
+	for p := range s.Hist {
+		s.Hist[p].Merge(o.Hist[p])
+	}
+	s.OK += o.OK
+	for k, v := range o.Errors {
+		s.Errors[k] += v
+	}
+	for k, v := range o.Examples {
+		if _, ok := s.Examples[k]; !ok {
+			s.Examples[k] = v
+		}
+	}
+	s.Bytes.merge(o.Bytes)
+	s.Opened += o.Opened
+	s.AllOpened += o.AllOpened
+	s.OutOfRange += o.OutOfRange
+	s.AllOK += o.AllOK
+	s.AllErrors += o.AllErrors
+	s.Handshakes += o.Handshakes
+	s.TCP.merge(&o.TCP)
 }
 
 // clip shortens s to at most n bytes (an error may quote what a server sent).

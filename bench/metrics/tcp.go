@@ -64,16 +64,10 @@ func (c *tcpCounts) merge(o tcpCounts) {
 	c.Resets += o.Resets
 }
 
-// tcpShard is a shard's TCP state: the steady window's counts and smoothed
-// RTTs.
-type tcpShard struct {
-	steady tcpCounts
-	rtt    *hdr.Histogram // allocated at the first RTT
-}
-
-// add records a connection closed by a transaction, or at the end of the
-// run, in the window or not, and counts it in the shard's interval iv.
-func (t *tcpShard) add(c *TCPConn, steady bool, iv *Second) {
+// add records in a shard's t a connection closed by a transaction, or at
+// the end of the run, in the window or not, and counts it in the shard's
+// interval iv.
+func (t *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
 	iv.TCPRetransmits += int64(c.Retransmits)
 	iv.TCPSynRetransmits += int64(c.SynRetransmits)
 	if c.Reset {
@@ -82,12 +76,12 @@ func (t *tcpShard) add(c *TCPConn, steady bool, iv *Second) {
 	if !steady {
 		return
 	}
-	t.steady.add(c)
+	t.tcpCounts.add(c)
 	if c.RTTUS > 0 {
-		if t.rtt == nil {
-			t.rtt = NewHistogram()
+		if t.RTT == nil {
+			t.RTT = NewHistogram()
 		}
-		_ = t.rtt.RecordValue(min(int64(c.RTTUS), Highest))
+		_ = t.RTT.RecordValue(min(int64(c.RTTUS), Highest))
 	}
 }
 
@@ -97,24 +91,25 @@ func (t *tcpShard) add(c *TCPConn, steady bool, iv *Second) {
 func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
-	sh.tcp.add(&c, steady, &sh.iv.Second)
+	sh.TCP.add(&c, steady, &sh.iv.Second)
 	sh.mu.Unlock()
 }
 
-// tcpSnapshot is the merged TCP state of a Recorder's window.
+// tcpSnapshot is the TCP state of a Recorder's window (of a shard, or
+// merged).
 type tcpSnapshot struct {
 	tcpCounts
-	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one
+	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one; nil until one
 }
 
-// tcpSnapshot merges a shard's window into s.
-func (s *tcpSnapshot) merge(t *tcpShard) {
-	s.tcpCounts.merge(t.steady)
-	if t.rtt != nil {
+// merge merges a shard's window into s.
+func (s *tcpSnapshot) merge(t *tcpSnapshot) {
+	s.tcpCounts.merge(t.tcpCounts)
+	if t.RTT != nil {
 		if s.RTT == nil {
 			s.RTT = NewHistogram()
 		}
-		s.RTT.Merge(t.rtt)
+		s.RTT.Merge(t.RTT)
 	}
 }
 
