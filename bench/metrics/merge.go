@@ -383,9 +383,7 @@ func (m *Run) addCounts(r *Run) {
 	m.Resumed += r.Resumed
 	m.Handshakes += r.Handshakes
 	m.OutOfRange += r.OutOfRange
-	b := byteCounts(m.Bytes) // the recorder's counters, field for field
-	b.merge(byteCounts(r.Bytes))
-	m.Bytes = Bytes(b)
+	m.Bytes.merge(r.Bytes)
 	m.Whole.Transactions += r.Whole.Transactions
 	m.Whole.Errors += r.Whole.Errors
 	m.Whole.ConnectionsOpened += r.Whole.ConnectionsOpened

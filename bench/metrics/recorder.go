@@ -50,12 +50,8 @@ type Sample struct {
 	TCP tcpClosed
 }
 
-// byteCounts are the byte counters kept per shard and in a Snapshot.
-type byteCounts struct {
-	In, Out, Payload, PayloadPartial, WireIn, WireOut int64
-}
-
-func (b *byteCounts) add(s *Sample) {
+// add counts the sample's bytes (a shard's, in the window).
+func (b *Bytes) add(s *Sample) {
 	b.In += s.BytesIn
 	b.Out += s.BytesOut
 	b.WireIn += s.WireIn
@@ -67,7 +63,8 @@ func (b *byteCounts) add(s *Sample) {
 	}
 }
 
-func (b *byteCounts) merge(o byteCounts) {
+// merge adds o's counts to b's.
+func (b *Bytes) merge(o Bytes) {
 	b.In += o.In
 	b.Out += o.Out
 	b.Payload += o.Payload
@@ -278,7 +275,7 @@ type Snapshot struct {
 	OK         int64                          // steady window
 	Errors     map[vocab.Class]int64          // steady window, by class
 	Examples   map[vocab.Class]string         // first error message per class
-	Bytes      byteCounts                     // steady window
+	Bytes      Bytes                          // steady window
 	Opened     int64                          // steady window: connections opened
 	OutOfRange int64
 	AllOK      int64       // whole run

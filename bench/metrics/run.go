@@ -455,7 +455,7 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	}
 	r.Resumed = s.Errors[vocab.ClassResumed]
 	r.Handshakes = s.Handshakes
-	r.Bytes = Bytes(s.Bytes)
+	r.Bytes = s.Bytes
 	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
 	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
