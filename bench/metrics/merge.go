@@ -110,7 +110,10 @@ func Merge(runs []*Run) (*Run, error) {
 	m.Host = mergeHosts(agents)
 	m.Client = mergeClients(agents, m.Whole.Transactions)
 	m.Noise = mergeNoise(agents)
-	m.NoiseUnmeasured = noiseUnmeasured(agents, m.Noise)
+	if m.Noise == nil && agents[0].NoiseUnmeasured != "" {
+		// No agent measured noise: why the first did not, named.
+		m.NoiseUnmeasured = agents[0].Label() + ": " + agents[0].NoiseUnmeasured
+	}
 	if m.TCP, err = mergeTCP(ins); err != nil {
 		return nil, err
 	}
@@ -634,15 +637,6 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
 	}
 	return c
-}
-
-// noiseUnmeasured is a merged record's NoiseUnmeasured: when no agent
-// measured noise, why the first agent did not, named; "" otherwise.
-func noiseUnmeasured(agents []AgentRun, n *Noise) string {
-	if n != nil || agents[0].NoiseUnmeasured == "" {
-		return ""
-	}
-	return agents[0].Label() + ": " + agents[0].NoiseUnmeasured
 }
 
 // mergeNoise is the machine noise of a distributed run: per host first,
