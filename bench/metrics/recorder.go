@@ -132,9 +132,9 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.iv.PayloadBytes += s.Payload
 		sh.iv.totalUS += us(s.Dur[vocab.PhaseTotal])
 		if s.Dur[vocab.PhaseHandshake] > 0 {
-			sh.recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
+			recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
 		}
-		sh.recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
+		recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
 	} else {
 		sh.AllErrors++
 		sh.iv.Errors++
@@ -182,12 +182,9 @@ func (sh *shard) record(h *hdr.Histogram, d time.Duration) {
 	}
 }
 
-func (sh *shard) recordIv(h *hdr.Histogram, d time.Duration) {
-	v := us(d)
-	if v > Highest {
-		v = Highest
-	}
-	_ = h.RecordValue(max(v, 0)) // in range by construction
+// recordIv records d in an interval histogram, clamped to its range.
+func recordIv(h *hdr.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(us(d), 0), Highest)) // in range by construction
 }
 
 // Second is one entry of a run's per-second series: second T covers the
