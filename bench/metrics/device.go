@@ -126,18 +126,6 @@ func (c *DeviceCheck) Lines() []string {
 	return out
 }
 
-// Share is |Diff| ÷ Expected (0 when both are 0; 1 when only Expected is).
-func (d deviceRow) Share() float64 {
-	diff := max(d.Diff, -d.Diff)
-	switch {
-	case diff == 0:
-		return 0
-	case d.Expected == 0:
-		return 1
-	}
-	return float64(diff) / float64(d.Expected)
-}
-
 // Explain is the row in words: "device counted N, tlsbench counted M (+ …)".
 func (d deviceRow) Explain() string {
 	var b strings.Builder
@@ -156,7 +144,11 @@ func (d deviceRow) Explain() string {
 	case d.Agrees:
 		fmt.Fprintf(&b, "; %+d, within the %d explained", d.Diff, d.Slack)
 	default:
-		fmt.Fprintf(&b, "; %+d (%.2f%%), beyond the %d explained", d.Diff, d.Share()*100, d.Slack)
+		share := 1.0 // |Diff| ÷ Expected, all of it when nothing was expected
+		if d.Expected != 0 {
+			share = float64(max(d.Diff, -d.Diff)) / float64(d.Expected)
+		}
+		fmt.Fprintf(&b, "; %+d (%.2f%%), beyond the %d explained", d.Diff, share*100, d.Slack)
 	}
 	return b.String()
 }
