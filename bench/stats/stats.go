@@ -447,21 +447,16 @@ func mannWhitneyNormal(w2, na, nb int, ties float64) float64 {
 // returns twice each rank (an integer) in the order a then b, whether there
 // are ties, and Σ(t³ − t) over the tie groups.
 func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
-	idx := make([]int, len(a)+len(b))
-	val := func(i int) float64 {
-		if i < len(a) {
-			return a[i]
-		}
-		return b[i-len(a)]
-	}
+	vals := slices.Concat(a, b)
+	idx := make([]int, len(vals))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(i, j int) bool { return val(idx[i]) < val(idx[j]) })
+	sort.Slice(idx, func(i, j int) bool { return vals[idx[i]] < vals[idx[j]] })
 	ranks2 = make([]int, len(idx))
 	for i := 0; i < len(idx); {
 		j := i
-		for j < len(idx) && val(idx[j]) == val(idx[i]) {
+		for j < len(idx) && vals[idx[j]] == vals[idx[i]] {
 			j++
 		}
 		for k := i; k < j; k++ {
