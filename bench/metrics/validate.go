@@ -528,28 +528,24 @@ func checkFields(doc any, t reflect.Type, path string) *FieldError {
 		return path + "." + k
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		obj, ok := doc.(map[string]any)
 		if !ok {
 			return nil // a type error: encoding/json says so
 		}
-		fields := jsonFields(t)
+		var fields map[string]reflect.Type // a struct's; nil for a map, which takes any key
+		if t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
 		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			ft, ok := fields[k]
+			if fields == nil {
+				ft, ok = t.Elem(), true
+			}
 			if !ok {
 				return &FieldError{Path: join(k), Msg: "unknown field"}
 			}
 			if err := checkFields(obj[k], ft, join(k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
-			if err := checkFields(obj[k], t.Elem(), join(k)); err != nil {
 				return err
 			}
 		}
