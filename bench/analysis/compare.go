@@ -38,30 +38,24 @@ type compared struct {
 	has func(*metrics.Run) bool
 }
 
-// Comparison notes.
-const (
-	noteAvailability = "successful ÷ (successful + failed)"
-	noteElapsed      = "the steady window measured"
-	noteData         = "response bodies of successful transactions; MB = 2^20 bytes, as Siege counts"
-	noteResponse     = "mean total latency of successful transactions"
-	noteConcurrency  = "mean transactions in flight by Little's law: transaction rate × mean response time"
-)
-
 // comparedMetrics lists CompareRuns' rows in order.
 func comparedMetrics() []compared {
 	ms := []compared{
 		{metric: "transactions", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
-		{metric: "availability", unit: "%", note: noteAvailability,
+		{metric: "availability", unit: "%", note: "successful ÷ (successful + failed)",
 			value: func(r *metrics.Run) float64 { return availability(r) * 100 }},
-		{metric: "elapsed", unit: "s", note: noteElapsed, value: func(r *metrics.Run) float64 { return r.DurationS }},
-		{metric: "data transferred", unit: "MB", note: noteData,
+		{metric: "elapsed", unit: "s", note: "the steady window measured",
+			value: func(r *metrics.Run) float64 { return r.DurationS }},
+		{metric: "data transferred", unit: "MB",
+			note:  "response bodies of successful transactions; MB = 2^20 bytes, as Siege counts",
 			value: func(r *metrics.Run) float64 { return float64(r.Bytes.Payload) / (1 << 20) }},
-		{metric: "response time", unit: "ms", note: noteResponse,
+		{metric: "response time", unit: "ms", note: "mean total latency of successful transactions",
 			value: func(r *metrics.Run) float64 { return r.Percentiles(vocab.PhaseTotal).Mean / 1e3 }},
 		{metric: "transaction rate", unit: "/s", value: transactionRate},
 		{metric: "throughput", unit: "MB/s",
 			value: func(r *metrics.Run) float64 { return perSecond(r, float64(r.Bytes.Payload)/(1<<20)) }},
-		{metric: "concurrency", note: noteConcurrency, value: concurrency},
+		{metric: "concurrency", note: "mean transactions in flight by Little's law: transaction rate × mean response time",
+			value: concurrency},
 		{metric: "successful", value: func(r *metrics.Run) float64 { return float64(r.Transactions) }},
 		{metric: "failed", value: func(r *metrics.Run) float64 { return float64(r.Errors.Total) }},
 		{metric: "longest", unit: "ms",

@@ -3,7 +3,6 @@ package analysis
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // CurvePercentiles are the percentiles at which a latency curve is taken:
@@ -41,14 +40,4 @@ func Quantiles(h *hdr.Histogram, ps []float64) []Quantile {
 		out[i] = Quantile{Percentile: p, US: v}
 	}
 	return out
-}
-
-// curve decodes the phase's histogram of r and returns its latency curve
-// at CurvePercentiles.
-func curve(r *metrics.Run, phase vocab.Phase) ([]Quantile, error) {
-	h, err := r.Histogram(phase.String())
-	if err != nil {
-		return nil, err
-	}
-	return Quantiles(h, CurvePercentiles), nil
 }

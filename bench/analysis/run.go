@@ -43,19 +43,19 @@ func Series(r *metrics.Run) []Point {
 	return out
 }
 
-// Curves are the latency curves (Curve) of the phases of r that have a
-// histogram, and an empty curve left out.
+// Curves are the latency curves (at CurvePercentiles) of the phases of r
+// that have a histogram, and an empty curve left out.
 func Curves(r *metrics.Run, phases ...vocab.Phase) (map[string][]Quantile, error) {
 	out := map[string][]Quantile{}
 	for _, phase := range phases {
 		if _, ok := r.Histograms[phase.String()]; !ok {
 			continue
 		}
-		q, err := curve(r, phase)
+		h, err := r.Histogram(phase.String())
 		if err != nil {
 			return nil, err
 		}
-		if len(q) > 0 {
+		if q := Quantiles(h, CurvePercentiles); len(q) > 0 {
 			out[phase.String()] = q
 		}
 	}

@@ -126,18 +126,6 @@ func (c *DeviceCheck) Lines() []string {
 	return out
 }
 
-// Share is |Diff| ÷ Expected (0 when both are 0; 1 when only Expected is).
-func (d deviceRow) Share() float64 {
-	diff := max(d.Diff, -d.Diff)
-	switch {
-	case diff == 0:
-		return 0
-	case d.Expected == 0:
-		return 1
-	}
-	return float64(diff) / float64(d.Expected)
-}
-
 // Explain is the row in words: "device counted N, tlsbench counted M (+ …)".
 func (d deviceRow) Explain() string {
 	var b strings.Builder
@@ -156,7 +144,11 @@ func (d deviceRow) Explain() string {
 	case d.Agrees:
 		fmt.Fprintf(&b, "; %+d, within the %d explained", d.Diff, d.Slack)
 	default:
-		fmt.Fprintf(&b, "; %+d (%.2f%%), beyond the %d explained", d.Diff, d.Share()*100, d.Slack)
+		share := 1.0 // |Diff| ÷ Expected, all of it when nothing was expected
+		if d.Expected != 0 {
+			share = float64(max(d.Diff, -d.Diff)) / float64(d.Expected)
+		}
+		fmt.Fprintf(&b, "; %+d (%.2f%%), beyond the %d explained", d.Diff, share*100, d.Slack)
 	}
 	return b.String()
 }
@@ -200,22 +192,17 @@ func (r *Run) DeviceRows() []deviceRow {
 		}
 		return c.Reads, fmt.Sprintf("+ %d counter reads", c.Reads)
 	}
-	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) {
+	// add appends the row of a counter the device gives; nil when it does not.
+	add := func(scope, counter string, dev *int64, engine, extra int64, offsets string, slack int64) *deviceRow {
 		if dev == nil {
-			return
+			return nil
 		}
-		row := deviceRow{
-			Scope:    scope,
-			Counter:  counter,
-			Device:   *dev,
-			Engine:   engine,
-			Expected: engine + extra,
-			Offsets:  offsets,
-			Slack:    slack,
-		}
+		row := deviceRow{Scope: scope, Counter: counter, Device: *dev, Engine: engine, Expected: engine + extra,
+			Offsets: offsets, Slack: slack}
 		row.Diff = row.Device - row.Expected
 		row.Agrees = max(row.Diff, -row.Diff) <= row.Slack
 		rows = append(rows, row)
+		return &rows[len(rows)-1]
 	}
 	if c := d.Run; c != nil {
 		var pfT, pfH, pfOK int64
@@ -229,14 +216,15 @@ func (r *Run) DeviceRows() []deviceRow {
 		}
 		n, rd := reads(c)
 		slack := r.Whole.Errors
-		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, joinNonEmpty(pf, rd), slack)
+		offsets := strings.TrimSpace(pf + " " + rd)
+		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, offsets, slack)
 		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)
 		reqSlack := slack
 		if d.Pipeline > 1 {
 			// Requests sent and never answered at a connection's close.
 			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
 		}
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, joinNonEmpty(pf, rd), reqSlack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, offsets, reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)
@@ -257,25 +245,14 @@ func (r *Run) DeviceRows() []deviceRow {
 			dev    *int64
 			engine int64
 		}{{"bytes_in", c.BytesIn, r.Bytes.Out}, {"bytes_out", c.BytesOut, r.Bytes.In}} {
-			if b.dev == nil {
-				continue
+			if row := add("window", b.name, b.dev, b.engine, 0, "", 0); row != nil {
+				row.Agrees = true // shown, not judged
+				row.Informative = true
+				row.Transactions = txns
 			}
-			rows = append(rows, deviceRow{Scope: "window", Counter: b.name, Device: *b.dev, Engine: b.engine, Expected: b.engine,
-				Diff: *b.dev - b.engine, Agrees: true, Informative: true, Transactions: txns})
 		}
 	}
 	return rows
-}
-
-// joinNonEmpty joins the parts that are not empty with spaces.
-func joinNonEmpty(parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // DeviceDisagreement returns the run's exact rows (scope run) whose

@@ -3,6 +3,7 @@ package metrics
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -23,29 +24,22 @@ import (
 // The records must agree on Engine, Profile, the DUT's identity (Target's
 // DUT name, dialled Address and LeafSHA256, when both records have one:
 // else an *IdentityError), Negotiated (every field) and Load.Mode; their
-// agents' steady windows must all share at least MinWindowOverlapPct
+// agents' steady windows must all share at least minWindowOverlapPct
 // percent of the shortest (else a *WindowError); and their agents must be
 // distinct: all with a shard identity (Agent, --shard) of the same shard
-// count and distinct indexes, or all without one (then distinct by host and start). A merged record given again
-// contributes its Agents (merges nest: merging A+B with C+D is merging A, B,
-// C and D); giving one of its agents again is a duplicate.
+// count and distinct indexes, or all without one (then distinct by host and
+// start). A merged record given again contributes its Agents (merges nest);
+// giving one of its agents again is a duplicate.
 //
-// Rates: each agent measured over its own steady window (DurationS from
-// Started+SteadyStartS), so the merged CPS, RPS, Gbps and WireGbps are the
-// sums of the agents' own rates, and DurationS is the mean of the agents'
-// windows; Transactions ÷ DurationS need not equal the merged CPS. Started
-// is the earliest start, Ended the latest end, SteadyStartS the mean of the
-// agents' absolute steady starts relative to Started, Complete that of all.
-//
-// The series is aligned on absolute seconds (Second.Unix), T counted from the
-// merged Started; a second's percentiles come from the agents' per-second
-// histograms, and are left 0 when an agent's record predates them.
-//
-// Tool, Target, Config, ProfileSpec, WarmupS, and the host's OS and
-// architecture are those of the first agent (the lowest shard, or the first
-// record given); cores are summed, and the CPUs of distinct hosts; host names
-// and CPU models are listed. The noise is that of the most disturbed host
-// (see mergeNoise).
+// Rates: each agent measured over its own steady window, so the merged CPS,
+// RPS, Gbps and WireGbps are the sums of the agents' own rates, and
+// DurationS is the mean of their windows; Transactions ÷ DurationS need not
+// equal the merged CPS. Started is the earliest start, Ended the latest end,
+// SteadyStartS the mean of the agents' absolute steady starts relative to
+// Started, Complete that of all. The series is aligned on absolute seconds
+// (mergeSeries). Tool, Target, Config, ProfileSpec and WarmupS are those of
+// the first agent (the lowest shard, or the first record given); hosts,
+// clients and noise merge as mergeHosts, mergeClients and mergeNoise say.
 // The result's Agent is nil and its Agents lists every agent, by shard.
 func Merge(runs []*Run) (*Run, error) {
 	ins, err := mergeInputs(runs)
@@ -116,7 +110,10 @@ func Merge(runs []*Run) (*Run, error) {
 	m.Host = mergeHosts(agents)
 	m.Client = mergeClients(agents, m.Whole.Transactions)
 	m.Noise = mergeNoise(agents)
-	m.NoiseUnmeasured = noiseUnmeasured(agents, m.Noise)
+	if m.Noise == nil && agents[0].NoiseUnmeasured != "" {
+		// No agent measured noise: why the first did not, named.
+		m.NoiseUnmeasured = agents[0].Label() + ": " + agents[0].NoiseUnmeasured
+	}
 	if m.TCP, err = mergeTCP(ins); err != nil {
 		return nil, err
 	}
@@ -242,21 +239,15 @@ func checkAgreement(ins []*mergeInput) error {
 	ref := ins[0]
 	for _, in := range ins[1:] {
 		a, b := in.r, ref.r
+		field, ida, idb := identityDiff(a.Target, b.Target)
 		var what, va, vb string
 		switch {
 		case a.Engine != b.Engine:
 			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
-		case identityDiff(a.Target, b.Target) != "":
-			f := identityDiff(a.Target, b.Target)
-			return &IdentityError{
-				A:      in.label(),
-				B:      ref.label(),
-				Field:  f,
-				ValueA: identityField(a.Target, f),
-				ValueB: identityField(b.Target, f),
-			}
+		case field != "":
+			return &IdentityError{A: in.label(), B: ref.label(), Field: field, ValueA: ida, ValueB: idb}
 		case a.Negotiated != b.Negotiated:
 			what = "negotiated"
 			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
@@ -291,29 +282,19 @@ func (e *IdentityError) Error() string {
 }
 
 // identityDiff returns the first field of the device's identity in which
-// a and b differ: the DUT name, the address dialled, the leaf certificate
-// (when both have one: an agent with no verified connection saw none);
-// "" when they agree.
-func identityDiff(a, b Target) string {
+// a and b differ, and their values: the DUT name, the address dialled, the
+// leaf certificate (when both have one: an agent with no verified
+// connection saw none); "" when they agree.
+func identityDiff(a, b Target) (field, va, vb string) {
 	switch {
 	case a.DUT != b.DUT:
-		return "dut"
+		return "dut", a.DUT, b.DUT
 	case a.Address != b.Address:
-		return "address"
+		return "address", a.Address, b.Address
 	case a.LeafSHA256 != "" && b.LeafSHA256 != "" && a.LeafSHA256 != b.LeafSHA256:
-		return "leaf_sha256"
+		return "leaf_sha256", a.LeafSHA256, b.LeafSHA256
 	}
-	return ""
-}
-
-func identityField(t Target, field string) string {
-	switch field {
-	case "dut":
-		return t.DUT
-	case "address":
-		return t.Address
-	}
-	return t.LeafSHA256
+	return "", "", ""
 }
 
 // minWindowOverlapPct is how much of the shortest steady window, in
@@ -405,9 +386,7 @@ func (m *Run) addCounts(r *Run) {
 	m.Resumed += r.Resumed
 	m.Handshakes += r.Handshakes
 	m.OutOfRange += r.OutOfRange
-	b := byteCounts(m.Bytes) // the recorder's counters, field for field
-	b.merge(byteCounts(r.Bytes))
-	m.Bytes = Bytes(b)
+	m.Bytes.merge(r.Bytes)
 	m.Whole.Transactions += r.Whole.Transactions
 	m.Whole.Errors += r.Whole.Errors
 	m.Whole.ConnectionsOpened += r.Whole.ConnectionsOpened
@@ -494,12 +473,7 @@ func (m *Run) addErrors(e Errors, prefix string) {
 func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]string, error) {
 	var names []string
 	for _, in := range ins {
-		for name := range in.r.Histograms {
-			names = append(names, name)
-		}
-		for name := range in.r.Latency {
-			names = append(names, name)
-		}
+		names = slices.AppendSeq(slices.AppendSeq(names, maps.Keys(in.r.Histograms)), maps.Keys(in.r.Latency))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -517,17 +491,17 @@ func mergeHistograms(ins []*mergeInput) (map[string]Percentiles, map[string]stri
 				return nil, nil, fmt.Errorf("metrics: %s: %s histogram: %w", in.label(), name, err)
 			}
 		}
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, nil, fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+		var err error
+		if lat[name], hists[name], err = summarizeEncoded(name, h); err != nil {
+			return nil, nil, err
 		}
-		lat[name], hists[name] = Summarize(h), string(enc)
 	}
 	return lat, hists, nil
 }
 
 // mergeEncoded adds the encoded histogram enc ("" is empty) to dst, whose
-// geometry it must have: only then is the merge exact.
+// geometry (the shared one, or the per-second one) it must have: only then
+// is the merge exact.
 func mergeEncoded(dst *hdr.Histogram, enc string) error {
 	if enc == "" {
 		return nil
@@ -536,9 +510,14 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 	if err != nil {
 		return err
 	}
-	if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != SigFigs {
-		return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the shared %d–%d µs, %d",
-			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), Lowest, Highest, SigFigs)
+	figs := dst.SignificantFigures()
+	kind := "shared"
+	if figs == secondSigFigs {
+		kind = "per-second"
+	}
+	if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest || h.SignificantFigures() != figs {
+		return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the %s %d–%d µs, %d",
+			h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), kind, Lowest, Highest, figs)
 	}
 	if dropped := dst.Merge(h); dropped > 0 {
 		return fmt.Errorf("%d values out of range", dropped)
@@ -550,7 +529,9 @@ func mergeEncoded(dst *hdr.Histogram, enc string) error {
 // recomputes their percentiles from the seconds' histograms. Every count of
 // the agents' seconds is in exactly one merged second, so the merged
 // seconds' steady counts sum to the merged transactions and errors as each
-// agent's did; a merged second is partial when one of its parts is.
+// agent's did; a merged second is partial when one of its parts is. T
+// counts from started; the percentiles are left 0 when an agent's record
+// predates the per-second histograms.
 func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	type part struct {
 		in *mergeInput
@@ -566,11 +547,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 	if len(bySecond) == 0 {
 		return nil, nil
 	}
-	seconds := make([]int64, 0, len(bySecond))
-	for u := range bySecond {
-		seconds = append(seconds, u)
-	}
-	slices.Sort(seconds)
+	seconds := slices.Sorted(maps.Keys(bySecond))
 	out := make([]Second, 0, len(seconds))
 	hs, total := newSecondHistogram(), newSecondHistogram()
 	for _, u := range seconds {
@@ -581,16 +558,8 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 		known := true   // every part has its histograms
 		for _, p := range bySecond[u] {
 			s := p.s
-			m.Transactions += s.Transactions
-			m.Errors += s.Errors
-			m.SteadyTransactions += s.SteadyTransactions
-			m.SteadyErrors += s.SteadyErrors
+			m.addCounts(s)
 			m.Partial = m.Partial || s.Partial // some agent's second ended early
-			m.PayloadBytes += s.PayloadBytes
-			m.WireInBytes += s.WireInBytes
-			m.TCPRetransmits += s.TCPRetransmits
-			m.TCPSynRetransmits += s.TCPSynRetransmits
-			m.TCPResets += s.TCPResets
 			sum += s.TotalMean * float64(s.Transactions)
 			if s.Transactions > 0 && s.TotalHist == "" {
 				known = false // a record older than the per-second histograms
@@ -670,15 +639,6 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 	return c
 }
 
-// noiseUnmeasured is a merged record's NoiseUnmeasured: when no agent
-// measured noise, why the first agent did not, named; "" otherwise.
-func noiseUnmeasured(agents []AgentRun, n *Noise) string {
-	if n != nil || agents[0].NoiseUnmeasured == "" {
-		return ""
-	}
-	return agents[0].Label() + ": " + agents[0].NoiseUnmeasured
-}
-
 // mergeNoise is the machine noise of a distributed run: per host first,
 // then the most disturbed host. Agents on one host (same host name; an
 // unnamed host is its own) measured the same machine over the same agreed
@@ -690,9 +650,8 @@ func noiseUnmeasured(agents []AgentRun, n *Noise) string {
 // is the host with the highest other share, with the highest steal share
 // of any host. Nil when no agent measured noise.
 func mergeNoise(agents []AgentRun) *Noise {
-	type host struct{ noises []*Noise }
 	var order []string
-	hosts := map[string]*host{}
+	hosts := map[string][]*Noise{}
 	for i, a := range agents {
 		if a.Noise == nil {
 			continue
@@ -701,18 +660,15 @@ func mergeNoise(agents []AgentRun) *Noise {
 		if key == "" {
 			key = fmt.Sprintf("\x00%d", i)
 		}
-		h := hosts[key]
-		if h == nil {
-			h = &host{}
-			hosts[key] = h
+		if hosts[key] == nil {
 			order = append(order, key)
 		}
-		h.noises = append(h.noises, a.Noise)
+		hosts[key] = append(hosts[key], a.Noise)
 	}
 	var worst *Noise
 	steal := 0.0
 	for _, key := range order {
-		ns := hosts[key].noises
+		ns := hosts[key]
 		k := float64(len(ns))
 		h := &Noise{CPUs: ns[0].CPUs}
 		var generators, dut float64

@@ -23,23 +23,17 @@ func ValueAtPercentile(h *hdr.Histogram, p float64) int64 {
 	if n <= 0 {
 		return 0
 	}
-	rank := javaRank(p, n)
 	if p == 0 {
 		return h.ValueAtPercentile(0) // rank 1, lowest equivalent value
 	}
+	// The reference's count at p: ceil(clamp(nextDown(p), 0, 100) × n ÷ 100), at least 1.
+	q := math.Min(math.Max(math.Nextafter(p, math.Inf(-1)), 0), 100)
+	rank := max(int64(math.Ceil(q*float64(n)/100)), 1)
 	// hdrhistogram-go finds the first bucket whose cumulative count reaches
 	// trunc(q × n ÷ 100 + 0.5); with q = 100 × rank ÷ n that is rank
 	// (the product is within an ulp or two of rank, far from the .5 that
 	// would round it), and q > 0, so the highest equivalent value is taken.
 	return h.ValueAtPercentile(100 * float64(rank) / float64(n))
-}
-
-// javaRank is the reference implementation's count at percentile p of n
-// values: ceil(clamp(nextDown(p), 0, 100) × n ÷ 100), at least 1.
-func javaRank(p float64, n int64) int64 {
-	q := math.Min(math.Max(math.Nextafter(p, math.Inf(-1)), 0), 100)
-	rank := int64(math.Ceil(q * float64(n) / 100))
-	return max(rank, 1)
 }
 
 // Mean returns h's mean as the reference implementation's getMean computes

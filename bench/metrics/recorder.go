@@ -50,12 +50,8 @@ type Sample struct {
 	TCP tcpClosed
 }
 
-// byteCounts are the byte counters kept per shard and in a Snapshot.
-type byteCounts struct {
-	In, Out, Payload, PayloadPartial, WireIn, WireOut int64
-}
-
-func (b *byteCounts) add(s *Sample) {
+// add counts the sample's bytes (a shard's, in the window).
+func (b *Bytes) add(s *Sample) {
 	b.In += s.BytesIn
 	b.Out += s.BytesOut
 	b.WireIn += s.WireIn
@@ -67,7 +63,8 @@ func (b *byteCounts) add(s *Sample) {
 	}
 }
 
-func (b *byteCounts) merge(o byteCounts) {
+// merge adds o's counts to b's.
+func (b *Bytes) merge(o Bytes) {
 	b.In += o.In
 	b.Out += o.Out
 	b.Payload += o.Payload
@@ -85,28 +82,16 @@ type Recorder struct {
 }
 
 type shard struct {
-	mu sync.Mutex
-	// Steady-state window only.
-	h        [vocab.NumTimed]*hdr.Histogram
-	ok       int64
-	errs     map[vocab.Class]int64
-	examples map[vocab.Class]string
-	bytes    byteCounts
-	opened   int64
-	oor      int64
-	// Whole run (warm-up and drain too).
-	allOK, allErr, allHS, allOpened int64
-	// Since the last Tick, whole run.
+	mu       sync.Mutex
+	Snapshot // the shard's own, Snapshot's fields say of what
+	// Since the last Tick, whole run (and the connections closed, tcp.go).
 	iv ivStats
-	// The connections measured at their close (tcp.go).
-	tcp tcpShard
 }
 
 type ivStats struct {
-	ok, errs, payload, wireIn int64
-	steadyOK, steadyErrs      int64 // of those, started in the steady window
-	totalUS                   int64 // sum of the successes' total latency
-	hs, total                 *hdr.Histogram
+	Second          // the counts only
+	totalUS   int64 // sum of the successes' total latency
+	hs, total *hdr.Histogram
 }
 
 // NewRecorder returns a Recorder with n shards (at least 1); start is the
@@ -118,13 +103,9 @@ func NewRecorder(n int, start time.Time) *Recorder {
 	r := &Recorder{shards: make([]shard, n), start: start}
 	for i := range r.shards {
 		s := &r.shards[i]
-		for p := range s.h {
-			s.h[p] = NewHistogram()
-		}
-		s.errs = make(map[vocab.Class]int64)
-		s.examples = make(map[vocab.Class]string)
-		s.iv.hs = hdr.New(Lowest, Highest, 2)
-		s.iv.total = hdr.New(Lowest, Highest, 2)
+		s.Snapshot = newSnapshot()
+		s.iv.hs = newSecondHistogram()
+		s.iv.total = newSecondHistogram()
 	}
 	return r
 }
@@ -139,51 +120,48 @@ func (r *Recorder) Record(i int, s *Sample) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
 	if s.Handshake {
-		sh.allHS++
+		sh.Handshakes++
 	}
 	if s.Opened {
-		sh.allOpened++
+		sh.AllOpened++
 	}
-	sh.iv.wireIn += s.WireIn
+	sh.iv.WireInBytes += s.WireIn
 	if s.Class == "" {
-		sh.allOK++
-		sh.iv.ok++
-		sh.iv.payload += s.Payload
+		sh.AllOK++
+		sh.iv.Transactions++
+		sh.iv.PayloadBytes += s.Payload
 		sh.iv.totalUS += us(s.Dur[vocab.PhaseTotal])
 		if s.Dur[vocab.PhaseHandshake] > 0 {
-			sh.recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
+			recordIv(sh.iv.hs, s.Dur[vocab.PhaseHandshake])
 		}
-		sh.recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
+		recordIv(sh.iv.total, s.Dur[vocab.PhaseTotal])
 	} else {
-		sh.allErr++
-		sh.iv.errs++
+		sh.AllErrors++
+		sh.iv.Errors++
 	}
 	for k := range s.TCP.N {
-		sh.tcp.add(&s.TCP.Conns[k], s.Steady)
+		sh.TCP.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
 	if s.Steady {
-		if s.Class == "" {
-			sh.iv.steadyOK++
-		} else {
-			sh.iv.steadyErrs++
-		}
-		sh.bytes.add(s)
+		sh.Bytes.add(s)
 		if s.Opened {
-			sh.opened++
+			sh.Opened++
 		}
 		if s.Class == "" {
-			sh.ok++
+			sh.OK++
+			sh.iv.SteadyTransactions++
 			// A phase that did not happen in this transaction (connect
 			// and handshake on a reused connection) is not recorded.
 			for p, d := range s.Dur {
 				if d > 0 || vocab.Phase(p) == vocab.PhaseTotal || vocab.Phase(p) == vocab.PhaseUncorrected {
-					sh.record(sh.h[p], d)
+					sh.record(sh.Hist[p], d)
 				}
 			}
 		} else {
-			sh.errs[s.Class]++
-			if _, ok := sh.examples[s.Class]; !ok && s.Err != nil {
-				sh.examples[s.Class] = clip(s.Err.Error(), 300)
+			sh.iv.SteadyErrors++
+			sh.Errors[s.Class]++
+			if _, ok := sh.Examples[s.Class]; !ok && s.Err != nil {
+				sh.Examples[s.Class] = clip(s.Err.Error(), 300)
 			}
 		}
 	}
@@ -194,22 +172,19 @@ func (sh *shard) record(h *hdr.Histogram, d time.Duration) {
 	v := us(d)
 	if v > Highest {
 		v = Highest
-		sh.oor++
+		sh.OutOfRange++
 	}
 	if v < 0 {
 		v = 0
 	}
 	if h.RecordValue(v) != nil {
-		sh.oor++
+		sh.OutOfRange++
 	}
 }
 
-func (sh *shard) recordIv(h *hdr.Histogram, d time.Duration) {
-	v := us(d)
-	if v > Highest {
-		v = Highest
-	}
-	_ = h.RecordValue(max(v, 0)) // in range by construction
+// recordIv records d in an interval histogram, clamped to its range.
+func recordIv(h *hdr.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(us(d), 0), Highest)) // in range by construction
 }
 
 // Second is one entry of a run's per-second series: second T covers the
@@ -252,6 +227,19 @@ type Second struct {
 	TCPResets         int64 `json:"tcp_resets_received,omitempty"`
 }
 
+// addCounts adds o's counts (not its time, percentiles or histograms) to s's.
+func (s *Second) addCounts(o *Second) {
+	s.Transactions += o.Transactions
+	s.Errors += o.Errors
+	s.SteadyTransactions += o.SteadyTransactions
+	s.SteadyErrors += o.SteadyErrors
+	s.PayloadBytes += o.PayloadBytes
+	s.WireInBytes += o.WireInBytes
+	s.TCPRetransmits += o.TCPRetransmits
+	s.TCPSynRetransmits += o.TCPSynRetransmits
+	s.TCPResets += o.TCPResets
+}
+
 // Tick closes the current interval: it returns the counts since the last
 // Tick and resets them. now names the second. The interval's histograms are
 // encoded after the shards are released, so recording never waits for it.
@@ -262,20 +250,13 @@ func (r *Recorder) Tick(now time.Time) Second {
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		sec.Transactions += sh.iv.ok
-		sec.Errors += sh.iv.errs
-		sec.SteadyTransactions += sh.iv.steadyOK
-		sec.SteadyErrors += sh.iv.steadyErrs
-		sec.PayloadBytes += sh.iv.payload
-		sec.WireInBytes += sh.iv.wireIn
+		sec.addCounts(&sh.iv.Second)
 		sum += sh.iv.totalUS
 		hs.Merge(sh.iv.hs)
 		total.Merge(sh.iv.total)
-		sh.iv.ok, sh.iv.errs, sh.iv.payload, sh.iv.wireIn, sh.iv.totalUS = 0, 0, 0, 0, 0
-		sh.iv.steadyOK, sh.iv.steadyErrs = 0, 0
+		sh.iv.Second, sh.iv.totalUS = Second{}, 0
 		sh.iv.hs.Reset()
 		sh.iv.total.Reset()
-		sec.tcpTick(&sh.tcp)
 		sh.mu.Unlock()
 	}
 	if sec.Transactions > 0 {
@@ -291,7 +272,7 @@ type Snapshot struct {
 	OK         int64                          // steady window
 	Errors     map[vocab.Class]int64          // steady window, by class
 	Examples   map[vocab.Class]string         // first error message per class
-	Bytes      byteCounts                     // steady window
+	Bytes      Bytes                          // steady window
 	Opened     int64                          // steady window: connections opened
 	OutOfRange int64
 	AllOK      int64       // whole run
@@ -301,38 +282,50 @@ type Snapshot struct {
 	TCP        tcpSnapshot // steady window: connections measured at their close
 }
 
-// Snapshot merges the shards. It may be called while recording goes on.
-func (r *Recorder) Snapshot() Snapshot {
+// newSnapshot returns an empty Snapshot, its histograms of the shared
+// geometry.
+func newSnapshot() Snapshot {
 	s := Snapshot{Errors: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}}
 	for p := range s.Hist {
 		s.Hist[p] = NewHistogram()
 	}
+	return s
+}
+
+// Snapshot merges the shards. It may be called while recording goes on.
+func (r *Recorder) Snapshot() Snapshot {
+	s := newSnapshot()
 	for i := range r.shards {
 		sh := &r.shards[i]
 		sh.mu.Lock()
-		for p := range s.Hist {
-			s.Hist[p].Merge(sh.h[p])
-		}
-		s.OK += sh.ok
-		for k, v := range sh.errs {
-			s.Errors[k] += v
-		}
-		for k, v := range sh.examples {
-			if _, ok := s.Examples[k]; !ok {
-				s.Examples[k] = v
-			}
-		}
-		s.Bytes.merge(sh.bytes)
-		s.Opened += sh.opened
-		s.AllOpened += sh.allOpened
-		s.OutOfRange += sh.oor
-		s.AllOK += sh.allOK
-		s.AllErrors += sh.allErr
-		s.Handshakes += sh.allHS
-		s.TCP.merge(&sh.tcp)
+		s.merge(&sh.Snapshot)
 		sh.mu.Unlock()
 	}
 	return s
+}
+
+// merge adds a shard's o to s.
+func (s *Snapshot) merge(o *Snapshot) {
+	for p := range s.Hist {
+		s.Hist[p].Merge(o.Hist[p])
+	}
+	s.OK += o.OK
+	for k, v := range o.Errors {
+		s.Errors[k] += v
+	}
+	for k, v := range o.Examples {
+		if _, ok := s.Examples[k]; !ok {
+			s.Examples[k] = v
+		}
+	}
+	s.Bytes.merge(o.Bytes)
+	s.Opened += o.Opened
+	s.AllOpened += o.AllOpened
+	s.OutOfRange += o.OutOfRange
+	s.AllOK += o.AllOK
+	s.AllErrors += o.AllErrors
+	s.Handshakes += o.Handshakes
+	s.TCP.merge(&o.TCP)
 }
 
 // clip shortens s to at most n bytes (an error may quote what a server sent).

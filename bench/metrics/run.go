@@ -289,9 +289,9 @@ type Histogram = hdr.Histogram
 // SetHistogram sets the phase's histogram of the record and its percentiles.
 func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
 	name := p.String()
-	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	lat, enc, err := summarizeEncoded(name, h)
 	if err != nil {
-		return fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+		return err
 	}
 	if r.Latency == nil {
 		r.Latency = map[string]Percentiles{}
@@ -299,8 +299,18 @@ func (r *Run) SetHistogram(p vocab.Phase, h *Histogram) error {
 	if r.Histograms == nil {
 		r.Histograms = map[string]string{}
 	}
-	r.Latency[name], r.Histograms[name] = Summarize(h), string(enc)
+	r.Latency[name], r.Histograms[name] = lat, enc
 	return nil
+}
+
+// summarizeEncoded returns h's percentiles and its encoding as the record
+// keeps it (V2 compressed, base64); name says which histogram in the error.
+func summarizeEncoded(name string, h *Histogram) (Percentiles, string, error) {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return Percentiles{}, "", fmt.Errorf("metrics: encoding the %s histogram: %w", name, err)
+	}
+	return Summarize(h), string(enc), nil
 }
 
 // startLagShare is the share of the total latency (at p50 or p99) above
@@ -431,12 +441,7 @@ func Summarize(h *hdr.Histogram) Percentiles {
 func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.DurationS = window.Seconds()
 	r.Transactions = s.OK
-	per := func(v float64) float64 {
-		if window <= 0 {
-			return 0
-		}
-		return v / window.Seconds()
-	}
+	per := func(v float64) float64 { return perSecond(v, window.Seconds()) }
 	switch r.Engine {
 	case vocab.EngineCPS:
 		r.CPS = new(per(float64(s.OK)))
@@ -450,7 +455,7 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	}
 	r.Resumed = s.Errors[vocab.ClassResumed]
 	r.Handshakes = s.Handshakes
-	r.Bytes = Bytes(s.Bytes)
+	r.Bytes = s.Bytes
 	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
 	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
@@ -464,6 +469,14 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	var err error
 	r.TCP, err = fillTCP(s.TCP)
 	return err
+}
+
+// perSecond is v over seconds; 0 when there is no time.
+func perSecond(v, seconds float64) float64 {
+	if seconds <= 0 {
+		return 0
+	}
+	return v / seconds
 }
 
 // Percentiles returns the phase's percentiles in the record (latency_us);

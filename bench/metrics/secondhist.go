@@ -149,19 +149,7 @@ func mergeSecond(dst *hdr.Histogram, enc string) error {
 		return err
 	}
 	if len(z) >= 4 && int32(binary.BigEndian.Uint32(z))&^0xf0 == hdr.V2CompressedEncodingCookieBase {
-		h, err := hdr.Decode([]byte(enc))
-		if err != nil {
-			return err
-		}
-		if h.LowestTrackableValue() != Lowest || h.HighestTrackableValue() != Highest ||
-			h.SignificantFigures() != secondSigFigs {
-			return fmt.Errorf("geometry %d–%d µs, %d significant figures, not the per-second %d–%d µs, %d",
-				h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures(), Lowest, Highest, secondSigFigs)
-		}
-		if dropped := dst.Merge(h); dropped > 0 {
-			return fmt.Errorf("%d values out of range", dropped)
-		}
-		return nil
+		return mergeEncoded(dst, enc)
 	}
 	return mergeSparse(dst, z)
 }

@@ -64,27 +64,24 @@ func (c *tcpCounts) merge(o tcpCounts) {
 	c.Resets += o.Resets
 }
 
-// tcpShard is a shard's TCP state: the steady window's counts and smoothed
-// RTTs, and the counts since the last Tick (whole run).
-type tcpShard struct {
-	steady tcpCounts
-	rtt    *hdr.Histogram // allocated at the first RTT
-	iv     tcpCounts
-}
-
-// add records a connection closed by a transaction, or at the end of the
-// run, in the window or not.
-func (t *tcpShard) add(c *TCPConn, steady bool) {
-	t.iv.add(c)
+// add records in a shard's t a connection closed by a transaction, or at
+// the end of the run, in the window or not, and counts it in the shard's
+// interval iv.
+func (t *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
+	iv.TCPRetransmits += int64(c.Retransmits)
+	iv.TCPSynRetransmits += int64(c.SynRetransmits)
+	if c.Reset {
+		iv.TCPResets++
+	}
 	if !steady {
 		return
 	}
-	t.steady.add(c)
+	t.tcpCounts.add(c)
 	if c.RTTUS > 0 {
-		if t.rtt == nil {
-			t.rtt = NewHistogram()
+		if t.RTT == nil {
+			t.RTT = NewHistogram()
 		}
-		_ = t.rtt.RecordValue(min(int64(c.RTTUS), Highest))
+		_ = t.RTT.RecordValue(min(int64(c.RTTUS), Highest))
 	}
 }
 
@@ -94,32 +91,25 @@ func (t *tcpShard) add(c *TCPConn, steady bool) {
 func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
 	sh.mu.Lock()
-	sh.tcp.add(&c, steady)
+	sh.TCP.add(&c, steady, &sh.iv.Second)
 	sh.mu.Unlock()
 }
 
-// tcpSnapshot is the merged TCP state of a Recorder's window.
+// tcpSnapshot is the TCP state of a Recorder's window (of a shard, or
+// merged).
 type tcpSnapshot struct {
 	tcpCounts
-	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one
+	RTT *hdr.Histogram // smoothed RTT, µs, one value per connection that had one; nil until one
 }
 
-// tcpTick moves a shard's interval counts into the second.
-func (sec *Second) tcpTick(t *tcpShard) {
-	sec.TCPRetransmits += t.iv.Retransmits
-	sec.TCPSynRetransmits += t.iv.SynRetransmits
-	sec.TCPResets += t.iv.Resets
-	t.iv = tcpCounts{}
-}
-
-// tcpSnapshot merges a shard's window into s.
-func (s *tcpSnapshot) merge(t *tcpShard) {
-	s.tcpCounts.merge(t.steady)
-	if t.rtt != nil {
+// merge merges a shard's window into s.
+func (s *tcpSnapshot) merge(t *tcpSnapshot) {
+	s.tcpCounts.merge(t.tcpCounts)
+	if t.RTT != nil {
 		if s.RTT == nil {
 			s.RTT = NewHistogram()
 		}
-		s.RTT.Merge(t.rtt)
+		s.RTT.Merge(t.RTT)
 	}
 }
 
@@ -186,11 +176,10 @@ func fillTCP(s tcpSnapshot) (*TCP, error) {
 		ConnectionsWithRetransmits: s.WithRetransmits, ResetsReceived: s.Resets,
 	}
 	if s.RTT != nil {
-		enc, err := s.RTT.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		var err error
+		if t.RTT, t.RTTHist, err = summarizeEncoded("tcp rtt", s.RTT); err != nil {
+			return nil, err
 		}
-		t.RTT, t.RTTHist = Summarize(s.RTT), string(enc)
 	}
 	return t, nil
 }
@@ -228,11 +217,10 @@ func mergeTCP(ins []*mergeInput) (*TCP, error) {
 		}
 	}
 	if measured && h.TotalCount() > 0 {
-		enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
-		if err != nil {
-			return nil, fmt.Errorf("metrics: encoding the tcp rtt histogram: %w", err)
+		var err error
+		if m.RTT, m.RTTHist, err = summarizeEncoded("tcp rtt", h); err != nil {
+			return nil, err
 		}
-		m.RTT, m.RTTHist = Summarize(h), string(enc)
 	}
 	return m, nil
 }
@@ -243,13 +231,9 @@ func checkTCP(c *Checker, t *TCP) {
 	if t == nil {
 		return
 	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"connections", t.Connections}, {"retransmits", t.Retransmits}, {"syn_retransmits", t.SynRetransmits},
-		{"connections_with_retransmits", t.ConnectionsWithRetransmits}, {"resets_received", t.ResetsReceived}} {
-		c.Count("tcp."+f.name, f.v)
-	}
+	c.nums("tcp.", []num{{"connections", t.Connections}, {"retransmits", t.Retransmits},
+		{"syn_retransmits", t.SynRetransmits}, {"connections_with_retransmits", t.ConnectionsWithRetransmits},
+		{"resets_received", t.ResetsReceived}})
 	switch {
 	case t.Unavailable != "" && (t.Connections != 0 || t.RTTHist != ""):
 		c.Failf("tcp.unavailable", "%q, but connections were measured", t.Unavailable)
@@ -285,15 +269,5 @@ func checkTCP(c *Checker, t *TCP) {
 	}
 	if h.TotalCount() != t.RTT.Count {
 		c.Failf("tcp.rtt_hist", "counts %d values, tcp.rtt_us.count says %d", h.TotalCount(), t.RTT.Count)
-	}
-}
-
-// checkSecondTCP checks a second's TCP counts.
-func checkSecondTCP(c *Checker, p string, s *Second) {
-	c.Count(p+".tcp_retransmits", s.TCPRetransmits)
-	c.Count(p+".tcp_syn_retransmits", s.TCPSynRetransmits)
-	c.Count(p+".tcp_resets_received", s.TCPResets)
-	if s.TCPSynRetransmits > s.TCPRetransmits {
-		c.Failf(p+".tcp_syn_retransmits", "%d, more than tcp_retransmits (%d)", s.TCPSynRetransmits, s.TCPRetransmits)
 	}
 }

@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,10 +74,8 @@ func (c *Checker) Count(path string, v int64) {
 // Rate checks that a rate (or any measured quantity) is finite and not
 // negative.
 func (c *Checker) Rate(path string, v float64) {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		c.Failf(path, "%v is not a finite number", v)
-	case v < 0:
+	c.Finite(path, v)
+	if v < 0 {
 		c.Failf(path, "%v is negative", v)
 	}
 }
@@ -90,12 +89,33 @@ func (c *Checker) Finite(path string, v float64) {
 
 // OneOf checks that v is one of the allowed values.
 func (c *Checker) OneOf(path, v string, allowed []string) {
-	for _, a := range allowed {
-		if v == a {
-			return
+	if !slices.Contains(allowed, v) {
+		c.Failf(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
+	}
+}
+
+// num is a named number for Checker.nums: an int or int64 is a count, a
+// float64 a rate.
+type num struct {
+	name string
+	v    any
+}
+
+// nums checks the numbers in order, each at prefix+name: counts with Count,
+// rates with Rate.
+func (c *Checker) nums(prefix string, fs []num) {
+	for _, f := range fs {
+		switch v := f.v.(type) {
+		case int:
+			c.Count(prefix+f.name, int64(v))
+		case int64:
+			c.Count(prefix+f.name, v)
+		case float64:
+			c.Rate(prefix+f.name, v)
+		default:
+			panic(fmt.Sprintf("metrics: %s: %T is no count or rate", prefix+f.name, v))
 		}
 	}
-	c.Failf(path, "%q is not one of %s", v, strings.Join(allowed, ", "))
 }
 
 // Validate checks a run record: its schema, engine, counts (none
@@ -121,9 +141,7 @@ func (r *Run) check(c *Checker) {
 	c.OneOf("engine", r.Engine.String(), Engines)
 
 	// The window.
-	c.Rate("warmup_s", r.WarmupS)
-	c.Rate("steady_start_s", r.SteadyStartS)
-	c.Rate("duration_s", r.DurationS)
+	c.nums("", []num{{"warmup_s", r.WarmupS}, {"steady_start_s", r.SteadyStartS}, {"duration_s", r.DurationS}})
 	if r.Complete && r.DurationS <= 0 {
 		c.Failf("duration_s", "%v in a complete run (a complete run measured a window)", r.DurationS)
 	}
@@ -136,21 +154,12 @@ func (r *Run) check(c *Checker) {
 	}
 
 	// Counts.
-	c.Count("transactions", r.Transactions)
-	c.Count("connections_opened", r.ConnectionsOpened)
-	c.Count("resumed", r.Resumed)
-	c.Count("handshakes", r.Handshakes)
-	c.Count("latency_out_of_range", r.OutOfRange)
-	c.Count("whole_run.transactions", r.Whole.Transactions)
-	c.Count("whole_run.errors", r.Whole.Errors)
-	c.Count("whole_run.connections_opened", r.Whole.ConnectionsOpened)
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"in", r.Bytes.In}, {"out", r.Bytes.Out}, {"payload", r.Bytes.Payload}, {"payload_partial", r.Bytes.PayloadPartial},
-		{"wire_in", r.Bytes.WireIn}, {"wire_out", r.Bytes.WireOut}} {
-		c.Count("bytes."+f.name, f.v)
-	}
+	c.nums("", []num{{"transactions", r.Transactions}, {"connections_opened", r.ConnectionsOpened},
+		{"resumed", r.Resumed}, {"handshakes", r.Handshakes}, {"latency_out_of_range", r.OutOfRange},
+		{"whole_run.transactions", r.Whole.Transactions}, {"whole_run.errors", r.Whole.Errors},
+		{"whole_run.connections_opened", r.Whole.ConnectionsOpened}})
+	c.nums("bytes.", []num{{"in", r.Bytes.In}, {"out", r.Bytes.Out}, {"payload", r.Bytes.Payload},
+		{"payload_partial", r.Bytes.PayloadPartial}, {"wire_in", r.Bytes.WireIn}, {"wire_out", r.Bytes.WireOut}})
 	if cl := r.Closes; cl != nil && cl.FirstByteMerged > cl.ServerFirst+cl.ClientFirst {
 		c.Failf("closes.first_byte_merged", "%d, more than the connections that read a complete response (%d)",
 			cl.FirstByteMerged, cl.ServerFirst+cl.ClientFirst)
@@ -158,7 +167,7 @@ func (r *Run) check(c *Checker) {
 	r.checkErrors(c)
 	r.checkRates(c)
 	r.checkLoad(c)
-	checkHost(c, "host", r.Host)
+	c.Count("host.cpus", int64(r.Host.CPUs))
 	checkClient(c, "client", r.Client)
 	checkNoise(c, "noise", r.Noise)
 	checkTCP(c, r.TCP)
@@ -170,12 +179,10 @@ func (r *Run) check(c *Checker) {
 	for i, a := range r.Agents {
 		p := fmt.Sprintf("agents[%d]", i)
 		checkAgent(c, p, a.Agent)
-		checkHost(c, p+".host", a.Host)
+		c.Count(p+".host.cpus", int64(a.Host.CPUs))
 		checkClient(c, p+".client", a.Client)
 		checkNoise(c, p+".noise", a.Noise)
-		c.Count(p+".transactions", a.Transactions)
-		c.Count(p+".errors", a.Errors)
-		c.Rate(p+".duration_s", a.DurationS)
+		c.nums(p+".", []num{{"transactions", a.Transactions}, {"errors", a.Errors}, {"duration_s", a.DurationS}})
 		if !a.Started.IsZero() && a.Ended.Before(a.Started) {
 			c.Failf(p+".ended", "%s is before started (%s)", a.Ended.Format(stampLayout), a.Started.Format(stampLayout))
 		}
@@ -188,19 +195,19 @@ func (r *Run) check(c *Checker) {
 func (r *Run) checkErrors(c *Checker) {
 	c.Count("errors.total", r.Errors.Total)
 	var sum int64
-	for _, k := range sortedKeys(r.Errors.ByClass) {
-		v := r.Errors.ByClass[vocab.Class(k)]
-		if !errorClassPattern.MatchString(k) {
+	for _, k := range slices.Sorted(maps.Keys(r.Errors.ByClass)) {
+		v := r.Errors.ByClass[k]
+		if !errorClassPattern.MatchString(string(k)) {
 			c.Failf("errors.by_class", "%q is not an error class (%s)", k, errorClassPattern)
 		}
-		c.Count("errors.by_class."+k, v)
+		c.Count("errors.by_class."+string(k), v)
 		sum += v
 	}
 	if c.Err == nil && sum != r.Errors.Total {
 		c.Failf("errors.total", "%d, but the classes sum to %d", r.Errors.Total, sum)
 	}
-	for _, k := range sortedKeys(r.Errors.Examples) {
-		if !errorClassPattern.MatchString(k) {
+	for _, k := range slices.Sorted(maps.Keys(r.Errors.Examples)) {
+		if !errorClassPattern.MatchString(string(k)) {
 			c.Failf("errors.examples", "%q is not an error class (%s)", k, errorClassPattern)
 		}
 	}
@@ -213,17 +220,9 @@ func (r *Run) checkRates(c *Checker) {
 	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
 	}
-	per := func(v float64) float64 {
-		if r.DurationS <= 0 {
-			return 0
-		}
-		return v / r.DurationS
-	}
+	per := func(v float64) float64 { return perSecond(v, r.DurationS) }
 	agree := func(path string, got, want float64) {
-		if len(r.Agents) > 0 || c.Err != nil {
-			return
-		}
-		if math.Abs(got-want) > 1e-9*math.Max(math.Abs(want), 1e-9) {
+		if len(r.Agents) == 0 && c.Err == nil && far(got, want) {
 			c.Failf(path, "%v, but the counts over duration_s give %v", got, want)
 		}
 	}
@@ -247,10 +246,7 @@ func (r *Run) checkRates(c *Checker) {
 			c.Failf("cps", "a CPS rate in a throughput record")
 		}
 		requests, rps, gbps := Value(r.Requests), Value(r.RPS), Value(r.Gbps)
-		c.Count("requests", requests)
-		c.Rate("requests_per_s", rps)
-		c.Rate("gbps", gbps)
-		c.Rate("wire_gbps", Value(r.WireGbps))
+		c.nums("", []num{{"requests", requests}, {"requests_per_s", rps}, {"gbps", gbps}, {"wire_gbps", Value(r.WireGbps)}})
 		agree("requests_per_s", rps, per(float64(requests)))
 		agree("gbps", gbps, per(float64(r.Bytes.Payload)*8)/1e9)
 		agree("wire_gbps", Value(r.WireGbps), per(float64(r.Bytes.WireIn)*8)/1e9)
@@ -285,7 +281,7 @@ func (r *Run) checkMergedRates(c *Checker) {
 		return
 	}
 	agree := func(path string, got float64) {
-		if math.Abs(got-rate) > 1e-9*math.Max(math.Abs(rate), 1e-9) {
+		if far(got, rate) {
 			c.Failf(path, "%v, but the agents' transactions over their windows (agents[].duration_s) give %v", got, rate)
 		}
 	}
@@ -319,41 +315,36 @@ func (r *Run) checkMergedRates(c *Checker) {
 	}
 }
 
+// far says whether a rate is not the one its counts give, to 1e-9 of it.
+func far(got, want float64) bool {
+	return math.Abs(got-want) > 1e-9*math.Max(math.Abs(want), 1e-9)
+}
+
 func (r *Run) checkLoad(c *Checker) {
 	l := r.Load
 	c.OneOf("load.mode", l.Mode, loadModes)
-	c.Count("load.concurrency", int64(l.Concurrency))
-	c.Rate("load.rate", l.Rate)
-	c.Count("load.late", l.Late)
-	c.Count("load.dropped", l.Dropped)
-	c.Count("load.abandoned", l.Abandoned)
+	c.nums("load.", []num{{"concurrency", l.Concurrency}, {"rate", l.Rate}, {"late", l.Late}, {"dropped", l.Dropped},
+		{"abandoned", l.Abandoned}})
 	if n := r.Errors.ByClass[vocab.ClassAbandoned]; n > l.Abandoned || l.Abandoned > r.Whole.Errors {
 		c.Failf("load.abandoned", "%d, but the window has %d abandoned errors and the whole run %d errors",
 			l.Abandoned, n, r.Whole.Errors)
 	}
-	c.Count("load.source_addresses", int64(l.Sources))
-	c.Count("load.pre_opened", l.PreOpened)
-	c.Count("load.pre_open_failed", l.PreOpenFailed)
-	if l.ConnectionsHeld < -1 {
-		c.Failf("load.connections_held", "%d is below -1 (not counted)", l.ConnectionsHeld)
+	c.nums("load.", []num{{"source_addresses", l.Sources}, {"pre_opened", l.PreOpened},
+		{"pre_open_failed", l.PreOpenFailed}})
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"connections_held", l.ConnectionsHeld}, {"connections_held_peak", l.ConnectionsHeldPeak}} {
+		if f.v < -1 {
+			c.Failf("load."+f.name, "%d is below -1 (not counted)", f.v)
+		}
 	}
-	if l.ConnectionsHeldPeak < -1 {
-		c.Failf("load.connections_held_peak", "%d is below -1 (not counted)", l.ConnectionsHeldPeak)
-	}
-}
-
-func checkHost(c *Checker, path string, h Host) {
-	c.Count(path+".cpus", int64(h.CPUs))
 }
 
 func checkClient(c *Checker, path string, cl Client) {
-	c.Rate(path+".cpu_s", cl.CPUSeconds)
-	c.Rate(path+".user_s", cl.UserS)
-	c.Rate(path+".sys_s", cl.SysS)
-	c.Count(path+".max_rss_bytes", cl.MaxRSSBytes)
-	c.Count(path+".cores", int64(cl.Cores))
-	c.Rate(path+".utilization", cl.Utilization)
-	c.Rate(path+".cpu_per_transaction_us", cl.CPUPerTxnUS)
+	c.nums(path+".", []num{{"cpu_s", cl.CPUSeconds}, {"user_s", cl.UserS}, {"sys_s", cl.SysS},
+		{"max_rss_bytes", cl.MaxRSSBytes}, {"cores", cl.Cores}, {"utilization", cl.Utilization},
+		{"cpu_per_transaction_us", cl.CPUPerTxnUS}})
 }
 
 // checkNoise checks the machine's noise: nothing negative, the shares of
@@ -362,11 +353,8 @@ func checkNoise(c *Checker, path string, n *Noise) {
 	if n == nil {
 		return
 	}
-	c.Rate(path+".window_s", n.WindowS)
-	c.Count(path+".cpus", int64(n.CPUs))
-	c.Rate(path+".other_cores", n.OtherCores)
-	c.Rate(path+".generator_cores", n.GeneratorCores)
-	c.Count(path+".dut_processes", int64(n.DUTProcesses))
+	c.nums(path+".", []num{{"window_s", n.WindowS}, {"cpus", n.CPUs}, {"other_cores", n.OtherCores},
+		{"generator_cores", n.GeneratorCores}, {"dut_processes", n.DUTProcesses}})
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -385,8 +373,7 @@ func checkNoise(c *Checker, path string, n *Noise) {
 }
 
 func checkAgent(c *Checker, path string, a Agent) {
-	c.Count(path+".shard", int64(a.Shard))
-	c.Count(path+".shards", int64(a.Shards))
+	c.nums(path+".", []num{{"shard", a.Shard}, {"shards", a.Shards}})
 	if a.Shards > 0 && a.Shard >= a.Shards {
 		c.Failf(path+".shard", "%d is not below shards (%d)", a.Shard, a.Shards)
 	}
@@ -424,7 +411,7 @@ func checkPercentiles(c *Checker, path string, p Percentiles) {
 }
 
 func (r *Run) checkLatency(c *Checker) {
-	for _, phase := range sortedKeys(r.Latency) {
+	for _, phase := range slices.Sorted(maps.Keys(r.Latency)) {
 		if !knownPhase(phase) {
 			c.Failf("latency_us", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
 			return
@@ -435,7 +422,7 @@ func (r *Run) checkLatency(c *Checker) {
 	if p, ok := r.Latency[vocab.PhaseTotal.String()]; ok && p.Count != r.Transactions && c.Err == nil {
 		c.Failf("latency_us.total.count", "%d, but transactions is %d", p.Count, r.Transactions)
 	}
-	for _, phase := range sortedKeys(r.Histograms) {
+	for _, phase := range slices.Sorted(maps.Keys(r.Histograms)) {
 		path := "histograms." + phase
 		if !knownPhase(phase) {
 			c.Failf("histograms", "%q is not a phase (%s)", phase, strings.Join(vocab.TimedNames(), ", "))
@@ -476,15 +463,14 @@ func (r *Run) checkSeries(c *Checker) {
 				c.Failf(p+".unix", "%d comes after %d: the seconds are out of order", s.Unix, prev.Unix)
 			}
 		}
-		c.Count(p+".transactions", s.Transactions)
-		c.Count(p+".errors", s.Errors)
-		c.Count(p+".payload_bytes", s.PayloadBytes)
-		c.Count(p+".wire_in_bytes", s.WireInBytes)
-		checkSecondTCP(c, p, &s)
-		c.Rate(p+".handshake_p99_us", s.HandshakeP99)
-		c.Rate(p+".total_p50_us", s.TotalP50)
-		c.Rate(p+".total_p99_us", s.TotalP99)
-		c.Rate(p+".total_mean_us", s.TotalMean)
+		c.nums(p+".", []num{{"transactions", s.Transactions}, {"errors", s.Errors}, {"payload_bytes", s.PayloadBytes},
+			{"wire_in_bytes", s.WireInBytes}, {"tcp_retransmits", s.TCPRetransmits},
+			{"tcp_syn_retransmits", s.TCPSynRetransmits}, {"tcp_resets_received", s.TCPResets}})
+		if s.TCPSynRetransmits > s.TCPRetransmits {
+			c.Failf(p+".tcp_syn_retransmits", "%d, more than tcp_retransmits (%d)", s.TCPSynRetransmits, s.TCPRetransmits)
+		}
+		c.nums(p+".", []num{{"handshake_p99_us", s.HandshakeP99}, {"total_p50_us", s.TotalP50},
+			{"total_p99_us", s.TotalP99}, {"total_mean_us", s.TotalMean}})
 		if s.TotalP99 < s.TotalP50 {
 			c.Failf(p+".total_p99_us", "(%v) < total_p50_us (%v)", s.TotalP99, s.TotalP50)
 		}
@@ -506,15 +492,6 @@ func (r *Run) checkSeries(c *Checker) {
 			}
 		}
 	}
-}
-
-func sortedKeys[K ~string, V any](m map[K]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, string(k))
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // CheckFields reports the first member of the JSON data that the Go value
@@ -539,10 +516,7 @@ var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 func checkFields(doc any, t reflect.Type, path string) *FieldError {
 	for t.Kind() == reflect.Pointer {
-		if t.Implements(unmarshaler) {
-			return nil
-		}
-		t = t.Elem()
+		t = t.Elem() // *T implements it when T or *T does: checked below
 	}
 	if reflect.PointerTo(t).Implements(unmarshaler) || t.Implements(unmarshaler) {
 		return nil
@@ -554,28 +528,24 @@ func checkFields(doc any, t reflect.Type, path string) *FieldError {
 		return path + "." + k
 	}
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		obj, ok := doc.(map[string]any)
 		if !ok {
 			return nil // a type error: encoding/json says so
 		}
-		fields := jsonFields(t)
-		for _, k := range sortedKeys(obj) {
+		var fields map[string]reflect.Type // a struct's; nil for a map, which takes any key
+		if t.Kind() == reflect.Struct {
+			fields = jsonFields(t)
+		}
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			ft, ok := fields[k]
+			if fields == nil {
+				ft, ok = t.Elem(), true
+			}
 			if !ok {
 				return &FieldError{Path: join(k), Msg: "unknown field"}
 			}
 			if err := checkFields(obj[k], ft, join(k)); err != nil {
-				return err
-			}
-		}
-	case reflect.Map:
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil
-		}
-		for _, k := range sortedKeys(obj) {
-			if err := checkFields(obj[k], t.Elem(), join(k)); err != nil {
 				return err
 			}
 		}

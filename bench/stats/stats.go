@@ -122,14 +122,13 @@ func ShiftWithin(baseline, candidate []float64, boundPct float64) Shift {
 	b, c := s.Baseline, s.Candidate
 	s.EquivalenceBound = math.Abs(b.Mean) * boundPct / 100
 	s.MinP = minRankP(b.N, c.N)
+	s.Delta = c.Mean - b.Mean
 	if b.N < 2 || c.N < 2 {
-		s.Delta = c.Mean - b.Mean
 		s.RoundsNeeded = rankRoundsNeeded()
 		s.Reason = fmt.Sprintf("%s a side: no spread to test with; at least %d rounds a side would be needed",
 			s.RoundsText(), s.RoundsNeeded)
 		return s
 	}
-	s.Delta = c.Mean - b.Mean
 	vb, vc := b.StdDev*b.StdDev, c.StdDev*c.StdDev
 	se := math.Sqrt(vb/float64(b.N) + vc/float64(c.N))
 	if se > 0 {
@@ -331,7 +330,7 @@ func mannWhitney(a, b []float64) (p float64, exact bool) {
 		w2 += r
 	}
 	mean2 := m * (m + n + 1) // twice the mean rank sum
-	dev := abs(w2 - mean2)
+	dev := max(w2-mean2, mean2-w2)
 	switch {
 	case dev == 0 && (!tied && m+n <= exactLimit || tied && m+n <= ExactTiedLimit):
 		return 1, true
@@ -448,21 +447,16 @@ func mannWhitneyNormal(w2, na, nb int, ties float64) float64 {
 // returns twice each rank (an integer) in the order a then b, whether there
 // are ties, and Σ(t³ − t) over the tie groups.
 func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
-	idx := make([]int, len(a)+len(b))
-	val := func(i int) float64 {
-		if i < len(a) {
-			return a[i]
-		}
-		return b[i-len(a)]
-	}
+	vals := slices.Concat(a, b)
+	idx := make([]int, len(vals))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.Slice(idx, func(i, j int) bool { return val(idx[i]) < val(idx[j]) })
+	sort.Slice(idx, func(i, j int) bool { return vals[idx[i]] < vals[idx[j]] })
 	ranks2 = make([]int, len(idx))
 	for i := 0; i < len(idx); {
 		j := i
-		for j < len(idx) && val(idx[j]) == val(idx[i]) {
+		for j < len(idx) && vals[idx[j]] == vals[idx[i]] {
 			j++
 		}
 		for k := i; k < j; k++ {
@@ -475,11 +469,4 @@ func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
 		i = j
 	}
 	return ranks2, tied, ties
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
 }

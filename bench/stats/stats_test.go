@@ -284,6 +284,13 @@ func bruteForceP(a, b []float64) float64 {
 	return far / all
 }
 
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 func popcount(x int) int {
 	c := 0
 	for ; x != 0; x &= x - 1 {

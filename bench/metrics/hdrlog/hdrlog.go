@@ -117,7 +117,7 @@ const SecondTagSuffix = ".1s"
 // each second's handshake and total histograms.
 func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 	var ivs []interval
-	start := steadyStart(r)
+	start := r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second))) // the steady window's
 	end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
 	for _, phase := range vocab.TimedNames() {
 		enc, ok := r.Histograms[phase]
@@ -149,21 +149,11 @@ func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 			}
 			// Re-encoded: records older than the standard encoding
 			// hold a private one.
-			ivs = append(ivs, interval{
-				tag:   prefix + ph.name + SecondTagSuffix,
-				start: from,
-				end:   to,
-				max:   h.Max(),
-				enc:   metrics.EncodeV2(h),
-			})
+			ivs = append(ivs, interval{tag: prefix + ph.name + SecondTagSuffix, start: from, end: to, max: h.Max(),
+				enc: metrics.EncodeV2(h)})
 		}
 	}
 	return ivs, nil
-}
-
-// steadyStart is when the run's steady window began.
-func steadyStart(r *metrics.Run) time.Time {
-	return r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second)))
 }
 
 // tagSafe replaces what a log tag may not hold (commas, white space).
