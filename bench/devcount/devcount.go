@@ -255,21 +255,20 @@ func (s Source) For(profile string) Source {
 		s.Frontend = profile
 	}
 	s.URL = r(s.URL)
-	if s.Metrics != nil {
-		m := make(map[Counter]string, len(s.Metrics))
-		for c, v := range s.Metrics {
-			m[c] = r(v)
-		}
-		s.Metrics = m
-	}
-	if s.Commands != nil {
-		m := make(map[Counter]string, len(s.Commands))
-		for c, v := range s.Commands {
-			m[c] = r(v)
-		}
-		s.Commands = m
-	}
+	s.Metrics, s.Commands = replaceProfile(s.Metrics, r), replaceProfile(s.Commands, r)
 	return s
+}
+
+// replaceProfile is a copy of m with r applied to its values (nil for nil).
+func replaceProfile(m map[Counter]string, r func(string) string) map[Counter]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[Counter]string, len(m))
+	for c, v := range m {
+		out[c] = r(v)
+	}
+	return out
 }
 
 // ReadsCounted says whether the device counts the reads of these counters

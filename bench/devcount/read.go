@@ -122,6 +122,10 @@ func (s *Source) parse(body []byte) (Counts, error) {
 	return nil, fmt.Errorf("kind %q", s.Kind)
 }
 
+// haproxyColumns are the stats CSV's columns added into each counter.
+var haproxyColumns = map[Counter][]string{Sessions: {"stot"}, Requests: {"req_tot"}, BytesIn: {"bin"},
+	BytesOut: {"bout"}, Errors: {"ereq", "hrsp_4xx", "hrsp_5xx"}}
+
 // parseHAProxyCSV reads a frontend's counters from HAProxy's stats CSV (the
 // stats page's ";csv", or `show stat`): sessions stot, requests req_tot,
 // bytes_in bin, bytes_out bout, errors ereq + hrsp_4xx + hrsp_5xx (requests
@@ -179,20 +183,15 @@ func parseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 			return n, nil
 		}
 		c := Counts{}
-		for counter, f := range map[Counter]string{Sessions: "stot", Requests: "req_tot", BytesIn: "bin", BytesOut: "bout"} {
-			if c[counter], err = num(f); err != nil {
-				return nil, err
+		for counter, fs := range haproxyColumns {
+			for _, f := range fs {
+				n, err := num(f)
+				if err != nil {
+					return nil, err
+				}
+				c[counter] += n
 			}
 		}
-		var errs int64
-		for _, f := range []string{"ereq", "hrsp_4xx", "hrsp_5xx"} {
-			n, err := num(f)
-			if err != nil {
-				return nil, err
-			}
-			errs += n
-		}
-		c[Errors] = errs
 		return c, nil
 	}
 	return nil, fmt.Errorf("HAProxy's stats have no frontend %q (frontends: %s)", frontend, strings.Join(names, ", "))
@@ -342,10 +341,10 @@ func runCommand(ctx context.Context, words []string) (string, error) {
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	groups.add(cmd.Process.Pid)
+	groups.Store(cmd.Process.Pid, nil)
 	err := cmd.Wait()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	groups.remove(cmd.Process.Pid)
+	groups.Delete(cmd.Process.Pid)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -374,32 +373,14 @@ func (l *limited) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// groups are the process groups of the commands running.
-var groups = &pgroups{ids: map[int]bool{}}
-
-type pgroups struct {
-	mu  sync.Mutex
-	ids map[int]bool
-}
-
-func (g *pgroups) add(id int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.ids[id] = true
-}
-
-func (g *pgroups) remove(id int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.ids, id)
-}
+// groups are the process groups of the commands running (their ids).
+var groups sync.Map
 
 // KillCommands kills the process groups of the commands being run (for a
 // process about to exit without waiting for its reads to end).
 func KillCommands() {
-	groups.mu.Lock()
-	defer groups.mu.Unlock()
-	for id := range groups.ids {
-		_ = syscall.Kill(-id, syscall.SIGKILL)
-	}
+	groups.Range(func(id, _ any) bool {
+		_ = syscall.Kill(-id.(int), syscall.SIGKILL)
+		return true
+	})
 }
