@@ -326,7 +326,7 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 	switch c.fault {
 	case "slow":
 		l.injected.add(c.fault)
-		time.Sleep(t.slowDelay)
+		time.Sleep(t.cfg.SlowDelay)
 		return false
 	case "status-503":
 		l.injected.add(c.fault)
@@ -338,7 +338,7 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 			return false
 		}
 		l.injected.add(c.fault)
-		body := t.bodies.buf[:size]
+		body := t.bodies[:size]
 		if c.fault == "short-body" {
 			ctx.Response.SetBodyRaw(body[:size/2]) // a complete response, half the object
 			return true
