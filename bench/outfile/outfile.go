@@ -49,30 +49,28 @@ func WriteContext(ctx context.Context, file string, data []byte, perm os.FileMod
 		}
 		return writeThrough(ctx, file, f, data)
 	}
-	fail := func(err error) error { return fmt.Errorf("%s: %w", file, pathCause(err)) }
 	f, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp*")
 	if err != nil {
-		return fail(err)
+		return fmt.Errorf("%s: %w", file, pathCause(err))
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fail(err)
+	defer os.Remove(f.Name()) // no-op after a successful rename
+	// The first error of the steps is the one reported; the file is closed
+	// whatever happened, and renamed only if every step succeeded.
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fail(err)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fail(err)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return fail(err)
+	if err == nil {
+		err = os.Rename(f.Name(), dest)
 	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return fail(err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, pathCause(err))
 	}
 	return nil
 }
