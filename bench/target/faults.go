@@ -132,19 +132,14 @@ type faults struct {
 
 func newFaults(fs []Fault) *faults {
 	f := &faults{kinds: fs, shares: make([]float64, len(fs)+1), given: make([]int64, len(fs)+1)}
-	none := 1.0
+	none, m := 1.0, len(fs) // every fraction is above 0 (CheckFaults)
 	for i, k := range fs {
 		f.shares[i] = k.Fraction
 		none -= k.Fraction
 	}
 	if none > fractionSlack {
 		f.shares[len(fs)] = none
-	}
-	m := 0
-	for _, s := range f.shares {
-		if s > 0 {
-			m++
-		}
+		m++
 	}
 	if m > 1 {
 		f.c = 1 / float64(2*m-2)

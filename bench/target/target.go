@@ -93,7 +93,6 @@ type Listener struct {
 	resumed         atomic.Int64
 	requests        atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
-	statsConns      atomic.Int64
 	injected        injected
 }
 
@@ -356,7 +355,6 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 				// client traffic.
 				c.stats = true
 				l.handshakes.Add(-1)
-				l.statsConns.Add(1)
 			}
 			writeJSON(ctx, l.Stats())
 			return
