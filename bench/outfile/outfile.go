@@ -89,24 +89,20 @@ func Check(file string) error {
 	if err != nil {
 		return err
 	}
-	if st != nil && !st.Mode().IsRegular() {
-		if err := syscall.Access(dest, wOK); err != nil {
-			return fmt.Errorf("%s: not writable: %w", file, err)
+	if st == nil || st.Mode().IsRegular() { // written in its directory (a FIFO or a device: through)
+		dir := filepath.Dir(dest)
+		dst, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s: directory %s does not exist", file, dir)
+		case err != nil:
+			return fmt.Errorf("%s: %w", file, pathCause(err))
+		case !dst.IsDir():
+			return fmt.Errorf("%s: %s is not a directory", file, dir)
 		}
-		return nil
-	}
-	dir := filepath.Dir(dest)
-	dst, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: directory %s does not exist", file, dir)
-	case err != nil:
-		return fmt.Errorf("%s: %w", file, pathCause(err))
-	case !dst.IsDir():
-		return fmt.Errorf("%s: %s is not a directory", file, dir)
-	}
-	if err := syscall.Access(dir, wOK); err != nil {
-		return fmt.Errorf("%s: directory %s is not writable: %w", file, dir, err)
+		if err := syscall.Access(dir, wOK); err != nil {
+			return fmt.Errorf("%s: directory %s is not writable: %w", file, dir, err)
+		}
 	}
 	if st != nil {
 		if err := syscall.Access(dest, wOK); err != nil {
@@ -243,12 +239,10 @@ func openThrough(ctx context.Context, file, dest string, waiting func()) (*os.Fi
 		if first && waiting != nil {
 			waiting()
 		}
-		t := time.NewTimer(readerPoll)
-		select {
+		select { // time.After's timer is collected once it fires or is unreachable (Go 1.23)
 		case <-ctx.Done():
-		case <-t.C:
+		case <-time.After(readerPoll):
 		}
-		t.Stop()
 	}
 }
 
