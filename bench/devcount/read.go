@@ -62,16 +62,11 @@ func (s *Source) Read(ctx context.Context) (Counts, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var c Counts
-	var err error
+	read := s.readPage
 	if s.Kind == KindCommand {
-		c, err = s.readCommands(ctx)
-	} else {
-		var body []byte
-		if body, err = get(ctx, s.URL); err == nil {
-			c, err = s.parse(body)
-		}
+		read = s.readCommands
 	}
+	c, err := read(ctx)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within the timeout, %s: %w", timeout, err)
@@ -107,8 +102,12 @@ func get(ctx context.Context, u string) ([]byte, error) {
 	return body, nil
 }
 
-// parse reads a page of the source's kind.
-func (s *Source) parse(body []byte) (Counts, error) {
+// readPage gets the source's page and reads it as its kind's.
+func (s *Source) readPage(ctx context.Context) (Counts, error) {
+	body, err := get(ctx, s.URL)
+	if err != nil {
+		return nil, err
+	}
 	switch s.Kind {
 	case KindHAProxy:
 		return parseHAProxyCSV(body, s.Frontend)
