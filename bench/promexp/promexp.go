@@ -284,18 +284,17 @@ func (r *Run) collect(ch func(prometheus.Metric), final bool) {
 		ch(newHistogram(descLatency, s.Hist[p], append(slices.Clone(r.labels), p.String())...))
 	}
 	now := time.Now()
-	running := !final
-	held, peak := int64(0), int64(0)
+	var held, peak int64
 	if lv.OpenConns != nil {
 		held, peak = lv.OpenConns()
 	}
-	if !running {
+	if final {
 		held = 0
 	}
 	g(descHeld, float64(held))
 	g(descHeldPeak, float64(peak))
-	g(descRunning, b2f(running))
-	g(descSteady, b2f(running && !now.Before(lv.SteadyStart) && now.Before(lv.End)))
+	g(descRunning, b2f(!final))
+	g(descSteady, b2f(!final && !now.Before(lv.SteadyStart) && now.Before(lv.End)))
 	if cpu, ok := processCPU(); ok {
 		wall := now.Sub(lv.Started)
 		if wall > 0 {

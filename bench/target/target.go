@@ -292,7 +292,6 @@ func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
 		WriteTimeout:                 30 * time.Second,
 		IdleTimeout:                  60 * time.Second,
 		Logger:                       quiet,
-		NoDefaultDate:                false,
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 	}
