@@ -166,29 +166,19 @@ func parseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 		if rec[0] != frontend {
 			continue
 		}
-		num := func(f string) (int64, error) {
-			i := col[f]
-			if i >= len(rec) {
-				return 0, fmt.Errorf("frontend %s has no %s", frontend, f)
-			}
-			v := rec[i]
-			if v == "" {
-				return 0, nil // HAProxy leaves counters of another mode empty
-			}
-			n, err := parseCount(v)
-			if err != nil {
-				return 0, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
-			}
-			return n, nil
-		}
 		c := Counts{}
 		for counter, fs := range haproxyColumns {
 			for _, f := range fs {
-				n, err := num(f)
-				if err != nil {
-					return nil, err
+				if col[f] >= len(rec) {
+					return nil, fmt.Errorf("frontend %s has no %s", frontend, f)
 				}
-				c[counter] += n
+				if v := rec[col[f]]; v != "" { // HAProxy leaves counters of another mode empty
+					n, err := parseCount(v)
+					if err != nil {
+						return nil, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
+					}
+					c[counter] += n
+				}
 			}
 		}
 		return c, nil
