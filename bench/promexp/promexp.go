@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -341,4 +342,14 @@ func (c runCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCPU, prometheus.CounterValue, cpu.Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(descCores, prometheus.GaugeValue, float64(runtime.GOMAXPROCS(0)))
+}
+
+// processCPU is this process's user and system CPU so far. (The package
+// builds only on Unix: bench/metrics writes through bench/outfile.)
+func processCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }
