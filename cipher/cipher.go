@@ -10,6 +10,7 @@ package cipher
 import (
 	"crypto/tls"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,18 +30,14 @@ func ParseVersion(s string) (Version, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	n = strings.TrimPrefix(n, "tls")
 	n = strings.TrimPrefix(strings.TrimSpace(n), "v")
-	switch n {
-	case "1.0":
-		return tls.VersionTLS10, nil
-	case "1.1":
-		return tls.VersionTLS11, nil
-	case "1.2":
-		return tls.VersionTLS12, nil
-	case "1.3":
-		return tls.VersionTLS13, nil
+	if v, ok := versions[n]; ok {
+		return v, nil
 	}
 	return 0, fmt.Errorf("unknown TLS version %q (known: TLS1.0, TLS1.1, TLS1.2, TLS1.3)", s)
 }
+
+var versions = map[string]Version{"1.0": tls.VersionTLS10, "1.1": tls.VersionTLS11, "1.2": tls.VersionTLS12,
+	"1.3": tls.VersionTLS13}
 
 // Suite is a cipher suite that crypto/tls implements.
 type Suite struct {
@@ -91,11 +88,7 @@ func init() {
 	suiteIndex = make(map[string]Suite)
 	add := func(cs *tls.CipherSuite, insecure bool) {
 		s := Suite{ID: cs.ID, IANA: cs.Name, Insecure: insecure}
-		for _, v := range cs.SupportedVersions {
-			if v == tls.VersionTLS13 {
-				s.TLS13 = true
-			}
-		}
+		s.TLS13 = slices.Contains(cs.SupportedVersions, tls.VersionTLS13)
 		s.OpenSSL = openSSLNames[cs.Name]
 		if s.TLS13 {
 			s.OpenSSL = cs.Name
@@ -206,13 +199,8 @@ func Groups() []Group { return append([]Group(nil), groups...) }
 func GroupByName(name string) (Group, error) {
 	n := strings.ToLower(strings.TrimSpace(name))
 	for _, g := range groups {
-		if n == strings.ToLower(g.Name) || n == strings.ToLower(g.OpenSSL) {
+		if n == strings.ToLower(g.Name) || n == strings.ToLower(g.OpenSSL) || slices.Contains(g.Aliases, n) {
 			return g, nil
-		}
-		for _, a := range g.Aliases {
-			if n == a {
-				return g, nil
-			}
 		}
 	}
 	names := make([]string, len(groups))

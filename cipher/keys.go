@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"math/big"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -60,37 +61,30 @@ func (k KeyType) Concrete() bool {
 func ParseKeyType(s string) (KeyType, error) {
 	n := strings.ToLower(strings.TrimSpace(s))
 	n = strings.NewReplacer(" ", "", "-", "", "_", "").Replace(n)
-	bad := fmt.Errorf("unknown certificate key %q (known: ECDSA P-256, ECDSA P-384, ECDSA P-521, "+
-		"RSA 2048, RSA 3072, RSA 4096, Ed25519, or ECDSA/RSA alone for any size)", s)
-	switch {
+	switch curve := curveNames[strings.TrimPrefix(strings.TrimPrefix(n, "ecdsa"), "ec")]; {
 	case n == "ed25519":
 		return KeyType{Alg: "Ed25519"}, nil
 	case n == "ecdsa" || n == "ec":
 		return KeyType{Alg: "ECDSA"}, nil
 	case n == "rsa":
 		return KeyType{Alg: "RSA"}, nil
-	case strings.HasPrefix(n, "ecdsa") || strings.HasPrefix(n, "ec"):
-		c := strings.TrimPrefix(strings.TrimPrefix(n, "ecdsa"), "ec")
-		switch c {
-		case "p256", "prime256v1", "secp256r1":
-			return KeyType{Alg: "ECDSA", Curve: "P-256"}, nil
-		case "p384", "secp384r1":
-			return KeyType{Alg: "ECDSA", Curve: "P-384"}, nil
-		case "p521", "secp521r1":
-			return KeyType{Alg: "ECDSA", Curve: "P-521"}, nil
-		}
-	case strings.HasPrefix(n, "rsa"):
-		switch n[3:] {
-		case "2048":
-			return KeyType{Alg: "RSA", Bits: 2048}, nil
-		case "3072":
-			return KeyType{Alg: "RSA", Bits: 3072}, nil
-		case "4096":
-			return KeyType{Alg: "RSA", Bits: 4096}, nil
-		}
+	case strings.HasPrefix(n, "ec") && curve != "":
+		return KeyType{Alg: "ECDSA", Curve: curve}, nil
+	case n == "rsa2048" || n == "rsa3072" || n == "rsa4096":
+		bits, _ := strconv.Atoi(n[3:])
+		return KeyType{Alg: "RSA", Bits: bits}, nil
 	}
-	return KeyType{}, bad
+	return KeyType{}, fmt.Errorf("unknown certificate key %q (known: ECDSA P-256, ECDSA P-384, ECDSA P-521, "+
+		"RSA 2048, RSA 3072, RSA 4096, Ed25519, or ECDSA/RSA alone for any size)", s)
 }
+
+// curveNames are the names of the ECDSA curves, lower case, without
+// separators.
+var curveNames = map[string]string{"p256": "P-256", "prime256v1": "P-256", "secp256r1": "P-256",
+	"p384": "P-384", "secp384r1": "P-384", "p521": "P-521", "secp521r1": "P-521"}
+
+// curves are the ECDSA curves a key can be generated on.
+var curves = map[string]elliptic.Curve{"P-256": elliptic.P256(), "P-384": elliptic.P384(), "P-521": elliptic.P521()}
 
 // KeyTypeOf describes a public key; ok is false for key types the catalogue
 // does not know.
@@ -110,15 +104,8 @@ func KeyTypeOf(pub crypto.PublicKey) (KeyType, bool) {
 func GenerateKey(k KeyType) (crypto.Signer, error) {
 	switch k.Alg {
 	case "ECDSA":
-		var c elliptic.Curve
-		switch k.Curve {
-		case "P-256":
-			c = elliptic.P256()
-		case "P-384":
-			c = elliptic.P384()
-		case "P-521":
-			c = elliptic.P521()
-		default:
+		c, ok := curves[k.Curve]
+		if !ok {
 			return nil, fmt.Errorf("cannot generate ECDSA key without a curve (%s)", k)
 		}
 		return ecdsa.GenerateKey(c, rand.Reader)
@@ -194,9 +181,13 @@ func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (t
 	if err != nil {
 		return tls.Certificate{}, err
 	}
+	cn := "tlsbench"
+	if len(hosts) > 0 {
+		cn = hosts[0]
+	}
 	tmpl := &x509.Certificate{
 		SerialNumber: randomSerial(),
-		Subject:      pkix.Name{CommonName: firstOr(hosts, "tlsbench"), Organization: []string{"tlsbench"}},
+		Subject:      pkix.Name{CommonName: cn, Organization: []string{"tlsbench"}},
 		NotBefore:    notBefore,
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -255,11 +246,4 @@ func randomSerial() *big.Int {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return n.Add(n, big.NewInt(1))
-}
-
-func firstOr(s []string, def string) string {
-	if len(s) > 0 {
-		return s[0]
-	}
-	return def
 }

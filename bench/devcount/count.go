@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -47,31 +48,14 @@ func checkTimeout(d time.Duration) error {
 }
 
 // durationSyntax says whether v is written as a duration ([-+] then
-// number-unit pairs), so that ParseDuration refused it for its size.
+// number-unit pairs), so that ParseDuration refused it for its size: with
+// every run of digits made 1, it parses.
 func durationSyntax(v string) bool {
-	v = strings.TrimLeft(v, "+-")
-	if v == "" {
-		return false
-	}
-	for v != "" {
-		i := strings.IndexFunc(v, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-		if i <= 0 || strings.Count(v[:i], ".") > 1 || v[:i] == "." {
-			return false
-		}
-		v = v[i:]
-		j := strings.IndexFunc(v, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
-		if j < 0 {
-			j = len(v)
-		}
-		switch v[:j] {
-		case "ns", "us", "µs", "μs", "ms", "s", "m", "h":
-		default:
-			return false
-		}
-		v = v[j:]
-	}
-	return true
+	_, err := time.ParseDuration(digitRuns.ReplaceAllString(strings.TrimLeft(v, "+-"), "1"))
+	return err == nil
 }
+
+var digitRuns = regexp.MustCompile(`[0-9]+`)
 
 // parseCount reads a count as a device prints it: a whole number from 0 to
 // math.MaxInt64, in decimal or in floating-point notation (1e3, 42.0). Every
@@ -79,11 +63,12 @@ func durationSyntax(v string) bool {
 // the same way what is not a count: negative, fractional, out of range, or
 // not a number.
 func parseCount(text string) (int64, error) {
-	v, err := strconv.ParseInt(text, 10, 64)
-	if err == nil {
-		return v, checkCount(v)
-	}
-	if errors.Is(err, strconv.ErrRange) {
+	switch v, err := strconv.ParseInt(text, 10, 64); {
+	case err == nil && v < 0:
+		return v, errors.New("negative, not a count")
+	case err == nil:
+		return v, nil
+	case errors.Is(err, strconv.ErrRange):
 		return 0, outOfRange()
 	}
 	f, ferr := strconv.ParseFloat(text, 64)
@@ -106,13 +91,6 @@ func countOf(f float64) (int64, error) {
 		return 0, errors.New("not a whole number, not a count")
 	}
 	return int64(f), nil
-}
-
-func checkCount(v int64) error {
-	if v < 0 {
-		return errors.New("negative, not a count")
-	}
-	return nil
 }
 
 func outOfRange() error {

@@ -107,22 +107,23 @@ func (e *SpecError) Error() string { return fmt.Sprintf("device counters %q: %s"
 // counter's name (prometheus: its metric selector; command: its command).
 func Parse(spec string) (Source, error) {
 	var s Source
+	bad := func(format string, a ...any) (Source, error) { return s, &SpecError{spec, fmt.Sprintf(format, a...)} }
 	fields, err := split(spec)
 	if err != nil {
-		return s, &SpecError{spec, err.Error()}
+		return bad("%v", err)
 	}
 	if len(fields) == 0 {
-		return s, &SpecError{spec, "empty: want kind=… and where to read"}
+		return bad("empty: want kind=… and where to read")
 	}
 	counters := map[Counter]string{}
 	seen := map[string]bool{}
 	for _, f := range fields {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok || k == "" {
-			return s, &SpecError{spec, fmt.Sprintf("%q is not key=value", f)}
+			return bad("%q is not key=value", f)
 		}
 		if seen[k] {
-			return s, &SpecError{spec, fmt.Sprintf("%s given twice", k)}
+			return bad("%s given twice", k)
 		}
 		seen[k] = true
 		switch k {
@@ -135,20 +136,17 @@ func Parse(spec string) (Source, error) {
 		case "counts_reads":
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return s, &SpecError{spec, fmt.Sprintf("counts_reads %q is not true or false", v)}
+				return bad("counts_reads %q is not true or false", v)
 			}
 			s.CountsReads = &b
 		case "timeout":
-			d, err := parseTimeout(v)
-			if err != nil {
-				return s, &SpecError{spec, err.Error()}
+			if s.Timeout, err = parseTimeout(v); err != nil {
+				return bad("%v", err)
 			}
-			s.Timeout = d
 		default:
 			if !slices.Contains(Counters, Counter(k)) {
-				msg := fmt.Sprintf("unknown key %q (want kind, url, frontend, counts_reads, timeout or a counter: %s)",
+				return bad("unknown key %q (want kind, url, frontend, counts_reads, timeout or a counter: %s)",
 					k, counterList())
-				return s, &SpecError{spec, msg}
 			}
 			counters[Counter(k)] = v
 		}
@@ -160,18 +158,14 @@ func Parse(spec string) (Source, error) {
 		case KindCommand:
 			s.Commands = counters
 		default:
-			msg := fmt.Sprintf("counters are named only for the prometheus and command kinds, not %q", s.Kind)
-			return s, &SpecError{spec, msg}
+			return bad("counters are named only for the prometheus and command kinds, not %q", s.Kind)
 		}
 	}
-	if err := s.Check(); err != nil {
-		var se *SpecError
-		if errors.As(err, &se) {
-			se.Spec = spec
-		}
-		return s, err
+	err = s.Check()
+	if se, ok := err.(*SpecError); ok {
+		se.Spec = spec
 	}
-	return s, nil
+	return s, err
 }
 
 func counterList() string {
@@ -255,21 +249,20 @@ func (s Source) For(profile string) Source {
 		s.Frontend = profile
 	}
 	s.URL = r(s.URL)
-	if s.Metrics != nil {
-		m := make(map[Counter]string, len(s.Metrics))
-		for c, v := range s.Metrics {
-			m[c] = r(v)
-		}
-		s.Metrics = m
-	}
-	if s.Commands != nil {
-		m := make(map[Counter]string, len(s.Commands))
-		for c, v := range s.Commands {
-			m[c] = r(v)
-		}
-		s.Commands = m
-	}
+	s.Metrics, s.Commands = replaceProfile(s.Metrics, r), replaceProfile(s.Commands, r)
 	return s
+}
+
+// replaceProfile is a copy of m with r applied to its values (nil for nil).
+func replaceProfile(m map[Counter]string, r func(string) string) map[Counter]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[Counter]string, len(m))
+	for c, v := range m {
+		out[c] = r(v)
+	}
+	return out
 }
 
 // ReadsCounted says whether the device counts the reads of these counters

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -202,16 +200,4 @@ func (sel selector) Sum(series []series) (v float64, n int) {
 		}
 	}
 	return v, n
-}
-
-// String writes the selector back.
-func (sel selector) String() string {
-	if len(sel.Labels) == 0 {
-		return sel.Name
-	}
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(sel.Labels)) {
-		parts = append(parts, k+"="+strconv.Quote(sel.Labels[k]))
-	}
-	return sel.Name + "{" + strings.Join(parts, ",") + "}"
 }

@@ -62,16 +62,11 @@ func (s *Source) Read(ctx context.Context) (Counts, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var c Counts
-	var err error
+	read := s.readPage
 	if s.Kind == KindCommand {
-		c, err = s.readCommands(ctx)
-	} else {
-		var body []byte
-		if body, err = get(ctx, s.URL); err == nil {
-			c, err = s.parse(body)
-		}
+		read = s.readCommands
 	}
+	c, err := read(ctx)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer within the timeout, %s: %w", timeout, err)
@@ -107,8 +102,12 @@ func get(ctx context.Context, u string) ([]byte, error) {
 	return body, nil
 }
 
-// parse reads a page of the source's kind.
-func (s *Source) parse(body []byte) (Counts, error) {
+// readPage gets the source's page and reads it as its kind's.
+func (s *Source) readPage(ctx context.Context) (Counts, error) {
+	body, err := get(ctx, s.URL)
+	if err != nil {
+		return nil, err
+	}
 	switch s.Kind {
 	case KindHAProxy:
 		return parseHAProxyCSV(body, s.Frontend)
@@ -121,6 +120,10 @@ func (s *Source) parse(body []byte) (Counts, error) {
 	}
 	return nil, fmt.Errorf("kind %q", s.Kind)
 }
+
+// haproxyColumns are the stats CSV's columns added into each counter.
+var haproxyColumns = map[Counter][]string{Sessions: {"stot"}, Requests: {"req_tot"}, BytesIn: {"bin"},
+	BytesOut: {"bout"}, Errors: {"ereq", "hrsp_4xx", "hrsp_5xx"}}
 
 // parseHAProxyCSV reads a frontend's counters from HAProxy's stats CSV (the
 // stats page's ";csv", or `show stat`): sessions stot, requests req_tot,
@@ -163,36 +166,21 @@ func parseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 		if rec[0] != frontend {
 			continue
 		}
-		num := func(f string) (int64, error) {
-			i := col[f]
-			if i >= len(rec) {
-				return 0, fmt.Errorf("frontend %s has no %s", frontend, f)
-			}
-			v := rec[i]
-			if v == "" {
-				return 0, nil // HAProxy leaves counters of another mode empty
-			}
-			n, err := parseCount(v)
-			if err != nil {
-				return 0, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
-			}
-			return n, nil
-		}
 		c := Counts{}
-		for counter, f := range map[Counter]string{Sessions: "stot", Requests: "req_tot", BytesIn: "bin", BytesOut: "bout"} {
-			if c[counter], err = num(f); err != nil {
-				return nil, err
+		for counter, fs := range haproxyColumns {
+			for _, f := range fs {
+				if col[f] >= len(rec) {
+					return nil, fmt.Errorf("frontend %s has no %s", frontend, f)
+				}
+				if v := rec[col[f]]; v != "" { // HAProxy leaves counters of another mode empty
+					n, err := parseCount(v)
+					if err != nil {
+						return nil, fmt.Errorf("frontend %s: %s %q: %v", frontend, f, v, err)
+					}
+					c[counter] += n
+				}
 			}
 		}
-		var errs int64
-		for _, f := range []string{"ereq", "hrsp_4xx", "hrsp_5xx"} {
-			n, err := num(f)
-			if err != nil {
-				return nil, err
-			}
-			errs += n
-		}
-		c[Errors] = errs
 		return c, nil
 	}
 	return nil, fmt.Errorf("HAProxy's stats have no frontend %q (frontends: %s)", frontend, strings.Join(names, ", "))
@@ -342,10 +330,10 @@ func runCommand(ctx context.Context, words []string) (string, error) {
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
-	groups.add(cmd.Process.Pid)
+	groups.Store(cmd.Process.Pid, nil)
 	err := cmd.Wait()
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	groups.remove(cmd.Process.Pid)
+	groups.Delete(cmd.Process.Pid)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = ctx.Err()
@@ -374,32 +362,14 @@ func (l *limited) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// groups are the process groups of the commands running.
-var groups = &pgroups{ids: map[int]bool{}}
-
-type pgroups struct {
-	mu  sync.Mutex
-	ids map[int]bool
-}
-
-func (g *pgroups) add(id int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.ids[id] = true
-}
-
-func (g *pgroups) remove(id int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	delete(g.ids, id)
-}
+// groups are the process groups of the commands running (their ids).
+var groups sync.Map
 
 // KillCommands kills the process groups of the commands being run (for a
 // process about to exit without waiting for its reads to end).
 func KillCommands() {
-	groups.mu.Lock()
-	defer groups.mu.Unlock()
-	for id := range groups.ids {
-		_ = syscall.Kill(-id, syscall.SIGKILL)
-	}
+	groups.Range(func(id, _ any) bool {
+		_ = syscall.Kill(-id.(int), syscall.SIGKILL)
+		return true
+	})
 }

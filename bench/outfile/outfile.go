@@ -49,30 +49,28 @@ func WriteContext(ctx context.Context, file string, data []byte, perm os.FileMod
 		}
 		return writeThrough(ctx, file, f, data)
 	}
-	fail := func(err error) error { return fmt.Errorf("%s: %w", file, pathCause(err)) }
 	f, err := os.CreateTemp(filepath.Dir(dest), "."+filepath.Base(dest)+".tmp*")
 	if err != nil {
-		return fail(err)
+		return fmt.Errorf("%s: %w", file, pathCause(err))
 	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fail(err)
+	defer os.Remove(f.Name()) // no-op after a successful rename
+	// The first error of the steps is the one reported; the file is closed
+	// whatever happened, and renamed only if every step succeeded.
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
 	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fail(err)
+	if err == nil {
+		err = f.Sync()
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fail(err)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
-		return fail(err)
+	if err == nil {
+		err = os.Rename(f.Name(), dest)
 	}
-	if err := os.Rename(tmp, dest); err != nil {
-		return fail(err)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, pathCause(err))
 	}
 	return nil
 }
@@ -91,24 +89,20 @@ func Check(file string) error {
 	if err != nil {
 		return err
 	}
-	if st != nil && !st.Mode().IsRegular() {
-		if err := syscall.Access(dest, wOK); err != nil {
-			return fmt.Errorf("%s: not writable: %w", file, err)
+	if st == nil || st.Mode().IsRegular() { // written in its directory (a FIFO or a device: through)
+		dir := filepath.Dir(dest)
+		dst, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%s: directory %s does not exist", file, dir)
+		case err != nil:
+			return fmt.Errorf("%s: %w", file, pathCause(err))
+		case !dst.IsDir():
+			return fmt.Errorf("%s: %s is not a directory", file, dir)
 		}
-		return nil
-	}
-	dir := filepath.Dir(dest)
-	dst, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: directory %s does not exist", file, dir)
-	case err != nil:
-		return fmt.Errorf("%s: %w", file, pathCause(err))
-	case !dst.IsDir():
-		return fmt.Errorf("%s: %s is not a directory", file, dir)
-	}
-	if err := syscall.Access(dir, wOK); err != nil {
-		return fmt.Errorf("%s: directory %s is not writable: %w", file, dir, err)
+		if err := syscall.Access(dir, wOK); err != nil {
+			return fmt.Errorf("%s: directory %s is not writable: %w", file, dir, err)
+		}
 	}
 	if st != nil {
 		if err := syscall.Access(dest, wOK); err != nil {
@@ -245,12 +239,10 @@ func openThrough(ctx context.Context, file, dest string, waiting func()) (*os.Fi
 		if first && waiting != nil {
 			waiting()
 		}
-		t := time.NewTimer(readerPoll)
-		select {
+		select { // time.After's timer is collected once it fires or is unreachable (Go 1.23)
 		case <-ctx.Done():
-		case <-t.C:
+		case <-time.After(readerPoll):
 		}
-		t.Stop()
 	}
 }
 

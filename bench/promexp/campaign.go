@@ -1,6 +1,7 @@
 package promexp
 
 import (
+	"maps"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,7 +87,7 @@ func (c *Campaign) Describe(ch chan<- *prometheus.Desc) {
 func (c *Campaign) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	st := c.st
-	done, acc, rej := clone(st.RunsDone), clone(st.Accepted), clone(st.Rejected)
+	done, acc, rej := maps.Clone(st.RunsDone), maps.Clone(st.Accepted), maps.Clone(st.Rejected)
 	c.mu.Unlock()
 	g := func(d *prometheus.Desc, v float64, l ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, l...)
@@ -116,12 +117,4 @@ func (c *Campaign) Collect(ch chan<- prometheus.Metric) {
 	if st.CellsDone >= 0 {
 		g(descCampCellDone, float64(st.CellsDone))
 	}
-}
-
-func clone(m map[string]int) map[string]int {
-	out := make(map[string]int, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

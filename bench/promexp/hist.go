@@ -1,8 +1,9 @@
 package promexp
 
 import (
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -124,11 +125,7 @@ func spans(b map[int]int64) ([]*dto.BucketSpan, []int64) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	idx := make([]int, 0, len(b))
-	for i := range b {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
+	idx := slices.Sorted(maps.Keys(b))
 	var sp []*dto.BucketSpan
 	var deltas []int64
 	var prevCount int64

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -138,9 +139,17 @@ func (r *Run) Live(lv engine.Live) {
 func (r *Run) Finish(rec *metrics.Run) {
 	r.mu.Lock()
 	var ms []prometheus.Metric
-	r.collect(func(m prometheus.Metric) { ms = append(ms, m) }, true)
-	for _, x := range recordExtras(rec) {
-		ms = append(ms, prometheus.MustNewConstMetric(x.desc, prometheus.CounterValue, x.value, r.labels...))
+	add := func(m prometheus.Metric) { ms = append(ms, m) }
+	r.collect(add, true)
+	// Only the record has the kernel's TCP account of the run's connections
+	// (Linux), when it was measured.
+	if rec != nil && rec.TCP != nil && rec.TCP.Unavailable == "" {
+		c := func(d *prometheus.Desc, v int64) {
+			add(prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), r.labels...))
+		}
+		c(descRetransmits, rec.TCP.Retransmits)
+		c(descSynRetransmits, rec.TCP.SynRetransmits)
+		c(descResetsReceived, rec.TCP.ResetsReceived)
 	}
 	r.frozen, r.live, r.done, r.cached = ms, nil, true, nil
 	r.mu.Unlock()
@@ -163,29 +172,6 @@ func (r *Run) isDone() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.done
-}
-
-// extra is a counter only the record has.
-type extra struct {
-	desc  *prometheus.Desc
-	value float64
-}
-
-// recordExtras are the counters a run's record has and its recorder does
-// not, exposed once the run has finished: the kernel's TCP account of its
-// connections (metrics.Run.TCP, Linux), when it was measured.
-func recordExtras(rec *metrics.Run) []extra {
-	var out []extra
-	if rec == nil {
-		return out
-	}
-	if t := rec.TCP; t != nil && t.Unavailable == "" {
-		out = append(out,
-			extra{descRetransmits, float64(t.Retransmits)},
-			extra{descSynRetransmits, float64(t.SynRetransmits)},
-			extra{descResetsReceived, float64(t.ResetsReceived)})
-	}
-	return out
 }
 
 var (
@@ -217,7 +203,7 @@ var (
 	descCPU = prometheus.NewDesc(namespace+"_generator_cpu_seconds_total",
 		"This process's user and system CPU (the generator's; a target in the same process included).", nil, nil)
 	descCores = prometheus.NewDesc(namespace+"_generator_cores", "The cores this process may use.", nil, nil)
-	// The record's TCP counts (recordExtras), exposed when the run ends.
+	// The record's TCP counts, exposed when the run ends.
 	descRetransmits = runDesc("tcp_retransmits_total",
 		"TCP segments the run's connections retransmitted, SYNs included "+
 			"(TCP_INFO at each close; exposed when the run ends).")
@@ -299,18 +285,17 @@ func (r *Run) collect(ch func(prometheus.Metric), final bool) {
 		ch(newHistogram(descLatency, s.Hist[p], append(slices.Clone(r.labels), p.String())...))
 	}
 	now := time.Now()
-	running := !final
-	held, peak := int64(0), int64(0)
+	var held, peak int64
 	if lv.OpenConns != nil {
 		held, peak = lv.OpenConns()
 	}
-	if !running {
+	if final {
 		held = 0
 	}
 	g(descHeld, float64(held))
 	g(descHeldPeak, float64(peak))
-	g(descRunning, b2f(running))
-	g(descSteady, b2f(running && !now.Before(lv.SteadyStart) && now.Before(lv.End)))
+	g(descRunning, b2f(!final))
+	g(descSteady, b2f(!final && !now.Before(lv.SteadyStart) && now.Before(lv.End)))
 	if cpu, ok := processCPU(); ok {
 		wall := now.Sub(lv.Started)
 		if wall > 0 {
@@ -357,4 +342,14 @@ func (c runCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCPU, prometheus.CounterValue, cpu.Seconds())
 	}
 	ch <- prometheus.MustNewConstMetric(descCores, prometheus.GaugeValue, float64(runtime.GOMAXPROCS(0)))
+}
+
+// processCPU is this process's user and system CPU so far. (The package
+// builds only on Unix: bench/metrics writes through bench/outfile.)
+func processCPU() (time.Duration, bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, false
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), true
 }

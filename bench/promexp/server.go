@@ -2,10 +2,10 @@ package promexp
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"golang.org/x/net/netutil"
@@ -42,7 +42,7 @@ func ListenAddr(addr string) (string, error) {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		if _, perr := net.LookupPort("tcp", addr); perr == nil && !containsColon(addr) {
+		if _, perr := net.LookupPort("tcp", addr); perr == nil && !strings.Contains(addr, ":") {
 			host, port = "", addr
 		} else {
 			return "", &addrError{addr, "not HOST:PORT or :PORT"}
@@ -55,15 +55,6 @@ func ListenAddr(addr string) (string, error) {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-func containsColon(s string) bool {
-	for i := range len(s) {
-		if s[i] == ':' {
-			return true
-		}
-	}
-	return false
 }
 
 // Server is a bounded metrics listener.
@@ -106,9 +97,8 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 	}}
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(netutil.LimitListener(ln, MaxConns)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			_ = err // the listener failed: scrapes fail, the run goes on
-		}
+		// If the listener fails, scrapes fail and the run goes on.
+		_ = s.srv.Serve(netutil.LimitListener(ln, MaxConns))
 	}()
 	return s, nil
 }

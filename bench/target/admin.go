@@ -36,7 +36,7 @@ func (t *Target) serveAdmin(ln net.Listener) {
 		IdleTimeout:                  adminIdleTimeout,
 		Concurrency:                  AdminMaxConns,
 		ErrorHandler:                 adminError,
-		Logger:                       quietLogger{},
+		Logger:                       quiet,
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 	}

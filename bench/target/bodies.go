@@ -28,14 +28,13 @@ var Pattern = func() []byte {
 // ones are streamed from the pattern.
 const maxPrealloc = 16 << 20
 
-type bodies struct {
-	buf []byte // maxPrealloc bytes of the pattern
-}
+// bodies is maxPrealloc bytes of the pattern.
+type bodies []byte
 
-func newBodies() *bodies {
-	b := &bodies{buf: make([]byte, maxPrealloc)}
-	for i := 0; i < len(b.buf); i += PatternPeriod {
-		copy(b.buf[i:], Pattern)
+func newBodies() bodies {
+	b := make(bodies, maxPrealloc)
+	for i := 0; i < len(b); i += PatternPeriod {
+		copy(b[i:], Pattern)
 	}
 	return b
 }
@@ -85,7 +84,7 @@ func objectSize(path []byte) (int64, bool) {
 	return 0, false
 }
 
-func (b *bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
+func (b bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
 	size, ok := objectSize(path)
 	if !ok {
 		if bytes.HasPrefix(path, []byte("/bytes/")) {
@@ -98,7 +97,7 @@ func (b *bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
 	}
 	ctx.SetContentType("application/octet-stream")
 	if size <= maxPrealloc {
-		ctx.Response.SetBodyRaw(b.buf[:size]) // no copy
+		ctx.Response.SetBodyRaw(b[:size]) // no copy
 		return
 	}
 	ctx.Response.SetBodyStream(&patternReader{left: size}, int(size))

@@ -132,19 +132,14 @@ type faults struct {
 
 func newFaults(fs []Fault) *faults {
 	f := &faults{kinds: fs, shares: make([]float64, len(fs)+1), given: make([]int64, len(fs)+1)}
-	none := 1.0
+	none, m := 1.0, len(fs) // every fraction is above 0 (CheckFaults)
 	for i, k := range fs {
 		f.shares[i] = k.Fraction
 		none -= k.Fraction
 	}
 	if none > fractionSlack {
 		f.shares[len(fs)] = none
-	}
-	m := 0
-	for _, s := range f.shares {
-		if s > 0 {
-			m++
-		}
+		m++
 	}
 	if m > 1 {
 		f.c = 1 / float64(2*m-2)
@@ -208,27 +203,25 @@ func (in *injected) snapshot() map[string]int64 {
 // faultConfig returns the server configuration of a connection with a
 // handshake fault, or base.
 func (tl *tlsListener) faultConfig(kind string) *tls.Config {
+	if kind != "wrong-suite" && kind != "accept-resumption" && kind != "expired-cert" {
+		return tl.cfg
+	}
+	cfg := tl.cfg.Clone()
 	switch kind {
 	case "wrong-suite":
-		cfg := tl.cfg.Clone()
 		cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			return tl.wrongSuite(hello), nil
 		}
-		return cfg
 	case "accept-resumption":
-		cfg := tl.cfg.Clone()
 		cfg.SessionTicketsDisabled = false
-		return cfg
 	case "expired-cert":
-		cfg := tl.cfg.Clone()
 		cfg.Certificates = nil
 		cfg.GetCertificate = func(*tls.ClientHelloInfo) (*tls.Certificate, error) {
 			tl.l.injected.add(kind)
 			return tl.expired, nil
 		}
-		return cfg
 	}
-	return tl.cfg
+	return cfg
 }
 
 // wrongSuite returns a configuration that negotiates a suite the profile
@@ -249,13 +242,11 @@ func (tl *tlsListener) wrongSuite(hello *tls.ClientHelloInfo) *tls.Config {
 	}
 	g, ok := p.ExpectedGroup()
 	for _, id := range hello.SupportedCurves {
-		if ok && g.ID != 0 && id != g.ID {
-			if _, known := cipher.GroupByID(id); known {
-				cfg := tl.cfg.Clone()
-				cfg.CurvePreferences = []tls.CurveID{id}
-				tl.l.injected.add("wrong-suite")
-				return cfg
-			}
+		if _, known := cipher.GroupByID(id); known && ok && g.ID != 0 && id != g.ID {
+			cfg := tl.cfg.Clone()
+			cfg.CurvePreferences = []tls.CurveID{id}
+			tl.l.injected.add("wrong-suite")
+			return cfg
 		}
 	}
 	return nil
@@ -268,32 +259,24 @@ var errInjected = errors.New("target: fault injected")
 // whether it applied one (and the connection is done).
 func (c *tlsConn) handshakeFault() bool {
 	kind := c.fault
+	if kind != "reset-handshake" && kind != "alert" && kind != "stall" || !readRecord(c.raw) {
+		return false
+	}
+	c.tl.l.injected.add(kind)
 	switch kind {
-	case "reset-handshake", "alert":
-		if !readRecord(c.raw) {
-			return false
-		}
-		c.tl.l.injected.add(kind)
-		if kind == "alert" {
-			// A fatal handshake_failure alert in a TLS 1.2 record.
-			_, _ = c.raw.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28})
-			_ = c.raw.Close()
-		} else {
-			resetClose(c.raw.Conn)
-		}
-		return true
+	case "alert":
+		// A fatal handshake_failure alert in a TLS 1.2 record.
+		_, _ = c.raw.Write([]byte{0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x28})
+		_ = c.raw.Close()
+	case "reset-handshake":
+		resetClose(c.raw.Conn)
 	case "stall":
-		if !readRecord(c.raw) {
-			return false
-		}
-		c.tl.l.injected.add(kind)
 		// Never answer; wait (bounded) for the client to give up.
 		_ = c.raw.SetReadDeadline(time.Now().Add(stallMax))
 		_, _ = io.Copy(io.Discard, c.raw)
 		_ = c.raw.Close()
-		return true
 	}
-	return false
+	return true
 }
 
 // stallMax bounds how long a stalled connection is held.
@@ -326,7 +309,7 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 	switch c.fault {
 	case "slow":
 		l.injected.add(c.fault)
-		time.Sleep(t.slowDelay)
+		time.Sleep(t.cfg.SlowDelay)
 		return false
 	case "status-503":
 		l.injected.add(c.fault)
@@ -338,7 +321,7 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 			return false
 		}
 		l.injected.add(c.fault)
-		body := t.bodies.buf[:size]
+		body := t.bodies[:size]
 		if c.fault == "short-body" {
 			ctx.Response.SetBodyRaw(body[:size/2]) // a complete response, half the object
 			return true

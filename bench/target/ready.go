@@ -42,12 +42,7 @@ func WriteReady(w io.Writer, t *Target, caFile string) error {
 	for _, l := range t.Listeners {
 		r.Listeners = append(r.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr})
 	}
-	line, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", line)
-	return err
+	return json.NewEncoder(w).Encode(r) // json.Marshal's bytes and a newline
 }
 
 // ParseReady reads one line of a target's output: ok is false for any

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -77,15 +78,9 @@ type Target struct {
 	servers []*fasthttp.Server
 	lns     []net.Listener
 	wg      sync.WaitGroup
-	bodies  *bodies
+	bodies  bodies
 	closed  atomic.Bool
-
-	delay     time.Duration
-	ramp      time.Duration
-	rampStart time.Time
-	jitter    time.Duration
-	slowDelay time.Duration
-	onRequest func(*Listener, *fasthttp.RequestCtx)
+	cfg     Config // as started, with its defaults
 }
 
 // Listener is one profile's listener and its counters.
@@ -98,7 +93,6 @@ type Listener struct {
 	resumed         atomic.Int64
 	requests        atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
-	statsConns      atomic.Int64
 	injected        injected
 }
 
@@ -149,11 +143,17 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
-	t := newTarget(cfg)
-	if cfg.Plain {
-		return t, t.startPlain(cfg)
+	if cfg.SlowDelay <= 0 {
+		cfg.SlowDelay = 15 * time.Second
 	}
-	if err := t.checkCert(cfg); err != nil {
+	if cfg.RampStart.IsZero() {
+		cfg.RampStart = time.Now()
+	}
+	t := &Target{bodies: newBodies(), cfg: cfg}
+	if cfg.Plain {
+		return t, t.startPlain()
+	}
+	if err := t.checkCert(); err != nil {
 		return nil, err
 	}
 	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, cfg.Hostnames...)
@@ -162,7 +162,7 @@ func Start(cfg Config) (*Target, error) {
 	}
 	certs := map[string]tls.Certificate{} // leaf by key type
 	for i, p := range cfg.Profiles {
-		if err := t.listenProfile(cfg, i, p, hosts, certs); err != nil {
+		if err := t.listenProfile(i, p, hosts, certs); err != nil {
 			t.Close()
 			return nil, err
 		}
@@ -173,27 +173,10 @@ func Start(cfg Config) (*Target, error) {
 	return t, nil
 }
 
-// newTarget is a target with cfg's responses: delays, their jitter and
-// ramp, the hook on each request.
-func newTarget(cfg Config) *Target {
-	t := &Target{bodies: newBodies(), delay: cfg.Delay, onRequest: cfg.OnRequest, slowDelay: cfg.SlowDelay}
-	if t.slowDelay <= 0 {
-		t.slowDelay = 15 * time.Second
-	}
-	t.jitter = max(cfg.DelayJitter, 0)
-	if cfg.DelayRamp > 0 {
-		t.ramp = cfg.DelayRamp
-		t.rampStart = cfg.RampStart
-		if t.rampStart.IsZero() {
-			t.rampStart = time.Now()
-		}
-	}
-	return t
-}
-
 // checkCert makes the CA that issues the profiles' certificates, or checks
 // that the given certificate suits every profile.
-func (t *Target) checkCert(cfg Config) error {
+func (t *Target) checkCert() error {
+	cfg := &t.cfg
 	if cfg.Cert == nil {
 		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA",
 			365*24*time.Hour)
@@ -219,9 +202,9 @@ func (t *Target) checkCert(cfg Config) error {
 // listenProfile starts the listener of the i-th profile p, with its
 // certificate for hosts (certs: those issued so far, by key type) and,
 // with faults, an expired one.
-func (t *Target) listenProfile(cfg Config, i int, p *profiles.Profile, hosts []string,
-	certs map[string]tls.Certificate) error {
-	cert, err := t.leaf(cfg, p, hosts, certs)
+func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs map[string]tls.Certificate) error {
+	cfg := &t.cfg
+	cert, err := t.leaf(p, hosts, certs)
 	if err != nil {
 		return err
 	}
@@ -258,10 +241,9 @@ func (t *Target) listenProfile(cfg Config, i int, p *profiles.Profile, hosts []s
 
 // leaf is the certificate p is served with: the given one, or one the CA
 // issues for p's key type (once per key type).
-func (t *Target) leaf(cfg Config, p *profiles.Profile, hosts []string,
-	certs map[string]tls.Certificate) (tls.Certificate, error) {
-	if cfg.Cert != nil {
-		return *cfg.Cert, nil
+func (t *Target) leaf(p *profiles.Profile, hosts []string, certs map[string]tls.Certificate) (tls.Certificate, error) {
+	if t.cfg.Cert != nil {
+		return *t.cfg.Cert, nil
 	}
 	kt := p.ServerCertKey()
 	if c, ok := certs[kt.String()]; ok {
@@ -291,15 +273,15 @@ func (t *Target) startAdmin(addr string) error {
 }
 
 // startPlain starts the plain-HTTP listener and the admin listener.
-func (t *Target) startPlain(cfg Config) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)))
+func (t *Target) startPlain() error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(t.cfg.Host, strconv.Itoa(t.cfg.Port)))
 	if err != nil {
 		return fmt.Errorf("target: plain listener: %w", err)
 	}
 	l := &Listener{Addr: ln.Addr().String()}
 	t.Listeners = append(t.Listeners, l)
 	t.serve(&countingListener{Listener: ln, n: &l.connections}, t.handler(l))
-	return t.startAdmin(cfg.Admin)
+	return t.startAdmin(t.cfg.Admin)
 }
 
 func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
@@ -309,8 +291,7 @@ func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
 		ReadTimeout:                  30 * time.Second,
 		WriteTimeout:                 30 * time.Second,
 		IdleTimeout:                  60 * time.Second,
-		Logger:                       quietLogger{},
-		NoDefaultDate:                false,
+		Logger:                       quiet,
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 	}
@@ -373,21 +354,20 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 				// client traffic.
 				c.stats = true
 				l.handshakes.Add(-1)
-				l.statsConns.Add(1)
 			}
 			writeJSON(ctx, l.Stats())
 			return
 		}
 		l.requests.Add(1)
-		if t.onRequest != nil {
-			t.onRequest(l, ctx)
+		if t.cfg.OnRequest != nil {
+			t.cfg.OnRequest(l, ctx)
 		}
 		if c, ok := ctx.Conn().(*tlsConn); ok && c.fault != "" && t.responseFault(ctx, l, c, path) {
 			return
 		}
 		d := t.Delay()
-		if t.jitter > 0 {
-			d += rand.N(t.jitter)
+		if t.cfg.DelayJitter > 0 {
+			d += rand.N(t.cfg.DelayJitter)
 		}
 		if d > 0 {
 			time.Sleep(d)
@@ -399,9 +379,9 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 // Delay is the delay a response gets now: Config.Delay, plus DelayRamp for
 // every second since RampStart (DelayJitter aside).
 func (t *Target) Delay() time.Duration {
-	d := t.delay
-	if t.ramp > 0 {
-		d += time.Duration(float64(t.ramp) * time.Since(t.rampStart).Seconds())
+	d := t.cfg.Delay
+	if t.cfg.DelayRamp > 0 {
+		d += time.Duration(float64(t.cfg.DelayRamp) * time.Since(t.cfg.RampStart).Seconds())
 	}
 	return d
 }
@@ -422,9 +402,8 @@ func writeJSON(ctx *fasthttp.RequestCtx, v any) {
 	ctx.SetBody(append(data, '\n'))
 }
 
-type quietLogger struct{}
-
-func (quietLogger) Printf(string, ...any) {}
+// quiet drops fasthttp's log lines.
+var quiet = log.New(io.Discard, "", 0)
 
 // tlsListener wraps accepted connections in TLS and counts handshakes.
 type tlsListener struct {
@@ -491,7 +470,8 @@ type tlsConn struct {
 	fault   string // the fault injected into this connection, if any
 }
 
-func (c *tlsConn) handshake() error {
+// Handshake runs the counted handshake (fasthttp calls it directly).
+func (c *tlsConn) Handshake() error {
 	if c.done {
 		return c.hsErr
 	}
@@ -525,21 +505,16 @@ func (c *tlsConn) handshake() error {
 	return nil
 }
 
-// Handshake runs the counted handshake (fasthttp calls it directly).
-func (c *tlsConn) Handshake() error { return c.handshake() }
-
 func (c *tlsConn) Read(p []byte) (int, error) {
-	if err := c.handshake(); err != nil {
+	if err := c.Handshake(); err != nil {
 		return 0, err
 	}
 	return c.Conn.Read(p)
 }
 
 func (c *tlsConn) Write(p []byte) (int, error) {
-	if err := c.handshake(); err != nil {
+	if err := c.Handshake(); err != nil {
 		return 0, err
 	}
 	return c.Conn.Write(p)
 }
-
-var _ io.ReadWriter = (*tlsConn)(nil)
