@@ -159,13 +159,7 @@ func report(stderr io.Writer, prefix string, err error) int {
 	return exitFailed
 }
 
-func commandNames() string {
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, ", ")
-}
+func commandNames() string { return strings.Join(commandNameList(), ", ") }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "tlsbench benchmarks devices that terminate TLS.")
