@@ -33,14 +33,6 @@ type calibrateCmd struct {
 	cpsGoal, gbpsGoal float64
 }
 
-func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseCalibrate(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseCalibrate parses and checks a calibrate command line.
 func parseCalibrate(args []string, stdout io.Writer) (*calibrateCmd, error) {
 	c := &calibrateCmd{}

@@ -49,14 +49,6 @@ type impactCmd struct {
 	bound    float64
 }
 
-func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseImpact(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseImpact parses and checks an impact command line (its --urls file
 // read, its --json path checked).
 func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {

@@ -53,14 +53,6 @@ type qualifyCmd struct {
 	live             liveFlags // --metrics-listen (liveflags.go)
 }
 
-func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseQualify(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseQualify parses and checks a qualify command line: the plan read and
 // checked, the campaign directory checked.
 func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {

@@ -42,14 +42,6 @@ type serveCmd struct {
 	live              liveFlags // --metrics-listen (liveflags.go)
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseServe(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseServe parses and checks a serve command line.
 func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	c := &serveCmd{}
