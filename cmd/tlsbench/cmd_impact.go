@@ -124,7 +124,9 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 		}
 	}
 	p := ls.profiles[0]
-	c.lf, c.set, c.specs = lf, ls.set, make([]*runner.Spec, 2)
+	c.lf = lf
+	c.set = ls.set
+	c.specs = make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
 		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {

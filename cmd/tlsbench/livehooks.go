@@ -47,7 +47,8 @@ func (s *liveSession) impactHooks(specs []*runner.Spec, st *impact.Study) {
 	cur := map[string]**promexp.Run{} // a side's run going on
 	rounds := map[string]int{}
 	for i, side := range []string{impact.BaselineSide, impact.CandidateSide} {
-		spec, slot := specs[i], new(*promexp.Run)
+		spec := specs[i]
+		slot := new(*promexp.Run)
 		cur[side] = slot
 		spec.Live = func(lv runner.Live) {
 			rounds[side]++ // runs are made one at a time
