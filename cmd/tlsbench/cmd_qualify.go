@@ -53,6 +53,9 @@ type qualifyCmd struct {
 	live             liveFlags // --metrics-listen (liveflags.go)
 }
 
+// runQualify runs a qualify command line: parseQualify, then run.
+var runQualify = runParsed(parseQualify)
+
 // parseQualify parses and checks a qualify command line: the plan read and
 // checked, the campaign directory checked.
 func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {

@@ -76,7 +76,7 @@ func commands() []command {
 	return []command{
 		{"cps", "measure full-handshake connections per second (SR=0)", runCPS},
 		{"throughput", "measure encrypted bandwidth over keep-alive connections (Gbps)", runThroughput},
-		{"qualify", "run the qualification method and print the published table", runParsed(parseQualify)},
+		{"qualify", "run the qualification method and print the published table", runQualify},
 		{"report", "render campaigns and run records: published table, appendix, charts", runReport},
 		{"compare", "set every metric of two runs or campaigns side by side, with deltas", runCompare},
 		{"impact", "A/B study: what a change (a WAF, a firmware) costs, interleaved rounds", runParsed(parseImpact)},
