@@ -188,8 +188,8 @@ func bashCompletion(w io.Writer, cmds []cmdFlags) error {
 				fmt.Fprintf(&values, "        %s) "+bashFiles+"\n", pat, "-d")
 			}
 		}
-		fmt.Fprintf(&cases, "    %q) flags=%q; valflags=%q; words=%q ;;\n", c.name, strings.Join(append(flags, "--help"), " "),
-			" "+strings.Join(valflags, " ")+" ", strings.Join(c.words, " "))
+		fmt.Fprintf(&cases, "    %q) flags=%q; valflags=%q; words=%q ;;\n", c.name,
+			strings.Join(append(flags, "--help"), " "), " "+strings.Join(valflags, " ")+" ", strings.Join(c.words, " "))
 		if readsFiles(c.name) {
 			fileCmds = append(fileCmds, fmt.Sprintf("%q", c.name))
 		}
