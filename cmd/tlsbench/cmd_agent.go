@@ -45,12 +45,10 @@ func runAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return usagef("%s", specError(err))
 	}
 	var cred agent.Credentials
-	if spec.Agent.ReportTo != "" {
+	if spec.Agent.ReportTo != "" { // before any load: a record no collector takes is not made
 		if cred, err = agent.CredentialsFromEnv(os.Getenv); err != nil {
 			return usagef("%s", err)
 		}
-	}
-	if spec.Agent.ReportTo != "" { // before any load: a record no collector takes is not made
 		if cred, err = agent.Hello(ctx, spec.Agent.ReportTo, cred); err != nil {
 			return fmt.Errorf("the collector at %s will not take the record (no load sent): %w", spec.Agent.ReportTo, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -32,55 +33,39 @@ type calibrateCmd struct {
 	cpsGoal, gbpsGoal float64
 }
 
-func runCalibrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseCalibrate(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseCalibrate parses and checks a calibrate command line.
 func parseCalibrate(args []string, stdout io.Writer) (*calibrateCmd, error) {
+	c := &calibrateCmd{}
 	fs := newFlags("calibrate")
-	names := fs.StringArray("profile", nil, "profile `NAME` (repeatable; default the three seed profiles)")
-	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	dur := fs.DurationP("duration", "d", 3*time.Second, "each measurement's `DURATION`")
-	cpsGoal := fs.Float64("cps", 0, "a CPS `GOAL` to size (e.g. 105000)")
-	gbpsGoal := fs.Float64("gbps", 0, "a throughput `GOAL` in Gbps to size (e.g. 53)")
+	fs.StringArrayVar(&c.names, "profile", nil, "profile `NAME` (repeatable; default the three seed profiles)")
+	fs.StringArrayVar(&c.files, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	fs.DurationVarP(&c.dur, "duration", "d", 3*time.Second, "each measurement's `DURATION`")
+	fs.Float64Var(&c.cpsGoal, "cps", 0, "a CPS `GOAL` to size (e.g. 105000)")
+	fs.Float64Var(&c.gbpsGoal, "gbps", 0, "a throughput `GOAL` in Gbps to size (e.g. 53)")
 	if err := parseFlags(fs, calibrateUsage, args, stdout); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
-	if *dur <= 0 {
-		return nil, usagef("--duration must be positive, got %s", *dur)
+	if c.dur <= 0 {
+		return nil, usagef("--duration must be positive, got %s", c.dur)
 	}
-	set, err := loadProfiles(*files)
-	if err != nil {
+	var err error
+	if c.set, err = loadProfiles(c.files); err != nil {
 		return nil, err
 	}
-	if len(*names) == 0 {
-		*names = append([]string(nil), profiles.SeedProfiles...)
+	if len(c.names) == 0 {
+		c.names = slices.Clone(profiles.SeedProfiles)
 	}
-	var ps []*profiles.Profile
-	for _, n := range *names {
-		p, err := set.Get(n)
+	for _, n := range c.names {
+		p, err := c.set.Get(n)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}
-		ps = append(ps, p)
+		c.ps = append(c.ps, p)
 	}
-	return &calibrateCmd{
-		set:      set,
-		ps:       ps,
-		names:    *names,
-		files:    *files,
-		dur:      *dur,
-		cpsGoal:  *cpsGoal,
-		gbpsGoal: *gbpsGoal,
-	}, nil
+	return c, nil
 }
 
 // run measures the generator's costs against the reference target.

@@ -87,16 +87,15 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return usagef("--listen %s: %v", *listen, err)
 	}
+	defer ln.Close() // on an error below; else the collector's stop has closed it
 	token, err := readToken(*tokenFile, true, stderr)
 	if err != nil {
-		ln.Close()
 		return err
 	}
 	var tlsConfig *tls.Config
 	scheme := "http"
 	if *caOut != "" {
 		if err := outfile.Check(*caOut); err != nil {
-			ln.Close()
 			return usagef("--tls-ca-out: %v", err)
 		}
 		hosts := append([]string{"localhost", "127.0.0.1", "::1"}, *tlsHosts...)
@@ -105,11 +104,9 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		var caPEM []byte
 		if tlsConfig, caPEM, err = agent.CollectorTLS(hosts, *deadline+time.Hour); err != nil {
-			ln.Close()
 			return err
 		}
 		if err := outfile.WriteContext(ctx, *caOut, caPEM, 0o644, readerNote(stderr, *caOut)); err != nil {
-			ln.Close()
 			return fmt.Errorf("--tls-ca-out: %w", err)
 		}
 		scheme = "https"

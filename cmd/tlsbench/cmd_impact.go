@@ -49,17 +49,10 @@ type impactCmd struct {
 	bound    float64
 }
 
-func runImpact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseImpact(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseImpact parses and checks an impact command line (its --urls file
 // read, its --json path checked).
 func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
+	c := &impactCmd{}
 	fs := newFlags("impact")
 	lf := addLoadFlags(fs, vocab.EngineCPS, 25, "requests")
 	baseline := fs.String("baseline", "", "baseline `URL` (https)")
@@ -67,13 +60,13 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	baselineDUT := fs.String("baseline-dut", "", "name the baseline's device `NAME` in its records "+
 		"(report and compare group by it)")
 	candidateDUT := fs.String("candidate-dut", "", "name the candidate's device `NAME` in its records")
-	rounds := fs.Int("rounds", 3, "`N` rounds of each side, interleaved")
-	cooldown := fs.Duration("cooldown", time.Second, "pause between runs")
+	fs.IntVar(&c.rounds, "rounds", 3, "`N` rounds of each side, interleaved")
+	fs.DurationVar(&c.cooldown, "cooldown", time.Second, "pause between runs")
 	keepalive := fs.Bool("keepalive", false, "keep connections open between requests (Siege: connection = keep-alive)")
 	urlsFile := fs.String("urls", "", "`FILE` of URLs (one a line; their paths are requested in turn on both sides)")
 	random := fs.Bool("random", false, "with --urls: pick the URLs at random")
-	format := fs.String("format", "text", "output `FORMAT`: text, md, json or html")
-	bound := fs.Float64("equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± "+
+	fs.StringVar(&c.format, "format", "text", "output `FORMAT`: text, md, json or html")
+	fs.Float64Var(&c.bound, "equivalence-bound", stats.DefaultEquivalencePct, "`PCT` of the baseline: a shift inside ± "+
 		"this is no difference (equivalent)")
 	if err := parseFlags(fs, impactUsage, args, stdout); err != nil {
 		return nil, err
@@ -93,11 +86,11 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 		return nil, usagef("--baseline-dut and --candidate-dut are both %q: "+
 			"an impact study compares two devices (or two states of one: name them apart)", *baselineDUT)
 	}
-	if *rounds < 1 {
-		return nil, usagef("--rounds must be at least 1, got %d", *rounds)
+	if c.rounds < 1 {
+		return nil, usagef("--rounds must be at least 1, got %d", c.rounds)
 	}
-	if !(*bound > 0 && *bound < 100) {
-		return nil, usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", *bound)
+	if !(c.bound > 0 && c.bound < 100) {
+		return nil, usagef("--equivalence-bound must be a percentage above 0 and below 100, got %g", c.bound)
 	}
 	if lf.spec.Rate > 0 {
 		return nil, usagef("--rate: an impact study runs Siege-like users (-c), not a rate")
@@ -105,10 +98,10 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	if len(lf.names) > 1 {
 		return nil, usagef("one --profile at most: an impact study compares two targets, not profiles")
 	}
-	switch *format {
+	switch c.format {
 	case "text", "md", "json", "html":
 	default:
-		return nil, usagef("unknown --format %q (text, md, json or html)", *format)
+		return nil, usagef("unknown --format %q (text, md, json or html)", c.format)
 	}
 	if err := lf.resolve(); err != nil {
 		return nil, err
@@ -132,7 +125,9 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 		}
 	}
 	p := lf.profiles[0]
-	specs := make([]*runner.Spec, 2)
+	c.lf = lf
+	c.set = lf.set
+	c.specs = make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
 		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
 		if err != nil {
@@ -150,21 +145,13 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 			Headers   []string `json:"headers,omitempty"`
 			URLs      []string `json:"urls,omitempty"`
 			Random    bool     `json:"random,omitempty"`
-		}{[]string{impact.BaselineSide, impact.CandidateSide}[i], *rounds, *keepalive, lf.headers, paths, *random})
-		specs[i] = &spec
-		if _, err := runner.NewOp(specs[i]); err != nil {
+		}{[]string{impact.BaselineSide, impact.CandidateSide}[i], c.rounds, *keepalive, lf.headers, paths, *random})
+		c.specs[i] = &spec
+		if _, err := runner.NewOp(c.specs[i]); err != nil {
 			return nil, usagef("%v", err)
 		}
 	}
-	return &impactCmd{
-		specs:    specs,
-		lf:       lf,
-		set:      lf.set,
-		rounds:   *rounds,
-		cooldown: *cooldown,
-		format:   *format,
-		bound:    *bound,
-	}, nil
+	return c, nil
 }
 
 // run makes the study and writes its report.

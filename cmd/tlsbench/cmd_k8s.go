@@ -43,7 +43,8 @@ func runK8s(_ context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func runK8sManifest(args []string, stdout, stderr io.Writer) error {
-	o, tokenFile, err := parseK8sManifestArgs(args, stdout)
+	var tokenFile string // read (or created) once the rest is checked
+	o, err := parseK8sManifestInto(args, stdout, &tokenFile)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -67,14 +68,8 @@ func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, e
 	return parseK8sManifestInto(args, stdout, &tokenFile)
 }
 
-// parseK8sManifestArgs is parseK8sManifest, returning also --token-file,
-// which runK8sManifest reads (or creates) once the rest is checked.
-func parseK8sManifestArgs(args []string, stdout io.Writer) (agent.ManifestOptions, string, error) {
-	var tokenFile string
-	o, err := parseK8sManifestInto(args, stdout, &tokenFile)
-	return o, tokenFile, err
-}
-
+// parseK8sManifestInto is parseK8sManifest, setting *tokenFileOut to
+// --token-file.
 func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string) (agent.ManifestOptions, error) {
 	o := agent.DefaultManifestOptions()
 	fs := newFlags("k8s manifest")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 	"io"
 	"os"
@@ -81,29 +82,16 @@ func roff(s string) string {
 	return out
 }
 
-// manPage writes the page: NAME, SYNOPSIS, DESCRIPTION, then each command
-// with its help and its flags, then EXIT STATUS and SEE ALSO.
+// manTemplate is the man page's fixed text (man/tlsbench.1): NAME,
+// SYNOPSIS, DESCRIPTION, COMMANDS ({{.Commands}}), EXIT STATUS, SEE ALSO.
+//
+//go:embed man/tlsbench.1
+var manTemplate string
+
+// manPage writes the page: its fixed text with each command's help and
+// flags.
 func manPage(cmds []cmdFlags, date time.Time) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, ".TH TLSBENCH 1 %q %q \"User Commands\"\n", date.Format("2006-01-02"), "tlsbench "+version)
-	b.WriteString(`.SH NAME
-tlsbench \- benchmark devices that terminate TLS
-.SH SYNOPSIS
-.B tlsbench
-.I COMMAND
-.RI [ flags ]
-.RI [ args ]
-.SH DESCRIPTION
-tlsbench measures TLS\-terminating devices (load balancers, ADCs, reverse proxies):
-full\-handshake connections per second (CPS) and encrypted throughput, verified
-against cipher profiles; it runs the qualification method of test labs, renders
-reports, and serves a reference target.
-Run
-.B tlsbench help
-.I COMMAND
-for a command's help.
-.SH COMMANDS
-`)
 	for _, c := range cmds {
 		fmt.Fprintf(&b, ".SS \"tlsbench %s\"\n", roff(c.name))
 		b.WriteString(roff(c.summary) + ".\n")
@@ -132,23 +120,8 @@ for a command's help.
 			b.WriteString("\n")
 		}
 	}
-	b.WriteString(`.SH EXIT STATUS
-.TP
-0
-the work was done (a run's errors are data in its record)
-.TP
-1
-it could not be done: target unreachable, no transaction succeeded
-.TP
-2
-bad usage or input (one line on stderr names the problem)
-.SH SEE ALSO
-.BR openssl (1),
-.BR haproxy (1),
-.BR nginx (8);
-the README and docs/ of tlsbench.
-`)
-	return b.String()
+	return strings.NewReplacer("{{.Commands}}", b.String(), "{{.Date}}", strconv.Quote(date.Format("2006-01-02")),
+		"{{.Version}}", strconv.Quote("tlsbench "+version)).Replace(manTemplate)
 }
 
 // manText writes a command's help: its synopsis (the first line) in bold,

@@ -53,13 +53,8 @@ type qualifyCmd struct {
 	live             liveFlags // --metrics-listen (liveflags.go)
 }
 
-func runQualify(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseQualify(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
+// runQualify runs a qualify command line: parseQualify, then run.
+var runQualify = runParsed(parseQualify)
 
 // parseQualify parses and checks a qualify command line: the plan read and
 // checked, the campaign directory checked.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/target"
-	"github.com/tlsbench/tlsbench/profiles"
 )
 
 const serveUsage = `tlsbench serve [flags]
@@ -43,126 +42,101 @@ type serveCmd struct {
 	live              liveFlags // --metrics-listen (liveflags.go)
 }
 
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c, err := parseServe(args, stdout)
-	if err != nil {
-		return helpOK(err)
-	}
-	return c.run(ctx, stdout, stderr)
-}
-
 // parseServe parses and checks a serve command line.
 func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
+	c := &serveCmd{}
+	cfg := &c.cfg
 	fs := newFlags("serve")
-	listen := fs.String("listen", "127.0.0.1", "`ADDRESS` to listen on")
-	port := fs.Int("port", 8443, "first `PORT`; the listeners take consecutive ports (0: any free ports)")
+	fs.StringVar(&cfg.Host, "listen", "127.0.0.1", "`ADDRESS` to listen on")
+	fs.IntVar(&cfg.Port, "port", 8443, "first `PORT`; the listeners take consecutive ports (0: any free ports)")
 	names := fs.StringArray("profile", nil, "serve this profile `NAME` (repeatable; default: every built-in)")
 	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	certFile := fs.String("cert", "", "serve this certificate chain `FILE` (PEM) instead of generated ones")
-	keyFile := fs.String("key", "", "private key `FILE` (PEM) of --cert")
-	admin := fs.String("admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
-	hostnames := fs.StringArray("hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
-	caOut := fs.String("ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
-	plain := fs.Bool("plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
-	delay := fs.Duration("delay", 0, "add `DURATION` before the first byte of every object's response")
+	fs.StringVar(&c.certFile, "cert", "", "serve this certificate chain `FILE` (PEM) instead of generated ones")
+	fs.StringVar(&c.keyFile, "key", "", "private key `FILE` (PEM) of --cert")
+	fs.StringVar(&cfg.Admin, "admin", "", "plain-HTTP `ADDRESS` for /stats of all listeners (never counted)")
+	fs.StringArrayVar(&cfg.Hostnames, "hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
+	fs.StringVar(&c.caOut, "ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
+	fs.BoolVar(&cfg.Plain, "plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
+	fs.DurationVar(&cfg.Delay, "delay", 0, "add `DURATION` before the first byte of every object's response")
 	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s "+
 		"(tests a method against drift)")
-	delayJitter := fs.Duration("delay-jitter", 0, "add a random delay in [0, `DURATION`) to every response "+
+	fs.DurationVar(&cfg.DelayJitter, "delay-jitter", 0, "add a random delay in [0, `DURATION`) to every response "+
 		"(connections of a slow target then do not stay in step)")
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections "+
 		"(repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
-	slowDelay := fs.Duration("slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
-	var live liveFlags
-	live.add(fs)
+	fs.DurationVar(&cfg.SlowDelay, "slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
+	c.live.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
-	if *port < 0 || *port > 65535 {
-		return nil, usagef("bad --port %d: not 0-65535", *port)
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return nil, usagef("bad --port %d: not 0-65535", cfg.Port)
 	}
-	if net.ParseIP(*listen) == nil && *listen != "localhost" {
-		return nil, usagef("bad --listen %q: not an IP address", *listen)
+	if net.ParseIP(cfg.Host) == nil && cfg.Host != "localhost" {
+		return nil, usagef("bad --listen %q: not an IP address", cfg.Host)
 	}
-	if (*certFile == "") != (*keyFile == "") {
+	if (c.certFile == "") != (c.keyFile == "") {
 		return nil, usagef("--cert and --key go together")
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
 		return nil, err
 	}
-	var ps []*profiles.Profile
 	if len(*names) == 0 {
-		ps = set.All()
+		cfg.Profiles = set.All()
 	}
 	for _, n := range *names {
 		p, err := set.Get(n)
 		if err != nil {
 			return nil, usagef("%s", err)
 		}
-		ps = append(ps, p)
+		cfg.Profiles = append(cfg.Profiles, p)
 	}
-	if *plain && (len(*names) > 0 || *certFile != "") {
+	if cfg.Plain && (len(*names) > 0 || c.certFile != "") {
 		return nil, usagef("--plain serves no TLS: it takes no --profile, --cert or --key")
 	}
-	n := max(len(ps), 1) // listeners
-	if *plain {
+	n := max(len(cfg.Profiles), 1) // listeners
+	if cfg.Plain {
 		n = 1
 	}
-	if *port > 0 && *port+n-1 > 65535 {
+	if cfg.Port > 0 && cfg.Port+n-1 > 65535 {
 		return nil, usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, "+
-			"or 0 for any free ports)", *port, n, *port+n-1)
+			"or 0 for any free ports)", cfg.Port, n, cfg.Port+n-1)
 	}
-	if *admin != "" {
-		if err := checkAdmin(*admin); err != nil {
+	if cfg.Admin != "" {
+		if err := checkAdmin(cfg.Admin); err != nil {
 			return nil, err
 		}
 	}
-	if *delay < 0 {
-		return nil, usagef("bad --delay %s: must not be negative", *delay)
+	if cfg.Delay < 0 {
+		return nil, usagef("bad --delay %s: must not be negative", cfg.Delay)
 	}
-	ramp, err := parseRamp(*delayRamp)
-	if err != nil {
+	if cfg.DelayRamp, err = parseRamp(*delayRamp); err != nil {
 		return nil, err
 	}
-	var faults []target.Fault
 	for _, f := range *faultSpecs {
 		ft, err := target.ParseFault(f)
 		if err != nil {
 			return nil, usagef("bad --fault: %v", err)
 		}
-		faults = append(faults, ft)
+		cfg.Faults = append(cfg.Faults, ft)
 	}
-	if err := target.CheckFaults(faults); err != nil {
+	if err := target.CheckFaults(cfg.Faults); err != nil {
 		return nil, usagef("bad --fault: %v", err)
 	}
-	if *slowDelay <= 0 {
-		return nil, usagef("bad --slow-delay %s: must be positive", *slowDelay)
+	if cfg.SlowDelay <= 0 {
+		return nil, usagef("bad --slow-delay %s: must be positive", cfg.SlowDelay)
 	}
-	if err := checkOutputs([2]string{"--ca-out", *caOut}); err != nil {
+	if err := checkOutputs([2]string{"--ca-out", c.caOut}); err != nil {
 		return nil, err
 	}
-	if err := live.check(); err != nil {
+	if err := c.live.check(); err != nil {
 		return nil, err
 	}
-	return &serveCmd{
-		cfg: target.Config{
-			Host:        *listen,
-			Port:        *port,
-			Profiles:    ps,
-			Hostnames:   *hostnames,
-			Admin:       *admin,
-			Plain:       *plain,
-			Delay:       *delay,
-			DelayRamp:   ramp,
-			DelayJitter: *delayJitter,
-			Faults:      faults,
-			SlowDelay:   *slowDelay,
-		},
-		certFile: *certFile, keyFile: *keyFile, caOut: *caOut, live: live,
-	}, nil
+	return c, nil
 }
 
 // checkAdmin checks --admin's HOST:PORT.

@@ -26,6 +26,7 @@ type executorFlags struct {
 	agents                          int
 	margin, tolerance               time.Duration
 	nodeSelector                    []string
+	selector                        map[string]string // nodeSelector, parsed by check
 	collectTLS                      bool
 }
 
@@ -98,13 +99,13 @@ func (ef *executorFlags) check(usesRef bool) error {
 	if ef.margin < 0 || ef.tolerance < 0 {
 		return usagef("--start-margin and --start-tolerance must not be negative")
 	}
-	selector := map[string]string{}
+	ef.selector = map[string]string{}
 	for _, kv := range ef.nodeSelector {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" || v == "" {
 			return usagef("bad --node-selector %q: want KEY=VALUE", kv)
 		}
-		selector[k] = v
+		ef.selector[k] = v
 	}
 	if ef.kind == "kubernetes" {
 		// What every run's manifest will hold, checked now rather than at
@@ -115,7 +116,7 @@ func (ef *executorFlags) check(usesRef bool) error {
 			Name: agent.JobName("final-1-1"), Namespace: ef.namespace, Image: ef.image, Agents: ef.agents,
 			Run: checkRun, StartAt: time.Now().Add(time.Hour),
 			ReportTo: strings.TrimSuffix(ef.reportURL, "/") + "/runs/final-1-1",
-			CPU:      ef.cpu, Memory: ef.memory, NodeSelector: selector, Token: strings.Repeat("x", agent.MinTokenLen),
+			CPU:      ef.cpu, Memory: ef.memory, NodeSelector: ef.selector, Token: strings.Repeat("x", agent.MinTokenLen),
 		})
 		if err != nil {
 			return usagef("--executor kubernetes: %v", err)
@@ -177,17 +178,11 @@ func (ef *executorFlags) build(local *method.Local, files []string, refCA string
 			e.Margin = 2 * time.Second
 		}
 	case "kubernetes":
-		k := &agent.Kubernetes{Namespace: ef.namespace, Image: ef.image, CPU: ef.cpu, Memory: ef.memory}
+		k := &agent.Kubernetes{Namespace: ef.namespace, Image: ef.image, CPU: ef.cpu, Memory: ef.memory,
+			NodeSelector: ef.selector}
 		k.Kubectl = []string{ef.kubectl}
 		if ef.context != "" {
 			k.Kubectl = append(k.Kubectl, "--context", ef.context)
-		}
-		for _, kv := range ef.nodeSelector {
-			if k.NodeSelector == nil {
-				k.NodeSelector = map[string]string{}
-			}
-			key, v, _ := strings.Cut(kv, "=")
-			k.NodeSelector[key] = v
 		}
 		e.Launcher = k
 		e.ReportURL = strings.TrimSuffix(ef.reportURL, "/")

@@ -147,9 +147,7 @@ func (s *liveSession) hook(spec *runner.Spec, l promexp.RunLabels) {
 	}
 	if s.exp != nil {
 		r := s.exp.Begin(l)
-		s.mu.Lock()
-		s.cur = r
-		s.mu.Unlock()
+		s.keep(&s.cur, r)
 		spec.Live = r.Live
 	}
 	if s.stream != nil {
@@ -172,15 +170,27 @@ func (s *liveSession) finish(r *metrics.Run) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	cur := s.cur
-	s.cur = nil
-	s.mu.Unlock()
-	if cur != nil {
-		cur.Finish(r)
-	}
+	s.end(&s.cur, r)
 	if s.stream != nil && r != nil {
 		s.stream.record(r)
+	}
+}
+
+// keep holds r, a run begun, in slot until end (under s.mu, as end).
+func (s *liveSession) keep(slot **promexp.Run, r *promexp.Run) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*slot = r
+}
+
+// end takes the run out of slot, if any, and finishes it with its record.
+func (s *liveSession) end(slot **promexp.Run, rec *metrics.Run) {
+	s.mu.Lock()
+	r := *slot
+	*slot = nil
+	s.mu.Unlock()
+	if r != nil {
+		r.Finish(rec)
 	}
 }
 

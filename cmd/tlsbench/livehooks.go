@@ -44,19 +44,19 @@ func (s *liveSession) impactHooks(specs []*runner.Spec, st *impact.Study) {
 	if e == nil {
 		return
 	}
-	cur := map[string]*promexp.Run{}
+	cur := map[string]**promexp.Run{} // a side's run going on
 	rounds := map[string]int{}
 	for i, side := range []string{impact.BaselineSide, impact.CandidateSide} {
 		spec := specs[i]
+		slot := new(*promexp.Run)
+		cur[side] = slot
 		spec.Live = func(lv runner.Live) {
 			rounds[side]++ // runs are made one at a time
 			l := runLabels(spec)
 			l.Phase, l.Run = side, rounds[side]
 			r := e.Begin(l)
 			r.Live(lv)
-			s.mu.Lock()
-			cur[side] = r
-			s.mu.Unlock()
+			s.keep(slot, r)
 		}
 	}
 	prev := st.Events
@@ -64,12 +64,8 @@ func (s *liveSession) impactHooks(specs []*runner.Spec, st *impact.Study) {
 		if prev != nil {
 			prev(side, round, rec)
 		}
-		s.mu.Lock()
-		r := cur[side]
-		delete(cur, side)
-		s.mu.Unlock()
-		if r != nil {
-			r.Finish(rec)
+		if slot := cur[side]; slot != nil {
+			s.end(slot, rec)
 		}
 	}
 }
@@ -137,9 +133,7 @@ func (w *campaignExec) live(lv runner.Live) {
 		Run:     w.n,
 	})
 	r.Live(lv)
-	w.s.mu.Lock()
-	w.run = r
-	w.s.mu.Unlock()
+	w.s.keep(&w.run, r)
 }
 
 // Run implements method.Executor.
@@ -157,13 +151,7 @@ func (w *campaignExec) Run(ctx context.Context, req method.Request) (*metrics.Ru
 	})
 	rec, err := w.inner.Run(ctx, req)
 	w.camp.Update(func(st *promexp.CampaignState) { st.Running = false })
-	w.s.mu.Lock()
-	r := w.run
-	w.run = nil
-	w.s.mu.Unlock()
-	if r != nil {
-		r.Finish(rec)
-	}
+	w.s.end(&w.run, rec)
 	return rec, err
 }
 

@@ -79,19 +79,34 @@ func commands() []command {
 		{"qualify", "run the qualification method and print the published table", runQualify},
 		{"report", "render campaigns and run records: published table, appendix, charts", runReport},
 		{"compare", "set every metric of two runs or campaigns side by side, with deltas", runCompare},
-		{"impact", "A/B study: what a change (a WAF, a firmware) costs, interleaved rounds", runImpact},
+		{"impact", "A/B study: what a change (a WAF, a firmware) costs, interleaved rounds", runParsed(parseImpact)},
 		{"merge", "merge the records of agents that ran one distributed run, exactly", runMerge},
 		{"collect", "receive agents' pushed records and merge them when all have arrived", runCollect},
 		{"k8s", "print the Kubernetes Indexed Job that runs an engine command as N agents", runK8s},
 		{"agent", "run one agent of a distributed run, read from the environment", runAgent},
-		{"calibrate", "measure the generator's cost per handshake and per GB; size a goal in cores", runCalibrate},
-		{"serve", "run the reference TLS target", runServe},
+		{"calibrate", "measure the generator's cost per handshake and per GB; size a goal in cores",
+			runParsed(parseCalibrate)},
+		{"serve", "run the reference TLS target", runParsed(parseServe)},
 		{"profiles", "list cipher profiles, show one, list suites or groups", runProfiles},
 		{"schema", "list the JSON Schemas of the records and outputs, or print one", runSchema},
 		{"completion", "print the shell completion script: bash, zsh or fish", runCompletion},
 		{"man", "print the man page (roff, section 1)", runMan},
 		{"version", "print the version", runVersion},
 		{"help", "print a command's help: tlsbench help COMMAND", nil},
+	}
+}
+
+// runParsed makes the run function of a command that parse parses (and
+// checks) before it runs.
+func runParsed[C interface {
+	run(ctx context.Context, stdout, stderr io.Writer) error
+}](parse func([]string, io.Writer) (C, error)) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		c, err := parse(args, stdout)
+		if err != nil {
+			return helpOK(err)
+		}
+		return c.run(ctx, stdout, stderr)
 	}
 }
 
@@ -159,13 +174,7 @@ func report(stderr io.Writer, prefix string, err error) int {
 	return exitFailed
 }
 
-func commandNames() string {
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, ", ")
-}
+func commandNames() string { return strings.Join(commandNameList(), ", ") }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "tlsbench benchmarks devices that terminate TLS.")
