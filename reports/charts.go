@@ -317,14 +317,6 @@ func seriesChart(name, title, unit string, ch *chosen) *chart {
 	}}
 }
 
-// curve is a latency curve of a chart.
-type curve struct {
-	name   string
-	q      []analysis.Quantile
-	color  int
-	dashed bool
-}
-
 // percentileX places a percentile on the log-ish axis: -log10(1 − p/100),
 // 0 at the minimum, 1 at p90, 2 at p99 …
 func percentileX(p float64) float64 { return -math.Log10(1 - p/100) }

@@ -2,11 +2,7 @@
 
 package reports
 
-import (
-	"errors"
-
-	"github.com/tlsbench/tlsbench/bench/analysis"
-)
+import "errors"
 
 // This file replaces charts.go in a build with the tag nocharts (the lean
 // agent: gonum/plot and its fonts left out). The documents are the same
@@ -27,20 +23,12 @@ type chart struct {
 func (c *chart) svg() (string, error) { return "", ErrNoCharts }
 func (c *chart) png() ([]byte, error) { return nil, ErrNoCharts }
 
-// curve is a latency curve of a chart.
-type curve struct {
-	name   string
-	q      []analysis.Quantile
-	color  int
-	dashed bool
-}
-
 func barChart(name, title, unit string, cats, series []string, vals [][]float64, format func(float64) string) block {
 	return nil
 }
 
-func exploreChart(name string, s *Section) block { return nil }
+func exploreChart(name string, s *section) block { return nil }
 
-func seriesChart(name, title, unit string, ch *Chosen) block { return nil }
+func seriesChart(name, title, unit string, ch *chosen) block { return nil }
 
 func latencyChart(name, title string, curves []curve) block { return nil }

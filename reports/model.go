@@ -200,6 +200,14 @@ func unitOf(engine vocab.Engine) string {
 // curvePhases are the phases whose latency curves are drawn.
 var curvePhases = []vocab.Phase{vocab.PhaseHandshake, vocab.PhaseTotal}
 
+// curve is a latency curve of a chart.
+type curve struct {
+	name   string
+	q      []analysis.Quantile
+	color  int
+	dashed bool
+}
+
 // recordsSource is the Section.Source of run records.
 const recordsSource = "run records"
 
@@ -557,7 +565,7 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		it.note = unitOf(cell.Engine) + " inconsistent"
 	}
 	it.note = joinNote(it.note, basisNote(cell))
-	it.note = withRepeatNote(it.note, cell)
+	it.note = joinNote(it.note, repeatNote(cell))
 	return it, failed
 }
 
