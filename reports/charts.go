@@ -9,6 +9,7 @@ import (
 	"image/color"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -212,10 +213,8 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 				p.Add(l)
 			}
 		}
-		names := make([]string, rows)
-		for i, c := range cats {
-			names[len(cats)-1-i] = c
-		}
+		names := slices.Clone(cats)
+		slices.Reverse(names)
 		p.NominalY(names...)
 		p.X.Min, p.X.Max = 0, top*1.15
 		p.X.Padding = 0

@@ -253,17 +253,12 @@ func (d Document) HTML(w io.Writer) error {
 					// Numbers align right and do not wrap, nor do
 					// short cells (a number and its unit, a date);
 					// text wraps when the page is narrow.
-					var classes []string
-					right := i < len(b.right) && b.right[i]
-					if right {
-						classes = append(classes, "r")
-					}
-					if right || len([]rune(c)) <= 12 {
-						classes = append(classes, "n")
-					}
 					class := ""
-					if len(classes) > 0 {
-						class = ` class="` + strings.Join(classes, " ") + `"`
+					switch {
+					case i < len(b.right) && b.right[i]:
+						class = ` class="r n"`
+					case len([]rune(c)) <= 12:
+						class = ` class="n"`
 					}
 					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, html.EscapeString(c), tag)
 				}

@@ -80,6 +80,26 @@ type result struct {
 	CPSUnsupported  string `json:"cps_unsupported,omitempty"`
 }
 
+// test returns where x keeps the published value, ratio, runs and refusal of
+// a test.
+func (x *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string) {
+	if e == vocab.EngineThroughput {
+		return &x.Gbps, &x.GbpsRatio, &x.GbpsRuns, &x.GbpsUnsupported
+	}
+	return &x.CPS, &x.CPSRatio, &x.CPSRuns, &x.CPSUnsupported
+}
+
+// publishedTests are the published table's tests, in its order: their
+// titles in the table and the chart, the chart's unit and the format.
+var publishedTests = []struct {
+	engine             vocab.Engine
+	title, chart, unit string
+	format             func(float64) string
+}{
+	{vocab.EngineThroughput, "Throughput (Gbps, payload)", "Throughput per profile", "Gbps (payload)", FormatGbps},
+	{vocab.EngineCPS, "CPS (SR=0)", "CPS (SR=0) per profile", "connections per second", FormatCPS},
+}
+
 // campaignInfo is what a campaign was: its plan's tests and method, and
 // what differed between its DUTs.
 type campaignInfo struct {
@@ -768,11 +788,8 @@ func publishedRows(items []*item, duts []string) []tableRow {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
 		res := &row.Results[slices.Index(duts, it.dut)]
-		if it.engine == vocab.EngineThroughput {
-			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
-		} else {
-			res.CPS, res.CPSRuns, res.CPSUnsupported = it.value, it.runs, it.unsupported
-		}
+		v, _, runs, unsupported := res.test(it.engine)
+		*v, *runs, *unsupported = it.value, it.runs, it.unsupported
 		res.Consistent = res.Consistent && it.consistent
 		if it.note != "" {
 			res.Note = joinNote(res.Note, it.note)
