@@ -281,15 +281,11 @@ func Build(inputs []Input) (*Report, error) {
 			for _, e := range c.Ledger {
 				if e.Run != nil {
 					info.Records++
+					envRuns = append(envRuns, e.Run)
 				}
 			}
 			r.Campaigns = append(r.Campaigns, info)
 			titles = append(titles, c.Summary.Name)
-			for _, e := range c.Ledger {
-				if e.Run != nil {
-					envRuns = append(envRuns, e.Run)
-				}
-			}
 		case in.Run != nil:
 			run := in.Run
 			k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
@@ -382,22 +378,18 @@ func dutLabels(inputs []Input) map[string]string {
 		if len(runs) == 1 {
 			continue
 		}
-		differ := func(f func(metrics.Target) string) bool {
-			for _, r := range runs[1:] {
-				if f(r.Target) != f(runs[0].Target) {
-					return true
-				}
-			}
-			return false
+		// The first of these that differs between the devices, else the last.
+		extras := []func(metrics.Target) string{
+			func(t metrics.Target) string { return t.Address },
+			func(t metrics.Target) string { return "SNI " + t.ServerName },
+			func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) },
 		}
-		var extra func(metrics.Target) string
-		switch {
-		case differ(func(t metrics.Target) string { return t.Address }):
-			extra = func(t metrics.Target) string { return t.Address }
-		case differ(func(t metrics.Target) string { return t.ServerName }):
-			extra = func(t metrics.Target) string { return "SNI " + t.ServerName }
-		default:
-			extra = func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) }
+		extra := extras[len(extras)-1]
+		for _, f := range extras[:len(extras)-1] {
+			if slices.ContainsFunc(runs[1:], func(r *metrics.Run) bool { return f(r.Target) != f(runs[0].Target) }) {
+				extra = f
+				break
+			}
 		}
 		for _, r := range runs {
 			labels[dutKey(r)] = label + " (" + extra(r.Target) + ")"
@@ -507,12 +499,6 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		}
 		it, failed := cellItem(source, cell, row)
 		sec := section{
-			DUT:         cell.DUT,
-			Engine:      cell.Engine,
-			Profile:     cell.Profile,
-			Source:      source,
-			Unit:        unitOf(cell.Engine),
-			P99Phase:    p99Phase(cell.Engine),
 			Exploration: cell.Exploration,
 			Search:      cell.Search,
 			Level:       cell.Level,
@@ -523,6 +509,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			Failed:      failed,
 			Rule:        "the campaign's acceptance rule",
 		}
+		sec.setKey(cell.DUT, cell.Engine, cell.Profile, source)
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
@@ -616,11 +603,19 @@ func finalReasons(runs []method.FinalRun) [][]string {
 	return out
 }
 
-func p99Phase(engine vocab.Engine) vocab.Phase {
+// setKey says which DUT × test × profile of which source s is, in which
+// unit, and of which phase its exploration's p99 is: the handshake (CPS) or
+// the whole transaction (throughput).
+func (s *section) setKey(dut string, engine vocab.Engine, profile, source string) {
+	s.DUT = dut
+	s.Engine = engine
+	s.Profile = profile
+	s.Source = source
+	s.Unit = unitOf(engine)
+	s.P99Phase = vocab.PhaseHandshake
 	if engine == vocab.EngineThroughput {
-		return vocab.PhaseTotal
+		s.P99Phase = vocab.PhaseTotal
 	}
-	return vocab.PhaseHandshake
 }
 
 // chosenOf extracts what the appendix shows of a run.
@@ -662,17 +657,8 @@ type recordGroup struct {
 func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
-	sec := section{
-		DUT:      it.dut,
-		Engine:   it.engine,
-		Profile:  it.profile,
-		Source:   recordsSource,
-		Unit:     unitOf(it.engine),
-		P99Phase: p99Phase(it.engine),
-		Rule:     ruleText(v.Rule) + " (the method's default)",
-		Best3:    v.Best3,
-		Spread:   v.Spread,
-	}
+	sec := section{Rule: ruleText(v.Rule) + " (the method's default)", Best3: v.Best3, Spread: v.Spread}
+	sec.setKey(it.dut, it.engine, it.profile, recordsSource)
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, runResult{
 			Seq:      i + 1,
