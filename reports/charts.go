@@ -24,6 +24,10 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
+// HasCharts reports whether this build draws charts (gonum/plot); a build
+// with the tag nocharts, the lean agent's, does not (charts_none.go).
+const HasCharts = true
+
 // chart is a figure of a document: a gonum plot, made when it is rendered,
 // as inline SVG (HTML) or as a PNG file (Markdown). name is unique in its
 // document and safe in a file name.

@@ -110,11 +110,9 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 	cells = map[string]published{}
 	seen := map[string]bool{}
 	for _, cell := range c.Summary.Cells {
-		if !seen[cell.DUT] {
-			seen[cell.DUT] = true
-			duts++
-		}
+		seen[cell.DUT] = true
 	}
+	duts = len(seen)
 	for _, cell := range c.Summary.Cells {
 		k := cell.Engine.String() + " " + cell.Profile
 		if duts > 1 {

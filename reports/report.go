@@ -360,15 +360,10 @@ const configLines = 80
 
 // hasNoise reports whether a run of the report has its machine noise.
 func hasNoise(r *Report) bool {
-	for _, s := range r.Appendix {
-		for _, run := range s.Runs {
-			if run.Noise != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Appendix, func(s section) bool { return slices.ContainsFunc(s.Runs, runHasNoise) })
 }
+
+func runHasNoise(r runResult) bool { return r.Noise != nil }
 
 // noiseCell is a run's machine noise, compactly: steal / other / DUT.
 func noiseCell(n *metrics.Noise) string {
@@ -504,7 +499,7 @@ func sectionBlocks(s *section) []block {
 			out = append(out, para(fmt.Sprintf("Final runs at %d concurrent connections:", s.Level)))
 			cols = []string{">Run", ">" + s.Unit, ">Errors", "Verdict", "Published"}
 		}
-		noise := slices.ContainsFunc(s.Runs, func(r runResult) bool { return r.Noise != nil })
+		noise := slices.ContainsFunc(s.Runs, runHasNoise)
 		if noise {
 			cols = append(cols, ">Noise: steal / other / DUT")
 		}
@@ -636,12 +631,11 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		if !ok || l.Count == 0 {
 			continue
 		}
-		t.add(phase.String(), strconv.FormatInt(l.Count, 10),
-			bound+Micros(float64(l.P50)),
-			bound+Micros(float64(l.P90)),
-			bound+Micros(float64(l.P99)),
-			bound+Micros(float64(l.P999)),
-			bound+Micros(float64(l.Max)))
+		cells := []string{phase.String(), strconv.FormatInt(l.Count, 10)}
+		for _, v := range []int64{l.P50, l.P90, l.P99, l.P999, l.Max} {
+			cells = append(cells, bound+Micros(float64(v)))
+		}
+		t.add(cells...)
 	}
 	if len(t.rows) > 0 {
 		out = append(out, t)
