@@ -594,10 +594,8 @@ func publishes(r *Report) string {
 	switch {
 	case len(each) == 0:
 		return ""
-	case len(ns) == 1 && !ns[0]:
-		for n := range ns {
-			return "A campaign publishes the best of " + acceptedRuns(n) + tail
-		}
+	case len(ns) == 1 && !ns[0]: // every plan is known and has the same N
+		return "A campaign publishes the best of " + acceptedRuns(r.Campaigns[0].Method.Final.MinAccepted) + tail
 	}
 	return "A campaign publishes the best of N accepted runs" + strings.TrimSuffix(tail, ".") + ", N per campaign (" +
 		strings.Join(each, ", ") + ")."
