@@ -119,7 +119,6 @@ func impactSig(m impact.Metric) string {
 	return "-"
 }
 
-// impactP formats a p-value to two significant digits.
 // pMethodText names the rank test's p as computed: "exact Mann-Whitney",
 // "Mann-Whitney (normal approximation)".
 func pMethodText(s stats.Shift) string {
@@ -129,6 +128,7 @@ func pMethodText(s stats.Shift) string {
 	return "exact Mann-Whitney"
 }
 
+// impactP formats a p-value to two significant digits.
 func impactP(p float64) string {
 	if p < 0.0001 {
 		return "< 0.0001"
