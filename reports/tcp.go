@@ -33,9 +33,6 @@ type RunTCP struct {
 // no stall (older records, other systems), so that their reports stay as
 // they were.
 func runTCP(r *metrics.Run) *RunTCP {
-	if r == nil {
-		return nil
-	}
 	p99 := r.Percentiles(vocab.PhaseConnect).P99
 	stall := p99 >= initialRTOUS
 	t := r.TCP
