@@ -6,9 +6,9 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"image/color"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +22,10 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 )
+
+// HasCharts reports whether this build draws charts (gonum/plot); a build
+// with the tag nocharts, the lean agent's, does not (charts_none.go).
+const HasCharts = true
 
 // chart is a figure of a document: a gonum plot, made when it is rendered,
 // as inline SVG (HTML) or as a PNG file (Markdown). name is unique in its
@@ -158,9 +162,6 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 	return ts
 }
 
-// paint returns the i-th colour of the charts' palette.
-func paint(i int) color.Color { return plotutil.Color(i) }
-
 // barChart is a horizontal bar chart: one group of bars per category (top
 // to bottom), one bar per series in each group, side by side, each
 // labelled with its value formatted by format (none when it is 0).
@@ -193,7 +194,7 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 			}
 			b.Horizontal = true
 			b.Offset = vg.Points(bar * (float64(n-1)/2 - float64(j)))
-			b.Color = paint(j)
+			b.Color = plotutil.Color(j)
 			b.LineStyle.Width = 0
 			p.Add(b)
 			if n > 1 {
@@ -212,10 +213,8 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 				p.Add(l)
 			}
 		}
-		names := make([]string, rows)
-		for i, c := range cats {
-			names[len(cats)-1-i] = c
-		}
+		names := slices.Clone(cats)
+		slices.Reverse(names)
 		p.NominalY(names...)
 		p.X.Min, p.X.Max = 0, top*1.15
 		p.X.Padding = 0
@@ -246,7 +245,7 @@ func exploreChart(name string, s *section) *chart {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, points.Color = paint(0), paint(0)
+		line.Color, points.Color = plotutil.Color(0), plotutil.Color(0)
 		p.Add(line, points)
 		p.Legend.Add("probe", line, points)
 		for _, m := range []struct {
@@ -266,7 +265,7 @@ func exploreChart(name string, s *section) *chart {
 			if err != nil {
 				return nil, err
 			}
-			sc.Shape, sc.Radius, sc.Color = m.shape, vg.Points(m.radius), paint(m.colour)
+			sc.Shape, sc.Radius, sc.Color = m.shape, vg.Points(m.radius), plotutil.Color(m.colour)
 			p.Add(sc)
 			p.Legend.Add(m.name, sc)
 		}
@@ -297,7 +296,7 @@ func seriesChart(name, title, unit string, ch *chosen) *chart {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, points.Color = paint(0), paint(0)
+		line.Color, points.Color = plotutil.Color(0), plotutil.Color(0)
 		p.Add(line, points)
 		p.Legend.Add(unit, line)
 		for i, x := range []float64{ch.SteadyStartS, ch.SteadyStartS + ch.DurationS} {
@@ -305,7 +304,7 @@ func seriesChart(name, title, unit string, ch *chosen) *chart {
 			if err != nil {
 				return nil, err
 			}
-			edge.Color = paint(2)
+			edge.Color = plotutil.Color(2)
 			edge.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			p.Add(edge)
 			if i == 0 {
@@ -315,14 +314,6 @@ func seriesChart(name, title, unit string, ch *chosen) *chart {
 		p.X.Min, p.Y.Min = 0, 0
 		return p, nil
 	}}
-}
-
-// curve is a latency curve of a chart.
-type curve struct {
-	name   string
-	q      []analysis.Quantile
-	color  int
-	dashed bool
 }
 
 // percentileX places a percentile on the log-ish axis: -log10(1 − p/100),
@@ -342,7 +333,7 @@ func latencyChart(name, title string, curves []curve) *chart {
 			if err != nil {
 				return nil, err
 			}
-			line.Color = paint(c.color)
+			line.Color = plotutil.Color(c.color)
 			line.Width = vg.Points(1.5)
 			if c.dashed {
 				line.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}

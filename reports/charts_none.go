@@ -2,11 +2,7 @@
 
 package reports
 
-import (
-	"errors"
-
-	"github.com/tlsbench/tlsbench/bench/analysis"
-)
+import "errors"
 
 // This file replaces charts.go in a build with the tag nocharts (the lean
 // agent: gonum/plot and its fonts left out). The documents are the same
@@ -26,14 +22,6 @@ type chart struct {
 
 func (c *chart) svg() (string, error) { return "", ErrNoCharts }
 func (c *chart) png() ([]byte, error) { return nil, ErrNoCharts }
-
-// curve is a latency curve of a chart.
-type curve struct {
-	name   string
-	q      []analysis.Quantile
-	color  int
-	dashed bool
-}
 
 func barChart(name, title, unit string, cats, series []string, vals [][]float64, format func(float64) string) block {
 	return nil

@@ -110,11 +110,9 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 	cells = map[string]published{}
 	seen := map[string]bool{}
 	for _, cell := range c.Summary.Cells {
-		if !seen[cell.DUT] {
-			seen[cell.DUT] = true
-			duts++
-		}
+		seen[cell.DUT] = true
 	}
+	duts = len(seen)
 	for _, cell := range c.Summary.Cells {
 		k := cell.Engine.String() + " " + cell.Profile
 		if duts > 1 {
@@ -139,17 +137,8 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 	}
 	var pairs []method.CellPair
 	for _, k := range keysA {
-		pairs = append(pairs, method.CellPair{Key: k, A: cellsA[k].cell, B: cellsB[k].cell})
-	}
-	for _, k := range keysB {
-		if cellsA[k].cell == nil {
-			pairs = append(pairs, method.CellPair{Key: k, B: cellsB[k].cell})
-		}
-	}
-	tol, note := method.ConfirmTolerance(a.Plan, b.Plan)
-	rep.Confirmation = method.Confirm(pairs, tol, note)
-	for _, k := range keysA {
 		pa, pb := cellsA[k], cellsB[k]
+		pairs = append(pairs, method.CellPair{Key: k, A: pa.cell, B: pb.cell})
 		switch {
 		case pb.cell == nil:
 			rep.Unmatched = append(rep.Unmatched, k+": only in A")
@@ -167,9 +156,12 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 	}
 	for _, k := range keysB {
 		if cellsA[k].cell == nil {
+			pairs = append(pairs, method.CellPair{Key: k, B: cellsB[k].cell})
 			rep.Unmatched = append(rep.Unmatched, k+": only in B")
 		}
 	}
+	tol, note := method.ConfirmTolerance(a.Plan, b.Plan)
+	rep.Confirmation = method.Confirm(pairs, tol, note)
 	if len(rep.Cells) == 0 {
 		return fmt.Errorf("%s and %s have no cell in common with a published run on both sides", rep.A, rep.B)
 	}
@@ -259,7 +251,7 @@ func ComparisonDoc(c *ComparisonReport) Document {
 			if r.Note != "" {
 				notes = append(notes, r.Metric+": "+r.Note)
 			}
-			t.add(name, number(r.A, r.Unit), number(r.B, r.Unit), signed(r.Delta, r.Unit), deltaPct(r))
+			t.add(name, number(r.A, r.Unit), number(r.B, r.Unit), plus(r.Delta, number(r.Delta, r.Unit)), deltaPct(r))
 		}
 		d.add(t)
 		if len(notes) > 0 {
@@ -309,13 +301,10 @@ func publishedNumber(v float64, unit string) string {
 }
 
 func publishedDelta(v *float64, unit string) string {
-	switch {
-	case v == nil:
+	if v == nil {
 		return ""
-	case *v > 0:
-		return "+" + publishedNumber(*v, unit)
 	}
-	return publishedNumber(*v, unit)
+	return plus(*v, publishedNumber(*v, unit))
 }
 
 func publishedPct(v *float64) string {
@@ -353,12 +342,12 @@ func number(v float64, unit string) string {
 	return group(strconv.FormatFloat(v, 'f', 2, 64))
 }
 
-// signed is number with its sign.
-func signed(v float64, unit string) string {
+// plus is s, the formatted v, with a "+" when v is positive.
+func plus(v float64, s string) string {
 	if v > 0 {
-		return "+" + number(v, unit)
+		return "+" + s
 	}
-	return number(v, unit)
+	return s
 }
 
 func deltaPct(d analysis.Delta) string {

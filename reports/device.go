@@ -54,11 +54,8 @@ const deviceNote = "Run: from just before the preflight to after the drain, wher
 	"and those made while the reads took their counts. " +
 	"Bytes are the device's own accounting, shown a transaction each, not judged."
 
-// deviceTable is one run's counts, or nil without any.
+// deviceTable is one run's counts (its callers skip runs without any).
 func deviceTable(label string, c *metrics.DeviceCheck) *table {
-	if c == nil {
-		return nil
-	}
 	t := newTable("Run", "Scope", "Counter", ">Device", ">tlsbench", ">Expected", ">Δ", "Verdict")
 	if c.Error != "" {
 		t.add(label, "-", "-", "-", "-", "-", "-", "unreadable: "+c.Error)

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"fmt"
 	"html"
 	"io"
@@ -69,7 +70,7 @@ func (t *table) add(cells ...string) { t.rows = append(t.rows, cells) }
 // Text renders d as plain text: underlined headings, tables aligned by
 // text/tabwriter, no charts.
 func (d Document) Text(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := bufio.NewWriter(w) // keeps the first write error
 	for i, b := range d.blocks {
 		switch b := b.(type) {
 		case heading:
@@ -95,7 +96,7 @@ func (d Document) Text(w io.Writer) error {
 			tw.Flush()
 		}
 	}
-	return ew.err
+	return ew.Flush()
 }
 
 // Markdown renders d as GitHub-flavoured Markdown. Each chart is a PNG
@@ -103,7 +104,7 @@ func (d Document) Text(w io.Writer) error {
 // Markdown links to as it is: save them beside the Markdown file. With save
 // nil, the charts are linked but not made.
 func (d Document) Markdown(w io.Writer, prefix string, save func(name string, png []byte) error) error {
-	ew := &errWriter{w: w}
+	ew := bufio.NewWriter(w) // keeps the first write error
 	for i, b := range d.blocks {
 		if i > 0 {
 			fmt.Fprintln(ew)
@@ -154,7 +155,7 @@ func (d Document) Markdown(w io.Writer, prefix string, save func(name string, pn
 			fmt.Fprintf(ew, "![%s](%s)\n", mdEscape(b.title), name)
 		}
 	}
-	return ew.err
+	return ew.Flush()
 }
 
 // mdEscape escapes what Markdown would take for emphasis or markup.
@@ -222,7 +223,7 @@ func cssString(s string) string {
 // HTML renders d as one self-contained HTML file: an inline style, charts
 // as inline SVG, nothing fetched when it is opened.
 func (d Document) HTML(w io.Writer) error {
-	ew := &errWriter{w: w}
+	ew := bufio.NewWriter(w) // keeps the first write error
 	running := d.running
 	if running == "" {
 		running = d.title
@@ -253,17 +254,12 @@ func (d Document) HTML(w io.Writer) error {
 					// Numbers align right and do not wrap, nor do
 					// short cells (a number and its unit, a date);
 					// text wraps when the page is narrow.
-					var classes []string
-					right := i < len(b.right) && b.right[i]
-					if right {
-						classes = append(classes, "r")
-					}
-					if right || len([]rune(c)) <= 12 {
-						classes = append(classes, "n")
-					}
 					class := ""
-					if len(classes) > 0 {
-						class = ` class="` + strings.Join(classes, " ") + `"`
+					switch {
+					case i < len(b.right) && b.right[i]:
+						class = ` class="r n"`
+					case len([]rune(c)) <= 12:
+						class = ` class="n"`
 					}
 					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, html.EscapeString(c), tag)
 				}
@@ -283,20 +279,5 @@ func (d Document) HTML(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(ew, "</body>\n</html>")
-	return ew.err
-}
-
-// errWriter keeps the first write error, so that a renderer checks once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	return ew.Flush()
 }

@@ -56,12 +56,11 @@ func ImpactDoc(r *impact.Report) Document {
 			impactSigned(m.Delta), impactPct(m), impactSig(m))
 	}
 	d.add(heading{2, "Siege's metrics (pooled over the rounds)"}, t)
-	t = newTable("Latency", ">Baseline", ">Candidate", ">Delta", ">Delta %")
-	for _, m := range r.Phases {
-		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
+	d.add(heading{2, "Latency per phase"}, impactTable("Latency", r.Phases))
+	if len(r.TCP) > 0 { // nothing when a run has no measurement
+		d.add(heading{2, "TCP retransmissions (pooled over the rounds)"},
+			impactTable("TCP (the kernel's, at each close)", r.TCP))
 	}
-	d.add(heading{2, "Latency per phase"}, t)
-	d.add(impactTCP(r)...)
 	t = newTable(">Round", ">Baseline rate (/s)", ">Baseline response (ms)",
 		">Candidate rate (/s)", ">Candidate response (ms)")
 	for _, rd := range r.Rounds {
@@ -70,6 +69,15 @@ func ImpactDoc(r *impact.Report) Document {
 	}
 	d.add(heading{2, "Rounds (interleaved)"}, t)
 	return d
+}
+
+// impactTable sets the two sides' metrics side by side.
+func impactTable(title string, ms []impact.Metric) *table {
+	t := newTable(title, ">Baseline", ">Candidate", ">Delta", ">Delta %")
+	for _, m := range ms {
+		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
+	}
+	return t
 }
 
 func impactLabel(m impact.Metric) string {
@@ -89,13 +97,7 @@ func impactNum(v float64) string {
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", v), "0"), ".")
 }
 
-func impactSigned(v float64) string {
-	s := impactNum(v)
-	if v > 0 {
-		return "+" + s
-	}
-	return s
-}
+func impactSigned(v float64) string { return plus(v, impactNum(v)) }
 
 func impactPct(m impact.Metric) string {
 	if m.Baseline == 0 {
@@ -117,7 +119,6 @@ func impactSig(m impact.Metric) string {
 	return "-"
 }
 
-// impactP formats a p-value to two significant digits.
 // pMethodText names the rank test's p as computed: "exact Mann-Whitney",
 // "Mann-Whitney (normal approximation)".
 func pMethodText(s stats.Shift) string {
@@ -127,6 +128,7 @@ func pMethodText(s stats.Shift) string {
 	return "exact Mann-Whitney"
 }
 
+// impactP formats a p-value to two significant digits.
 func impactP(p float64) string {
 	if p < 0.0001 {
 		return "< 0.0001"

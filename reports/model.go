@@ -80,6 +80,26 @@ type result struct {
 	CPSUnsupported  string `json:"cps_unsupported,omitempty"`
 }
 
+// test returns where x keeps the published value, ratio, runs and refusal of
+// a test.
+func (x *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string) {
+	if e == vocab.EngineThroughput {
+		return &x.Gbps, &x.GbpsRatio, &x.GbpsRuns, &x.GbpsUnsupported
+	}
+	return &x.CPS, &x.CPSRatio, &x.CPSRuns, &x.CPSUnsupported
+}
+
+// publishedTests are the published table's tests, in its order: their
+// titles in the table and the chart, the chart's unit and the format.
+var publishedTests = []struct {
+	engine             vocab.Engine
+	title, chart, unit string
+	format             func(float64) string
+}{
+	{vocab.EngineThroughput, "Throughput (Gbps, payload)", "Throughput per profile", "Gbps (payload)", FormatGbps},
+	{vocab.EngineCPS, "CPS (SR=0)", "CPS (SR=0) per profile", "connections per second", FormatCPS},
+}
+
 // campaignInfo is what a campaign was: its plan's tests and method, and
 // what differed between its DUTs.
 type campaignInfo struct {
@@ -200,6 +220,14 @@ func unitOf(engine vocab.Engine) string {
 // curvePhases are the phases whose latency curves are drawn.
 var curvePhases = []vocab.Phase{vocab.PhaseHandshake, vocab.PhaseTotal}
 
+// curve is a latency curve of a chart.
+type curve struct {
+	name   string
+	q      []analysis.Quantile
+	color  int
+	dashed bool
+}
+
 // recordsSource is the Section.Source of run records.
 const recordsSource = "run records"
 
@@ -253,15 +281,11 @@ func Build(inputs []Input) (*Report, error) {
 			for _, e := range c.Ledger {
 				if e.Run != nil {
 					info.Records++
+					envRuns = append(envRuns, e.Run)
 				}
 			}
 			r.Campaigns = append(r.Campaigns, info)
 			titles = append(titles, c.Summary.Name)
-			for _, e := range c.Ledger {
-				if e.Run != nil {
-					envRuns = append(envRuns, e.Run)
-				}
-			}
 		case in.Run != nil:
 			run := in.Run
 			k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
@@ -354,22 +378,18 @@ func dutLabels(inputs []Input) map[string]string {
 		if len(runs) == 1 {
 			continue
 		}
-		differ := func(f func(metrics.Target) string) bool {
-			for _, r := range runs[1:] {
-				if f(r.Target) != f(runs[0].Target) {
-					return true
-				}
-			}
-			return false
+		// The first of these that differs between the devices, else the last.
+		extras := []func(metrics.Target) string{
+			func(t metrics.Target) string { return t.Address },
+			func(t metrics.Target) string { return "SNI " + t.ServerName },
+			func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) },
 		}
-		var extra func(metrics.Target) string
-		switch {
-		case differ(func(t metrics.Target) string { return t.Address }):
-			extra = func(t metrics.Target) string { return t.Address }
-		case differ(func(t metrics.Target) string { return t.ServerName }):
-			extra = func(t metrics.Target) string { return "SNI " + t.ServerName }
-		default:
-			extra = func(t metrics.Target) string { return "certificate " + shortHash(t.LeafSHA256) }
+		extra := extras[len(extras)-1]
+		for _, f := range extras[:len(extras)-1] {
+			if slices.ContainsFunc(runs[1:], func(r *metrics.Run) bool { return f(r.Target) != f(runs[0].Target) }) {
+				extra = f
+				break
+			}
 		}
 		for _, r := range runs {
 			labels[dutKey(r)] = label + " (" + extra(r.Target) + ")"
@@ -479,12 +499,6 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		}
 		it, failed := cellItem(source, cell, row)
 		sec := section{
-			DUT:         cell.DUT,
-			Engine:      cell.Engine,
-			Profile:     cell.Profile,
-			Source:      source,
-			Unit:        unitOf(cell.Engine),
-			P99Phase:    p99Phase(cell.Engine),
 			Exploration: cell.Exploration,
 			Search:      cell.Search,
 			Level:       cell.Level,
@@ -495,6 +509,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			Failed:      failed,
 			Rule:        "the campaign's acceptance rule",
 		}
+		sec.setKey(cell.DUT, cell.Engine, cell.Profile, source)
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
@@ -557,7 +572,7 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		it.note = unitOf(cell.Engine) + " inconsistent"
 	}
 	it.note = joinNote(it.note, basisNote(cell))
-	it.note = withRepeatNote(it.note, cell)
+	it.note = joinNote(it.note, repeatNote(cell))
 	return it, failed
 }
 
@@ -588,11 +603,19 @@ func finalReasons(runs []method.FinalRun) [][]string {
 	return out
 }
 
-func p99Phase(engine vocab.Engine) vocab.Phase {
+// setKey says which DUT × test × profile of which source s is, in which
+// unit, and of which phase its exploration's p99 is: the handshake (CPS) or
+// the whole transaction (throughput).
+func (s *section) setKey(dut string, engine vocab.Engine, profile, source string) {
+	s.DUT = dut
+	s.Engine = engine
+	s.Profile = profile
+	s.Source = source
+	s.Unit = unitOf(engine)
+	s.P99Phase = vocab.PhaseHandshake
 	if engine == vocab.EngineThroughput {
-		return vocab.PhaseTotal
+		s.P99Phase = vocab.PhaseTotal
 	}
-	return vocab.PhaseHandshake
 }
 
 // chosenOf extracts what the appendix shows of a run.
@@ -634,17 +657,8 @@ type recordGroup struct {
 func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
-	sec := section{
-		DUT:      it.dut,
-		Engine:   it.engine,
-		Profile:  it.profile,
-		Source:   recordsSource,
-		Unit:     unitOf(it.engine),
-		P99Phase: p99Phase(it.engine),
-		Rule:     ruleText(v.Rule) + " (the method's default)",
-		Best3:    v.Best3,
-		Spread:   v.Spread,
-	}
+	sec := section{Rule: ruleText(v.Rule) + " (the method's default)", Best3: v.Best3, Spread: v.Spread}
+	sec.setKey(it.dut, it.engine, it.profile, recordsSource)
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, runResult{
 			Seq:      i + 1,
@@ -760,11 +774,8 @@ func publishedRows(items []*item, duts []string) []tableRow {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
 		res := &row.Results[slices.Index(duts, it.dut)]
-		if it.engine == vocab.EngineThroughput {
-			res.Gbps, res.GbpsRuns, res.GbpsUnsupported = it.value, it.runs, it.unsupported
-		} else {
-			res.CPS, res.CPSRuns, res.CPSUnsupported = it.value, it.runs, it.unsupported
-		}
+		v, _, runs, unsupported := res.test(it.engine)
+		*v, *runs, *unsupported = it.value, it.runs, it.unsupported
 		res.Consistent = res.Consistent && it.consistent
 		if it.note != "" {
 			res.Note = joinNote(res.Note, it.note)

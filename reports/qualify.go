@@ -39,21 +39,19 @@ func QualifyTable(s *method.Summary) Document {
 	d := Document{title: s.Name, blocks: []block{t}}
 	inconsistent, unstable := false, false
 	for _, r := range s.Rows {
-		gbps, cps := "-", "-"
-		if r.Gbps != nil {
-			gbps = FormatGbps(*r.Gbps)
-		}
-		if r.CPS != nil {
-			cps = FormatCPS(*r.CPS)
-		}
-		note := ""
-		if m := inconsistentMetrics(s, r); !r.Consistent && m != "" {
-			note = "inconsistent " + m + " (see below)"
-			inconsistent = true
-		}
+		gbps, cps := optional(r.Gbps, FormatGbps), optional(r.CPS, FormatCPS)
+		var note, repeats string
+		var inconsistentIn []string // the metrics whose final runs did not agree
 		for _, c := range s.Cells {
 			if c.DUT != r.DUT || c.Profile != r.Profile {
 				continue
+			}
+			cell := &cps
+			if c.Engine == vocab.EngineThroughput {
+				cell = &gbps
+			}
+			if !c.Consistent && c.Failed == "" {
+				inconsistentIn = append(inconsistentIn, unitOf(c.Engine))
 			}
 			if c.Unstable != "" {
 				note = joinNote(note, unitOf(c.Engine)+" unstable: "+c.Unstable)
@@ -61,26 +59,21 @@ func QualifyTable(s *method.Summary) Document {
 			}
 			if c.Accepted == 0 && c.Total > 0 {
 				note = joinNote(note, unitOf(c.Engine)+": "+method.NoAcceptedRun(finalReasons(c.Runs)))
-				if c.Engine == vocab.EngineThroughput {
-					gbps = NoAccepted
-				} else {
-					cps = NoAccepted
-				}
+				*cell = NoAccepted
 			}
 			note = joinNote(note, basisNote(c))
-		}
-		note = withRepeatNotes(note, s, r)
-		if r.Unsupported != "" {
-			for _, c := range s.Cells {
-				if c.DUT != r.DUT || c.Profile != r.Profile || c.Unsupported == "" {
-					continue
-				}
-				if c.Engine == vocab.EngineThroughput {
-					gbps = notSupported
-				} else {
-					cps = notSupported
-				}
+			repeats = joinNote(repeats, repeatNote(c))
+			if r.Unsupported != "" && c.Unsupported != "" {
+				*cell = notSupported
 			}
+		}
+		if !r.Consistent && len(inconsistentIn) > 0 {
+			// A cell with no accepted run has its own note.
+			note = joinNote("inconsistent "+strings.Join(inconsistentIn, " and ")+" (see below)", note)
+			inconsistent = true
+		}
+		note = joinNote(note, repeats)
+		if r.Unsupported != "" {
 			note = joinNote(note, notSupported+": "+r.Unsupported)
 		}
 		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
@@ -124,19 +117,6 @@ const notSupported = "not supported"
 // NoAccepted is the published table's cell of runs none of which was
 // accepted: nothing is published (the notes say why).
 const NoAccepted = "no accepted run"
-
-// inconsistentMetrics names the metrics of a row whose final runs did not
-// agree: "CPS", "Gbps" or "CPS and Gbps"; "" when none (a cell with no
-// accepted run has its own note).
-func inconsistentMetrics(s *method.Summary, r method.Row) string {
-	var metrics []string
-	for _, c := range s.Cells {
-		if c.DUT == r.DUT && c.Profile == r.Profile && !c.Consistent && c.Failed == "" {
-			metrics = append(metrics, unitOf(c.Engine))
-		}
-	}
-	return strings.Join(metrics, " and ")
-}
 
 // PreliminaryTable is what every DUT negotiated for every test and
 // profile of a campaign's preliminary phase, or why it refused.

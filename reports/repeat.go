@@ -42,24 +42,6 @@ func repeatNote(c *method.Cell) string {
 	return note
 }
 
-// withRepeatNote adds a cell's repeatNote to note.
-func withRepeatNote(note string, c *method.Cell) string {
-	if n := repeatNote(c); n != "" {
-		return joinNote(note, n)
-	}
-	return note
-}
-
-// withRepeatNotes adds the repeatNote of a row's cells to note.
-func withRepeatNotes(note string, s *method.Summary, r method.Row) string {
-	for _, c := range s.Cells {
-		if c.DUT == r.DUT && c.Profile == r.Profile {
-			note = withRepeatNote(note, c)
-		}
-	}
-	return note
-}
-
 // distinct formats a and b with format, or, where that shows one figure
 // for two different values (1,155 and 1,221 CPS both "1.2k"), in unit with
 // the fewest decimals that tell them apart.

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -116,21 +116,7 @@ func ReportDoc(r *Report) Document {
 // a page.
 func publishedTable(r *Report) []block {
 	var out []block
-	for _, m := range []struct {
-		title       string
-		get         func(result) (v, ratio *float64, unsupported string, runs method.RunCount)
-		format      func(float64) string
-		unsupported bool
-	}{
-		{title: "Throughput (Gbps, payload)", format: FormatGbps,
-			get: func(x result) (*float64, *float64, string, method.RunCount) {
-				return x.Gbps, x.GbpsRatio, x.GbpsUnsupported, x.GbpsRuns
-			}},
-		{title: "CPS (SR=0)", format: FormatCPS,
-			get: func(x result) (*float64, *float64, string, method.RunCount) {
-				return x.CPS, x.CPSRatio, x.CPSUnsupported, x.CPSRuns
-			}},
-	} {
+	for _, m := range publishedTests {
 		cols := []string{"Profile", "Cipher (OpenSSL)", "ECDHE group / key"}
 		for _, dut := range r.DUTs {
 			cols = append(cols, ">"+dut)
@@ -140,17 +126,17 @@ func publishedTable(r *Report) []block {
 			cells := []string{row.Profile, dash(row.Cipher), dash(row.Group)}
 			tested := false
 			for i, res := range row.Results {
-				v, ratio, unsupported, runs := m.get(res)
-				tested = tested || v != nil || unsupported != "" || runs.Total > 0
-				cell := optional(v, m.format)
+				v, ratio, runs, unsupported := res.test(m.engine)
+				tested = tested || *v != nil || *unsupported != "" || runs.Total > 0
+				cell := optional(*v, m.format)
 				switch {
-				case v == nil && unsupported != "":
+				case *v == nil && *unsupported != "":
 					cell = notSupported
-				case v == nil && runs.Total > 0 && runs.Accepted == 0:
+				case *v == nil && runs.Total > 0 && runs.Accepted == 0:
 					cell = NoAccepted
 				}
-				if i > 0 && ratio != nil {
-					cell += " (" + formatRatio(*ratio) + ")"
+				if i > 0 && *ratio != nil {
+					cell += " (" + formatRatio(**ratio) + ")"
 				}
 				cells = append(cells, cell)
 			}
@@ -239,12 +225,7 @@ func generatorTexts(r *Report) []string {
 		if g.Empty() {
 			continue
 		}
-		var parts []string
-		for _, p := range []string{g.Model, g.Version, g.Topology} {
-			if p != "" {
-				parts = append(parts, p)
-			}
-		}
+		parts := slices.DeleteFunc([]string{g.Model, g.Version, g.Topology}, func(p string) bool { return p == "" })
 		text := strings.Join(parts, "; ")
 		if g.Config != "" {
 			text += " (configuration below)"
@@ -379,15 +360,10 @@ const configLines = 80
 
 // hasNoise reports whether a run of the report has its machine noise.
 func hasNoise(r *Report) bool {
-	for _, s := range r.Appendix {
-		for _, run := range s.Runs {
-			if run.Noise != nil {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(r.Appendix, func(s section) bool { return slices.ContainsFunc(s.Runs, runHasNoise) })
 }
+
+func runHasNoise(r runResult) bool { return r.Noise != nil }
 
 // noiseCell is a run's machine noise, compactly: steal / other / DUT.
 func noiseCell(n *metrics.Noise) string {
@@ -405,35 +381,28 @@ func noiseCell(n *metrics.Noise) string {
 // profiles down, DUTs side by side.
 func barCharts(r *Report) []block {
 	var out []block
-	for _, m := range []struct {
-		name, title, unit string
-		get               func(result) *float64
-		format            func(float64) string
-	}{
-		{"throughput", "Throughput per profile", "Gbps (payload)", func(x result) *float64 { return x.Gbps }, FormatGbps},
-		{"cps", "CPS (SR=0) per profile", "connections per second", func(x result) *float64 { return x.CPS }, FormatCPS},
-	} {
+	for _, m := range publishedTests {
+		get := func(x result) *float64 {
+			v, _, _, _ := x.test(m.engine)
+			return *v
+		}
 		vals := make([][]float64, len(r.DUTs))
 		var cats []string
 		for _, row := range r.Table {
-			any := false
-			for _, res := range row.Results {
-				any = any || m.get(res) != nil
-			}
-			if !any {
+			if !slices.ContainsFunc(row.Results, func(x result) bool { return get(x) != nil }) {
 				continue
 			}
 			cats = append(cats, row.Profile)
 			for d, res := range row.Results {
 				v := 0.0
-				if p := m.get(res); p != nil {
+				if p := get(res); p != nil {
 					v = *p
 				}
 				vals[d] = append(vals[d], v)
 			}
 		}
 		if len(cats) > 0 {
-			out = append(out, barChart(m.name, m.title, m.unit, cats, r.DUTs, vals, m.format))
+			out = append(out, barChart(m.engine.String(), m.chart, m.unit, cats, r.DUTs, vals, m.format))
 		}
 	}
 	return out
@@ -477,17 +446,13 @@ func campaignBlocks(c campaignInfo) []block {
 // differencesTable is the table of what differed between DUTs: a line per
 // difference, a column per DUT after the columns named by cols.
 func differencesTable(diffs []method.Difference, cols ...string) *table {
-	var duts []string
-	seen := map[string]bool{}
+	set := map[string]bool{}
 	for _, d := range diffs {
 		for k := range d.Values {
-			if !seen[k] {
-				seen[k] = true
-				duts = append(duts, k)
-			}
+			set[k] = true
 		}
 	}
-	sort.Strings(duts)
+	duts := slices.Sorted(maps.Keys(set))
 	t := newTable(append(cols, duts...)...)
 	for _, d := range diffs {
 		cells := []string{d.Engine.String(), d.Profile, d.Field}
@@ -534,7 +499,7 @@ func sectionBlocks(s *section) []block {
 			out = append(out, para(fmt.Sprintf("Final runs at %d concurrent connections:", s.Level)))
 			cols = []string{">Run", ">" + s.Unit, ">Errors", "Verdict", "Published"}
 		}
-		noise := slices.ContainsFunc(s.Runs, func(r runResult) bool { return r.Noise != nil })
+		noise := slices.ContainsFunc(s.Runs, runHasNoise)
 		if noise {
 			cols = append(cols, ">Noise: steal / other / DUT")
 		}
@@ -592,16 +557,16 @@ func outcome(s *section) string {
 	for i, v := range s.Best3 {
 		best[i] = value(s.Unit, v)
 	}
-	var text string
+	text := "published: " + value(s.Unit, *s.Value) + " " + s.Unit + "."
 	switch len(best) {
 	case 0, 1: // a single accepted run: no spread
-		text = fmt.Sprintf("Best of 1 accepted run; published: %s %s.", value(s.Unit, *s.Value), s.Unit)
+		text = "Best of 1 accepted run; " + text
 	case 2:
-		text = fmt.Sprintf("Best of 2 accepted runs: %s; spread %s ((best − second best) ÷ best); published: %s %s.",
-			strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+		text = fmt.Sprintf("Best of 2 accepted runs: %s; spread %s ((best − second best) ÷ best); %s",
+			strings.Join(best, ", "), percent(s.Spread), text)
 	default:
-		text = fmt.Sprintf("Best three: %s; spread %s ((best − third best) ÷ best); published: %s %s.",
-			strings.Join(best, ", "), percent(s.Spread), value(s.Unit, *s.Value), s.Unit)
+		text = fmt.Sprintf("Best three: %s; spread %s ((best − third best) ÷ best); %s",
+			strings.Join(best, ", "), percent(s.Spread), text)
 	}
 	if !s.Consistent {
 		text += " Inconsistent: fewer than the required accepted runs agreed within the tolerance."
@@ -629,10 +594,8 @@ func publishes(r *Report) string {
 	switch {
 	case len(each) == 0:
 		return ""
-	case len(ns) == 1 && !ns[0]:
-		for n := range ns {
-			return "A campaign publishes the best of " + acceptedRuns(n) + tail
-		}
+	case len(ns) == 1 && !ns[0]: // every plan is known and has the same N
+		return "A campaign publishes the best of " + acceptedRuns(r.Campaigns[0].Method.Final.MinAccepted) + tail
 	}
 	return "A campaign publishes the best of N accepted runs" + strings.TrimSuffix(tail, ".") + ", N per campaign (" +
 		strings.Join(each, ", ") + ")."
@@ -666,12 +629,11 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		if !ok || l.Count == 0 {
 			continue
 		}
-		t.add(phase.String(), strconv.FormatInt(l.Count, 10),
-			bound+Micros(float64(l.P50)),
-			bound+Micros(float64(l.P90)),
-			bound+Micros(float64(l.P99)),
-			bound+Micros(float64(l.P999)),
-			bound+Micros(float64(l.Max)))
+		cells := []string{phase.String(), strconv.FormatInt(l.Count, 10)}
+		for _, v := range []int64{l.P50, l.P90, l.P99, l.P999, l.Max} {
+			cells = append(cells, bound+Micros(float64(v)))
+		}
+		t.add(cells...)
 	}
 	if len(t.rows) > 0 {
 		out = append(out, t)

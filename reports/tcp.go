@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
@@ -34,9 +33,6 @@ type RunTCP struct {
 // no stall (older records, other systems), so that their reports stay as
 // they were.
 func runTCP(r *metrics.Run) *RunTCP {
-	if r == nil {
-		return nil
-	}
 	p99 := r.Percentiles(vocab.PhaseConnect).P99
 	stall := p99 >= initialRTOUS
 	t := r.TCP
@@ -81,17 +77,4 @@ func tcpBlocks(s *section) []block {
 			strings.Join(retrans, "; ")+"."))
 	}
 	return out
-}
-
-// impactTCP sets the two sides' TCP retransmissions side by side (pooled
-// over the rounds); nothing when a run has no measurement.
-func impactTCP(r *impact.Report) []block {
-	if len(r.TCP) == 0 {
-		return nil
-	}
-	t := newTable("TCP (the kernel's, at each close)", ">Baseline", ">Candidate", ">Delta", ">Delta %")
-	for _, m := range r.TCP {
-		t.add(impactLabel(m), impactNum(m.Baseline), impactNum(m.Candidate), impactSigned(m.Delta), impactPct(m))
-	}
-	return []block{heading{2, "TCP retransmissions (pooled over the rounds)"}, t}
 }

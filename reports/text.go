@@ -9,13 +9,13 @@ package reports
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
-
-	"slices"
 )
 
 // Micros formats a microsecond value with a readable unit.
@@ -101,12 +101,7 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 
 // summaryErrors is a line per error class, in the classes' order.
 func summaryErrors(w *strings.Builder, r *metrics.Run) {
-	classes := make([]vocab.Class, 0, len(r.Errors.ByClass))
-	for c := range r.Errors.ByClass {
-		classes = append(classes, c)
-	}
-	slices.Sort(classes)
-	for _, c := range classes {
+	for _, c := range slices.Sorted(maps.Keys(r.Errors.ByClass)) {
 		fmt.Fprintf(w, "  error        %-20s %d  %s\n", c, r.Errors.ByClass[c], r.Errors.Examples[c])
 	}
 }
