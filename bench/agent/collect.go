@@ -216,9 +216,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	max := c.Limits.MaxRecord
-	if max <= 0 {
-		max = maxRecord
-	}
+	orDefault(&max, maxRecord)
 	switch {
 	case req.ContentLength < 0:
 		http.Error(w, "a record's length must be announced (Content-Length)", http.StatusLengthRequired)

@@ -44,9 +44,7 @@ func JobName(id string) string {
 
 func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	timeout := k.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
+	orDefault(&timeout, time.Minute)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	base := k.Kubectl
@@ -110,9 +108,7 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*launched, error
 // watch reports the first failed pod of the Job.
 func (k *Kubernetes) watch(ctx context.Context, name string, failed chan<- error) {
 	poll := k.Poll
-	if poll <= 0 {
-		poll = 5 * time.Second
-	}
+	orDefault(&poll, 5*time.Second)
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {

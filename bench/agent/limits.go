@@ -41,29 +41,23 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults returns l with its zero fields set to the defaults.
+// withDefaults returns l with its zero (or negative) fields set to the
+// defaults.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxRecord <= 0 {
-		l.MaxRecord = d.MaxRecord
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.ReadHeaderTimeout <= 0 {
-		l.ReadHeaderTimeout = d.ReadHeaderTimeout
-	}
-	if l.ReadTimeout <= 0 {
-		l.ReadTimeout = d.ReadTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.IdleTimeout <= 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
+	orDefault(&l.MaxRecord, d.MaxRecord)
+	orDefault(&l.MaxHeaderBytes, d.MaxHeaderBytes)
+	orDefault(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	orDefault(&l.ReadTimeout, d.ReadTimeout)
+	orDefault(&l.WriteTimeout, d.WriteTimeout)
+	orDefault(&l.IdleTimeout, d.IdleTimeout)
+	orDefault(&l.MaxConns, d.MaxConns)
 	return l
+}
+
+// orDefault sets *v to def when it is not positive.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -382,28 +383,15 @@ var (
 // agents would refuse it.
 func (o ManifestOptions) checked() (ManifestOptions, error) {
 	d := DefaultManifestOptions()
-	if o.Name == "" {
-		o.Name = d.Name
-	}
+	o.Name = cmp.Or(o.Name, d.Name)
+	o.CPU = cmp.Or(o.CPU, d.CPU)
+	o.Memory = cmp.Or(o.Memory, d.Memory)
+	o.StartTolerance = cmp.Or(o.StartTolerance, d.StartTolerance)
+	o.ActiveDeadline = cmp.Or(o.ActiveDeadline, d.ActiveDeadline)
+	o.TTLAfterFinished = cmp.Or(o.TTLAfterFinished, d.TTLAfterFinished)
 	if len(o.Command) == 0 {
 		o.Command = d.Command
 	}
-	if o.StartTolerance == 0 {
-		o.StartTolerance = d.StartTolerance
-	}
-	if o.CPU == "" {
-		o.CPU = d.CPU
-	}
-	if o.Memory == "" {
-		o.Memory = d.Memory
-	}
-	if o.ActiveDeadline == 0 {
-		o.ActiveDeadline = d.ActiveDeadline
-	}
-	if o.TTLAfterFinished == 0 {
-		o.TTLAfterFinished = d.TTLAfterFinished
-	}
-
 	if o.Agents < 1 || o.Agents > manifestMaxAgents {
 		return o, fmt.Errorf("agents must be 1 to %d, got %d", manifestMaxAgents, o.Agents)
 	}

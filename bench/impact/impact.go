@@ -109,13 +109,6 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 // MarshalJSON writes the report with Siege's keys: {"metrics": {KEY:
 // {"baseline", "candidate", "delta", "delta_pct", "significant"}}, …}.
 func (r *Report) MarshalJSON() ([]byte, error) {
-	byKey := func(ms []Metric) map[string]Metric {
-		out := make(map[string]Metric, len(ms))
-		for _, x := range ms {
-			out[x.Key] = x
-		}
-		return out
-	}
 	return json.Marshal(struct {
 		Schema       string            `json:"schema"`
 		Metrics      map[string]Metric `json:"metrics"`
@@ -197,11 +190,6 @@ type Round struct {
 	CandidateRate           float64 `json:"candidate_transaction_rate"`
 	BaselineResponseTimeMS  float64 `json:"baseline_response_time_ms"`
 	CandidateResponseTimeMS float64 `json:"candidate_response_time_ms"`
-}
-
-// analyze compares the two sides with the default equivalence bound.
-func analyze(runs *Runs) (*Report, error) {
-	return AnalyzeWithin(runs, stats.DefaultEquivalencePct)
 }
 
 // AnalyzeWithin compares the two sides; a shift within boundPct percent of
@@ -303,6 +291,15 @@ func ShiftSummary(s stats.Shift) string {
 	}
 	return fmt.Sprintf("inconclusive: response time shift %+.3g ms ± %.3g ms (%+.1f%%; %s, equivalence bound %s): %s",
 		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s), bound, s.Reason)
+}
+
+// byKey keys metrics by their JSON names.
+func byKey(ms []Metric) map[string]Metric {
+	out := make(map[string]Metric, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m
+	}
+	return out
 }
 
 // newMetric is a metric measured bv in the baseline, cv in the candidate.

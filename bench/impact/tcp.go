@@ -74,9 +74,5 @@ func tcpByKey(ms []Metric) map[string]Metric {
 	if len(ms) == 0 {
 		return nil
 	}
-	out := make(map[string]Metric, len(ms))
-	for _, m := range ms {
-		out[m.Key] = m
-	}
-	return out
+	return byKey(ms)
 }
