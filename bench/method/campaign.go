@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -512,12 +513,7 @@ func (c *Campaign) explore(
 	}
 	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
 	best, err := srch.run()
-	levels := make([]int, 0, len(srch.got))
-	for l := range srch.got {
-		levels = append(levels, l)
-	}
-	sort.Ints(levels)
-	for _, l := range levels {
+	for _, l := range slices.Sorted(maps.Keys(srch.got)) {
 		cell.Exploration = append(cell.Exploration, probeOf(l, srch.got[l]))
 	}
 	info := srch.info
@@ -712,10 +708,7 @@ func agreeing(vs []float64, tol float64) int {
 	if len(vs) == 0 {
 		return 0
 	}
-	top := vs[0]
-	for _, v := range vs {
-		top = max(top, v)
-	}
+	top := slices.Max(vs)
 	n := 0
 	for _, v := range vs {
 		if v >= top*(1-tol) {

@@ -44,8 +44,7 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 		if err != nil {
 			return false, err
 		}
-		r.Probes = append(r.Probes, Probe{Level: level, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
-			GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons})
+		r.Probes = append(r.Probes, probeOf(level, e))
 		c.Sleep(ctx, time.Duration(m.Cooldown))
 		if e.Accepted && e.Value > bestValue {
 			best, bestValue = level, e.Value
