@@ -90,8 +90,6 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 			}
 			*side.runs = append(*side.runs, r)
 			if r.Failed() != "" {
-				// Its preflight failed (no load sent) or it was
-				// aborted: the study has no value from here on.
 				return out, &FailedRunError{Side: side.name, Round: round, Run: r}
 			}
 			if im.Events != nil {
@@ -144,25 +142,20 @@ type Report struct {
 	Metrics []Metric `json:"-"`
 	// Phases are the latency percentiles per phase (ms).
 	Phases []Metric `json:"-"`
-	// ResponseTime compares the rounds' mean response times (ms, each
-	// round's steady window): the rounds, interleaved, are the independent
-	// samples (the seconds of one run are not).
+	// ResponseTime compares the rounds' mean response times (ms): the
+	// rounds, not the seconds of one run, are the independent samples.
 	ResponseTime stats.Shift `json:"response_time_shift"`
 	// Rate compares the rounds' transaction rates (/s).
 	Rate stats.Shift `json:"transaction_rate_shift"`
-	// Rounds are each round's transaction rate and response time, for the
-	// spread.
+	// Rounds are each round's transaction rate and response time.
 	Rounds []Round `json:"rounds"`
-	// Verdict is the response-time shift's: VerdictSignificant,
-	// VerdictEquivalent or VerdictInconclusive; Summary says it in words,
-	// with the size, the interval, p, the bound and, when inconclusive, the
-	// reason and the rounds needed.
+	// Verdict is the response-time shift's; Summary says it in words
+	// (ShiftSummary).
 	Verdict string `json:"verdict"`
 	Summary string `json:"summary"`
 	// Siege is each side's pooled summary.
 	Baseline, Candidate analysis.Siege `json:"-"`
-	// TCP is the kernel's account of each side's connections, pooled
-	// over the rounds (tcp.go); empty when a run has none.
+	// TCP is the kernel's account of each side's connections (tcp.go).
 	TCP []Metric `json:"-"`
 }
 
@@ -176,10 +169,9 @@ type Metric struct {
 	Delta       float64 `json:"delta"`
 	DeltaPct    float64 `json:"delta_pct"`
 	Significant bool    `json:"significant"`
-	// Verdict is the verdict of the shift that tests the metric (empty if
-	// untested).
+	// Verdict is that of the shift that tests the metric, if Tested.
 	Verdict string `json:"verdict,omitempty"`
-	// Tested says whether a significance test applies to the metric.
+	// Tested: a significance test applies to the metric.
 	Tested bool `json:"-"`
 }
 

@@ -123,9 +123,8 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return s, err
 	}
-	// Every cell is explored in turn. Its final runs follow at once
-	// (sequential order), or, interleaved, after every exploration: run k
-	// of every cell, then run k+1, so that drift lands on every DUT alike.
+	// Every cell is explored in turn; its final runs follow at once
+	// (sequential), or after every exploration (interleaved).
 	interleaved := c.Plan.Method.Final.Interleaved()
 	var finals, all []*finalPhase
 	for _, d := range c.Plan.DUTs {
@@ -159,8 +158,7 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if err := c.final(ctx, finals...); err != nil {
 		return s, err
 	}
-	// With final.repeat N, the final phase is made N-1 more times, each
-	// repeat interleaved across the cells that published a value.
+	// With final.repeat N, the cells with a value make N-1 more passes.
 	if n := c.Plan.Method.Final.Repeat; n > 1 {
 		var valued []*finalPhase
 		for _, f := range all {
@@ -249,10 +247,10 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	c.Events(ev)
 }
 
-// preliminary probes every DUT × test × profile, then compares the DUTs. A
-// profile a DUT refuses is not supported by that DUT: the campaign goes on
-// without that cell, unless the plan's method says stop_on_unsupported. It
-// returns the probes and the unsupported cells (key → why), by key3.
+// preliminary probes every DUT × test × profile, then compares the DUTs.
+// A cell whose DUT refuses the profile is not supported and left out
+// (unless stop_on_unsupported). It returns the probes and the unsupported
+// cells' reasons, by key3.
 func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Entry, map[string]string, error) {
 	m := c.Plan.Method
 	out := map[string]*Entry{}
@@ -413,8 +411,7 @@ type Cell struct {
 	Profile     string       `json:"profile"`
 	Level       int          `json:"level"` // the load level chosen and frozen
 	Exploration []Probe      `json:"exploration"`
-	// Search is how the exploration went: the levels in the order probed,
-	// those probed again, and why the geometric steps stopped.
+	// Search is how the exploration went.
 	Search     *Search    `json:"search,omitempty"`
 	Runs       []FinalRun `json:"runs"`
 	Best3      []float64  `json:"best3"`
@@ -428,16 +425,14 @@ type Cell struct {
 	// Unsupported, if set, is why the DUT does not serve the profile: the
 	// preliminary phase saw it refuse, and the cell got no load.
 	Unsupported string `json:"unsupported,omitempty"`
-	// Unstable, if set, says that the final runs fell short of what the
-	// exploration measured at the same level by more than the tolerance
+	// Unstable, if set, says that the final runs fell short of the
+	// exploration at the same level by more than the tolerance
 	// ("exploration X, finals Y"): the cell is not consistent.
 	Unstable string `json:"unstable,omitempty"`
-	// Reexplored, if set, says that the first final runs fell short of the
-	// exploration and the cell was re-explored around its level once: the
-	// cell's Level, Runs and Value are those after the re-exploration.
+	// Reexplored, if set, is the first final runs of a cell re-explored
+	// because they fell short; Level, Runs and Value are the later ones.
 	Reexplored *Reexploration `json:"reexplored,omitempty"`
-	// Repeats, with final.repeat above 1, is the published value of each
-	// repeat of the final phase and their spread.
+	// Repeats, with final.repeat above 1, are the repeats' values.
 	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
@@ -472,13 +467,8 @@ type finalPhase struct {
 
 // explore finds the cell's load level (exploratory phase) and returns the
 // cell ready for its final runs.
-func (c *Campaign) explore(
-	ctx context.Context,
-	d plan.DUT,
-	t plan.Test,
-	p *profiles.Profile,
-	pre *Entry,
-) (*finalPhase, error) {
+func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
+	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)
@@ -537,12 +527,10 @@ func (c *Campaign) explore(
 	return f, nil
 }
 
-// final makes the final runs of cells at their frozen levels (finalPass),
-// then checks each against its exploration: a cell whose finals fall short
-// of what the exploration measured at that level by more than the tolerance
-// is re-explored around that level once (reexplore), frozen again and
-// given new final runs, interleaved like the first; if those fall short too,
-// it is unstable.
+// final makes the final runs of cells at their frozen levels (finalPass);
+// a cell whose finals fall short of its exploration at that level by more
+// than the tolerance is re-explored once (reexplore) and given new final
+// runs; if those fall short too, it is unstable.
 func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 	tol := float64(c.Plan.Method.Final.Tolerance)
 	finish := func(f *finalPhase) {
@@ -674,10 +662,8 @@ func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
 	return v, ok && best < v*(1-tol)
 }
 
-// finish publishes the best of the cell's accepted runs and checks the finals against
-// the exploration: finals that fall short of what exploration measured at
-// the same level by more than the tolerance make the cell unstable, never
-// consistent.
+// finish publishes the best of the cell's accepted runs; finals that fall
+// short of the exploration (short) make the cell unstable.
 func (f *finalPhase) finish(tol float64) {
 	cell := f.cell
 	cell.Best3, cell.Value, cell.Spread = bestOf(f.accepted)
