@@ -8,9 +8,7 @@ import (
 // field is its default (DefaultLimits).
 type Limits struct {
 	// MaxRecord is the largest record body taken: a push that announces
-	// more (Content-Length) is refused (413) before its body is read, one
-	// without a length is refused (411), so the body is read into a buffer
-	// of the announced, signed size and never grown.
+	// more (Content-Length) is refused before its body is read.
 	MaxRecord int64
 	// MaxHeaderBytes bounds the request line and headers (431 beyond).
 	MaxHeaderBytes int
@@ -20,15 +18,12 @@ type Limits struct {
 	// WriteTimeout bounds the answer; IdleTimeout a kept-alive
 	// connection's wait for its next request.
 	WriteTimeout, IdleTimeout time.Duration
-	// MaxConns is the most connections served at once; more wait, in the
-	// kernel's backlog, to be accepted.
+	// MaxConns is the most connections served at once; more wait in the
+	// backlog.
 	MaxConns int
 }
 
-// DefaultLimits returns the collector's default bounds: 32 MiB records
-// (an hour's record with its per-second series is well under 1 MiB), 16 KiB
-// of headers, 5 s for the headers, 1 min for the whole request, 64
-// connections.
+// DefaultLimits returns the collector's default bounds.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxRecord:         maxRecord,

@@ -163,16 +163,15 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	objects := []manifestObject{o.service(labels), o.job(labels, string(run))}
-	if len(o.Files) > 0 {
-		objects = append([]manifestObject{o.filesConfigMap(labels)}, objects...)
-	}
 	policy, err := o.networkPolicy(labels)
 	if err != nil {
 		return nil, err
 	}
-	objects = append([]manifestObject{o.secret(labels), policy}, objects...)
-	return o.encode(objects)
+	objects := []manifestObject{o.secret(labels), policy}
+	if len(o.Files) > 0 {
+		objects = append(objects, o.filesConfigMap(labels))
+	}
+	return o.encode(append(objects, o.service(labels), o.job(labels, string(run))))
 }
 
 // meta is the metadata of the manifest's objects named after the run.

@@ -96,11 +96,10 @@ type Campaign struct {
 	Progress func(metrics.Second)
 	// Sleep waits between runs (the cooldown); default time.Sleep bounded by ctx.
 	Sleep func(ctx context.Context, d time.Duration)
-	// Preliminary, if set, is called once the preliminary phase has probed
-	// every DUT × test × profile, with what each negotiated or why it refused.
+	// Preliminary, if set, is called with the preliminary phase's results.
 	Preliminary func([]Prelim)
 	// Watch, if set, is called with the campaign's progress whenever it
-	// changes (a run starts or ends); Status gives it at any time.
+	// changes; Status gives it at any time.
 	Watch func(Progress)
 	// Now is the clock of the progress; default time.Now.
 	Now func() time.Time
@@ -268,8 +267,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					return nil, nil, err // interrupted, or the ledger failed
 				}
 				if err != nil {
-					// The probe could not be made at all (the profile has
-					// no endpoint, the run was refused before any load).
+					// The probe could not be made at all.
 					why := re.err.Error()
 					if m.StopOnUnsupported || countersUnreadable(re.err) {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
@@ -280,9 +278,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				}
 				pr := prelimOf(e)
 				out[k] = e
-				// Only the device's answer can make a profile unsupported:
-				// not the generator's load nor the machine's noise (the
-				// ledger keeps every reason).
+				// Only the device's answer makes a profile unsupported,
+				// not the generator's load nor the machine's noise.
 				reasons := judgeDevice(c.Plan.Method.Accept, e.Run)
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
@@ -310,8 +307,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 	return out, unsupported, nil
 }
 
-// refusal says in a few words why a DUT did not serve a profile: the
-// server's answer when nothing succeeded, else the reasons of the probe.
+// refusal says why a DUT did not serve a profile: the server's answer when
+// nothing succeeded, else the probe's reasons.
 func refusal(r *metrics.Run, reasons []string) string {
 	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
 		top := byCount(r.Errors.ByClass)[0]
@@ -344,8 +341,7 @@ type Prelim struct {
 	// Resumption: would the DUT resume a session (informational).
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`
-	// Unsupported, if set, is why the DUT does not serve the profile (its
-	// refusal): the cell is "not supported" and gets no load.
+	// Unsupported, if set, is why the DUT does not serve the profile.
 	Unsupported string `json:"unsupported,omitempty"`
 }
 
@@ -422,8 +418,7 @@ type Cell struct {
 	Total      int        `json:"total"`
 	// Failed says why the cell has no value, if it has none.
 	Failed string `json:"failed,omitempty"`
-	// Unsupported, if set, is why the DUT does not serve the profile: the
-	// preliminary phase saw it refuse, and the cell got no load.
+	// Unsupported, if set, is why the DUT does not serve the profile.
 	Unsupported string `json:"unsupported,omitempty"`
 	// Unstable, if set, says that the final runs fell short of the
 	// exploration at the same level by more than the tolerance
@@ -483,9 +478,7 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		ExpectSize: expect,
 	}
 
-	// Exploratory: geometric steps with patience, a level whose neighbours
-	// disagree with it probed again, then refinement between the best's
-	// neighbours (search). Probes are memoised by level.
+	// Exploratory (search): probes are memoised by level.
 	f := &finalPhase{cell: cell}
 	probe := func(level int, again bool) (*Entry, error) {
 		req := base

@@ -24,11 +24,10 @@ type Reexploration struct {
 	Probes []Probe `json:"probes"`
 }
 
-// reexplore probes the cell's frozen level and its neighbours again (the
-// levels next to it in the exploration, or half and double within the
-// plan's range), records the first finals in the cell and freezes the best
-// accepted level: the cell is ready for its final runs again. ok is false
-// when no probe was accepted; the cell then keeps its first finals.
+// reexplore probes the cell's frozen level and its neighbours again,
+// records the first finals in the cell and freezes the best accepted
+// level. ok is false when no probe was accepted: the cell keeps its first
+// finals.
 func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err error) {
 	m := c.Plan.Method
 	cell := f.cell
