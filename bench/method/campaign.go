@@ -1,10 +1,8 @@
 // Package method automates the qualification method of vendor test labs:
 // preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until final.min_accepted
-// (default three) accepted runs agree, error-free acceptance of each run, and
-// the best of them published. Every run
-// goes to an append-only ledger, from which an interrupted campaign resumes.
-// The campaign runs a plan (package plan) through an Executor.
+// search for the best load level, final runs until final.min_accepted
+// accepted runs agree, and the best of them published. Every run goes to an
+// append-only ledger, from which an interrupted campaign resumes.
 package method
 
 import (

@@ -1,7 +1,6 @@
 package method
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -175,10 +174,8 @@ func (l *ledger) Append(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(l.f)
-	w.Write(data)
-	w.WriteByte('\n')
-	if err := w.Flush(); err != nil {
+	// The line and its newline in one write: a crash can only cut it short.
+	if _, err := l.f.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	if err := l.f.Sync(); err != nil {
