@@ -78,9 +78,8 @@ type Method struct {
 	Explore  explore  `yaml:"explore" json:"explore"`
 	Accept   Accept   `yaml:"accept" json:"accept"`
 	Final    Final    `yaml:"final" json:"final"`
-	// StopOnUnsupported stops the campaign in the preliminary phase when a
-	// DUT refuses a profile; by default that cell is "not supported" and the
-	// campaign goes on with the rest.
+	// StopOnUnsupported stops the campaign when a DUT refuses a profile;
+	// by default that cell is "not supported" and the campaign goes on.
 	StopOnUnsupported bool `yaml:"stop_on_unsupported,omitempty" json:"stop_on_unsupported,omitempty"`
 }
 
@@ -106,8 +105,7 @@ type Accept struct {
 	// MaxGeneratorCPU rejects a run whose generator used more of its cores.
 	MaxGeneratorCPU Percent `yaml:"max_generator_cpu" json:"max_generator_cpu"`
 	// MaxDroppedShare rejects an open-loop run that dropped more of its
-	// scheduled starts (its latencies are then lower bounds); 0, the
-	// default, rejects any drop.
+	// scheduled starts; 0, the default, rejects any drop.
 	MaxDroppedShare Percent `yaml:"max_dropped_share" json:"max_dropped_share"`
 	// MaxOtherCPU rejects a run during which processes other than the
 	// generator and the DUT's used more of the machine's CPU
@@ -118,16 +116,13 @@ type Accept struct {
 	// rejected.
 	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
 	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
-	// MaxDeviceDisagreement, if set, rejects a run whose device counted
-	// sessions, handshakes or requests that differ from tlsbench's over
-	// the whole run (the exact correspondence, metrics.Run.DeviceRows) by
-	// more than this share, or whose device counters could not be read;
-	// 0% asks for exact agreement. Unset: not judged.
+	// MaxDeviceDisagreement, if set, rejects a run whose device's counts
+	// (metrics.Run.DeviceRows) differ from tlsbench's by more than this
+	// share, or could not be read; 0% asks for exact agreement.
 	MaxDeviceDisagreement *Percent `yaml:"max_device_disagreement,omitempty" json:"max_device_disagreement,omitempty"`
-	// MaxRetransmitRate rejects a run whose connections retransmitted
-	// more TCP segments per transaction (metrics.TCP, Linux), MaxResetRate
-	// one more of whose connections a RST ended; unset, they are
-	// DefaultMaxRetransmitRate and DefaultMaxResetRate (tcp.go).
+	// MaxRetransmitRate rejects a run whose connections retransmitted more
+	// TCP segments per transaction, MaxResetRate one more of whose
+	// connections a RST ended; unset, they are the defaults (tcp.go).
 	MaxRetransmitRate *Percent `yaml:"max_retransmit_rate,omitempty" json:"max_retransmit_rate,omitempty"`
 	MaxResetRate      *Percent `yaml:"max_reset_rate,omitempty" json:"max_reset_rate,omitempty"`
 }
