@@ -169,9 +169,7 @@ func byCount[K ~string](m map[K]int64) []K {
 func bestOf(values []float64) (top []float64, best, spread float64) {
 	top = append([]float64(nil), values...)
 	sort.Sort(sort.Reverse(sort.Float64Slice(top)))
-	if len(top) > 3 {
-		top = top[:3]
-	}
+	top = top[:min(len(top), 3)]
 	if len(top) == 0 || top[0] == 0 {
 		return top, 0, 0
 	}

@@ -2,6 +2,7 @@ package method
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,12 +79,7 @@ func FindProcesses(entries []string) []int {
 		}
 	}
 	delete(found, self)
-	out := make([]int, 0, len(found))
-	for pid := range found {
-		out = append(out, pid)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(found))
 }
 
 // parseStat reads the name and the parent's PID from /proc/PID/stat: "pid

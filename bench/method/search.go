@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Search is how a cell's exploration went: every probe in the order made,
@@ -182,16 +184,12 @@ func probeOf(level int, e *Entry) Probe {
 
 // levelsText is "8 and 16", "4, 8 and 16".
 func levelsText(levels []int) string {
-	text := ""
+	s := make([]string, len(levels))
 	for i, l := range levels {
-		switch {
-		case i == 0:
-		case i == len(levels)-1:
-			text += " and "
-		default:
-			text += ", "
-		}
-		text += fmt.Sprint(l)
+		s[i] = strconv.Itoa(l)
 	}
-	return text
+	if n := len(s); n > 1 {
+		return strings.Join(s[:n-1], ", ") + " and " + s[n-1]
+	}
+	return strings.Join(s, "")
 }
