@@ -157,12 +157,7 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	}
 	// With final.repeat N, the cells with a value make N-1 more passes.
 	if n := c.Plan.Method.Final.Repeat; n > 1 {
-		var valued []*finalPhase
-		for _, f := range all {
-			if f.cell.Failed == "" {
-				valued = append(valued, f)
-			}
-		}
+		valued := slices.DeleteFunc(slices.Clone(all), func(f *finalPhase) bool { return f.cell.Failed != "" })
 		if err := c.repeat(ctx, valued, n); err != nil {
 			return s, err
 		}
