@@ -33,19 +33,15 @@ const tokenBytes = 32
 // 128 bits.
 const MinTokenLen = 22
 
-// The headers of a signed push. The token itself never travels: the
-// Authorization header carries an HMAC-SHA256, made with the token, of the
-// request's method, path, length, body digest and collector session; the
-// body digest is in HeaderContentSHA256, the session in HeaderSession. A
-// collector checks the HMAC before it reads the body (a push that does not
-// know the token makes it read nothing), then the body against the digest
-// (a record altered in transit is refused).
+// The headers of a signed push. The token never travels: Authorization
+// carries an HMAC-SHA256, made with the token, of the request's method,
+// path, length, body digest (HeaderContentSHA256) and collector session
+// (HeaderSession). A collector checks the HMAC before it reads the body,
+// then the body against the digest.
 //
-// The session binds a push to one collection: each batch a collector opens
-// has a new random session, which an agent learns from a signed hello (a
-// GET of the push URL, see Hello) before its load. A push captured from an
-// earlier collection carries that collection's session, and a later one
-// refuses it even when it takes the same token.
+// Each batch a collector opens has a new random session, which an agent
+// learns from a signed hello (see Hello): a push replayed from an earlier
+// collection carries its session and is refused.
 const (
 	AuthScheme          = "TLSBench-HMAC-SHA256"
 	HeaderContentSHA256 = "X-Tlsbench-Content-Sha256"
@@ -54,14 +50,12 @@ const (
 
 // Credentials are what an agent pushes its record with.
 type Credentials struct {
-	// Token is the run's secret, shared by the coordinator (or collect)
-	// and its agents.
+	// Token is the run's secret, shared by the coordinator and its agents.
 	Token string
-	// CA, for an https collector, is the PEM of the CA that issued its
-	// certificate (the coordinator makes one per run); nil: the system's.
+	// CA, for an https collector, is the PEM of its CA; nil: the system's.
 	CA []byte
-	// Session is the collector's session the push is signed for, as Hello
-	// returns it; empty, Push asks for it first.
+	// Session is the collector's session the push is signed for (Hello);
+	// empty, Push asks for it first.
 	Session string
 }
 
@@ -73,7 +67,7 @@ func (e *tokenError) Error() string { return "token: " + e.Reason }
 // errNoToken is a collector or an agent without the run's token.
 var errNoToken = &tokenError{"none given: the collector accepts only records signed with the run's token"}
 
-// NewToken returns a new random token: TokenBytes from crypto/rand,
+// NewToken returns a new random token: tokenBytes from crypto/rand,
 // base64url.
 func NewToken() (string, error) {
 	b := make([]byte, tokenBytes)
@@ -155,8 +149,7 @@ var errStaleSession = errors.New("the push was signed for another collection (se
 
 // verifyHeaders checks a request's signature against token and session
 // before its body is read; it returns the body's announced digest, or why
-// the request is refused (errStaleSession: signed with the token, for
-// another session).
+// the request is refused (errStaleSession: for another session).
 func verifyHeaders(token, session string, req *http.Request) ([]byte, error) {
 	if token == "" {
 		return nil, errors.New("this collector has no token: it takes no record")

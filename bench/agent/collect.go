@@ -22,22 +22,20 @@ import (
 	"golang.org/x/net/netutil"
 )
 
-// maxRecord bounds the size of a pushed record (a run record with its
-// per-second series is well under 1 MiB for an hour's run).
+// maxRecord bounds the size of a pushed record (an hour's record is well
+// under 1 MiB).
 const maxRecord = 32 << 20
 
-// pushTimeout bounds one push attempt; Push tries PushAttempts times.
+// pushTimeout bounds one push attempt; Push tries pushAttempts times.
 const (
 	pushTimeout  = 15 * time.Second
 	pushAttempts = 5
 )
 
 // Push POSTs the record r to a collector at url, signed with cred's token
-// for the collector's session cred.Session (see AuthScheme; the token itself
-// is not sent; without a session, Push asks for it first) and, for an https url,
-// verifying the collector with cred's CA. Connection failures and 5xx
-// answers are retried (PushAttempts in all, backing off up to a few
-// seconds); a 4xx answer is final and its text is the error.
+// for cred.Session (see AuthScheme; without a session, Push asks for it
+// first), verifying an https collector with cred's CA. Connection failures
+// and 5xx answers are retried, backing off; a 4xx answer is final.
 func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) error {
 	if err := CheckToken(cred.Token); err != nil {
 		return err
@@ -95,13 +93,10 @@ func Push(ctx context.Context, url string, cred Credentials, r *metrics.Run) err
 }
 
 // Collector receives the records agents push and hands each batch over
-// once all its agents have reported. One Collector serves many batches
-// (one per distributed run): a batch named ID is pushed to /runs/ID; the
-// batch "" also takes pushes to any other path, for a collector of one run.
-//
-// It takes only records signed with its token (see AuthScheme): a push
-// without a valid signature is refused (401) before its body is read, and
-// takes no shard.
+// once all its agents have reported. A batch named ID is pushed to
+// /runs/ID; the batch "" also takes pushes to any other path. It takes only
+// records signed with the batch's token (see AuthScheme): an unsigned push
+// is refused (401) before its body is read, and takes no shard.
 type Collector struct {
 	// Limits bound each push; set them before Serve.
 	Limits  Limits
@@ -120,10 +115,9 @@ func NewCollector(token string) *Collector {
 type batch struct {
 	ID     string
 	Expect int
-	// Session is the batch's random session, which every push to it must
-	// be signed for (see AuthScheme); Began is when the batch was opened:
-	// a record whose steady window began before (less MaxClockSkew) is
-	// refused.
+	// Session is the batch's random session every push must be signed
+	// for (see AuthScheme); a record whose steady window began before
+	// Began (less maxClockSkew) is refused.
 	Session string
 	Began   time.Time
 	token   string
@@ -133,10 +127,8 @@ type batch struct {
 	done    chan struct{}
 }
 
-// Serve serves the collector on ln within c.Limits (deadlines on every
-// request, bounded headers and bodies, at most MaxConns connections at
-// once), over TLS if tlsConfig is not nil, until the returned stop is
-// called.
+// Serve serves the collector on ln within c.Limits, over TLS if tlsConfig
+// is not nil, until the returned stop is called.
 func (c *Collector) Serve(ln net.Listener, tlsConfig *tls.Config) (stop func()) {
 	l := c.Limits.withDefaults()
 	c.Limits = l
@@ -181,10 +173,10 @@ func (c *Collector) Forget(id string) {
 	c.mu.Unlock()
 }
 
-// ServeHTTP takes one pushed record: signed with the collector's token
-// (401 otherwise, before the body is read), announcing its length (411) of
-// at most Limits.MaxRecord (413), its body matching the signed digest
-// (401), a valid record (400) of a shard not yet reported (409).
+// ServeHTTP takes one pushed record: signed with the batch's token (401
+// otherwise, before the body is read), announcing its length (411) of at
+// most Limits.MaxRecord (413), its body matching the signed digest (401), a
+// valid record (400) of a shard not yet reported (409).
 func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost && req.Method != http.MethodGet {
 		http.Error(w, "POST a run record (or GET, signed, the session)", http.StatusMethodNotAllowed)
@@ -216,9 +208,7 @@ func (c *Collector) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	max := c.Limits.MaxRecord
-	if max <= 0 {
-		max = maxRecord
-	}
+	orDefault(&max, maxRecord)
 	switch {
 	case req.ContentLength < 0:
 		http.Error(w, "a record's length must be announced (Content-Length)", http.StatusLengthRequired)
@@ -286,10 +276,8 @@ const helloTimeout = 10 * time.Second
 
 // Hello asks the collector at url (a push URL) for its session, in a GET
 // signed with cred's token, and returns cred with that session; or why the
-// collector will not take this agent's record: unreachable, refusing the
-// token, no such run, or an answer not made with the token. One attempt,
-// within HelloTimeout: an agent says hello before its load, which it does
-// not send when no collector would take the record.
+// collector will not take this agent's record. One attempt, within
+// helloTimeout: an agent says hello before its load.
 func Hello(ctx context.Context, url string, cred Credentials) (Credentials, error) {
 	if err := CheckToken(cred.Token); err != nil {
 		return cred, err
@@ -379,13 +367,10 @@ func (e *missingError) Error() string {
 }
 
 // Wait returns the batch's records, by shard, once all have arrived, or a
-// *MissingError when ctx ends first.
+// *missingError when ctx ends first.
 func (b *batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
 	select {
 	case <-b.done:
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		return append([]*metrics.Run(nil), b.runs...), nil
 	case <-ctx.Done():
 	}
 	b.mu.Lock()
@@ -398,9 +383,9 @@ func (b *batch) Wait(ctx context.Context) ([]*metrics.Run, error) {
 			e.Reported = append(e.Reported, r.Agent.Name)
 		}
 	}
-	sort.Strings(e.Reported)
-	if len(e.Missing) == 0 { // all arrived as ctx ended
+	if len(e.Missing) == 0 { // all arrived (perhaps as ctx ended)
 		return append([]*metrics.Run(nil), b.runs...), nil
 	}
+	sort.Strings(e.Reported)
 	return nil, e
 }

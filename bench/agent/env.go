@@ -10,8 +10,7 @@ import (
 )
 
 // The environment an agent reads its run from: the run spec as JSON (the
-// same for every agent of a run; a Kubernetes manifest holds it as a
-// plain value), the agent's index and its name.
+// same for every agent), the agent's index and its name.
 const (
 	EnvRun   = "TLSBENCH_RUN"
 	EnvShard = "TLSBENCH_SHARD"

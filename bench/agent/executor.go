@@ -15,12 +15,9 @@ import (
 // RunSpec is one distributed run as a Launcher sees it.
 type RunSpec struct {
 	ID string // unique in the campaign; a DNS-1123 label
-	// Spec is the whole run, its Agent the share every agent takes (Shards
-	// agents, StartAt, StartTolerance, ReportTo) but for its index and
-	// name: agent i runs Spec.ForShard with Shard i.
+	// Spec is the whole run; agent i runs Spec.ForShard with Shard i.
 	Spec runner.Spec
-	// Credentials go to every agent: the environment of a process, a
-	// Secret for pods; never a command line.
+	// Credentials go to every agent, never in a command line.
 	Credentials Credentials
 }
 
@@ -43,9 +40,8 @@ type launcher interface {
 	Launch(ctx context.Context, spec RunSpec) (*launched, error)
 }
 
-// Executor makes the method's runs as distributed runs: each run's spec
-// is given to Agents agents (fewer when the run has fewer
-// connections than that), which start together at now + Margin, push their
+// Executor makes the method's runs as distributed runs: Agents agents (at
+// most one per connection) start together at now + Margin, push their
 // records to Collector, and are merged into the run's record.
 type Executor struct {
 	// Local makes the specifications (endpoints, paths, verification) and
@@ -53,21 +49,19 @@ type Executor struct {
 	Local    *method.Local
 	Launcher launcher
 	Agents   int
-	// Margin is how far ahead the start is set: long enough for every
-	// agent to be started (processes) or scheduled (pods) and ready.
+	// Margin is how far ahead the start is set, for every agent to be
+	// started or scheduled.
 	Margin    time.Duration
 	Tolerance time.Duration
 	Collector *Collector
 	// ReportURL is the collector's base URL as the agents reach it.
 	ReportURL string
-	// ProfileFiles are the files of the runs' profiles, as the agents
-	// reach them.
+	// ProfileFiles are the runs' profile files, as the agents reach them.
 	ProfileFiles []string
 	// ReferenceCA is the CA file agents verify the reference target with.
 	ReferenceCA string
-	// Credentials are what each run's agents receive: the CA of the
-	// collector's certificate when ReportURL is https, and the token the
-	// collector checks (if empty, the default, each run has a new one).
+	// Credentials are what each run's agents receive: the collector's CA
+	// when ReportURL is https, and the token (empty: a new one each run).
 	Credentials Credentials
 	seq         atomic.Int64
 }
@@ -108,8 +102,7 @@ func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, e
 	}
 	defer l.Stop()
 
-	// The agents report after warm-up, window and drain, then push
-	// (PushAttempts × PushTimeout at worst).
+	// The agents report after warm-up, window and drain, then push.
 	wait := time.Until(spec.Agent.StartAt) + req.Warmup + req.Duration + spec.DrainBound() + 30*time.Second
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -150,9 +143,8 @@ func (e *noAgentError) Error() string {
 // agents are not told.
 var errNoReferenceCA = errors.New("the reference target's CA file is not known to the agents")
 
-// Spec is the run of req as its n agents receive it: the method's spec
-// (method.Local.Spec) with files instead of what is in this process's
-// memory (the profiles, the reference target's CA), starting at now +
+// Spec is the run of req as its n agents receive it: method.Local.Spec's,
+// with files for the profiles and the reference CA, starting at now +
 // Margin.
 func (e *Executor) Spec(req method.Request, n int) (*runner.Spec, error) {
 	spec, err := e.Local.Spec(req)

@@ -11,11 +11,9 @@ import (
 )
 
 // Kubernetes launches a run's agents as an Indexed Job through the user's
-// kubectl and current context (see docs/KUBERNETES.md for why kubectl and
-// not client-go): the manifest is piped to `kubectl apply -f -` (on stdin,
-// so the run's token in its Secret is in no command line), the Job, its
-// Service, Secret, NetworkPolicy and ConfigMap are deleted once the records
-// are in.
+// kubectl (see docs/KUBERNETES.md): the manifest goes to `kubectl apply -f
+// -` on stdin (its token in no command line), and its objects are deleted
+// once the records are in.
 type Kubernetes struct {
 	// Kubectl is the kubectl command and its global flags (--context,
 	// --kubeconfig); default ["kubectl"].
@@ -36,17 +34,12 @@ var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
 // for the pods' names and labels.
 func JobName(id string) string {
 	n := "tlsbench-" + nonLabel.ReplaceAllString(strings.ToLower(id), "-")
-	if len(n) > 52 {
-		n = n[:52]
-	}
-	return strings.TrimRight(n, "-")
+	return strings.TrimRight(n[:min(len(n), 52)], "-")
 }
 
 func (k *Kubernetes) kubectl(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	timeout := k.Timeout
-	if timeout <= 0 {
-		timeout = time.Minute
-	}
+	orDefault(&timeout, time.Minute)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	base := k.Kubectl
@@ -97,8 +90,7 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*launched, error
 	go k.watch(pctx, name, failed)
 	stop := func() {
 		stopPoll()
-		// A fresh context: the Job is removed even when the run was
-		// interrupted.
+		// A fresh context: the Job is removed even after an interrupt.
 		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		_, _ = k.kubectl(dctx, nil, "delete", "job/"+name, "service/"+name, "configmap/"+name+"-files",
@@ -110,9 +102,7 @@ func (k *Kubernetes) Launch(ctx context.Context, spec RunSpec) (*launched, error
 // watch reports the first failed pod of the Job.
 func (k *Kubernetes) watch(ctx context.Context, name string, failed chan<- error) {
 	poll := k.Poll
-	if poll <= 0 {
-		poll = 5 * time.Second
-	}
+	orDefault(&poll, 5*time.Second)
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {

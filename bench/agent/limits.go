@@ -8,9 +8,7 @@ import (
 // field is its default (DefaultLimits).
 type Limits struct {
 	// MaxRecord is the largest record body taken: a push that announces
-	// more (Content-Length) is refused (413) before its body is read, one
-	// without a length is refused (411), so the body is read into a buffer
-	// of the announced, signed size and never grown.
+	// more (Content-Length) is refused before its body is read.
 	MaxRecord int64
 	// MaxHeaderBytes bounds the request line and headers (431 beyond).
 	MaxHeaderBytes int
@@ -20,15 +18,12 @@ type Limits struct {
 	// WriteTimeout bounds the answer; IdleTimeout a kept-alive
 	// connection's wait for its next request.
 	WriteTimeout, IdleTimeout time.Duration
-	// MaxConns is the most connections served at once; more wait, in the
-	// kernel's backlog, to be accepted.
+	// MaxConns is the most connections served at once; more wait in the
+	// backlog.
 	MaxConns int
 }
 
-// DefaultLimits returns the collector's default bounds: 32 MiB records
-// (an hour's record with its per-second series is well under 1 MiB), 16 KiB
-// of headers, 5 s for the headers, 1 min for the whole request, 64
-// connections.
+// DefaultLimits returns the collector's default bounds.
 func DefaultLimits() Limits {
 	return Limits{
 		MaxRecord:         maxRecord,
@@ -41,29 +36,23 @@ func DefaultLimits() Limits {
 	}
 }
 
-// withDefaults returns l with its zero fields set to the defaults.
+// withDefaults returns l with its zero (or negative) fields set to the
+// defaults.
 func (l Limits) withDefaults() Limits {
 	d := DefaultLimits()
-	if l.MaxRecord <= 0 {
-		l.MaxRecord = d.MaxRecord
-	}
-	if l.MaxHeaderBytes <= 0 {
-		l.MaxHeaderBytes = d.MaxHeaderBytes
-	}
-	if l.ReadHeaderTimeout <= 0 {
-		l.ReadHeaderTimeout = d.ReadHeaderTimeout
-	}
-	if l.ReadTimeout <= 0 {
-		l.ReadTimeout = d.ReadTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = d.WriteTimeout
-	}
-	if l.IdleTimeout <= 0 {
-		l.IdleTimeout = d.IdleTimeout
-	}
-	if l.MaxConns <= 0 {
-		l.MaxConns = d.MaxConns
-	}
+	orDefault(&l.MaxRecord, d.MaxRecord)
+	orDefault(&l.MaxHeaderBytes, d.MaxHeaderBytes)
+	orDefault(&l.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	orDefault(&l.ReadTimeout, d.ReadTimeout)
+	orDefault(&l.WriteTimeout, d.WriteTimeout)
+	orDefault(&l.IdleTimeout, d.IdleTimeout)
+	orDefault(&l.MaxConns, d.MaxConns)
 	return l
+}
+
+// orDefault sets *v to def when it is not positive.
+func orDefault[T int | int64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }

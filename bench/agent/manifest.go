@@ -2,6 +2,7 @@ package agent
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,56 +24,45 @@ import (
 // ManifestOptions says what Manifest writes. DefaultManifestOptions fills
 // the defaults; Manifest applies them to zero fields too.
 type ManifestOptions struct {
-	// Name names the Job and its headless Service, whose name is the pods'
-	// subdomain. A DNS-1123 label, short enough that NAME-INDEX (each pod's
-	// host name) is one too. Default "tlsbench".
+	// Name names the Job and its headless Service (the pods' subdomain): a
+	// DNS-1123 label, as NAME-INDEX must be too. Default "tlsbench".
 	Name string
-	// Namespace, if set, is written into both objects; otherwise kubectl's
-	// current namespace applies.
+	// Namespace, if set, is written into the objects (else kubectl's).
 	Namespace string
-	// Image is the agent image (see the Dockerfile: its entrypoint is
-	// tlsbench). Required.
+	// Image is the agent image (see the Dockerfile). Required.
 	Image string
 	// Agents is N, the number of agents: one pod each, one per node.
 	Agents int
-	// Run is the run every agent takes a share of; Manifest sets its Agent
-	// from Agents, StartAt, StartTolerance and ReportTo. Its files (CA,
-	// profiles) are those in the pods: see ShipFiles.
+	// Run is the run every agent takes a share of; Manifest sets its Agent.
+	// Its files (CA, profiles) are those in the pods: see ShipFiles.
 	Run runner.Spec
-	// Command is the container's arguments, the image's command that reads
-	// the run from the environment (FromEnv). Default ["agent"].
+	// Command is the container's arguments (FromEnv reads the run).
+	// Default ["agent"].
 	Command []string
 	// StartAt is when every agent starts the load. Required.
 	StartAt time.Time
-	// StartTolerance is how late an agent may still start; later, it
-	// refuses. Default 1s.
+	// StartTolerance is how late an agent may still start. Default 1s.
 	StartTolerance time.Duration
-	// ReportTo is the collector's URL as the agents reach it; each agent
-	// POSTs its run record there. Required: a pod keeps no file.
+	// ReportTo is the collector's URL as the agents reach it. Required: a
+	// pod keeps no file.
 	ReportTo string
-	// CPU and Memory are each agent's resources, requests equal to limits
-	// (Guaranteed QoS). Simple quantities: 500m, 2, 1.5 for CPU; 512Mi, 1Gi,
-	// 2G for memory. Defaults "1" and "1Gi".
+	// CPU and Memory are each agent's requests and limits (500m, 1.5;
+	// 512Mi, 2G). Defaults "1" and "1Gi".
 	CPU, Memory string
-	// ActiveDeadline bounds the Job's life from its start, waiting for
-	// StartAt included. Default 1h.
-	ActiveDeadline time.Duration
-	// TTLAfterFinished is how long the finished Job and its pods (their
-	// logs) are kept before Kubernetes deletes them. Default 1h.
-	TTLAfterFinished time.Duration
-	// NodeSelector, if set, restricts the agents to the nodes with these
-	// labels.
+	// ActiveDeadline bounds the Job's life, waiting for StartAt included;
+	// TTLAfterFinished keeps the finished Job and its pods' logs. Default
+	// 1h each.
+	ActiveDeadline, TTLAfterFinished time.Duration
+	// NodeSelector, if set, restricts the agents to nodes with these labels.
 	NodeSelector map[string]string
-	// Files are shipped to the agents in a ConfigMap (NAME-files) mounted
-	// read-only at ManifestFilesDir: base name → content. ShipFiles makes
-	// them from a run's CA and profile files.
+	// Files (base name → content) are shipped in a ConfigMap (NAME-files)
+	// mounted read-only at ManifestFilesDir; see ShipFiles.
 	Files map[string][]byte
-	// Token is the run's token, written into a Secret (NAME-auth) that the
-	// agents' environment references (EnvToken): never in a command line
-	// or the ConfigMap. Required.
+	// Token is the run's token, in a Secret (NAME-auth) that the agents'
+	// environment references (EnvToken), never in a command line. Required.
 	Token string
-	// CollectorCA, for an https ReportTo, is the PEM of the CA of the
-	// collector's certificate, in the same Secret (EnvCollectorCA).
+	// CollectorCA, for an https ReportTo, is the PEM of the collector's CA,
+	// in the same Secret (EnvCollectorCA).
 	CollectorCA []byte
 }
 
@@ -86,9 +76,8 @@ const ManifestFilesDir = "/etc/tlsbench/files"
 // manifestMaxFiles bounds the shipped files (a ConfigMap holds 1 MiB).
 const manifestMaxFiles = 900 << 10
 
-// ShipFiles rewrites the file names of run (its CA file and profile files)
-// to their place in the agents' pods and returns the files to ship with
-// the manifest, read from here.
+// ShipFiles rewrites run's CA and profile file names to their place in the
+// agents' pods and returns the files to ship with the manifest.
 func ShipFiles(run *runner.Spec) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	from := map[string]string{} // base name → local path
@@ -174,16 +163,15 @@ func Manifest(o ManifestOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	objects := []manifestObject{o.service(labels), o.job(labels, string(run))}
-	if len(o.Files) > 0 {
-		objects = append([]manifestObject{o.filesConfigMap(labels)}, objects...)
-	}
 	policy, err := o.networkPolicy(labels)
 	if err != nil {
 		return nil, err
 	}
-	objects = append([]manifestObject{o.secret(labels), policy}, objects...)
-	return o.encode(objects)
+	objects := []manifestObject{o.secret(labels), policy}
+	if len(o.Files) > 0 {
+		objects = append(objects, o.filesConfigMap(labels))
+	}
+	return o.encode(append(objects, o.service(labels), o.job(labels, string(run))))
 }
 
 // meta is the metadata of the manifest's objects named after the run.
@@ -197,8 +185,7 @@ func (o ManifestOptions) service(labels map[string]string) manifestObject {
 		APIVersion: "v1",
 		Kind:       "Service",
 		Metadata:   o.meta(labels),
-		// Headless: no virtual IP, only the DNS records of the pods that
-		// name it as their subdomain (NAME-INDEX.NAME.NAMESPACE.svc).
+		// Headless: only the pods' DNS records (NAME-INDEX.NAME.NAMESPACE.svc).
 		Spec: manifestServiceSpec{ClusterIP: "None", Selector: labels},
 	}
 }
@@ -214,9 +201,7 @@ func (o ManifestOptions) job(labels map[string]string, run string) manifestObjec
 			Completions:    o.Agents,
 			Parallelism:    o.Agents,
 			// No retries: a re-run agent would start after the agreed
-			// start and refuse (or, within the tolerance, measure a
-			// different window than the others), and the collector waits
-			// for N records of one run. One failed agent fails the Job.
+			// start and refuse, or measure a different window.
 			BackoffLimit:            0,
 			ActiveDeadlineSeconds:   manifestSeconds(o.ActiveDeadline),
 			TTLSecondsAfterFinished: manifestSeconds(o.TTLAfterFinished),
@@ -237,23 +222,20 @@ func (o ManifestOptions) podSpec(labels map[string]string, run string) manifestP
 	return manifestPodSpec{
 		Subdomain:     o.Name,
 		RestartPolicy: "Never",
-		// Agents talk to the target and the collector, never to
-		// the API server: no credentials in the pods.
+		// Agents never talk to the API server: no credentials.
 		AutomountServiceAccountToken: false,
 		EnableServiceLinks:           false,
 		NodeSelector:                 o.NodeSelector,
 		Volumes:                      volumes,
 		Affinity: manifestAffinity{PodAntiAffinity: manifestPodAntiAffinity{
-			// One agent per node: two agents on one node share
-			// its CPUs, NIC and ephemeral ports, and the node's
-			// capacity, not the DUT's, would be measured.
+			// One agent per node: two would share its CPUs, NIC
+			// and ports, and measure the node, not the DUT.
 			Required: []manifestAffinityTerm{{
 				LabelSelector: manifestLabelSelector{MatchLabels: labels},
 				TopologyKey:   "kubernetes.io/hostname",
 			}},
 		}},
-		// The image's nonroot user, by number: the kubelet can
-		// only verify runAsNonRoot for a numeric user.
+		// By number: the kubelet verifies runAsNonRoot only for those.
 		SecurityContext: manifestPodSecurity{
 			RunAsNonRoot:   true,
 			RunAsUser:      manifestNonrootID,
@@ -276,17 +258,14 @@ func (o ManifestOptions) agentContainer(run string) manifestContainer {
 		Name:  "agent",
 		Image: o.Image,
 		Args:  o.Command,
-		// The run as data, the agent's index and name from
-		// the downward API (see FromEnv), the credentials from
-		// the Secret (see CredentialsFromEnv).
+		// The run, the agent's index and name (downward API), the
+		// credentials from the Secret: see FromEnv, CredentialsFromEnv.
 		Env: append([]manifestEnv{
 			{Name: EnvRun, Value: run},
 			{Name: EnvShard, ValueFrom: manifestFieldEnv("metadata.annotations['" + manifestIndexAnnotation + "']")},
 			{Name: EnvName, ValueFrom: manifestFieldEnv("metadata.name")},
 		}, o.secretEnv()...),
-		// Requests equal to limits: Guaranteed QoS, no
-		// throttling below what was asked nor eviction
-		// before BestEffort and Burstable pods.
+		// Requests equal to limits: Guaranteed QoS.
 		Resources:    manifestResources{Requests: resources, Limits: resources},
 		VolumeMounts: mounts,
 		SecurityContext: manifestContainerSecurity{
@@ -332,8 +311,7 @@ func (o ManifestOptions) encode(objects []manifestObject) ([]byte, error) {
 }
 
 // ManifestAgentSpec returns the run agent index (0 to N-1) of Manifest(o)
-// makes (FromEnv), its pod's name taken as NAME-INDEX (Kubernetes adds a
-// random suffix): what the CLI checks before printing a manifest.
+// makes, its pod named NAME-INDEX: what the CLI checks before printing.
 func ManifestAgentSpec(o ManifestOptions, index int) (runner.Spec, error) {
 	o, err := o.checked()
 	if err != nil {
@@ -382,28 +360,15 @@ var (
 // agents would refuse it.
 func (o ManifestOptions) checked() (ManifestOptions, error) {
 	d := DefaultManifestOptions()
-	if o.Name == "" {
-		o.Name = d.Name
-	}
+	o.Name = cmp.Or(o.Name, d.Name)
+	o.CPU = cmp.Or(o.CPU, d.CPU)
+	o.Memory = cmp.Or(o.Memory, d.Memory)
+	o.StartTolerance = cmp.Or(o.StartTolerance, d.StartTolerance)
+	o.ActiveDeadline = cmp.Or(o.ActiveDeadline, d.ActiveDeadline)
+	o.TTLAfterFinished = cmp.Or(o.TTLAfterFinished, d.TTLAfterFinished)
 	if len(o.Command) == 0 {
 		o.Command = d.Command
 	}
-	if o.StartTolerance == 0 {
-		o.StartTolerance = d.StartTolerance
-	}
-	if o.CPU == "" {
-		o.CPU = d.CPU
-	}
-	if o.Memory == "" {
-		o.Memory = d.Memory
-	}
-	if o.ActiveDeadline == 0 {
-		o.ActiveDeadline = d.ActiveDeadline
-	}
-	if o.TTLAfterFinished == 0 {
-		o.TTLAfterFinished = d.TTLAfterFinished
-	}
-
 	if o.Agents < 1 || o.Agents > manifestMaxAgents {
 		return o, fmt.Errorf("agents must be 1 to %d, got %d", manifestMaxAgents, o.Agents)
 	}
@@ -433,16 +398,11 @@ func (o ManifestOptions) checked() (ManifestOptions, error) {
 		return o, fmt.Errorf("the start tolerance must not be negative, got %s", o.StartTolerance)
 	}
 	if o.ReportTo == "" {
-		// An agent's record is otherwise only in its pod, whose file
-		// system is read-only and goes with it.
 		return o, ErrNoReportURL
 	}
-	{
-		u, err := url.Parse(o.ReportTo)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, "+
-				"as the agents reach the collector", o.ReportTo)
-		}
+	if u, err := url.Parse(o.ReportTo); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return o, fmt.Errorf("bad report URL %q: want http://host:port/ or https://…, "+
+			"as the agents reach the collector", o.ReportTo)
 	}
 	if !manifestCPU.MatchString(o.CPU) || isManifestZero(o.CPU) {
 		return o, fmt.Errorf("bad CPU quantity %q: want e.g. 500m, 1, 2, 1.5", o.CPU)

@@ -41,9 +41,9 @@ func (o ManifestOptions) secret(labels map[string]string) manifestObject {
 	}
 }
 
-// networkPolicy confines the agents: no ingress; egress to the DUT's port
-// and the collector's only (to their addresses when the URLs give IP
-// addresses; to the port on any address, and DNS, when they give names).
+// networkPolicy confines the agents: no ingress; egress to the DUT's and
+// the collector's ports only (and addresses, when the URLs give IPs; and
+// DNS, when they give names).
 func (o ManifestOptions) networkPolicy(labels map[string]string) (manifestObject, error) {
 	dut := o.Run.Target.Address
 	if dut == "" {
@@ -74,7 +74,7 @@ func (o ManifestOptions) networkPolicy(labels map[string]string) (manifestObject
 	}
 	return manifestObject{
 		APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy",
-		Metadata: manifestMeta{Name: o.Name, Namespace: o.Namespace, Labels: labels},
+		Metadata: o.meta(labels),
 		Spec: manifestPolicySpec{
 			PodSelector: manifestLabelSelector{MatchLabels: labels},
 			// Ingress listed with no rule: nothing may connect to an agent.

@@ -14,13 +14,10 @@ import (
 )
 
 // Processes launches the agents as local processes: the whole distributed
-// path (start-at, shards, push, merge) on one machine, and a way to use
-// every core of a big generator. Each agent is Command with the run and the
-// credentials in its environment (RunSpec.Env; the agent reads them with
-// FromEnv and CredentialsFromEnv), never in its command line.
+// path on one machine. Each agent is Command with the run and the
+// credentials in its environment (RunSpec.Env), never in its command line.
 type Processes struct {
-	// Command is the agent's command line (the tlsbench binary and its
-	// agent command).
+	// Command is the agent's command line (tlsbench agent).
 	Command []string
 	// Env is the agents' environment (nil: this process's).
 	Env []string

@@ -90,8 +90,6 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 			}
 			*side.runs = append(*side.runs, r)
 			if r.Failed() != "" {
-				// Its preflight failed (no load sent) or it was
-				// aborted: the study has no value from here on.
 				return out, &FailedRunError{Side: side.name, Round: round, Run: r}
 			}
 			if im.Events != nil {
@@ -109,13 +107,6 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 // MarshalJSON writes the report with Siege's keys: {"metrics": {KEY:
 // {"baseline", "candidate", "delta", "delta_pct", "significant"}}, …}.
 func (r *Report) MarshalJSON() ([]byte, error) {
-	byKey := func(ms []Metric) map[string]Metric {
-		out := make(map[string]Metric, len(ms))
-		for _, x := range ms {
-			out[x.Key] = x
-		}
-		return out
-	}
 	return json.Marshal(struct {
 		Schema       string            `json:"schema"`
 		Metrics      map[string]Metric `json:"metrics"`
@@ -151,25 +142,20 @@ type Report struct {
 	Metrics []Metric `json:"-"`
 	// Phases are the latency percentiles per phase (ms).
 	Phases []Metric `json:"-"`
-	// ResponseTime compares the rounds' mean response times (ms, each
-	// round's steady window): the rounds, interleaved, are the independent
-	// samples (the seconds of one run are not).
+	// ResponseTime compares the rounds' mean response times (ms): the
+	// rounds, not the seconds of one run, are the independent samples.
 	ResponseTime stats.Shift `json:"response_time_shift"`
 	// Rate compares the rounds' transaction rates (/s).
 	Rate stats.Shift `json:"transaction_rate_shift"`
-	// Rounds are each round's transaction rate and response time, for the
-	// spread.
+	// Rounds are each round's transaction rate and response time.
 	Rounds []Round `json:"rounds"`
-	// Verdict is the response-time shift's: VerdictSignificant,
-	// VerdictEquivalent or VerdictInconclusive; Summary says it in words,
-	// with the size, the interval, p, the bound and, when inconclusive, the
-	// reason and the rounds needed.
+	// Verdict is the response-time shift's; Summary says it in words
+	// (ShiftSummary).
 	Verdict string `json:"verdict"`
 	Summary string `json:"summary"`
 	// Siege is each side's pooled summary.
 	Baseline, Candidate analysis.Siege `json:"-"`
-	// TCP is the kernel's account of each side's connections, pooled
-	// over the rounds (tcp.go); empty when a run has none.
+	// TCP is the kernel's account of each side's connections (tcp.go).
 	TCP []Metric `json:"-"`
 }
 
@@ -183,10 +169,9 @@ type Metric struct {
 	Delta       float64 `json:"delta"`
 	DeltaPct    float64 `json:"delta_pct"`
 	Significant bool    `json:"significant"`
-	// Verdict is the verdict of the shift that tests the metric (empty if
-	// untested).
+	// Verdict is that of the shift that tests the metric, if Tested.
 	Verdict string `json:"verdict,omitempty"`
-	// Tested says whether a significance test applies to the metric.
+	// Tested: a significance test applies to the metric.
 	Tested bool `json:"-"`
 }
 
@@ -197,11 +182,6 @@ type Round struct {
 	CandidateRate           float64 `json:"candidate_transaction_rate"`
 	BaselineResponseTimeMS  float64 `json:"baseline_response_time_ms"`
 	CandidateResponseTimeMS float64 `json:"candidate_response_time_ms"`
-}
-
-// analyze compares the two sides with the default equivalence bound.
-func analyze(runs *Runs) (*Report, error) {
-	return AnalyzeWithin(runs, stats.DefaultEquivalencePct)
 }
 
 // AnalyzeWithin compares the two sides; a shift within boundPct percent of
@@ -303,6 +283,15 @@ func ShiftSummary(s stats.Shift) string {
 	}
 	return fmt.Sprintf("inconclusive: response time shift %+.3g ms ± %.3g ms (%+.1f%%; %s, equivalence bound %s): %s",
 		s.Delta, s.CI95, pct(s.Delta, s.Baseline.Mean), pText(s), bound, s.Reason)
+}
+
+// byKey keys metrics by their JSON names.
+func byKey(ms []Metric) map[string]Metric {
+	out := make(map[string]Metric, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m
+	}
+	return out
 }
 
 // newMetric is a metric measured bv in the baseline, cv in the candidate.

@@ -9,9 +9,7 @@ import (
 )
 
 // tcpMetrics sets the kernel's account of the two sides' connections side
-// by side, pooled over the rounds: retransmitted segments, per
-// transaction, SYNs among them, resets received, smoothed RTT p50 and p99
-// (pooled histograms). Nil when a run of either side has no measurement
+// by side, pooled over the rounds; nil when a run of either side has none
 // (an older record, not Linux).
 func tcpMetrics(baseline, candidate []*metrics.Run) ([]Metric, error) {
 	type pooled struct {
@@ -74,9 +72,5 @@ func tcpByKey(ms []Metric) map[string]Metric {
 	if len(ms) == 0 {
 		return nil
 	}
-	out := make(map[string]Metric, len(ms))
-	for _, m := range ms {
-		out[m.Key] = m
-	}
-	return out
+	return byKey(ms)
 }

@@ -24,10 +24,8 @@ func value(r *metrics.Run) float64 {
 	return 0
 }
 
-// Judge applies the plan's acceptance rule a to a run (a probe or a full run) and
-// returns the reasons for rejecting it, none if it is accepted: what the
-// device did (judgeDevice), then the state of the generator's machine
-// (judgeMachine).
+// Judge applies the acceptance rule a to a run and returns the reasons for
+// rejecting it, none if it is accepted.
 func Judge(a plan.Accept, r *metrics.Run) []string {
 	reasons := judgeDevice(a, r)
 	if pf := r.Preflight; pf != nil && !pf.OK {
@@ -82,9 +80,7 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 }
 
 // judgeMachine gives the reasons that are the generator's machine's: its
-// own CPU, other processes' and the hypervisor's. A merged record is
-// judged by its busiest agent (judgeGenerator); noise limits need the noise
-// measured (judgeNoise).
+// own CPU, other processes' and the hypervisor's.
 func judgeMachine(a plan.Accept, r *metrics.Run) []string {
 	var reasons []string
 	if why := judgeGenerator(a, r); why != "" {
@@ -94,9 +90,8 @@ func judgeMachine(a plan.Accept, r *metrics.Run) []string {
 }
 
 // judgeGenerator rejects a run whose generator used more of its cores than
-// max_generator_cpu. A merged record's utilization is the mean over its
-// agents, which hides one saturated agent beside idle ones: it is judged
-// by its busiest agent, named in the reason.
+// max_generator_cpu. A merged record is judged by its busiest agent: the
+// mean would hide one saturated agent beside idle ones.
 func judgeGenerator(a plan.Accept, r *metrics.Run) string {
 	c, who := r.Client, ""
 	for i := range r.Agents {
@@ -112,8 +107,7 @@ func judgeGenerator(a plan.Accept, r *metrics.Run) string {
 }
 
 // judgeNoise applies max_other_cpu and max_steal; when either is set, a
-// run whose machine noise was not measured (on any of its agents) is
-// rejected with the reason the measurement failed.
+// run whose machine noise was not measured is rejected.
 func judgeNoise(a plan.Accept, r *metrics.Run) []string {
 	if a.MaxOtherCPU <= 0 && a.MaxSteal <= 0 {
 		return nil
@@ -175,9 +169,7 @@ func byCount[K ~string](m map[K]int64) []K {
 func bestOf(values []float64) (top []float64, best, spread float64) {
 	top = append([]float64(nil), values...)
 	sort.Sort(sort.Reverse(sort.Float64Slice(top)))
-	if len(top) > 3 {
-		top = top[:3]
-	}
+	top = top[:min(len(top), 3)]
 	if len(top) == 0 || top[0] == 0 {
 		return top, 0, 0
 	}

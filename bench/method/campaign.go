@@ -1,16 +1,15 @@
 // Package method automates the qualification method of vendor test labs:
 // preliminary validation of every device under test (DUT), exploratory
-// search for the best load level, final repeated runs until final.min_accepted
-// (default three) accepted runs agree, error-free acceptance of each run, and
-// the best of them published. Every run
-// goes to an append-only ledger, from which an interrupted campaign resumes.
-// The campaign runs a plan (package plan) through an Executor.
+// search for the best load level, final runs until final.min_accepted
+// accepted runs agree, and the best of them published. Every run goes to an
+// append-only ledger, from which an interrupted campaign resumes.
 package method
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -95,11 +94,10 @@ type Campaign struct {
 	Progress func(metrics.Second)
 	// Sleep waits between runs (the cooldown); default time.Sleep bounded by ctx.
 	Sleep func(ctx context.Context, d time.Duration)
-	// Preliminary, if set, is called once the preliminary phase has probed
-	// every DUT × test × profile, with what each negotiated or why it refused.
+	// Preliminary, if set, is called with the preliminary phase's results.
 	Preliminary func([]Prelim)
 	// Watch, if set, is called with the campaign's progress whenever it
-	// changes (a run starts or ends); Status gives it at any time.
+	// changes; Status gives it at any time.
 	Watch func(Progress)
 	// Now is the clock of the progress; default time.Now.
 	Now func() time.Time
@@ -122,9 +120,8 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if err != nil {
 		return s, err
 	}
-	// Every cell is explored in turn. Its final runs follow at once
-	// (sequential order), or, interleaved, after every exploration: run k
-	// of every cell, then run k+1, so that drift lands on every DUT alike.
+	// Every cell is explored in turn; its final runs follow at once
+	// (sequential), or after every exploration (interleaved).
 	interleaved := c.Plan.Method.Final.Interleaved()
 	var finals, all []*finalPhase
 	for _, d := range c.Plan.DUTs {
@@ -158,15 +155,9 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if err := c.final(ctx, finals...); err != nil {
 		return s, err
 	}
-	// With final.repeat N, the final phase is made N-1 more times, each
-	// repeat interleaved across the cells that published a value.
+	// With final.repeat N, the cells with a value make N-1 more passes.
 	if n := c.Plan.Method.Final.Repeat; n > 1 {
-		var valued []*finalPhase
-		for _, f := range all {
-			if f.cell.Failed == "" {
-				valued = append(valued, f)
-			}
-		}
+		valued := slices.DeleteFunc(slices.Clone(all), func(f *finalPhase) bool { return f.cell.Failed != "" })
 		if err := c.repeat(ctx, valued, n); err != nil {
 			return s, err
 		}
@@ -248,10 +239,10 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	c.Events(ev)
 }
 
-// preliminary probes every DUT × test × profile, then compares the DUTs. A
-// profile a DUT refuses is not supported by that DUT: the campaign goes on
-// without that cell, unless the plan's method says stop_on_unsupported. It
-// returns the probes and the unsupported cells (key → why), by key3.
+// preliminary probes every DUT × test × profile, then compares the DUTs.
+// A cell whose DUT refuses the profile is not supported and left out
+// (unless stop_on_unsupported). It returns the probes and the unsupported
+// cells' reasons, by key3.
 func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Entry, map[string]string, error) {
 	m := c.Plan.Method
 	out := map[string]*Entry{}
@@ -269,8 +260,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					return nil, nil, err // interrupted, or the ledger failed
 				}
 				if err != nil {
-					// The probe could not be made at all (the profile has
-					// no endpoint, the run was refused before any load).
+					// The probe could not be made at all.
 					why := re.err.Error()
 					if m.StopOnUnsupported || countersUnreadable(re.err) {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
@@ -281,9 +271,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				}
 				pr := prelimOf(e)
 				out[k] = e
-				// Only the device's answer can make a profile unsupported:
-				// not the generator's load nor the machine's noise (the
-				// ledger keeps every reason).
+				// Only the device's answer makes a profile unsupported,
+				// not the generator's load nor the machine's noise.
 				reasons := judgeDevice(c.Plan.Method.Accept, e.Run)
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
@@ -311,8 +300,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 	return out, unsupported, nil
 }
 
-// refusal says in a few words why a DUT did not serve a profile: the
-// server's answer when nothing succeeded, else the reasons of the probe.
+// refusal says why a DUT did not serve a profile: the server's answer when
+// nothing succeeded, else the probe's reasons.
 func refusal(r *metrics.Run, reasons []string) string {
 	if r != nil && r.Transactions == 0 && len(r.Errors.ByClass) > 0 {
 		top := byCount(r.Errors.ByClass)[0]
@@ -345,8 +334,7 @@ type Prelim struct {
 	// Resumption: would the DUT resume a session (informational).
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`
-	// Unsupported, if set, is why the DUT does not serve the profile (its
-	// refusal): the cell is "not supported" and gets no load.
+	// Unsupported, if set, is why the DUT does not serve the profile.
 	Unsupported string `json:"unsupported,omitempty"`
 }
 
@@ -412,8 +400,7 @@ type Cell struct {
 	Profile     string       `json:"profile"`
 	Level       int          `json:"level"` // the load level chosen and frozen
 	Exploration []Probe      `json:"exploration"`
-	// Search is how the exploration went: the levels in the order probed,
-	// those probed again, and why the geometric steps stopped.
+	// Search is how the exploration went.
 	Search     *Search    `json:"search,omitempty"`
 	Runs       []FinalRun `json:"runs"`
 	Best3      []float64  `json:"best3"`
@@ -424,19 +411,16 @@ type Cell struct {
 	Total      int        `json:"total"`
 	// Failed says why the cell has no value, if it has none.
 	Failed string `json:"failed,omitempty"`
-	// Unsupported, if set, is why the DUT does not serve the profile: the
-	// preliminary phase saw it refuse, and the cell got no load.
+	// Unsupported, if set, is why the DUT does not serve the profile.
 	Unsupported string `json:"unsupported,omitempty"`
-	// Unstable, if set, says that the final runs fell short of what the
-	// exploration measured at the same level by more than the tolerance
+	// Unstable, if set, says that the final runs fell short of the
+	// exploration at the same level by more than the tolerance
 	// ("exploration X, finals Y"): the cell is not consistent.
 	Unstable string `json:"unstable,omitempty"`
-	// Reexplored, if set, says that the first final runs fell short of the
-	// exploration and the cell was re-explored around its level once: the
-	// cell's Level, Runs and Value are those after the re-exploration.
+	// Reexplored, if set, is the first final runs of a cell re-explored
+	// because they fell short; Level, Runs and Value are the later ones.
 	Reexplored *Reexploration `json:"reexplored,omitempty"`
-	// Repeats, with final.repeat above 1, is the published value of each
-	// repeat of the final phase and their spread.
+	// Repeats, with final.repeat above 1, are the repeats' values.
 	Repeats *Repeats `json:"repeats,omitempty"`
 }
 
@@ -471,13 +455,8 @@ type finalPhase struct {
 
 // explore finds the cell's load level (exploratory phase) and returns the
 // cell ready for its final runs.
-func (c *Campaign) explore(
-	ctx context.Context,
-	d plan.DUT,
-	t plan.Test,
-	p *profiles.Profile,
-	pre *Entry,
-) (*finalPhase, error) {
+func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
+	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
 	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
 	expect := int64(-1)
@@ -492,9 +471,7 @@ func (c *Campaign) explore(
 		ExpectSize: expect,
 	}
 
-	// Exploratory: geometric steps with patience, a level whose neighbours
-	// disagree with it probed again, then refinement between the best's
-	// neighbours (search). Probes are memoised by level.
+	// Exploratory (search): probes are memoised by level.
 	f := &finalPhase{cell: cell}
 	probe := func(level int, again bool) (*Entry, error) {
 		req := base
@@ -512,12 +489,7 @@ func (c *Campaign) explore(
 	}
 	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
 	best, err := srch.run()
-	levels := make([]int, 0, len(srch.got))
-	for l := range srch.got {
-		levels = append(levels, l)
-	}
-	sort.Ints(levels)
-	for _, l := range levels {
+	for _, l := range slices.Sorted(maps.Keys(srch.got)) {
 		cell.Exploration = append(cell.Exploration, probeOf(l, srch.got[l]))
 	}
 	info := srch.info
@@ -541,12 +513,10 @@ func (c *Campaign) explore(
 	return f, nil
 }
 
-// final makes the final runs of cells at their frozen levels (finalPass),
-// then checks each against its exploration: a cell whose finals fall short
-// of what the exploration measured at that level by more than the tolerance
-// is re-explored around that level once (reexplore), frozen again and
-// given new final runs, interleaved like the first; if those fall short too,
-// it is unstable.
+// final makes the final runs of cells at their frozen levels (finalPass);
+// a cell whose finals fall short of its exploration at that level by more
+// than the tolerance is re-explored once (reexplore) and given new final
+// runs; if those fall short too, it is unstable.
 func (c *Campaign) final(ctx context.Context, fs ...*finalPhase) error {
 	tol := float64(c.Plan.Method.Final.Tolerance)
 	finish := func(f *finalPhase) {
@@ -678,10 +648,8 @@ func (f *finalPhase) short(tol float64) (explored float64, fell bool) {
 	return v, ok && best < v*(1-tol)
 }
 
-// finish publishes the best of the cell's accepted runs and checks the finals against
-// the exploration: finals that fall short of what exploration measured at
-// the same level by more than the tolerance make the cell unstable, never
-// consistent.
+// finish publishes the best of the cell's accepted runs; finals that fall
+// short of the exploration (short) make the cell unstable.
 func (f *finalPhase) finish(tol float64) {
 	cell := f.cell
 	cell.Best3, cell.Value, cell.Spread = bestOf(f.accepted)
@@ -712,10 +680,7 @@ func agreeing(vs []float64, tol float64) int {
 	if len(vs) == 0 {
 		return 0
 	}
-	top := vs[0]
-	for _, v := range vs {
-		top = max(top, v)
-	}
+	top := slices.Max(vs)
 	n := 0
 	for _, v := range vs {
 		if v >= top*(1-tol) {

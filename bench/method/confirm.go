@@ -12,15 +12,13 @@ import (
 
 // Confirmation says whether a second campaign (B) confirms a first (A):
 // per cell, the two published values, B − A and its percent of A, and
-// whether that difference is within the plans' consistency tolerance (the
-// final phase's tolerance).
+// whether that is within the plans' final.tolerance.
 type Confirmation struct {
 	// Tolerance is the fraction used to judge (0.05 for ±5%); 0 when
 	// neither campaign has its plan, and then no cell is judged.
 	Tolerance float64 `json:"tolerance"`
-	// ToleranceNote says where Tolerance comes from when that is not
-	// simply "both plans": the plans differ (the stricter is used) or one
-	// or both are missing.
+	// ToleranceNote says where Tolerance comes from when the plans differ
+	// (the stricter is used) or one or both are missing.
 	ToleranceNote string      `json:"tolerance_note,omitempty"`
 	Cells         []Confirmed `json:"cells"`
 	// Compared counts the cells with a published value on both sides,
@@ -29,12 +27,11 @@ type Confirmation struct {
 	Confirmed int      `json:"confirmed"`
 	Differ    []string `json:"differ"`
 	// Summary is the verdict in one sentence: "N of M cells confirmed
-	// within ±T%; K differ: …", then the cells each side called unstable
-	// and its repeats' spreads beyond the tolerance, if any.
+	// within ±T%; K differ: …", then the unstable cells and the repeats'
+	// spreads beyond the tolerance.
 	Summary string `json:"summary"`
-	// UnstableA and UnstableB name the cells whose finals fell short of
-	// their exploration in that campaign (Cell.Unstable): the method itself
-	// did not expect them to be confirmed.
+	// UnstableA and UnstableB name the cells that campaign called
+	// unstable (Cell.Unstable).
 	UnstableA []string `json:"unstable_a,omitempty"`
 	UnstableB []string `json:"unstable_b,omitempty"`
 }
@@ -116,10 +113,8 @@ func Confirm(pairs []CellPair, tol float64, note string) *Confirmation {
 	c := &Confirmation{Tolerance: tol, ToleranceNote: note, Cells: []Confirmed{}, Differ: []string{}}
 	for _, p := range pairs {
 		cc := Confirmed{Cell: p.Key}
-		var va, vb *float64
-		va, cc.StateA = publishedValue(p.A)
-		vb, cc.StateB = publishedValue(p.B)
-		cc.A, cc.B = va, vb
+		cc.A, cc.StateA = publishedValue(p.A)
+		cc.B, cc.StateB = publishedValue(p.B)
 		cc.UnstableA, cc.RepeatSpreadA = stability(p.A)
 		cc.UnstableB, cc.RepeatSpreadB = stability(p.B)
 		if cc.UnstableA != "" {
@@ -138,14 +133,14 @@ func Confirm(pairs []CellPair, tol float64, note string) *Confirmation {
 			cc.Verdict = VerdictOnlyA
 		case p.A == nil:
 			cc.Verdict = VerdictOnlyB
-		case va == nil || vb == nil:
+		case cc.A == nil || cc.B == nil:
 			cc.Verdict = VerdictNoValue
 		default:
 			c.Compared++
-			d := *vb - *va
+			d := *cc.B - *cc.A
 			cc.Delta = &d
-			if *va != 0 {
-				pct := d / *va * 100
+			if *cc.A != 0 {
+				pct := d / *cc.A * 100
 				cc.DeltaPct = &pct
 			}
 			switch {
@@ -153,7 +148,7 @@ func Confirm(pairs []CellPair, tol float64, note string) *Confirmation {
 				cc.Verdict = VerdictUnjudged
 			// A relative margin keeps a difference of exactly the
 			// tolerance confirmed despite rounding.
-			case math.Abs(d) <= tol*math.Abs(*va)*(1+1e-9):
+			case math.Abs(d) <= tol*math.Abs(*cc.A)*(1+1e-9):
 				cc.Verdict = VerdictConfirmed
 				c.Confirmed++
 			default:

@@ -9,10 +9,8 @@ import (
 	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
-// judgeDeviceCounts gives the reasons from the device's own counters when
-// the plan asks for their agreement (accept.max_device_disagreement): the
-// counters could not be read, or a count over the whole run (sessions,
-// handshakes, requests: exact, metrics.Run.DeviceRows) differs from
+// judgeDeviceCounts applies accept.max_device_disagreement: the device's
+// counters could not be read, or a count over the whole run differs from
 // tlsbench's by more than the share allowed.
 func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
 	if a.MaxDeviceDisagreement == nil {
@@ -32,9 +30,8 @@ func judgeDeviceCounts(a plan.Accept, r *metrics.Run) []string {
 }
 
 // countersUnreadable says whether a run could not be made because the
-// DUT's counters could not be read before its load (runner.Run): not a
-// profile the DUT refuses but a DUT the campaign cannot measure as the plan
-// asks, whatever the profile.
+// DUT's counters could not be read: a DUT the campaign cannot measure,
+// whatever the profile, not a refused profile.
 func countersUnreadable(err error) bool {
 	return errors.Is(err, runner.ErrCountersUnread)
 }

@@ -26,8 +26,7 @@ type Request struct {
 	Concurrency int
 	Duration    time.Duration
 	Warmup      time.Duration
-	// ExpectSize, if non-negative, is the body size every response must
-	// have (learnt in the preliminary phase).
+	// ExpectSize, if non-negative, is every response's body size.
 	ExpectSize int64
 	Progress   func(metrics.Second)
 	// Round is 1 for a re-exploration's runs and the final runs after it.
@@ -51,11 +50,9 @@ type Local struct {
 	// Reference, per profile.
 	Reference func(profile string) (base string, roots *x509.CertPool, err error)
 	// ReferenceProcesses are the PIDs of the reference target's processes
-	// on this machine: runs against it measure their CPU apart from the
-	// machine's other processes (runner.Spec.DUTProcesses).
+	// (runner.Spec.DUTProcesses).
 	ReferenceProcesses []int
-	// Profiles, if set, is where the runs' profiles are looked up (the
-	// built-in ones otherwise).
+	// Profiles, if set, holds the runs' profiles (else the built-in ones).
 	Profiles *profiles.Set
 	// Live, if set, is every run's runner.Spec.Live (an exporter's hook).
 	Live func(runner.Live)

@@ -1,7 +1,6 @@
 package method
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -33,20 +32,16 @@ type Entry struct {
 	// Preliminary phase only: whether the DUT would resume a session.
 	Resumption    *bool  `json:"resumption,omitempty"`
 	ResumptionErr string `json:"resumption_error,omitempty"`
-	// Round is 1 for the runs of a re-exploration and the final runs after
-	// it (a cell whose first finals fell short of its exploration).
+	// Round is 1 for a re-exploration's runs and the final runs after it.
 	Round int `json:"round,omitempty"`
-	// Repeat is the repeat of the final phase (final.repeat), from 2; the
-	// first repeat's runs have none.
+	// Repeat is the final phase's repeat (final.repeat), from 2.
 	Repeat int `json:"repeat,omitempty"`
-	// Device is the device's counts beside tlsbench's, in words ("device
-	// counted N, tlsbench counted M"), when the DUT names its counters.
+	// Device is the device's counts beside tlsbench's, in words.
 	Device []string `json:"device,omitempty"`
 }
 
 // ledger is a campaign's append-only record of runs (ledger.jsonl), one
-// JSON line per run, fsynced as it is written. A Ledger is used by one
-// goroutine.
+// JSON line per run, fsynced as it is written; used by one goroutine.
 type ledger struct {
 	f       *os.File
 	entries map[string]*Entry
@@ -58,9 +53,7 @@ type ledger struct {
 const LedgerFile = "ledger.jsonl"
 
 // ReadLedger reads the entries of a ledger file without opening it for
-// writing. A last line torn by a crash (no newline at its end, and not
-// JSON) is left out; any other line that is not a valid entry is an error
-// naming the file and the line.
+// writing, as parseLedger does.
 func ReadLedger(file string) ([]*Entry, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
@@ -70,8 +63,7 @@ func ReadLedger(file string) ([]*Entry, error) {
 	return p.entries, err
 }
 
-// parsedLedger is a ledger file decoded: its entries, the length of the
-// bytes kept, and the bytes of a last line torn by a crash.
+// parsedLedger is a ledger file decoded.
 type parsedLedger struct {
 	entries []*Entry
 	keep    int  // the bytes of the entries' lines
@@ -112,10 +104,8 @@ func parseLedger(file string, data []byte) (parsedLedger, error) {
 }
 
 // OpenLedger opens (or creates) dir's ledger and loads its entries. A last
-// line torn by a crash is dropped from the file (Dropped says how many
-// bytes): it is the run that was being written, and it will be made again.
-// A ledger with any other line that is not a valid entry is refused, and
-// left as it is.
+// line torn by a crash is cut off the file (Dropped): that run will be made
+// again. A ledger with any other invalid line is refused, left as it is.
 func OpenLedger(dir string) (*ledger, error) {
 	file := filepath.Join(dir, LedgerFile)
 	data, err := os.ReadFile(file)
@@ -184,10 +174,8 @@ func (l *ledger) Append(e *Entry) error {
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(l.f)
-	w.Write(data)
-	w.WriteByte('\n')
-	if err := w.Flush(); err != nil {
+	// The line and its newline in one write: a crash can only cut it short.
+	if _, err := l.f.Write(append(data, '\n')); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
 	if err := l.f.Sync(); err != nil {

@@ -2,6 +2,7 @@ package method
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,12 +13,10 @@ import (
 // procDir is where processes are looked up (Linux's /proc).
 var procDir = "/proc"
 
-// FindProcesses finds the PIDs of a DUT's processes on this machine
-// (plan.DUT.Processes), now: every process whose name (/proc/PID/comm) is
-// one of the names, and for a pid file's path (an entry with a slash), the
-// PID it holds and that process's descendants (nginx's workers under its
-// master). This process is never one of them; processes not found are left
-// out. Without /proc (not Linux) it finds none.
+// FindProcesses finds the PIDs of a DUT's processes (plan.DUT.Processes)
+// now: those named (/proc/PID/comm) and, for a pid file (an entry with a
+// slash), its process and descendants (nginx's workers). This process is
+// never one of them. Without /proc (not Linux) it finds none.
 func FindProcesses(entries []string) []int {
 	if len(entries) == 0 {
 		return nil
@@ -80,12 +79,7 @@ func FindProcesses(entries []string) []int {
 		}
 	}
 	delete(found, self)
-	out := make([]int, 0, len(found))
-	for pid := range found {
-		out = append(out, pid)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(found))
 }
 
 // parseStat reads the name and the parent's PID from /proc/PID/stat: "pid

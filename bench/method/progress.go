@@ -10,20 +10,14 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// Progress is where a campaign stands and how long it may still take: a
-// plain value, copied out of the campaign (Campaign.Status, Campaign.Watch),
-// that a status line or a metrics exporter reads.
+// Progress is where a campaign stands and how long it may still take, as
+// copied out of the campaign (Campaign.Status, Campaign.Watch).
 //
-// The estimate is an upper one. The plan bounds every phase's number of
-// runs (one preliminary probe per DUT × test × profile; the exploration's
-// geometric steps from explore.concurrency.min to max, the levels probed
-// again (maxRepeats) and two refinements;
-// final.max_runs) and their durations (warm-up, duration, cool-down); the
-// campaign lowers the bound as it learns (a cell not supported, an
-// exploration ended, three runs that agree). Each run also costs time
-// beyond its nominal warm-up and duration (starting the load, the drain,
-// the preflight): once runs have been made, the largest such overhead seen
-// is added to every run left.
+// The estimate is an upper one: the plan bounds every phase's number of
+// runs and their durations, and the campaign lowers the bound as it learns
+// (a cell not supported, an exploration ended, runs that agree). The
+// largest overhead a run took beyond its warm-up and duration (starting
+// the load, the drain, the preflight) is added to every run left.
 type Progress struct {
 	// The current (or last) run: its phase, cell and load level.
 	Phase   vocab.MethodPhase
@@ -31,28 +25,23 @@ type Progress struct {
 	Engine  vocab.Engine
 	Profile string
 	Level   int
-	// Run is the cell's run number in its phase, of at most Of (a final
-	// run's sequence number and final.max_runs; an exploratory probe's
-	// number and the exploration's most probes; 1 of 1 in the preliminary
-	// phase).
+	// Run is the cell's run number in its phase, of at most Of.
 	Run, Of int
-	// Running: a run is in progress (else the campaign is between runs,
-	// cooling down, or done).
+	// Running: a run is in progress.
 	Running bool
 
-	// RunsDone counts the runs made, RunsCached of them those taken from
-	// the ledger of a resumed campaign. RunsLeft is the most runs still to
-	// make (the worst case); 0 when the campaign is over.
+	// RunsDone counts the runs made, RunsCached those of them taken from
+	// the ledger; RunsLeft is the most runs still to make.
 	RunsDone, RunsCached, RunsLeft int
 	// Cells counts the plan's DUT × test × profile cells, CellsDone those
 	// settled (not supported, exploration failed, or final runs ended).
 	Cells, CellsDone int
 
 	// Elapsed is the time since the campaign started; Remaining the
-	// estimate of the time left (an upper estimate: see Progress).
+	// (upper) estimate of the time left.
 	Elapsed, Remaining time.Duration
-	// Overhead is the largest time a run took beyond its warm-up and
-	// duration, over the runs made in this process (0 before the first).
+	// Overhead is the largest time a run of this process took beyond its
+	// warm-up and duration.
 	Overhead time.Duration
 }
 
@@ -70,13 +59,10 @@ func (c *Campaign) Status() Progress {
 	return c.prog.status()
 }
 
-// cellBudget is what a cell may still cost: its runs left in each phase,
-// at most.
-//
-// A cell's final runs at most are its passes' (final.max_runs each): the
-// first, the one after a re-exploration, and final.repeat − 1 repeats;
-// reexplore is the re-exploration's probes at most (the level and its two
-// neighbours), until the campaign knows the cell is not re-explored.
+// cellBudget is the most runs a cell has left in each phase: final.max_runs
+// for each final pass (the first, the one after a re-exploration, the
+// repeats), and the re-exploration's probes until the campaign knows the
+// cell is not re-explored.
 type cellBudget struct {
 	prelim, explore, final int
 	reexplore              int

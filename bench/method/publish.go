@@ -57,20 +57,15 @@ func cellRound(cell *Cell) int {
 	return 0
 }
 
-// recordsVerdict is the method's judgement of run records of one DUT ×
-// engine × profile made outside a campaign: each judged by the default
-// acceptance rule, the best accepted one published; nothing is published
-// when none is accepted.
+// recordsVerdict is the method's judgement of run records of one cell made
+// outside a campaign, by the default acceptance rule.
 type recordsVerdict struct {
-	Rule     plan.Accept // the rule they were judged by: the default
-	Values   []float64   // each record's value (Value)
-	Reasons  [][]string  // each record's rejections; none when accepted
-	Accepted int         // how many were accepted
-	// Published is the index of the published record, -1 when none was
-	// accepted.
-	Published int
-	// Best3 and Spread are BestOf's of the accepted values (none when none
-	// was accepted).
+	Rule      plan.Accept // the rule they were judged by: the default
+	Values    []float64   // each record's value (Value)
+	Reasons   [][]string  // each record's rejections; none when accepted
+	Accepted  int         // how many were accepted
+	Published int         // the index of the published record; -1: none
+	// Best3 and Spread are bestOf's of the accepted values.
 	Best3  []float64
 	Spread float64
 }
@@ -96,9 +91,8 @@ func JudgeRecords(runs []*metrics.Run) recordsVerdict {
 }
 
 // NoAcceptedRun says why nothing is published of runs none of which was
-// accepted: "no accepted run: " and their rejection reasons, alike reasons
-// (that differ only in their figures) once, the first of them, with how
-// many runs gave one when more than one; at most three, and how many more.
+// accepted: "no accepted run: " and at most three of their reasons, alike
+// reasons (differing only in figures) once, with how many runs gave them.
 func NoAcceptedRun(reasons [][]string) string {
 	count := map[string]int{}
 	first := map[string]string{}

@@ -24,11 +24,10 @@ type Reexploration struct {
 	Probes []Probe `json:"probes"`
 }
 
-// reexplore probes the cell's frozen level and its neighbours again (the
-// levels next to it in the exploration, or half and double within the
-// plan's range), records the first finals in the cell and freezes the best
-// accepted level: the cell is ready for its final runs again. ok is false
-// when no probe was accepted; the cell then keeps its first finals.
+// reexplore probes the cell's frozen level and its neighbours again,
+// records the first finals in the cell and freezes the best accepted
+// level. ok is false when no probe was accepted: the cell keeps its first
+// finals.
 func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err error) {
 	m := c.Plan.Method
 	cell := f.cell
@@ -44,8 +43,7 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 		if err != nil {
 			return false, err
 		}
-		r.Probes = append(r.Probes, Probe{Level: level, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
-			GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons})
+		r.Probes = append(r.Probes, probeOf(level, e))
 		c.Sleep(ctx, time.Duration(m.Cooldown))
 		if e.Accepted && e.Value > bestValue {
 			best, bestValue = level, e.Value

@@ -6,15 +6,12 @@ import (
 )
 
 // Repeats is the repeatability of a cell: with final.repeat N above 1 the
-// final phase is made N times at the frozen level (interleaved: repeat r of
-// every cell, then r+1), and each repeat publishes its own best value.
+// final phase is made N times at the frozen level, each publishing a value.
 type Repeats struct {
 	// Values are the published values of the repeats, the first being the
 	// cell's Value; 0 for a repeat none of whose runs was accepted.
 	Values []float64 `json:"values"`
-	// Spread is (max − min) / max of Values: the repeats all lie within
-	// Spread of the best one, the way final.tolerance bounds a cell's three
-	// accepted runs.
+	// Spread is (max − min) / max of Values (RepeatSpread).
 	Spread float64 `json:"spread"`
 	// Tolerance is the plan's final.tolerance; Exceeds says Spread is
 	// larger, and the cell is then not consistent.

@@ -4,31 +4,27 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Search is how a cell's exploration went: every probe in the order made,
 // the probes made again, and why the geometric steps stopped.
 type Search struct {
-	// Order is the levels in the order probed: the geometric steps, a
-	// level probed again (Repeated), then the refinements.
+	// Order is the levels in the order probed.
 	Order []int `json:"order"`
 	// Replaced are the first probes of the levels probed again because
-	// their neighbours disagreed with them; the exploration has the
-	// repeats.
+	// their neighbours disagreed with them.
 	Replaced []Probe `json:"replaced,omitempty"`
 	// Stop says why the geometric steps stopped.
 	Stop string `json:"stop"`
 }
 
-// Patience of the search: the geometric steps stop after this many
-// levels in a row that do not gain min_gain over the best, so that one
-// level that does not gain (a noisy probe) never ends the search.
+// searchPatience is how many levels in a row that do not gain min_gain
+// over the best end the geometric steps (one noisy probe never does).
 const searchPatience = 2
 
-// maxRepeats is the most probes a search makes again: a level whose value
-// disagrees with both its neighbours (below both, or above both, by more
-// than min_gain) is probed once more, and the steps are taken again with
-// the new value.
+// maxRepeats is the most probes a search makes again (see disagreeing).
 const maxRepeats = 2
 
 // search is the exploratory search of one cell.
@@ -188,16 +184,12 @@ func probeOf(level int, e *Entry) Probe {
 
 // levelsText is "8 and 16", "4, 8 and 16".
 func levelsText(levels []int) string {
-	text := ""
+	s := make([]string, len(levels))
 	for i, l := range levels {
-		switch {
-		case i == 0:
-		case i == len(levels)-1:
-			text += " and "
-		default:
-			text += ", "
-		}
-		text += fmt.Sprint(l)
+		s[i] = strconv.Itoa(l)
 	}
-	return text
+	if n := len(s); n > 1 {
+		return strings.Join(s[:n-1], ", ") + " and " + s[n-1]
+	}
+	return strings.Join(s, "")
 }

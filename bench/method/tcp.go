@@ -7,11 +7,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
-// judgeTCP gives the reasons of the connections' TCP: segments the client
-// retransmitted (the device or the path lost them, or a full accept queue
-// dropped SYNs) and resets received, per transaction of the window, above
-// the plan's limits. A record without the kernel's account (older, or not
-// Linux) is not judged by them.
+// judgeTCP rejects a run whose connections retransmitted segments or
+// received resets, per transaction, above the plan's limits. A record
+// without the kernel's account (older, or not Linux) is not judged by them.
 func judgeTCP(a plan.Accept, r *metrics.Run) []string {
 	t := r.TCP
 	if t == nil || t.Unavailable != "" || r.Transactions+r.Errors.Total == 0 {

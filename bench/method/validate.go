@@ -21,10 +21,8 @@ const (
 // phases are the ledger's phases.
 var phases = []string{vocab.Preliminary.String(), vocab.Exploratory.String(), vocab.Final.String()}
 
-// decodeEntry decodes and validates one ledger line: its schema version,
-// every field known, phase and engine, counts and value, and its run record
-// (metrics.Run.Validate). The error is a *metrics.FieldError naming the
-// field (run.latency_us.total.p99) when the line is JSON but not valid.
+// decodeEntry decodes and validates one ledger line (decode); the error
+// is a *metrics.FieldError naming the field when the line is JSON.
 func decodeEntry(line []byte) (*Entry, error) {
 	return decode(line, LedgerSchema, func(e *Entry) string { return e.Schema })
 }
@@ -84,10 +82,8 @@ func (e *Entry) Validate() error {
 	return nil
 }
 
-// DecodeSummary decodes and validates a campaign summary (summary.json):
-// its schema version, every field known, engines, counts and values. The
-// error is a *metrics.FieldError naming the field (cells[2].value) when the
-// file is JSON but not valid.
+// DecodeSummary decodes and validates a campaign summary (summary.json);
+// the error is a *metrics.FieldError naming the field when it is JSON.
 func DecodeSummary(data []byte) (*Summary, error) {
 	return decode(data, SummarySchema, func(s *Summary) string { return s.Schema })
 }

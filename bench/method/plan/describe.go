@@ -11,9 +11,8 @@ import (
 	"unicode/utf8"
 )
 
-// Description says what a DUT (a plan's duts[].describe) or the load
-// generator (the plan's generator) is, for the report's reader: nothing in
-// it changes how a campaign runs.
+// Description says what a DUT (duts[].describe) or the load generator
+// (generator) is, for the report's reader; it changes nothing in a run.
 type Description struct {
 	// Model is the hardware or product ("HAProxy on a 2-vCPU VM").
 	Model string `yaml:"model,omitempty" json:"model,omitempty"`
@@ -21,10 +20,9 @@ type Description struct {
 	Version string `yaml:"version,omitempty" json:"version,omitempty"`
 	// Topology is how the traffic passes ("client TLS, server plaintext").
 	Topology string `yaml:"topology,omitempty" json:"topology,omitempty"`
-	// Config is the configuration, or an excerpt of it. ConfigFile names
-	// the file it comes from: when Config is empty, ParsePlan reads the
-	// file (relative to the plan's directory, at most MaxConfigBytes) into
-	// Config, so that the campaign's resolved plan.yaml holds it.
+	// Config is the configuration, or an excerpt. ConfigFile names its
+	// file: when Config is empty, ParsePlan reads the file (relative to the
+	// plan) into Config, so that the resolved plan.yaml holds it.
 	Config     string `yaml:"config,omitempty" json:"config,omitempty"`
 	ConfigFile string `yaml:"config_file,omitempty" json:"config_file,omitempty"`
 }
@@ -80,8 +78,7 @@ func checkConfigText(s string) error {
 	return nil
 }
 
-// descriptions returns the plan's descriptions and the paths of their
-// keys.
+// descriptions returns the plan's descriptions and their keys' paths.
 func (p *Plan) descriptions() (ds []*Description, paths [][]string) {
 	for i := range p.DUTs {
 		if d := p.DUTs[i].Describe; d != nil {

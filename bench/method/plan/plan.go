@@ -52,11 +52,9 @@ type DUT struct {
 	Insecure bool   `yaml:"insecure,omitempty" json:"insecure,omitempty"`
 	// Endpoints are per-profile base URLs (one VIP per cipher profile).
 	Endpoints map[string]string `yaml:"endpoints,omitempty" json:"endpoints,omitempty"`
-	// Processes name the DUT's processes on the generator's machine (a
-	// local nginx or HAProxy): a process name (as /proc/PID/comm has it,
-	// e.g. nginx) or a pid file's path (containing a slash). Each run
-	// finds them when it starts, and the machine's noise counts their CPU
-	// as the DUT's, not as other processes'.
+	// Processes name the DUT's processes on the generator's machine: a
+	// process name (/proc/PID/comm, e.g. nginx) or a pid file's path (with
+	// a slash). The machine's noise counts their CPU as the DUT's.
 	Processes []string `yaml:"processes,omitempty" json:"processes,omitempty"`
 	// Counters, if set, is where the device's own counters are read, to
 	// be put beside tlsbench's in every run's record (bench/devcount).
@@ -80,9 +78,8 @@ type Method struct {
 	Explore  explore  `yaml:"explore" json:"explore"`
 	Accept   Accept   `yaml:"accept" json:"accept"`
 	Final    Final    `yaml:"final" json:"final"`
-	// StopOnUnsupported stops the campaign in the preliminary phase when a
-	// DUT refuses a profile; by default that cell is "not supported" and the
-	// campaign goes on with the rest.
+	// StopOnUnsupported stops the campaign when a DUT refuses a profile;
+	// by default that cell is "not supported" and the campaign goes on.
 	StopOnUnsupported bool `yaml:"stop_on_unsupported,omitempty" json:"stop_on_unsupported,omitempty"`
 }
 
@@ -108,30 +105,24 @@ type Accept struct {
 	// MaxGeneratorCPU rejects a run whose generator used more of its cores.
 	MaxGeneratorCPU Percent `yaml:"max_generator_cpu" json:"max_generator_cpu"`
 	// MaxDroppedShare rejects an open-loop run that dropped more of its
-	// scheduled starts (its latencies are then lower bounds); 0, the
-	// default, rejects any drop.
+	// scheduled starts; 0, the default, rejects any drop.
 	MaxDroppedShare Percent `yaml:"max_dropped_share" json:"max_dropped_share"`
-	// MaxOtherCPU rejects a run during which the processes that are
-	// neither the generator nor the DUT's own (on this machine) used more
-	// of the machine's CPU (metrics.Noise.OtherShare); MaxSteal one whose
-	// machine had more of its CPU stolen by the hypervisor. 0, the
-	// default, is no limit: an idle lab machine's share is small but not
-	// nil (the system's daemons, a shell), and what is "disturbed" depends
-	// on the machine, so the plan says it (e.g. 25%, 5%). When either is
-	// set, a run whose noise was not measured (on any of its agents) is
-	// rejected, with the reason the measurement failed.
+	// MaxOtherCPU rejects a run during which processes other than the
+	// generator and the DUT's used more of the machine's CPU
+	// (metrics.Noise.OtherShare); MaxSteal one whose machine had more
+	// stolen by the hypervisor. 0, the default, is no limit: what is
+	// "disturbed" depends on the machine, so the plan says it (e.g. 25%,
+	// 5%). When either is set, a run whose noise was not measured is
+	// rejected.
 	MaxOtherCPU Percent `yaml:"max_other_cpu,omitempty" json:"max_other_cpu,omitempty"`
 	MaxSteal    Percent `yaml:"max_steal,omitempty" json:"max_steal,omitempty"`
-	// MaxDeviceDisagreement, if set, rejects a run whose device counted
-	// sessions, handshakes or requests that differ from tlsbench's over
-	// the whole run (the exact correspondence, metrics.Run.DeviceRows) by
-	// more than this share, or whose device counters could not be read;
-	// 0% asks for exact agreement. Unset: not judged.
+	// MaxDeviceDisagreement, if set, rejects a run whose device's counts
+	// (metrics.Run.DeviceRows) differ from tlsbench's by more than this
+	// share, or could not be read; 0% asks for exact agreement.
 	MaxDeviceDisagreement *Percent `yaml:"max_device_disagreement,omitempty" json:"max_device_disagreement,omitempty"`
-	// MaxRetransmitRate rejects a run whose connections retransmitted
-	// more TCP segments per transaction (metrics.TCP, Linux), MaxResetRate
-	// one more of whose connections a RST ended; unset, they are
-	// DefaultMaxRetransmitRate and DefaultMaxResetRate (tcp.go).
+	// MaxRetransmitRate rejects a run whose connections retransmitted more
+	// TCP segments per transaction, MaxResetRate one more of whose
+	// connections a RST ended; unset, they are the defaults (tcp.go).
 	MaxRetransmitRate *Percent `yaml:"max_retransmit_rate,omitempty" json:"max_retransmit_rate,omitempty"`
 	MaxResetRate      *Percent `yaml:"max_reset_rate,omitempty" json:"max_reset_rate,omitempty"`
 }
@@ -141,15 +132,12 @@ type Final struct {
 	MinAccepted int     `yaml:"min_accepted" json:"min_accepted"`
 	MaxRuns     int     `yaml:"max_runs" json:"max_runs"`
 	Tolerance   Percent `yaml:"tolerance" json:"tolerance"`
-	// Order is how the final runs of the campaign's cells follow each
-	// other: OrderInterleaved (the default: run k of every cell, then run
-	// k+1, so that a slow change of the machine or the network is shared
-	// by every DUT) or OrderSequential (each cell's runs together, after
-	// its exploration).
+	// Order is OrderInterleaved (the default: run k of every cell, then
+	// k+1, so that a slow drift is shared by every DUT) or OrderSequential
+	// (each cell's runs together, after its exploration).
 	Order string `yaml:"order,omitempty" json:"order,omitempty"`
 	// Repeat, above 1, makes the final phase that many times at the frozen
-	// levels, interleaved (repeat r of every cell, then r+1): each repeat
-	// publishes its own value, and their spread is the cell's
+	// levels, interleaved: their values' spread is the cell's
 	// repeatability (qualify --repeat). 0 or 1: once.
 	Repeat int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 }
@@ -286,8 +274,7 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 	}
 	err := p.Check(set)
 	if err == nil && p.Method.Final.Repeat == 0 && hasKey(&node, "method", "final", "repeat") {
-		err = ferr(fmt.Sprintf("method: final.repeat 0 is out of range [1, %d] (leave it out to make the final phase once)",
-			MaxRepeat), "method", "final", "repeat")
+		err = methodErr("final.repeat", "0 is out of range [1, %d] (leave it out to make the final phase once)", MaxRepeat)
 	}
 	if err == nil {
 		err = p.readConfigFiles(filepath.Dir(file))
@@ -330,13 +317,10 @@ func hasKey(doc *yaml.Node, path ...string) bool {
 	return true
 }
 
-// checkPidFiles checks that each DUT's pid files (the processes with a
-// slash) exist and hold a PID. They are checked when the plan is read,
-// before the campaign: the DUT must be running by then (the preliminary
-// phase connects to it), so a pid file missing then is a wrong path, and
-// every run would silently count the DUT's CPU as other processes'. A
-// path is read as FindProcesses reads it (relative to the working
-// directory).
+// checkPidFiles checks that each DUT's pid files exist and hold a PID
+// (relative to the working directory, as FindProcesses reads them). The
+// DUT must be running when the plan is read, so a missing pid file is a
+// wrong path, which would silently count the DUT's CPU as other processes'.
 func (p *Plan) checkPidFiles() error {
 	for i, d := range p.DUTs {
 		for j, proc := range d.Processes {
@@ -405,6 +389,13 @@ type fieldError struct {
 func (e *fieldError) Error() string { return e.msg }
 
 func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+
+// methodErr is an error "method: FIELD …" at the key of the method's field
+// (as "final.max_runs").
+func methodErr(field, format string, args ...any) error {
+	path := append([]string{"method"}, strings.Split(field, ".")...)
+	return ferr("method: "+field+" "+fmt.Sprintf(format, args...), path...)
+}
 
 // Check validates the plan against the profiles in set.
 func (p *Plan) Check(set *profiles.Set) error {
@@ -503,23 +494,21 @@ func (a *Accept) check() error {
 	}
 	for i, s := range shares {
 		if i == 1 && a.MaxErrors < 0 { // between max_device_disagreement and max_error_rate
-			return ferr("method: accept.max_errors must not be negative", "method", "accept", "max_errors")
+			return methodErr("accept.max_errors", "must not be negative")
 		}
 		if err := share(s.name, s.p); err != nil {
 			return err
 		}
 	}
 	if r := a.MaxRetransmitRate; r != nil && (*r < 0 || *r > maxTCPRate) {
-		return ferr(fmt.Sprintf("method: accept.max_retransmit_rate %s is out of range [0%%, %s] "+
-			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, maxTCPRate),
-			"method", "accept", "max_retransmit_rate")
+		return methodErr("accept.max_retransmit_rate", "%s is out of range [0%%, %s] "+
+			"(retransmitted segments per transaction)", *a.MaxRetransmitRate, maxTCPRate)
 	}
 	if err := share("max_reset_rate", a.MaxResetRate); err != nil {
 		return err
 	}
 	if a.MaxGeneratorCPU <= 0 || a.MaxGeneratorCPU > 1 {
-		return ferr(fmt.Sprintf("method: accept.max_generator_cpu %s is out of range (0%%, 100%%]", a.MaxGeneratorCPU),
-			"method", "accept", "max_generator_cpu")
+		return methodErr("accept.max_generator_cpu", "%s is out of range (0%%, 100%%]", a.MaxGeneratorCPU)
 	}
 	return nil
 }
@@ -529,7 +518,7 @@ func share(name string, p *Percent) error {
 	if p == nil || (*p >= 0 && *p <= 1) {
 		return nil
 	}
-	return ferr(fmt.Sprintf("method: accept.%s %s is out of range [0%%, 100%%]", name, *p), "method", "accept", name)
+	return methodErr("accept."+name, "%s is out of range [0%%, 100%%]", *p)
 }
 
 // check checks the method: its durations, exploration, acceptance and finals.
@@ -537,34 +526,28 @@ func (m *Method) check() error {
 	e, f := &m.Explore, &m.Final
 	switch {
 	case m.Duration <= 0:
-		return ferr("method: duration must be positive", "method", "duration")
+		return methodErr("duration", "must be positive")
 	case e.ProbeDuration <= 0:
-		return ferr("method: explore.probe_duration must be positive", "method", "explore", "probe_duration")
+		return methodErr("explore.probe_duration", "must be positive")
 	case e.Concurrency.Min < 1 || e.Concurrency.Max < e.Concurrency.Min:
-		return ferr(fmt.Sprintf("method: explore.concurrency needs 1 <= min <= max, got %d..%d",
-			e.Concurrency.Min, e.Concurrency.Max), "method", "explore", "concurrency")
+		return methodErr("explore.concurrency", "needs 1 <= min <= max, got %d..%d", e.Concurrency.Min, e.Concurrency.Max)
 	case e.MinGain < 0 || e.MinGain >= 1:
-		return ferr(fmt.Sprintf("method: explore.min_gain %s is out of range [0%%, 100%%)", e.MinGain),
-			"method", "explore", "min_gain")
+		return methodErr("explore.min_gain", "%s is out of range [0%%, 100%%)", e.MinGain)
 	}
 	if err := m.Accept.check(); err != nil {
 		return err
 	}
 	switch {
 	case f.MinAccepted < 1:
-		return ferr("method: final.min_accepted must be at least 1", "method", "final", "min_accepted")
+		return methodErr("final.min_accepted", "must be at least 1")
 	case f.MaxRuns < f.MinAccepted:
-		return ferr(fmt.Sprintf("method: final.max_runs %d is below min_accepted %d", f.MaxRuns, f.MinAccepted),
-			"method", "final", "max_runs")
+		return methodErr("final.max_runs", "%d is below min_accepted %d", f.MaxRuns, f.MinAccepted)
 	case f.Tolerance <= 0 || f.Tolerance >= 1:
-		return ferr(fmt.Sprintf("method: final.tolerance %s is out of range (0%%, 100%%)", f.Tolerance),
-			"method", "final", "tolerance")
+		return methodErr("final.tolerance", "%s is out of range (0%%, 100%%)", f.Tolerance)
 	case f.Repeat < 0 || f.Repeat > MaxRepeat:
-		return ferr(fmt.Sprintf("method: final.repeat %d is out of range [1, %d]", f.Repeat, MaxRepeat),
-			"method", "final", "repeat")
+		return methodErr("final.repeat", "%d is out of range [1, %d]", f.Repeat, MaxRepeat)
 	case f.Order != "" && f.Order != OrderInterleaved && f.Order != OrderSequential:
-		return ferr(fmt.Sprintf("method: final.order %q is neither %s nor %s", f.Order, OrderInterleaved, OrderSequential),
-			"method", "final", "order")
+		return methodErr("final.order", "%q is neither %s nor %s", f.Order, OrderInterleaved, OrderSequential)
 	}
 	return nil
 }

@@ -1,17 +1,12 @@
 package plan
 
 // The default limits of the connections' TCP retransmissions and resets
-// (Accept.MaxRetransmitRate, MaxResetRate). A clean run retransmits
-// nothing: over loopback and a lab's switched network no segment is lost,
-// and none was in the clean runs measured (see docs/ENGINES.md, "Retransmissions and
-// resets"). A path that loses 2% of its packets makes the client
-// retransmit about 0.1 segment per CPS transaction (each connection sends
-// about five segments that a loss in either direction makes it resend),
-// and a full accept queue makes it resend SYNs: 1% (one retransmitted
-// segment per hundred transactions) accepts the rare loss of a busy lab
-// and rejects a lossy path by a factor of ten. A reset received by a
-// connection that the client had not ended is the device's abort: 1% is
-// the same tolerance.
+// (Accept.MaxRetransmitRate, MaxResetRate). A clean run on a lab's network
+// retransmits nothing (docs/ENGINES.md, "Retransmissions and resets"); a
+// path losing 2% of its packets retransmits about 0.1 segment per CPS
+// transaction: 1% accepts a busy lab's rare loss and rejects a lossy path
+// by a factor of ten. A reset the client did not cause is the device's
+// abort: 1% too.
 const (
 	DefaultMaxRetransmitRate Percent = 0.01
 	DefaultMaxResetRate      Percent = 0.01
