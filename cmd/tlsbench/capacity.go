@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -50,7 +51,10 @@ func checkCapacity(engine vocab.Engine, conns int) error {
 			"and this machine has %.1f GB available: lower -c, or split the load over agents (--shard i/N, one per machine)",
 			conns, engine, kb, need/1e9, float64(avail)/1e9)
 	}
-	if err := tlsconn.CheckDescriptors(conns); err != nil {
+	var de *tlsconn.DescriptorLimitError
+	if err := tlsconn.CheckDescriptors(conns); errors.As(err, &de) {
+		return usagef("-c %d: %s", conns, descriptorText(de))
+	} else if err != nil {
 		return usagef("-c %d: %v", conns, err)
 	}
 	return nil

@@ -146,9 +146,9 @@ func writeMerged(ctx context.Context, runs []*metrics.Run, out, keep string, std
 	case errors.As(err, &we) || errors.As(err, &ie):
 		// Agents that measured at other times or other devices: their
 		// records (--keep) are not one run's.
-		return usagef("the agents' records do not merge: %s", strings.TrimPrefix(worded(err), "metrics: "))
+		return usagef("the agents' records do not merge: %s", strings.TrimPrefix(mergeText(err), "metrics: "))
 	case err != nil:
-		return fmt.Errorf("the agents' records do not merge: %w", err)
+		return fmt.Errorf("the agents' records do not merge: %s", mergeText(err))
 	}
 	if err := writeRunRecord(ctx, out, stdout, stderr, m); err != nil {
 		return fmt.Errorf("writing the merged record: %w", err)

@@ -59,7 +59,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	m, err := metrics.Merge(runs)
 	if err != nil {
-		return usagef("%s", strings.TrimPrefix(worded(err), "metrics: "))
+		return usagef("%s", strings.TrimPrefix(mergeText(err), "metrics: "))
 	}
 	if err := writeRunRecord(ctx, *out, stdout, stderr, m); err != nil {
 		return usagef("-o: %v", pathErr(err))

@@ -255,6 +255,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		if werr := reports.DifferencesTable(de.Table).Text(stdout); werr != nil {
 			return errors.Join(err, fmt.Errorf("writing the differences: %w", werr))
 		}
+		return errors.New(differencesText(err))
 	}
 	if errors.Is(err, method.ErrInterrupted) {
 		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)

@@ -138,7 +138,7 @@ func checkDUTs(inputs []reports.Input, allow bool) error {
 		return nil
 	}
 	if err := reports.CheckDUTs(inputs); err != nil {
-		return usagef("%v", err)
+		return usagef("%s", mixedDUTText(err))
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func loadProfiles(files []string) (*profiles.Set, error) {
 	set := profiles.Builtin()
 	for _, f := range files {
 		if err := set.LoadFile(f); err != nil {
-			return nil, usagef("%s", err)
+			return nil, usagef("%s", profileText(err))
 		}
 	}
 	return set, nil

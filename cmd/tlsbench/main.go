@@ -55,14 +55,8 @@ type usageError struct{ msg string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// usagef formats a usage error; an error among args is worded for the
-// command line (worded), since its type does not survive the formatting.
+// usagef formats a usage error.
 func usagef(format string, args ...any) error {
-	for i, a := range args {
-		if err, ok := a.(error); ok {
-			args[i] = worded(err)
-		}
-	}
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
@@ -165,7 +159,7 @@ func report(stderr io.Writer, prefix string, err error) int {
 	if err == nil {
 		return exitOK
 	}
-	msg := strings.ReplaceAll(strings.TrimSpace(worded(err)), "\n", " ")
+	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " ")
 	fmt.Fprintf(stderr, "%s: %s\n", prefix, msg)
 	var ue *usageError
 	if errors.As(err, &ue) {

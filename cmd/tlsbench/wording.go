@@ -7,72 +7,53 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
-	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/cipher"
-	"github.com/tlsbench/tlsbench/reports"
 )
 
 // The library does not know the CLI: its errors are typed and name no flag.
-// This file words them with the flags that remedy them.
+// Where the CLI calls the library it words them with the flags that remedy
+// them; these are the words.
 
-// worded returns err's text with each typed library error it wraps worded
-// for the command line, or err's own text when it wraps none.
-func worded(err error) string {
-	msg := err.Error()
-	for _, w := range []func(error) (lib, cli string, ok bool){
-		func(err error) (string, string, bool) {
-			var e *tlsconn.DescriptorLimitError
-			if !errors.As(err, &e) {
-				return "", "", false
-			}
-			return e.Error(), fmt.Sprintf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit "+
-				"%d): connections beyond it fail; "+
-				"raise the hard limit (as root with CAP_SYS_RESOURCE: prlimit --nofile) or split the load over agents "+
-				"(--shard)", e.Conns, e.Need, e.Cur, e.Max), true
-		},
-		func(err error) (string, string, bool) {
-			var e *metrics.UnshardedError
-			if !errors.As(err, &e) {
-				return "", "", false
-			}
-			return e.Error(), fmt.Sprintf("metrics: cannot merge: %s has a shard identity, %s none (it ran without "+
-				"--shard)", e.With, e.Without), true
-		},
-		func(err error) (string, string, bool) {
-			var e *method.DifferencesError
-			if !errors.As(err, &e) {
-				return "", "", false
-			}
-			return e.Error(), e.Error() + "; --allow-differences goes on", true
-		},
-		func(err error) (string, string, bool) {
-			var e *reports.MixedDUTError
-			if !errors.As(err, &e) {
-				return "", "", false
-			}
-			return e.Error(), e.Error() + " (--allow-mixed-dut reports them as one)", true
-		},
-		func(err error) (string, string, bool) {
-			var e *cipher.UnknownSuiteError
-			if !errors.As(err, &e) {
-				return "", "", false
-			}
-			return e.Error(), fmt.Sprintf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; "+
-				"`tlsbench profiles suites` lists them)", e.Name), true
-		},
-		func(err error) (string, string, bool) {
-			if !errors.Is(err, method.ErrInterrupted) {
-				return "", "", false
-			}
-			return method.ErrInterrupted.Error(), "campaign interrupted; resume it with --resume", true
-		},
-	} {
-		if lib, cli, ok := w(err); ok {
-			msg = strings.Replace(msg, lib, cli, 1)
-		}
+// descriptorText words tlsconn.CheckDescriptors' error.
+func descriptorText(e *tlsconn.DescriptorLimitError) string {
+	return fmt.Sprintf("%d connections need about %d file descriptors and RLIMIT_NOFILE is %d (hard limit %d): "+
+		"connections beyond it fail; raise the hard limit (as root with CAP_SYS_RESOURCE: prlimit --nofile) or split "+
+		"the load over agents (--shard)", e.Conns, e.Need, e.Cur, e.Max)
+}
+
+// mergeText words metrics.Merge's error (its "metrics: " prefix kept).
+func mergeText(err error) string {
+	var e *metrics.UnshardedError
+	if errors.As(err, &e) {
+		return fmt.Sprintf("metrics: cannot merge: %s has a shard identity, %s none (it ran without --shard)",
+			e.With, e.Without)
 	}
-	return msg
+	return err.Error()
+}
+
+// differencesText words the preliminary phase's *method.DifferencesError.
+func differencesText(err error) string { return err.Error() + "; --allow-differences goes on" }
+
+// mixedDUTText words reports.CheckDUTs' *reports.MixedDUTError.
+func mixedDUTText(err error) string {
+	return err.Error() + " (--allow-mixed-dut reports them as one)"
+}
+
+// profileText words a profile file's error: an unknown suite (the last
+// words of its message) names the command that lists them.
+func profileText(err error) string {
+	var e *cipher.UnknownSuiteError
+	if msg := err.Error(); errors.As(err, &e) && strings.HasSuffix(msg, e.Error()) {
+		return strings.TrimSuffix(msg, e.Error()) + suiteText(e)
+	}
+	return err.Error()
+}
+
+// suiteText words cipher.SuiteByName's *cipher.UnknownSuiteError.
+func suiteText(e *cipher.UnknownSuiteError) string {
+	return fmt.Sprintf("unknown cipher suite %q (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; "+
+		"`tlsbench profiles suites` lists them)", e.Name)
 }
 
 // deadlineWarning words cps.DeadlineAdvice's warning with cps's flags.

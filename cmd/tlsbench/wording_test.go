@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,34 +19,40 @@ import (
 )
 
 // TestWording: the library's typed errors, whose text names no flag, are
-// worded with the flags that remedy them, wrapped or not, in errors and in
-// usage errors alike; other errors keep their text.
+// worded where the CLI calls the library with the flags that remedy them.
 func TestWording(t *testing.T) {
 	_, suiteErr := cipher.SuiteByName("NO-SUCH-SUITE")
+	var ue *cipher.UnknownSuiteError
+	if !errors.As(suiteErr, &ue) {
+		t.Fatalf("SuiteByName: %T", suiteErr)
+	}
+	descriptors := &tlsconn.DescriptorLimitError{Conns: 1000, Need: 1064, Cur: 1024, Max: 4096}
+	unsharded := &metrics.UnshardedError{With: "a", Without: "b"}
+	differences := &method.DifferencesError{Table: []method.Difference{{Engine: vocab.EngineCPS, Profile: "p",
+		Field: "group", Values: map[string]string{"x": "X25519", "y": "P-256"}}}}
+	mixed := &reports.MixedDUTError{DUT: "lb", FileA: "a.json", FileB: "b.json", Field: "address", ValueA: "1",
+		ValueB: "2"}
+	profileErr := &profiles.Error{File: "p.yaml", Line: 3, Msg: "cipher_suites: " + suiteErr.Error(), Err: suiteErr}
 	for _, tc := range []struct {
-		err  error
-		want string
+		err       error
+		got, want string
 	}{
-		{&tlsconn.DescriptorLimitError{Conns: 1000, Need: 1064, Cur: 1024, Max: 4096},
+		{descriptors, descriptorText(descriptors),
 			"1000 connections need about 1064 file descriptors and RLIMIT_NOFILE is 1024 (hard limit 4096): connections beyond it fail; " +
 				"raise the hard limit (as root with CAP_SYS_RESOURCE: prlimit --nofile) or split the load over agents (--shard)"},
-		{fmt.Errorf("merging: %w", &metrics.UnshardedError{With: "a", Without: "b"}),
-			"merging: metrics: cannot merge: a has a shard identity, b none (it ran without --shard)"},
-		{&method.DifferencesError{Table: []method.Difference{{Engine: vocab.EngineCPS, Profile: "p", Field: "group", Values: map[string]string{"x": "X25519", "y": "P-256"}}}},
+		{unsharded, mergeText(unsharded),
+			"metrics: cannot merge: a has a shard identity, b none (it ran without --shard)"},
+		{differences, differencesText(differences),
 			"preliminary: the DUTs differ (cps p group: x=X25519 y=P-256); --allow-differences goes on"},
-		{&reports.MixedDUTError{DUT: "lb", FileA: "a.json", FileB: "b.json", Field: "address", ValueA: "1", ValueB: "2"},
+		{mixed, mixedDUTText(mixed),
 			"DUT lb: a.json dialled 1, b.json 2: two devices under one name (--allow-mixed-dut reports them as one)"},
-		{suiteErr, "unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)"},
-		{&profiles.Error{File: "p.yaml", Line: 3, Msg: "cipher_suites: " + suiteErr.Error(), Err: suiteErr},
+		{suiteErr, suiteText(ue), "unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)"},
+		{profileErr, profileText(profileErr),
 			"profile p.yaml:3: cipher_suites: unknown cipher suite \"NO-SUCH-SUITE\" (IANA or OpenSSL name, e.g. ECDHE-ECDSA-AES128-SHA256; `tlsbench profiles suites` lists them)"},
-		{fmt.Errorf("run: %w", method.ErrInterrupted), "run: campaign interrupted; resume it with --resume"},
-		{fmt.Errorf("plain"), "plain"},
+		{errors.New("plain"), profileText(errors.New("plain")), "plain"},
 	} {
-		if got := worded(tc.err); got != tc.want {
-			t.Errorf("worded(%v)\n got %q\nwant %q", tc.err, got, tc.want)
-		}
-		if got := usagef("x: %v", tc.err).Error(); got != "x: "+tc.want {
-			t.Errorf("usagef(%v)\n got %q\nwant %q", tc.err, got, "x: "+tc.want)
+		if tc.got != tc.want {
+			t.Errorf("%T worded\n got %q\nwant %q", tc.err, tc.got, tc.want)
 		}
 		if strings.Contains(tc.err.Error(), "--") {
 			t.Errorf("the library's %T names a flag: %s", tc.err, tc.err)
