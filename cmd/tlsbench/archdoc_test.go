@@ -266,3 +266,29 @@ var citedElsewhere = map[string]bool{
 	"verifyServerCertificate": true, "HistogramLogProcessor": true, "getValueAtPercentile": true,
 	"plan.yaml": true, "conn": true,
 }
+
+// TestTransactionPath: the files docs/ARCHITECTURE.md gives as the way of one
+// CPS transaction exist, and there are at most 12 of them (16 before the
+// layout of issue 28).
+func TestTransactionPath(t *testing.T) {
+	root := filepath.Join("..", "..")
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "\nThe path: ")
+	path, _, _ := strings.Cut(after, "\n\n")
+	if !ok {
+		t.Fatal(`docs/ARCHITECTURE.md has no "The path: " paragraph`)
+	}
+	files := strings.Split(strings.Join(strings.Fields(path), " "), " → ")
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(root, f)); err != nil {
+			t.Errorf("the path names %s: %v", f, err)
+		}
+	}
+	if len(files) > 12 {
+		t.Errorf("%d files on the way of one transaction, want at most 12: %s", len(files), strings.Join(files, ", "))
+	}
+	t.Logf("%d files: %s", len(files), strings.Join(files, ", "))
+}
