@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -98,12 +97,11 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(hdir, 0o755); err != nil {
 		return err
 	}
-	tb := &harnessTB{}
-	defer tb.cleanup()
-	h, err := tb.startHAProxy(hdir, fes)
+	h, err := testdut.LaunchHAProxy(hdir, fes)
 	if err != nil {
 		return fmt.Errorf("HAProxy: %w", err)
 	}
+	defer h.Close()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by peerbench duts: nginx and HAProxy on loopback (issue 17's closing note).\nname: "+
 		"nginx-vs-haproxy\nduts:\n")
@@ -178,38 +176,3 @@ func haAddrs(h *testdut.HAProxy) []string {
 }
 
 func port(addr string) string { return addr[strings.LastIndexByte(addr, ':')+1:] }
-
-// harnessTB lets testdut's HAProxy helpers, written for tests, run in this
-// harness: a failure ends the start with an error, cleanups run at the end.
-// Only the methods those helpers call are implemented.
-type harnessTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-type tbFailed struct{ msg string }
-
-func (h *harnessTB) Helper()                   {}
-func (h *harnessTB) Logf(string, ...any)       {}
-func (h *harnessTB) Cleanup(f func())          { h.cleanups = append(h.cleanups, f) }
-func (h *harnessTB) Fatal(args ...any)         { panic(tbFailed{fmt.Sprint(args...)}) }
-func (h *harnessTB) Fatalf(f string, a ...any) { panic(tbFailed{fmt.Sprintf(f, a...)}) }
-func (h *harnessTB) Errorf(f string, a ...any) { panic(tbFailed{fmt.Sprintf(f, a...)}) }
-func (h *harnessTB) cleanup() {
-	for i := len(h.cleanups) - 1; i >= 0; i-- {
-		h.cleanups[i]()
-	}
-}
-
-func (h *harnessTB) startHAProxy(dir string, fes []testdut.Frontend) (hp *testdut.HAProxy, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(tbFailed)
-			if !ok {
-				panic(r)
-			}
-			err = fmt.Errorf("%s", f.msg)
-		}
-	}()
-	return testdut.StartHAProxy(h, dir, fes), nil
-}
