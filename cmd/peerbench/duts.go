@@ -121,10 +121,6 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		self += ", " + strings.TrimSpace(string(comm))
 	}
 	dut("haproxy", func(i int) string { return h.Addr(frontendName(seedProfiles[i].Name)) }, self)
-	var names []string
-	for _, p := range seedProfiles {
-		names = append(names, p.Name)
-	}
 	fmt.Fprintf(&b, `tests:
   - {engine: cps, path: /1k, profiles: [%[1]s]}
   - {engine: throughput, path: /1m, profiles: [%[1]s]}
@@ -134,7 +130,7 @@ method:
   cooldown: 0s
   explore: {concurrency: {min: 2, max: 16}, probe_duration: 700ms, min_gain: 5%%}
   accept: {max_generator_cpu: 100%%}
-  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(names, ", "))
+  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(seedNames(), ", "))
 	if *order != "" {
 		fmt.Fprintf(&b, ", order: %s", *order)
 	}
