@@ -72,12 +72,13 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	}
 	runtime.GC()
 	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
+	suffix := "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
 	prof := ""
 	if o.memprof != "" {
-		prof = o.memprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
+		prof = o.memprof + suffix
 	}
 	if o.cpuprof != "" {
-		f, err := os.Create(o.cpuprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
+		f, err := os.Create(o.cpuprof + suffix)
 		if err != nil {
 			return nil, err
 		}

@@ -281,7 +281,10 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		pids := make(chan int, procs)
 		done := make(chan int)
 		for i := range procs {
-			n := o.conns/procs + btoi(i < o.conns%procs)
+			n := o.conns / procs
+			if i < o.conns%procs {
+				n++
+			}
 			cargs := append(append([]string{}, args...),
 				"--engine", e, "--addr", tg.addrs[i%len(tg.addrs)], "--ca", tg.cas[i%len(tg.cas)],
 				"--shard", strconv.Itoa(i), "--shards", strconv.Itoa(procs),
@@ -310,13 +313,6 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		results = append(results, r)
 	}
 	return results, nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // runGenerator runs one generator child and reads its result.

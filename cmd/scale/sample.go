@@ -42,19 +42,19 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 				return
 			case <-t.C:
 			}
-			for n > 0 {
+		started:
+			for ; n > 0; n-- {
 				select {
 				case pid := <-pids:
 					if pid != 0 { // 0: did not start
 						procs = append(procs, pid)
 					}
-					n--
-					continue
 				default:
+					break started
 				}
-				break
 			}
-			s := sample{at: time.Now(), established: establishedTo(addrs), closeWait: countState("close-wait", addrs)}
+			s := sample{at: time.Now(), established: countState("established", addrs),
+				closeWait: countState("close-wait", addrs)}
 			for _, pid := range procs {
 				s.rss += testdut.RSS(pid)
 				s.fds += testdut.FDs(pid)
@@ -108,15 +108,11 @@ func (r *result) summarize(samples []sample) {
 	}
 }
 
-// establishedTo counts the TCP connections in the ESTABLISHED state from the
-// generators' source addresses to one of addrs (host:port): the generators'
-// side of their connections to the target, as the kernel sees them (ss(8)
-// asks it through sock_diag, cheaply however many TIME_WAIT sockets the
-// target's closes leave). -1 when ss cannot be run.
-func establishedTo(addrs []string) int64 { return countState("established", addrs) }
-
-// countState counts the generators' connections to addrs in a TCP state.
-// The kernel's dump walks its hash table in batches and skips entries when
+// countState counts the TCP connections in a state (ss(8) state names) from
+// the generators' source addresses to one of addrs (host:port): the
+// generators' side of their connections to the target, as the kernel sees
+// them (ss asks it through sock_diag, cheaply however many TIME_WAIT sockets
+// the target's closes leave); -1 when ss cannot be run. The kernel's dump walks its hash table in batches and skips entries when
 // others leave the table meanwhile (thousands of TIME_WAIT sockets expiring
 // after a CPS run): the count is the higher of two dumps.
 func countState(state string, addrs []string) int64 {
