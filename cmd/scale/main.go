@@ -294,12 +294,12 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 				parts[i], errs[i] = runGenerator(cctx, self, cargs, stderr, pids)
 			}()
 		}
-		smp := startSampler(tg.addrs, pids, procs, o.verbose, stderr)
+		stopSampler := startSampler(tg.addrs, pids, procs, o.verbose, stderr)
 		for range procs {
 			<-done
 		}
 		ccancel()
-		samples := smp.stop()
+		samples := stopSampler()
 		if err := errors.Join(errs...); err != nil {
 			return results, fmt.Errorf("%s generator: %w", e, err)
 		}
