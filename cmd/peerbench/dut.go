@@ -113,10 +113,7 @@ func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLo
 }
 
 func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (*dut, error) {
-	dir := filepath.Join(tmp, "nginx")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+	dir := filepath.Join(tmp, "nginx") // StartNginx makes it
 	var negLog string
 	if o.wants("throughput") {
 		negLog = filepath.Join(dir, "negotiated.log")

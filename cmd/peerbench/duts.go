@@ -71,9 +71,6 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			KeepAlive: true,
 		})
 	}
-	if err := os.MkdirAll(ncfg.Dir, 0o755); err != nil {
-		return err
-	}
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	n, err := testdut.StartNginx(startCtx, "/usr/sbin/nginx", ncfg)

@@ -238,23 +238,15 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var o *options
 	var err error
 	if len(args) > 0 && args[0] == "duts" {
 		err = runDuts(ctx, args[1:], stdout, stderr)
-	} else {
-		o, err = parseOptions(args, stdout)
-	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
-	}
-	if err == nil && o != nil {
-		err = o.findTools()
-	}
-	if err == nil && o != nil {
+	} else if o, perr := parseOptions(args, stdout); perr != nil {
+		err = perr
+	} else if err = o.findTools(); err == nil {
 		err = bench(ctx, o, stdout, stderr)
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "peerbench: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))

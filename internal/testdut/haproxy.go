@@ -90,30 +90,24 @@ func Seeds(t testing.TB, ca *cipher.CA, dir string) []Seed {
 	t.Helper()
 	ecdsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
 	rsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "RSA", Bits: 2048})
+	seed := func(profile string, fe Frontend, suite, group, certKey string) Seed {
+		return Seed{Profile: profile, Frontend: fe, Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: suite,
+			OpenSSL: fe.Ciphers, Group: group, CertKey: certKey, SuitePinned: true}}
+	}
 	return []Seed{
 		// Study row 1: P-256 ECDSA certificate, ECDHE on secp384r1 only; the
 		// client offers P-384 and P-256 (for the certificate) and must get
 		// P-384.
-		{
-			Profile:  "ecdhe-ecdsa-aes128-sha256-p384",
-			Frontend: Frontend{Name: "p384", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "secp384r1"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-384", CertKey: "ECDSA P-256", SuitePinned: true},
-		},
+		seed("ecdhe-ecdsa-aes128-sha256-p384",
+			Frontend{Name: "p384", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "secp384r1"},
+			"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "P-384", "ECDSA P-256"),
 		// Study row 2: the same certificate and suite, ECDHE on prime256v1.
-		{
-			Profile:  "ecdhe-ecdsa-aes128-sha256-p256",
-			Frontend: Frontend{Name: "p256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256", SuitePinned: true},
-		},
+		seed("ecdhe-ecdsa-aes128-sha256-p256",
+			Frontend{Name: "p256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
+			"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "P-256", "ECDSA P-256"),
 		// Study row 3: RSA 2048 certificate, RSA key exchange (no group).
-		{
-			Profile:  "rsa2048-aes128-gcm-sha256",
-			Frontend: Frontend{Name: "rsa2048", Cert: rsaCert, Ciphers: "AES128-GCM-SHA256"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_RSA_WITH_AES_128_GCM_SHA256",
-				OpenSSL: "AES128-GCM-SHA256", Group: "none", CertKey: "RSA 2048", SuitePinned: true},
-		},
+		seed("rsa2048-aes128-gcm-sha256", Frontend{Name: "rsa2048", Cert: rsaCert, Ciphers: "AES128-GCM-SHA256"},
+			"TLS_RSA_WITH_AES_128_GCM_SHA256", "none", "RSA 2048"),
 	}
 }
 
