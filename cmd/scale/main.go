@@ -16,23 +16,13 @@
 // process). Each engine runs in generator processes of its own, made as the
 // CLI makes its runs (runner.NewOp, engine.Run), so that their peak RSS is the
 // engine's alone. One connection takes a descriptor on each side, so there
-// are as many generator processes as RLIMIT_NOFILE requires: the program
-// raises the soft limit to the hard one, and the hard one too where it may
-// (root with CAP_SYS_RESOURCE); children inherit it. On a machine whose hard
-// limit is 20,000, 20,000 connections take two generator processes of 10,000
-// (and two nginx workers); their RSS is summed.
+// are as many generator processes as RLIMIT_NOFILE requires (raiseNoFile);
+// their RSS is summed.
 //
-// The parent samples from outside every second: the connections in the
-// kernel's ESTABLISHED state towards the target (ss), and the generators'
-// RSS and descriptors. It prints and writes (--out, JSON) per engine the
-// connections held (most and fewest established in the steady window, the
-// engine's own count of open connections at most and at the window's end),
-// opened, transactions, errors, the generators' peak RSS (VmHWM, summed),
-// KB per connection (1000 bytes), heap and stacks; it exits 1 when a check
-// fails: throughput connections not all held from start to end or not all
-// opened exactly once, CPS workers not all holding a connection at once or
-// fewer than 80% established on average, any error, or RSS per connection
-// above --max-kb.
+// The parent samples from outside every second (startSampler: connections
+// ESTABLISHED towards the target, the generators' RSS and descriptors),
+// prints and writes (--out, JSON) per engine what was held and used
+// (printTable) and exits 1 when a check fails (result.check).
 package main
 
 import (
