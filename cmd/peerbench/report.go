@@ -327,10 +327,7 @@ func toolVersions(ctx context.Context, o *options) map[string]string {
 	}
 	probe("tlsbench", o.tlsbench, "version")
 	probe("ab", o.ab, "-V")
-	if o.wrk != "" {
-		// wrk -v prints its version and usage, and exits 1.
-		probe("wrk", o.wrk, "-v")
-	}
+	probe("wrk", o.wrk, "-v") // wrk -v prints its version and usage, and exits 1
 	probe("nginx", o.nginx, "-v")
 	probe("openssl", "openssl", "version")
 	return v
