@@ -157,33 +157,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serveTarget(o, stdout, stderr)
 	case "gen":
 		g, err := generate(ctx, o)
-		if err != nil {
-			fmt.Fprintln(stderr, "scale:", err)
-			return 1
+		if err == nil {
+			err = json.NewEncoder(stdout).Encode(g)
 		}
-		if err := json.NewEncoder(stdout).Encode(g); err != nil {
+		if err != nil {
 			fmt.Fprintln(stderr, "scale:", err)
 			return 1
 		}
 		return 0
 	}
 	results, err := parent(ctx, o, args, stderr)
+	if err == nil {
+		printTable(stdout, o, results)
+		if o.out != "" {
+			data, _ := json.MarshalIndent(map[string]any{
+				"connections":           o.conns,
+				"profile":               o.profile,
+				"max_kb_per_connection": o.maxKB,
+				"results":               results,
+			}, "", "  ")
+			err = os.WriteFile(o.out, append(data, '\n'), 0o644)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "scale:", err)
 		return 1
-	}
-	printTable(stdout, o, results)
-	if o.out != "" {
-		data, _ := json.MarshalIndent(map[string]any{
-			"connections":           o.conns,
-			"profile":               o.profile,
-			"max_kb_per_connection": o.maxKB,
-			"results":               results,
-		}, "", "  ")
-		if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
-			fmt.Fprintln(stderr, "scale:", err)
-			return 1
-		}
 	}
 	for _, r := range results {
 		if len(r.Failed) > 0 {
