@@ -1,17 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-
 	"fmt"
-
 	"os"
 	"os/exec"
 	"path/filepath"
-
 	"strings"
-
 	"time"
 
 	"github.com/tlsbench/tlsbench/cipher"
@@ -118,10 +113,7 @@ func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLo
 }
 
 func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (*dut, error) {
-	dir := filepath.Join(tmp, "nginx")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+	dir := filepath.Join(tmp, "nginx") // StartNginx makes it
 	var negLog string
 	if o.wants("throughput") {
 		negLog = filepath.Join(dir, "negotiated.log")
@@ -187,17 +179,11 @@ func (d *dut) negotiated(offset int64) (counts map[string]int, ok bool) {
 	if d.negLog == "" {
 		return nil, false
 	}
-	f, err := os.Open(d.negLog)
-	if err != nil {
+	b, err := os.ReadFile(d.negLog)
+	if err != nil || offset > int64(len(b)) {
 		return map[string]int{}, true // no connection logged yet
 	}
-	defer f.Close()
-	if _, err := f.Seek(offset, 0); err != nil {
-		return map[string]int{}, true
-	}
-	var b bytes.Buffer
-	_, _ = b.ReadFrom(f)
-	return parseNegLog(b.String()), true
+	return parseNegLog(string(b[offset:])), true
 }
 
 // parseNegLog counts the lines of nginx's peerbench_tls log by what they

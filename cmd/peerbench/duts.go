@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -72,9 +71,6 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			KeepAlive: true,
 		})
 	}
-	if err := os.MkdirAll(ncfg.Dir, 0o755); err != nil {
-		return err
-	}
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	n, err := testdut.StartNginx(startCtx, "/usr/sbin/nginx", ncfg)
@@ -98,12 +94,11 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := os.MkdirAll(hdir, 0o755); err != nil {
 		return err
 	}
-	tb := &harnessTB{}
-	defer tb.cleanup()
-	h, err := tb.startHAProxy(hdir, fes)
+	h, err := testdut.LaunchHAProxy(hdir, fes)
 	if err != nil {
 		return fmt.Errorf("HAProxy: %w", err)
 	}
+	defer h.Close()
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by peerbench duts: nginx and HAProxy on loopback (issue 17's closing note).\nname: "+
 		"nginx-vs-haproxy\nduts:\n")
@@ -123,10 +118,6 @@ func runDuts(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		self += ", " + strings.TrimSpace(string(comm))
 	}
 	dut("haproxy", func(i int) string { return h.Addr(frontendName(seedProfiles[i].Name)) }, self)
-	var names []string
-	for _, p := range seedProfiles {
-		names = append(names, p.Name)
-	}
 	fmt.Fprintf(&b, `tests:
   - {engine: cps, path: /1k, profiles: [%[1]s]}
   - {engine: throughput, path: /1m, profiles: [%[1]s]}
@@ -136,7 +127,7 @@ method:
   cooldown: 0s
   explore: {concurrency: {min: 2, max: 16}, probe_duration: 700ms, min_gain: 5%%}
   accept: {max_generator_cpu: 100%%}
-  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(names, ", "))
+  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(seedNames(), ", "))
 	if *order != "" {
 		fmt.Fprintf(&b, ", order: %s", *order)
 	}
@@ -178,38 +169,3 @@ func haAddrs(h *testdut.HAProxy) []string {
 }
 
 func port(addr string) string { return addr[strings.LastIndexByte(addr, ':')+1:] }
-
-// harnessTB lets testdut's HAProxy helpers, written for tests, run in this
-// harness: a failure ends the start with an error, cleanups run at the end.
-// Only the methods those helpers call are implemented.
-type harnessTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-type tbFailed struct{ msg string }
-
-func (h *harnessTB) Helper()                   {}
-func (h *harnessTB) Logf(string, ...any)       {}
-func (h *harnessTB) Cleanup(f func())          { h.cleanups = append(h.cleanups, f) }
-func (h *harnessTB) Fatal(args ...any)         { panic(tbFailed{fmt.Sprint(args...)}) }
-func (h *harnessTB) Fatalf(f string, a ...any) { panic(tbFailed{fmt.Sprintf(f, a...)}) }
-func (h *harnessTB) Errorf(f string, a ...any) { panic(tbFailed{fmt.Sprintf(f, a...)}) }
-func (h *harnessTB) cleanup() {
-	for i := len(h.cleanups) - 1; i >= 0; i-- {
-		h.cleanups[i]()
-	}
-}
-
-func (h *harnessTB) startHAProxy(dir string, fes []testdut.Frontend) (hp *testdut.HAProxy, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			f, ok := r.(tbFailed)
-			if !ok {
-				panic(r)
-			}
-			err = fmt.Errorf("%s", f.msg)
-		}
-	}()
-	return testdut.StartHAProxy(h, dir, fes), nil
-}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // childSlack is how much longer than --duration a generator may take before
@@ -387,16 +388,8 @@ func procTreeCPU(pid int) time.Duration {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:])) // state ppid pgrp … utime(11) stime(12)
-		if len(f) < 13 {
+		_, f, ok := testdut.ProcStat(e.Name()) // f: state ppid pgrp … utime(11) stime(12)
+		if !ok || len(f) < 13 {
 			continue
 		}
 		if ppid, _ := strconv.Atoi(f[1]); id != pid && ppid != pid {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -69,12 +70,19 @@ var seedProfiles = []profileSpec{
 }
 
 func lookupProfile(name string) (profileSpec, bool) {
-	for _, p := range seedProfiles {
-		if p.Name == name {
-			return p, true
-		}
+	i := slices.IndexFunc(seedProfiles, func(p profileSpec) bool { return p.Name == name })
+	if i < 0 {
+		return profileSpec{}, false
 	}
-	return profileSpec{}, false
+	return seedProfiles[i], true
+}
+
+func seedNames() []string {
+	var names []string
+	for _, p := range seedProfiles {
+		names = append(names, p.Name)
+	}
+	return names
 }
 
 // options are the parsed flags.
@@ -155,21 +163,11 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	if o.tpConc < 1 {
 		return nil, usagef("--tp-concurrency must be at least 1, got %d", o.tpConc)
 	}
-	switch *engine {
-	case "cps", "throughput":
-		o.engines = []string{*engine}
-	case "both":
-		o.engines = []string{"cps", "throughput"}
-	default:
-		return nil, usagef("bad --engine %q: want cps, throughput or both", *engine)
+	if o.engines, err = oneOrBoth("--engine", *engine, "cps", "throughput"); err != nil {
+		return nil, err
 	}
-	switch *dut {
-	case "nginx", "target":
-		o.duts = []string{*dut}
-	case "both":
-		o.duts = []string{"nginx", "target"}
-	default:
-		return nil, usagef("bad --dut %q: want nginx, target or both", *dut)
+	if o.duts, err = oneOrBoth("--dut", *dut, "nginx", "target"); err != nil {
+		return nil, err
 	}
 	if len(*names) == 0 {
 		o.profiles = seedProfiles
@@ -177,15 +175,22 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	for _, n := range *names {
 		p, ok := lookupProfile(strings.TrimSpace(n))
 		if !ok {
-			var known []string
-			for _, s := range seedProfiles {
-				known = append(known, s.Name)
-			}
-			return nil, usagef("unknown profile %q (known: %s)", n, strings.Join(known, ", "))
+			return nil, usagef("unknown profile %q (known: %s)", n, strings.Join(seedNames(), ", "))
 		}
 		o.profiles = append(o.profiles, p)
 	}
 	return o, nil
+}
+
+// oneOrBoth reads a flag whose value is a, b or both.
+func oneOrBoth(flag, v, a, b string) ([]string, error) {
+	switch v {
+	case a, b:
+		return []string{v}, nil
+	case "both":
+		return []string{a, b}, nil
+	}
+	return nil, usagef("bad %s %q: want %s, %s or both", flag, v, a, b)
 }
 
 // findTools resolves every external program before anything starts.
@@ -215,25 +220,16 @@ func (o *options) findTools() error {
 	if o.taskset, err = look("taskset", " in PATH (Debian package util-linux)"); err != nil {
 		return err
 	}
-	for _, d := range o.duts {
-		if d == "nginx" {
-			if o.nginx, err = look("nginx", " in PATH (Debian package nginx)"); err != nil {
-				return err
-			}
+	if slices.Contains(o.duts, "nginx") {
+		if o.nginx, err = look("nginx", " in PATH (Debian package nginx)"); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
 // wants reports whether the engine is to be compared.
-func (o *options) wants(engine string) bool {
-	for _, e := range o.engines {
-		if e == engine {
-			return true
-		}
-	}
-	return false
-}
+func (o *options) wants(engine string) bool { return slices.Contains(o.engines, engine) }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -242,23 +238,15 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var o *options
 	var err error
 	if len(args) > 0 && args[0] == "duts" {
 		err = runDuts(ctx, args[1:], stdout, stderr)
-	} else {
-		o, err = parseOptions(args, stdout)
-	}
-	if errors.Is(err, pflag.ErrHelp) {
-		return exitOK
-	}
-	if err == nil && o != nil {
-		err = o.findTools()
-	}
-	if err == nil && o != nil {
+	} else if o, perr := parseOptions(args, stdout); perr != nil {
+		err = perr
+	} else if err = o.findTools(); err == nil {
 		err = bench(ctx, o, stdout, stderr)
 	}
-	if err == nil {
+	if err == nil || errors.Is(err, pflag.ErrHelp) {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "peerbench: %s\n", strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", " "))

@@ -203,17 +203,12 @@ func printTable(w io.Writer, r *report) {
 		"tlsbench CPS\tµs/txn\tgen\tDUT\tother\terrors\t│\t"+
 		"ab CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\t"+
 		"RATIO tlsbench/ab\t")
-	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 	cell := func(m median) string {
 		if m.Samples == 0 {
 			return fmt.Sprintf("no result (%d runs)\t-\t-\t-\t-\t%d", m.Runs, m.Failed)
 		}
-		n := ""
-		if m.Samples < m.Runs {
-			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
-		}
 		return fmt.Sprintf("%.1f%s\t%.0f\t%s\t%s\t%s\t%d",
-			m.CPS, n, m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
+			m.CPS, okNote(m.Samples, m.Runs), m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.Rows {
 		ratio := "-"
@@ -232,6 +227,16 @@ func printTable(w io.Writer, r *report) {
 		"Lower ratio = tlsbench cheaper.")
 }
 
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+// okNote is " (k/n ok)" when only k of a tool's n runs succeeded.
+func okNote(samples, runs int) string {
+	if samples < runs {
+		return fmt.Sprintf(" (%d/%d ok)", samples, runs)
+	}
+	return ""
+}
+
 func printThroughputTable(w io.Writer, r *report) {
 	if len(r.TPRows) == 0 {
 		return
@@ -244,7 +249,6 @@ func printThroughputTable(w io.Writer, r *report) {
 		"tlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
 		"wrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
 		"RATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
-	pct := func(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
 	cell := func(m tpMedian, wrk bool) string {
 		xfer := ""
 		if wrk {
@@ -256,12 +260,9 @@ func printThroughputTable(w io.Writer, r *report) {
 		if m.Samples == 0 {
 			return fmt.Sprintf("no result (%d runs)\t-%s\t-\t-\t-\t-\t-\t%d", m.Runs, xfer, m.Failed)
 		}
-		n := ""
-		if m.Samples < m.Runs {
-			n = fmt.Sprintf(" (%d/%d ok)", m.Samples, m.Runs)
-		}
 		return fmt.Sprintf("%.3f%s\t%.1f%s\t%.2f\t%s\t%s\t%.2f\t%s\t%d",
-			m.Gbps, n, m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil), m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
+			m.Gbps, okNote(m.Samples, m.Runs), m.ReqPerS, xfer, m.CPUPerGBS, pct(m.GenUtil), pct(m.DUTUtil),
+			m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.TPRows {
 		ratio, floor, overFloor := "-", "-", "-"
@@ -326,10 +327,7 @@ func toolVersions(ctx context.Context, o *options) map[string]string {
 	}
 	probe("tlsbench", o.tlsbench, "version")
 	probe("ab", o.ab, "-V")
-	if o.wrk != "" {
-		// wrk -v prints its version and usage, and exits 1.
-		probe("wrk", o.wrk, "-v")
-	}
+	probe("wrk", o.wrk, "-v") // wrk -v prints its version and usage, and exits 1
 	probe("nginx", o.nginx, "-v")
 	probe("openssl", "openssl", "version")
 	return v

@@ -72,12 +72,13 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	}
 	runtime.GC()
 	g := &generated{Memory: memory{RSSBaseMB: float64(testdut.RSS(0)) / 1e6}}
+	suffix := "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
 	prof := ""
 	if o.memprof != "" {
-		prof = o.memprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof"
+		prof = o.memprof + suffix
 	}
 	if o.cpuprof != "" {
-		f, err := os.Create(o.cpuprof + "-" + spec.Engine.String() + "-" + strconv.Itoa(os.Getpid()) + ".pprof")
+		f, err := os.Create(o.cpuprof + suffix)
 		if err != nil {
 			return nil, err
 		}
@@ -87,9 +88,9 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	mem := watchMemory(prof)
+	stopWatch := watchMemory(prof, &g.Memory)
 	g.Run, err = runner.Run(ctx, &spec)
-	mem.stop(&g.Memory)
+	stopWatch()
 	if err != nil {
 		return nil, err
 	}
@@ -100,46 +101,45 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	return g, nil
 }
 
-// memWatch notes the Go heap and goroutine stacks whenever the RSS reaches
-// a new high (best effort: under heavy load its goroutine runs late), and
-// optionally writes a heap profile then.
-type memWatch struct {
-	done chan struct{}
-	out  chan [2]float64
+// watchMemory notes in r the Go heap and goroutine stacks whenever the RSS
+// reaches a new high (best effort: under heavy load its goroutine runs
+// late), and optionally writes a heap profile then, until stop.
+func watchMemory(prof string, r *memory) (stop func()) {
+	var peak int64
+	return everySecond(func() {
+		if rss := testdut.RSS(0); rss > peak {
+			peak = rss
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			r.HeapMB, r.StacksMB = float64(ms.HeapInuse)/1e6, float64(ms.StackInuse)/1e6
+			if prof != "" {
+				writeHeapProfile(prof)
+			}
+		}
+	})
 }
 
-func watchMemory(prof string) *memWatch {
-	m := &memWatch{done: make(chan struct{}), out: make(chan [2]float64, 1)}
+// everySecond calls f every second, in a goroutine of its own, until stop,
+// which returns once the goroutine has ended.
+func everySecond(f func()) (stop func()) {
+	done, ended := make(chan struct{}), make(chan struct{})
 	go func() {
-		var peak int64
-		var at [2]float64
+		defer close(ended)
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
 			select {
-			case <-m.done:
-				m.out <- at
+			case <-done:
 				return
 			case <-t.C:
-			}
-			if rss := testdut.RSS(0); rss > peak {
-				peak = rss
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
-				at = [2]float64{float64(ms.HeapInuse) / 1e6, float64(ms.StackInuse) / 1e6}
-				if prof != "" {
-					writeHeapProfile(prof)
-				}
+				f()
 			}
 		}
 	}()
-	return m
-}
-
-func (m *memWatch) stop(r *memory) {
-	close(m.done)
-	at := <-m.out
-	r.HeapMB, r.StacksMB = at[0], at[1]
+	return func() {
+		close(done)
+		<-ended
+	}
 }
 
 // sourcePrefix holds the generators' source addresses (sourceIPs).

@@ -16,23 +16,13 @@
 // process). Each engine runs in generator processes of its own, made as the
 // CLI makes its runs (runner.NewOp, engine.Run), so that their peak RSS is the
 // engine's alone. One connection takes a descriptor on each side, so there
-// are as many generator processes as RLIMIT_NOFILE requires: the program
-// raises the soft limit to the hard one, and the hard one too where it may
-// (root with CAP_SYS_RESOURCE); children inherit it. On a machine whose hard
-// limit is 20,000, 20,000 connections take two generator processes of 10,000
-// (and two nginx workers); their RSS is summed.
+// are as many generator processes as RLIMIT_NOFILE requires (raiseNoFile);
+// their RSS is summed.
 //
-// The parent samples from outside every second: the connections in the
-// kernel's ESTABLISHED state towards the target (ss), and the generators'
-// RSS and descriptors. It prints and writes (--out, JSON) per engine the
-// connections held (most and fewest established in the steady window, the
-// engine's own count of open connections at most and at the window's end),
-// opened, transactions, errors, the generators' peak RSS (VmHWM, summed),
-// KB per connection (1000 bytes), heap and stacks; it exits 1 when a check
-// fails: throughput connections not all held from start to end or not all
-// opened exactly once, CPS workers not all holding a connection at once or
-// fewer than 80% established on average, any error, or RSS per connection
-// above --max-kb.
+// The parent samples from outside every second (startSampler: connections
+// ESTABLISHED towards the target, the generators' RSS and descriptors),
+// prints and writes (--out, JSON) per engine what was held and used
+// (printTable) and exits 1 when a check fails (result.check).
 package main
 
 import (
@@ -167,33 +157,31 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return serveTarget(o, stdout, stderr)
 	case "gen":
 		g, err := generate(ctx, o)
-		if err != nil {
-			fmt.Fprintln(stderr, "scale:", err)
-			return 1
+		if err == nil {
+			err = json.NewEncoder(stdout).Encode(g)
 		}
-		if err := json.NewEncoder(stdout).Encode(g); err != nil {
+		if err != nil {
 			fmt.Fprintln(stderr, "scale:", err)
 			return 1
 		}
 		return 0
 	}
 	results, err := parent(ctx, o, args, stderr)
+	if err == nil {
+		printTable(stdout, o, results)
+		if o.out != "" {
+			data, _ := json.MarshalIndent(map[string]any{
+				"connections":           o.conns,
+				"profile":               o.profile,
+				"max_kb_per_connection": o.maxKB,
+				"results":               results,
+			}, "", "  ")
+			err = os.WriteFile(o.out, append(data, '\n'), 0o644)
+		}
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "scale:", err)
 		return 1
-	}
-	printTable(stdout, o, results)
-	if o.out != "" {
-		data, _ := json.MarshalIndent(map[string]any{
-			"connections":           o.conns,
-			"profile":               o.profile,
-			"max_kb_per_connection": o.maxKB,
-			"results":               results,
-		}, "", "  ")
-		if err := os.WriteFile(o.out, append(data, '\n'), 0o644); err != nil {
-			fmt.Fprintln(stderr, "scale:", err)
-			return 1
-		}
 	}
 	for _, r := range results {
 		if len(r.Failed) > 0 {
@@ -281,7 +269,10 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		pids := make(chan int, procs)
 		done := make(chan int)
 		for i := range procs {
-			n := o.conns/procs + btoi(i < o.conns%procs)
+			n := o.conns / procs
+			if i < o.conns%procs {
+				n++
+			}
 			cargs := append(append([]string{}, args...),
 				"--engine", e, "--addr", tg.addrs[i%len(tg.addrs)], "--ca", tg.cas[i%len(tg.cas)],
 				"--shard", strconv.Itoa(i), "--shards", strconv.Itoa(procs),
@@ -291,12 +282,12 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 				parts[i], errs[i] = runGenerator(cctx, self, cargs, stderr, pids)
 			}()
 		}
-		smp := startSampler(tg.addrs, pids, procs, o.verbose, stderr)
+		stopSampler := startSampler(tg.addrs, pids, procs, o.verbose, stderr)
 		for range procs {
 			<-done
 		}
 		ccancel()
-		samples := smp.stop()
+		samples := stopSampler()
 		if err := errors.Join(errs...); err != nil {
 			return results, fmt.Errorf("%s generator: %w", e, err)
 		}
@@ -310,13 +301,6 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 		results = append(results, r)
 	}
 	return results, nil
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // runGenerator runs one generator child and reads its result.

@@ -20,58 +20,40 @@ type sample struct {
 	fds         int   // the generators' open descriptors, summed
 }
 
-// sampler looks at the generator processes once a second, from the parent.
-type sampler struct {
-	done chan struct{}
-	out  chan []sample
-}
-
 // startSampler samples the generators whose pids arrive on pids (n of
-// them; 0 for one that did not start) and the connections to ports.
-func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Writer) *sampler {
-	sm := &sampler{done: make(chan struct{}), out: make(chan []sample, 1)}
-	go func() {
-		var all []sample
-		var procs []int
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
+// them; 0 for one that did not start) and the connections to addrs, once a
+// second from the parent, until stop.
+func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Writer) (stop func() []sample) {
+	var all []sample
+	var procs []int
+	stopTicks := everySecond(func() {
+	started:
+		for ; n > 0; n-- {
 			select {
-			case <-sm.done:
-				sm.out <- all
-				return
-			case <-t.C:
-			}
-			for n > 0 {
-				select {
-				case pid := <-pids:
-					if pid != 0 { // 0: did not start
-						procs = append(procs, pid)
-					}
-					n--
-					continue
-				default:
+			case pid := <-pids:
+				if pid != 0 { // 0: did not start
+					procs = append(procs, pid)
 				}
-				break
+			default:
+				break started
 			}
-			s := sample{at: time.Now(), established: establishedTo(addrs), closeWait: countState("close-wait", addrs)}
-			for _, pid := range procs {
-				s.rss += testdut.RSS(pid)
-				s.fds += testdut.FDs(pid)
-			}
-			if verbose {
-				fmt.Fprintf(w, "scale: %s  %6d established  %6d close-wait  %6d descriptors  %6.0f MB RSS\n",
-					s.at.Format("15:04:05"), s.established, s.closeWait, s.fds, float64(s.rss)/1e6)
-			}
-			all = append(all, s)
 		}
-	}()
-	return sm
-}
-
-func (sm *sampler) stop() []sample {
-	close(sm.done)
-	return <-sm.out
+		s := sample{at: time.Now(), established: countState("established", addrs),
+			closeWait: countState("close-wait", addrs)}
+		for _, pid := range procs {
+			s.rss += testdut.RSS(pid)
+			s.fds += testdut.FDs(pid)
+		}
+		if verbose {
+			fmt.Fprintf(w, "scale: %s  %6d established  %6d close-wait  %6d descriptors  %6.0f MB RSS\n",
+				s.at.Format("15:04:05"), s.established, s.closeWait, s.fds, float64(s.rss)/1e6)
+		}
+		all = append(all, s)
+	})
+	return func() []sample {
+		stopTicks()
+		return all
+	}
 }
 
 // summarize fills the kernel's count of connections held from the samples
@@ -108,17 +90,14 @@ func (r *result) summarize(samples []sample) {
 	}
 }
 
-// establishedTo counts the TCP connections in the ESTABLISHED state from the
-// generators' source addresses to one of addrs (host:port): the generators'
-// side of their connections to the target, as the kernel sees them (ss(8)
-// asks it through sock_diag, cheaply however many TIME_WAIT sockets the
-// target's closes leave). -1 when ss cannot be run.
-func establishedTo(addrs []string) int64 { return countState("established", addrs) }
-
-// countState counts the generators' connections to addrs in a TCP state.
-// The kernel's dump walks its hash table in batches and skips entries when
-// others leave the table meanwhile (thousands of TIME_WAIT sockets expiring
-// after a CPS run): the count is the higher of two dumps.
+// countState counts the TCP connections in a state (ss(8) state names) from
+// the generators' source addresses to one of addrs (host:port): the
+// generators' side of their connections to the target, as the kernel sees
+// them (ss asks it through sock_diag, cheaply however many TIME_WAIT sockets
+// the target's closes leave); -1 when ss cannot be run. The kernel's dump
+// walks its hash table in batches and skips entries when others leave the
+// table meanwhile (thousands of TIME_WAIT sockets expiring after a CPS run):
+// the count is the higher of two dumps.
 func countState(state string, addrs []string) int64 {
 	return max(countStateOnce(state, addrs), countStateOnce(state, addrs))
 }

@@ -6,7 +6,6 @@ package testdut
 // its TLS connection.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -62,6 +61,7 @@ type Frontend struct {
 
 // HAProxy is a running HAProxy.
 type HAProxy struct {
+	*Process
 	sock  string            // admin stats socket
 	addrs map[string]string // frontend name → 127.0.0.1:port
 	log   string            // file with HAProxy's output
@@ -90,48 +90,49 @@ func Seeds(t testing.TB, ca *cipher.CA, dir string) []Seed {
 	t.Helper()
 	ecdsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
 	rsaCert := Leaf(t, ca, dir, cipher.KeyType{Alg: "RSA", Bits: 2048})
+	seed := func(profile string, fe Frontend, suite, group, certKey string) Seed {
+		return Seed{Profile: profile, Frontend: fe, Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: suite,
+			OpenSSL: fe.Ciphers, Group: group, CertKey: certKey, SuitePinned: true}}
+	}
 	return []Seed{
 		// Study row 1: P-256 ECDSA certificate, ECDHE on secp384r1 only; the
 		// client offers P-384 and P-256 (for the certificate) and must get
 		// P-384.
-		{
-			Profile:  "ecdhe-ecdsa-aes128-sha256-p384",
-			Frontend: Frontend{Name: "p384", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "secp384r1"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-384", CertKey: "ECDSA P-256", SuitePinned: true},
-		},
+		seed("ecdhe-ecdsa-aes128-sha256-p384",
+			Frontend{Name: "p384", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "secp384r1"},
+			"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "P-384", "ECDSA P-256"),
 		// Study row 2: the same certificate and suite, ECDHE on prime256v1.
-		{
-			Profile:  "ecdhe-ecdsa-aes128-sha256-p256",
-			Frontend: Frontend{Name: "p256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-				OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256", SuitePinned: true},
-		},
+		seed("ecdhe-ecdsa-aes128-sha256-p256",
+			Frontend{Name: "p256", Cert: ecdsaCert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curves: "prime256v1"},
+			"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "P-256", "ECDSA P-256"),
 		// Study row 3: RSA 2048 certificate, RSA key exchange (no group).
-		{
-			Profile:  "rsa2048-aes128-gcm-sha256",
-			Frontend: Frontend{Name: "rsa2048", Cert: rsaCert, Ciphers: "AES128-GCM-SHA256"},
-			Want: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_RSA_WITH_AES_128_GCM_SHA256",
-				OpenSSL: "AES128-GCM-SHA256", Group: "none", CertKey: "RSA 2048", SuitePinned: true},
-		},
+		seed("rsa2048-aes128-gcm-sha256", Frontend{Name: "rsa2048", Cert: rsaCert, Ciphers: "AES128-GCM-SHA256"},
+			"TLS_RSA_WITH_AES_128_GCM_SHA256", "none", "RSA 2048"),
 	}
 }
 
-// StartHAProxy writes haproxy.cfg for fes into dir, starts HAProxy in the
-// foreground, waits until every frontend accepts and the stats socket
-// answers, and stops it when the test ends. A free port can be taken by
-// another process before HAProxy binds it; that is retried, twice at most.
+// StartHAProxy is LaunchHAProxy for a test: it fails the test on error and
+// stops HAProxy when the test ends.
 func StartHAProxy(t testing.TB, dir string, fes []Frontend) *HAProxy {
 	t.Helper()
+	h, err := LaunchHAProxy(dir, fes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	return h
+}
+
+// LaunchHAProxy writes haproxy.cfg for fes into dir, starts HAProxy in the
+// foreground and waits until every frontend accepts and the stats socket
+// answers; the caller closes it. A free port can be taken by another process
+// before HAProxy binds it; that is retried, twice at most.
+func LaunchHAProxy(dir string, fes []Frontend) (*HAProxy, error) {
 	for attempt := 1; ; attempt++ {
-		h, err := launchHAProxy(t, dir, fes)
-		if err == nil {
-			return h
+		h, err := launchHAProxy(dir, fes)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "cannot bind socket") {
+			return h, err
 		}
-		if attempt == 3 || !strings.Contains(err.Error(), "cannot bind socket") {
-			t.Fatal(err)
-		}
-		t.Logf("attempt %d: %v", attempt, err)
 	}
 }
 
@@ -140,10 +141,10 @@ func StartHAProxy(t testing.TB, dir string, fes []Frontend) *HAProxy {
 // handshake), the response status (-1 if none).
 const requestLog = "tlsbench-request"
 
-// launchHAProxy is one attempt of StartHAProxy, on new free ports. It returns
-// an error if HAProxy exits or is not ready within StartTimeout.
-func launchHAProxy(t testing.TB, dir string, fes []Frontend) (*HAProxy, error) {
-	t.Helper()
+// launchHAProxy is one attempt of LaunchHAProxy, on new free ports, its
+// output in dir/haproxy.log. It returns an error if HAProxy exits or is not
+// ready within startTimeout.
+func launchHAProxy(dir string, fes []Frontend) (*HAProxy, error) {
 	h := &HAProxy{
 		sock:  filepath.Join(dir, "admin.sock"),
 		addrs: map[string]string{},
@@ -151,19 +152,37 @@ func launchHAProxy(t testing.TB, dir string, fes []Frontend) (*HAProxy, error) {
 	}
 	body := filepath.Join(dir, "1k.bin")
 	if err := os.WriteFile(body, bytes.Repeat([]byte("0123456789abcdef"), 1024/16), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ports, err := FreePorts(len(fes) + 1)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	for i, fe := range fes {
 		h.addrs[fe.Name] = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[i]))
 	}
 	h.stats = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(fes)]))
 	cfg := h.config(fes, body)
-	p := h.run(t, dir, cfg)
-	return h.waitReady(p, cfg)
+	cfgFile := filepath.Join(dir, "haproxy.cfg")
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	logFile, err := os.Create(h.log)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	h.Process = &Process{Name: "HAProxy", Cmd: exec.Command(haProxyBin, "-f", cfgFile, "-db"), logf: h.log}
+	h.Cmd.Stdout = logFile
+	h.Cmd.Stderr = logFile
+	if err := h.start(); err != nil {
+		return nil, err
+	}
+	if err := h.waitReady(cfg); err != nil {
+		h.Close()
+		return nil, err
+	}
+	return h, nil
 }
 
 // config is haproxy.cfg: the admin socket, the stats frontend, and each
@@ -229,46 +248,22 @@ backend %[1]s-plain
 `, fe.Name, bind, requestLog, fe.Backend)
 }
 
-// run writes cfg into dir and starts HAProxy in the foreground, its output
-// in h.log; it stops when the test ends.
-func (h *HAProxy) run(t testing.TB, dir, cfg string) *Process {
-	t.Helper()
-	cfgFile := filepath.Join(dir, "haproxy.cfg")
-	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	logFile, err := os.Create(h.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-
-	p := &Process{Name: "HAProxy", Cmd: exec.Command(haProxyBin, "-f", cfgFile, "-db"), logf: h.log}
-	p.Cmd.Stdout = logFile
-	p.Cmd.Stderr = logFile
-	if err := p.start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Close() })
-	return p
-}
-
 // waitReady waits until every frontend accepts a TCP connection and the
-// stats socket answers, within StartTimeout. The probes count in some
+// stats socket answers, within startTimeout. The probes count in some
 // HAProxy counters (see HAProxyCounter).
-func (h *HAProxy) waitReady(p *Process, cfg string) (*HAProxy, error) {
-	if err := p.waitListening(context.Background(), append(slices.Collect(maps.Values(h.addrs)), h.stats)); err != nil {
-		return nil, fmt.Errorf("%w; config:\n%s", err, cfg)
+func (h *HAProxy) waitReady(cfg string) error {
+	if err := h.waitListening(context.Background(), append(slices.Collect(maps.Values(h.addrs)), h.stats)); err != nil {
+		return fmt.Errorf("%w; config:\n%s", err, cfg)
 	}
 	for deadline := time.Now().Add(startTimeout); ; time.Sleep(20 * time.Millisecond) {
 		_, err := h.command("show info")
 		switch {
 		case err == nil:
-			return h, nil
-		case p.Alive() != nil:
-			return nil, p.Alive()
+			return nil
+		case h.Alive() != nil:
+			return h.Alive()
 		case time.Now().After(deadline):
-			return nil, fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", startTimeout, err)
+			return fmt.Errorf("HAProxy's stats socket does not answer after %s: %v", startTimeout, err)
 		}
 	}
 }
@@ -330,12 +325,7 @@ func (h *HAProxy) Counter(t testing.TB, frontend, field string) int64 {
 	if err != nil || len(rows) < 2 {
 		t.Fatalf("show stat: %v in %q", err, out)
 	}
-	col := -1
-	for i, name := range rows[0] {
-		if name == field {
-			col = i
-		}
-	}
+	col := slices.Index(rows[0], field)
 	if col < 0 {
 		t.Fatalf("show stat has no field %q: %v", field, rows[0])
 	}
@@ -358,15 +348,18 @@ func (h *HAProxy) Counter(t testing.TB, frontend, field string) int64 {
 // client-side count can be ahead for a moment; it is never behind.
 func (h *HAProxy) CounterDelta(t testing.TB, frontend, field string, base, want int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		got := h.Counter(t, frontend, field) - base
-		if got >= want || time.Now().After(deadline) {
-			return got
-		}
-		<-tick.C
+	var got int64
+	poll(func() bool {
+		got = h.Counter(t, frontend, field) - base
+		return got >= want
+	})
+	return got
+}
+
+// poll calls done every 10 ms until it returns true or 3s have passed.
+func poll(done func() bool) {
+	for deadline := time.Now().Add(3 * time.Second); !done() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -378,36 +371,24 @@ func (h *HAProxy) CounterDelta(t testing.TB, frontend, field string, base, want 
 // want requests answered with 200 are logged, or 3s have passed.
 func (h *HAProxy) Requests(t testing.TB, frontend string, want int64) (ok map[string]int64, other int64) {
 	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		ok, other, n := h.requests(t, frontend)
-		if n >= want || time.Now().After(deadline) {
-			return ok, other
-		}
-		<-tick.C
-	}
+	poll(func() bool {
+		var n int64
+		ok, other, n = h.requests(t, frontend)
+		return n >= want
+	})
+	return ok, other
 }
 
 // requests parses the request log once; n is the number of 200 responses.
 func (h *HAProxy) requests(t testing.TB, frontend string) (ok map[string]int64, other, n int64) {
 	t.Helper()
-	f, err := os.Open(h.log)
+	data, err := os.ReadFile(h.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
 	ok = map[string]int64{}
-	r := bufio.NewReader(f)
-	for {
-		line, err := r.ReadString('\n')
-		if err == io.EOF {
-			break // a line without its newline is still being written
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	lines := strings.Split(string(data), "\n")
+	for _, line := range lines[:len(lines)-1] { // the last, without its newline, is still being written
 		fields := strings.Fields(line)
 		if len(fields) != 4 || fields[0] != requestLog || fields[1] != frontend {
 			continue

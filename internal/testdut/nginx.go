@@ -37,8 +37,7 @@ type NginxConfig struct {
 type NginxServer struct {
 	Port    int    // on 127.0.0.1; 0: a free port
 	Listen  string // more listen options, e.g. "reuseport backlog=65535"
-	Cert    string // PEM chain file
-	Key     string // PEM key file; "": Cert holds the key too
+	Cert    string // PEM file: chain, then key
 	Ciphers string // ssl_ciphers
 	Curve   string // ssl_ecdh_curve; "": nginx's default
 	// KeepAlive keeps connections for 100,000 requests (75 s idle);
@@ -175,12 +174,8 @@ func (cfg NginxConfig) text(status string) string {
 		w("    listen 127.0.0.1:%d %s;", s.Port, strings.TrimSpace("ssl "+s.Listen))
 		w("    server_name localhost;")
 		w("    root %s;", filepath.Join(cfg.Dir, "www"))
-		key := s.Key
-		if key == "" {
-			key = s.Cert
-		}
 		w("    ssl_certificate %s;", s.Cert)
-		w("    ssl_certificate_key %s;", key)
+		w("    ssl_certificate_key %s;", s.Cert)
 		w("    ssl_protocols TLSv1.2;")
 		w("    ssl_ciphers %s;", s.Ciphers)
 		if s.Curve != "" {

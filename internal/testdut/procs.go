@@ -15,12 +15,7 @@ func Running(pids []int, limit time.Duration) []int {
 	for {
 		var live []int
 		for _, p := range pids {
-			stat, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-			if err != nil {
-				continue
-			}
-			// pid (comm) state …
-			if f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:])); len(f) > 0 && f[0] != "Z" {
+			if _, f, ok := ProcStat(strconv.Itoa(p)); ok && len(f) > 0 && f[0] != "Z" {
 				live = append(live, p)
 			}
 		}
@@ -42,21 +37,10 @@ func Descendants(pid int) map[int]string {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
+		if c, f, ok := ProcStat(e.Name()); ok && len(f) >= 2 {
+			parent[p], _ = strconv.Atoi(f[1])
+			comm[p] = c
 		}
-		s := string(stat)
-		i, j := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if i < 0 || j < i {
-			continue
-		}
-		f := strings.Fields(s[j+1:]) // state ppid …
-		if len(f) < 2 {
-			continue
-		}
-		parent[p], _ = strconv.Atoi(f[1])
-		comm[p] = s[i+1 : j]
 	}
 	out := map[int]string{}
 	for p := range parent {
@@ -68,4 +52,19 @@ func Descendants(pid int) map[int]string {
 		}
 	}
 	return out
+}
+
+// ProcStat reads /proc/PID/stat: the command name and the fields after it
+// (state, ppid, …; utime and stime at 11 and 12, in ticks of USER_HZ); ok
+// is false when it cannot be read.
+func ProcStat(pid string) (comm string, fields []string, ok bool) {
+	s, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return "", nil, false
+	}
+	i, j := bytes.IndexByte(s, '('), bytes.LastIndexByte(s, ')')
+	if i < 0 || j < i {
+		return "", nil, false
+	}
+	return string(s[i+1 : j]), strings.Fields(string(s[j+1:])), true
 }

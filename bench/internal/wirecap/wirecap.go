@@ -148,35 +148,21 @@ func readPcap(b []byte) ([]Packet, error) {
 	if len(b) < 24 {
 		return nil, errors.New("pcap: short file")
 	}
-	var bo binary.ByteOrder = binary.LittleEndian
+	var bo binary.ByteOrder
 	nano := false
-	switch binary.LittleEndian.Uint32(b) {
-	case 0xa1b2c3d4:
-	case 0xa1b23c4d:
-		nano = true
-	default:
-		bo = binary.BigEndian
-		switch binary.BigEndian.Uint32(b) {
-		case 0xa1b2c3d4:
-		case 0xa1b23c4d:
-			nano = true
-		default:
-			return nil, fmt.Errorf("pcap: magic %x", b[:4])
+	for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		if m := o.Uint32(b); bo == nil && (m == 0xa1b2c3d4 || m == 0xa1b23c4d) {
+			bo, nano = o, m == 0xa1b23c4d
 		}
 	}
-	var link int
-	switch lt := bo.Uint32(b[20:]); lt {
-	case 1: // Ethernet
-		link = 14
-	case 113: // Linux cooked v1
-		link = 16
-	case 276: // Linux cooked v2
-		link = 20
-	case 0: // BSD loopback
-		link = 4
-	case 101, 12: // raw IP
-		link = 0
-	default:
+	if bo == nil {
+		return nil, fmt.Errorf("pcap: magic %x", b[:4])
+	}
+	// The link-layer header's length by link type: Ethernet, Linux cooked
+	// v1 and v2, BSD loopback, raw IP (two numbers).
+	lt := bo.Uint32(b[20:])
+	link, ok := map[uint32]int{1: 14, 113: 16, 276: 20, 0: 4, 101: 0, 12: 0}[lt]
+	if !ok {
 		return nil, fmt.Errorf("pcap: link type %d", lt)
 	}
 	var out []Packet
