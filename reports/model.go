@@ -82,11 +82,11 @@ type result struct {
 
 // test returns where x keeps the published value, ratio, runs and refusal of
 // a test.
-func (x *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string) {
+func (r *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string) {
 	if e == vocab.EngineThroughput {
-		return &x.Gbps, &x.GbpsRatio, &x.GbpsRuns, &x.GbpsUnsupported
+		return &r.Gbps, &r.GbpsRatio, &r.GbpsRuns, &r.GbpsUnsupported
 	}
-	return &x.CPS, &x.CPSRatio, &x.CPSRuns, &x.CPSUnsupported
+	return &r.CPS, &r.CPSRatio, &r.CPSRuns, &r.CPSUnsupported
 }
 
 // publishedTests are the published table's tests, in its order: their

@@ -67,7 +67,7 @@ func (c *tcpCounts) merge(o tcpCounts) {
 // add records in a shard's t a connection closed by a transaction, or at
 // the end of the run, in the window or not, and counts it in the shard's
 // interval iv.
-func (t *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
+func (s *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
 	iv.TCPRetransmits += int64(c.Retransmits)
 	iv.TCPSynRetransmits += int64(c.SynRetransmits)
 	if c.Reset {
@@ -76,12 +76,12 @@ func (t *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
 	if !steady {
 		return
 	}
-	t.tcpCounts.add(c)
+	s.tcpCounts.add(c)
 	if c.RTTUS > 0 {
-		if t.RTT == nil {
-			t.RTT = NewHistogram()
+		if s.RTT == nil {
+			s.RTT = NewHistogram()
 		}
-		_ = t.RTT.RecordValue(min(int64(c.RTTUS), Highest))
+		_ = s.RTT.RecordValue(min(int64(c.RTTUS), Highest))
 	}
 }
 
