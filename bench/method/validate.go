@@ -22,7 +22,7 @@ const (
 var phases = []string{vocab.Preliminary.String(), vocab.Exploratory.String(), vocab.Final.String()}
 
 // decodeEntry decodes and validates one ledger line (decode); the error
-// is a *metrics.FieldError naming the field when the line is JSON.
+// is a *vocab.FieldError naming the field when the line is JSON.
 func decodeEntry(line []byte) (*Entry, error) {
 	return decode(line, LedgerSchema, func(e *Entry) string { return e.Schema })
 }
@@ -38,7 +38,7 @@ func decode[T any, P interface {
 		return nil, err
 	}
 	if got := schema(v); got != want {
-		return nil, &metrics.FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", got, want)}
+		return nil, &vocab.FieldError{Field: "schema", Msg: fmt.Sprintf("%q, want %q", got, want)}
 	}
 	if err := metrics.CheckFields(data, v); err != nil {
 		return nil, err
@@ -66,24 +66,24 @@ func (e *Entry) Validate() error {
 		return c.Err
 	}
 	if e.Run == nil {
-		return &metrics.FieldError{Path: "run", Msg: "missing"}
+		return &vocab.FieldError{Field: "run", Msg: "missing"}
 	}
 	if err := e.Run.Validate(); err != nil {
-		var fe *metrics.FieldError
+		var fe *vocab.FieldError
 		if errors.As(err, &fe) {
 			return fe.Under("run")
 		}
 		return fmt.Errorf("run: %w", err)
 	}
 	if e.Run.Engine != e.Engine {
-		return &metrics.FieldError{Path: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q",
+		return &vocab.FieldError{Field: "run.engine", Msg: fmt.Sprintf("%q, but the entry's engine is %q",
 			e.Run.Engine, e.Engine)}
 	}
 	return nil
 }
 
 // DecodeSummary decodes and validates a campaign summary (summary.json);
-// the error is a *metrics.FieldError naming the field when it is JSON.
+// the error is a *vocab.FieldError naming the field when it is JSON.
 func DecodeSummary(data []byte) (*Summary, error) {
 	return decode(data, SummarySchema, func(s *Summary) string { return s.Schema })
 }

@@ -513,14 +513,14 @@ func ReadRun(file string) (*Run, error) {
 // DecodeRun decodes a run record and validates it (Validate): its schema,
 // every field known (a misspelled one is an error), counts, rates,
 // percentiles, window, series and histograms. A record that is not valid
-// gets a *FieldError naming the field.
+// gets a *vocab.FieldError naming the field.
 func DecodeRun(data []byte) (*Run, error) {
 	var r Run
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("not a run record: %w", err)
 	}
 	if r.Schema != Schema {
-		return nil, &FieldError{Path: "schema", Msg: fmt.Sprintf("%q, want %q", r.Schema, Schema)}
+		return nil, &vocab.FieldError{Field: "schema", Msg: fmt.Sprintf("%q, want %q", r.Schema, Schema)}
 	}
 	if err := CheckFields(data, &r); err != nil {
 		return nil, err

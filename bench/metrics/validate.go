@@ -25,42 +25,14 @@ var loadModes = []string{"closed", "open"}
 // "tls_alert:handshake_failure".
 var errorClassPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*(:[a-z0-9_]+)?$`)
 
-// FieldError is a record that is not valid: the path of the field at fault
-// (latency_us.total.p99, series[3].t) and what is wrong with it.
-type FieldError struct {
-	Path string
-	Msg  string
-}
-
-func (e *FieldError) Error() string {
-	switch {
-	case e.Path == "":
-		return e.Msg
-	case strings.HasPrefix(e.Msg, "(") || e.Path == "schema":
-		return e.Path + " " + e.Msg // p99 (120) < p90 (130); schema "x", want "y"
-	}
-	return e.Path + ": " + e.Msg
-}
-
-// Under returns the error with its path put under prefix (run → run.x.y).
-func (e *FieldError) Under(prefix string) *FieldError {
-	if e.Path == "" {
-		return &FieldError{Path: prefix, Msg: e.Msg}
-	}
-	if strings.HasPrefix(e.Path, "[") {
-		return &FieldError{Path: prefix + e.Path, Msg: e.Msg}
-	}
-	return &FieldError{Path: prefix + "." + e.Path, Msg: e.Msg}
-}
-
 // Checker collects the first problem found in a record. Its methods check
 // one field each; the zero Checker is ready.
-type Checker struct{ Err *FieldError }
+type Checker struct{ Err *vocab.FieldError }
 
 // Failf records a problem with the field at path, if none was found yet.
 func (c *Checker) Failf(path, format string, args ...any) {
 	if c.Err == nil {
-		c.Err = &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
+		c.Err = &vocab.FieldError{Field: path, Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
@@ -123,7 +95,7 @@ func (c *Checker) nums(prefix string, fs []num) {
 // come from), percentiles (in order, their counts those of the histograms),
 // window (a complete run measured a window; it ended after it started and
 // the window lies inside the run) and series (seconds in order, histograms
-// decodable). The error is a *FieldError naming the field.
+// decodable). The error is a *vocab.FieldError naming the field.
 func (r *Run) Validate() error {
 	var c Checker
 	r.check(&c)
@@ -514,7 +486,7 @@ func CheckFields(data []byte, v any) error {
 
 var unmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
-func checkFields(doc any, t reflect.Type, path string) *FieldError {
+func checkFields(doc any, t reflect.Type, path string) *vocab.FieldError {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem() // *T implements it when T or *T does: checked below
 	}
@@ -543,7 +515,7 @@ func checkFields(doc any, t reflect.Type, path string) *FieldError {
 				ft, ok = t.Elem(), true
 			}
 			if !ok {
-				return &FieldError{Path: join(k), Msg: "unknown field"}
+				return &vocab.FieldError{Field: join(k), Msg: "unknown field"}
 			}
 			if err := checkFields(obj[k], ft, join(k)); err != nil {
 				return err

@@ -173,15 +173,40 @@ var MethodPhases = []MethodPhase{Preliminary, Exploratory, Final}
 
 func (p MethodPhase) String() string { return string(p) }
 
-// FieldError is a setting whose value is out of its domain, returned by the
-// Validate of the package that owns the setting. Field is the setting's JSON
-// name; the CLI words it with its flag's name.
+// FieldError is a field whose value is wrong: a setting out of its domain
+// (returned by the Validate of the package that owns the setting: Want and
+// Value; the CLI words Field with its flag's name) or a record's field that
+// is not valid (Msg). Field is the setting's JSON name, or the path of the
+// field in a record (latency_us.total.p99, series[3].t).
 type FieldError struct {
 	Field string
 	Value any
 	Want  string // what it must do, e.g. "be at least 1"
+	Msg   string // else what is wrong with it
 }
 
 func (e *FieldError) Error() string {
-	return fmt.Sprintf("%s must %s, got %v", e.Field, e.Want, e.Value)
+	switch {
+	case e.Want != "":
+		return fmt.Sprintf("%s must %s, got %v", e.Field, e.Want, e.Value)
+	case e.Field == "":
+		return e.Msg
+	case strings.HasPrefix(e.Msg, "(") || e.Field == "schema":
+		return e.Field + " " + e.Msg // p99 (120) < p90 (130); schema "x", want "y"
+	}
+	return e.Field + ": " + e.Msg
+}
+
+// Under returns the error with its field put under prefix (run → run.x.y).
+func (e *FieldError) Under(prefix string) *FieldError {
+	u := *e
+	switch {
+	case e.Field == "":
+		u.Field = prefix
+	case strings.HasPrefix(e.Field, "["):
+		u.Field = prefix + e.Field
+	default:
+		u.Field = prefix + "." + e.Field
+	}
+	return &u
 }

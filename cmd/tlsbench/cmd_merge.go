@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
 )
 
@@ -50,7 +51,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if perr := pathErr(err); perr != err {
 				return usagef("%s: %v", file, perr)
 			}
-			if fe := (*metrics.FieldError)(nil); errors.As(err, &fe) && fe.Path != "schema" {
+			if fe := (*vocab.FieldError)(nil); errors.As(err, &fe) && fe.Field != "schema" {
 				return usagef("%v", err) // a run record, not valid: file: field: what is wrong
 			}
 			return usagef("%v (want a run record)", err)

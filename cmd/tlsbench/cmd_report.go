@@ -16,6 +16,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
 	"go.yaml.in/yaml/v3"
 
@@ -238,8 +239,8 @@ func readInput(path string) (reports.Input, error) {
 		return in, usagef("%s is part of a campaign: give its directory, %s", path, filepath.Dir(path))
 	}
 	in.Run, err = metrics.ReadRun(path)
-	var fe *metrics.FieldError
-	if errors.As(err, &fe) && fe.Path != "schema" {
+	var fe *vocab.FieldError
+	if errors.As(err, &fe) && fe.Field != "schema" {
 		return in, usagef("%v", err) // a run record, not valid: file: field: what is wrong
 	}
 	if err != nil {
