@@ -11,7 +11,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -297,10 +296,6 @@ type ShardError struct {
 func (e *ShardError) Error() string {
 	return fmt.Sprintf("shard %d/%d: %s %d cannot be divided among %d agents", e.Shard, e.Shards, e.What, e.Have, e.Shards)
 }
-
-// errNoTarget is a distributed run without a target URL: the agents of one
-// run share one target.
-var errNoTarget = errors.New("an agent's run needs a target URL: the agents of one run share one target")
 
 // Validate reports the first field out of its domain (a *vocab.FieldError) or
 // the error of the profile's lookup. The request, connection and load
