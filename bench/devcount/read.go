@@ -168,6 +168,7 @@ func parseHAProxyCSV(body []byte, frontend string) (Counts, error) {
 		}
 		c := Counts{}
 		for counter, fs := range haproxyColumns {
+			c[counter] = 0 // an empty column counts 0: the counter is read
 			for _, f := range fs {
 				if col[f] >= len(rec) {
 					return nil, fmt.Errorf("frontend %s has no %s", frontend, f)
