@@ -93,7 +93,7 @@ func Classify(stage Stage, err error) vocab.Class {
 		return vocab.ClassReset
 	}
 	var te interface{ Timeout() bool }
-	if errors.As(err, &te) && te.Timeout() || errors.Is(err, errTimeout) {
+	if errors.As(err, &te) && te.Timeout() {
 		switch stage {
 		case StageConnect:
 			return vocab.ClassConnectTimeout
@@ -108,8 +108,3 @@ func Classify(stage Stage, err error) vocab.Class {
 	return vocab.ClassOther
 }
 
-// errTimeout lets operations mark their own deadline expiries.
-var errTimeout = errors.New("deadline exceeded")
-
-// ErrTimeout is an error that Classify treats as a timeout of the stage.
-var ErrTimeout = errTimeout
