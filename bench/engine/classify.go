@@ -107,4 +107,3 @@ func Classify(stage Stage, err error) vocab.Class {
 	}
 	return vocab.ClassOther
 }
-
