@@ -12,9 +12,13 @@ import (
 	"github.com/tlsbench/tlsbench/cipher"
 )
 
-// ErrResumed is returned by Verify when a session was resumed: every
-// connection must be a full handshake (SR=0).
+// ErrResumed is returned by Verify when a session was resumed that was
+// not offered for resumption: a full handshake was meant (SR=0).
 var ErrResumed = errors.New("session resumed; the profile requires a full handshake (SR=0)")
+
+// ErrNotResumed is returned by VerifyResumption when the client offered a
+// session and the server made a full handshake instead.
+var ErrNotResumed = errors.New("session not resumed: the client offered one, the server made a full handshake")
 
 // MismatchError says which negotiated parameter differs from the profile.
 type MismatchError struct {
@@ -31,15 +35,27 @@ func (e *MismatchError) Error() string {
 // Verify checks a completed handshake against the profile's expectations. It
 // returns ErrResumed or a *MismatchError.
 func (p *Profile) Verify(cs tls.ConnectionState) error {
-	return p.verify(cs, true)
+	return p.VerifyResumption(cs, false)
 }
 
-// verify checks cs; when complete is false (inside VerifyConnection during a
-// TLS 1.2 full handshake) the group is not known yet and is left to Verify.
-func (p *Profile) verify(cs tls.ConnectionState, complete bool) error {
-	if cs.DidResume {
+// VerifyResumption is Verify for a connection that offered a session
+// (offered) or did not: a resumed session that was not offered is
+// ErrResumed, a full handshake that was offered one is ErrNotResumed. A
+// resumed TLS 1.2 session has no key exchange: its group is not checked.
+func (p *Profile) VerifyResumption(cs tls.ConnectionState, offered bool) error {
+	switch {
+	case cs.DidResume && !offered:
 		return ErrResumed
+	case !cs.DidResume && offered:
+		return ErrNotResumed
 	}
+	return p.verify(cs, !cs.DidResume || cs.Version == tls.VersionTLS13)
+}
+
+// verify checks cs's parameters; when complete is false (inside
+// VerifyConnection during a TLS 1.2 full handshake, or of a resumed TLS 1.2
+// session) the group is not known and is not checked.
+func (p *Profile) verify(cs tls.ConnectionState, complete bool) error {
 	if cipher.Version(cs.Version) != p.exp.version {
 		return &MismatchError{p.Name, "version", p.exp.version.Short(), cipher.Version(cs.Version).Short()}
 	}
@@ -143,7 +159,10 @@ func (p *Profile) ClientConfig(base *tls.Config) *tls.Config {
 		chains = &chainCache{roots: o.RootCAs, name: o.ServerName, verified: map[string]time.Time{}}
 	}
 	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		if chains != nil && !cs.DidResume {
+		if cs.DidResume {
+			return ErrResumed // tickets are off: never offered
+		}
+		if chains != nil {
 			if err := chains.verify(cs.PeerCertificates); err != nil {
 				return err
 			}

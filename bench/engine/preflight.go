@@ -25,8 +25,8 @@ type preflightResult struct {
 	Sample metrics.Sample
 	// Attempts is how many transactions were made, Handshakes how many of
 	// them completed a TLS handshake; Duration the time they all took.
-	Attempts, Handshakes int
-	Duration             time.Duration
+	Attempts, Handshakes, Resumed int
+	Duration                      time.Duration
 }
 
 // OK reports whether the preflight succeeded.
@@ -36,6 +36,12 @@ func (p *preflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class ==
 // worker of the load makes them: one worker of op (id 0, the first source
 // address) runs Do, then is closed. Nothing is recorded. An error means no
 // worker could be made.
+//
+// When op resumes sessions (a Resumes method that says so), a success whose
+// connection made a full handshake is followed by one more transaction: a
+// worker's second connection offers a session (tlsconn), so that a device
+// that does not resume fails the preflight (not_resumed, not retried)
+// rather than every resumption of the load.
 func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 	var res preflightResult
 	w, err := op.NewWorker(0)
@@ -43,8 +49,14 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		return res, err
 	}
 	defer closeWorker(w)
+	r, ok := op.(interface{ Resumes() bool })
+	resumes := ok && r.Resumes()
 	begin := time.Now()
-	for res.Attempts < PreflightAttempts {
+	limit := PreflightAttempts
+	if resumes {
+		limit++
+	}
+	for res.Attempts < limit {
 		s := &res.Sample
 		now := time.Now()
 		hit(ctx, w, s, now, now, false)
@@ -52,10 +64,17 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		if s.Handshake {
 			res.Handshakes++
 		}
+		if s.Resumed {
+			res.Resumed++
+		}
 		if s.Class == "" && ctx.Err() != nil {
 			s.Class, s.Err = vocab.ClassOther, ctx.Err()
 		}
-		if s.Class == "" || ctx.Err() != nil || time.Since(begin) >= preflightRetryWithin {
+		if s.Class == "" && resumes && s.Opened && !s.Resumed {
+			continue // a full handshake: the next connection offers its session
+		}
+		if s.Class == "" || s.Class == vocab.ClassNotResumed || ctx.Err() != nil ||
+			time.Since(begin) >= preflightRetryWithin {
 			break
 		}
 	}

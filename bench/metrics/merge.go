@@ -85,6 +85,7 @@ func Merge(runs []*Run) (*Run, error) {
 		m.Complete = m.Complete && r.Complete
 		m.addCounts(r)
 		m.addRates(r)
+		m.addResumption(r)
 		prefix := in.agents[0].Name + ": "
 		if in.merged {
 			prefix = "" // its examples already name their agents
@@ -390,6 +391,7 @@ func (m *Run) addCounts(r *Run) {
 	m.Whole.Transactions += r.Whole.Transactions
 	m.Whole.Errors += r.Whole.Errors
 	m.Whole.ConnectionsOpened += r.Whole.ConnectionsOpened
+	m.Whole.Resumed += r.Whole.Resumed
 	l := &m.Load
 	l.Concurrency += r.Load.Concurrency
 	l.Rate += r.Load.Rate
@@ -427,6 +429,7 @@ func (m *Run) addCounts(r *Run) {
 		q.DurationUS = max(q.DurationUS, p.DurationUS)
 		q.Transactions += p.Transactions
 		q.Handshakes += p.Handshakes
+		q.Resumed += p.Resumed
 		if q.BodySize == 0 {
 			q.BodySize = p.BodySize
 		}

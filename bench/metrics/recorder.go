@@ -34,8 +34,9 @@ type Sample struct {
 	Dur      [vocab.NumTimed]time.Duration
 	Class    vocab.Class // "" for success, else an error class
 	Err      error       // the error, for the record's examples; may be nil
-	// Handshake is true when the TLS handshake completed (whatever came next).
-	Handshake bool
+	// Handshake is true when the TLS handshake completed (whatever came
+	// next); Resumed when it resumed a session.
+	Handshake, Resumed bool
 	// Opened is true when this transaction opened a connection (always in
 	// CPS; on the first request of each connection in throughput).
 	Opened   bool
@@ -121,6 +122,9 @@ func (r *Recorder) Record(i int, s *Sample) {
 	sh.mu.Lock()
 	if s.Handshake {
 		sh.Handshakes++
+		if s.Resumed {
+			sh.AllResumed++
+		}
 	}
 	if s.Opened {
 		sh.AllOpened++
@@ -157,6 +161,9 @@ func (r *Recorder) Record(i int, s *Sample) {
 					sh.record(sh.Hist[p], d)
 				}
 			}
+			if s.Resumed {
+				sh.recordResumed(s.Dur[vocab.PhaseHandshake])
+			}
 		} else {
 			sh.iv.SteadyErrors++
 			sh.Errors[s.Class]++
@@ -179,6 +186,19 @@ func (sh *shard) record(h *hdr.Histogram, d time.Duration) {
 	}
 	if h.RecordValue(v) != nil {
 		sh.OutOfRange++
+	}
+}
+
+// recordResumed counts a resumed handshake of the window and its time; the
+// histogram is made on the first, so that a run without resumption pays
+// nothing for it.
+func (sh *shard) recordResumed(d time.Duration) {
+	if sh.ResumedHS == nil {
+		sh.ResumedHS = NewHistogram()
+	}
+	sh.Resumed++
+	if d > 0 {
+		sh.record(sh.ResumedHS, d)
 	}
 }
 
@@ -280,6 +300,12 @@ type Snapshot struct {
 	Handshakes int64       // whole run: TLS handshakes completed by the client
 	AllOpened  int64       // whole run: connections opened
 	TCP        tcpSnapshot // steady window: connections measured at their close
+	// Resumed counts the window's successes whose handshake resumed a
+	// session, ResumedHS their handshake times (nil before the first).
+	Resumed   int64
+	ResumedHS *hdr.Histogram
+	// AllResumed: whole run, handshakes that resumed (errors' included).
+	AllResumed int64
 }
 
 // newSnapshot returns an empty Snapshot, its histograms of the shared
@@ -326,6 +352,14 @@ func (s *Snapshot) merge(o *Snapshot) {
 	s.AllErrors += o.AllErrors
 	s.Handshakes += o.Handshakes
 	s.TCP.merge(&o.TCP)
+	s.Resumed += o.Resumed
+	s.AllResumed += o.AllResumed
+	if o.ResumedHS != nil {
+		if s.ResumedHS == nil {
+			s.ResumedHS = NewHistogram()
+		}
+		s.ResumedHS.Merge(o.ResumedHS)
+	}
 }
 
 // clip shortens s to at most n bytes (an error may quote what a server sent).

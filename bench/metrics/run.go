@@ -60,6 +60,9 @@ type Run struct {
 	Bytes             Bytes    `json:"bytes"`
 	// Closes says how the connections ended (CPS only; nil otherwise).
 	Closes *Closes `json:"closes,omitempty"`
+	// Resumption splits the handshakes into full and resumed ones in a run
+	// that offered sessions; nil in one that did not (SR=0).
+	Resumption *Resumption `json:"resumption,omitempty"`
 
 	Latency    map[string]Percentiles `json:"latency_us"`
 	Histograms map[string]string      `json:"histograms"` // phase → HdrHistogram V2 compressed, base64
@@ -196,7 +199,10 @@ type Preflight struct {
 	// the body of the last one (the success, or the last failure).
 	Transactions int64 `json:"transactions"`
 	Handshakes   int64 `json:"handshakes"`
-	BodySize     int64 `json:"body_size"`
+	// Resumed: how many of the handshakes resumed a session (a run that
+	// resumes checks that the server takes one).
+	Resumed  int64 `json:"resumed,omitempty"`
+	BodySize int64 `json:"body_size"`
 	// Class and Error say why it failed (merged: the first agent's).
 	Class vocab.Class `json:"class,omitempty"`
 	Error string      `json:"error,omitempty"`
@@ -362,6 +368,9 @@ type Whole struct {
 	Transactions      int64 `json:"transactions"`
 	Errors            int64 `json:"errors"`
 	ConnectionsOpened int64 `json:"connections_opened"`
+	// Resumed counts the handshakes that resumed a session (a device's
+	// reuse counter sees these plus the preflight's).
+	Resumed int64 `json:"resumed,omitempty"`
 }
 
 // Client is the generator's own resource use during the run.
@@ -458,7 +467,7 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.Bytes = s.Bytes
 	r.ConnectionsOpened = s.Opened
 	r.OutOfRange = s.OutOfRange
-	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened}
+	r.Whole = Whole{Transactions: s.AllOK, Errors: s.AllErrors, ConnectionsOpened: s.AllOpened, Resumed: s.AllResumed}
 	r.Latency = make(map[string]Percentiles, vocab.NumTimed)
 	r.Histograms = make(map[string]string, vocab.NumTimed)
 	for p, h := range s.Hist {

@@ -137,6 +137,7 @@ func (r *Run) check(c *Checker) {
 			cl.FirstByteMerged, cl.ServerFirst+cl.ClientFirst)
 	}
 	r.checkErrors(c)
+	r.checkResumption(c)
 	r.checkRates(c)
 	r.checkLoad(c)
 	c.Count("host.cpus", int64(r.Host.CPUs))

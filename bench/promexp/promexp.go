@@ -237,6 +237,7 @@ var classes = []vocab.Class{
 	vocab.ClassCertificate,
 	vocab.ClassMismatch,
 	vocab.ClassResumed,
+	vocab.ClassNotResumed,
 	vocab.ClassStatus,
 	vocab.ClassBodySize,
 	vocab.ClassReadTimeout,

@@ -55,7 +55,8 @@ func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
 	s := &res.Sample
 	pf := &metrics.Preflight{
 		OK: res.OK(), DurationUS: res.Duration.Microseconds(),
-		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), BodySize: s.Payload, Class: s.Class,
+		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), Resumed: int64(res.Resumed),
+		BodySize: s.Payload, Class: s.Class,
 	}
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()
@@ -158,6 +159,14 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 	l.Attempts, l.Backoffs, l.Aborted, l.Abandoned = res.Attempts, res.Backoffs, res.Aborted, res.Abandoned
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
 		return err
+	}
+	if rs, ok := op.(interface {
+		ResumptionMode() string
+		ResumeRatio() float64
+	}); ok && rs.ResumptionMode() != "" {
+		if err := r.SetResumption(rs.ResumptionMode(), rs.ResumeRatio(), res.Snapshot); err != nil {
+			return err
+		}
 	}
 	if !tlsconn.TCPInfo {
 		r.TCP = &metrics.TCP{Unavailable: metrics.TCPUnavailable}
@@ -329,10 +338,13 @@ func (s *Spec) Validate() error {
 			return bad("start_tolerance", a.StartTolerance, "not be negative")
 		}
 	}
-	if _, err := s.profile(); err != nil {
+	p, err := s.profile()
+	if err != nil {
 		return err
 	}
-	return nil
+	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
+	_, err = conn.ResumptionMode()
+	return err
 }
 
 // profile looks the spec's profile up.

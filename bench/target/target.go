@@ -66,6 +66,8 @@ type Config struct {
 	// Plain serves one plain-HTTP listener instead (a backend behind a TLS
 	// terminator: "client TLS, server plaintext"); Profiles is ignored.
 	Plain bool
+	// Resumption says which listeners resume sessions (none by default).
+	Resumption Resumption
 }
 
 // Target is a running reference target. Close stops it.
@@ -80,7 +82,8 @@ type Target struct {
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
-	cfg     Config // as started, with its defaults
+	done    chan struct{} // closed by Close: the target's goroutines end
+	cfg     Config        // as started, with its defaults
 }
 
 // Listener is one profile's listener and its counters.
@@ -149,7 +152,7 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.RampStart.IsZero() {
 		cfg.RampStart = time.Now()
 	}
-	t := &Target{bodies: newBodies(), cfg: cfg}
+	t := &Target{bodies: newBodies(), cfg: cfg, done: make(chan struct{})}
 	if cfg.Plain {
 		return t, t.startPlain()
 	}
@@ -224,6 +227,9 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 		l:        l,
 		timeout:  cfg.HandshakeTimeout,
 		onHS:     cfg.OnHandshake,
+	}
+	if err := t.resume(tl.cfg, uint16(p.ExpectedVersion())); err != nil {
+		return err
 	}
 	if len(cfg.Faults) > 0 {
 		tl.faults = newFaults(cfg.Faults)
@@ -314,6 +320,7 @@ func (t *Target) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
+	close(t.done)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range t.servers {

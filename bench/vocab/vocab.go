@@ -62,8 +62,9 @@ const (
 	ClassReset            Class = "reset"
 	ClassHandshakeTimeout Class = "handshake_timeout"
 	ClassCertificate      Class = "certificate"
-	ClassMismatch         Class = "mismatch" // negotiated parameters differ from the profile
-	ClassResumed          Class = "resumed"  // a session was resumed where none may be
+	ClassMismatch         Class = "mismatch"    // negotiated parameters differ from the profile
+	ClassResumed          Class = "resumed"     // a session was resumed where none may be
+	ClassNotResumed       Class = "not_resumed" // a session was offered, the server made a full handshake
 	ClassStatus           Class = "status"
 	ClassBodySize         Class = "body_size"
 	ClassBodyMismatch     Class = "body_mismatch"
@@ -107,13 +108,19 @@ const (
 	// PhaseScheduleLag is the open loop's own start lateness: actual −
 	// intended start. It is part of PhaseTotal.
 	PhaseScheduleLag
+	// PhaseHandshakeFull and PhaseHandshakeResumed split PhaseHandshake
+	// by kind in a run that resumes sessions: full handshakes, and those
+	// that resumed one.
+	PhaseHandshakeFull
+	PhaseHandshakeResumed
 )
 
 // NumTimed is how many phases a transaction times: PhaseConnect up to
 // PhaseUncorrected.
 const NumTimed = PhaseScheduleLag
 
-var phaseNames = [...]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected", "schedule_lag"}
+var phaseNames = [...]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected", "schedule_lag",
+	"handshake_full", "handshake_resumed"}
 
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {

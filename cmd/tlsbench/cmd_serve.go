@@ -42,6 +42,21 @@ type serveCmd struct {
 	live              liveFlags // --metrics-listen (liveflags.go)
 }
 
+// parseResumption reads --resumption and --ticket-rotation.
+func parseResumption(modes []string, rotation time.Duration) (target.Resumption, error) {
+	r, err := target.ParseResumption(modes)
+	switch {
+	case err != nil:
+		return r, usagef("%s", err)
+	case rotation < 0:
+		return r, usagef("bad --ticket-rotation %s: negative", rotation)
+	case rotation > 0 && !r.Tickets && !r.PSK:
+		return r, usagef("--ticket-rotation needs --resumption")
+	}
+	r.KeyRotation = rotation
+	return r, nil
+}
+
 // parseServe parses and checks a serve command line.
 func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	c := &serveCmd{}
@@ -65,12 +80,20 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections "+
 		"(repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	fs.DurationVar(&cfg.SlowDelay, "slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
+	resumption := fs.StringSlice("resumption", nil, "resume sessions: `tickets` (TLS 1.2 listeners), psk (TLS 1.3) "+
+		"or tickets,psk; /stats counts the resumed handshakes apart")
+	fs.DurationVar(&cfg.Resumption.KeyRotation, "ticket-rotation", 0, "with --resumption, take a new ticket key "+
+		"every `DURATION`, keeping the previous one (0: crypto/tls's own, daily)")
 	c.live.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if cfg.Resumption, err = parseResumption(*resumption, cfg.Resumption.KeyRotation); err != nil {
+		return nil, err
 	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return nil, usagef("bad --port %d: not 0-65535", cfg.Port)

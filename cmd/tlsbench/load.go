@@ -189,6 +189,10 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.DurationVar(&s.HandshakeTimeout, "handshake-timeout", s.HandshakeTimeout, "TLS handshake `DEADLINE`")
 	fs.DurationVar(&s.ReadTimeout, "read-timeout", s.ReadTimeout, "first byte and each later read `DEADLINE`")
 	fs.BoolVar(&s.LingerZero, "linger0", false, "close with RST instead of FIN (no TIME_WAIT; recorded)")
+	fs.Float64Var(&s.Resume, "resume", 0, "resume a session on this share `R` of each worker's connections (0-1; "+
+		"0: every handshake full, SR=0); a connection that offers one and gets a full handshake is a not_resumed error")
+	fs.StringVar(&s.Resumption, "resumption", "", "with --resume: `MODE` tickets (TLS 1.2) or psk (TLS 1.3); "+
+		"default: the profile's version's")
 	fs.StringVar(&lf.keylog, "keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)")
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
@@ -250,6 +254,8 @@ type loadEcho struct {
 	Headers          []string `json:"headers,omitempty"`
 	ExpectSize       int64    `json:"expect_size"`
 	LingerZero       bool     `json:"linger0,omitempty"`
+	Resume           float64  `json:"resume,omitempty"`
+	Resumption       string   `json:"resumption,omitempty"`
 	Extra            any      `json:"engine,omitempty"` // engine-specific settings
 }
 
@@ -272,6 +278,7 @@ var specFlags = map[string]string{
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
+	"resume": "--resume", "resumption": "--resumption",
 }
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
@@ -279,6 +286,8 @@ func specError(err error) error {
 	var fe *vocab.FieldError
 	var se *runner.ShardError
 	switch {
+	case errors.As(err, &fe) && fe.Want == "":
+		return usagef("%s %v: %s", specFlags[fe.Field], fe.Value, fe.Msg)
 	case errors.As(err, &fe):
 		return usagef("%s must %s, got %v", specFlags[fe.Field], fe.Want, fe.Value)
 	case errors.As(err, &se) && se.What == "sources":
@@ -313,9 +322,11 @@ func (lf *loadFlags) resolve() error {
 		}
 		lf.profiles = append(lf.profiles, p)
 	}
-	s.Profile = lf.profiles[0].Name
-	if err := s.Validate(); err != nil {
-		return specError(err)
+	for i := len(lf.profiles) - 1; i >= 0; i-- { // each profile may refuse a setting; the first is the spec's
+		s.Profile = lf.profiles[i].Name
+		if err := s.Validate(); err != nil {
+			return specError(err)
+		}
 	}
 	if s.Drain > 0 && s.Drain < s.Deadlines() {
 		return usagef("--drain %s is shorter than the deadlines it must cover: "+
@@ -428,7 +439,8 @@ func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spe
 		Warmup: given.Warmup.String(), ConnectTimeout: given.ConnectTimeout.String(),
 		HandshakeTimeout: given.HandshakeTimeout.String(), ReadTimeout: given.ReadTimeout.String(),
 		ExpectSize: given.ExpectSize, LingerZero: given.LingerZero, CAFile: given.Target.CAFile,
-		Insecure: given.Target.InsecureSkipVerify, Extra: engineEcho(given),
+		Insecure: given.Target.InsecureSkipVerify, Resume: given.Resume, Resumption: given.Resumption,
+		Extra: engineEcho(given),
 	})
 	return spec
 }
@@ -470,7 +482,8 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
 	if ep == nil {
-		if tgt, err = target.Start(target.Config{Profiles: ps}); err != nil {
+		resume := target.Resumption{Tickets: lf.spec.Resume > 0, PSK: lf.spec.Resume > 0}
+		if tgt, err = target.Start(target.Config{Profiles: ps, Resumption: resume}); err != nil {
 			return err
 		}
 		defer tgt.Close()

@@ -40,6 +40,13 @@ type Settings struct {
 	LingerZero       bool          `json:"linger0,omitempty"` // close with RST instead of FIN (no TIME_WAIT)
 	ConnectTimeout   time.Duration `json:"connect_timeout"`
 	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// Resume is the share of each worker's connections that resume a
+	// session of an earlier handshake of the run (sessions.go); 0: every
+	// handshake is full (SR=0).
+	Resume float64 `json:"resume,omitempty"`
+	// Resumption is how sessions are resumed: ResumeTickets (TLS 1.2) or
+	// ResumePSK (TLS 1.3); "" is the profile's version's.
+	Resumption string `json:"resumption,omitempty"`
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -49,8 +56,10 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "connect_timeout", Value: s.ConnectTimeout, Want: "be positive"}
 	case s.HandshakeTimeout <= 0:
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
+	case !(s.Resume >= 0 && s.Resume <= 1): // NaN too
+		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
 	}
-	return nil
+	return checkResumption(s.Resumption)
 }
 
 // Config says where and how to connect.
@@ -63,7 +72,8 @@ type Config struct {
 	TLS *tls.Config
 }
 
-// Validate reports a missing field or a setting out of its domain.
+// Validate reports a missing field or a setting out of its domain, or
+// one the profile cannot do (a *vocab.FieldError).
 func (c *Config) Validate() error {
 	switch {
 	case c.Profile == nil:
@@ -71,7 +81,11 @@ func (c *Config) Validate() error {
 	case c.Address == "":
 		return errors.New("no address")
 	}
-	return c.Settings.Validate()
+	if err := c.Settings.Validate(); err != nil {
+		return err
+	}
+	_, err := c.ResumptionMode()
+	return err
 }
 
 // Endpoint is the run's side of the target it dials, shared by the
@@ -79,8 +93,9 @@ func (c *Config) Validate() error {
 // per run), what the first verified connection negotiated, and the count of
 // open connections. It is safe for concurrent use.
 type Endpoint struct {
-	cfg Config
-	tls *tls.Config
+	cfg  Config
+	tls  *tls.Config
+	mode string // resumption: ResumeTickets or ResumePSK; "" with Resume 0
 
 	mu         sync.Mutex
 	negotiated *metrics.Negotiated
@@ -118,7 +133,9 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	cfg.Address = addr
-	return &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
+	e := &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}
+	e.mode, _ = cfg.ResumptionMode() // checked by Validate
+	return e, nil
 }
 
 // Prepare is the operations' common prologue: the request's own checks
@@ -227,13 +244,21 @@ type Dialer struct {
 	dialer net.Dialer
 	next   int       // source address turn
 	tcp    tcpDialer // a failed connect's socket, for its TCP_INFO
+	// With resumption: the worker's own configuration, its sessions and
+	// the turn of its connections (sessions.go); tls is the run's without.
+	tls  *tls.Config
+	sess *sessions
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
 func (e *Endpoint) NewDialer(id int) *Dialer {
-	d := &Dialer{c: e, next: id}
+	d := &Dialer{c: e, next: id, tls: e.tls}
 	d.dialer.Timeout = e.cfg.ConnectTimeout
 	d.tcp.setup(&d.dialer)
+	if e.mode != "" {
+		d.sess = newSessions(e.cfg.Resume, e.mode == ResumePSK)
+		d.tls = d.sess.config(e.tls)
+	}
 	return d
 }
 
@@ -326,6 +351,9 @@ type Phases struct {
 	Connect, Handshake time.Duration
 	// HandshakeDone: the TLS handshake completed (whatever came next).
 	HandshakeDone bool
+	// Resumed: the handshake resumed a session (it was offered one and
+	// the server took it).
+	Resumed bool
 	// Wire bytes of the handshake, read and written.
 	WireIn, WireOut int64
 	// TCP is the kernel's account of a connection that failed its
@@ -364,7 +392,8 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, error) {
 	cc.stamps = cc.arr.enable(raw)
 	cc.noteConnect()
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
-	tc := tls.Client(cc, d.c.tls)
+	d.sess.turn()
+	tc := tls.Client(cc, d.tls)
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
@@ -372,9 +401,13 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, error) {
 	if err == nil {
 		phases.HandshakeDone = true
 		// VerifyConnection checked all but the group of a TLS 1.2 full
-		// handshake; now that it is known, check everything.
+		// handshake, and whether a session might be resumed; now that
+		// they are known, check everything.
 		cs = tc.ConnectionState()
-		err = cfg.Profile.Verify(cs)
+		phases.Resumed = cs.DidResume
+		if err = cfg.Profile.VerifyResumption(cs, d.sess.offered()); err == nil {
+			err = d.sess.missing()
+		}
 	}
 	if err != nil {
 		phases.TCP, phases.TCPRead = cc.tcpAtClose()
@@ -402,7 +435,7 @@ func (e *DialError) Unwrap() error { return e.Err }
 func (ph *Phases) Fill(s *metrics.Sample, err error) bool {
 	s.Opened = true
 	s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseHandshake] = ph.Connect, ph.Handshake
-	s.Handshake = ph.HandshakeDone
+	s.Handshake, s.Resumed = ph.HandshakeDone, ph.Resumed
 	s.WireIn, s.WireOut = ph.WireIn, ph.WireOut
 	if ph.TCPRead {
 		s.TCP.Add(ph.TCP) // a handshake that failed
@@ -430,6 +463,8 @@ func Class(err error) vocab.Class {
 	switch {
 	case errors.Is(err, profiles.ErrResumed):
 		return vocab.ClassResumed
+	case errors.Is(err, profiles.ErrNotResumed):
+		return vocab.ClassNotResumed
 	case errors.As(err, &me):
 		return vocab.ClassMismatch
 	}
