@@ -174,18 +174,32 @@ func summaryCPU(w *strings.Builder, r *metrics.Run) {
 }
 
 // CPSTable is one row per run: the published CPS table with its evidence.
+//
+// When a run resumed sessions, the CPS column is each run's at its session
+// reuse (SR: the share of connections meant to resume), as datasheets quote
+// "SSL TPS" with and without reuse, and the split of its handshakes follows.
 func CPSTable(runs []*metrics.Run) Document {
-	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS",
-		"HANDSHAKE p99", "TOTAL p99", "CPU/TXN")
+	reuse := slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
+	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99",
+		"TOTAL p99", "CPU/TXN"}
+	if reuse {
+		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s")
+	}
+	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
-		cps := metrics.Value(r.CPS)
-		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			fmt.Sprintf("%.1f", cps),
-			fmt.Sprint(r.Errors.Total),
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.1f", metrics.Value(r.CPS))}
+		if x := r.Resumption; reuse && x != nil {
+			row = slices.Insert(row, 4, fmt.Sprintf("%g %s", x.Ratio, x.Mode))
+			row = append(row, fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS))
+		} else if reuse {
+			row = slices.Insert(row, 4, "0")
+			row = append(row, row[5], "0.0")
+		}
+		t.add(append(row, fmt.Sprint(r.Errors.Total),
 			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),
 			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
-			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))
+			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))...)
 	}
 	return runsTable("CPS", runs, t)
 }

@@ -58,6 +58,10 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 	if n := r.Errors.ByClass[vocab.ClassResumed]; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("resumed sessions ×%d", n))
 	}
+	if x := r.Resumption; x != nil && r.Engine == vocab.EngineCPS {
+		reasons = append(reasons, fmt.Sprintf("sessions resumed by design (SR=%g, %s): not a CPS (SR=0) value", x.Ratio,
+			x.Mode))
+	}
 	if e := r.Errors.Total; e > 0 {
 		rate := float64(e) / float64(e+r.Transactions)
 		if e > a.MaxErrors && rate > float64(a.MaxErrorRate) {

@@ -57,6 +57,9 @@ type Frontend struct {
 	// If empty, the frontend answers every request itself with a
 	// 1024-byte body.
 	Backend string
+	// Tickets turns TLS session tickets on (resumption; HAProxy's session
+	// cache stays off): ssl_reused_sess then counts the resumptions.
+	Tickets bool
 }
 
 // HAProxy is a running HAProxy.
@@ -220,6 +223,9 @@ frontend stats
 func writeFrontend(cfg *strings.Builder, fe Frontend, addr, body string) {
 	bind := fmt.Sprintf("bind %s ssl crt %s ssl-min-ver TLSv1.2 ssl-max-ver TLSv1.2 no-tls-tickets ciphers %s",
 		addr, fe.Cert, fe.Ciphers)
+	if fe.Tickets {
+		bind = strings.Replace(bind, " no-tls-tickets", "", 1)
+	}
 	if fe.Curves != "" {
 		bind += " curves " + fe.Curves
 	}

@@ -1,6 +1,7 @@
 package testdut
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -43,6 +44,10 @@ type NginxServer struct {
 	// KeepAlive keeps connections for 100,000 requests (75 s idle);
 	// otherwise nginx closes each after its response.
 	KeepAlive bool
+	// Tickets turns session tickets on (resumption; the session cache
+	// stays off); Protocols is ssl_protocols ("": TLSv1.2).
+	Tickets   bool
+	Protocols string
 	Extra     []string // more directives, e.g. an access_log
 }
 
@@ -176,13 +181,13 @@ func (cfg NginxConfig) text(status string) string {
 		w("    root %s;", filepath.Join(cfg.Dir, "www"))
 		w("    ssl_certificate %s;", s.Cert)
 		w("    ssl_certificate_key %s;", s.Cert)
-		w("    ssl_protocols TLSv1.2;")
+		w("    ssl_protocols %s;", cmp.Or(s.Protocols, "TLSv1.2"))
 		w("    ssl_ciphers %s;", s.Ciphers)
 		if s.Curve != "" {
 			w("    ssl_ecdh_curve %s;", s.Curve)
 		}
 		w("    ssl_session_cache off;")
-		w("    ssl_session_tickets off;")
+		w("    ssl_session_tickets %s;", map[bool]string{false: "off", true: "on"}[s.Tickets])
 		if s.KeepAlive {
 			w("    keepalive_timeout 75s;")
 			w("    keepalive_requests 100000;")

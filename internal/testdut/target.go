@@ -74,3 +74,23 @@ func StartTarget(t testing.TB, ps ...*profiles.Profile) *target.Target {
 	t.Cleanup(func() { tg.Close() })
 	return tg
 }
+
+// StartTargetWith is StartTarget with cfg, its profiles the built-in ones
+// named.
+func StartTargetWith(t testing.TB, cfg target.Config, names ...string) *target.Target {
+	t.Helper()
+	set := profiles.Builtin()
+	for _, n := range names {
+		p, err := set.Get(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Profiles = append(cfg.Profiles, p)
+	}
+	tg, err := target.Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tg.Close() })
+	return tg
+}

@@ -115,8 +115,14 @@ func (s *sessions) turn() {
 	}
 	s.k++
 	s.took = false
-	k := float64(s.k)
-	s.offer = s.k > 0 && math.Floor(k*s.ratio+1-s.ratio) > math.Floor((k-1)*s.ratio+1-s.ratio)
+	s.offer = s.k > 0 && s.due(s.k) > s.due(s.k-1)
+}
+
+// due is how many of the connections after the first up to the k-th are
+// meant to resume: ⌊k·ratio + 1 − ratio⌋, nudged up by far less than a
+// connection so that rounding (1/3 + 2/3 < 1) cannot drop one.
+func (s *sessions) due(k int) float64 {
+	return math.Floor(float64(k)*s.ratio + 1 - s.ratio + 1e-9)
 }
 
 // offered reports whether the last connection offered a session. Nil-safe.
