@@ -20,9 +20,8 @@ type Resumption struct {
 	KeyRotation time.Duration
 }
 
-// ParseResumption reads serve's --resumption: "tickets", "psk", both
-// joined by a comma, or "" (none). A session-ID mode is refused: crypto/tls
-// has none.
+// ParseResumption reads the resumption modes a target serves: "tickets",
+// "psk", both, or none. A session-ID mode is refused: crypto/tls has none.
 func ParseResumption(list []string) (Resumption, error) {
 	var r Resumption
 	for _, m := range list {
@@ -32,10 +31,10 @@ func ParseResumption(list []string) (Resumption, error) {
 		case "psk":
 			r.PSK = true
 		case "id", "ids", "session-id", "session-ids":
-			return r, fmt.Errorf("--resumption %s: crypto/tls resumes sessions only with tickets (TLS 1.2) or "+
+			return r, fmt.Errorf("resumption %s: crypto/tls resumes sessions only with tickets (TLS 1.2) or "+
 				"PSK (TLS 1.3), never by session ID", m)
 		default:
-			return r, fmt.Errorf("--resumption %q: want tickets (TLS 1.2), psk (TLS 1.3) or both", m)
+			return r, fmt.Errorf("resumption %q: want tickets (TLS 1.2), psk (TLS 1.3) or both", m)
 		}
 	}
 	return r, nil

@@ -71,6 +71,17 @@ func TestBadInputTable(t *testing.T) {
 		for _, f := range []string{"--connect-timeout", "--handshake-timeout", "--read-timeout", "--duration"} {
 			add(f, cmd, f, "0s", url)
 		}
+		// Session resumption: a share, a mode crypto/tls has, one the
+		// profile's version can do.
+		for _, v := range []string{"-0.1", "1.5", "NaN", "Inf", "half"} {
+			add("--resume", cmd, "--resume", v, url)
+		}
+		add("never by session ID", cmd, "--resume", "1", "--resumption", "session-id", url)
+		add("--resumption must be tickets (TLS 1.2) or psk (TLS 1.3), got ids2", cmd, "--resume", "1", "--resumption",
+			"ids2", url)
+		add("negotiates TLS1.2, which resumes with tickets", cmd, "--resume", "1", "--resumption", "psk", url)
+		add("negotiates TLS1.3, which resumes with psk", cmd, "--resume", "0.5", "--resumption", "tickets", "--profile",
+			"tls13-aes128-gcm-x25519", url)
 		add("--drain must not be negative", cmd, "--drain", "-1s", url)
 		add("--drain", cmd, "--drain", "soon", url)
 		// Shorter than the deadlines it must cover (default 5s+5s+10s: 20s).
@@ -143,6 +154,10 @@ func TestBadInputTable(t *testing.T) {
 
 	// serve.
 	add("bad --port", "serve", "--port", "70000")
+	add("never by session ID", "serve", "--resumption", "session-id")
+	add(`--resumption "tls": want tickets`, "serve", "--resumption", "tls")
+	add("--ticket-rotation needs --resumption", "serve", "--ticket-rotation", "1h")
+	add("--ticket-rotation must not be negative", "serve", "--resumption", "tickets", "--ticket-rotation", "-1s")
 	add("bad --port", "serve", "--port", "-1")
 	add("bad --port", "serve", "--port", "65534")
 	add("bad --admin", "serve", "--admin", "garbage")

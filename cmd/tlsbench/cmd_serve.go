@@ -47,7 +47,7 @@ func parseResumption(modes []string, rotation time.Duration) (target.Resumption,
 	r, err := target.ParseResumption(modes)
 	switch {
 	case err != nil:
-		return r, usagef("%s", err)
+		return r, usagef("--%s", err)
 	case rotation < 0:
 		return r, usagef("bad --ticket-rotation %s: negative", rotation)
 	case rotation > 0 && !r.Tickets && !r.PSK:

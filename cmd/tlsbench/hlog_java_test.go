@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -185,7 +186,10 @@ func TestHistogramLogJava(t *testing.T) {
 				t.Errorf("%s: HdrHistogram (Java) prints\n  %s\nthe record has count %d, p50 %d, p90 %d, p99 %d, p99.9 %d, max %d (p99.99 %d)",
 					phase, l.raw, lat.Count, lat.P50, lat.P90, lat.P99, lat.P999, lat.Max, stored[4])
 			}
-			if want := fmt.Sprintf("%.*f", decimals(o.mean), lat.Mean); o.mean != want {
+			// Java's %f rounds a tie half up (2596.5625 → 2596.563), Go's to
+			// even: round half up first, as Java does.
+			d := decimals(o.mean)
+			if want := fmt.Sprintf("%.*f", d, math.Floor(lat.Mean*math.Pow10(d)+0.5)/math.Pow10(d)); o.mean != want {
 				t.Errorf("%s: mean %s (Java), %s (the record's %v)", phase, o.mean, want, lat.Mean)
 			}
 		})
