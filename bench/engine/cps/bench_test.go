@@ -35,7 +35,8 @@ func TestMain(m *testing.M) {
 // serveForBenchmark prints "profile addr" lines, the CA PEM file, then
 // "ready", and serves until SIGTERM.
 func serveForBenchmark() {
-	tg, err := target.Start(target.Config{Profiles: profiles.Builtin().All()})
+	tg, err := target.Start(target.Config{Profiles: profiles.Builtin().All(),
+		Resumption: target.Resumption{Tickets: true, PSK: true}})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -123,4 +124,59 @@ func BenchmarkTransaction(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkResumption is BenchmarkTransaction with every handshake full
+// (SR=0) and then with every one after the worker's first resuming a
+// session (SR=1): TLS 1.2 tickets and TLS 1.3 PSK. Its cpu-µs/op is the
+// client process's CPU (user + system) per transaction, the figure the
+// datasheets' "with and without reuse" rows are about on the generator's
+// side.
+func BenchmarkResumption(b *testing.B) {
+	addrs, pool := benchTarget(b)
+	for _, name := range []string{"ecdhe-ecdsa-aes128-sha256-p256", "tls13-aes128-gcm-x25519"} {
+		for _, kind := range []struct {
+			name   string
+			resume float64
+		}{{"full", 0}, {"resumed", 1}} {
+			b.Run(name+"/"+kind.name, func(b *testing.B) {
+				p, _ := profiles.Builtin().Get(name)
+				cfg := cps.Defaults()
+				cfg.Profile, cfg.Address, cfg.Host = p, addrs[name], "localhost"
+				cfg.TLS = &tls.Config{ServerName: "localhost", RootCAs: pool}
+				cfg.ExpectSize, cfg.Resume = 1024, kind.resume
+				op, err := cps.New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				w, _ := op.NewWorker(0)
+				ctx := context.Background()
+				s := new(metrics.Sample)
+				do := func() {
+					*s = metrics.Sample{}
+					s.Start = time.Now()
+					w.Do(ctx, s)
+					if s.Class != "" || s.Resumed != (kind.resume == 1) {
+						b.Fatalf("%s: %v (resumed %v)", s.Class, s.Err, s.Resumed)
+					}
+				}
+				*s = metrics.Sample{}
+				w.Do(ctx, s) // the worker's first connection is full
+				b.ReportAllocs()
+				b.ResetTimer()
+				cpu0 := processCPU()
+				for i := 0; i < b.N; i++ {
+					do()
+				}
+				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			})
+		}
+	}
+}
+
+// processCPU is the process's CPU time so far, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
