@@ -19,7 +19,7 @@ const serveUsage = `tlsbench serve [flags]
 
 Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
-session cache and tickets off). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+session cache and tickets off unless --resumption). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
 returns the listener's counters. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
