@@ -133,7 +133,8 @@ type leafKeyOnce struct {
 
 // LeafKey returns the process's private key of type k for leaf
 // certificates: generated on the first call for k, then the same key. An
-// RSA 4096 key takes about a second to generate (more under -race), and a
+// RSA 4096 key takes a second or more to generate (several on a busy
+// machine, more under -race), and a
 // reference target makes a leaf per key type each time it starts, many times
 // in a test binary. Sharing a leaf key between certificates, and between
 // CAs, trusts nothing more: a certificate is verified by its issuer's key,
