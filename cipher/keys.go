@@ -134,11 +134,11 @@ type leafKeyOnce struct {
 // LeafKey returns the process's private key of type k for leaf
 // certificates: generated on the first call for k, then the same key. An
 // RSA 4096 key takes a second or more to generate (several on a busy
-// machine, more under -race), and a
-// reference target makes a leaf per key type each time it starts, many times
-// in a test binary. Sharing a leaf key between certificates, and between
-// CAs, trusts nothing more: a certificate is verified by its issuer's key,
-// and CA keys are never shared. The key stays in memory.
+// machine, more under -race), and a reference target makes a leaf per key
+// type each time it starts, many times in a test binary. Sharing a leaf key
+// between certificates, and between CAs, trusts nothing more: a certificate
+// is verified by its issuer's key, and CA keys are never shared. The key
+// stays in memory (unless a caller writes it, as the test DUTs' files do).
 func LeafKey(k KeyType) (crypto.Signer, error) {
 	v, _ := leafKeys.LoadOrStore(k.String(), &leafKeyOnce{})
 	e := v.(*leafKeyOnce)
