@@ -16,6 +16,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -121,32 +122,100 @@ func GenerateKey(k KeyType) (crypto.Signer, error) {
 	return nil, fmt.Errorf("cannot generate key of type %q", k)
 }
 
-// CA is a certificate authority held in memory. Its private key is never
-// written anywhere by this package. A CA is safe for concurrent use.
+// leafKeys holds the process's leaf keys, one per key type (its String).
+var leafKeys sync.Map // string → *leafKeyOnce
+
+type leafKeyOnce struct {
+	once sync.Once
+	key  crypto.Signer
+	err  error
+}
+
+// LeafKey returns the process's private key of type k for leaf
+// certificates: generated on the first call for k, then the same key. An
+// RSA 4096 key takes a second or more to generate (several on a busy
+// machine, more under -race), and a reference target makes a leaf per key
+// type each time it starts, many times in a test binary. Sharing a leaf key
+// between certificates, and between CAs, trusts nothing more: a certificate
+// is verified by its issuer's key, and CA keys are never shared. The key
+// stays in memory (unless a caller writes it, as the test DUTs' files do).
+func LeafKey(k KeyType) (crypto.Signer, error) {
+	v, _ := leafKeys.LoadOrStore(k.String(), &leafKeyOnce{})
+	e := v.(*leafKeyOnce)
+	e.once.Do(func() { e.key, e.err = GenerateKey(k) })
+	return e.key, e.err
+}
+
+// CA is a certificate authority held in memory: a root, or an intermediate
+// CA one issued (Intermediate). Its private key is never written anywhere by
+// this package, nor shared with another CA. A CA is safe for concurrent use.
 type CA struct {
 	Cert *x509.Certificate
 	key  crypto.Signer
+	// chain is what a leaf of this CA is served with after itself: this
+	// CA's certificate, then its issuers' up to the root, inclusive.
+	chain [][]byte
 }
 
 // NewCA generates a self-signed CA of key type k, valid from an hour ago for
-// validity.
+// validity, that issues leaves only (path length 0).
 func NewCA(k KeyType, commonName string, validity time.Duration) (*CA, error) {
+	return NewRootCA(k, commonName, validity, 0)
+}
+
+// NewRootCA is NewCA for a root under which up to intermediates CAs may
+// chain (its path length constraint): Intermediate issues them.
+func NewRootCA(k KeyType, commonName string, validity time.Duration, intermediates int) (*CA, error) {
+	if intermediates < 0 {
+		return nil, fmt.Errorf("cipher: a CA allows 0 or more intermediate CAs below it, not %d", intermediates)
+	}
 	key, err := GenerateKey(k)
 	if err != nil {
 		return nil, err
 	}
 	now := time.Now()
-	tmpl := &x509.Certificate{
+	tmpl := caTemplate(commonName, now.Add(-time.Hour), now.Add(validity), intermediates)
+	return newCA(tmpl, tmpl, key, key, nil)
+}
+
+// Intermediate issues an intermediate CA of key type k (with a new key, never
+// a cached one), valid like the others from an hour ago for validity. Its
+// leaves are served with the chain [leaf, intermediate(s)…, root]. ca's path
+// length constraint must allow it (NewRootCA).
+func (ca *CA) Intermediate(k KeyType, commonName string, validity time.Duration) (*CA, error) {
+	if ca.Cert.MaxPathLen <= 0 {
+		return nil, fmt.Errorf("cipher: CA %q may not issue intermediate CAs (path length %d)",
+			ca.Cert.Subject.CommonName, max(ca.Cert.MaxPathLen, 0))
+	}
+	key, err := GenerateKey(k)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := caTemplate(commonName, now.Add(-time.Hour), now.Add(validity), ca.Cert.MaxPathLen-1)
+	return newCA(tmpl, ca.Cert, key, ca.key, ca.chain)
+}
+
+// caTemplate is a CA certificate's template; pathLen intermediate CAs may
+// chain below it.
+func caTemplate(commonName string, notBefore, notAfter time.Time, pathLen int) *x509.Certificate {
+	return &x509.Certificate{
 		SerialNumber:          randomSerial(),
 		Subject:               pkix.Name{CommonName: commonName, Organization: []string{"tlsbench"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(validity),
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-		MaxPathLenZero:        true,
+		MaxPathLen:            pathLen,
+		MaxPathLenZero:        pathLen == 0,
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+}
+
+// newCA signs tmpl (holding key's public half) with parent's key and returns
+// the CA, whose chain is its own certificate before the issuer's chain.
+func newCA(tmpl, parent *x509.Certificate, key, parentKey crypto.Signer, issuerChain [][]byte) (*CA, error) {
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), parentKey)
 	if err != nil {
 		return nil, fmt.Errorf("cipher: creating CA: %w", err)
 	}
@@ -154,7 +223,7 @@ func NewCA(k KeyType, commonName string, validity time.Duration) (*CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CA{Cert: cert, key: key}, nil
+	return &CA{Cert: cert, key: key, chain: append([][]byte{der}, issuerChain...)}, nil
 }
 
 // CertPEM returns the CA certificate in PEM form, for clients (--cacert).
@@ -169,15 +238,17 @@ func (ca *CA) Pool() *x509.CertPool {
 	return p
 }
 
-// Leaf issues a server certificate with a new key of type k for hosts (DNS
-// names or IP addresses), with the chain [leaf, CA] ready for crypto/tls.
+// Leaf issues a server certificate for hosts (DNS names or IP addresses),
+// with the chain [leaf, CA…] ready for crypto/tls: [leaf, root] from a root,
+// [leaf, intermediate, root] from an intermediate. Its key is the process's
+// leaf key of type k (LeafKey).
 func (ca *CA) Leaf(k KeyType, hosts []string, validity time.Duration) (tls.Certificate, error) {
 	now := time.Now()
 	return ca.issue(k, hosts, now.Add(-time.Hour), now.Add(validity))
 }
 
 func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (tls.Certificate, error) {
-	key, err := GenerateKey(k)
+	key, err := LeafKey(k)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -212,7 +283,8 @@ func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (t
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+	chain := append([][]byte{der}, ca.chain...)
+	return tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
 }
 
 // Expired issues a leaf like Leaf whose validity ended an hour ago (for

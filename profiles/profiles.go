@@ -59,11 +59,18 @@ type Expect struct {
 	// CertKey is the leaf key ("ECDSA P-256", "RSA 2048", or "ECDSA" for any
 	// curve). Optional.
 	CertKey string `yaml:"cert_key,omitempty" json:"cert_key,omitempty"`
+	// ChainDepth is the length of the chain the device presents, counted
+	// from the leaf to the root inclusive (see ChainDepth); 0: not checked.
+	ChainDepth int `yaml:"chain_depth,omitempty" json:"chain_depth,omitempty"`
 }
 
 // Server says how the reference target serves this profile.
 type Server struct {
 	CertKey string `yaml:"cert_key,omitempty" json:"cert_key,omitempty"`
+	// ChainDepth is the reference target's chain, from the leaf to the
+	// root inclusive: 2 (the default) is a leaf issued by the root, 3 puts
+	// one intermediate CA between them, up to MaxChainDepth.
+	ChainDepth int `yaml:"chain_depth,omitempty" json:"chain_depth,omitempty"`
 }
 
 type expectation struct {
@@ -72,6 +79,8 @@ type expectation struct {
 	group    *cipher.Group // nil: not checked; ID 0: RSA key exchange
 	certKey  cipher.KeyType
 	serverKT cipher.KeyType
+	depth    int // expected chain depth; 0: not checked
+	serverCD int // the reference target's chain depth
 }
 
 // MinTLS and MaxTLS return the version range offered.
@@ -113,6 +122,14 @@ func (p *Profile) ExpectedCertKey() cipher.KeyType { return p.exp.certKey }
 
 // ServerCertKey returns the key type the reference target serves.
 func (p *Profile) ServerCertKey() cipher.KeyType { return p.exp.serverKT }
+
+// ExpectedChainDepth returns the chain depth every connection must present
+// (see ChainDepth); 0: not checked.
+func (p *Profile) ExpectedChainDepth() int { return p.exp.depth }
+
+// ServerChainDepth returns the depth of the reference target's chain: 2
+// (leaf and root) unless the profile asks for intermediate CAs.
+func (p *Profile) ServerChainDepth() int { return p.exp.serverCD }
 
 // YAML returns the profile's document as written.
 func (p *Profile) YAML() []byte { return p.raw }
@@ -179,7 +196,7 @@ type Set struct {
 }
 
 // builtinOrder lists the built-in profiles: the reference study's three
-// first, then the modern ones. A test checks it names every embedded file.
+// first, then the modern ones, then the rest of RFC 9411's key matrix. A test checks it names every embedded file.
 var builtinOrder = []string{
 	"ecdhe-ecdsa-aes128-sha256-p384",
 	"ecdhe-ecdsa-aes128-sha256-p256",
@@ -188,6 +205,12 @@ var builtinOrder = []string{
 	"ecdhe-ecdsa-aes128-gcm-sha256-p256",
 	"tls13-aes128-gcm-x25519",
 	"tls13-x25519mlkem768",
+	// RFC 9411's key matrix (§4.3.1.4), beyond the rows above.
+	"ecdhe-ecdsa-aes256-gcm-sha384-p384",
+	"ecdhe-ecdsa-aes256-gcm-sha384-p521",
+	"ecdhe-rsa-aes256-gcm-sha384-p256",
+	"rsa4096-aes256-gcm-sha384",
+	"ecdhe-ecdsa-aes128-gcm-sha256-p256-chain",
 }
 
 // SeedProfiles are the reference study's profiles, in its table's order.
@@ -427,7 +450,10 @@ func (p *Profile) resolve() error {
 	if err := p.resolveExpectCertKey(); err != nil {
 		return err
 	}
-	return p.resolveServerKey()
+	if err := p.resolveServerKey(); err != nil {
+		return err
+	}
+	return p.resolveChainDepth()
 }
 
 func (p *Profile) resolveName() error {
@@ -667,4 +693,37 @@ func containsSuite(ss []cipher.Suite, id uint16) bool {
 		}
 	}
 	return false
+}
+
+// MaxChainDepth is the deepest chain a profile may name: a leaf, three
+// intermediate CAs and the root.
+const MaxChainDepth = 5
+
+// resolveChainDepth checks expect.chain_depth and server.chain_depth; the
+// reference target serves the expected depth unless told otherwise, and 2
+// (leaf and root) by default.
+func (p *Profile) resolveChainDepth() error {
+	for _, f := range []struct {
+		depth int
+		field string
+	}{{p.Expect.ChainDepth, "expect"}, {p.Server.ChainDepth, "server"}} {
+		if f.depth != 0 && (f.depth < 2 || f.depth > MaxChainDepth) {
+			msg := fmt.Sprintf("%s.chain_depth %d: counts the certificates from the leaf to the root inclusive, "+
+				"2 (a leaf issued by the root) to %d", f.field, f.depth, MaxChainDepth)
+			return ferr(msg, f.field, "chain_depth")
+		}
+	}
+	p.exp.depth = p.Expect.ChainDepth
+	switch {
+	case p.Server.ChainDepth != 0 && p.exp.depth != 0 && p.Server.ChainDepth != p.exp.depth:
+		msg := fmt.Sprintf("server.chain_depth %d does not satisfy expect.chain_depth %d", p.Server.ChainDepth, p.exp.depth)
+		return ferr(msg, "server", "chain_depth")
+	case p.Server.ChainDepth != 0:
+		p.exp.serverCD = p.Server.ChainDepth
+	case p.exp.depth != 0:
+		p.exp.serverCD = p.exp.depth
+	default:
+		p.exp.serverCD = 2
+	}
+	return nil
 }

@@ -123,6 +123,8 @@ func TestBuiltinCoversEmbeddedFiles(t *testing.T) {
 	for _, f := range files {
 		fromFiles = append(fromFiles, strings.TrimSuffix(f, ".yaml"))
 	}
+	// Sorted by name: Glob sorts "x-chain.yaml" before "x.yaml".
+	slices.Sort(fromFiles)
 	sorted := slices.Sorted(slices.Values(names))
 	if !slices.Equal(sorted, fromFiles) {
 		t.Errorf("built-in names %q, want one per embedded file %q", sorted, fromFiles)
@@ -159,7 +161,10 @@ func TestBuiltinCoversEmbeddedFiles(t *testing.T) {
 
 func TestBuiltinProfiles(t *testing.T) {
 	p256 := cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}
+	p384 := cipher.KeyType{Alg: "ECDSA", Curve: "P-384"}
+	p521 := cipher.KeyType{Alg: "ECDSA", Curve: "P-521"}
 	rsa2048 := cipher.KeyType{Alg: "RSA", Bits: 2048}
+	rsa4096 := cipher.KeyType{Alg: "RSA", Bits: 4096}
 	tests := []struct {
 		name       string
 		min, max   uint16
@@ -203,6 +208,26 @@ func TestBuiltinProfiles(t *testing.T) {
 		{mlkemName, tls.VersionTLS13, tls.VersionTLS13, nil, []tls.CurveID{tls.X25519MLKEM768},
 			tls.VersionTLS13, 0, false, tls.X25519MLKEM768, true, p256, p256,
 			"(any TLS 1.3 suite, observed)", "X25519MLKEM768"},
+		// RFC 9411's matrix: AES-256 with ECDSA on P-384, certificate and group alike.
+		{"ecdhe-ecdsa-aes256-gcm-sha384-p384", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02C},
+			[]tls.CurveID{tls.CurveP384}, tls.VersionTLS12, 0xC02C, true, tls.CurveP384, true, p384, p384,
+			"ECDHE-ECDSA-AES256-GCM-SHA384", "P-384 (secp384r1)"},
+		// ...and on P-521.
+		{"ecdhe-ecdsa-aes256-gcm-sha384-p521", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02C},
+			[]tls.CurveID{tls.CurveP521}, tls.VersionTLS12, 0xC02C, true, tls.CurveP521, true, p521, p521,
+			"ECDHE-ECDSA-AES256-GCM-SHA384", "P-521 (secp521r1)"},
+		// ECDHE-RSA with AES-256 and an RSA 4096 certificate.
+		{"ecdhe-rsa-aes256-gcm-sha384-p256", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC030},
+			[]tls.CurveID{tls.CurveP256}, tls.VersionTLS12, 0xC030, true, tls.CurveP256, true, rsa4096, rsa4096,
+			"ECDHE-RSA-AES256-GCM-SHA384", "P-256 (prime256v1)"},
+		// RSA key exchange with RSA 4096: no group.
+		{"rsa4096-aes256-gcm-sha384", tls.VersionTLS12, tls.VersionTLS12, []uint16{0x009D}, []tls.CurveID{tls.CurveP256},
+			tls.VersionTLS12, 0x009D, true, 0, true, rsa4096, rsa4096,
+			"AES256-GCM-SHA384", "— (RSA key exchange)"},
+		// Row 1 of the matrix with an intermediate CA (its depth: TestBuiltinChainDepths).
+		{"ecdhe-ecdsa-aes128-gcm-sha256-p256-chain", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02B},
+			[]tls.CurveID{tls.CurveP256}, tls.VersionTLS12, 0xC02B, true, tls.CurveP256, true, p256, p256,
+			"ECDHE-ECDSA-AES128-GCM-SHA256", "P-256 (prime256v1)"},
 	}
 	set := profiles.Builtin()
 	if got, want := len(set.Names()), len(tests); got != want {
@@ -440,6 +465,16 @@ func TestBadProfiles(t *testing.T) {
 		{"duplicate-key.yaml", 5, `mapping key "name" already defined at line 2`},
 		// YAML syntax: tabs cannot indent.
 		{"tab-indent.yaml", 5, "found character that cannot start any token"},
+		// Chain depths count from the leaf to the root inclusive: 2 at least...
+		{"expect-chain-depth-one.yaml", 9, "expect.chain_depth 1: counts the certificates from the leaf to the root " +
+			"inclusive, 2 (a leaf issued by the root) to 5"},
+		{"chain-depth-negative.yaml", 9, "expect.chain_depth -3: counts the certificates"},
+		// ...and MaxChainDepth at most.
+		{"server-chain-depth-deep.yaml", 11, "server.chain_depth 9: counts the certificates"},
+		// The reference target's chain would fail the profile's own check.
+		{"server-chain-depth-expect.yaml", 11, "server.chain_depth 2 does not satisfy expect.chain_depth 3"},
+		// A depth is a number.
+		{"chain-depth-word.yaml", 10, "cannot unmarshal !!str `deep` into int"},
 	}
 	covered := map[string]bool{"block-list-unknown-suite.yaml": true} // see TestBlockListErrorLine
 	for _, tt := range tests {

@@ -181,8 +181,14 @@ func Start(cfg Config) (*Target, error) {
 func (t *Target) checkCert() error {
 	cfg := &t.cfg
 	if cfg.Cert == nil {
-		ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA",
-			365*24*time.Hour)
+		// The root allows as many intermediate CAs below it as the
+		// deepest chain needs, and no more.
+		intermediates := 0
+		for _, p := range cfg.Profiles {
+			intermediates = max(intermediates, p.ServerChainDepth()-2)
+		}
+		ca, err := cipher.NewRootCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "tlsbench reference target CA",
+			365*24*time.Hour, intermediates)
 		if err != nil {
 			return err
 		}
@@ -193,10 +199,15 @@ func (t *Target) checkCert() error {
 		return nil
 	}
 	got, _ := cipher.KeyTypeOf(cfg.Cert.Leaf.PublicKey)
+	depth := chainDepth(cfg.Cert.Certificate)
 	for _, p := range cfg.Profiles {
 		if want := p.ServerCertKey(); !want.Matches(got) {
 			return fmt.Errorf("target: profile %s is served with a %s certificate, the given certificate is %s",
 				p.Name, want, got)
+		}
+		if want := p.ExpectedChainDepth(); want != 0 && depth != want {
+			return fmt.Errorf("target: profile %s expects a chain of depth %d, the given certificate's is %d",
+				p.Name, want, depth)
 		}
 	}
 	return nil
@@ -246,20 +257,34 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 }
 
 // leaf is the certificate p is served with: the given one, or one the CA
-// issues for p's key type (once per key type).
+// issues for p's key type and chain depth (once per pair), through as many
+// intermediate CAs as the depth asks.
 func (t *Target) leaf(p *profiles.Profile, hosts []string, certs map[string]tls.Certificate) (tls.Certificate, error) {
 	if t.cfg.Cert != nil {
 		return *t.cfg.Cert, nil
 	}
-	kt := p.ServerCertKey()
-	if c, ok := certs[kt.String()]; ok {
+	kt, depth := p.ServerCertKey(), p.ServerChainDepth()
+	id := kt.String()
+	if depth != 2 {
+		id += " chain " + strconv.Itoa(depth)
+	}
+	if c, ok := certs[id]; ok {
 		return c, nil
 	}
-	c, err := t.CA.Leaf(kt, hosts, 365*24*time.Hour)
+	const validity = 365 * 24 * time.Hour
+	issuer := t.CA
+	for i := 1; i <= depth-2; i++ {
+		var err error
+		name := fmt.Sprintf("tlsbench reference target intermediate CA %d", i)
+		if issuer, err = issuer.Intermediate(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, name, validity); err != nil {
+			return tls.Certificate{}, err
+		}
+	}
+	c, err := issuer.Leaf(kt, hosts, validity)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	certs[kt.String()] = c
+	certs[id] = c
 	return c, nil
 }
 
