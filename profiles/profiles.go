@@ -38,6 +38,10 @@ type Profile struct {
 	Groups       []string `yaml:"groups" json:"groups"`
 	Expect       Expect   `yaml:"expect" json:"expect"`
 	Server       Server   `yaml:"server,omitempty" json:"server,omitempty"`
+	// ClientCert, if set, is the key type of the client certificate every
+	// connection must present (mutual TLS, docs/MTLS.md): "ecdsa-p256",
+	// "rsa-2048", … (concrete: the run may generate one).
+	ClientCert string `yaml:"client_cert,omitempty" json:"client_cert,omitempty"`
 
 	// Source is "builtin" or the file the profile came from.
 	Source string `yaml:"-" json:"source"`
@@ -72,6 +76,7 @@ type expectation struct {
 	group    *cipher.Group // nil: not checked; ID 0: RSA key exchange
 	certKey  cipher.KeyType
 	serverKT cipher.KeyType
+	clientKT cipher.KeyType // zero: no client certificate required
 }
 
 // MinTLS and MaxTLS return the version range offered.
@@ -113,6 +118,10 @@ func (p *Profile) ExpectedCertKey() cipher.KeyType { return p.exp.certKey }
 
 // ServerCertKey returns the key type the reference target serves.
 func (p *Profile) ServerCertKey() cipher.KeyType { return p.exp.serverKT }
+
+// ClientCertKey returns the key type of the client certificate the profile
+// requires (client_cert), or the zero KeyType when it requires none.
+func (p *Profile) ClientCertKey() cipher.KeyType { return p.exp.clientKT }
 
 // YAML returns the profile's document as written.
 func (p *Profile) YAML() []byte { return p.raw }
@@ -188,6 +197,7 @@ var builtinOrder = []string{
 	"ecdhe-ecdsa-aes128-gcm-sha256-p256",
 	"tls13-aes128-gcm-x25519",
 	"tls13-x25519mlkem768",
+	"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls",
 }
 
 // SeedProfiles are the reference study's profiles, in its table's order.
@@ -427,7 +437,28 @@ func (p *Profile) resolve() error {
 	if err := p.resolveExpectCertKey(); err != nil {
 		return err
 	}
+	if err := p.resolveClientCert(); err != nil {
+		return err
+	}
 	return p.resolveServerKey()
+}
+
+// resolveClientCert parses client_cert: a concrete key type, so that a
+// run can generate the certificate.
+func (p *Profile) resolveClientCert() error {
+	if p.ClientCert == "" {
+		return nil
+	}
+	kt, err := cipher.ParseKeyType(p.ClientCert)
+	if err != nil {
+		return ferr("client_cert: "+err.Error(), "client_cert")
+	}
+	if !kt.Concrete() {
+		return ferr(fmt.Sprintf("client_cert %s needs a size or curve to generate a key (e.g. ecdsa-p256, rsa-2048)",
+			kt), "client_cert")
+	}
+	p.exp.clientKT = kt
+	return nil
 }
 
 func (p *Profile) resolveName() error {

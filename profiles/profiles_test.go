@@ -124,6 +124,7 @@ func TestBuiltinCoversEmbeddedFiles(t *testing.T) {
 		fromFiles = append(fromFiles, strings.TrimSuffix(f, ".yaml"))
 	}
 	sorted := slices.Sorted(slices.Values(names))
+	slices.Sort(fromFiles) // "a-mtls.yaml" comes before "a.yaml", "a" before "a-mtls"
 	if !slices.Equal(sorted, fromFiles) {
 		t.Errorf("built-in names %q, want one per embedded file %q", sorted, fromFiles)
 	}
@@ -203,6 +204,10 @@ func TestBuiltinProfiles(t *testing.T) {
 		{mlkemName, tls.VersionTLS13, tls.VersionTLS13, nil, []tls.CurveID{tls.X25519MLKEM768},
 			tls.VersionTLS13, 0, false, tls.X25519MLKEM768, true, p256, p256,
 			"(any TLS 1.3 suite, observed)", "X25519MLKEM768"},
+		// Mutual TLS: ECDHE-ECDSA with GCM and a client certificate (TestClientCertField).
+		{"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02B},
+			[]tls.CurveID{tls.CurveP256}, tls.VersionTLS12, 0xC02B, true, tls.CurveP256, true, p256, p256,
+			"ECDHE-ECDSA-AES128-GCM-SHA256", "P-256 (prime256v1)"},
 	}
 	set := profiles.Builtin()
 	if got, want := len(set.Names()), len(tests); got != want {

@@ -77,7 +77,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	op, p, err := build(spec)
+	op, p, cc, err := build(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		return nil, err
 	}
 	if !pf.OK {
-		r := newRecord(spec, p)
+		r := newRecord(spec, p, cc)
 		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
 		if n := op.Negotiated(); n != nil {
 			r.Negotiated = *n
@@ -111,7 +111,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRecord(spec, p)
+	r := newRecord(spec, p, cc)
 	r.Preflight = pf
 	if err := fillRecord(r, res, op); err != nil {
 		return nil, err
@@ -126,9 +126,9 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	return r, nil
 }
 
-// newRecord is the record of spec run with profile p, before anything is
-// measured.
-func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
+// newRecord is the record of spec run with profile p and client
+// certificate cc (nil: none), before anything is measured.
+func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics.Run {
 	r := &metrics.Run{
 		Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
 		Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
@@ -139,6 +139,9 @@ func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
 	}
 	if spec.Rate > 0 {
 		r.Load.Mode = "open"
+	}
+	if cc != nil {
+		r.Target.ClientCert = &cc.Record
 	}
 	r.ProfileSpec, _ = json.Marshal(p)
 	if len(spec.Config) > 0 {
@@ -329,10 +332,11 @@ func (s *Spec) Validate() error {
 			return bad("start_tolerance", a.StartTolerance, "not be negative")
 		}
 	}
-	if _, err := s.profile(); err != nil {
+	p, err := s.profile()
+	if err != nil {
 		return err
 	}
-	return nil
+	return s.ClientAuth.ValidateFor(p) // a way to get the client certificate the profile requires
 }
 
 // profile looks the spec's profile up.
@@ -414,31 +418,36 @@ func (s *Spec) EngineConfig() engine.Config {
 
 // NewOp builds the operation of spec.
 func NewOp(spec *Spec) (op, error) {
-	op, _, err := build(spec)
+	op, _, _, err := build(spec)
 	return op, err
 }
 
 // build is the one place a spec becomes the engines' configurations; it
-// returns the operation and the profile.
-func build(spec *Spec) (op, *profiles.Profile, error) {
+// returns the operation, the profile and the client certificate (nil:
+// none), made or loaded here for the run.
+func build(spec *Spec) (op, *profiles.Profile, *tlsconn.ClientCert, error) {
 	p, err := spec.profile()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	op, err := newOp(spec, p)
-	return op, p, err
+	cc, err := spec.ClientAuth.ClientCertificate(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	op, err := newOp(spec, p, cc)
+	return op, p, cc, err
 }
 
-// conn is the connection side of spec.
-func (s *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
+// conn is the connection side of spec, presenting the client certificate
+// cc when the server asks for one (nil: none).
+func (s *Spec) conn(p *profiles.Profile, cc *tlsconn.ClientCert) (tlsconn.Config, error) {
 	roots, err := s.roots()
 	t := &s.Target
-	return tlsconn.Config{
-		Settings: s.Settings, Profile: p, Address: t.Address,
-		TLS: &tls.Config{
-			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: s.KeyLog,
-		},
-	}, err
+	base := &tls.Config{
+		ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: s.KeyLog,
+	}
+	cc.Apply(base)
+	return tlsconn.Config{Settings: s.Settings, Profile: p, Address: t.Address, TLS: base}, err
 }
 
 // ProbeResumption reports whether the target of spec would resume a TLS
@@ -448,7 +457,11 @@ func ProbeResumption(ctx context.Context, spec *Spec) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	conn, err := spec.conn(p)
+	cc, err := spec.ClientAuth.ClientCertificate(p)
+	if err != nil {
+		return false, err
+	}
+	conn, err := spec.conn(p, cc)
 	if err != nil {
 		return false, err
 	}
@@ -461,8 +474,8 @@ func Echo(v any) json.RawMessage {
 	return b
 }
 
-func newOp(spec *Spec, p *profiles.Profile) (op, error) {
-	conn, err := spec.conn(p)
+func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) {
+	conn, err := spec.conn(p, cc)
 	if err != nil {
 		return nil, err
 	}

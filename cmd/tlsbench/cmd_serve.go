@@ -40,6 +40,7 @@ type serveCmd struct {
 	certFile, keyFile string
 	caOut             string
 	live              liveFlags // --metrics-listen (liveflags.go)
+	mtls              serveMTLS // --client-auth, --client-ca… (serve_mtls.go)
 }
 
 // parseServe parses and checks a serve command line.
@@ -66,6 +67,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		"(repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	fs.DurationVar(&cfg.SlowDelay, "slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
 	c.live.add(fs)
+	c.mtls.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -136,6 +138,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if err := c.live.check(); err != nil {
 		return nil, err
 	}
+	if err := c.mtls.check(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -166,6 +171,9 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		cfg.Cert = &cert
 	}
+	if err := c.mtls.configure(&cfg); err != nil {
+		return err
+	}
 	t, err := target.Start(cfg)
 	if err != nil {
 		return err
@@ -177,6 +185,9 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	live.serveTarget(t)
+	if err := c.mtls.write(ctx, &cfg, stdout, stderr); err != nil {
+		return err
+	}
 	if c.caOut != "" && t.CA != nil {
 		if err := writeFileOrStdout(ctx, c.caOut, stdout, stderr, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)

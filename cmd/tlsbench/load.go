@@ -147,6 +147,7 @@ type loadFlags struct {
 	startTolerance      time.Duration
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
 	live                liveFlags     // --metrics-listen, --stream (liveflags.go)
+	mtls                mtlsFlags     // --cert, --key, --client-ca… (mtlsflags.go)
 
 	// Resolved from the flags (resolve, parseLoad): the profiles, the
 	// engine, the URL's endpoint (nil: the in-process reference target) and
@@ -209,6 +210,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has "+
 		"succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
+	lf.mtls.add(fs, s)
 	return lf
 }
 
@@ -314,6 +316,9 @@ func (lf *loadFlags) resolve() error {
 		lf.profiles = append(lf.profiles, p)
 	}
 	s.Profile = lf.profiles[0].Name
+	if err := lf.mtls.check(s, lf.profiles); err != nil {
+		return err
+	}
 	if err := s.Validate(); err != nil {
 		return specError(err)
 	}
@@ -370,6 +375,7 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
 		return nil, err
 	}
+	lf.mtls.inProcess = fs.NArg() == 0
 	if err := lf.resolve(); err != nil {
 		return nil, err
 	}
@@ -466,11 +472,15 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	if err := lf.pushAuth.hello(ctx, lf.reportTo); err != nil { // agentflags.go: before any load
 		return err
 	}
+	if err := lf.mtls.write(ctx, &lf.spec, stdout, stderr); err != nil { // mtlsflags.go: before any load
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
 	if ep == nil {
-		if tgt, err = target.Start(target.Config{Profiles: ps}); err != nil {
+		cfg := target.Config{Profiles: ps, ClientCAs: lf.mtls.pool, ClientAuth: lf.mtls.auth} // mtlsflags.go
+		if tgt, err = target.Start(cfg); err != nil {
 			return err
 		}
 		defer tgt.Close()
@@ -641,6 +651,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
+		answer += clientCertHint(r) // mtlsflags.go
 		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: "+
 			"offered %s; the server's answer: %s",
 			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)

@@ -40,6 +40,7 @@ type Settings struct {
 	LingerZero       bool          `json:"linger0,omitempty"` // close with RST instead of FIN (no TIME_WAIT)
 	ConnectTimeout   time.Duration `json:"connect_timeout"`
 	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	ClientAuth                     // mutual TLS: where the client certificate comes from (clientcert.go)
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -50,7 +51,7 @@ func (s *Settings) Validate() error {
 	case s.HandshakeTimeout <= 0:
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	}
-	return nil
+	return s.ClientAuth.Validate()
 }
 
 // Config says where and how to connect.
