@@ -97,7 +97,7 @@ func Classify(stage Stage, err error) vocab.Class {
 	}
 	var ae tls.AlertError
 	if errors.As(err, &ae) {
-		return alertClass(ae.Error())
+		return clientCertRefused(alertClass(ae.Error()))
 	}
 	var cve *tls.CertificateVerificationError
 	var uae x509.UnknownAuthorityError
