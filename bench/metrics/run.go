@@ -164,6 +164,9 @@ type ClientCert struct {
 	// Source is where it came from: "file" (--cert), "ca_file" (issued for
 	// the run by --client-ca) or "generated" (issued by a CA made for the run).
 	Source string `json:"source"`
+	// Requested counts the handshakes, the preflight's included, in which
+	// the device asked for it (each was presented it).
+	Requested int64 `json:"requested"`
 }
 
 // Tool identifies the generator build.

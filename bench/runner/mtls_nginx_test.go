@@ -121,8 +121,9 @@ func TestMTLSNginxCounts(t *testing.T) {
 		t.Errorf("nginx logged %d lines, %d of them %q; the run made %d transactions with its preflight",
 			len(lines), good, want, n)
 	}
-	if cc := r.Target.ClientCert; cc == nil || cc.Source != "file" || cc.Key != "ECDSA P-256" {
-		t.Errorf("record's client certificate %+v, want the file's ECDSA P-256", cc)
+	if cc := r.Target.ClientCert; cc == nil || cc.Source != "file" || cc.Key != "ECDSA P-256" ||
+		cc.Requested != int64(good) {
+		t.Errorf("record's client certificate %+v, want the file's ECDSA P-256, requested %d times", cc, good)
 	}
 }
 

@@ -73,8 +73,10 @@ func TestMTLSReferenceTarget(t *testing.T) {
 			st.ClientCerts, st.Handshakes, want)
 	}
 	cc := r.Target.ClientCert
-	if cc == nil || cc.Key != "ECDSA P-256" || cc.Source != "generated" || len(cc.SHA256) != 64 {
-		t.Errorf("record's client certificate %+v, want a generated ECDSA P-256 one with its SHA-256", cc)
+	if cc == nil || cc.Key != "ECDSA P-256" || cc.Source != "generated" || len(cc.SHA256) != 64 ||
+		cc.Requested != st.Handshakes {
+		t.Errorf("record's client certificate %+v, want a generated ECDSA P-256 one with its SHA-256, requested "+
+			"in the %d handshakes", cc, st.Handshakes)
 	}
 
 	for _, tc := range []struct {
@@ -104,6 +106,32 @@ func TestMTLSReferenceTarget(t *testing.T) {
 					pf.Transactions, r.Load.Attempts)
 			}
 		})
+	}
+}
+
+// TestMTLSNotAsked: a server that does not ask for a client certificate
+// fails the preflight of a profile that requires one (a mismatch naming
+// client_cert): the run would not measure mutual TLS. No load is sent.
+func TestMTLSNotAsked(t *testing.T) {
+	mtls, _ := profiles.Builtin().Get(mtlsProfile)
+	tg := testdut.StartTarget(t, mtls) // no client CA: asks for no certificate
+	spec := mtlsSpec(mtlsProfile, tg.Listeners[0].Addr, tg.CA.Pool())
+	spec.ClientCA = testdut.NewCA(t)
+	r, err := runner.Run(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := r.Preflight
+	t.Logf("preflight %+v", pf)
+	if pf.OK || pf.Class != vocab.ClassMismatch || !strings.Contains(pf.Error, "client_cert not asked for") {
+		t.Fatalf("preflight %+v, want a client_cert mismatch", pf)
+	}
+	if r.Load.Attempts != 0 || tg.Listeners[0].Stats().Handshakes != pf.Handshakes {
+		t.Errorf("%d load attempts, target saw %d handshakes: want the preflight's %d only", r.Load.Attempts,
+			tg.Listeners[0].Stats().Handshakes, pf.Handshakes)
+	}
+	if cc := r.Target.ClientCert; cc == nil || cc.Requested != 0 {
+		t.Errorf("record's client certificate %+v, want requested 0", cc)
 	}
 }
 

@@ -90,6 +90,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	checkClientCertAsked(pf, p, cc) // clientcert.go
 	if !pf.OK {
 		r := newRecord(spec, p, cc)
 		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
@@ -140,9 +141,7 @@ func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics
 	if spec.Rate > 0 {
 		r.Load.Mode = "open"
 	}
-	if cc != nil {
-		r.Target.ClientCert = &cc.Record
-	}
+	r.Target.ClientCert = cc.Recorded()
 	r.ProfileSpec, _ = json.Marshal(p)
 	if len(spec.Config) > 0 {
 		r.Config = spec.Config

@@ -3,14 +3,18 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
+	"github.com/tlsbench/tlsbench/schemas"
+	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
 
 const mtlsProfileName = "ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls"
@@ -123,8 +127,17 @@ func TestMTLSWritesTheCA(t *testing.T) {
 		t.Fatalf("cps --client-ca: exit %d: %s", code, stderr)
 	}
 	data, _ := os.ReadFile(record)
-	if !strings.Contains(string(data), `"source": "ca_file"`) || !strings.Contains(string(data), `"errors": {`) {
-		t.Errorf("the record does not say the client certificate came from --client-ca: %.400s", data)
+	schematest.Valid(t, schemas.Run, "the record", data)
+	var r metrics.Run
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	cc := r.Target.ClientCert
+	if cc == nil || cc.Source != "ca_file" || cc.Requested != r.Whole.Transactions+r.Preflight.Transactions ||
+		r.Errors.Total != 0 {
+		t.Errorf("record: client certificate %+v, %d transactions + %d preflight, %d errors: want one from "+
+			"--client-ca, requested in every transaction", cc, r.Whole.Transactions, r.Preflight.Transactions,
+			r.Errors.Total)
 	}
 
 	sdir := t.TempDir()

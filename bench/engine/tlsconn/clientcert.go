@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -88,7 +89,13 @@ func (e *ClientKeyMismatchError) Error() string {
 type ClientCert struct {
 	Cert   tls.Certificate
 	Record metrics.ClientCert
+	// requests counts the handshakes in which the server asked for it.
+	requests atomic.Int64
 }
+
+// Requests returns how many handshakes so far the server asked for the
+// certificate in (each was presented it).
+func (c *ClientCert) Requests() int64 { return c.requests.Load() }
 
 // ClientCertificate returns the client certificate of a run with profile p,
 // or nil when the run presents none: the files' (whose key must be p's
@@ -158,13 +165,36 @@ func newClientCert(cert tls.Certificate, source string) *ClientCert {
 }
 
 // Apply makes base present the certificate whenever the server asks for
-// one, whatever CAs the server names: a device that lists other CAs then
-// refuses it (an error the run reports) instead of getting no certificate.
-// A nil ClientCert leaves base as it is.
+// one, whatever CAs the server names (a device that lists other CAs then
+// refuses it, an error the run reports, instead of getting no
+// certificate), and count the requests. A nil ClientCert leaves base as it
+// is.
 func (c *ClientCert) Apply(base *tls.Config) {
 	if c == nil {
 		return
 	}
-	cert := &c.Cert
-	base.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return cert, nil }
+	base.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		c.requests.Add(1)
+		return &c.Cert, nil
+	}
+}
+
+// NotAsked is the error of a run whose profile requires a client
+// certificate (client_cert) when the server did not ask for it: the run
+// would not measure mutual TLS.
+func NotAsked(p *profiles.Profile, handshakes, requests int64) error {
+	return &profiles.MismatchError{Profile: p.Name, Field: "client_cert",
+		Want: fmt.Sprintf("%s, asked for on every handshake", p.ClientCertKey()),
+		Got:  fmt.Sprintf("not asked for (%d requests in %d handshakes)", requests, handshakes)}
+}
+
+// Recorded returns what the record says of the certificate, with the
+// requests so far; nil for a nil ClientCert.
+func (c *ClientCert) Recorded() *metrics.ClientCert {
+	if c == nil {
+		return nil
+	}
+	r := c.Record
+	r.Requested = c.Requests()
+	return &r
 }
