@@ -41,13 +41,15 @@ func mtlsSpec(profile, addr string, roots *x509.CertPool) *runner.Spec {
 // client certificate, as many as the run's transactions and its
 // preflight's. Runs with a certificate of another CA (TLS 1.2: the alert
 // is the handshake's) or with none (TLS 1.3: the alert comes on the first
-// read) fail their preflight with client_cert_refused, naming the alert.
+// read; TLS 1.2: handshake_failure, after the server asked) fail their
+// preflight with client_cert_refused, naming the alert.
 func TestMTLSReferenceTarget(t *testing.T) {
 	set := profiles.Builtin()
 	mtls, _ := set.Get(mtlsProfile)
 	tls13, _ := set.Get("tls13-aes128-gcm-x25519")
+	tls12, _ := set.Get("ecdhe-ecdsa-aes128-gcm-sha256-p256")
 	clientCA, otherCA := testdut.NewCA(t), testdut.NewCA(t)
-	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{mtls, tls13}, ClientCAs: clientCA.Pool(),
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{mtls, tls13, tls12}, ClientCAs: clientCA.Pool(),
 		ClientAuth: tls.RequireAndVerifyClientCert})
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,9 @@ func TestMTLSReferenceTarget(t *testing.T) {
 	}{
 		{"another CA, TLS 1.2", mtlsProfile, otherCA, "unknown certificate authority"},
 		{"none, TLS 1.3", tls13.Name, nil, "certificate required"},
+		// TLS 1.2 servers send handshake_failure: the run knows the server asked.
+		{"none, TLS 1.2", tls12.Name, nil, "asked for a client certificate and the run has none: remote error: " +
+			"tls: handshake failure"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := mtlsSpec(tc.profile, tg.Listener(tc.profile).Addr, tg.CA.Pool())

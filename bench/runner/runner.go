@@ -90,7 +90,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	checkClientCertAsked(pf, p, cc) // clientcert.go
+	checkClientCert(pf, p, cc) // clientcert.go
 	if !pf.OK {
 		r := newRecord(spec, p, cc)
 		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
@@ -128,7 +128,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 }
 
 // newRecord is the record of spec run with profile p and client
-// certificate cc (nil: none), before anything is measured.
+// certificate cc, before anything is measured.
 func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics.Run {
 	r := &metrics.Run{
 		Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
@@ -422,8 +422,8 @@ func NewOp(spec *Spec) (op, error) {
 }
 
 // build is the one place a spec becomes the engines' configurations; it
-// returns the operation, the profile and the client certificate (nil:
-// none), made or loaded here for the run.
+// returns the operation, the profile and the client certificate (or its
+// absence), made or loaded here for the run.
 func build(spec *Spec) (op, *profiles.Profile, *tlsconn.ClientCert, error) {
 	p, err := spec.profile()
 	if err != nil {
@@ -438,7 +438,7 @@ func build(spec *Spec) (op, *profiles.Profile, *tlsconn.ClientCert, error) {
 }
 
 // conn is the connection side of spec, presenting the client certificate
-// cc when the server asks for one (nil: none).
+// cc when the server asks for one.
 func (s *Spec) conn(p *profiles.Profile, cc *tlsconn.ClientCert) (tlsconn.Config, error) {
 	roots, err := s.roots()
 	t := &s.Target

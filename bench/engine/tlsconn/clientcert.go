@@ -85,21 +85,26 @@ func (e *ClientKeyMismatchError) Error() string {
 	return fmt.Sprintf("profile %s requires client_cert %s, the given certificate's key is %s", e.Profile, e.Want, e.Got)
 }
 
-// ClientCert is a run's client certificate and what the record says of it.
+// ClientCert is a run's client certificate and what the record says of it,
+// or the absence of one (None), which a server may ask for all the same.
 type ClientCert struct {
 	Cert   tls.Certificate
 	Record metrics.ClientCert
+	none   bool
 	// requests counts the handshakes in which the server asked for it.
 	requests atomic.Int64
 }
 
+// None reports whether the run has no client certificate to present.
+func (c *ClientCert) None() bool { return c.none }
+
 // Requests returns how many handshakes so far the server asked for the
-// certificate in (each was presented it).
+// certificate in (each was presented it, or told there is none).
 func (c *ClientCert) Requests() int64 { return c.requests.Load() }
 
-// ClientCertificate returns the client certificate of a run with profile p,
-// or nil when the run presents none: the files' (whose key must be p's
-// client_cert type, if set), or one of p's type issued now by the CA.
+// ClientCertificate returns the client certificate of a run with profile p:
+// the files' (whose key must be p's client_cert type, if set), or one of
+// p's type issued now by the CA, or none (ClientCert.None).
 func (a *ClientAuth) ClientCertificate(p *profiles.Profile) (*ClientCert, error) {
 	want := p.ClientCertKey()
 	if a.ClientCertFile != "" {
@@ -114,7 +119,7 @@ func (a *ClientAuth) ClientCertificate(p *profiles.Profile) (*ClientCert, error)
 		return newClientCert(cert, "file"), nil
 	}
 	if want.IsZero() {
-		return nil, nil
+		return &ClientCert{none: true}, nil
 	}
 	ca, source := a.ClientCA, "generated"
 	if a.ClientCAFile != "" {
@@ -167,14 +172,17 @@ func newClientCert(cert tls.Certificate, source string) *ClientCert {
 // Apply makes base present the certificate whenever the server asks for
 // one, whatever CAs the server names (a device that lists other CAs then
 // refuses it, an error the run reports, instead of getting no
-// certificate), and count the requests. A nil ClientCert leaves base as it
-// is.
+// certificate), or none, as crypto/tls would, and count the requests. A
+// nil ClientCert leaves base as it is.
 func (c *ClientCert) Apply(base *tls.Config) {
 	if c == nil {
 		return
 	}
 	base.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
 		c.requests.Add(1)
+		if c.none {
+			return &tls.Certificate{}, nil
+		}
 		return &c.Cert, nil
 	}
 }
@@ -189,9 +197,9 @@ func NotAsked(p *profiles.Profile, handshakes, requests int64) error {
 }
 
 // Recorded returns what the record says of the certificate, with the
-// requests so far; nil for a nil ClientCert.
+// requests so far; nil when there is none.
 func (c *ClientCert) Recorded() *metrics.ClientCert {
-	if c == nil {
+	if c == nil || c.none {
 		return nil
 	}
 	r := c.Record
