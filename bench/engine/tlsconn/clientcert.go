@@ -38,18 +38,18 @@ const clientLeafValidity = 30 * 24 * time.Hour
 // Validate reports settings that do not go together: a file without its
 // pair, or both a certificate and a CA.
 func (a *ClientAuth) Validate() error {
-	bad := func(field, v, want string) error { return &vocab.FieldError{Field: field, Value: v, Want: want} }
+	bad := func(field, msg string) error { return &vocab.FieldError{Field: field, Msg: msg} }
 	switch {
 	case a.ClientCertFile != "" && a.ClientKeyFile == "":
-		return bad("client_key_file", "", "be given with client_cert_file")
+		return bad("client_key_file", "missing (client_cert_file is given)")
 	case a.ClientKeyFile != "" && a.ClientCertFile == "":
-		return bad("client_cert_file", "", "be given with client_key_file")
+		return bad("client_cert_file", "missing (client_key_file is given)")
 	case a.ClientCAFile != "" && a.ClientCAKeyFile == "":
-		return bad("client_ca_key_file", "", "be given with client_ca_file")
+		return bad("client_ca_key_file", "missing (client_ca_file is given)")
 	case a.ClientCAKeyFile != "" && a.ClientCAFile == "":
-		return bad("client_ca_file", "", "be given with client_ca_key_file")
+		return bad("client_ca_file", "missing (client_ca_key_file is given)")
 	case a.ClientCertFile != "" && (a.ClientCAFile != "" || a.ClientCA != nil):
-		return bad("client_ca_file", a.ClientCAFile, "not be given with client_cert_file (one client certificate)")
+		return bad("client_ca_file", "not with client_cert_file, which gives the client certificate")
 	}
 	return nil
 }
@@ -60,8 +60,8 @@ func (a *ClientAuth) ValidateFor(p *profiles.Profile) error {
 	if p.ClientCertKey().IsZero() || a.ClientCertFile != "" || a.ClientCAFile != "" || a.ClientCA != nil {
 		return nil
 	}
-	return &vocab.FieldError{Field: "client_cert_file", Value: p.Name, Want: "be given (or client_ca_file and " +
-		"client_ca_key_file): the profile requires a client certificate"}
+	return &vocab.FieldError{Field: "client_cert_file", Msg: fmt.Sprintf("profile %s requires a client certificate: "+
+		"give client_cert_file and client_key_file, or client_ca_file and client_ca_key_file", p.Name)}
 }
 
 // ClientCertError is a client certificate, key or CA file that cannot be
