@@ -38,6 +38,10 @@ type Profile struct {
 	Groups       []string `yaml:"groups" json:"groups"`
 	Expect       Expect   `yaml:"expect" json:"expect"`
 	Server       Server   `yaml:"server,omitempty" json:"server,omitempty"`
+	// ClientCert, if set, is the key type of the client certificate every
+	// connection must present (mutual TLS, docs/MTLS.md): "ecdsa-p256",
+	// "rsa-2048", … (concrete: the run may generate one).
+	ClientCert string `yaml:"client_cert,omitempty" json:"client_cert,omitempty"`
 
 	// Source is "builtin" or the file the profile came from.
 	Source string `yaml:"-" json:"source"`
@@ -81,6 +85,7 @@ type expectation struct {
 	serverKT cipher.KeyType
 	depth    int // expected chain depth; 0: not checked
 	serverCD int // the reference target's chain depth
+	clientKT cipher.KeyType // zero: no client certificate required
 }
 
 // MinTLS and MaxTLS return the version range offered.
@@ -130,6 +135,9 @@ func (p *Profile) ExpectedChainDepth() int { return p.exp.depth }
 // ServerChainDepth returns the depth of the reference target's chain: 2
 // (leaf and root) unless the profile asks for intermediate CAs.
 func (p *Profile) ServerChainDepth() int { return p.exp.serverCD }
+// ClientCertKey returns the key type of the client certificate the profile
+// requires (client_cert), or the zero KeyType when it requires none.
+func (p *Profile) ClientCertKey() cipher.KeyType { return p.exp.clientKT }
 
 // YAML returns the profile's document as written.
 func (p *Profile) YAML() []byte { return p.raw }
@@ -211,6 +219,7 @@ var builtinOrder = []string{
 	"ecdhe-rsa-aes256-gcm-sha384-p256",
 	"rsa4096-aes256-gcm-sha384",
 	"ecdhe-ecdsa-aes128-gcm-sha256-p256-chain",
+	"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls",
 }
 
 // SeedProfiles are the reference study's profiles, in its table's order.
@@ -450,10 +459,31 @@ func (p *Profile) resolve() error {
 	if err := p.resolveExpectCertKey(); err != nil {
 		return err
 	}
+	if err := p.resolveClientCert(); err != nil {
+		return err
+	}
 	if err := p.resolveServerKey(); err != nil {
 		return err
 	}
 	return p.resolveChainDepth()
+}
+
+// resolveClientCert parses client_cert: a concrete key type, so that a
+// run can generate the certificate.
+func (p *Profile) resolveClientCert() error {
+	if p.ClientCert == "" {
+		return nil
+	}
+	kt, err := cipher.ParseKeyType(p.ClientCert)
+	if err != nil {
+		return ferr("client_cert: "+err.Error(), "client_cert")
+	}
+	if !kt.Concrete() {
+		return ferr(fmt.Sprintf("client_cert %s needs a size or curve to generate a key (e.g. ecdsa-p256, rsa-2048)",
+			kt), "client_cert")
+	}
+	p.exp.clientKT = kt
+	return nil
 }
 
 func (p *Profile) resolveName() error {

@@ -126,6 +126,7 @@ func TestBuiltinCoversEmbeddedFiles(t *testing.T) {
 	// Sorted by name: Glob sorts "x-chain.yaml" before "x.yaml".
 	slices.Sort(fromFiles)
 	sorted := slices.Sorted(slices.Values(names))
+	slices.Sort(fromFiles) // "a-mtls.yaml" comes before "a.yaml", "a" before "a-mtls"
 	if !slices.Equal(sorted, fromFiles) {
 		t.Errorf("built-in names %q, want one per embedded file %q", sorted, fromFiles)
 	}
@@ -226,6 +227,10 @@ func TestBuiltinProfiles(t *testing.T) {
 			"AES256-GCM-SHA384", "— (RSA key exchange)"},
 		// Row 1 of the matrix with an intermediate CA (its depth: TestBuiltinChainDepths).
 		{"ecdhe-ecdsa-aes128-gcm-sha256-p256-chain", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02B},
+			[]tls.CurveID{tls.CurveP256}, tls.VersionTLS12, 0xC02B, true, tls.CurveP256, true, p256, p256,
+			"ECDHE-ECDSA-AES128-GCM-SHA256", "P-256 (prime256v1)"},
+		// Mutual TLS: ECDHE-ECDSA with GCM and a client certificate (TestClientCertField).
+		{"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls", tls.VersionTLS12, tls.VersionTLS12, []uint16{0xC02B},
 			[]tls.CurveID{tls.CurveP256}, tls.VersionTLS12, 0xC02B, true, tls.CurveP256, true, p256, p256,
 			"ECDHE-ECDSA-AES128-GCM-SHA256", "P-256 (prime256v1)"},
 	}

@@ -61,6 +61,26 @@ func alertClass(text string) vocab.Class {
 	return ""
 }
 
+// clientCertAlerts are the alerts a server sends about the client's
+// certificate: the client verifies the server's, so a certificate alert
+// received is the server refusing the client's certificate (mutual TLS), or
+// its absence (certificate_required, TLS 1.3). A TLS 1.2 OpenSSL server
+// that got no certificate sends handshake_failure, which stays an alert:
+// it means other things too.
+var clientCertAlerts = map[string]bool{
+	"bad_certificate": true, "unsupported_certificate": true, "certificate_revoked": true,
+	"certificate_expired": true, "certificate_unknown": true, "unknown_ca": true, "certificate_required": true,
+}
+
+// clientCertRefused returns ClassClientCertRefused for the class of a
+// received alert about the client's certificate, else c.
+func clientCertRefused(c vocab.Class) vocab.Class {
+	if name, ok := c.Alert(); ok && clientCertAlerts[name] {
+		return vocab.ClassClientCertRefused
+	}
+	return c
+}
+
 // Classify maps a transaction error to its class. Callers map their own
 // typed errors (a profile mismatch, a bad status) before calling it.
 func Classify(stage Stage, err error) vocab.Class {
@@ -72,12 +92,12 @@ func Classify(stage Stage, err error) vocab.Class {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "remote error" && op.Err != nil {
 		if c := alertClass(op.Err.Error()); c != "" {
-			return c
+			return clientCertRefused(c)
 		}
 	}
 	var ae tls.AlertError
 	if errors.As(err, &ae) {
-		return alertClass(ae.Error())
+		return clientCertRefused(alertClass(ae.Error()))
 	}
 	var cve *tls.CertificateVerificationError
 	var uae x509.UnknownAuthorityError

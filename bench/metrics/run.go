@@ -155,6 +155,21 @@ type Target struct {
 	// InsecureSkipVerify records that chain verification was skipped.
 	InsecureSkipVerify bool   `json:"insecure_skip_verify"`
 	CAFile             string `json:"ca_file,omitempty"`
+	// ClientCert is the client certificate the run presented when the
+	// device asked for one (mutual TLS); nil: none.
+	ClientCert *ClientCert `json:"client_cert,omitempty"`
+}
+
+// ClientCert describes a run's client certificate (never its key).
+type ClientCert struct {
+	Key    string `json:"key"`    // "ECDSA P-256", "RSA 2048", …
+	SHA256 string `json:"sha256"` // of its DER encoding, lowercase hex
+	// Source is where it came from: "file" (--cert), "ca_file" (issued for
+	// the run by --client-ca) or "generated" (issued by a CA made for the run).
+	Source string `json:"source"`
+	// Requested counts the handshakes, the preflight's included, in which
+	// the device asked for it (each was presented it).
+	Requested int64 `json:"requested"`
 }
 
 // Tool identifies the generator build.

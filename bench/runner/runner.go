@@ -78,7 +78,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	op, p, err := build(spec)
+	op, p, cc, err := build(spec)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +91,9 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	checkClientCert(pf, p, cc) // clientcert.go
 	if !pf.OK {
-		r := newRecord(spec, p)
+		r := newRecord(spec, p, cc)
 		r.Started, r.Ended, r.Preflight = started, time.Now(), pf
 		if n := op.Negotiated(); n != nil {
 			r.Negotiated = *n
@@ -112,7 +113,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := newRecord(spec, p)
+	r := newRecord(spec, p, cc)
 	r.Preflight = pf
 	if err := fillRecord(r, res, op); err != nil {
 		return nil, err
@@ -127,9 +128,9 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	return r, nil
 }
 
-// newRecord is the record of spec run with profile p, before anything is
-// measured.
-func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
+// newRecord is the record of spec run with profile p and client
+// certificate cc, before anything is measured.
+func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics.Run {
 	r := &metrics.Run{
 		Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
 		Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
@@ -141,6 +142,7 @@ func newRecord(spec *Spec, p *profiles.Profile) *metrics.Run {
 	if spec.Rate > 0 {
 		r.Load.Mode = "open"
 	}
+	r.Target.ClientCert = cc.Recorded()
 	r.ProfileSpec, _ = json.Marshal(p)
 	if len(spec.Config) > 0 {
 		r.Config = spec.Config
@@ -342,6 +344,9 @@ func (s *Spec) Validate() error {
 	if err != nil {
 		return err
 	}
+	if err := s.ClientAuth.ValidateFor(p); err != nil { // a way to get the client certificate the profile requires
+		return err
+	}
 	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
 	_, err = conn.ResumptionMode()
 	return err
@@ -426,31 +431,36 @@ func (s *Spec) EngineConfig() engine.Config {
 
 // NewOp builds the operation of spec.
 func NewOp(spec *Spec) (op, error) {
-	op, _, err := build(spec)
+	op, _, _, err := build(spec)
 	return op, err
 }
 
 // build is the one place a spec becomes the engines' configurations; it
-// returns the operation and the profile.
-func build(spec *Spec) (op, *profiles.Profile, error) {
+// returns the operation, the profile and the client certificate (or its
+// absence), made or loaded here for the run.
+func build(spec *Spec) (op, *profiles.Profile, *tlsconn.ClientCert, error) {
 	p, err := spec.profile()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	op, err := newOp(spec, p)
-	return op, p, err
+	cc, err := spec.ClientAuth.ClientCertificate(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	op, err := newOp(spec, p, cc)
+	return op, p, cc, err
 }
 
-// conn is the connection side of spec.
-func (s *Spec) conn(p *profiles.Profile) (tlsconn.Config, error) {
+// conn is the connection side of spec, presenting the client certificate
+// cc when the server asks for one.
+func (s *Spec) conn(p *profiles.Profile, cc *tlsconn.ClientCert) (tlsconn.Config, error) {
 	roots, err := s.roots()
 	t := &s.Target
-	return tlsconn.Config{
-		Settings: s.Settings, Profile: p, Address: t.Address,
-		TLS: &tls.Config{
-			ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: s.KeyLog,
-		},
-	}, err
+	base := &tls.Config{
+		ServerName: t.ServerName, RootCAs: roots, InsecureSkipVerify: t.InsecureSkipVerify, KeyLogWriter: s.KeyLog,
+	}
+	cc.Apply(base)
+	return tlsconn.Config{Settings: s.Settings, Profile: p, Address: t.Address, TLS: base}, err
 }
 
 // ProbeResumption reports whether the target of spec would resume a TLS
@@ -460,7 +470,11 @@ func ProbeResumption(ctx context.Context, spec *Spec) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	conn, err := spec.conn(p)
+	cc, err := spec.ClientAuth.ClientCertificate(p)
+	if err != nil {
+		return false, err
+	}
+	conn, err := spec.conn(p, cc)
 	if err != nil {
 		return false, err
 	}
@@ -473,8 +487,8 @@ func Echo(v any) json.RawMessage {
 	return b
 }
 
-func newOp(spec *Spec, p *profiles.Profile) (op, error) {
-	conn, err := spec.conn(p)
+func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) {
+	conn, err := spec.conn(p, cc)
 	if err != nil {
 		return nil, err
 	}

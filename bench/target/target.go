@@ -8,6 +8,7 @@ package target
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,6 +69,10 @@ type Config struct {
 	Plain bool
 	// Resumption says which listeners resume sessions (none by default).
 	Resumption Resumption
+	// ClientAuth and ClientCAs: client certificates (mutual TLS), see
+	// clientauth.go.
+	ClientAuth tls.ClientAuthType
+	ClientCAs  *x509.CertPool
 }
 
 // Target is a running reference target. Close stops it.
@@ -96,6 +101,7 @@ type Listener struct {
 	resumed         atomic.Int64
 	requests        atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
+	clientCerts     atomic.Int64 // full handshakes with a verified client certificate
 	injected        injected
 }
 
@@ -112,6 +118,9 @@ type Stats struct {
 	Connections int64 `json:"connections"`
 	// Injected counts the faults applied, per kind.
 	Injected map[string]int64 `json:"injected"`
+	// ClientCerts counts the handshakes of Handshakes with a client
+	// certificate verified (mutual TLS).
+	ClientCerts int64 `json:"client_certs,omitempty"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -128,7 +137,7 @@ func (l *Listener) Stats() Stats {
 		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
-		Injected: l.injected.snapshot(),
+		Injected: l.injected.snapshot(), ClientCerts: l.clientCerts.Load(),
 	}
 }
 
@@ -139,6 +148,9 @@ func Start(cfg Config) (*Target, error) {
 	}
 	if err := CheckFaults(cfg.Faults); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
+	}
+	if err := checkClientAuth(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
@@ -234,7 +246,7 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 	t.Listeners = append(t.Listeners, l)
 	tl := &tlsListener{
 		Listener: ln,
-		cfg:      p.ServerConfig(cert),
+		cfg:      t.withClientAuth(p, p.ServerConfig(cert)),
 		l:        l,
 		timeout:  cfg.HandshakeTimeout,
 		onHS:     cfg.OnHandshake,
@@ -386,6 +398,7 @@ func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 				// client traffic.
 				c.stats = true
 				l.handshakes.Add(-1)
+				c.uncountClientCert()
 			}
 			writeJSON(ctx, l.Stats())
 			return
@@ -497,6 +510,7 @@ type tlsConn struct {
 	tl      *tlsListener
 	done    bool
 	counted bool // counted in handshakes
+	client  bool // counted in clientCerts
 	stats   bool // has asked for /stats
 	hsErr   error
 	fault   string // the fault injected into this connection, if any
@@ -530,6 +544,7 @@ func (c *tlsConn) Handshake() error {
 	} else {
 		c.tl.l.handshakes.Add(1)
 		c.counted = true
+		c.countClientCert(&cs)
 	}
 	if c.tl.onHS != nil {
 		c.tl.onHS(c.tl.l, cs)

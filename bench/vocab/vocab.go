@@ -78,6 +78,11 @@ const (
 	ClassAbandoned Class = "abandoned"
 )
 
+// ClassClientCertRefused: the server refused the client's certificate (or
+// its absence) with a certificate alert (mutual TLS, docs/MTLS.md); the
+// error names the alert.
+const ClassClientCertRefused Class = "client_cert_refused"
+
 const alertPrefix = "tls_alert:"
 
 // TLSAlert returns the class of a received TLS alert of the given name

@@ -161,6 +161,9 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	if lf.jsonOut == stdoutName {
 		reportW = stderr
 	}
+	if err := lf.mtls.write(ctx, &lf.spec, stdout, stderr); err != nil { // mtlsflags.go: before any load
+		return err
+	}
 	// One transaction per side, exactly as the load makes them, before
 	// any round: a mistake on either side costs one connection.
 	for _, spec := range specs {

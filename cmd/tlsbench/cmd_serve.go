@@ -40,6 +40,7 @@ type serveCmd struct {
 	certFile, keyFile string
 	caOut             string
 	live              liveFlags // --metrics-listen (liveflags.go)
+	mtls              serveMTLS // --client-auth, --client-ca… (serve_mtls.go)
 }
 
 // parseResumption reads --resumption and --ticket-rotation.
@@ -85,6 +86,7 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	fs.DurationVar(&cfg.Resumption.KeyRotation, "ticket-rotation", 0, "with --resumption, take a new ticket key "+
 		"every `DURATION`, keeping the previous one (0: crypto/tls's own, daily)")
 	c.live.add(fs)
+	c.mtls.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -159,6 +161,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if err := c.live.check(); err != nil {
 		return nil, err
 	}
+	if err := c.mtls.check(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -189,6 +194,9 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 		cfg.Cert = &cert
 	}
+	if err := c.mtls.configure(&cfg); err != nil {
+		return err
+	}
 	t, err := target.Start(cfg)
 	if err != nil {
 		return err
@@ -200,6 +208,9 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	live.serveTarget(t)
+	if err := c.mtls.write(ctx, &cfg, stdout, stderr); err != nil {
+		return err
+	}
 	if c.caOut != "" && t.CA != nil {
 		if err := writeFileOrStdout(ctx, c.caOut, stdout, stderr, t.CA.CertPEM()); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)

@@ -147,6 +147,7 @@ type loadFlags struct {
 	startTolerance      time.Duration
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
 	live                liveFlags     // --metrics-listen, --stream (liveflags.go)
+	mtls                mtlsFlags     // --cert, --key, --client-ca… (mtlsflags.go)
 
 	// Resolved from the flags (resolve, parseLoad): the profiles, the
 	// engine, the URL's endpoint (nil: the in-process reference target) and
@@ -213,6 +214,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.DurationVar(&s.AbortAfter, "abort-after", s.AbortAfter, "stop the run, exit 1, when no transaction has "+
 		"succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
+	lf.mtls.add(fs, s)
 	return lf
 }
 
@@ -322,6 +324,9 @@ func (lf *loadFlags) resolve() error {
 		}
 		lf.profiles = append(lf.profiles, p)
 	}
+	if err := lf.mtls.check(s, lf.profiles); err != nil {
+		return err
+	}
 	for i := len(lf.profiles) - 1; i >= 0; i-- { // each profile may refuse a setting; the first is the spec's
 		s.Profile = lf.profiles[i].Name
 		if err := s.Validate(); err != nil {
@@ -381,6 +386,7 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	if err := checkDUTName("--dut", lf.spec.Target.DUT); err != nil {
 		return nil, err
 	}
+	lf.mtls.inProcess = fs.NArg() == 0
 	if err := lf.resolve(); err != nil {
 		return nil, err
 	}
@@ -478,12 +484,17 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	if err := lf.pushAuth.hello(ctx, lf.reportTo); err != nil { // agentflags.go: before any load
 		return err
 	}
+	if err := lf.mtls.write(ctx, &lf.spec, stdout, stderr); err != nil { // mtlsflags.go: before any load
+		return err
+	}
 
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
 	if ep == nil {
 		resume := target.Resumption{Tickets: lf.spec.Resume > 0, PSK: lf.spec.Resume > 0}
-		if tgt, err = target.Start(target.Config{Profiles: ps, Resumption: resume}); err != nil {
+		cfg := target.Config{Profiles: ps, ClientCAs: lf.mtls.pool, ClientAuth: lf.mtls.auth, // mtlsflags.go
+			Resumption: resume}
+		if tgt, err = target.Start(cfg); err != nil {
 			return err
 		}
 		defer tgt.Close()
@@ -654,6 +665,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
+		answer += clientCertHint(r) // mtlsflags.go
 		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: "+
 			"offered %s; the server's answer: %s",
 			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)

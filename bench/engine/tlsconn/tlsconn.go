@@ -47,6 +47,7 @@ type Settings struct {
 	// Resumption is how sessions are resumed: ResumeTickets (TLS 1.2) or
 	// ResumePSK (TLS 1.3); "" is the profile's version's.
 	Resumption string `json:"resumption,omitempty"`
+	ClientAuth                     // mutual TLS: where the client certificate comes from (clientcert.go)
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -58,6 +59,9 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	case !(s.Resume >= 0 && s.Resume <= 1): // NaN too
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
+	}
+	if err := s.ClientAuth.Validate(); err != nil {
+		return err
 	}
 	return checkResumption(s.Resumption)
 }
