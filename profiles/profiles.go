@@ -83,8 +83,8 @@ type expectation struct {
 	group    *cipher.Group // nil: not checked; ID 0: RSA key exchange
 	certKey  cipher.KeyType
 	serverKT cipher.KeyType
-	depth    int // expected chain depth; 0: not checked
-	serverCD int // the reference target's chain depth
+	depth    int            // expected chain depth; 0: not checked
+	serverCD int            // the reference target's chain depth
 	clientKT cipher.KeyType // zero: no client certificate required
 }
 
@@ -135,6 +135,7 @@ func (p *Profile) ExpectedChainDepth() int { return p.exp.depth }
 // ServerChainDepth returns the depth of the reference target's chain: 2
 // (leaf and root) unless the profile asks for intermediate CAs.
 func (p *Profile) ServerChainDepth() int { return p.exp.serverCD }
+
 // ClientCertKey returns the key type of the client certificate the profile
 // requires (client_cert), or the zero KeyType when it requires none.
 func (p *Profile) ClientCertKey() cipher.KeyType { return p.exp.clientKT }

@@ -47,7 +47,7 @@ type Settings struct {
 	// Resumption is how sessions are resumed: ResumeTickets (TLS 1.2) or
 	// ResumePSK (TLS 1.3); "" is the profile's version's.
 	Resumption string `json:"resumption,omitempty"`
-	ClientAuth                     // mutual TLS: where the client certificate comes from (clientcert.go)
+	ClientAuth        // mutual TLS: where the client certificate comes from (clientcert.go)
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
