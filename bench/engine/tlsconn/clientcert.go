@@ -192,8 +192,8 @@ func (c *ClientCert) Apply(base *tls.Config) {
 // would not measure mutual TLS.
 func NotAsked(p *profiles.Profile, handshakes, requests int64) error {
 	return &profiles.MismatchError{Profile: p.Name, Field: "client_cert",
-		Want: fmt.Sprintf("%s, asked for on every handshake", p.ClientCertKey()),
-		Got:  fmt.Sprintf("not asked for (%d requests in %d handshakes)", requests, handshakes)}
+		Want: fmt.Sprintf("%s, asked for on every full handshake", p.ClientCertKey()),
+		Got:  fmt.Sprintf("not asked for (%d requests in %d full handshakes)", requests, handshakes)}
 }
 
 // Recorded returns what the record says of the certificate, with the
