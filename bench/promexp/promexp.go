@@ -235,6 +235,7 @@ var classes = []vocab.Class{
 	vocab.ClassReset,
 	vocab.ClassHandshakeTimeout,
 	vocab.ClassCertificate,
+	vocab.ClassCertName,
 	vocab.ClassMismatch,
 	vocab.ClassResumed,
 	vocab.ClassStatus,

@@ -66,6 +66,9 @@ type Config struct {
 	// Plain serves one plain-HTTP listener instead (a backend behind a TLS
 	// terminator: "client TLS, server plaintext"); Profiles is ignored.
 	Plain bool
+	// Names, if set, are served a certificate each, chosen by the
+	// client's server name (names.go).
+	Names []string
 }
 
 // Target is a running reference target. Close stops it.
@@ -80,7 +83,8 @@ type Target struct {
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
-	cfg     Config // as started, with its defaults
+	cfg     Config                // as started, with its defaults
+	names   map[string]*nameCerts // Config.Names' certificates, by key type
 }
 
 // Listener is one profile's listener and its counters.
@@ -94,6 +98,7 @@ type Listener struct {
 	requests        atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
 	injected        injected
+	names           *nameCounts // by server name, with Config.Names
 }
 
 // Stats is a listener's counters as served by /stats.
@@ -109,6 +114,8 @@ type Stats struct {
 	Connections int64 `json:"connections"`
 	// Injected counts the faults applied, per kind.
 	Injected map[string]int64 `json:"injected"`
+	// Names counts the handshakes by server name, with Config.Names.
+	Names *NameStats `json:"names,omitempty"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -125,7 +132,7 @@ func (l *Listener) Stats() Stats {
 		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
-		Injected: l.injected.snapshot(),
+		Injected: l.injected.snapshot(), Names: l.nameStats(),
 	}
 }
 
@@ -224,6 +231,10 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 		l:        l,
 		timeout:  cfg.HandshakeTimeout,
 		onHS:     cfg.OnHandshake,
+	}
+	if err := t.serveNames(tl, cert); err != nil {
+		ln.Close()
+		return err
 	}
 	if len(cfg.Faults) > 0 {
 		tl.faults = newFaults(cfg.Faults)

@@ -65,6 +65,10 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	faultSpecs := fs.StringArray("fault", nil, "inject `KIND[:FRACTION]` into that fraction of connections "+
 		"(repeatable; kinds: "+strings.Join(target.FaultKinds, ", ")+")")
 	fs.DurationVar(&cfg.SlowDelay, "slow-delay", 15*time.Second, "the slow fault's delay before the first byte")
+	namesN := fs.Int("names", 0, "serve `N` server names, each its own certificate, chosen by SNI (unknown names: "+
+		"the default certificate)")
+	namesPattern := fs.String("names-pattern", target.DefaultNamePattern, "the names of --names: `PATTERN` with one %d, "+
+		"numbered from 1")
 	c.live.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
@@ -129,6 +133,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	}
 	if cfg.SlowDelay <= 0 {
 		return nil, usagef("bad --slow-delay %s: must be positive", cfg.SlowDelay)
+	}
+	if cfg.Names, err = serveNames(fs, c, *namesN, *namesPattern); err != nil {
+		return nil, err
 	}
 	if err := checkOutputs([2]string{"--ca-out", c.caOut}); err != nil {
 		return nil, err

@@ -137,6 +137,7 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 type loadFlags struct {
 	spec                          runner.Spec
 	names, resolves               []string
+	sniNames                      sniFlags // --sni-list, --sni-count (names.go)
 	sources, headers              []string
 	sni, jsonOut, keylog, cpuProf string
 	quiet                         bool
@@ -179,6 +180,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded "+
 		"in the results)")
 	fs.StringVar(&lf.sni, "sni", "", "send this server `NAME` (SNI) instead of the URL's host")
+	lf.sniNames.add(fs)
 	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn "+
 		"(repeatable)")
 	fs.StringArrayVarP(&lf.headers, "header", "H", nil, "extra request header `'Name: value'` (repeatable)")
@@ -246,6 +248,8 @@ type loadEcho struct {
 	CAFile           string   `json:"cacert,omitempty"`
 	Insecure         bool     `json:"insecure"`
 	SNI              string   `json:"sni,omitempty"`
+	SNIList          string   `json:"sni_list,omitempty"`
+	SNICount         int      `json:"sni_count,omitempty"`
 	Sources          []string `json:"source,omitempty"`
 	Headers          []string `json:"headers,omitempty"`
 	ExpectSize       int64    `json:"expect_size"`
@@ -297,6 +301,9 @@ func specError(err error) error {
 func (lf *loadFlags) resolve() error {
 	s := &lf.spec
 	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
+	if err := lf.resolveNames(); err != nil {
+		return err
+	}
 	var err error
 	if lf.set, err = loadProfiles(s.ProfileFiles); err != nil {
 		return err
@@ -379,7 +386,7 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	lf.eng = eng
 	if fs.NArg() == 1 {
 		var err error
-		if lf.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
+		if lf.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.plainSNI(), eng.name.DefaultPath()); err != nil {
 			return nil, err
 		}
 	} else {
@@ -421,9 +428,13 @@ func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spe
 		t.URL = "https://localhost:" + portOf(l.Addr) + spec.Path
 		t.Address, t.ServerName, t.InProcess, spec.IncludesTarget = l.Addr, "localhost", true, true
 	}
+	if names := spec.ServerNames; len(names) > 0 {
+		t.ServerName = names[0] // the record's identity: the first name's (its leaf, from the preflight)
+	}
 	given := &lf.spec // before this agent's share
 	spec.Config = runner.Echo(loadEcho{
 		URL: t.URL, Path: spec.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
+		SNIList: lf.sniNames.list, SNICount: lf.sniNames.count.n,
 		Concurrency: given.Concurrency, Rate: given.Rate, Duration: given.Duration.String(),
 		Warmup: given.Warmup.String(), ConnectTimeout: given.ConnectTimeout.String(),
 		HandshakeTimeout: given.HandshakeTimeout.String(), ReadTimeout: given.ReadTimeout.String(),
@@ -470,7 +481,7 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	// The in-process reference target, when no URL was given.
 	var tgt *target.Target
 	if ep == nil {
-		if tgt, err = target.Start(target.Config{Profiles: ps}); err != nil {
+		if tgt, err = target.Start(target.Config{Profiles: ps, Names: lf.spec.ServerNames}); err != nil {
 			return err
 		}
 		defer tgt.Close()

@@ -40,6 +40,9 @@ type Settings struct {
 	LingerZero       bool          `json:"linger0,omitempty"` // close with RST instead of FIN (no TIME_WAIT)
 	ConnectTimeout   time.Duration `json:"connect_timeout"`
 	HandshakeTimeout time.Duration `json:"handshake_timeout"`
+	// ServerNames, if set, are sent (SNI) and verified in turn, one per
+	// connection, instead of the run's one name (names.go).
+	ServerNames []string `json:"server_names,omitempty"`
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -50,7 +53,7 @@ func (s *Settings) Validate() error {
 	case s.HandshakeTimeout <= 0:
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	}
-	return nil
+	return s.validateNames()
 }
 
 // Config says where and how to connect.
@@ -79,8 +82,9 @@ func (c *Config) Validate() error {
 // per run), what the first verified connection negotiated, and the count of
 // open connections. It is safe for concurrent use.
 type Endpoint struct {
-	cfg Config
-	tls *tls.Config
+	cfg   Config
+	tls   *tls.Config
+	names *serverNames // nil: the run's one name (tls)
 
 	mu         sync.Mutex
 	negotiated *metrics.Negotiated
@@ -118,7 +122,8 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	cfg.Address = addr
-	return &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}, nil
+	return &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS),
+		names: newServerNames(cfg.Profile, cfg.TLS, cfg.ServerNames)}, nil
 }
 
 // Prepare is the operations' common prologue: the request's own checks
@@ -226,6 +231,7 @@ type Dialer struct {
 	c      *Endpoint
 	dialer net.Dialer
 	next   int       // source address turn
+	name   int       // the connection's server name, when the run has several (names.go)
 	tcp    tcpDialer // a failed connect's socket, for its TCP_INFO
 }
 
@@ -364,7 +370,7 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, error) {
 	cc.stamps = cc.arr.enable(raw)
 	cc.noteConnect()
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
-	tc := tls.Client(cc, d.c.tls)
+	tc := tls.Client(cc, d.clientConfig())
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
@@ -418,6 +424,7 @@ func (ph *Phases) Fill(s *metrics.Sample, err error) bool {
 
 // drop closes a connection that failed its handshake.
 func (d *Dialer) drop(raw net.Conn) {
+	d.nameFailed()
 	d.c.open.Add(-1)
 	raw.Close()
 }
