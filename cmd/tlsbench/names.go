@@ -150,7 +150,9 @@ func readNameList(file string) ([]string, error) {
 		seen[strings.ToLower(name)] = line
 		names = append(names, name)
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		return nil, usagef("bad --sni-list %s: a line longer than 4 KiB (a name has 253 characters at most)", file)
+	} else if err != nil {
 		return nil, usagef("--sni-list %s: %v", file, pathErr(err))
 	}
 	if len(names) == 0 {
