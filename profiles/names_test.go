@@ -94,3 +94,37 @@ func TestChainCacheOnce(t *testing.T) {
 		t.Errorf("a name the leaf lacks, past the bound: %v, want an x509.HostnameError", err)
 	}
 }
+
+// BenchmarkVerifyNames is the verification of a handshake (VerifyConnection)
+// with one name, and with 1,000 names taken in turn, one leaf valid for
+// all (a wildcard): from the cache, both cost the same.
+func BenchmarkVerifyNames(b *testing.B) {
+	p, err := Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "names CA", time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	leaf, err := ca.Leaf(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, []string{"*.tlsbench.test"}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cs := tls.ConnectionState{Version: tls.VersionTLS12, CipherSuite: tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+		PeerCertificates: []*x509.Certificate{leaf.Leaf}}
+	for _, n := range []int{1, 1000} {
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("www%d.tlsbench.test", i+1)
+		}
+		cfgs := p.ClientConfigs(&tls.Config{RootCAs: ca.Pool()}, names)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if err := cfgs[i%n].VerifyConnection(cs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -216,6 +216,9 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if n := c.cfg.Names; len(n) > 0 {
+		fmt.Fprintf(stdout, "server names: %d, %s to %s, a certificate each, chosen by SNI\n", len(n), n[0], n[len(n)-1])
+	}
 	if t.AdminAddr != "" {
 		fmt.Fprintf(stdout, "admin: http://%s/stats\n", t.AdminAddr)
 	}
@@ -244,7 +247,16 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n",
 			s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range stats {
+		if n := s.Names; n != nil {
+			fmt.Fprintf(stdout, "%s: %d server names chosen %d to %d times each; %d hellos named another\n", s.Profile,
+				n.Count, n.HandshakesMin, n.HandshakesMax, n.Unknown)
+		}
+	}
+	return nil
 }
 
 // parseRamp reads --delay-ramp: a duration per second ("2ms/s"; "2ms" is
