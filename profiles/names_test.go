@@ -128,3 +128,37 @@ func BenchmarkVerifyNames(b *testing.B) {
 		})
 	}
 }
+
+// TestChainCacheWrongName: a trusted leaf refused for a name keeps its
+// verified chain (the name's next try checks the name only, still refused),
+// and the leaves kept are bounded too.
+func TestChainCacheWrongName(t *testing.T) {
+	ca, leaf := namesCA(t, "a.test")
+	c := newChainCache(ca.Pool(), 1)
+	var hne x509.HostnameError
+	if err := c.verify(leaf, "b.test"); !errors.As(err, &hne) {
+		t.Fatalf("b.test: %v, want an x509.HostnameError", err)
+	}
+	c.roots = x509.NewCertPool()
+	for _, name := range []string{"b.test", "a.test"} {
+		err := c.verify(leaf, name)
+		if (name == "a.test") != (err == nil) {
+			t.Errorf("%s from the cached chain: %v", name, err)
+		}
+	}
+	c = newChainCache(ca.Pool(), 1)
+	c.max = 2
+	for i := range 4 {
+		other, err := ca.Leaf(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, []string{fmt.Sprintf("x%d.test", i)},
+			time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.verify([]*x509.Certificate{other.Leaf}, "y.test"); !errors.As(err, &hne) {
+			t.Fatalf("x%d.test's leaf for y.test: %v", i, err)
+		}
+	}
+	if len(c.leaves) != c.max || c.pairs != 0 {
+		t.Errorf("%d leaves, %d pairs kept; want the bound %d, none", len(c.leaves), c.pairs, c.max)
+	}
+}

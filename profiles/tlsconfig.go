@@ -176,8 +176,8 @@ func (p *Profile) verifyConnection(chains *chainCache, name string) func(tls.Con
 // once, not once per name.
 type chainCache struct {
 	roots *x509.CertPool
-	// max bounds the (leaf, name) pairs kept: a DUT serves a handful of
-	// certificates per name.
+	// max bounds the leaves and the (leaf, name) pairs kept: a DUT
+	// serves a handful of certificates per name.
 	max   int
 	mu    sync.Mutex
 	pairs int
@@ -230,29 +230,30 @@ func (c *chainCache) verify(certs []*x509.Certificate, name string) error {
 		}
 	}
 	if err := leaf.VerifyHostname(name); err != nil {
+		c.remember(leaf, "", until) // the chain stands: a name's next try checks the name only
 		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
 	}
 	c.remember(leaf, name, until)
 	return nil
 }
 
-// remember notes that leaf was verified for name, its chain valid until
-// (zero: the chain was found in the cache), within the bound.
+// remember notes that leaf was verified for name ("": for none), its chain
+// valid until (zero: the chain was found in the cache), within the bound.
 func (c *chainCache) remember(leaf *x509.Certificate, name string, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.pairs >= c.max {
-		return
-	}
 	v := c.leaves[string(leaf.Raw)]
 	if v == nil {
+		if len(c.leaves) >= c.max {
+			return
+		}
 		v = &verifiedLeaf{names: map[string]struct{}{}}
 		c.leaves[string(leaf.Raw)] = v
 	}
 	if !until.IsZero() {
 		v.until = until
 	}
-	if _, ok := v.names[name]; !ok {
+	if _, ok := v.names[name]; !ok && name != "" && c.pairs < c.max {
 		v.names[name] = struct{}{}
 		c.pairs++
 	}
