@@ -276,6 +276,7 @@ var specFlags = map[string]string{
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
+	"server_names": "the server names",
 }
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
