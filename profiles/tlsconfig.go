@@ -184,44 +184,78 @@ func (p *Profile) ClientConfig(base *tls.Config) *tls.Config {
 	}
 	var chains *chainCache
 	if !o.InsecureSkipVerify {
-		chains = &chainCache{roots: o.RootCAs, name: o.ServerName, verified: map[string]time.Time{}}
+		chains = newChainCache(o.RootCAs, 1)
 	}
-	cfg.VerifyConnection = func(cs tls.ConnectionState) error {
-		if cs.DidResume {
-			return ErrResumed // tickets are off: never offered
-		}
-		if chains != nil {
-			if err := chains.verify(cs.PeerCertificates); err != nil {
-				return err
-			}
-		}
-		return p.verify(cs, false)
-	}
+	cfg.VerifyConnection = p.verifyConnection(chains, o.ServerName)
 	for _, s := range p.suites {
 		cfg.CipherSuites = append(cfg.CipherSuites, s.ID)
 	}
 	return cfg
 }
 
-// chainCache verifies server chains, each distinct chain once. It is safe
-// for concurrent use.
-type chainCache struct {
-	roots *x509.CertPool
-	name  string
-	mu    sync.Mutex
-	// verified maps a presented chain (its certificates' DER, concatenated:
-	// DER is self-delimiting) to the end of the validity of the chain it
-	// was verified with. The key is the whole chain, not the leaf: the
-	// same leaf presented without the intermediate it was verified with
-	// must be verified again (and fail, as crypto/tls would).
-	verified map[string]time.Time
+// verifyConnection is the VerifyConnection of a client configuration whose
+// ServerName is name: a resumed session is refused (tickets are off: none
+// was offered), then the chain is verified (unless chains is nil:
+// verification skipped), then the profile.
+func (p *Profile) verifyConnection(chains *chainCache, name string) func(tls.ConnectionState) error {
+	return func(cs tls.ConnectionState) error {
+		if cs.DidResume {
+			return ErrResumed
+		}
+		if chains != nil {
+			if err := chains.verify(cs.PeerCertificates, name); err != nil {
+				return err
+			}
+		}
+		return p.verify(cs, false)
+	}
 }
 
-func (c *chainCache) verify(certs []*x509.Certificate) error {
+// chainCache verifies server chains, each distinct chain once, and each
+// distinct (chain, server name) pair once. It is safe for concurrent use.
+//
+// A chain is verified without a name, then the leaf against the name
+// (x509.Certificate.VerifyHostname): what x509.Verify with DNSName checks,
+// the same certificates accepted and refused, but a chain that is both
+// untrusted and for another name is reported as untrusted (the chain's
+// error first), and a trusted chain for another name as an
+// x509.HostnameError alone, which the engines class apart (cert_name).
+// With many names and one certificate, the chain's signatures are checked
+// once, not once per name.
+type chainCache struct {
+	roots *x509.CertPool
+	// max bounds the leaves and the (leaf, name) pairs kept: a DUT
+	// serves a handful of certificates per name.
+	max   int
+	mu    sync.Mutex
+	pairs int
+	// leaves maps a presented chain (its certificates' DER, concatenated:
+	// DER is self-delimiting) to what was verified of it. The key is the
+	// whole chain, not the leaf: the same leaf presented without the
+	// intermediate it was verified with must be verified again (and fail,
+	// as crypto/tls would).
+	leaves map[string]*verifiedLeaf
+}
+
+// verifiedLeaf is a leaf whose chain was verified: until the end of the
+// validity of the chain it was verified with, and the names it was found
+// valid for.
+type verifiedLeaf struct {
+	until time.Time
+	names map[string]struct{}
+}
+
+// newChainCache returns a cache for a run of n server names.
+func newChainCache(roots *x509.CertPool, n int) *chainCache {
+	return &chainCache{roots: roots, max: max(1024, 4*n), leaves: map[string]*verifiedLeaf{}}
+}
+
+// verify verifies certs, a server's chain, for the server name name.
+func (c *chainCache) verify(certs []*x509.Certificate, name string) error {
 	if len(certs) == 0 {
 		return &tls.CertificateVerificationError{Err: errors.New("tls: server sent no certificate")}
 	}
-	if c.name == "" {
+	if name == "" {
 		// crypto/tls refuses this configuration; so must we, or any
 		// certificate of a trusted CA would do for any host.
 		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: errors.New("tls: either ServerName " +
@@ -237,31 +271,73 @@ func (c *chainCache) verify(certs []*x509.Certificate) error {
 		}
 	}
 	c.mu.Lock()
-	until, ok := c.verified[string(presented)]
+	v := c.leaves[string(presented)]
+	chained := v != nil && now.Before(v.until)
+	named := false
+	if chained {
+		_, named = v.names[name]
+	}
 	c.mu.Unlock()
-	if ok && now.Before(until) {
+	if named {
 		return nil
 	}
-	opts := x509.VerifyOptions{Roots: c.roots, DNSName: c.name, Intermediates: x509.NewCertPool(), CurrentTime: now}
+	until := time.Time{}
+	if !chained {
+		var err error
+		if until, err = verifyChain(certs, c.roots, now); err != nil {
+			return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+		}
+	}
+	if err := leaf.VerifyHostname(name); err != nil {
+		c.remember(presented, "", until) // the chain stands: a name's next try checks the name only
+		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+	}
+	c.remember(presented, name, until)
+	return nil
+}
+
+// remember notes that the chain presented was verified for name ("": for
+// none), valid until (zero: the chain was found in the cache), within the
+// bound.
+func (c *chainCache) remember(presented []byte, name string, until time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v := c.leaves[string(presented)]
+	if v == nil {
+		if len(c.leaves) >= c.max {
+			return
+		}
+		v = &verifiedLeaf{names: map[string]struct{}{}}
+		c.leaves[string(presented)] = v
+	}
+	if !until.IsZero() {
+		v.until = until
+	}
+	if _, ok := v.names[name]; !ok && name != "" && c.pairs < c.max {
+		v.names[name] = struct{}{}
+		c.pairs++
+	}
+}
+
+// verifyChain verifies the chain certs (leaf first) against roots at now,
+// for no name, and returns the end of the validity of the chain found.
+func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, now time.Time) (time.Time, error) {
+	leaf := certs[0]
+	opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool(), CurrentTime: now}
 	for _, ic := range certs[1:] {
 		opts.Intermediates.AddCert(ic)
 	}
 	chains, err := leaf.Verify(opts)
 	if err != nil {
-		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
+		return time.Time{}, err
 	}
-	until = leaf.NotAfter
+	until := leaf.NotAfter
 	for _, ch := range chains[0] {
 		if ch.NotAfter.Before(until) {
 			until = ch.NotAfter
 		}
 	}
-	c.mu.Lock()
-	if len(c.verified) < 1024 { // bounded: a DUT serves a handful of certificates
-		c.verified[string(presented)] = until
-	}
-	c.mu.Unlock()
-	return nil
+	return until, nil
 }
 
 // ServerConfig returns a new server configuration that serves the profile as

@@ -103,7 +103,13 @@ func Classify(stage Stage, err error) vocab.Class {
 	var uae x509.UnknownAuthorityError
 	var hne x509.HostnameError
 	var cie x509.CertificateInvalidError
-	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) || errors.As(err, &cie) {
+	if errors.As(err, &hne) {
+		// A trusted chain for another name (the chain is verified
+		// first: profiles.ClientConfig): the device's choice of
+		// certificate for the name is wrong, not its chain.
+		return vocab.ClassCertName
+	}
+	if errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &cie) {
 		return vocab.ClassCertificate
 	}
 	switch {

@@ -23,7 +23,8 @@ import (
 //
 // The records must agree on Engine, Profile, the DUT's identity (Target's
 // DUT name, dialled Address and LeafSHA256, when both records have one:
-// else an *IdentityError), Negotiated (every field) and Load.Mode; their
+// else an *IdentityError), Negotiated (every field), Load.Mode and the list
+// of server names (Names: each name's counts are summed); their
 // agents' steady windows must all share at least minWindowOverlapPct
 // percent of the shortest (else a *WindowError); and their agents must be
 // distinct: all with a shard identity (Agent, --shard) of the same shard
@@ -254,6 +255,8 @@ func checkAgreement(ins []*mergeInput) error {
 			va, vb = negotiatedDiff(a.Negotiated, b.Negotiated)
 		case a.Load.Mode != b.Load.Mode:
 			what, va, vb = "applied load in", a.Load.Mode+" loop", b.Load.Mode+" loop"
+		case !sameNames(a.Names, b.Names):
+			what, va, vb = "spread its connections over", nameList(a.Names), nameList(b.Names)
 		default:
 			continue
 		}
@@ -388,6 +391,7 @@ func (m *Run) addCounts(r *Run) {
 	m.Handshakes += r.Handshakes
 	m.OutOfRange += r.OutOfRange
 	m.Bytes.merge(r.Bytes)
+	m.Names = m.Names.add(r.Names)
 	m.Whole.Transactions += r.Whole.Transactions
 	m.Whole.Errors += r.Whole.Errors
 	m.Whole.ConnectionsOpened += r.Whole.ConnectionsOpened

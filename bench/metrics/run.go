@@ -84,6 +84,9 @@ type Run struct {
 	// retransmissions, resets, smoothed RTT; nil in records made before it,
 	// or when no connection was measured.
 	TCP *TCP `json:"tcp,omitempty"`
+	// Names is how the connections were spread over the run's server
+	// names (names.go); nil for a run of one name.
+	Names *Names `json:"names,omitempty"`
 
 	// Agent identifies the agent that made this run when it was one shard
 	// of a distributed run (--shard, --start-at); nil for a lone run.

@@ -144,6 +144,7 @@ func (r *Run) check(c *Checker) {
 	checkClient(c, "client", r.Client)
 	checkNoise(c, "noise", r.Noise)
 	checkTCP(c, r.TCP)
+	checkNames(c, r.Names)
 	r.checkLatency(c)
 	r.checkSeries(c)
 	if r.Agent != nil {

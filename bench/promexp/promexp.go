@@ -236,6 +236,7 @@ var classes = []vocab.Class{
 	vocab.ClassHandshakeTimeout,
 	vocab.ClassCertificate,
 	vocab.ClassClientCertRefused,
+	vocab.ClassCertName,
 	vocab.ClassMismatch,
 	vocab.ClassResumed,
 	vocab.ClassNotResumed,

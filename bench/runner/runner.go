@@ -102,6 +102,7 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 		r.Device = device.result([2]time.Time{})
 		return r, nil
 	}
+	resetNames(op)
 	meter := startCPU()
 	start := spec.EngineConfig()
 	noise := noiseMeter{pids: spec.DUTProcesses}
@@ -191,6 +192,7 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 	// resolved once) and the leaf certificate it presented.
 	r.Target.Address = op.Address()
 	r.Target.LeafSHA256 = op.LeafSHA256()
+	r.Names = namesOf(op)
 	return nil
 }
 

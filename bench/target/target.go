@@ -73,6 +73,9 @@ type Config struct {
 	// clientauth.go.
 	ClientAuth tls.ClientAuthType
 	ClientCAs  *x509.CertPool
+	// Names, if set, are served a certificate each, chosen by the
+	// client's server name (names.go).
+	Names []string
 }
 
 // Target is a running reference target. Close stops it.
@@ -87,8 +90,9 @@ type Target struct {
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
-	done    chan struct{} // closed by Close: the target's goroutines end
-	cfg     Config        // as started, with its defaults
+	done    chan struct{}         // closed by Close: the target's goroutines end
+	cfg     Config                // as started, with its defaults
+	names   map[string]*nameCerts // Config.Names' certificates, by key type
 }
 
 // Listener is one profile's listener and its counters.
@@ -103,6 +107,7 @@ type Listener struct {
 	handshakeErrors atomic.Int64 // failed after the client sent something
 	clientCerts     atomic.Int64 // full handshakes with a verified client certificate
 	injected        injected
+	names           *nameCounts // by server name, with Config.Names
 }
 
 // Stats is a listener's counters as served by /stats.
@@ -121,6 +126,8 @@ type Stats struct {
 	// ClientCerts counts the handshakes of Handshakes with a client
 	// certificate verified (mutual TLS).
 	ClientCerts int64 `json:"client_certs,omitempty"`
+	// Names counts the handshakes by server name, with Config.Names.
+	Names *NameStats `json:"names,omitempty"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -137,7 +144,7 @@ func (l *Listener) Stats() Stats {
 		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
 		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
-		Injected: l.injected.snapshot(), ClientCerts: l.clientCerts.Load(),
+		Injected: l.injected.snapshot(), ClientCerts: l.clientCerts.Load(), Names: l.nameStats(),
 	}
 }
 
@@ -252,6 +259,11 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 		onHS:     cfg.OnHandshake,
 	}
 	if err := t.resume(tl.cfg, uint16(p.ExpectedVersion())); err != nil {
+		ln.Close()
+		return err
+	}
+	if err := t.serveNames(tl, cert); err != nil {
+		ln.Close()
 		return err
 	}
 	if len(cfg.Faults) > 0 {

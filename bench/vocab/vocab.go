@@ -76,6 +76,9 @@ const (
 	// window expired (its deadlines were not kept); neither a latency nor
 	// any other error.
 	ClassAbandoned Class = "abandoned"
+	// ClassCertName: the chain is trusted, but not for the server name
+	// the connection sent (the device chose another name's certificate).
+	ClassCertName Class = "cert_name"
 )
 
 // ClassClientCertRefused: the server refused the client's certificate (or

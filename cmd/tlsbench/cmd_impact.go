@@ -129,7 +129,7 @@ func parseImpact(args []string, stdout io.Writer) (*impactCmd, error) {
 	c.set = lf.set
 	c.specs = make([]*runner.Spec, 2)
 	for i, raw := range []string{*baseline, *candidate} {
-		ep, err := parseTarget(raw, lf.resolves, lf.sni, "/")
+		ep, err := parseTarget(raw, lf.resolves, lf.plainSNI(), "/")
 		if err != nil {
 			return nil, err
 		}

@@ -85,6 +85,10 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		"or tickets,psk; /stats counts the resumed handshakes apart")
 	fs.DurationVar(&cfg.Resumption.KeyRotation, "ticket-rotation", 0, "with --resumption, take a new ticket key "+
 		"every `DURATION`, keeping the previous one (0: crypto/tls's own, daily)")
+	namesN := fs.Int("names", 0, "serve `N` server names, each its own certificate, chosen by SNI (unknown names: "+
+		"the default certificate)")
+	namesPattern := fs.String("names-pattern", target.DefaultNamePattern, "the names of --names: `PATTERN` with one %d, "+
+		"numbered from 1")
 	c.live.add(fs)
 	c.mtls.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
@@ -154,6 +158,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	}
 	if cfg.SlowDelay <= 0 {
 		return nil, usagef("bad --slow-delay %s: must be positive", cfg.SlowDelay)
+	}
+	if cfg.Names, err = serveNames(fs, c, *namesN, *namesPattern); err != nil {
+		return nil, err
 	}
 	if err := checkOutputs([2]string{"--ca-out", c.caOut}); err != nil {
 		return nil, err
@@ -243,6 +250,9 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if n := c.cfg.Names; len(n) > 0 {
+		fmt.Fprintf(stdout, "server names: %d, %s to %s, a certificate each, chosen by SNI\n", len(n), n[0], n[len(n)-1])
+	}
 	if t.AdminAddr != "" {
 		fmt.Fprintf(stdout, "admin: http://%s/stats\n", t.AdminAddr)
 	}
@@ -271,7 +281,16 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n",
 			s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range stats {
+		if n := s.Names; n != nil {
+			fmt.Fprintf(stdout, "%s: %d server names chosen %d to %d times each; %d hellos named another\n", s.Profile,
+				n.Count, n.HandshakesMin, n.HandshakesMax, n.Unknown)
+		}
+	}
+	return nil
 }
 
 // parseRamp reads --delay-ramp: a duration per second ("2ms/s"; "2ms" is

@@ -137,6 +137,7 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 type loadFlags struct {
 	spec                          runner.Spec
 	names, resolves               []string
+	sniNames                      sniFlags // --sni-list, --sni-count (names.go)
 	sources, headers              []string
 	sni, jsonOut, keylog, cpuProf string
 	quiet                         bool
@@ -180,6 +181,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 	fs.BoolVarP(&s.Target.InsecureSkipVerify, "insecure", "k", false, "skip certificate chain verification (recorded "+
 		"in the results)")
 	fs.StringVar(&lf.sni, "sni", "", "send this server `NAME` (SNI) instead of the URL's host")
+	lf.sniNames.add(fs)
 	fs.StringArrayVar(&lf.sources, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR to dial from, in turn "+
 		"(repeatable)")
 	fs.StringArrayVarP(&lf.headers, "header", "H", nil, "extra request header `'Name: value'` (repeatable)")
@@ -252,6 +254,8 @@ type loadEcho struct {
 	CAFile           string   `json:"cacert,omitempty"`
 	Insecure         bool     `json:"insecure"`
 	SNI              string   `json:"sni,omitempty"`
+	SNIList          string   `json:"sni_list,omitempty"`
+	SNICount         int      `json:"sni_count,omitempty"`
 	Sources          []string `json:"source,omitempty"`
 	Headers          []string `json:"headers,omitempty"`
 	ExpectSize       int64    `json:"expect_size"`
@@ -281,6 +285,7 @@ var specFlags = map[string]string{
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
 	"resume": "--resume", "resumption": "--resumption",
+	"server_names": "the server names",
 }
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
@@ -308,6 +313,9 @@ func specError(err error) error {
 func (lf *loadFlags) resolve() error {
 	s := &lf.spec
 	s.UserAgent, s.Tool = "tlsbench/"+version, toolInfo()
+	if err := lf.resolveNames(); err != nil {
+		return err
+	}
 	var err error
 	if lf.set, err = loadProfiles(s.ProfileFiles); err != nil {
 		return err
@@ -396,7 +404,7 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	lf.eng = eng
 	if fs.NArg() == 1 {
 		var err error
-		if lf.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.sni, eng.name.DefaultPath()); err != nil {
+		if lf.ep, err = parseTarget(fs.Arg(0), lf.resolves, lf.plainSNI(), eng.name.DefaultPath()); err != nil {
 			return nil, err
 		}
 	} else {
@@ -438,9 +446,13 @@ func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spe
 		t.URL = "https://localhost:" + portOf(l.Addr) + spec.Path
 		t.Address, t.ServerName, t.InProcess, spec.IncludesTarget = l.Addr, "localhost", true, true
 	}
+	if names := spec.ServerNames; len(names) > 0 {
+		t.ServerName = names[0] // the record's identity: the first name's (its leaf, from the preflight)
+	}
 	given := &lf.spec // before this agent's share
 	spec.Config = runner.Echo(loadEcho{
 		URL: t.URL, Path: spec.Path, Resolve: lf.resolves, SNI: lf.sni, Sources: lf.sources, Headers: lf.headers,
+		SNIList: lf.sniNames.list, SNICount: lf.sniNames.count.n,
 		Concurrency: given.Concurrency, Rate: given.Rate, Duration: given.Duration.String(),
 		Warmup: given.Warmup.String(), ConnectTimeout: given.ConnectTimeout.String(),
 		HandshakeTimeout: given.HandshakeTimeout.String(), ReadTimeout: given.ReadTimeout.String(),
@@ -493,7 +505,7 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	if ep == nil {
 		resume := target.Resumption{Tickets: lf.spec.Resume > 0, PSK: lf.spec.Resume > 0}
 		cfg := target.Config{Profiles: ps, ClientCAs: lf.mtls.pool, ClientAuth: lf.mtls.auth, // mtlsflags.go
-			Resumption: resume}
+			Resumption: resume, Names: lf.spec.ServerNames}
 		if tgt, err = target.Start(cfg); err != nil {
 			return err
 		}

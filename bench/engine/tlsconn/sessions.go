@@ -81,21 +81,32 @@ type sessions struct {
 	// byKey holds the newest sessions of each cache key (the server
 	// name), newest last, at most maxSessions each.
 	byKey map[string][]*tls.ClientSessionState
+	// configs are the worker's configurations, by the run's they copy.
+	configs map[*tls.Config]*tls.Config
 }
 
 const maxSessions = 4
 
 func newSessions(ratio float64, single bool) *sessions {
-	return &sessions{ratio: ratio, single: single, k: -1, byKey: map[string][]*tls.ClientSessionState{}}
+	return &sessions{ratio: ratio, single: single, k: -1, byKey: map[string][]*tls.ClientSessionState{},
+		configs: map[*tls.Config]*tls.Config{}}
 }
 
-// config returns the worker's copy of the run's configuration base
-// (profiles.Profile.ClientConfig's), with tickets on and this cache. Its
-// VerifyConnection lets a resumed session through: it was verified when it
-// was made, and whether it was offered is Dial's to check
+// config returns the worker's copy of base, a configuration of the run
+// (profiles.Profile.ClientConfig's, or a server name's), with tickets on
+// and this cache, made once per base; without resumption (nil s), base.
+// Its VerifyConnection lets a resumed session through: it was verified
+// when it was made, and whether it was offered is Dial's to check
 // (VerifyResumption).
 func (s *sessions) config(base *tls.Config) *tls.Config {
+	if s == nil {
+		return base
+	}
+	if c, ok := s.configs[base]; ok {
+		return c
+	}
 	c := base.Clone()
+	s.configs[base] = c
 	c.SessionTicketsDisabled = false
 	c.ClientSessionCache = s
 	verify := base.VerifyConnection

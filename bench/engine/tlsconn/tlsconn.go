@@ -48,6 +48,9 @@ type Settings struct {
 	// ResumePSK (TLS 1.3); "" is the profile's version's.
 	Resumption string `json:"resumption,omitempty"`
 	ClientAuth        // mutual TLS: where the client certificate comes from (clientcert.go)
+	// ServerNames, if set, are sent (SNI) and verified in turn, one per
+	// connection, instead of the run's one name (names.go).
+	ServerNames []string `json:"server_names,omitempty"`
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -63,7 +66,10 @@ func (s *Settings) Validate() error {
 	if err := s.ClientAuth.Validate(); err != nil {
 		return err
 	}
-	return checkResumption(s.Resumption)
+	if err := checkResumption(s.Resumption); err != nil {
+		return err
+	}
+	return s.validateNames()
 }
 
 // Config says where and how to connect.
@@ -97,9 +103,10 @@ func (c *Config) Validate() error {
 // per run), what the first verified connection negotiated, and the count of
 // open connections. It is safe for concurrent use.
 type Endpoint struct {
-	cfg  Config
-	tls  *tls.Config
-	mode string // resumption: ResumeTickets or ResumePSK; "" with Resume 0
+	cfg   Config
+	tls   *tls.Config
+	mode  string       // resumption: ResumeTickets or ResumePSK; "" with Resume 0
+	names *serverNames // nil: the run's one name (tls)
 
 	mu         sync.Mutex
 	negotiated *metrics.Negotiated
@@ -137,7 +144,8 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 		return nil, err
 	}
 	cfg.Address = addr
-	e := &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS)}
+	e := &Endpoint{cfg: cfg, tls: cfg.Profile.ClientConfig(cfg.TLS),
+		names: newServerNames(cfg.Profile, cfg.TLS, cfg.ServerNames)}
 	e.mode, _ = cfg.ResumptionMode() // checked by Validate
 	return e, nil
 }
@@ -247,21 +255,20 @@ type Dialer struct {
 	c      *Endpoint
 	dialer net.Dialer
 	next   int       // source address turn
+	name   int       // the connection's server name, when the run has several (names.go)
 	tcp    tcpDialer // a failed connect's socket, for its TCP_INFO
-	// With resumption: the worker's own configuration, its sessions and
-	// the turn of its connections (sessions.go); tls is the run's without.
-	tls  *tls.Config
+	// With resumption: the worker's sessions and the turn of its
+	// connections (sessions.go); nil without.
 	sess *sessions
 }
 
 // NewDialer returns a worker's dialer; id staggers the source addresses.
 func (e *Endpoint) NewDialer(id int) *Dialer {
-	d := &Dialer{c: e, next: id, tls: e.tls}
+	d := &Dialer{c: e, next: id}
 	d.dialer.Timeout = e.cfg.ConnectTimeout
 	d.tcp.setup(&d.dialer)
 	if e.mode != "" {
 		d.sess = newSessions(e.cfg.Resume, e.mode == ResumePSK)
-		d.tls = d.sess.config(e.tls)
 	}
 	return d
 }
@@ -397,7 +404,7 @@ func (d *Dialer) Dial(ctx context.Context) (*Conn, Phases, error) {
 	cc.noteConnect()
 	_ = raw.SetDeadline(t1.Add(cfg.HandshakeTimeout))
 	d.sess.turn()
-	tc := tls.Client(cc, d.tls)
+	tc := tls.Client(cc, d.sess.config(d.clientConfig()))
 	err = tc.HandshakeContext(ctx)
 	phases.Handshake = time.Since(t1)
 	phases.WireIn, phases.WireOut = cc.in, cc.out
@@ -455,6 +462,7 @@ func (ph *Phases) Fill(s *metrics.Sample, err error) bool {
 
 // drop closes a connection that failed its handshake.
 func (d *Dialer) drop(raw net.Conn) {
+	d.nameFailed()
 	d.c.open.Add(-1)
 	raw.Close()
 }
