@@ -229,11 +229,10 @@ type chainCache struct {
 	max   int
 	mu    sync.Mutex
 	pairs int
-	// leaves maps a presented chain (its certificates' DER, concatenated:
-	// DER is self-delimiting) to what was verified of it. The key is the
-	// whole chain, not the leaf: the same leaf presented without the
-	// intermediate it was verified with must be verified again (and fail,
-	// as crypto/tls would).
+	// leaves maps a leaf's DER to what was verified of it: the chain is
+	// the whole one presented, not the leaf alone (the same leaf presented
+	// without the intermediate it was verified with must be verified
+	// again, and fail, as crypto/tls would).
 	leaves map[string]*verifiedLeaf
 }
 
@@ -241,6 +240,9 @@ type chainCache struct {
 // validity of the chain it was verified with, and the names it was found
 // valid for.
 type verifiedLeaf struct {
+	// rest is the DER of the certificates presented after the leaf,
+	// concatenated (DER is self-delimiting).
+	rest  string
 	until time.Time
 	names map[string]struct{}
 }
@@ -263,16 +265,9 @@ func (c *chainCache) verify(certs []*x509.Certificate, name string) error {
 	}
 	now := time.Now()
 	leaf := certs[0]
-	presented := leaf.Raw
-	if len(certs) > 1 {
-		presented = nil
-		for _, cert := range certs {
-			presented = append(presented, cert.Raw...)
-		}
-	}
 	c.mu.Lock()
-	v := c.leaves[string(presented)]
-	chained := v != nil && now.Before(v.until)
+	v := c.leaves[string(leaf.Raw)]
+	chained := v != nil && now.Before(v.until) && sameRest(v.rest, certs[1:])
 	named := false
 	if chained {
 		_, named = v.names[name]
@@ -289,28 +284,50 @@ func (c *chainCache) verify(certs []*x509.Certificate, name string) error {
 		}
 	}
 	if err := leaf.VerifyHostname(name); err != nil {
-		c.remember(presented, "", until) // the chain stands: a name's next try checks the name only
+		c.remember(certs, "", until) // the chain stands: a name's next try checks the name only
 		return &tls.CertificateVerificationError{UnverifiedCertificates: certs, Err: err}
 	}
-	c.remember(presented, name, until)
+	c.remember(certs, name, until)
 	return nil
 }
 
-// remember notes that the chain presented was verified for name ("": for
+// sameRest reports whether certs' DER, concatenated, is rest, without
+// making the concatenation (a handshake's path allocates nothing for it).
+func sameRest(rest string, certs []*x509.Certificate) bool {
+	for _, c := range certs {
+		if len(c.Raw) > len(rest) || rest[:len(c.Raw)] != string(c.Raw) {
+			return false
+		}
+		rest = rest[len(c.Raw):]
+	}
+	return rest == ""
+}
+
+// remember notes that the chain certs was verified for name ("": for
 // none), valid until (zero: the chain was found in the cache), within the
-// bound.
-func (c *chainCache) remember(presented []byte, name string, until time.Time) {
+// bound. A leaf verified again with other certificates after it takes them,
+// and loses the names found for the chain before.
+func (c *chainCache) remember(certs []*x509.Certificate, name string, until time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v := c.leaves[string(presented)]
+	leaf := certs[0]
+	v := c.leaves[string(leaf.Raw)]
 	if v == nil {
 		if len(c.leaves) >= c.max {
 			return
 		}
 		v = &verifiedLeaf{names: map[string]struct{}{}}
-		c.leaves[string(presented)] = v
+		c.leaves[string(leaf.Raw)] = v
 	}
 	if !until.IsZero() {
+		if !sameRest(v.rest, certs[1:]) {
+			var rest []byte
+			for _, ic := range certs[1:] {
+				rest = append(rest, ic.Raw...)
+			}
+			c.pairs -= len(v.names)
+			v.rest, v.names = string(rest), map[string]struct{}{}
+		}
 		v.until = until
 	}
 	if _, ok := v.names[name]; !ok && name != "" && c.pairs < c.max {
