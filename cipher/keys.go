@@ -268,13 +268,7 @@ func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (t
 		// RSA key exchange encrypts the premaster secret to this key.
 		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
 	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
+	addHosts(tmpl, hosts)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("cipher: issuing %s leaf: %w", k, err)
@@ -318,4 +312,16 @@ func randomSerial() *big.Int {
 		panic(err) // crypto/rand never fails on supported platforms
 	}
 	return n.Add(n, big.NewInt(1))
+}
+
+// addHosts names hosts in a leaf's template: IP addresses as such, the
+// others as DNS names.
+func addHosts(tmpl *x509.Certificate, hosts []string) {
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"net"
 )
 
 // Reissue issues a certificate like leaf, one this CA issued (the same
@@ -30,13 +29,7 @@ func (ca *CA) Reissue(leaf tls.Certificate, hosts []string) (tls.Certificate, er
 		KeyUsage:     old.KeyUsage,
 		ExtKeyUsage:  old.ExtKeyUsage,
 	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
+	addHosts(tmpl, hosts)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, signer.Public(), ca.key)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("cipher: reissuing a leaf for %s: %w", hosts[0], err)
