@@ -188,13 +188,13 @@ func CPSTable(runs []*metrics.Run) Document {
 	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
-		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), fmt.Sprintf("%.1f", metrics.Value(r.CPS))}
+		cps := fmt.Sprintf("%.1f", metrics.Value(r.CPS))
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), cps}
 		if x := r.Resumption; reuse && x != nil {
 			row = slices.Insert(row, 4, fmt.Sprintf("%g %s", x.Ratio, x.Mode))
 			row = append(row, fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS))
-		} else if reuse {
-			row = slices.Insert(row, 4, "0")
-			row = append(row, row[5], "0.0")
+		} else if reuse { // an SR=0 run beside resuming ones: every connection full
+			row = append(slices.Insert(row, 4, "0"), cps, "0.0")
 		}
 		t.add(append(row, fmt.Sprint(r.Errors.Total),
 			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),

@@ -28,12 +28,15 @@ import (
 )
 
 // op is an engine operation that reports what it negotiated, the leaf
-// certificate it was presented and the address it dialled.
+// certificate it was presented, the address it dialled and how it resumed
+// sessions (tlsconn.Endpoint's).
 type op interface {
 	engine.Op
 	Negotiated() *metrics.Negotiated
 	LeafSHA256() string
 	Address() string
+	ResumptionMode() string
+	ResumeRatio() float64
 }
 
 // Preflight makes the one transaction of spec that Run makes before its load
@@ -163,11 +166,8 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 	if err := r.Fill(res.Snapshot, res.Window); err != nil {
 		return err
 	}
-	if rs, ok := op.(interface {
-		ResumptionMode() string
-		ResumeRatio() float64
-	}); ok && rs.ResumptionMode() != "" {
-		if err := r.SetResumption(rs.ResumptionMode(), rs.ResumeRatio(), res.Snapshot); err != nil {
+	if mode := op.ResumptionMode(); mode != "" {
+		if err := r.SetResumption(mode, op.ResumeRatio(), res.Snapshot); err != nil {
 			return err
 		}
 	}
