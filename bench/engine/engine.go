@@ -95,6 +95,17 @@ type Load struct {
 	// Whatever it is, a worker that fails BackoffAfter times in a row
 	// backs off (see BackoffBase).
 	AbortAfter time.Duration `json:"abort_after"`
+	// The timeline (RFC 9411 §4.3.4): RampUp moves the load linearly from
+	// nothing to its target (the concurrency in closed loop, the rate in
+	// open loop) before the warm-up and the steady window (the sustain
+	// phase); RampDown moves it back to nothing after the window. Neither
+	// ramp is part of the window's statistics.
+	RampUp   time.Duration `json:"ramp_up,omitempty"`
+	RampDown time.Duration `json:"ramp_down,omitempty"`
+	// Pause is how long a worker waits after each transaction before its
+	// next (closed loop only): the think time between the requests of a
+	// held connection (RFC 9411 §7.9).
+	Pause time.Duration `json:"pause,omitempty"`
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -115,6 +126,14 @@ func (l *Load) Validate() error {
 		return bad("drain", l.Drain, "not be negative")
 	case l.AbortAfter < 0:
 		return bad("abort_after", l.AbortAfter, "not be negative")
+	case l.RampUp < 0:
+		return bad("ramp_up", l.RampUp, "not be negative")
+	case l.RampDown < 0:
+		return bad("ramp_down", l.RampDown, "not be negative")
+	case l.Pause < 0:
+		return bad("pause", l.Pause, "not be negative")
+	case l.Pause > 0 && l.Rate > 0:
+		return bad("pause", l.Pause, "be 0 in open loop (the rate paces the starts)")
 	}
 	return nil
 }

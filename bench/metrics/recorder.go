@@ -49,6 +49,14 @@ type Sample struct {
 	// TCP is the kernel's account of the connections the transaction
 	// closed (Linux; none elsewhere).
 	TCP tcpClosed
+	// Object is 1 + the index of the object the request drew
+	// (httpreq.Request.Objects); 0 when the run has no objects.
+	Object uint16
+	// RFCTTFB and RFCTTLB are RFC 9411 §6.3's time to first and to last
+	// byte: from the transaction's first packet (the SYN when it opened its
+	// connection, else its request) to the first and to the last byte of
+	// the response body's application data; 0 when not reached.
+	RFCTTFB, RFCTTLB time.Duration
 }
 
 // add counts the sample's bytes (a shard's, in the window).
@@ -245,6 +253,12 @@ type Second struct {
 	TCPRetransmits    int64 `json:"tcp_retransmits,omitempty"`
 	TCPSynRetransmits int64 `json:"tcp_syn_retransmits,omitempty"`
 	TCPResets         int64 `json:"tcp_resets_received,omitempty"`
+	// Phase is the part of the run's timeline the second ended in
+	// (vocab.TimelinePhase: ramp_up, warmup, sustain, ramp_down, drain);
+	// "" in a run without ramps. OpenConns is how many connections were
+	// open at its end (the concurrent connections of RFC 9411 §7.9).
+	Phase     string `json:"phase,omitempty"`
+	OpenConns int64  `json:"open_conns,omitempty"`
 }
 
 // addCounts adds o's counts (not its time, percentiles or histograms) to s's.

@@ -87,6 +87,12 @@ type Run struct {
 	// Names is how the connections were spread over the run's server
 	// names (names.go); nil for a run of one name.
 	Names *Names `json:"names,omitempty"`
+	// Timeline is the run's ramp–sustain–ramp timeline (RFC 9411 §4.3.4);
+	// nil for a run without ramps.
+	Timeline *Timeline `json:"timeline,omitempty"`
+	// Objects is each object's share of the window (objects.go); nil for a
+	// run that asked for one path.
+	Objects []ObjectStats `json:"objects,omitempty"`
 
 	// Agent identifies the agent that made this run when it was one shard
 	// of a distributed run (--shard, --start-at); nil for a lone run.

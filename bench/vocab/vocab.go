@@ -225,3 +225,17 @@ func (e *FieldError) Under(prefix string) *FieldError {
 	}
 	return &u
 }
+
+// TimelinePhase is a part of a run's timeline (RFC 9411 §4.3.4), as the
+// per-second series marks it.
+type TimelinePhase string
+
+// The timeline's phases: the load rises, settles, is measured, falls, and
+// the transactions in flight end.
+const (
+	TimelineRampUp   TimelinePhase = "ramp_up"
+	TimelineWarmup   TimelinePhase = "warmup"
+	TimelineSustain  TimelinePhase = "sustain"
+	TimelineRampDown TimelinePhase = "ramp_down"
+	TimelineDrain    TimelinePhase = "drain"
+)

@@ -41,6 +41,12 @@ type Request struct {
 	UserAgent  string `json:"user_agent"`
 	// ReadTimeout bounds the wait for the first byte and each read after it.
 	ReadTimeout time.Duration `json:"read_timeout"`
+	// Objects, if set, replaces Path and Paths: each request draws one
+	// object by weight, asks for it at ObjectPath with {size} replaced by
+	// its size in bytes (or at its own Path), and its body must have that
+	// size (objects.go).
+	Objects    []Object `json:"objects,omitempty"`
+	ObjectPath string   `json:"object_path,omitempty"` // default DefaultObjectPath
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
