@@ -68,6 +68,29 @@ type Test struct {
 	Engine   vocab.Engine `yaml:"engine" json:"engine"`
 	Path     string       `yaml:"path,omitempty" json:"path,omitempty"`
 	Profiles []string     `yaml:"profiles" json:"profiles"`
+
+	// The RFC 9411 suite's settings (suite.go); all empty in the study's
+	// two tests. Name names the test in the ledger and the report (e.g.
+	// "7.6 1k"); RFC9411 is the test of RFC 9411 it runs (7.6, 7.7, 7.8,
+	// 7.9), whose pass/fail criteria judge its runs.
+	Name    string `yaml:"name,omitempty" json:"name,omitempty"`
+	RFC9411 string `yaml:"rfc9411,omitempty" json:"rfc9411,omitempty"`
+	// Objects is the test's object or mix (httpreq.ParseObjects: "16k",
+	// "0.2k,6k,8k"), asked for at ObjectPath ("" : /bytes/{size}).
+	Objects    string `yaml:"objects,omitempty" json:"objects,omitempty"`
+	ObjectPath string `yaml:"object_path,omitempty" json:"object_path,omitempty"`
+	// RequestsPerConn is how many transactions a connection makes (0: the
+	// engine's default), Pause the wait between them (RFC 9411 §7.9).
+	RequestsPerConn int      `yaml:"requests_per_conn,omitempty" json:"requests_per_conn,omitempty"`
+	Pause           Duration `yaml:"pause,omitempty" json:"pause,omitempty"`
+	// RampUp and RampDown are each run's ramps (RFC 9411 §4.3.4).
+	RampUp   Duration `yaml:"ramp_up,omitempty" json:"ramp_up,omitempty"`
+	RampDown Duration `yaml:"ramp_down,omitempty" json:"ramp_down,omitempty"`
+	// Of and Share make a test that runs in open loop at Share of the rate
+	// the test named Of published (RFC 9411 §7.8: 50% of §7.6's or §7.7's
+	// maximum), instead of searching for its own.
+	Of    string  `yaml:"of,omitempty" json:"of,omitempty"`
+	Share Percent `yaml:"share,omitempty" json:"share,omitempty"`
 }
 
 // Method holds the settings of the phases.
