@@ -9,7 +9,7 @@ BIN      := bin/tlsbench
 # the rank test and Welch's interval are checked against (Debian packages).
 TEST_PACKAGES := haproxy nginx apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus r-base-core
 
-.PHONY: all build agent completions run test deps-test fmt-check vet staticcheck lint fuzz-short bench peers scale soak clean
+.PHONY: all build agent completions run test deps-test fmt-check vet staticcheck lint fuzz-short bench peers perf-ab scale soak clean
 
 all: build
 
@@ -108,6 +108,15 @@ peers: build deps-test
 		echo "installing: wrk"; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
 	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --out bin/peerbench.json
+
+# The performance guard: the working tree against BASE (a revision), the
+# reference target on CPU 0 and the two builds alternating on CPU 1, ABBA:
+# CPU per CPS transaction (each seed profile) and per GB (keep-alive /1m),
+# with the verdict of tlsbench's impact statistics. PERFAB_FLAGS adds
+# options (--rounds N, --duration D, --out FILE). About 1 min per round.
+perf-ab:
+	@test -n "$(BASE)" || { echo "perf-ab: no base revision: make perf-ab BASE=REV (e.g. BASE=HEAD~1)" >&2; exit 2; }
+	$(GO) run ./cmd/perfab --base "$(BASE)" $(PERFAB_FLAGS)
 
 # 20,000 concurrent TLS connections on loopback, each engine in turn
 # (throughput: opened before the load, held idle, small requests spread over
