@@ -121,7 +121,7 @@ func (r *Request) validateObjects() error {
 		sum += o.Weight
 	}
 	if !(sum > 0) || math.IsInf(sum, 0) {
-		return bad("objects", len(r.Objects), "have weights of a positive (finite) sum")
+		return bad("objects", fmt.Sprintf("weights summing to %v", sum), "have weights of a positive (finite) sum")
 	}
 	return nil
 }
