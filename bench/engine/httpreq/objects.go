@@ -160,7 +160,7 @@ func newPicker(weights []float64) *picker {
 	scaled := make([]float64, n)
 	var small, large []int32
 	for i, w := range weights {
-		scaled[i] = w * float64(n) / sum
+		scaled[i] = w / sum * float64(n)
 		if scaled[i] < 1 {
 			small = append(small, int32(i))
 		} else {
