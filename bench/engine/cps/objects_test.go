@@ -207,8 +207,23 @@ func TestRequestsPerConn(t *testing.T) {
 
 // TestNginxRequestsPerConn: nginx, keep-alive, ten requests per connection:
 // its access log has a line per transaction, on as many connections as
-// the engine opened.
+// the engine opened. When nginx closes a connection sooner (its
+// keepalive_requests 3: Connection: close on the third response), the
+// next transaction opens a new one, without error.
 func TestNginxRequestsPerConn(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		server  []string
+		perConn int64
+	}{
+		{"nginx keeps 100000", []string{"keepalive_timeout 75s;", "keepalive_requests 100000;"}, 10},
+		{"nginx keeps 3", []string{"keepalive_timeout 75s;", "keepalive_requests 3;"}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) { nginxPerConn(t, tc.server, tc.perConn) })
+	}
+}
+
+func nginxPerConn(t *testing.T, server []string, perConn int64) {
 	dir := t.TempDir()
 	ca := testdut.NewCA(t)
 	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
@@ -216,7 +231,7 @@ func TestNginxRequestsPerConn(t *testing.T) {
 	n := testdut.StartNginxT(t, testdut.NginxConfig{Dir: dir, NoFile: 1088,
 		HTTP: []string{`log_format conns '$connection $connection_requests $status $body_bytes_sent';`},
 		Servers: []testdut.NginxServer{{Cert: cert, Ciphers: "ECDHE-ECDSA-AES128-SHA256", Curve: "prime256v1",
-			KeepAlive: true, Extra: []string{"access_log " + logf + " conns;"}}}})
+			Extra: append(server, "access_log "+logf+" conns;")}}})
 	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
 	cfg := cps.Defaults()
 	cfg.Profile, cfg.Address, cfg.Host = p, n.Addrs[0], "localhost"
@@ -224,7 +239,7 @@ func TestNginxRequestsPerConn(t *testing.T) {
 	cfg.ExpectSize, cfg.RequestsPerConn = 1024, 10
 	tr := &sampled{t: t}
 	cfg.Trace = tr.trace
-	res := run(t, cfg, 1500*time.Millisecond)
+	res := run(t, cfg, time.Second)
 	s := res.Snapshot
 	if s.AllErrors != 0 {
 		t.Fatalf("errors %v (%v)", s.Errors, s.Examples)
@@ -252,6 +267,10 @@ func TestNginxRequestsPerConn(t *testing.T) {
 	if int64(len(lines)) != s.AllOK || int64(len(conns)) != s.AllOpened {
 		t.Errorf("nginx logged %d requests on %d connections; the engine made %d transactions on %d", len(lines),
 			len(conns), s.AllOK, s.AllOpened)
+	}
+	const workers = 4
+	if s.AllOK > perConn*s.AllOpened || s.AllOK < perConn*s.AllOpened-(perConn-1)*workers {
+		t.Errorf("%d transactions on %d connections, want %d per connection", s.AllOK, s.AllOpened, perConn)
 	}
 	t.Logf("%d transactions on %d connections (nginx: %d on %d)", s.AllOK, s.AllOpened, len(lines), len(conns))
 }
