@@ -38,6 +38,7 @@ func RunSummary(r *metrics.Run) Document {
 	summaryRate(w, r)
 	summaryErrors(w, r)
 	summaryLatency(w, r)
+	summaryObjects(w, r)
 	summaryCPU(w, r)
 	w.WriteString(deviceSummary(r))
 	return Document{title: r.Profile, blocks: []block{pre(w.String())}}

@@ -95,7 +95,7 @@ func Merge(runs []*Run) (*Run, error) {
 	}
 	m.DurationS = duration / weight
 	m.SteadyStartS = steady / weight
-	if m.Latency, m.Histograms, err = mergeHistograms(ins); err != nil {
+	if err = m.mergeLatency(ins); err != nil {
 		return nil, err
 	}
 	m.SetLoadMarks()

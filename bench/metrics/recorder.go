@@ -155,6 +155,7 @@ func (r *Recorder) Record(i int, s *Sample) {
 		sh.TCP.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
 	if s.Steady {
+		sh.recordRFC(s)
 		sh.Bytes.add(s)
 		if s.Opened {
 			sh.Opened++
@@ -320,6 +321,10 @@ type Snapshot struct {
 	ResumedHS *hdr.Histogram
 	// AllResumed: whole run, handshakes that resumed (errors' included).
 	AllResumed int64
+	// rfc: the window's RFC 9411 TTFB and TTLB (nil before the first);
+	// objects: each object's share of the window (objects.go).
+	rfc     [2]*hdr.Histogram
+	objects []objectSnap
 }
 
 // newSnapshot returns an empty Snapshot, its histograms of the shared
@@ -374,6 +379,7 @@ func (s *Snapshot) merge(o *Snapshot) {
 		}
 		s.ResumedHS.Merge(o.ResumedHS)
 	}
+	s.mergeObjects(o)
 }
 
 // clip shortens s to at most n bytes (an error may quote what a server sent).

@@ -26,4 +26,5 @@ type ObjectStats struct {
 	Payload      int64       `json:"payload_bytes"`
 	TTFB         Percentiles `json:"ttfb_us"`
 	TTLB         Percentiles `json:"ttlb_us"`
+	ObjectHists
 }

@@ -138,6 +138,7 @@ func (r *Run) check(c *Checker) {
 	}
 	r.checkErrors(c)
 	r.checkResumption(c)
+	r.checkObjects(c)
 	r.checkRates(c)
 	r.checkLoad(c)
 	c.Count("host.cpus", int64(r.Host.CPUs))

@@ -122,6 +122,9 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 	if err := fillRecord(r, res, op); err != nil {
 		return nil, err
 	}
+	if err := setObjects(r, &spec.Request, res.Snapshot); err != nil {
+		return nil, err
+	}
 	r.Client = meter.Stop(res.Snapshot.AllOK)
 	r.Client.IncludesTarget = spec.IncludesTarget
 	r.Noise, r.NoiseUnmeasured = noise.result()
@@ -233,7 +236,8 @@ type Spec struct {
 	tlsconn.Settings
 	engine.Load
 
-	// Throughput engine only (Pipeline is 1 by default).
+	// Throughput engine only (Pipeline is 1 by default), but for
+	// RequestsPerConn, which CPS also takes (above 1: keep-alive).
 	Pipeline        int    `json:"pipeline,omitempty"`
 	RequestsPerConn int    `json:"requests_per_conn,omitempty"`
 	VerifyBody      string `json:"verify_body,omitempty"` // "", "pattern" or "sha256:HEX"
@@ -497,7 +501,7 @@ func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) 
 	req := spec.Request
 	switch spec.Engine {
 	case vocab.EngineCPS:
-		return cps.New(cps.Config{Config: conn, Request: req})
+		return cps.New(cps.Config{Config: conn, Request: req, RequestsPerConn: spec.RequestsPerConn})
 	case vocab.EngineThroughput:
 		verify, err := throughput.ParseVerify(spec.VerifyBody, target.Pattern)
 		if err != nil {
@@ -507,4 +511,17 @@ func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) 
 			Pipeline: max(spec.Pipeline, 1), RequestsPerConn: spec.RequestsPerConn, Verify: verify})
 	}
 	return nil, &vocab.FieldError{Field: "engine", Value: spec.Engine, Want: "be cps or throughput"}
+}
+
+// setObjects sets the record's RFC 9411 timings and its objects (as the
+// request asked for them) from the window's snapshot.
+func setObjects(r *metrics.Run, req *httpreq.Request, s metrics.Snapshot) error {
+	if err := r.SetRFC9411(s); err != nil {
+		return err
+	}
+	objs := make([]metrics.ObjectStats, len(req.Objects))
+	for i, o := range req.Objects {
+		objs[i] = metrics.ObjectStats{Size: o.Size, Weight: o.Weight, Path: o.ObjectURLPath(req.ObjectPath)}
+	}
+	return r.SetObjects(objs, s)
 }

@@ -121,6 +121,12 @@ const (
 	// that resumed one.
 	PhaseHandshakeFull
 	PhaseHandshakeResumed
+	// PhaseRFCTTFB and PhaseRFCTTLB are RFC 9411 §6.3's time to first
+	// and to last byte: from the transaction's first packet (its connect
+	// when it opened its connection, else its request) to the response's
+	// first byte and to its body's last byte.
+	PhaseRFCTTFB
+	PhaseRFCTTLB
 )
 
 // NumTimed is how many phases a transaction times: PhaseConnect up to
@@ -128,7 +134,7 @@ const (
 const NumTimed = PhaseScheduleLag
 
 var phaseNames = [...]string{"connect", "handshake", "ttfb", "transfer", "total", "total_uncorrected", "schedule_lag",
-	"handshake_full", "handshake_resumed"}
+	"handshake_full", "handshake_resumed", "rfc9411_ttfb", "rfc9411_ttlb"}
 
 func (p Phase) String() string {
 	if int(p) < len(phaseNames) {

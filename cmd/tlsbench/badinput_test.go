@@ -126,10 +126,19 @@ func TestBadInputTable(t *testing.T) {
 		add("bad --shard", cmd, "--shard", "a/b", url)
 		add("bad --start-at", cmd, "--start-at", "tomorrow", url)
 		add("bad --report-to", cmd, "--report-to", "ftp://c/", url)
+		// Objects (docs/OBJECTS.md).
+		add(`bad --objects "1x"`, cmd, "--objects", "1x", url)
+		add(`bad --objects "1k,"`, cmd, "--objects", "1k,", url)
+		add(`weight "-1" is not a number`, cmd, "--objects", "1k:-1", url)
+		add("--objects must have weights of a positive (finite) sum", cmd, "--objects", "1k:0,2k:0", url)
+		add("--objects and --expect-size", cmd, "--objects", "1k", "--expect-size", "1024", url)
+		add("the URL's path /1k would be ignored", cmd, "--objects", "1k", "https://127.0.0.1:1/1k")
+		add("--object-path takes --objects", cmd, "--object-path", "/b/{size}", url)
+		add("--object-path must use no template but {size}", cmd, "--objects", "1k", "--object-path", "/{n}", url)
+		add("--requests-per-conn must not be negative", cmd, "--requests-per-conn", "-1", url)
 	}
 	add("--pipeline", "throughput", "--pipeline", "0", url)
 	add("--pipeline", "throughput", "--pipeline", "-3", url)
-	add("--requests-per-conn", "throughput", "--requests-per-conn", "-1", url)
 	add("--verify-body", "throughput", "--verify-body", "md5:00", url)
 	add("--verify-body", "throughput", "--verify-body", "sha256:xyz", url)
 

@@ -51,6 +51,8 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	lf.live.addStream(fs)
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
+	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "make `M` transactions on each connection: above 1, "+
+		"HTTP/1.1 keep-alive, the M-th asking the server to close (0 or 1: one HTTP/1.0 transaction)")
 	spec := engineSpec{
 		name: vocab.EngineCPS,
 		status: func(s metrics.Second) string {
@@ -93,9 +95,17 @@ response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
 // the run s, as given (nil for cps).
 func engineEcho(s *runner.Spec) any {
 	if s.Engine != vocab.EngineThroughput {
+		if s.RequestsPerConn > 0 {
+			return &cpsEcho{RequestsPerConn: s.RequestsPerConn}
+		}
 		return nil
 	}
 	return &throughputEcho{Pipeline: s.Pipeline, RequestsPerConn: s.RequestsPerConn, VerifyBody: s.VerifyBody}
+}
+
+// cpsEcho is cps's part of the echoed configuration, when it has one.
+type cpsEcho struct {
+	RequestsPerConn int `json:"requests_per_conn"`
 }
 
 // throughputEcho is the engine-specific part of the echoed configuration.
@@ -149,6 +159,7 @@ type loadFlags struct {
 	pushAuth            pushAuthFlags // --token-file, --report-cacert
 	live                liveFlags     // --metrics-listen, --stream (liveflags.go)
 	mtls                mtlsFlags     // --cert, --key, --client-ca… (mtlsflags.go)
+	objects             objectFlags   // --objects, --object-path (objectflags.go)
 
 	// Resolved from the flags (resolve, parseLoad): the profiles, the
 	// engine, the URL's endpoint (nil: the in-process reference target) and
@@ -217,6 +228,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 		"succeeded for `DURATION` while they failed (0: never)")
 	lf.live.add(fs)
 	lf.mtls.add(fs, s)
+	lf.objects.add(fs)
 	return lf
 }
 
@@ -262,6 +274,8 @@ type loadEcho struct {
 	LingerZero       bool     `json:"linger0,omitempty"`
 	Resume           float64  `json:"resume,omitempty"`
 	Resumption       string   `json:"resumption,omitempty"`
+	Objects          string   `json:"objects,omitempty"`
+	ObjectPath       string   `json:"object_path,omitempty"`
 	Extra            any      `json:"engine,omitempty"` // engine-specific settings
 }
 
@@ -284,7 +298,7 @@ var specFlags = map[string]string{
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
-	"resume": "--resume", "resumption": "--resumption",
+	"resume": "--resume", "resumption": "--resumption", "objects": "--objects", "object_path": "--object-path",
 	"server_names": "the server names",
 }
 
@@ -395,6 +409,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 		return nil, err
 	}
 	lf.mtls.inProcess = fs.NArg() == 0
+	if err := lf.objects.resolve(&lf.spec, fs.Arg(0)); err != nil {
+		return nil, err
+	}
 	if err := lf.resolve(); err != nil {
 		return nil, err
 	}
@@ -458,7 +475,7 @@ func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spe
 		HandshakeTimeout: given.HandshakeTimeout.String(), ReadTimeout: given.ReadTimeout.String(),
 		ExpectSize: given.ExpectSize, LingerZero: given.LingerZero, CAFile: given.Target.CAFile,
 		Insecure: given.Target.InsecureSkipVerify, Resume: given.Resume, Resumption: given.Resumption,
-		Extra: engineEcho(given),
+		Objects: lf.objects.list, ObjectPath: lf.objects.path, Extra: engineEcho(given),
 	})
 	return spec
 }

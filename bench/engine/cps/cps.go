@@ -1,6 +1,8 @@
 // Package cps is the CPS operation: every transaction is a new TCP
 // connection, a full TLS handshake verified against the cipher profile, an
-// HTTP/1.0 GET, the complete response, and the server's close.
+// HTTP/1.0 GET, the complete response, and the server's close. With
+// Config.RequestsPerConn M above 1, a connection carries M HTTP/1.1
+// transactions (keep-alive), of which only the first opens it.
 package cps
 
 import (
@@ -12,6 +14,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/engine"
@@ -32,6 +35,11 @@ type Config struct {
 	// MaxBody bounds a response body; a larger one is a body_size error
 	// (0: 16 MiB).
 	MaxBody int
+	// RequestsPerConn is how many transactions a connection carries: 0 or
+	// 1, one HTTP/1.0 request and the server's close; M above 1, HTTP/1.1
+	// keep-alive, the worker holding its connection across transactions
+	// and the M-th request asking the server to close (Connection: close).
+	RequestsPerConn int
 	// Trace, if set, is called at the end of every transaction that had a
 	// connection, with the connection's local port, the sample (phases
 	// before the engine's open-loop correction) and its first byte. For
@@ -77,10 +85,17 @@ func New(cfg Config) (*Op, error) {
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = 16 << 20
 	}
+	if cfg.RequestsPerConn < 0 {
+		return nil, fmt.Errorf("cps: requests per connection must not be negative, got %d", cfg.RequestsPerConn)
+	}
 	op := &Op{cfg: cfg}
 	var err error
 	op.Endpoint, err = tlsconn.Prepare(vocab.EngineCPS, cfg.Config, cfg.Request.Validate, func(addr string) (err error) {
-		op.req, err = cfg.Request.Compile("HTTP/1.0", addr)
+		proto := "HTTP/1.0"
+		if cfg.RequestsPerConn > 1 {
+			proto = "HTTP/1.1"
+		}
+		op.req, err = cfg.Request.Compile(proto, addr)
 		return err
 	})
 	if err != nil {
@@ -101,6 +116,24 @@ type worker struct {
 	gen    *httpreq.Gen
 	req    []byte
 	tail   [256]byte // for the wait for the server's close
+	// With RequestsPerConn above 1, the connection held between
+	// transactions, the requests made on it, and its wire bytes already
+	// counted in samples.
+	conn            *tlsconn.Conn
+	nreq            int
+	wireIn, wireOut int64
+}
+
+var _ io.Closer = (*worker)(nil)
+
+// Close closes the connection the worker holds, if any.
+func (w *worker) Close() error {
+	if w.conn == nil {
+		return nil
+	}
+	err := w.conn.Close()
+	w.conn = nil
+	return err
 }
 
 // reading is what a worker needs from its request to the end of the
@@ -119,48 +152,122 @@ var readings = sync.Pool{New: func() any {
 // Do runs one transaction (see the package comment); every phase it times
 // is set here, in order.
 func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
-	cfg := &w.op.cfg
+	if w.op.cfg.RequestsPerConn > 1 {
+		w.doKeepAlive(ctx, s)
+		return
+	}
 	// Connect and handshake (tlsconn times both).
+	t0 := time.Now() // the transaction's first packet (RFC 9411's TTFB and TTLB)
 	conn, ph, err := w.dialer.Dial(ctx)
 	if !ph.Fill(s, err) {
 		return
 	}
 	defer conn.CloseIn(s) // with the kernel's account of it (TCP_INFO)
+	w.wireIn, w.wireOut = 0, 0
+	w.exchange(s, conn, t0, true)
+}
 
+// exchange writes the request and reads its response; last: the server is
+// to close the connection after it (HTTP/1.0, or Connection: close), and
+// its close is awaited. It returns whether the connection may carry the
+// next request. t0 is the transaction's first packet.
+func (w *worker) exchange(s *metrics.Sample, conn *tlsconn.Conn, t0 time.Time, last bool) bool {
+	cfg := &w.op.cfg
 	// Request and response. TTFB starts before the request is written
 	// (the server may answer before Write returns) and ends when the
 	// kernel received the response's first byte (w.rd.First).
 	_ = conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
-	w.req = w.op.req.Append(w.req[:0], w.gen)
+	var obj int
+	w.req, obj = w.op.req.AppendObject(w.req[:0], w.gen)
+	if last && cfg.RequestsPerConn > 1 {
+		w.req = append(w.req[:len(w.req)-2], "Connection: close\r\n\r\n"...)
+	}
+	s.Object = uint16(obj + 1)
 	w.rd.Reset(conn, cfg.ReadTimeout)
 	w.rd.CountSegments() // did more than the first segment come before the first byte's read?
 	t3 := time.Now()
+	if !s.Opened {
+		t0 = t3
+	}
 	n, err := conn.Write(w.req)
 	s.BytesOut = int64(n)
 	if err != nil {
 		w.finish(s, conn, err)
-		return
+		return false
 	}
 	r := readings.Get().(*reading)
 	r.br.Reset(&w.rd)
 	body, err := r.readResponse(cfg.MaxBody)
+	tl := time.Now()
 	// Bytes already buffered after the response are extra bytes; the
 	// pooled buffers go back before the wait for the server's close.
-	status, extra := r.resp.StatusCode(), r.br.Buffered()
+	status, extra, closing := r.resp.StatusCode(), r.br.Buffered(), r.resp.ConnectionClose()
 	r.br.Reset(nil)
 	readings.Put(r)
 	s.Payload = body
+	if !w.rd.First.IsZero() {
+		s.RFCTTFB = w.rd.First.Sub(t0)
+	}
 	if err != nil {
 		w.finish(s, conn, w.rd.Cause(err))
-		return
+		return false
 	}
-	more, err := w.awaitClose(conn)
-	extra += more
-	// Transfer: from the first byte to the server's FIN (or the error).
+	// The first byte's time is the kernel's (wall clock): the last byte's
+	// is measured from it, on the same clock.
+	s.RFCTTLB = s.RFCTTFB + tl.Sub(w.rd.First)
+	if last = last || closing; last {
+		var more int
+		more, err = w.awaitClose(conn)
+		extra += more
+	}
+	// Transfer: from the first byte to the server's FIN (or the error),
+	// or to the body's last byte on a connection kept open.
 	t4 := time.Now()
 	s.Dur[vocab.PhaseTTFB] = w.rd.First.Sub(t3)
 	s.Dur[vocab.PhaseTransfer] = t4.Sub(w.rd.First)
-	w.finish(s, conn, w.judge(s, conn, status, body, extra, err))
+	err = w.judge(s, conn, status, body, w.op.req.ObjectSize(obj), extra, err)
+	w.finish(s, conn, err)
+	return err == nil && !last
+}
+
+// doKeepAlive is a transaction on the worker's held connection (HTTP/1.1
+// keep-alive), opened first if it has none: the RequestsPerConn-th request
+// on a connection asks the server to close it. A connection is dropped
+// after an error, a response with Connection: close, or its last request.
+func (w *worker) doKeepAlive(ctx context.Context, s *metrics.Sample) {
+	t0 := time.Now()
+	for try := 0; try < 2; try++ {
+		conn := w.conn
+		if conn == nil {
+			t0 = time.Now()
+			c, ph, err := w.dialer.Dial(ctx)
+			if !ph.Fill(s, err) {
+				return
+			}
+			w.conn, w.nreq, w.wireIn, w.wireOut = c, 0, 0, 0
+			conn = c
+		}
+		w.nreq++
+		reused := w.nreq > 1
+		if w.exchange(s, conn, t0, w.nreq >= w.op.cfg.RequestsPerConn) {
+			return
+		}
+		w.conn = nil
+		conn.CloseIn(s)
+		if !reused || s.BytesIn > 0 || !closedUnder(s.Err) {
+			return
+		}
+		// The server closed the kept-alive connection before this
+		// request was answered: open a new one and ask again (once).
+		*s = metrics.Sample{Intended: s.Intended, Start: s.Start, Steady: s.Steady, TCP: s.TCP}
+	}
+}
+
+// closedUnder reports whether err is a kept-alive connection's closing by
+// the server.
+func closedUnder(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
 // awaitClose reads to the server's close: HTTP/1.0, the server closes, so
@@ -188,14 +295,19 @@ func (w *worker) awaitClose(conn *tlsconn.Conn) (int, error) {
 // judge returns what is wrong with a response read to the server's close
 // (err: the wait for the close), its class set in s; a good response's
 // connection is the run's negotiated parameters if it is the first.
-func (w *worker) judge(s *metrics.Sample, conn *tlsconn.Conn, status int, body int64, extra int, err error) error {
+// want is the drawn object's size (-1: none, ExpectSize applies).
+func (w *worker) judge(s *metrics.Sample, conn *tlsconn.Conn, status int, body, want int64, extra int,
+	err error) error {
+	if want < 0 {
+		want = w.op.cfg.ExpectSize
+	}
 	switch {
 	case status != fasthttp.StatusOK:
 		s.Class = vocab.ClassStatus
 		return fmt.Errorf("status %d", status)
-	case w.op.cfg.ExpectSize >= 0 && body != w.op.cfg.ExpectSize:
+	case want >= 0 && body != want:
 		s.Class = vocab.ClassBodySize
-		return fmt.Errorf("body of %d bytes, expected %d", body, w.op.cfg.ExpectSize)
+		return fmt.Errorf("body of %d bytes, expected %d", body, want)
 	case extra > 0:
 		s.Class = vocab.ClassBodySize
 		return fmt.Errorf("%d bytes after the response body", extra)
@@ -281,7 +393,9 @@ func (w *worker) finish(s *metrics.Sample, conn *tlsconn.Conn, err error) {
 		s.Err = err
 	}
 	s.BytesIn = w.rd.N
-	s.WireIn, s.WireOut = conn.WireIn(), conn.WireOut()
+	in, out := conn.WireIn(), conn.WireOut()
+	s.WireIn, s.WireOut = in-w.wireIn, out-w.wireOut
+	w.wireIn, w.wireOut = in, out
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 	if w.op.cfg.Trace != nil {
 		w.op.cfg.Trace(conn.LocalPort(), s, w.rd.FirstByte())

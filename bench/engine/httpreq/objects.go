@@ -3,8 +3,12 @@ package httpreq
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // DefaultObjectPath is where an object of a mix is asked for: the reference
@@ -74,4 +78,122 @@ func (o Object) ObjectURLPath(tpl string) string {
 		tpl = DefaultObjectPath
 	}
 	return strings.ReplaceAll(tpl, "{size}", strconv.FormatInt(o.Size, 10))
+}
+
+// MaxObjects bounds a mix: a sample names its object in 16 bits.
+const MaxObjects = 65535
+
+// validateObjects reports the first object setting out of its domain.
+func (r *Request) validateObjects() error {
+	bad := func(field string, v any, want string) error {
+		return &vocab.FieldError{Field: field, Value: v, Want: want}
+	}
+	if len(r.Objects) == 0 {
+		if r.ObjectPath != "" {
+			return bad("object_path", r.ObjectPath, "be set only with objects")
+		}
+		return nil
+	}
+	switch {
+	case len(r.Objects) > MaxObjects:
+		return bad("objects", len(r.Objects), fmt.Sprintf("hold at most %d objects", MaxObjects))
+	case len(r.Paths) > 0 || r.RandomPath:
+		return bad("objects", len(r.Objects), "not be set with paths or random_path (each object has its path)")
+	case r.ExpectSize != -1:
+		return bad("expect_size", r.ExpectSize, "be -1 with objects (each object fixes its size)")
+	}
+	if err := checkObjectPath(r.ObjectPath); err != nil {
+		return bad("object_path", r.ObjectPath, err.Error())
+	}
+	sum := 0.0
+	for i, o := range r.Objects {
+		field := fmt.Sprintf("objects[%d]", i)
+		switch {
+		case o.Size < 0:
+			return bad(field+".size", o.Size, "not be negative")
+		case math.IsNaN(o.Weight) || math.IsInf(o.Weight, 0) || o.Weight < 0:
+			return bad(field+".weight", o.Weight, "be a number of 0 or more")
+		case o.Path != "" && !strings.HasPrefix(o.Path, "/"):
+			return bad(field+".path", o.Path, "start with /")
+		case strings.ContainsAny(o.Path, " \r\n"):
+			return bad(field+".path", o.Path, "hold no space or line break")
+		}
+		sum += o.Weight
+	}
+	if !(sum > 0) || math.IsInf(sum, 0) {
+		return bad("objects", fmt.Sprintf("weights summing to %v", sum), "have weights of a positive (finite) sum")
+	}
+	return nil
+}
+
+// checkObjectPath checks a path template: a path, with {size} at most
+// where a size may go; "" is the default.
+func checkObjectPath(tpl string) error {
+	switch {
+	case tpl == "":
+		return nil
+	case !strings.HasPrefix(tpl, "/"):
+		return fmt.Errorf("start with /")
+	case strings.ContainsAny(tpl, " \r\n"):
+		return fmt.Errorf("hold no space or line break")
+	}
+	rest := strings.ReplaceAll(tpl, "{size}", "")
+	if strings.ContainsAny(rest, "{}") {
+		return fmt.Errorf("use no template but {size}")
+	}
+	return nil
+}
+
+// picker draws an index by weight in O(1): Vose's alias table.
+type picker struct {
+	prob  []float64 // chance of keeping column i
+	alias []int32
+}
+
+func newPicker(weights []float64) *picker {
+	n := len(weights)
+	p := &picker{prob: make([]float64, n), alias: make([]int32, n)}
+	sum := 0.0
+	for _, w := range weights {
+		sum += w
+	}
+	scaled := make([]float64, n)
+	var small, large []int32
+	for i, w := range weights {
+		scaled[i] = w / sum * float64(n)
+		if scaled[i] < 1 {
+			small = append(small, int32(i))
+		} else {
+			large = append(large, int32(i))
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small, large = small[:len(small)-1], large[:len(large)-1]
+		p.prob[s], p.alias[s] = scaled[s], l
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			small = append(small, l)
+		} else {
+			large = append(large, l)
+		}
+	}
+	// What is left has a column of its own (1, up to rounding), but an
+	// object of weight 0 is never drawn.
+	some := int32(slices.IndexFunc(weights, func(w float64) bool { return w > 0 }))
+	for _, i := range append(small, large...) {
+		p.prob[i], p.alias[i] = 1, i
+		if weights[i] == 0 {
+			p.prob[i], p.alias[i] = 0, some
+		}
+	}
+	return p
+}
+
+func (p *picker) pick(rng *rand.Rand) int {
+	i := rng.IntN(len(p.prob))
+	if rng.Float64() < p.prob[i] {
+		return i
+	}
+	return int(p.alias[i])
 }

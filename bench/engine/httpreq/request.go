@@ -57,7 +57,7 @@ func (r *Request) Validate() error {
 	case r.ReadTimeout <= 0:
 		return &vocab.FieldError{Field: "read_timeout", Value: r.ReadTimeout, Want: "be positive"}
 	}
-	return nil
+	return r.validateObjects()
 }
 
 // Compiled is a request ready to be generated; it is safe for concurrent
@@ -67,6 +67,8 @@ type Compiled struct {
 	before  []string // per path: "GET <path> <proto>\r\nHost: …\r\n…Accept: */*\r\n"
 	headers []compiledHeader
 	random  bool
+	sizes   []int64 // per object (before is per object then), or nil
+	pick    *picker // draws an object when there are several
 	seq     atomic.Uint64
 	turn    atomic.Uint64
 }
@@ -87,6 +89,17 @@ func (r *Request) Compile(proto, addr string) (*Compiled, error) {
 		paths = []string{r.Path}
 	}
 	c := &Compiled{random: r.RandomPath}
+	if len(r.Objects) > 0 {
+		paths, c.random = make([]string, len(r.Objects)), false
+		weights := make([]float64, len(r.Objects))
+		for i, o := range r.Objects {
+			paths[i], weights[i] = o.ObjectURLPath(r.ObjectPath), o.Weight
+			c.sizes = append(c.sizes, o.Size)
+		}
+		if len(weights) > 1 {
+			c.pick = newPicker(weights)
+		}
+	}
 	for _, p := range paths {
 		c.before = append(c.before, fmt.Sprintf("GET %s %s\r\nHost: %s\r\nUser-Agent: %s\r\nAccept: "+
 			"*/*\r\n", p, proto, host, r.UserAgent))
@@ -118,18 +131,45 @@ func NewGen(seed uint64) *Gen { return &Gen{rng: rand.New(rand.NewPCG(seed, seed
 // Append appends the next request's head to dst; g may be nil for a static
 // request.
 func (c *Compiled) Append(dst []byte, g *Gen) []byte {
+	dst, _ = c.AppendObject(dst, g)
+	return dst
+}
+
+// Objects returns how many objects the request draws from (0: none, the
+// request has a path).
+func (c *Compiled) Objects() int { return len(c.sizes) }
+
+// ObjectSize returns the size of object i (AppendObject's), or -1 when
+// the request has no objects.
+func (c *Compiled) ObjectSize(i int) int64 {
+	if i < 0 || i >= len(c.sizes) {
+		return -1
+	}
+	return c.sizes[i]
+}
+
+// AppendObject is Append, which also returns the index of the object the
+// request drew by weight with g's random source (-1 without objects).
+func (c *Compiled) AppendObject(dst []byte, g *Gen) ([]byte, int) {
+	obj := -1
+	if c.sizes != nil {
+		obj = 0
+	}
 	if c.static != nil {
-		return append(dst, c.static...)
+		return append(dst, c.static...), obj
 	}
 	i := 0
-	if n := len(c.before); n > 1 {
+	if c.pick != nil {
+		i = c.pick.pick(g.rng)
+		obj = i
+	} else if n := len(c.before); n > 1 {
 		if c.random {
 			i = g.rng.IntN(n)
 		} else {
 			i = int((c.turn.Add(1) - 1) % uint64(n))
 		}
 	}
-	return c.generate(dst, g, i, c.seq.Add(1))
+	return c.generate(dst, g, i, c.seq.Add(1)), obj
 }
 
 // generate writes the head for path number path; seq is the request's

@@ -139,6 +139,7 @@ func (op *Op) NewWorker(id int) (engine.Worker, error) {
 		op:     op,
 		dialer: op.NewDialer(id),
 		sent:   make([]time.Time, 0, op.cfg.Pipeline),
+		objs:   make([]int, 0, op.cfg.Pipeline),
 		gen:    httpreq.NewGen(rand.Uint64()),
 	}
 	if op.cfg.Verify != nil && op.cfg.Verify.SHA256 != nil {
@@ -158,6 +159,7 @@ type worker struct {
 	gen     *httpreq.Gen
 	reqs    []byte      // the requests of one write
 	sent    []time.Time // write times of the requests in flight, oldest first
+	objs    []int       // the objects they drew (-1: none), likewise
 	nsent   int         // requests written on this connection
 	nrecv   int         // responses read on this connection
 	wireIn  int64       // wire bytes already attributed to samples
@@ -167,6 +169,7 @@ type worker struct {
 	// the next sample: connect and handshake times.
 	opened       bool
 	openedPhases tlsconn.Phases
+	openedAt     time.Time // its connect's start
 }
 
 var _ engine.Opener = (*worker)(nil)
@@ -220,11 +223,12 @@ func (w *worker) Open(ctx context.Context, s *metrics.Sample) bool {
 	if w.conn != nil {
 		return true
 	}
+	at := time.Now()
 	ph, err := w.dial(ctx)
 	if !ph.Fill(s, err) {
 		return false
 	}
-	w.opened, w.openedPhases = true, ph
+	w.opened, w.openedPhases, w.openedAt = true, ph, at
 	return true
 }
 
@@ -235,7 +239,7 @@ func (w *worker) dial(ctx context.Context) (tlsconn.Phases, error) {
 		return ph, err
 	}
 	w.op.Observe(&conn.State)
-	w.conn, w.nsent, w.nrecv, w.sent = conn, 0, 0, w.sent[:0]
+	w.conn, w.nsent, w.nrecv, w.sent, w.objs = conn, 0, 0, w.sent[:0], w.objs[:0]
 	w.wireIn, w.wireOut = 0, 0
 	w.rd.Reset(conn, w.op.cfg.ReadTimeout)
 	return ph, nil
@@ -252,8 +256,15 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 	var oldIn, oldOut int64
 	defer func() { s.WireIn, s.WireOut = s.WireIn+oldIn, s.WireOut+oldOut }()
 	for {
-		// Connect and handshake: now, or carried from Open.
+		// Connect and handshake: now, or carried from Open. t0 is the
+		// first packet of a transaction that opens its connection.
 		dialed, carried := w.conn == nil, w.opened
+		var t0 time.Time
+		if dialed {
+			t0 = time.Now()
+		} else if carried {
+			t0 = w.openedAt
+		}
 		if !w.connect(ctx, s) || !w.send(s) {
 			return
 		}
@@ -263,7 +274,11 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 			continue
 		}
 		// TTFB: from the oldest request in flight to its first byte.
-		started := w.sent[0]
+		started, obj := w.sent[0], w.objs[0]
+		s.Object = uint16(obj + 1)
+		if t0.IsZero() {
+			t0 = started
+		}
 		if err := w.readHead(); err != nil {
 			if !dialed && (w.nrecv > 0 || carried) && w.rd.N == 0 &&
 				(errors.Is(err, io.EOF) || errors.Is(err, fasthttp.ErrConnectionClosed)) {
@@ -284,18 +299,25 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 		end := time.Now()
 		s.Dur[vocab.PhaseTTFB] = first.Sub(started)
 		s.Dur[vocab.PhaseTransfer] = end.Sub(first)
+		s.RFCTTFB = first.Sub(t0)
 		s.Payload = body
 		if err != nil {
 			w.fail(s, err)
 			return
 		}
+		s.RFCTTLB = s.RFCTTFB + end.Sub(first) // on the first byte's clock
 		w.sent = w.sent[:copy(w.sent, w.sent[1:])]
+		w.objs = w.objs[:copy(w.objs, w.objs[1:])]
 		w.nrecv++
+		want := w.op.req.ObjectSize(obj) // the object this response answers (FIFO)
+		if want < 0 {
+			want = cfg.ExpectSize
+		}
 		switch {
 		case w.resp.StatusCode() != fasthttp.StatusOK:
 			s.Class, s.Err = vocab.ClassStatus, fmt.Errorf("status %d", w.resp.StatusCode())
-		case cfg.ExpectSize >= 0 && body != cfg.ExpectSize:
-			s.Class, s.Err = vocab.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, cfg.ExpectSize)
+		case want >= 0 && body != want:
+			s.Class, s.Err = vocab.ClassBodySize, fmt.Errorf("body of %d bytes, expected %d", body, want)
 		}
 		w.account(s)
 		if w.resp.ConnectionClose() || (cfg.RequestsPerConn > 0 && w.nrecv >= cfg.RequestsPerConn) {
@@ -336,7 +358,9 @@ func (w *worker) send(s *metrics.Sample) bool {
 	_ = w.conn.SetDeadline(time.Now().Add(cfg.ReadTimeout))
 	w.reqs = w.reqs[:0]
 	for i := 0; i < n; i++ {
-		w.reqs = w.op.req.Append(w.reqs, w.gen)
+		var obj int
+		w.reqs, obj = w.op.req.AppendObject(w.reqs, w.gen)
+		w.objs = append(w.objs, obj)
 	}
 	// A request's TTFB starts before it is written: the server may answer
 	// before Write returns.
