@@ -109,6 +109,10 @@ type Load struct {
 	Pause time.Duration `json:"pause,omitempty"`
 }
 
+// Span is how long the load goes: ramp-up, warm-up, window and ramp-down
+// (the drain after it not included).
+func (l *Load) Span() time.Duration { return l.RampUp + l.Warmup + l.Duration + l.RampDown }
+
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
 func (l *Load) Validate() error {
 	bad := func(field string, v any, want string) error {

@@ -9,12 +9,12 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// The timeline of RFC 9411 §4.3.4 (Figure 3): the load ramps up from
-// nothing to its target (Load.RampUp), holds it through the warm-up and the
-// steady window (the sustain phase), ramps down to nothing (Load.RampDown),
-// stops, and drains. In closed loop the ramps start and stop workers in
-// turn; in open loop they move the pacer's rate. A run without ramps or
-// pause takes none of this path but the series' marks.
+// The timeline of RFC 9411 §4.3.4 (the traffic load profile): the load
+// ramps up from nothing to its target (Load.RampUp), holds it through the
+// warm-up and the steady window (the sustain phase), ramps down to nothing
+// (Load.RampDown), stops, and drains. In closed loop the ramps start and
+// stop workers in turn; in open loop they move the pacer's rate. A run
+// without ramps or pause takes none of this path but the series' marks.
 
 // ramped says whether the run has a ramp.
 func (l *load) ramped() bool { return l.cfg.RampUp > 0 || l.cfg.RampDown > 0 }
