@@ -539,7 +539,7 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 			break
 		}
 		spec := lf.runSpec(p, tgt)
-		spec.Progress = statusLine(stderr, p.Name, lf.quiet, spec.Warmup+spec.RampUp, eng.status)
+		spec.Progress = statusLine(stderr, p.Name, lf.quiet, spec.Warmup, eng.status)
 		live.hook(&spec, runLabels(&spec))
 		if a := spec.Agent; a != nil && !a.StartAt.IsZero() && !lf.quiet {
 			fmt.Fprintf(stderr, "tlsbench %s: agent %s (shard %d/%d) ready; starting at "+
