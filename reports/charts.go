@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"image/color"
 	"math"
 	"regexp"
 	"slices"
@@ -311,9 +312,42 @@ func seriesChart(name, title, unit string, ch *chosen) *chart {
 				p.Legend.Add("steady window", edge)
 			}
 		}
+		if err := shadeRamps(p, ch, top*1.05); err != nil {
+			return nil, err
+		}
 		p.X.Min, p.Y.Min = 0, 0
 		return p, nil
 	}}
+}
+
+// shadeRamps shades the run's ramp-up and ramp-down seconds (RFC 9411
+// §4.3.4) up to height top, each named in the legend; none without a
+// timeline.
+func shadeRamps(p *plot.Plot, ch *chosen, top float64) error {
+	t := ch.Timeline
+	if t == nil {
+		return nil
+	}
+	down := ch.SteadyStartS + ch.DurationS
+	for i, r := range []struct {
+		name     string
+		from, to float64
+	}{{"ramp up", 0, t.RampUpS}, {"ramp down", down, down + t.RampDownS}} {
+		if r.to <= r.from {
+			continue
+		}
+		shade, err := plotter.NewPolygon(plotter.XYs{{X: r.from, Y: 0}, {X: r.to, Y: 0}, {X: r.to, Y: top},
+			{X: r.from, Y: top}})
+		if err != nil {
+			return err
+		}
+		c := color.NRGBAModel.Convert(plotutil.Color(3 + i)).(color.NRGBA)
+		c.A = 48
+		shade.Color, shade.LineStyle.Width = c, 0
+		p.Add(shade)
+		p.Legend.Add(r.name, shade)
+	}
+	return nil
 }
 
 // percentileX places a percentile on the log-ish axis: -log10(1 − p/100),

@@ -7,8 +7,11 @@ import (
 	"image"
 	"image/png"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -114,4 +117,26 @@ func TestChartPNGsNotClipped(t *testing.T) {
 func blank(img image.Image, x, y int) bool {
 	r, g, b, a := img.At(x, y).RGBA()
 	return a == 0 || r > 0xf800 && g > 0xf800 && b > 0xf800
+}
+
+// TestSeriesChartShadesRamps: a run with a timeline has its ramp-up and
+// ramp-down seconds shaded and named in the legend; one without has neither.
+func TestSeriesChartShadesRamps(t *testing.T) {
+	ch := &chosen{SteadyStartS: 3, DurationS: 4, WarmupS: 1}
+	for s := range 10 {
+		ch.Series = append(ch.Series, analysis.Point{T: float64(s + 1), V: 100})
+	}
+	for _, tl := range []*metrics.Timeline{nil, {Target: "rate", TargetValue: 100, RampUpS: 2, WarmupS: 1,
+		SustainS: 4, RampDownS: 2}} {
+		ch.Timeline = tl
+		svg, err := seriesChart("s", "series", "CPS", ch).svg()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"ramp up", "ramp down"} {
+			if got := strings.Contains(svg, name); got != (tl != nil) {
+				t.Errorf("timeline %v: the chart names %q: %v", tl, name, got)
+			}
+		}
+	}
 }

@@ -199,6 +199,7 @@ type chosen struct {
 	WarmupS      float64                        `json:"warmup_s"`
 	SteadyStartS float64                        `json:"steady_start_s"`
 	DurationS    float64                        `json:"duration_s"`
+	Timeline     *metrics.Timeline              `json:"timeline,omitempty"` // its ramps, if any
 	Latency      map[string]metrics.Percentiles `json:"latency_us"`
 	// Series is the value (CPS or Gbps) of each whole second of the run,
 	// by completion time, warm-up included; the partial last second (the
@@ -636,6 +637,7 @@ func chosenOf(r *metrics.Run, seq int) (*chosen, error) {
 		WarmupS:      r.WarmupS,
 		SteadyStartS: r.SteadyStartS,
 		DurationS:    r.DurationS,
+		Timeline:     r.Timeline,
 		Latency:      r.Latency,
 		Client:       r.Client,
 		Series:       analysis.Series(r),

@@ -102,8 +102,8 @@ func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, e
 	}
 	defer l.Stop()
 
-	// The agents report after warm-up, window and drain, then push.
-	wait := time.Until(spec.Agent.StartAt) + req.Warmup + req.Duration + spec.DrainBound() + 30*time.Second
+	// The agents report after the ramps, warm-up, window and drain, then push.
+	wait := time.Until(spec.Agent.StartAt) + spec.Span() + spec.DrainBound() + 30*time.Second
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var failed atomic.Pointer[error]

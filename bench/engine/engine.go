@@ -49,7 +49,8 @@ type Worker interface {
 
 // Opener is a Worker that holds a connection across transactions and can
 // open it ahead of the load. Run opens the connection of every Opener before
-// the load starts (Config.OpenParallel at a time, before StartAt), so that
+// the load starts (Config.OpenParallel at a time, before StartAt; not when
+// the load ramps up, which opens them as it goes), so that
 // all of them are held from the first scheduled start on, the way wrk opens
 // its connections. Open returns false when it failed: s then holds the
 // failure, which is recorded as a warm-up error, and the worker tries again
@@ -107,6 +108,10 @@ type Load struct {
 	// held connection (RFC 9411 §7.9).
 	Pause time.Duration `json:"pause,omitempty"`
 }
+
+// Span is how long the load goes: ramp-up, warm-up, window and ramp-down
+// (the drain after it not included).
+func (l *Load) Span() time.Duration { return l.RampUp + l.Warmup + l.Duration + l.RampDown }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
 func (l *Load) Validate() error {
@@ -243,7 +248,12 @@ func Run(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 	if cfg.Concurrency >= manyConnections {
 		defer holdLowGC()()
 	}
-	failed, opened, err := openAll(ctx, workers, cfg.OpenParallel)
+	// A ramp-up opens the connections as it goes: none ahead of it.
+	var failed []failedOpen
+	var opened int
+	if cfg.RampUp == 0 {
+		failed, opened, err = openAll(ctx, workers, cfg.OpenParallel)
+	}
 	if err == nil {
 		err = awaitStart(ctx, cfg.StartAt, cfg.StartTolerance)
 	}
@@ -275,8 +285,11 @@ func Run(ctx context.Context, cfg Config, op Op) (*Outcome, error) {
 func (l *load) run(ctx context.Context, op Op, workers []Worker, out *Outcome) {
 	var wg sync.WaitGroup
 	var sched schedule = closedLoop{end: l.end, stop: l.stop}
-	if l.cfg.Rate > 0 {
+	switch {
+	case l.cfg.Rate > 0:
 		sched = startOpenLoop(l, &wg)
+	case l.timed():
+		sched = newTimedLoop(l) // timeline.go
 	}
 	for i, w := range workers {
 		wg.Add(1)
@@ -285,7 +298,7 @@ func (l *load) run(ctx context.Context, op Op, workers []Worker, out *Outcome) {
 			l.work(i, w, sched)
 		}()
 	}
-	series := tickSeries(l.rec, l.start, l.cfg.Progress)
+	series := tickSeries(l.rec, l.start, l.cfg.Progress, l.marker(op))
 
 	at, aborted, steady := l.awaitStop(ctx)
 	if steady && l.cfg.AtWindow != nil {
@@ -296,6 +309,11 @@ func (l *load) run(ctx context.Context, op Op, workers []Worker, out *Outcome) {
 	if counts {
 		out.HeldAtEnd, _ = gauge.OpenConns()
 	}
+	stopped := at
+	if aborted == "" && !at.Before(l.end) && l.cfg.RampDown > 0 {
+		stopped = l.awaitRampDown(ctx) // timeline.go
+	}
+	l.stopped.Store(stopped.UnixNano())
 	close(l.stop)
 	l.drain(&wg)
 	out.Series = series()
@@ -357,12 +375,14 @@ func awaitStart(ctx context.Context, at time.Time, tolerance time.Duration) erro
 	}
 }
 
-// load is one application of load: what its workers share.
+// load is one application of load: what its workers share. Its timeline
+// (timeline.go): start, the ramp-up, the warm-up, steadyStart, the steady
+// window, end, the ramp-down, stopAt.
 type load struct {
-	cfg                     Config
-	start, steadyStart, end time.Time
-	rec                     *metrics.Recorder
-	stall                   *stallWatch
+	cfg                             Config
+	start, steadyStart, end, stopAt time.Time
+	rec                             *metrics.Recorder
+	stall                           *stallWatch
 	// opCtx outlives Run's ctx so that in-flight transactions finish
 	// and count; abandon cancels it when the drain bound expires.
 	opCtx   context.Context
@@ -373,12 +393,16 @@ type load struct {
 	abandoned, attempts, backoffs atomic.Int64
 	// expired is when the drain bound expired (Unix ns); 0 before.
 	expired atomic.Int64
+	// stopped is when the load stopped (Unix ns): stopAt, or the
+	// interruption's time; 0 before.
+	stopped atomic.Int64
 }
 
 func newLoad(ctx context.Context, cfg Config, start time.Time) *load {
-	l := &load{cfg: cfg, start: start, steadyStart: start.Add(cfg.Warmup),
+	l := &load{cfg: cfg, start: start, steadyStart: start.Add(cfg.RampUp + cfg.Warmup),
 		rec: metrics.NewRecorder(cfg.Shards, start), stall: newStallWatch(cfg.AbortAfter, start), stop: make(chan struct{})}
 	l.end = l.steadyStart.Add(cfg.Duration)
+	l.stopAt = l.end.Add(cfg.RampDown)
 	l.opCtx, l.abandon = context.WithCancel(context.WithoutCancel(ctx))
 	return l
 }
@@ -395,7 +419,7 @@ func (l *load) work(id int, w Worker, sched schedule) {
 		if !ok {
 			break
 		}
-		hit(l.opCtx, w, s, intended, start, !intended.Before(l.steadyStart))
+		hit(l.opCtx, w, s, intended, start, !intended.Before(l.steadyStart) && intended.Before(l.end))
 		n++
 		l.record(id, s)
 		// Backing off, the worker takes no start: in open loop those
@@ -519,10 +543,12 @@ func (l *load) report(out *Outcome, at time.Time, aborted string) {
 
 // tickSeries closes the run's seconds as they pass: second k at start + k s
 // (a late wake-up does not shift the seconds after it), each k once, handing
-// each to progress from its one goroutine. The function it returns stops
-// the ticks and returns the seconds; what ended after the last tick is the
-// next second, partial when the run ended before that second did.
-func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Second)) func() []metrics.Second {
+// each to progress from its one goroutine, after mark (if set) has marked
+// it (timeline.go). The function it returns stops the ticks and returns the
+// seconds; what ended after the last tick is the next second, partial when
+// the run ended before that second did.
+func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Second),
+	mark func(*metrics.Second, time.Time)) func() []metrics.Second {
 	at := func(k int) time.Time { return start.Add(time.Duration(k) * time.Second) }
 	var secs []metrics.Second
 	ticked := 0 // the last second closed
@@ -536,6 +562,9 @@ func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Se
 			case <-t.C:
 				ticked++
 				sec := rec.Tick(at(ticked))
+				if mark != nil {
+					mark(&sec, at(ticked))
+				}
 				secs = append(secs, sec)
 				if progress != nil {
 					progress(sec)
@@ -551,6 +580,9 @@ func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Se
 		<-done
 		final := rec.Tick(at(ticked + 1))
 		final.Partial = time.Now().Before(at(ticked + 1))
+		if mark != nil {
+			mark(&final, at(ticked+1))
+		}
 		if final.Transactions+final.Errors > 0 {
 			secs = append(secs, final)
 		}
@@ -650,24 +682,26 @@ const lateThreshold = time.Millisecond
 // openLoop hands out the starts its pacer schedules at a rate, and counts
 // the ones late, dropped, and the generator's own lateness of each.
 type openLoop struct {
-	ticks       <-chan time.Time
-	steadyStart time.Time
-	lags        *lagHistograms
-	late        atomic.Int64
-	dropped     atomic.Int64
-	scheduled   atomic.Int64
+	ticks            <-chan time.Time
+	steadyStart, end time.Time
+	lags             *lagHistograms
+	late             atomic.Int64
+	dropped          atomic.Int64
+	scheduled        atomic.Int64
 }
 
 // startOpenLoop starts the pacer of l (counted in wg): it schedules starts
-// at l's rate until l's window ends or l.stop closes.
+// at l's rate (ramped: timeline.go) until l's load ends or l.stop closes.
 func startOpenLoop(l *load, wg *sync.WaitGroup) *openLoop {
 	ticks := make(chan time.Time, l.cfg.Concurrency)
-	o := &openLoop{ticks: ticks, steadyStart: l.steadyStart, lags: newLagHistograms(l.cfg.Shards)}
+	o := &openLoop{ticks: ticks, steadyStart: l.steadyStart, end: l.end, lags: newLagHistograms(l.cfg.Shards)}
+	c := curve{start: l.start, end: l.stopAt, rate: l.cfg.Rate, up: l.cfg.RampUp, down: l.cfg.RampDown,
+		full: l.end.Sub(l.start)}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		defer close(ticks)
-		o.scheduled.Store(pace(l.start, l.end, l.cfg.Rate, l.stop, ticks, &o.dropped))
+		o.scheduled.Store(pace(&c, l.stop, ticks, &o.dropped))
 	}()
 	return o
 }
@@ -681,7 +715,7 @@ func (o *openLoop) next(id int) (intended, start time.Time, ok bool) {
 	if start.Sub(intended) > lateThreshold {
 		o.late.Add(1)
 	}
-	if !intended.Before(o.steadyStart) {
+	if !intended.Before(o.steadyStart) && intended.Before(o.end) {
 		o.lags.record(id, start.Sub(intended))
 	}
 	return intended, start, true

@@ -6,7 +6,7 @@ import (
 )
 
 // pace sends the intended start times of an open-loop schedule: the i-th
-// transaction is due at start + i/rate. A due start that finds every worker
+// transaction is due at c.at(i), start + i/rate without ramps. A due start that finds every worker
 // busy and the queue full is dropped and counted, never delayed silently. It
 // returns how many starts it scheduled (sent or dropped).
 //
@@ -15,18 +15,17 @@ import (
 // otherwise idle (its poller sleeps in whole milliseconds), which an open
 // loop would charge to the target. The pacer sleeps on a timer until
 // pacerCoarse before the start, then waits the rest precisely (waitUntil).
-func pace(start, end time.Time, rate float64, stop <-chan struct{}, ticks chan<- time.Time,
-	dropped *atomic.Int64) int64 {
+func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomic.Int64) int64 {
 	restore := preciseWaits()
 	defer restore()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	lead := min(handoffLead, time.Duration(float64(time.Second)/rate/10))
+	lead := min(handoffLead, time.Duration(float64(time.Second)/c.rate/10))
 	for i := int64(0); ; i++ {
-		due := start.Add(time.Duration(float64(i) * float64(time.Second) / rate))
-		if !due.Before(end) {
-			// The workers keep their connections until the window
+		due, ok := c.at(i)
+		if !ok {
+			// The workers keep their connections until the load
 			// ends: close the queue only then.
 			<-stop
 			return i

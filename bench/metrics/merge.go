@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -102,6 +103,7 @@ func Merge(runs []*Run) (*Run, error) {
 	if m.Series, err = mergeSeries(ins, m.Started); err != nil {
 		return nil, err
 	}
+	m.Timeline = mergeTimeline(ins)
 	sort.SliceStable(agents, func(i, j int) bool { return agents[i].Shard < agents[j].Shard })
 	if agents[0].Shards == 0 {
 		for i := range agents {
@@ -257,6 +259,8 @@ func checkAgreement(ins []*mergeInput) error {
 			what, va, vb = "applied load in", a.Load.Mode+" loop", b.Load.Mode+" loop"
 		case !sameNames(a.Names, b.Names):
 			what, va, vb = "spread its connections over", nameList(a.Names), nameList(b.Names)
+		case !sameTimeline(a.Timeline, b.Timeline):
+			what, va, vb = "ran the timeline", a.Timeline.String(), b.Timeline.String()
 		default:
 			continue
 		}
@@ -567,6 +571,8 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			s := p.s
 			m.addCounts(s)
 			m.Partial = m.Partial || s.Partial // some agent's second ended early
+			m.OpenConns += s.OpenConns
+			m.Phase = cmp.Or(m.Phase, s.Phase) // the agents share the timeline
 			sum += s.TotalMean * float64(s.Transactions)
 			if s.Transactions > 0 && s.TotalHist == "" {
 				known = false // a record older than the per-second histograms

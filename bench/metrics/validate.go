@@ -148,6 +148,7 @@ func (r *Run) check(c *Checker) {
 	checkNames(c, r.Names)
 	r.checkLatency(c)
 	r.checkSeries(c)
+	r.checkTimeline(c) // timeline.go
 	if r.Agent != nil {
 		checkAgent(c, "agent", *r.Agent)
 	}

@@ -149,12 +149,26 @@ func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics
 	if spec.Rate > 0 {
 		r.Load.Mode = "open"
 	}
+	r.Timeline = timeline(&spec.Load)
 	r.Target.ClientCert = cc.Recorded()
 	r.ProfileSpec, _ = json.Marshal(p)
 	if len(spec.Config) > 0 {
 		r.Config = spec.Config
 	}
 	return r
+}
+
+// timeline is the record's timeline of load l; nil without ramps.
+func timeline(l *engine.Load) *metrics.Timeline {
+	if l.RampUp <= 0 && l.RampDown <= 0 {
+		return nil
+	}
+	t := &metrics.Timeline{Target: "concurrency", TargetValue: float64(l.Concurrency), RampUpS: l.RampUp.Seconds(),
+		WarmupS: l.Warmup.Seconds(), SustainS: l.Duration.Seconds(), RampDownS: l.RampDown.Seconds()}
+	if l.Rate > 0 {
+		t.Target, t.TargetValue = "rate", l.Rate
+	}
+	return t
 }
 
 // fillRecord fills r with what the engine measured (res) and what op saw.

@@ -71,6 +71,13 @@ func TestBadInputTable(t *testing.T) {
 		for _, f := range []string{"--connect-timeout", "--handshake-timeout", "--read-timeout", "--duration"} {
 			add(f, cmd, f, "0s", url)
 		}
+		// The timeline: no negative ramp or pause, no pause in open loop.
+		for _, f := range []string{"--ramp-up", "--ramp-down", "--pause"} {
+			add(f, cmd, f, "-1s", url)
+			add(f, cmd, f, "soon", url)
+		}
+		add("--pause must be 0 in open loop (the rate paces the starts), got 10ms", cmd, "--rate", "100",
+			"--pause", "10ms", url)
 		// Session resumption: a share, a mode crypto/tls has, one the
 		// profile's version can do.
 		for _, v := range []string{"-0.1", "1.5", "NaN", "Inf", "half"} {
@@ -358,6 +365,10 @@ func TestBadInputTable(t *testing.T) {
 	add("want a subcommand", "k8s")
 	add("unknown subcommand", "k8s", "apply")
 	add("--start-in", "k8s", "manifest", "--start-in", "-1s")
+	// A ramp may be any length, but the whole load must fit the Job's life.
+	add("--active-deadline 1h0m0s ends before the load does", "k8s", "manifest",
+		"--agents", "2", "--image", "i", "--report-to", "http://127.0.0.1:1/", "--token-file", tokenFile(t), "--",
+		"cps", "https://dut/1k", "-c", "8", "--ramp-up", "1h")
 	// Device counters (issue 27: items 1, 7, 8): a timeout out of range,
 	// the flag twice, one "(e.g. …)" at most.
 	add(`timeout "99999999999h" is out of range (at most 1m0s)`, "cps", "--device-counters",

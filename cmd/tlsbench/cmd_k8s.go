@@ -169,6 +169,10 @@ func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string)
 			"agents push their record (--report-to)")
 	}
 	o.Run, o.StartAt, o.NodeSelector = c.runSpec(c.profiles[0], nil), start, nodeSelector
+	if wait, span := start.Sub(now), o.Run.Span(); o.ActiveDeadline <= wait+span {
+		return o, usagef("--active-deadline %s ends before the load does: it starts in %s and goes %s (ramps, "+
+			"warm-up and duration)", o.ActiveDeadline, wait.Round(time.Second), span)
+	}
 	o.Run.Roots, o.Run.Profiles, o.Run.KeyLog = nil, nil, nil // files, read in the pods
 	// The first and the last agent's share, checked as the agents will
 	// check them (their shares of the load differ only by one), with the

@@ -23,7 +23,7 @@ import (
 // Kubernetes types, and every agent's command line, variables expanded, is
 // one the engine accepts.
 func TestK8sManifest(t *testing.T) {
-	start := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	start := time.Now().Add(30 * time.Minute).UTC().Truncate(time.Millisecond) // the Job lives 1h: start and load within it
 	// A token file that does not exist yet: made, mode 0600.
 	tokFile := filepath.Join(t.TempDir(), "run.token")
 	caFile := filepath.Join(t.TempDir(), "collector-ca.pem")

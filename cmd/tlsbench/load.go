@@ -183,6 +183,12 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 		"most in flight (default 1024 there)")
 	fs.DurationVarP(&s.Duration, "duration", "d", s.Duration, "steady-state `DURATION` measured")
 	fs.DurationVar(&s.Warmup, "warmup", s.Warmup, "warm-up `DURATION` before it, excluded from statistics")
+	fs.DurationVar(&s.RampUp, "ramp-up", 0, "before the warm-up, raise the load linearly from nothing to -c or --rate "+
+		"over `DURATION` (RFC 9411 §4.3.4; excluded from statistics)")
+	fs.DurationVar(&s.RampDown, "ramp-down", 0, "after the window, lower the load linearly to nothing over `DURATION` "+
+		"(excluded from statistics)")
+	fs.DurationVar(&s.Pause, "pause", 0, "closed loop: each connection waits `DURATION` after every transaction "+
+		"before its next")
 	fs.Float64Var(&s.Rate, "rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)")
 	fs.StringArrayVar(&lf.names, "profile", nil, "cipher profile `NAME` (repeatable; default "+runner.DefaultProfile+")")
 	fs.StringArrayVar(&s.ProfileFiles, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
@@ -259,6 +265,9 @@ type loadEcho struct {
 	Rate             float64  `json:"rate,omitempty"`
 	Duration         string   `json:"duration"`
 	Warmup           string   `json:"warmup"`
+	RampUp           string   `json:"ramp_up,omitempty"`
+	RampDown         string   `json:"ramp_down,omitempty"`
+	Pause            string   `json:"pause,omitempty"`
 	ConnectTimeout   string   `json:"connect_timeout"`
 	HandshakeTimeout string   `json:"handshake_timeout"`
 	ReadTimeout      string   `json:"read_timeout"`
@@ -294,7 +303,7 @@ type engineSpec struct {
 var specFlags = map[string]string{
 	"concurrency": "-c: " +
 		"concurrency", "rate": "--rate", "duration": "--duration", "warmup": "--warmup", "abort_after": "--abort-after",
-	"drain":       "--drain",
+	"drain": "--drain", "ramp_up": "--ramp-up", "ramp_down": "--ramp-down", "pause": "--pause",
 	"expect_size": "--expect-size", "connect_timeout": "--connect-timeout", "handshake_timeout": "--handshake-timeout",
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
@@ -476,8 +485,18 @@ func (lf *loadFlags) runSpec(p *profiles.Profile, tgt *target.Target) runner.Spe
 		ExpectSize: given.ExpectSize, LingerZero: given.LingerZero, CAFile: given.Target.CAFile,
 		Insecure: given.Target.InsecureSkipVerify, Resume: given.Resume, Resumption: given.Resumption,
 		Objects: lf.objects.list, ObjectPath: lf.objects.path, Extra: engineEcho(given),
+		RampUp: echoDuration(given.RampUp), RampDown: echoDuration(given.RampDown), Pause: echoDuration(given.Pause),
 	})
 	return spec
+}
+
+// echoDuration is d as the record's configuration echoes it; "" (absent)
+// for 0.
+func echoDuration(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
 }
 
 // runLoad parses an engine command line and runs it for each profile.
@@ -751,7 +770,10 @@ func statusLine(w io.Writer, name string, quiet bool, warmup time.Duration,
 	tty := isTerminal(w)
 	return func(s metrics.Second) {
 		phase := ""
-		if time.Duration(s.T)*time.Second <= warmup && warmup > 0 {
+		switch {
+		case s.Phase != "" && s.Phase != string(vocab.TimelineSustain):
+			phase = " (" + strings.NewReplacer("_", "-", "warmup", "warm-up").Replace(s.Phase) + ")"
+		case s.Phase == "" && time.Duration(s.T)*time.Second <= warmup && warmup > 0:
 			phase = " (warm-up)"
 		}
 		line := fmt.Sprintf("%s %4ds%s  %s", name, s.T, phase, format(s)) + tcpStatus(s)
