@@ -184,6 +184,12 @@ func TestBadInputTable(t *testing.T) {
 	add("--ca-out", "serve", "--ca-out", noDir)
 	add("--ca-out", "serve", "--ca-out", dir)
 	add("unexpected arguments", "serve", "extra")
+	add("bad --backends 0: want 1 to 65535", "serve", "--plain", "--backends", "0")
+	add("bad --backends -2", "serve", "--plain", "--backends", "-2")
+	add("bad --backends 70000", "serve", "--plain", "--backends", "70000")
+	add("--backends needs --plain", "serve", "--backends", "4")
+	add("4 listeners on consecutive ports would end at 65537", "serve", "--plain", "--backends", "4", "--port", "65534")
+	add("it takes no [--fault]", "serve", "--plain", "--backends", "2", "--fault", "alert")
 
 	// calibrate.
 	add("--cps", "calibrate", "--cps", "NaN")
