@@ -19,8 +19,13 @@ import (
 // are closed after their response), and counts every request exactly, in
 // total and by Unix second; the pool's admin listener serves the counts.
 
-// DefaultHistory is how many seconds of per-second counts a backend keeps.
-const DefaultHistory = 3600
+// DefaultHistory is how many seconds of counts by time a backend keeps,
+// within historyBudget slots (16 bytes each) for the whole pool: a pool of
+// more than 111 backends keeps less by default (at least a minute).
+const (
+	DefaultHistory = 3600
+	historyBudget  = 4 << 20
+)
 
 // TotalName is the name of the pool's total in /stats (a device-counter
 // source of kind target reads it as its listener).
@@ -36,8 +41,9 @@ type BackendsConfig struct {
 	// Admin, if set, is the address of the pool's admin listener: /stats
 	// (JSON, the reference target's shape), /seconds and /metrics.
 	Admin string
-	// History is how many seconds of per-second counts each backend
-	// keeps; 0: DefaultHistory.
+	// History is how many seconds of counts by time each backend keeps
+	// (in slots of Resolution); 0: DefaultHistory within the pool's
+	// budget.
 	History int
 }
 
@@ -49,19 +55,24 @@ type Backends struct {
 }
 
 // Backend is one backend of a pool: its listener's counters and its
-// requests by second.
+// requests by tenth of a second (so that seconds not aligned on the Unix
+// second, a run's, can be summed: Between).
 type Backend struct {
 	*Listener
 	name string
 	mu   sync.Mutex
-	ring []second // by Unix second modulo its length
+	ring []slot // by Unix tenth of a second modulo its length
 }
 
-// second is one second's requests in a backend's ring.
-type second struct {
-	unix int64
-	n    int64
+// slot is one tenth of a second's requests in a backend's ring.
+type slot struct {
+	tenth int64 // Unix time in tenths of a second
+	n     int64
 }
+
+// Resolution is the width of a backend's time slots: Between's ends are
+// rounded to it.
+const Resolution = 100 * time.Millisecond
 
 // Name is the backend's name in the pool's counters: backend-1, backend-2…
 func (b *Backend) Name() string { return b.name }
@@ -72,29 +83,44 @@ func (b *Backend) Requests() int64 { return b.requests.Load() }
 
 // count counts one request at now.
 func (b *Backend) count(now time.Time) {
-	s := now.Unix()
+	s := now.UnixMilli() / Resolution.Milliseconds()
 	b.mu.Lock()
 	i := int(s % int64(len(b.ring)))
-	if b.ring[i].unix != s {
-		b.ring[i] = second{unix: s}
+	if b.ring[i].tenth != s {
+		b.ring[i] = slot{tenth: s}
 	}
 	b.ring[i].n++
 	b.requests.Add(1)
 	b.mu.Unlock()
 }
 
-// at returns the requests of Unix second s; 0 when none or when s is
-// older than the history.
-func (b *Backend) at(s int64) int64 {
+// between returns the requests of the slots from first to last, excluded;
+// slots older than the history count 0.
+func (b *Backend) between(first, last int64) int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if s < 0 {
-		return 0
+	first = max(first, last-int64(len(b.ring)), 0)
+	var n int64
+	for s := first; s < last; s++ {
+		if r := b.ring[int(s%int64(len(b.ring)))]; r.tenth == s {
+			n += r.n
+		}
 	}
-	if r := b.ring[int(s%int64(len(b.ring)))]; r.unix == s {
-		return r.n
-	}
-	return 0
+	return n
+}
+
+// Between returns the requests the backend counted from from to to (to
+// excluded), both rounded to the nearest multiple of Resolution: a
+// request up to Resolution/2 from an end may fall on either side. 0 for
+// the time older than the history.
+func (b *Backend) Between(from, to time.Time) int64 {
+	return b.between(slotOf(from), slotOf(to))
+}
+
+// slotOf is the slot nearest t's start.
+func slotOf(t time.Time) int64 {
+	res := Resolution.Milliseconds()
+	return (t.UnixMilli() + res/2) / res
 }
 
 // ErrBackends is the error of a pool that cannot be started as configured.
@@ -118,7 +144,8 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 		cfg.Host = "127.0.0.1"
 	}
 	if cfg.History == 0 {
-		cfg.History = DefaultHistory
+		// Within the pool's budget: the whole hour up to 111 backends.
+		cfg.History = max(min(DefaultHistory, historyBudget/(cfg.Count*int(time.Second/Resolution))), 60)
 	}
 	t := &Target{bodies: newBodies(), cfg: Config{Host: cfg.Host, Plain: true}, done: make(chan struct{})}
 	p := &Backends{t: t}
@@ -133,7 +160,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 			return nil, fmt.Errorf("%w: backend %d: %w", ErrBackends, i+1, err)
 		}
 		b := &Backend{Listener: &Listener{Addr: ln.Addr().String()}, name: "backend-" + strconv.Itoa(i+1),
-			ring: make([]second, cfg.History)}
+			ring: make([]slot, cfg.History*int(time.Second/Resolution))}
 		p.Backends = append(p.Backends, b)
 		t.Listeners = append(t.Listeners, b.Listener)
 		t.serve(&countingListener{Listener: ln, n: &b.connections}, p.handler(b))
@@ -175,6 +202,17 @@ func (p *Backends) Addrs() []string {
 		out[i] = b.Addr
 	}
 	return out
+}
+
+// Between returns every backend's requests from from to to (Backend.Between)
+// and their total.
+func (p *Backends) Between(from, to time.Time) (each []int64, total int64) {
+	each = make([]int64, len(p.Backends))
+	for i, b := range p.Backends {
+		each[i] = b.Between(from, to)
+		total += each[i]
+	}
+	return each, total
 }
 
 // Requests returns every backend's requests, in order, and their total.
@@ -231,7 +269,7 @@ func (p *Backends) Seconds(first, last int64) []BackendSecond {
 	for s := first; s <= last; s++ {
 		bs := BackendSecond{Unix: s, Requests: make([]int64, len(p.Backends))}
 		for i, b := range p.Backends {
-			bs.Requests[i] = b.at(s)
+			bs.Requests[i] = b.Between(time.Unix(s, 0), time.Unix(s+1, 0))
 			bs.Total += bs.Requests[i]
 		}
 		out = append(out, bs)
