@@ -51,7 +51,9 @@ type BackendsConfig struct {
 type Backends struct {
 	Backends  []*Backend
 	AdminAddr string
-	t         *Target
+	// History is how many seconds of counts by time each backend keeps.
+	History int
+	t       *Target
 }
 
 // Backend is one backend of a pool: its listener's counters and its
@@ -148,7 +150,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 		cfg.History = max(min(DefaultHistory, historyBudget/(cfg.Count*int(time.Second/Resolution))), 60)
 	}
 	t := &Target{bodies: newBodies(), cfg: Config{Host: cfg.Host, Plain: true}, done: make(chan struct{})}
-	p := &Backends{t: t}
+	p := &Backends{t: t, History: cfg.History}
 	for i := range cfg.Count {
 		port := 0
 		if cfg.Port != 0 {

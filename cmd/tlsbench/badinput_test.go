@@ -379,7 +379,7 @@ func TestBadInputTable(t *testing.T) {
 		"serve", "--metrics-linger", "1m")
 	add(`unknown topic "k8s frob" (subcommands of k8s: manifest)`, "help", "k8s", "frob")
 	add(`one topic at most after "k8s manifest" (it has no subcommands)`, "help", "k8s", "manifest", "x")
-	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
+	add(`no schema "nosuch" (schemas: tlsbench/backends/v1, tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
 	add("want one schema at most; got 2: run, ledger", "schema", "run", "ledger")
 
 	// Issue 27 (ledger): a resumed ledger with a whole line that is not an

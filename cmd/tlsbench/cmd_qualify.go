@@ -182,7 +182,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.
-func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	pl, set, dir, ef := q.plan, q.set, q.dir, q.ef
 	if !q.resume {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -223,6 +223,11 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
+	stopBackends, err := startPlanBackends(pl, dir, stderr) // the plan's pool, if any (qualify_backends.go)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopBackends()) }()
 	exec, stopExec, err := ef.build(local, q.files, refCA)
 	if err != nil {
 		return err
