@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/runner"
@@ -72,24 +73,19 @@ func checkPool(t *testing.T, r *metrics.Run, p *target.Backends, spread int64) {
 		t.Errorf("backends %v: spread %d, want at most %d", each, hi-lo, spread)
 	}
 	checkDeviceRow(t, r)
+	counts := make([]int64, len(r.Series))
 	for i, s := range r.Series {
 		end := r.Started.Add(time.Duration(s.T) * time.Second)
-		_, got := p.Between(end.Add(-time.Second), end)
-		n := s.Transactions + s.Errors
-		// In flight at either edge, and the edges rounded to the
-		// backends' resolution: up to half a slot's requests at each, at
-		// the highest rate of this second and its neighbours (and the
-		// preflight's, just before the first).
-		rate := n
-		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(r.Series) {
-				rate = max(rate, r.Series[j].Transactions+r.Series[j].Errors)
-			}
-		}
-		margin := int64(r.Load.Concurrency) + int64(math.Ceil(float64(rate)*target.Resolution.Seconds())) + 1
-		t.Logf("second %d (partial %v): backends %d, tlsbench %d", s.T, s.Partial, got, n)
-		if d := got - n; max(d, -d) > margin {
-			t.Errorf("second %d: backends %d, tlsbench %d: beyond the margin %d", s.T, got, n, margin)
+		_, counts[i] = p.Between(end.Add(-time.Second), end)
+	}
+	seconds := analysis.BackendSeconds(r, counts, target.Resolution)
+	if len(seconds) != len(r.Series) {
+		t.Fatalf("%d seconds compared of %d", len(seconds), len(r.Series))
+	}
+	for _, s := range seconds {
+		t.Logf("second %d: backends %d, tlsbench %d, margin %d", s.T, s.Backends, s.Engine, s.Margin)
+		if !s.Agrees {
+			t.Errorf("second %d: backends %d, tlsbench %d: beyond the margin %d", s.T, s.Backends, s.Engine, s.Margin)
 		}
 	}
 }

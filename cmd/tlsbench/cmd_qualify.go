@@ -223,11 +223,11 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
-	stopBackends, err := startPlanBackends(pl, dir, stderr) // the plan's pool, if any (qualify_backends.go)
+	pool, err := startPlanBackends(pl, dir, stderr) // the plan's pool of backends, if any (qualify_backends.go)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, stopBackends()) }()
+	defer func() { err = errors.Join(err, pool.stop()) }()
 	exec, stopExec, err := ef.build(local, q.files, refCA)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	var prelimErr error // writing the preliminary table, passed on once the campaign ends
 	prog := newCampaignProgress(stderr, q.quiet)
 	c := &method.Campaign{
-		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
+		Plan: pl, Profiles: set, Exec: pool.wrap(exec), Ledger: ledger, AllowDifferences: q.allowDiff,
 		Events: prog.event, Watch: prog.watch, Progress: prog.second,
 		Preliminary: func(ps []method.Prelim) {
 			prog.done()
@@ -270,6 +270,9 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	}
 	if prelimErr != nil {
 		return prelimErr
+	}
+	if err := pool.stop(); err != nil { // backends.json, for the report
+		return err
 	}
 	if err := method.WriteSummary(dir, summary); err != nil {
 		return err

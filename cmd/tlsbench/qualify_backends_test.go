@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -11,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/internal/testdut"
+	"github.com/tlsbench/tlsbench/reports"
 )
 
 // consecutivePorts returns the first of n consecutive ports free on
@@ -102,15 +101,13 @@ method:
 		}
 		runs += *e.Run.Device.Run.Requests
 	}
-	var counts struct {
-		Backends []target.Stats `json:"backends"`
-	}
-	data, err := os.ReadFile(filepath.Join(out, backendsFile))
+	data, err := os.ReadFile(filepath.Join(out, reports.BackendsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &counts); err != nil || len(counts.Backends) != 5 {
-		t.Fatalf("%s: %v\n%s", backendsFile, err, data)
+	counts, err := reports.DecodeBackends(data)
+	if err != nil || len(counts.Backends) != 5 || len(counts.Runs) != len(entries) {
+		t.Fatalf("%s: %v, want 4 backends and the total, %d runs\n%s", reports.BackendsFile, err, len(entries), data)
 	}
 	// The runs' requests, and the preliminary phase's resumption probe
 	// (a connection or two, outside any run).
@@ -119,4 +116,15 @@ method:
 	if total < runs || total > runs+4 {
 		t.Errorf("the backends answered %d requests, the runs' records count %d", total, runs)
 	}
+	code, text, stderr := invoke(t, context.Background(), "report", out)
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	_, block, ok := strings.Cut(text, "Backends: backends")
+	want := fmt.Sprintf("they counted %d, tlsbench %d transactions and preflights (exact in %d of %d runs", runs, runs,
+		len(entries), len(entries))
+	if !ok || !strings.Contains(block, want) || !strings.Contains(block, "backend-4") {
+		t.Errorf("the report's backends block does not say %q:\n%s", want, block)
+	}
+	t.Logf("%s", block)
 }
