@@ -107,6 +107,20 @@ func TestBackendsCount(t *testing.T) {
 	if len(secs.Backends) != 3 || len(secs.Seconds) != int(end-begin+1) || sum != 8 {
 		t.Errorf("/seconds %+v: want 3 backends, %d seconds summing to 8", secs, end-begin+1)
 	}
+	if _, n := p.Between(time.Unix(begin, 0), time.Unix(end+1, 0)); n != 8 {
+		t.Errorf("Between the test's seconds: %d, want 8", n)
+	}
+	// Close stops every listener and closes the kept-alive connection.
+	p.Close()
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("a kept-alive connection is still open after Close")
+	}
+	for _, addr := range append(p.Addrs(), p.AdminAddr) {
+		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s accepts after Close", addr)
+		}
+	}
 }
 
 // statusAndClose sends raw on a new connection and reads to the server's
