@@ -23,6 +23,8 @@ type Campaign struct {
 	Plan    *plan.Plan // nil when the directory has no plan.yaml
 	Summary *method.Summary
 	Ledger  []*method.Entry // in the order written
+	// Backends are the counts of the plan's pool of backends (backends.go).
+	Backends *BackendCounts
 }
 
 // Input is one input of a report or a comparison: a campaign or a run
@@ -114,6 +116,8 @@ type campaignInfo struct {
 	Generator *plan.Description `json:"generator,omitempty"`
 	// Records is the number of run records in the campaign's ledger.
 	Records int `json:"records,omitempty"`
+	// Backends is the plan's pool of backends (backends.go).
+	Backends *backendsInfo `json:"backends,omitempty"`
 }
 
 // dutInfo is a DUT of a campaign's plan: its name, its base URL and its
@@ -270,7 +274,8 @@ func Build(inputs []Input) (*Report, error) {
 				return nil, fmt.Errorf("%s: %w", in.Name, err)
 			}
 			items = append(items, its...)
-			info := campaignInfo{Name: c.Summary.Name, Dir: c.Dir, Differences: c.Summary.Differences}
+			info := campaignInfo{Name: c.Summary.Name, Dir: c.Dir, Differences: c.Summary.Differences,
+				Backends: backendsOf(c)}
 			if c.Plan != nil {
 				m := c.Plan.Method
 				info.Tests, info.Method = c.Plan.Tests, &m

@@ -91,6 +91,7 @@ func ReportDoc(r *Report) Document {
 		d.add(campaignBlocks(c)...)
 	}
 	d.add(deviceBlocks(r)...)
+	d.add(backendsBlocks(r)...)
 	d.add(heading{3, "Environment"})
 	env := newTable("Tool", "Go", "Host", "CPU", ">Cores", "OS/arch", ">Runs", "From", "To")
 	for _, e := range r.Environment {

@@ -26,6 +26,7 @@ const (
 	Compare    = "tlsbench/compare/v1"     // compare --format json
 	Report     = "tlsbench/report/v1"      // report --format json
 	Stream     = "tlsbench/stream/v1"      // one line of --stream (cps, throughput, agent)
+	Backends   = "tlsbench/backends/v1"    // a campaign's backends.json (a plan's pool of backends)
 )
 
 // Files maps each schema version to its file in FS.
@@ -38,6 +39,7 @@ var Files = map[string]string{
 	Compare:    "compare.json",
 	Report:     "report.json",
 	Stream:     "stream.json",
+	Backends:   "backends.json",
 }
 
 // Versions lists the schema versions, sorted.

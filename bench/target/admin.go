@@ -24,9 +24,12 @@ const (
 )
 
 // serveAdmin serves the admin handler on ln within the admin bounds.
-func (t *Target) serveAdmin(ln net.Listener) {
+func (t *Target) serveAdmin(ln net.Listener) { t.serveAdminWith(ln, t.adminHandler) }
+
+// serveAdminWith serves h on ln within the admin bounds.
+func (t *Target) serveAdminWith(ln net.Listener, h fasthttp.RequestHandler) {
 	srv := &fasthttp.Server{
-		Handler:                      t.adminHandler,
+		Handler:                      h,
 		Name:                         "tlsbench",
 		GetOnly:                      true,
 		ReadBufferSize:               AdminMaxHeaderBytes,

@@ -200,6 +200,12 @@ func TestBadInputTable(t *testing.T) {
 	add("--ca-out", "serve", "--ca-out", noDir)
 	add("--ca-out", "serve", "--ca-out", dir)
 	add("unexpected arguments", "serve", "extra")
+	add("bad --backends 0: want 1 to 65535", "serve", "--plain", "--backends", "0")
+	add("bad --backends -2", "serve", "--plain", "--backends", "-2")
+	add("bad --backends 70000", "serve", "--plain", "--backends", "70000")
+	add("--backends needs --plain", "serve", "--backends", "4")
+	add("4 listeners on consecutive ports would end at 65537", "serve", "--plain", "--backends", "4", "--port", "65534")
+	add("it takes no [--fault]", "serve", "--plain", "--backends", "2", "--fault", "alert")
 
 	// calibrate.
 	add("--cps", "calibrate", "--cps", "NaN")
@@ -393,7 +399,7 @@ func TestBadInputTable(t *testing.T) {
 		"serve", "--metrics-linger", "1m")
 	add(`unknown topic "k8s frob" (subcommands of k8s: manifest)`, "help", "k8s", "frob")
 	add(`one topic at most after "k8s manifest" (it has no subcommands)`, "help", "k8s", "manifest", "x")
-	add(`no schema "nosuch" (schemas: tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
+	add(`no schema "nosuch" (schemas: tlsbench/backends/v1, tlsbench/compare/v1, tlsbench/`, "schema", "nosuch")
 	add("want one schema at most; got 2: run, ledger", "schema", "run", "ledger")
 
 	// Issue 27 (ledger): a resumed ledger with a whole line that is not an

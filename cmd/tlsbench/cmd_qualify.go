@@ -182,7 +182,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.
-func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err error) {
 	pl, set, dir, ef := q.plan, q.set, q.dir, q.ef
 	if !q.resume {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -223,6 +223,11 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
+	pool, err := startPlanBackends(pl, dir, stderr) // the plan's pool of backends, if any (qualify_backends.go)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, pool.stop()) }()
 	exec, stopExec, err := ef.build(local, q.files, refCA)
 	if err != nil {
 		return err
@@ -231,7 +236,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	var prelimErr error // writing the preliminary table, passed on once the campaign ends
 	prog := newCampaignProgress(stderr, q.quiet)
 	c := &method.Campaign{
-		Plan: pl, Profiles: set, Exec: exec, Ledger: ledger, AllowDifferences: q.allowDiff,
+		Plan: pl, Profiles: set, Exec: pool.wrap(exec), Ledger: ledger, AllowDifferences: q.allowDiff,
 		Events: prog.event, Watch: prog.watch, Progress: prog.second,
 		Preliminary: func(ps []method.Prelim) {
 			prog.done()
@@ -265,6 +270,9 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 	}
 	if prelimErr != nil {
 		return prelimErr
+	}
+	if err := pool.stop(); err != nil { // backends.json, for the report
+		return err
 	}
 	if err := method.WriteSummary(dir, summary); err != nil {
 		return err

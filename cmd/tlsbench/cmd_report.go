@@ -281,6 +281,11 @@ func readCampaign(dir string) (*reports.Campaign, error) {
 	if c.Ledger, err = readLedger(filepath.Join(dir, method.LedgerFile)); err != nil {
 		return nil, err
 	}
+	if data, err := os.ReadFile(filepath.Join(dir, reports.BackendsFile)); err == nil {
+		if c.Backends, err = reports.DecodeBackends(data); err != nil {
+			return nil, usagef("%s: %v", filepath.Join(dir, reports.BackendsFile), err)
+		}
+	}
 	if data, err := os.ReadFile(filepath.Join(dir, "plan.yaml")); err == nil {
 		c.Plan = &plan.Plan{}
 		if err := yaml.Unmarshal(data, c.Plan); err != nil {

@@ -31,7 +31,13 @@ given once, and the fractions add up to at most 1 (the rest get none). The
 shares are exact at every point of the run, not drawn at random: after N
 connections each fault has gone to N×FRACTION of them, rounded down or up.
 With --fault alert:0.5 --fault status-503:0.25, of every 4 connections 2
-get the alert, 1 a 503 and 1 none.`
+get the alert, 1 a 503 and 1 none.
+
+--plain --backends N serves a pool of N plain-HTTP backends on consecutive
+ports from --port (the server side of "client TLS, server plain", behind a
+device that terminates TLS; docs/BACKENDS.md), each counting its requests
+exactly and by second; --admin serves the counts (/stats, /seconds,
+/metrics).`
 
 // serveCmd is a parsed serve command line: the target's configuration,
 // and the files it reads (--cert, --key) and writes (--ca-out) when run.
@@ -41,6 +47,7 @@ type serveCmd struct {
 	caOut             string
 	live              liveFlags // --metrics-listen (liveflags.go)
 	mtls              serveMTLS // --client-auth, --client-ca… (serve_mtls.go)
+	backends          int       // --backends: a pool of plain backends (serve_backends.go)
 }
 
 // parseResumption reads --resumption and --ticket-rotation.
@@ -73,6 +80,8 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	fs.StringArrayVar(&cfg.Hostnames, "hostname", nil, "add a `NAME` to the generated certificates (repeatable)")
 	fs.StringVar(&c.caOut, "ca-out", "", "write the generated CA certificate (PEM) to `FILE`, for --cacert (-: stdout)")
 	fs.BoolVar(&cfg.Plain, "plain", false, "serve plain HTTP on --port instead (a backend behind a TLS terminator)")
+	fs.IntVar(&c.backends, "backends", 0, "with --plain, serve a pool of `N` backends on consecutive ports from "+
+		"--port, counted each and by second (--admin: /stats, /seconds, /metrics)")
 	fs.DurationVar(&cfg.Delay, "delay", 0, "add `DURATION` before the first byte of every object's response")
 	delayRamp := fs.String("delay-ramp", "", "slow down steadily: add `RATE` more delay every second, e.g. 2ms/s "+
 		"(tests a method against drift)")
@@ -131,6 +140,10 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	if cfg.Plain {
 		n = 1
 	}
+	if err := checkBackends(fs, cfg, c.backends); err != nil {
+		return nil, err
+	}
+	n = max(n, c.backends)
 	if cfg.Port > 0 && cfg.Port+n-1 > 65535 {
 		return nil, usagef("bad --port %d: %d listeners on consecutive ports would end at %d, past 65535 (lower --port, "+
 			"or 0 for any free ports)", cfg.Port, n, cfg.Port+n-1)
@@ -193,6 +206,9 @@ func checkAdmin(admin string) error {
 // (target.Ready, for programs that start serve), then at the end the
 // counters.
 func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
+	if c.backends > 0 {
+		return c.runBackends(ctx, stdout, stderr)
+	}
 	cfg := c.cfg
 	if c.certFile != "" {
 		cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile)

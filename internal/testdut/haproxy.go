@@ -57,6 +57,11 @@ type Frontend struct {
 	// If empty, the frontend answers every request itself with a
 	// 1024-byte body.
 	Backend string
+	// Backends, if set (instead of Backend), are plain-HTTP servers the
+	// frontend balances its requests over, round robin (a pool of
+	// backends, bench/target.StartBackends): each request goes to the
+	// next server, over its own server connection (no reuse).
+	Backends []string
 	// Tickets turns TLS session tickets on (resumption; HAProxy's session
 	// cache stays off): ssl_reused_sess then counts the resumptions.
 	Tickets bool
@@ -228,6 +233,10 @@ func writeFrontend(cfg *strings.Builder, fe Frontend, addr, body string) {
 	}
 	if fe.Curves != "" {
 		bind += " curves " + fe.Curves
+	}
+	if len(fe.Backends) > 0 {
+		writePool(cfg, fe, bind)
+		return
 	}
 	if fe.Backend == "" {
 		fmt.Fprintf(cfg, `

@@ -39,6 +39,8 @@ type Plan struct {
 	Method Method `yaml:"method" json:"method"`
 	// Generator describes the load generator, for the report (describe.go).
 	Generator *Description `yaml:"generator,omitempty" json:"generator,omitempty"`
+	// Backends, if set, is the pool of plain backends behind the DUTs (backends.go).
+	Backends *Backends `yaml:"backends,omitempty" json:"backends,omitempty"`
 }
 
 // DUT is a device under test.
@@ -442,6 +444,9 @@ func (p *Plan) Check(set *profiles.Set) error {
 		return err
 	}
 	if err := p.checkDescriptions(); err != nil {
+		return err
+	}
+	if err := p.Backends.check(p.DUTs); err != nil {
 		return err
 	}
 	return p.Method.check()
