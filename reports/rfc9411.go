@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"slices"
@@ -71,9 +72,12 @@ type rfcParam struct {
 	Deviation string `json:"deviation,omitempty"`
 }
 
-// rfcMatched is how runs are matched to a plan's tests: the campaign's
-// cells carry no test name, so by engine, profile and path.
-const rfcMatched = "by engine, profile and request path (the campaign's cells do not name their test)"
+// How runs are matched to a plan's tests: by the test's name when the
+// campaign's cells carry it, else by engine, profile and path.
+const (
+	rfcMatchedByName = "by the test's name in the campaign's cells"
+	rfcMatched       = "by engine, profile and request path (the campaign's cells do not name their test)"
+)
 
 // rfcTitles are the RFC's titles of its HTTPS tests.
 var rfcTitles = map[string]string{
@@ -101,10 +105,16 @@ func rfc9411Tests(inputs []Input) []rfcTest {
 				rt.Name = t.RFC9411 + " " + t.Path
 			}
 			for _, cell := range c.Summary.Cells {
-				if cell.Engine != t.Engine || !slices.Contains(t.Profiles, cell.Profile) {
+				name := cellTest(cell)
+				switch {
+				case name != "" && name != t.Name:
+					continue
+				case name != "":
+					rt.Matched = rfcMatchedByName
+				case cell.Engine != t.Engine || !slices.Contains(t.Profiles, cell.Profile):
 					continue
 				}
-				if res, ok := rfcResultOf(c, t, cell); ok {
+				if res, ok := rfcResultOf(c, t, cell, name != ""); ok {
 					rt.Results = append(rt.Results, res)
 				}
 			}
@@ -114,13 +124,32 @@ func rfc9411Tests(inputs []Input) []rfcTest {
 	return out
 }
 
-// rfcResultOf judges a cell's run by its test's criteria; ok is false when
-// the cell's run is of another test (its path differs).
-func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell) (rfcResult, bool) {
+// cellTest is the name of the plan test a cell was made for ("" for the
+// study's tests, and in campaigns whose cells did not name their test). It
+// is read from the cell's JSON ("test"), so that campaigns written before
+// and after cells carried the name are read alike.
+func cellTest(cell *method.Cell) string {
+	var named struct {
+		Test string `json:"test"`
+	}
+	if data, err := json.Marshal(cell); err == nil {
+		_ = json.Unmarshal(data, &named) // a Cell's own JSON: it decodes
+	}
+	return named.Test
+}
+
+// rfcResultOf judges a cell's run by its test's criteria: the published
+// final run, else the last one. ok is false when a cell not named by its
+// test is another test's (its run's path differs).
+func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell, named bool) (rfcResult, bool) {
 	res := rfcResult{DUT: cell.DUT, Profile: cell.Profile}
 	var e *method.Entry
-	if seq := method.PublishedSeq(cell.Runs); seq > 0 {
-		e, res.Published = method.FinalEntry(c.Ledger, cell, seq), true
+	if r := method.PublishedRun(c.Ledger, cell); r != nil {
+		for _, fr := range cell.Runs {
+			if x := method.FinalEntry(c.Ledger, cell, fr.Seq); x != nil && x.Run == r {
+				e, res.Published = x, true
+			}
+		}
 	}
 	for i := len(cell.Runs) - 1; e == nil && i >= 0; i-- {
 		e = method.FinalEntry(c.Ledger, cell, cell.Runs[i].Seq)
@@ -133,11 +162,15 @@ func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell) (rfcResult, bool) 
 		return res, true
 	}
 	r := e.Run
-	if p := urlPath(r.Target.URL); t.Path != "" && p != "" && p != t.Path {
+	if p := urlPath(r.Target.URL); !named && t.Path != "" && p != "" && p != t.Path {
 		return res, false
 	}
 	res.Seq = e.Seq
-	v := analysis.RFC9411(r, t.RFC9411, rfcTarget(r))
+	target := rfcTarget(r)
+	if t.RFC9411 == "7.9" {
+		target = float64(r.Load.Concurrency) // the connections to hold, as the suite judges it
+	}
+	v := analysis.RFC9411(r, t.RFC9411, target)
 	res.Verdict = &v
 	res.KPIs = rfcKPIs(r, t.RFC9411, v)
 	if t.RFC9411 == "7.8" {

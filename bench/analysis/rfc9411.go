@@ -66,7 +66,8 @@ var RFC9411Tests = []string{"7.6", "7.7", "7.8", "7.9"}
 
 // RFC9411 judges r by the criteria of RFC 9411 test ("7.6", "7.7", "7.8",
 // "7.9"); target is the objective the run was given (§7.8: the rate it was
-// to hold, transactions per second; 0 when none).
+// to hold, transactions per second; §7.9: the connections it was to hold,
+// which the note of d compares with the mean held; 0 when none).
 //
 // Every test is held to the failed transactions (a), the device's resets
 // (b), a constant rate (c) and constant concurrent connections (d); §7.8
@@ -86,7 +87,7 @@ func RFC9411(r *metrics.Run, test string, target float64) Verdict {
 	default:
 		w := sustainOf(r)
 		v.Criteria = []Criterion{failedCriterion(r), resetCriterion(r), rateCriterion(test, w),
-			connectionsCriterion(test, w)}
+			connectionsCriterion(test, w, target)}
 		if test == "7.8" {
 			v.Criteria = append(v.Criteria, targetCriterion(r, target, w))
 		}
@@ -276,8 +277,8 @@ func rateCriterion(test string, w sustain) Criterion {
 
 // connectionsCriterion is criterion d: the connections open at the end of
 // each sustain second within ConnectionsTolerance of their mean (§7.9: the
-// mean is the KPI, the concurrent connections held).
-func connectionsCriterion(test string, w sustain) Criterion {
+// mean is the KPI, the concurrent connections held, set beside target).
+func connectionsCriterion(test string, w sustain, target float64) Criterion {
 	c := Criterion{Name: CriterionConnections, Limit: ConnectionsTolerance,
 		Rule: "concurrent TCP connections MUST be constant during the sustain phase (deviation SHOULD be less than 10%)"}
 	if test == "7.9" {
@@ -301,6 +302,9 @@ func connectionsCriterion(test string, w sustain) Criterion {
 	lo, hi := slicesMinMax(vs)
 	c.Value, c.Pass = dev, dev < c.Limit
 	c.Note = fmt.Sprintf("%d sustain seconds: mean %.1f open connections, min %.0f, max %.0f", len(vs), mean, lo, hi)
+	if test == "7.9" && target > 0 {
+		c.Note += fmt.Sprintf(" (%.1f%% of the %.0f asked)", 100*mean/target, target)
+	}
 	return c
 }
 

@@ -211,6 +211,12 @@ func TestRFC9411Connections(t *testing.T) {
 	if c.Pass || !strings.Contains(c.Note, "not measured") {
 		t.Errorf("no open_conns: %+v", c)
 	}
+	// §7.9's target, the connections asked, is set beside the mean held.
+	held := sustainRun(rate, []int64{0, 0, 100, 100, 100, 100, 100, 0, 0})
+	if c := criterion(t, analysis.RFC9411(held, "7.9", 125), analysis.CriterionConnections); !c.Pass ||
+		!strings.Contains(c.Note, "(80.0% of the 125 asked)") {
+		t.Errorf("7.9 with a target: %+v", c)
+	}
 }
 
 // Criterion e (§7.8): the window's rate at most 5% below the target.
