@@ -2,38 +2,61 @@ package reports_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
 )
 
-// rfcCampaign is a one-DUT campaign of three RFC 9411 tests and the study's
-// plain test: §7.6 CPS of P-384 at /1k, §7.7 throughput of P-384 at /1m,
-// §7.8 latency of RSA at /1k at half of §7.6's rate. The published runs are
-// then given what the synthetic records lack: §7.6's a tcp block and open
-// connections (it passes), §7.8's too, an open loop at twice the rate it
-// made (it misses its target) and two objects' TTFB and TTLB; §7.7's keeps
-// no tcp block (not measured: it fails).
-func rfcCampaign(t *testing.T) reports.Input {
+// rfcTests are the plan tests of rfcCampaign: §7.6 CPS of P-384 at /1k,
+// §7.7 throughput of P-384 at /1m, §7.8 latency of RSA at /1k at half of
+// §7.6's rate.
+var rfcTests = []plan.Test{
+	{Engine: "cps", Path: "/1k", Profiles: []string{reporttest.P384}, Name: "7.6 1k", RFC9411: "7.6"},
+	{Engine: "throughput", Path: "/1m", Profiles: []string{reporttest.P384}, Name: "7.7 1m", RFC9411: "7.7",
+		RequestsPerConn: 10},
+	{Engine: "cps", Path: "/1k", Profiles: []string{reporttest.RSA}, Name: "7.8 1k", RFC9411: "7.8",
+		Of: "7.6 1k", Share: 0.5},
+}
+
+// rfcCampaign is a one-DUT campaign of the three rfcTests. It is run as the
+// study's tests (the synthetic records would fail the criteria the suite's
+// campaign judges its runs by, and none would be published), and named
+// after: each cell and ledger entry is given its test's name through its
+// JSON ("test"), which campaigns whose cells name their test carry (and
+// others drop, their runs then matched by engine, profile and path). The
+// published runs are then given what the synthetic records lack: §7.6's a
+// tcp block and open connections (it passes), §7.8's too, an open loop at
+// twice the rate it made (it misses its target) and two objects' TTFB and
+// TTLB; §7.7's keeps no tcp block (not measured: it fails).
+func rfcCampaign(t *testing.T, named bool) reports.Input {
 	t.Helper()
 	sc := reporttest.Firmware("rfc", "adc-a", 1)
 	p := sc.Plan
-	p.Tests = []plan.Test{
-		{Engine: "cps", Path: "/1k", Profiles: []string{reporttest.P384}, Name: "7.6 1k", RFC9411: "7.6"},
-		{Engine: "throughput", Path: "/1m", Profiles: []string{reporttest.P384}, Name: "7.7 1m", RFC9411: "7.7",
-			RequestsPerConn: 10},
-		{Engine: "cps", Path: "/1k", Profiles: []string{reporttest.RSA}, Name: "7.8 1k", RFC9411: "7.8",
-			Of: "7.6 1k", Share: 0.5},
+	p.Tests = nil
+	for _, rt := range rfcTests {
+		p.Tests = append(p.Tests, plan.Test{Engine: rt.Engine, Path: rt.Path, Profiles: rt.Profiles})
 	}
 	s, ledger, err := reporttest.Campaign(t.TempDir(), sc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	p.Tests = rfcTests
+	if named {
+		for i, cell := range s.Cells {
+			s.Cells[i] = withTestName(t, cell, cell.Engine, cell.Profile)
+		}
+		for i, e := range ledger {
+			ledger[i] = withTestName(t, e, e.Engine, e.Profile)
+		}
 	}
 	for _, cell := range s.Cells {
 		r := method.PublishedRun(ledger, cell)
@@ -61,8 +84,38 @@ func rfcCampaign(t *testing.T) reports.Input {
 		Ledger: ledger}}
 }
 
+// withTestName is x (a cell or a ledger entry of engine and profile)
+// decoded from its JSON with its test's name added.
+func withTestName[T any](t *testing.T, x *T, engine vocab.Engine, profile string) *T {
+	t.Helper()
+	var m map[string]any
+	data, err := json.Marshal(x)
+	if err == nil {
+		err = json.Unmarshal(data, &m)
+	}
+	for _, rt := range rfcTests {
+		if rt.Engine == engine && rt.Profiles[0] == profile {
+			m["test"] = rt.Name
+		}
+	}
+	if data, err = json.Marshal(m); err == nil {
+		x = new(T)
+		err = json.Unmarshal(data, x)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
+
 func TestRFC9411Section(t *testing.T) {
-	r := build(t, rfcCampaign(t))
+	for _, named := range []bool{false, true} {
+		t.Run(fmt.Sprintf("named=%v", named), func(t *testing.T) { testRFC9411Section(t, named) })
+	}
+}
+
+func testRFC9411Section(t *testing.T, named bool) {
+	r := build(t, rfcCampaign(t, named))
 	if len(r.RFC9411) != 3 {
 		t.Fatalf("%d RFC 9411 tests, want 3: %+v", len(r.RFC9411), r.RFC9411)
 	}
@@ -95,11 +148,14 @@ func TestRFC9411Section(t *testing.T) {
 		"RFC 9411 specifies", "300 s (RFC 9411, as tlsbench reads it", "shorter: a short method's window",
 		"NetSecOPEN's KB are 1000 bytes", "16 KiB", "TTLB", "5.10 ms", "RFC 9411 §6.3",
 		"50% of the maximum of §7.6 or §7.7", "50% of 7.6 1k's published rate",
-		"by engine, profile and request path",
+		"Runs matched to the test " + r.RFC9411[0].Matched,
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the text report has no %q", want)
 		}
+	}
+	if m := r.RFC9411[0].Matched; !named && !strings.Contains(m, "by engine, profile and request path") {
+		t.Errorf("cells without their test's name matched %s", m)
 	}
 	// What follows the RFC is no deviation: §7.7's 10 transactions per
 	// connection, §7.8's 50% of §7.6.
