@@ -8,6 +8,8 @@ package analysis_test
 import (
 	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +27,12 @@ const rfcProfile = "ecdhe-ecdsa-aes128-sha256-p256"
 // in-process reference target configured as cfg.
 func faultRun(t *testing.T, cfg target.Config, conc int) *metrics.Run {
 	t.Helper()
+	return targetRun(t, cfg, conc, nil)
+}
+
+// targetRun is faultRun's run, its spec edited by set.
+func targetRun(t *testing.T, cfg target.Config, conc int, set func(*runner.Spec)) *metrics.Run {
+	t.Helper()
 	tg := testdut.StartTargetWith(t, cfg, rfcProfile)
 	s := runner.Defaults(vocab.EngineCPS)
 	s.Profile, s.Target = rfcProfile, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
@@ -32,6 +40,9 @@ func faultRun(t *testing.T, cfg target.Config, conc int) *metrics.Run {
 	s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout = 3*time.Second, 3*time.Second, 5*time.Second
 	s.Concurrency, s.Duration, s.Warmup, s.Drain, s.AbortAfter = conc, 4*time.Second, 500*time.Millisecond,
 		10*time.Second, 0
+	if set != nil {
+		set(&s)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	r, err := runner.Run(ctx, &s)
@@ -108,4 +119,34 @@ func TestRFC9411ReferenceTarget(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A §7.9 run: 8 kept-alive connections held (100 requests each, 100 ms
+// apart: none ends within the run), ramped up and down over a second. Once the series
+// counts the open connections, d holds 8 at every sustain second, the
+// connections asked; until then d is not measured, and fails.
+func TestRFC9411HeldConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs load")
+	}
+	r := targetRun(t, target.Config{}, 8, func(s *runner.Spec) {
+		s.Engine, s.Pipeline = vocab.EngineThroughput, 1
+		s.RequestsPerConn, s.Pause, s.RampUp, s.RampDown = 100, 100*time.Millisecond, time.Second, time.Second
+		s.Duration = 3 * time.Second
+	})
+	v := analysis.RFC9411(r, "7.9", 8)
+	logVerdict(t, v)
+	for _, name := range []string{analysis.CriterionFailed, analysis.CriterionResets} {
+		if c := criterion(t, v, name); !c.Pass {
+			t.Errorf("held connections, %s fails: %+v", name, c)
+		}
+	}
+	d := criterion(t, v, analysis.CriterionConnections)
+	switch counted := slices.ContainsFunc(r.Series, func(s metrics.Second) bool { return s.OpenConns > 0 }); {
+	case !counted && (d.Pass || !strings.HasPrefix(d.Note, "not measured")):
+		t.Errorf("no open connections counted, d judged: %+v", d)
+	case counted && (!d.Pass || d.Value != 0 || !strings.Contains(d.Note, "mean 8.0 open connections") ||
+		!strings.Contains(d.Note, "(100.0% of the 8 asked)")):
+		t.Errorf("8 connections held: %+v", d)
+	}
 }
