@@ -414,6 +414,10 @@ func rfc9411Blocks(r *Report) []block {
 		"reference value is the one specified; docs/RFC9411.md says which and why.")}
 	for _, t := range r.RFC9411 {
 		out = append(out, heading{3, fmt.Sprintf("§%s %s: %s (%s)", t.RFC9411, rfcTitles[t.RFC9411], t.Name, t.Campaign)})
+		if len(t.Results) == 0 {
+			out = append(out, para("No run of this test in the campaign."))
+			continue
+		}
 		out = append(out, rfcResultsTable(t), para("Runs matched to the test "+t.Matched+"."))
 		for _, res := range t.Results {
 			if res.Verdict == nil {

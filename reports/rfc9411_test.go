@@ -93,6 +93,9 @@ func withTestName[T any](t *testing.T, x *T, engine vocab.Engine, profile string
 	if err == nil {
 		err = json.Unmarshal(data, &m)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, rt := range rfcTests {
 		if rt.Engine == engine && rt.Profiles[0] == profile {
 			m["test"] = rt.Name

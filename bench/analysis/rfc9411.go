@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -79,7 +80,7 @@ var RFC9411Tests = []string{"7.6", "7.7", "7.8", "7.9"}
 func RFC9411(r *metrics.Run, test string, target float64) Verdict {
 	v := Verdict{Test: test}
 	switch {
-	case !isRFC9411Test(test):
+	case !slices.Contains(RFC9411Tests, test):
 		v.Criteria = []Criterion{{Name: CriterionMeasured, Rule: "one of RFC 9411's HTTPS tests (7.6 to 7.9)",
 			Note: fmt.Sprintf("%q is not an RFC 9411 HTTPS test", test)}}
 	case r.Failed() != "":
@@ -94,15 +95,6 @@ func RFC9411(r *metrics.Run, test string, target float64) Verdict {
 	}
 	v.Pass = v.Reason() == ""
 	return v
-}
-
-func isRFC9411Test(t string) bool {
-	for _, x := range RFC9411Tests {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // failedCriterion is criterion a: the window's failed transactions (every
