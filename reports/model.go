@@ -49,6 +49,8 @@ type Report struct {
 	Appendix    []section      `json:"appendix"`
 	// Records are the run record files among the inputs.
 	Records []string `json:"records,omitempty"`
+	// RFC9411 are the campaigns' RFC 9411 tests, judged (rfc9411.go).
+	RFC9411 []rfcTest `json:"rfc9411,omitempty"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -328,6 +330,7 @@ func Build(inputs []Input) (*Report, error) {
 		r.Appendix = append(r.Appendix, it.section)
 	}
 	r.Environment = environments(envRuns)
+	r.RFC9411 = rfc9411Tests(inputs)
 	return r, nil
 }
 

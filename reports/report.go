@@ -86,6 +86,7 @@ func ReportDoc(r *Report) Document {
 	d.add(para(explain))
 	d.add(barCharts(r)...)
 	d.add(configBlocks(r)...)
+	d.add(rfc9411Blocks(r)...)
 	d.add(heading{2, "Methodology appendix"})
 	for _, c := range r.Campaigns {
 		d.add(campaignBlocks(c)...)

@@ -1,0 +1,152 @@
+package analysis_test
+
+// RFC 9411's criteria judged on real runs against the reference target,
+// each fault making its own criterion fail: a share of resets after the
+// response (b), of 503 responses (a), and of slow responses that stall a
+// closed loop's workers for a second at a time (c).
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/analysis"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/internal/testdut"
+)
+
+const rfcProfile = "ecdhe-ecdsa-aes128-sha256-p256"
+
+// faultRun is a 4 s CPS run (0.5 s of warm-up) of conc workers against the
+// in-process reference target configured as cfg.
+func faultRun(t *testing.T, cfg target.Config, conc int) *metrics.Run {
+	t.Helper()
+	return targetRun(t, cfg, conc, nil)
+}
+
+// targetRun is faultRun's run, its spec edited by set.
+func targetRun(t *testing.T, cfg target.Config, conc int, set func(*runner.Spec)) *metrics.Run {
+	t.Helper()
+	tg := testdut.StartTargetWith(t, cfg, rfcProfile)
+	s := runner.Defaults(vocab.EngineCPS)
+	s.Profile, s.Target = rfcProfile, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
+	s.Roots, s.Host, s.Path, s.ExpectSize, s.UserAgent = tg.CA.Pool(), "localhost", "/1k", 1024, "tlsbench/test"
+	s.ConnectTimeout, s.HandshakeTimeout, s.ReadTimeout = 3*time.Second, 3*time.Second, 5*time.Second
+	s.Concurrency, s.Duration, s.Warmup, s.Drain, s.AbortAfter = conc, 4*time.Second, 500*time.Millisecond,
+		10*time.Second, 0
+	if set != nil {
+		set(&s)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := runner.Run(ctx, &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() != "" {
+		t.Fatalf("run failed: %s", r.Failed())
+	}
+	return r
+}
+
+func logVerdict(t *testing.T, v analysis.Verdict) {
+	t.Helper()
+	for _, c := range v.Criteria {
+		t.Logf("  %-20s pass %-5v value %.6g limit %g: %s", c.Name, c.Pass, c.Value, c.Limit, c.Note)
+	}
+}
+
+func TestRFC9411ReferenceTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs load")
+	}
+	t.Run("clean", func(t *testing.T) {
+		r := faultRun(t, target.Config{}, 4)
+		v := analysis.RFC9411(r, "7.6", 0)
+		logVerdict(t, v)
+		for _, name := range []string{analysis.CriterionFailed, analysis.CriterionResets} {
+			if c := criterion(t, v, name); !c.Pass {
+				t.Errorf("no fault, %s fails: %+v", name, c)
+			}
+		}
+	})
+	// 2% of the connections get their response, then an RST: b fails at
+	// about 2% (the tcp block counts them; so do the reset errors).
+	t.Run("reset-after-response", func(t *testing.T) {
+		r := faultRun(t, target.Config{Faults: []target.Fault{{Kind: "reset-after-response", Fraction: 0.02}}}, 4)
+		v := analysis.RFC9411(r, "7.6", 0)
+		logVerdict(t, v)
+		c := criterion(t, v, analysis.CriterionResets)
+		if c.Pass || v.Pass || math.Abs(c.Value-2) > 0.5 {
+			t.Errorf("2%% of connections reset: %+v, want a fail at about 2%%", c)
+		}
+	})
+	// 1% of the connections answer 503: a fails at about 1%, b passes.
+	t.Run("status-503", func(t *testing.T) {
+		r := faultRun(t, target.Config{Faults: []target.Fault{{Kind: "status-503", Fraction: 0.01}}}, 4)
+		v := analysis.RFC9411(r, "7.6", 0)
+		logVerdict(t, v)
+		c := criterion(t, v, analysis.CriterionFailed)
+		if c.Pass || v.Reason() != analysis.CriterionFailed || math.Abs(c.Value-1) > 0.3 {
+			t.Errorf("1%% of responses 503: %+v, want a fail at about 1%%", c)
+		}
+		if b := criterion(t, v, analysis.CriterionResets); !b.Pass {
+			t.Errorf("503s are no resets: %+v", b)
+		}
+	})
+	// One connection in 100 waits 1.3 s for its first byte (within the
+	// read deadline: a success), and the one worker waits with it: the
+	// stall covers at least 0.65 s of some second, whose rate collapses
+	// while the others run at full speed; a and b pass.
+	t.Run("slow", func(t *testing.T) {
+		cfg := target.Config{Faults: []target.Fault{{Kind: "slow", Fraction: 0.01}}, SlowDelay: 1300 * time.Millisecond}
+		r := faultRun(t, cfg, 1)
+		v := analysis.RFC9411(r, "7.6", 0)
+		logVerdict(t, v)
+		c := criterion(t, v, analysis.CriterionRate)
+		if c.Pass || c.Value < 20 {
+			t.Errorf("slow responses: %+v, want the rate to deviate by 20%% or more", c)
+		}
+		for _, name := range []string{analysis.CriterionFailed, analysis.CriterionResets} {
+			if c := criterion(t, v, name); !c.Pass {
+				t.Errorf("slow successes, %s fails: %+v", name, c)
+			}
+		}
+	})
+}
+
+// A §7.9 run: 8 kept-alive connections held (100 requests each, 100 ms
+// apart: none ends within the run), ramped up and down over a second. Once the series
+// counts the open connections, d holds 8 at every sustain second, the
+// connections asked; until then d is not measured, and fails.
+func TestRFC9411HeldConnections(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs load")
+	}
+	r := targetRun(t, target.Config{}, 8, func(s *runner.Spec) {
+		s.Engine, s.Pipeline = vocab.EngineThroughput, 1
+		s.RequestsPerConn, s.Pause, s.RampUp, s.RampDown = 100, 100*time.Millisecond, time.Second, time.Second
+		s.Duration = 3 * time.Second
+	})
+	v := analysis.RFC9411(r, "7.9", 8)
+	logVerdict(t, v)
+	for _, name := range []string{analysis.CriterionFailed, analysis.CriterionResets} {
+		if c := criterion(t, v, name); !c.Pass {
+			t.Errorf("held connections, %s fails: %+v", name, c)
+		}
+	}
+	d := criterion(t, v, analysis.CriterionConnections)
+	switch counted := slices.ContainsFunc(r.Series, func(s metrics.Second) bool { return s.OpenConns > 0 }); {
+	case !counted && (d.Pass || !strings.HasPrefix(d.Note, "not measured")):
+		t.Errorf("no open connections counted, d judged: %+v", d)
+	case counted && (!d.Pass || d.Value != 0 || !strings.Contains(d.Note, "mean 8.0 open connections") ||
+		!strings.Contains(d.Note, "(100.0% of the 8 asked)")):
+		t.Errorf("8 connections held: %+v", d)
+	}
+}
