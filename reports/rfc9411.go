@@ -456,14 +456,19 @@ func rfcResultsTable(t rfcTest) *table {
 			run += " (none accepted: the last)"
 		}
 		verdict, failed := "PASS", "-"
+		var missed []string
+		for _, c := range res.Verdict.Criteria {
+			if !c.Pass {
+				missed = append(missed, c.Level+" "+c.Name+" "+criterionValue(c))
+			}
+		}
+		if len(missed) > 0 {
+			failed = strings.Join(missed, "; ")
+		}
 		if !res.Verdict.Pass {
 			verdict = "FAIL"
-			for _, c := range res.Verdict.Criteria {
-				if !c.Pass {
-					failed = c.Name + " " + criterionValue(c)
-					break
-				}
-			}
+		} else if len(missed) > 0 {
+			verdict = "PASS, SHOULD not met"
 		}
 		tb.add(res.DUT, res.Profile, run, strings.Join(kpis, "; "), verdict, failed)
 	}
@@ -480,13 +485,16 @@ func criterionValue(c analysis.Criterion) string {
 }
 
 func rfcCriteriaTable(v *analysis.Verdict) *table {
-	tb := newTable("Criterion", "RFC 9411", ">Value", "Result", "How")
+	tb := newTable("Criterion", "Level", "RFC 9411", ">Value", "Result", "How")
 	for _, c := range v.Criteria {
 		result := "pass"
-		if !c.Pass {
+		switch {
+		case !c.Pass && c.Level == analysis.LevelShould:
+			result = "deviation (SHOULD)"
+		case !c.Pass:
 			result = "FAIL"
 		}
-		tb.add(c.Name, c.Rule, criterionValue(c), result, dash(c.Note))
+		tb.add(c.Name, c.Level, c.Rule, criterionValue(c), result, dash(c.Note))
 	}
 	return tb
 }

@@ -169,7 +169,7 @@ func testRFC9411Section(t *testing.T, named bool) {
 		t.Error("§7.8 at 50% of §7.6's rate reported as a deviation")
 	}
 	for _, want := range []string{"## RFC 9411", "| Parameter | RFC 9411 specifies | this run | deviation |",
-		"| TCP resets |", "| Criterion | RFC 9411 | Value | Result | How |"} {
+		"| TCP resets |", "| Criterion | Level | RFC 9411 | Value | Result | How |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("the Markdown report has no %q", want)
 		}

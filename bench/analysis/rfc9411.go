@@ -18,9 +18,19 @@ type Criterion struct {
 	Value float64 `json:"value"`
 	Limit float64 `json:"limit"`
 	Pass  bool    `json:"pass"`
+	// Level is the RFC's keyword for the criterion: LevelMust (a run that
+	// misses it fails) or LevelShould (a run that misses it passes with the
+	// deviation stated).
+	Level string `json:"level"`
 	// Note says why a criterion could not be judged, or how it was.
 	Note string `json:"note,omitempty"`
 }
+
+// The RFC's requirement levels of a criterion (RFC 2119).
+const (
+	LevelMust   = "MUST"
+	LevelShould = "SHOULD"
+)
 
 // Verdict is a run's pass or fail under the criteria of its RFC 9411 test.
 type Verdict struct {
@@ -29,15 +39,26 @@ type Verdict struct {
 	Criteria []Criterion `json:"criteria"`
 }
 
-// Reason is the first failed criterion's name and values, "" when the run
-// passed.
+// Reason is the first failed MUST criterion's name, "" when the run passed.
 func (v Verdict) Reason() string {
 	for _, c := range v.Criteria {
-		if !c.Pass {
+		if !c.Pass && c.Level != LevelShould {
 			return c.Name
 		}
 	}
 	return ""
+}
+
+// Deviations are the names of the SHOULD criteria the run missed: it passed
+// (if nothing else failed), with these stated.
+func (v Verdict) Deviations() []string {
+	var out []string
+	for _, c := range v.Criteria {
+		if !c.Pass && c.Level == LevelShould {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // The criteria's names, in the order a Verdict lists them.
@@ -72,19 +93,23 @@ var RFC9411Tests = []string{"7.6", "7.7", "7.8", "7.9"}
 //
 // Every test is held to the failed transactions (a), the device's resets
 // (b), a constant rate (c) and constant concurrent connections (d); §7.8
-// also to its target objective (e). A criterion the record cannot show
-// (no tcp block, no open connections counted, no whole sustain second)
-// fails, its note saying what is missing: a lab does not pass what it
-// cannot see. A run that measured nothing (its preflight failed, it was
-// aborted) fails on one criterion, measured.
+// also to its target objective (e). As the RFC words them, a, b and e are
+// MUSTs, c and d SHOULDs (d a MUST in §7.9, whose KPI the connections held
+// are): a missed SHOULD is a deviation the verdict states, not a failure. A
+// criterion the record cannot show (no tcp block, no open connections
+// counted, no whole sustain second) is missed, its note saying what is
+// missing: a lab does not pass what it cannot see. A run that measured
+// nothing (its preflight failed, it was aborted) fails on one criterion,
+// measured.
 func RFC9411(r *metrics.Run, test string, target float64) Verdict {
 	v := Verdict{Test: test}
 	switch {
 	case !slices.Contains(RFC9411Tests, test):
 		v.Criteria = []Criterion{{Name: CriterionMeasured, Rule: "one of RFC 9411's HTTPS tests (7.6 to 7.9)",
-			Note: fmt.Sprintf("%q is not an RFC 9411 HTTPS test", test)}}
+			Level: LevelMust, Note: fmt.Sprintf("%q is not an RFC 9411 HTTPS test", test)}}
 	case r.Failed() != "":
-		v.Criteria = []Criterion{{Name: CriterionMeasured, Rule: "the test was run", Note: r.Failed()}}
+		v.Criteria = []Criterion{{Name: CriterionMeasured, Rule: "the test was run", Level: LevelMust,
+			Note: r.Failed()}}
 	default:
 		w := sustainOf(r)
 		v.Criteria = []Criterion{failedCriterion(r), resetCriterion(r), rateCriterion(test, w),
@@ -100,7 +125,7 @@ func RFC9411(r *metrics.Run, test string, target float64) Verdict {
 // failedCriterion is criterion a: the window's failed transactions (every
 // error class, a status other than 200 among them) per attempted one.
 func failedCriterion(r *metrics.Run) Criterion {
-	c := Criterion{Name: CriterionFailed, Limit: MaxFailedPercent,
+	c := Criterion{Name: CriterionFailed, Limit: MaxFailedPercent, Level: LevelMust,
 		Rule: "failed application transactions MUST be less than 0.001% of attempted transactions"}
 	attempted := r.Transactions + r.Errors.Total
 	if attempted == 0 {
@@ -124,7 +149,7 @@ func failedCriterion(r *metrics.Run) Criterion {
 // (the tcp block) and the transactions failed by a reset overlap, so the
 // larger count is taken.
 func resetCriterion(r *metrics.Run) Criterion {
-	c := Criterion{Name: CriterionResets, Limit: MaxResetPercent,
+	c := Criterion{Name: CriterionResets, Limit: MaxResetPercent, Level: LevelMust,
 		Rule: "connections terminated by an unexpected TCP RST from the DUT MUST be less than 0.001% " +
 			"of initiated connections"}
 	failed := r.Errors.ByClass[vocab.ClassReset]
@@ -249,7 +274,7 @@ func rateCriterion(test string, w sustain) Criterion {
 	if test == "7.7" {
 		unit = "payload bytes per second"
 	}
-	c := Criterion{Name: CriterionRate, Limit: RateTolerance,
+	c := Criterion{Name: CriterionRate, Limit: RateTolerance, Level: LevelShould,
 		Rule: "during the sustain phase traffic SHOULD be forwarded at a constant rate (deviation less than 5%)"}
 	if len(w.whole) < 2 {
 		c.Note = "not measured: " + w.describe(len(w.whole)) + "; two are needed"
@@ -271,9 +296,10 @@ func rateCriterion(test string, w sustain) Criterion {
 // each sustain second within ConnectionsTolerance of their mean (§7.9: the
 // mean is the KPI, the concurrent connections held, set beside target).
 func connectionsCriterion(test string, w sustain, target float64) Criterion {
-	c := Criterion{Name: CriterionConnections, Limit: ConnectionsTolerance,
+	c := Criterion{Name: CriterionConnections, Limit: ConnectionsTolerance, Level: LevelShould,
 		Rule: "concurrent TCP connections MUST be constant during the sustain phase (deviation SHOULD be less than 10%)"}
 	if test == "7.9" {
+		c.Level = LevelMust
 		c.Rule = "the concurrent TCP connections MUST be held constant during the sustain phase (deviation less than 10%)"
 	}
 	vs := make([]float64, len(w.seconds))
@@ -312,7 +338,7 @@ func slicesMinMax(vs []float64) (lo, hi float64) {
 // window's successful transactions per second, reaches target, within
 // TargetTolerance (tlsbench's). That every second held it is criterion c.
 func targetCriterion(r *metrics.Run, target float64, w sustain) Criterion {
-	c := Criterion{Name: CriterionTarget, Limit: TargetTolerance,
+	c := Criterion{Name: CriterionTarget, Limit: TargetTolerance, Level: LevelMust,
 		Rule: "the DUT MUST achieve the target objective and remain in that state for the entire sustain phase"}
 	if target <= 0 {
 		c.Note = "not measured: the run was given no target objective"

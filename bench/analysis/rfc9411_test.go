@@ -2,6 +2,7 @@ package analysis_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,5 +256,28 @@ func TestRFC9411NotMeasured(t *testing.T) {
 	}
 	if v := analysis.RFC9411(steady(), "7.5", 0); v.Pass || v.Reason() != analysis.CriterionMeasured {
 		t.Errorf("test 7.5: %+v", v)
+	}
+}
+
+// A missed SHOULD (c: the rate not constant) is a deviation the verdict
+// states: the run passes; a missed MUST (a) fails it.
+func TestRFC9411Levels(t *testing.T) {
+	r := sustainRun([]int64{100, 100, 100, 100, 100, 50, 100, 100, 100}, nil)
+	v := analysis.RFC9411(r, "7.6", 0)
+	c := criterion(t, v, analysis.CriterionRate)
+	if c.Pass || c.Level != analysis.LevelShould {
+		t.Fatalf("rate criterion %+v: want missed, a SHOULD", c)
+	}
+	if dev := v.Deviations(); !slices.Contains(dev, analysis.CriterionRate) {
+		t.Errorf("deviations %v: want %q", dev, analysis.CriterionRate)
+	}
+	if v.Reason() == analysis.CriterionRate {
+		t.Errorf("a missed SHOULD is the verdict's reason: %+v", v)
+	}
+	if c := criterion(t, v, analysis.CriterionFailed); c.Level != analysis.LevelMust {
+		t.Errorf("failed transactions: level %q, want MUST", c.Level)
+	}
+	if c := criterion(t, analysis.RFC9411(r, "7.9", 0), analysis.CriterionConnections); c.Level != analysis.LevelMust {
+		t.Errorf("7.9's connections: level %q, want MUST (its KPI)", c.Level)
 	}
 }
