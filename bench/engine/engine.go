@@ -548,7 +548,7 @@ func (l *load) report(out *Outcome, at time.Time, aborted string) {
 // seconds; what ended after the last tick is the next second, partial when
 // the run ended before that second did.
 func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Second),
-	mark func(*metrics.Second, time.Time)) func() []metrics.Second {
+	m *marker) func() []metrics.Second {
 	at := func(k int) time.Time { return start.Add(time.Duration(k) * time.Second) }
 	var secs []metrics.Second
 	ticked := 0 // the last second closed
@@ -557,13 +557,21 @@ func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Se
 		defer close(done)
 		t := time.NewTimer(time.Until(at(1)))
 		defer t.Stop()
+		var samples <-chan time.Time // nil: never
+		if m != nil && m.counts {
+			st := time.NewTicker(openSampleEvery)
+			defer st.Stop()
+			samples = st.C
+		}
 		for {
 			select {
+			case <-samples:
+				m.sample()
 			case <-t.C:
 				ticked++
 				sec := rec.Tick(at(ticked))
-				if mark != nil {
-					mark(&sec, at(ticked))
+				if m != nil {
+					m.mark(&sec, at(ticked))
 				}
 				secs = append(secs, sec)
 				if progress != nil {
@@ -580,8 +588,8 @@ func tickSeries(rec *metrics.Recorder, start time.Time, progress func(metrics.Se
 		<-done
 		final := rec.Tick(at(ticked + 1))
 		final.Partial = time.Now().Before(at(ticked + 1))
-		if mark != nil {
-			mark(&final, at(ticked+1))
+		if m != nil {
+			m.mark(&final, at(ticked+1))
 		}
 		if final.Transactions+final.Errors > 0 {
 			secs = append(secs, final)

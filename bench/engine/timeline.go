@@ -58,21 +58,52 @@ func (l *load) phaseAt(e time.Time) vocab.TimelinePhase {
 }
 
 // marker returns what marks each second of the series as it closes: the
-// operation's open connections, when it counts them, and the timeline's
-// phase, when the run has a ramp; nil when there is nothing to mark.
-func (l *load) marker(op Op) func(*metrics.Second, time.Time) {
+// operation's open connections, when it counts them (at the second's end,
+// and their mean over the second from a sample every openSampleEvery), and
+// the timeline's phase, when the run has a ramp; nil when there is nothing
+// to mark.
+func (l *load) marker(op Op) *marker {
 	gauge, counts := op.(connCounter)
 	ramped := l.ramped()
 	if !counts && !ramped {
 		return nil
 	}
-	return func(s *metrics.Second, end time.Time) {
-		if counts {
-			s.OpenConns, _ = gauge.OpenConns()
+	return &marker{l: l, gauge: gauge, counts: counts, ramped: ramped}
+}
+
+// openSampleEvery is how often the open connections are sampled for a
+// second's mean: 100 samples a second, a wake-up of a few microseconds each.
+const openSampleEvery = 10 * time.Millisecond
+
+// marker marks the seconds of a run's series; it is used by the one
+// goroutine that closes them.
+type marker struct {
+	l              *load
+	gauge          connCounter
+	counts, ramped bool
+	sum, n         int64 // the open connections sampled in the second
+}
+
+// sample adds the open connections now to the second's mean.
+func (m *marker) sample() {
+	if m.counts {
+		now, _ := m.gauge.OpenConns()
+		m.sum += now
+		m.n++
+	}
+}
+
+// mark marks s, the second that ended at end, and starts the next.
+func (m *marker) mark(s *metrics.Second, end time.Time) {
+	if m.counts {
+		s.OpenConns, _ = m.gauge.OpenConns()
+		if m.n > 0 {
+			s.OpenConnsMean = math.Round(float64(m.sum)/float64(m.n)*100) / 100
 		}
-		if ramped {
-			s.Phase = string(l.phaseAt(end))
-		}
+		m.sum, m.n = 0, 0
+	}
+	if m.ramped {
+		s.Phase = string(m.l.phaseAt(end))
 	}
 }
 

@@ -252,3 +252,39 @@ func TestPause(t *testing.T) {
 		t.Error("a pause in open loop: no error")
 	}
 }
+
+// halfOp's transactions hold a connection for the first half of their
+// 20 ms: its workers hold half as many connections as they are, on average.
+type halfOp struct{ open atomic.Int64 }
+
+func (o *halfOp) NewWorker(int) (engine.Worker, error) { return o, nil }
+func (o *halfOp) OpenConns() (now, peak int64)         { return o.open.Load(), 0 }
+func (o *halfOp) Do(_ context.Context, s *metrics.Sample) {
+	o.open.Add(1)
+	time.Sleep(10 * time.Millisecond)
+	o.open.Add(-1)
+	time.Sleep(10 * time.Millisecond)
+	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
+}
+
+// TestOpenConnsMean checks a second's concurrent connections: the mean of
+// its samples, half the workers here, whatever is open at its very end.
+func TestOpenConnsMean(t *testing.T) {
+	t.Parallel()
+	op := &halfOp{}
+	cfg := engine.Config{Load: engine.Load{Concurrency: 8, Duration: 2 * time.Second}}
+	res, err := engine.Run(context.Background(), cfg, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Series {
+		if s.Partial {
+			continue
+		}
+		t.Logf("second %d: mean %.2f open connections, %d at its end", s.T, s.OpenConnsMean, s.OpenConns)
+		if s.OpenConnsMean < 2.5 || s.OpenConnsMean > 5.5 {
+			t.Errorf("second %d: mean %.2f open connections, want about 4 (8 workers holding one half the time)",
+				s.T, s.OpenConnsMean)
+		}
+	}
+}

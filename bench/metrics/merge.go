@@ -572,6 +572,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 			m.addCounts(s)
 			m.Partial = m.Partial || s.Partial // some agent's second ended early
 			m.OpenConns += s.OpenConns
+			m.OpenConnsMean += s.OpenConnsMean
 			m.Phase = cmp.Or(m.Phase, s.Phase) // the agents share the timeline
 			sum += s.TotalMean * float64(s.Transactions)
 			if s.Transactions > 0 && s.TotalHist == "" {

@@ -260,6 +260,10 @@ type Second struct {
 	// open at its end (the concurrent connections of RFC 9411 §7.9).
 	Phase     string `json:"phase,omitempty"`
 	OpenConns int64  `json:"open_conns,omitempty"`
+	// OpenConnsMean is the mean of the open connections sampled every
+	// 10 ms in the second: the second's concurrent connections, which a
+	// run of short connections holds only on average.
+	OpenConnsMean float64 `json:"open_conns_mean,omitempty"`
 }
 
 // addCounts adds o's counts (not its time, percentiles or histograms) to s's.
