@@ -79,6 +79,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between "+
 		"repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
+	sf := addSuiteFlags(fs) // suite.go
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -97,7 +98,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	switch {
 	case *resume != "":
 		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
-			len(tests.engines) > 0 || fs.Changed("repeat") {
+			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() {
 			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
 				"--quick, --repeat or --out")
 		}
@@ -114,7 +115,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			}
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
 		}
 		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
@@ -136,7 +137,13 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if len(list) == 0 {
 			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
 		}
-		pl = plan.DefaultPlan(list, m)
+		if sf.set() {
+			if pl, err = sf.plan(*quick, list, *names, tests.engines); err != nil {
+				return nil, err
+			}
+		} else {
+			pl = plan.DefaultPlan(list, m)
+		}
 		if err := narrowPlan(pl, *names, tests.engines); err != nil {
 			return nil, err
 		}
@@ -350,6 +357,9 @@ func eventLine(e method.Event) string {
 	verdict := "accepted"
 	if !e.Accepted {
 		verdict = "rejected: " + strings.Join(e.Reasons, "; ")
+	}
+	if e.Test != "" {
+		return suiteEventLine(e, run, verdict) // suite.go
 	}
 	cached := ""
 	if e.Cached {
