@@ -107,13 +107,14 @@ type Campaign struct {
 	Watch func(Progress)
 	// Now is the clock of the progress; default time.Now.
 	Now func() time.Time
+	// Verdict judges the runs of an RFC 9411 suite's tests (exploratory
+	// and final): a run that fails is rejected; default analysis.RFC9411.
+	Verdict func(r *metrics.Run, test string, target float64) analysis.Verdict
 
 	prog tracker
 	// holdRate is each §7.9 cell's rate of new connections (per second)
-	// during its ramp-up (cellKey); verdict, if set, replaces
-	// analysis.RFC9411 (tests).
+	// during its ramp-up (cellKey).
 	holdRate map[string]float64
-	verdict  func(r *metrics.Run, test string, target float64) analysis.Verdict
 }
 
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.

@@ -165,7 +165,7 @@ func (c *Campaign) judgeRFC9411(e *Entry, req Request, run *metrics.Run) {
 	if test == plan.RFC9411Concurrent {
 		target = float64(req.Concurrency)
 	}
-	judge := c.verdict
+	judge := c.Verdict
 	if judge == nil {
 		judge = analysis.RFC9411
 	}
