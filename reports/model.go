@@ -145,7 +145,8 @@ type section struct {
 	DUT     string       `json:"dut"`
 	Engine  vocab.Engine `json:"engine"`
 	Profile string       `json:"profile"`
-	Source  string       `json:"source"` // the campaign, or "run records"
+	Test    string       `json:"test,omitempty"` // the plan test's name, if it has one
+	Source  string       `json:"source"`         // the campaign, or "run records"
 	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
@@ -485,7 +486,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile+"|"+p.Test] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
@@ -510,13 +511,19 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			Rule:        "the campaign's acceptance rule",
 		}
 		sec.setKey(cell.DUT, cell.Engine, cell.Profile, source)
+		if cell.Test != "" {
+			sec.Test, sec.Unit = cell.Test, cell.Unit
+		}
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile+"|"+cell.Test]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := method.PublishedSeq(cell.Runs)
+		if cell.Published > 0 {
+			chosen = cell.Published
+		}
 		for _, fr := range cell.Runs {
 			rr := runResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
@@ -864,3 +871,12 @@ const (
 	ReportSchema  = "tlsbench/report/v1"
 	CompareSchema = "tlsbench/compare/v1"
 )
+
+// name is what the section's headings call its test: the plan test's name,
+// else the engine.
+func (s *section) name() string {
+	if s.Test != "" {
+		return s.Test
+	}
+	return s.Engine.String()
+}

@@ -466,7 +466,7 @@ func differencesTable(diffs []method.Difference, cols ...string) *table {
 
 // sectionBlocks lay out one DUT × test × profile of the appendix.
 func sectionBlocks(s *section) []block {
-	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
+	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.name(), s.Profile)}}
 	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
 	if p := s.Preliminary; p != nil {
 		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.",
@@ -485,7 +485,7 @@ func sectionBlocks(s *section) []block {
 		if s.Search != nil {
 			out = append(out, para(searchText(s)))
 		}
-		out = append(out, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
+		out = append(out, exploreChart(slug(s.DUT, s.name(), s.Profile, "explore"), s))
 		if s.Level > 0 {
 			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
 		}
@@ -639,8 +639,8 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		out = append(out, t)
 	}
 	if len(ch.Series) > 0 {
-		out = append(out, seriesChart(slug(s.DUT, s.Engine.String(), s.Profile, "series"),
-			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.Engine, s.Profile, ch.Seq), s.Unit, ch))
+		out = append(out, seriesChart(slug(s.DUT, s.name(), s.Profile, "series"),
+			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.name(), s.Profile, ch.Seq), s.Unit, ch))
 	}
 	var curves []curve
 	for i, ph := range curvePhases {
@@ -650,8 +650,8 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		}
 	}
 	if len(curves) > 0 {
-		out = append(out, latencyChart(slug(s.DUT, s.Engine.String(), s.Profile, "latency"),
-			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.Engine, s.Profile, ch.Seq), curves))
+		out = append(out, latencyChart(slug(s.DUT, s.name(), s.Profile, "latency"),
+			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.name(), s.Profile, ch.Seq), curves))
 	}
 	return out
 }
