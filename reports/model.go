@@ -147,7 +147,7 @@ type section struct {
 	Profile string       `json:"profile"`
 	Test    string       `json:"test,omitempty"` // the plan test's name, if it has one
 	Source  string       `json:"source"`         // the campaign, or "run records"
-	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
+	Unit    string       `json:"unit"`           // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
 	P99Phase    vocab.Phase    `json:"p99_phase"`
