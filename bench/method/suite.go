@@ -77,7 +77,7 @@ type dependent struct {
 // test's share of §7.6's maximum.
 func (c *Campaign) shape(req *Request) {
 	t := req.Test
-	if req.Phase == vocab.Preliminary || t.Name == "" {
+	if req.Phase == vocab.Preliminary {
 		return
 	}
 	if req.Phase == vocab.Final || t.RFC9411 == plan.RFC9411Concurrent {

@@ -183,6 +183,9 @@ func (p *Plan) checkSuiteTest(i int) error {
 	if t.Name != "" && slices.ContainsFunc(p.Tests[:i], func(o Test) bool { return o.Name == t.Name }) {
 		return bad("name", "is the name of two tests")
 	}
+	if t.Name == "" && (t.RFC9411 != "" || t.Of != "") {
+		return bad("name", "is required with rfc9411 or of (it names the test in the ledger, the table and of)")
+	}
 	if t.RFC9411 != "" && !slices.Contains([]string{RFC9411CPS, RFC9411Throughput, RFC9411Latency,
 		RFC9411Concurrent}, t.RFC9411) {
 		return bad("rfc9411", "%q is not 7.6, 7.7, 7.8 or 7.9", t.RFC9411)

@@ -119,6 +119,7 @@ func TestSuitePlanChecks(t *testing.T) {
 		{test("name: \"7.6 1k\""), "is the name of two tests"},
 		{test("name: x, rfc9411: \"7.10\""), "not 7.6, 7.7, 7.8 or 7.9"},
 		{test("name: x, requests_per_conn: -1"), "requests_per_conn"},
+		{test("rfc9411: \"7.6\""), "name is required"},
 	} {
 		_, err := plan.ParsePlan("p.yaml", []byte(head+"tests:\n"+c.tests+meth), profilesSet())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
