@@ -74,7 +74,8 @@ type dependent struct {
 // the final phase, none in the preliminary one nor in the exploratory
 // search (ours, not the RFC's), but for §7.9, whose level is the
 // connections held and whose ramp-up holds the rate of new ones at the
-// test's share of §7.6's maximum.
+// test's share of §7.6's maximum. A run of a test with a pause lasts two
+// pauses at least.
 func (c *Campaign) shape(req *Request) {
 	t := req.Test
 	if req.Phase == vocab.Preliminary {
@@ -83,6 +84,9 @@ func (c *Campaign) shape(req *Request) {
 	if req.Phase == vocab.Final || t.RFC9411 == plan.RFC9411Concurrent {
 		req.RampUp, req.RampDown = time.Duration(t.RampUp), time.Duration(t.RampDown)
 	}
+	// A connection that pauses between its requests makes at least two
+	// in the measured window.
+	req.Duration = max(req.Duration, 2*time.Duration(t.Pause))
 	if r := c.holdRate[cellKey(req.DUT.Name, t, req.Profile.Name)]; r > 0 {
 		need := time.Duration(float64(req.Concurrency) / r * float64(time.Second)).Round(time.Millisecond)
 		req.RampUp = max(req.RampUp, need)

@@ -159,3 +159,45 @@ func TestSuiteSharesAndHeldConnections(t *testing.T) {
 		t.Errorf("%d suite rows with a value, want 5: %+v", rows, s.Rows)
 	}
 }
+
+// TestLocalSpecSuite: a suite test's objects, transactions per connection,
+// pause, and the request's ramps and rate reach the run's spec, which
+// validates; in open loop there is no pause.
+func TestLocalSpecSuite(t *testing.T) {
+	p, err := profiles.Builtin().Get(profiles.SeedProfiles[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tt := plan.Test{Name: "7.9 1k", RFC9411: plan.RFC9411Concurrent, Engine: vocab.EngineCPS, Objects: "1k,2k:3",
+		ObjectPath: "/o/{size}", RequestsPerConn: 100, Pause: plan.Duration(time.Second), Profiles: []string{p.Name}}
+	req := method.Request{Phase: vocab.Final, DUT: plan.DUT{Name: "a", URL: "https://a.test/"}, Test: tt, Profile: p,
+		Concurrency: 4, Duration: time.Second, RampUp: 2 * time.Second, RampDown: 3 * time.Second, ExpectSize: -1}
+	l := &method.Local{}
+	spec, err := l.Spec(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Objects) != 2 || spec.Objects[0].Size != 1024 || spec.Objects[1].Size != 2048 ||
+		spec.Objects[1].Weight != 3 || spec.ObjectPath != "/o/{size}" {
+		t.Errorf("objects %+v at %q", spec.Objects, spec.ObjectPath)
+	}
+	if spec.RequestsPerConn != 100 || spec.Pause != time.Second || spec.RampUp != 2*time.Second ||
+		spec.RampDown != 3*time.Second || spec.Rate != 0 {
+		t.Errorf("requests/conn %d pause %v ramps %v/%v rate %v", spec.RequestsPerConn, spec.Pause, spec.RampUp,
+			spec.RampDown, spec.Rate)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+	req.Rate = 50
+	if spec, err = l.Spec(req); err != nil || spec.Rate != 50 || spec.Pause != 0 {
+		t.Fatalf("open loop: %v, rate %v pause %v", err, spec.Rate, spec.Pause)
+	}
+	if err := spec.Validate(); err != nil {
+		t.Errorf("Validate, open loop: %v", err)
+	}
+	req.Test.Objects = "1k,nope"
+	if _, err := l.Spec(req); err == nil {
+		t.Error("objects that do not parse: no error")
+	}
+}

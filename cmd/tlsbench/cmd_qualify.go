@@ -32,7 +32,9 @@ exploratory search for the best load level, final runs until final.min_accepted
 table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
 interrupted campaign. Without --plan: CPS and throughput (--test) of the
 three seed profiles (--profile) against the --dut DUTs, or the reference
-target (started as a separate process).
+target (started as a separate process). With --suite rfc9411: RFC 9411's
+four HTTPS tests instead (§7.6 CPS, §7.7 throughput, §7.8 latency, §7.9
+concurrent connections; --tests narrows them).
 
 The preliminary phase prints what every DUT negotiated for every profile, or
 its refusal: a profile a DUT refuses is "not supported" in the published

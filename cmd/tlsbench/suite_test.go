@@ -20,7 +20,7 @@ import (
 // lines name the test and its verdict.
 func TestQualifySuiteQuick(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a campaign of about 45 s")
+		t.Skip("a campaign of about 40 s")
 	}
 	out := filepath.Join(t.TempDir(), "suite")
 	start := time.Now()
@@ -77,5 +77,18 @@ func TestQualifySuiteQuick(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Error(err)
+	}
+	// Resumed, the campaign takes every run from the ledger (the §7.8 and
+	// §7.9 requests derived from the published values are the same) and
+	// prints the same table.
+	code, again, stderr := invoke(t, context.Background(), "qualify", "-q", "--resume", out)
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if strings.Count(stderr, "(from the ledger)") != strings.Count(stderr, " c=") {
+		t.Errorf("resume of a finished suite made runs:\n%s", stderr)
+	}
+	if again != stdout {
+		t.Errorf("resumed table differs:\n%s\nvs\n%s", again, stdout)
 	}
 }
