@@ -252,13 +252,14 @@ func (c *Campaign) hold(ctx context.Context, dl *dependent, rate float64) error 
 
 // latency runs a §7.8 cell: final.min_accepted accepted runs (at most
 // final.max_runs) in open loop at rate, with four times the referred
-// cell's level (at least 16) in flight at most (room for the rate when the
-// latency grows: the engine drops a start that finds none free); it publishes the accepted run of
+// cell's level (at least 16; at most the exploration's largest) in flight
+// at most (room for the rate when the latency grows: the engine drops a
+// start that finds none free); it publishes the accepted run of
 // the median mean time to last byte.
 func (c *Campaign) latency(ctx context.Context, dl *dependent, refLevel int, rate float64) error {
 	m := c.Plan.Method
 	cell := dl.cell
-	cell.Level, cell.Rate = max(4*refLevel, 16), rate
+	cell.Level, cell.Rate = min(max(4*refLevel, 16), max(m.Explore.Concurrency.Max, 16)), rate
 	expect := int64(-1)
 	if pre := dl.pre; pre != nil && pre.Run.Transactions > 0 && dl.t.Objects == "" {
 		expect = pre.Run.Bytes.Payload / pre.Run.Transactions

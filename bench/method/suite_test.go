@@ -116,6 +116,9 @@ func TestSuiteSharesAndHeldConnections(t *testing.T) {
 	}
 	for _, name := range []string{"7.8 1k s1", "7.8 16k s2"} {
 		cell := cells[name]
+		if cell.Level != 64 {
+			t.Errorf("%s: %d in flight at most, want 64 (4 × the referred level 16, at most explore's 64)", name, cell.Level)
+		}
 		if cell.Rate != want[name] || cell.Unit != method.UnitMS || cell.Published == 0 {
 			t.Errorf("%s: rate %v unit %q published %d", name, cell.Rate, cell.Unit, cell.Published)
 		}

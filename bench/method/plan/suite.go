@@ -218,6 +218,8 @@ func (p *Plan) checkSuiteTest(i int) error {
 		return bad("requests_per_conn", "must not be negative")
 	case t.Of != "" && !slices.ContainsFunc(p.Tests[:i], func(o Test) bool { return o.Name == t.Of }):
 		return bad("of", "%q names no earlier test of the plan", t.Of)
+	case t.Of != "" && slices.ContainsFunc(p.Tests[:i], func(o Test) bool { return o.Name == t.Of && o.Of != "" }):
+		return bad("of", "%q is itself run at a share of another test: name one that publishes its own", t.Of)
 	case t.Of != "" && (t.Share <= 0 || t.Share > 1):
 		return bad("share", "%s is out of range (0%%, 100%%]", t.Share)
 	case t.Of == "" && t.Share != 0:

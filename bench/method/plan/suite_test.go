@@ -120,6 +120,8 @@ func TestSuitePlanChecks(t *testing.T) {
 		{test("name: x, rfc9411: \"7.10\""), "not 7.6, 7.7, 7.8 or 7.9"},
 		{test("name: x, requests_per_conn: -1"), "requests_per_conn"},
 		{test("rfc9411: \"7.6\""), "name is required"},
+		{"  - {name: \"7.6 1k\", engine: cps, " + prof + "}\n  - {name: l, engine: cps, of: \"7.6 1k\", share: 50%, " + prof +
+			"}\n  - {name: m, engine: cps, of: l, share: 50%, " + prof + "}\n", `"l" is itself run at a share`},
 	} {
 		_, err := plan.ParsePlan("p.yaml", []byte(head+"tests:\n"+c.tests+meth), profilesSet())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
