@@ -47,6 +47,21 @@ type Report struct {
 	Appendix    []section      `json:"appendix"`
 	// Records are the run record files among the inputs.
 	Records []string `json:"records,omitempty"`
+	// Suite is the published values of the campaigns' named tests (an RFC
+	// 9411 suite's), which the published table (by engine) leaves out.
+	Suite []suiteResult `json:"suite,omitempty"`
+}
+
+// suiteResult is a named test's published value for a DUT and profile.
+type suiteResult struct {
+	DUT     string          `json:"dut"`
+	Test    string          `json:"test"`
+	Profile string          `json:"profile"`
+	Cipher  string          `json:"cipher"`
+	Value   *float64        `json:"value"`
+	Unit    string          `json:"unit"`
+	Runs    method.RunCount `json:"runs"`
+	Note    string          `json:"note,omitempty"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -318,7 +333,9 @@ func Build(inputs []Input) (*Report, error) {
 	}
 	r.Title = strings.Join(titles, ", ")
 	r.DUTs = nameDUTs(items)
-	r.Table = publishedRows(items, r.DUTs)
+	var study []*item
+	study, r.Suite = splitSuite(items)
+	r.Table = publishedRows(study, r.DUTs)
 	for _, it := range items {
 		r.Appendix = append(r.Appendix, it.section)
 	}
@@ -879,4 +896,18 @@ func (s *section) name() string {
 		return s.Test
 	}
 	return s.Engine.String()
+}
+
+// splitSuite parts the items of the study's tests from those of named
+// tests (an RFC 9411 suite's), which are published apart.
+func splitSuite(items []*item) (study []*item, suite []suiteResult) {
+	for _, it := range items {
+		if it.section.Test == "" {
+			study = append(study, it)
+			continue
+		}
+		suite = append(suite, suiteResult{DUT: it.dut, Test: it.section.Test, Profile: it.profile,
+			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note})
+	}
+	return study, suite
 }

@@ -3,8 +3,10 @@ package reports
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -193,4 +195,24 @@ func suiteValue(v float64, unit string) string {
 		return fmt.Sprintf("%.3g ms", v)
 	}
 	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// suiteTestText describes a named test of a plan (an RFC 9411 suite's):
+// its engine, objects, transactions per connection, pause, ramps, and the
+// test whose value it takes a share of.
+func suiteTestText(t plan.Test) string {
+	text := fmt.Sprintf("Test %s (RFC 9411 §%s): %s, objects %s", t.Name, dash(t.RFC9411), t.Engine, dash(t.Objects))
+	if t.RequestsPerConn > 0 {
+		text += fmt.Sprintf(", %d transactions per connection", t.RequestsPerConn)
+	}
+	if t.Pause > 0 {
+		text += fmt.Sprintf(", %s between them", time.Duration(t.Pause))
+	}
+	if t.RampUp > 0 || t.RampDown > 0 {
+		text += fmt.Sprintf(", ramps %s up and %s down", time.Duration(t.RampUp), time.Duration(t.RampDown))
+	}
+	if t.Of != "" {
+		text += fmt.Sprintf(", at %s of %s's value", t.Share, t.Of)
+	}
+	return text + ", profiles " + strings.Join(t.Profiles, ", ")
 }

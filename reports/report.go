@@ -72,6 +72,15 @@ func ReportDoc(r *Report) Document {
 	d.add(aboutBlocks(r)...)
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
+	if len(r.Suite) > 0 {
+		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Note")
+		for _, s := range r.Suite {
+			t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
+				return suiteValue(v, s.Unit)
+			}), runs(s.Runs), s.Note)
+		}
+		d.add(heading{3, "RFC 9411 tests"}, t)
+	}
 	explain := "Throughput: payload Gbps of the throughput test; " +
 		"CPS (SR=0): connections per second, each a full TLS handshake (session reuse off)."
 	if p := publishes(r); p != "" {
@@ -240,6 +249,11 @@ func testedList(r *Report) []string {
 	var tests []string
 	for _, c := range r.Campaigns {
 		for _, t := range c.Tests {
+			if t.Name != "" {
+				tests = append(tests, fmt.Sprintf("%s (%s): %s, objects %s, with the profiles %s",
+					t.Name, c.Name, testName(t.Engine), t.Objects, strings.Join(t.Profiles, ", ")))
+				continue
+			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
 				testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
 		}
@@ -414,6 +428,10 @@ func campaignBlocks(c campaignInfo) []block {
 	out := []block{heading{3, "Method: " + c.Name}}
 	items := []string{"Campaign directory: " + c.Dir}
 	for _, t := range c.Tests {
+		if t.Name != "" {
+			items = append(items, suiteTestText(t))
+			continue
+		}
 		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s",
 			t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,18 @@ func TestQualifySuiteQuick(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
 		t.Error(err)
+	}
+	// The report (its JSON checked against its schema by invoke) has a
+	// table of the suite's tests.
+	code, rep, stderr := invoke(t, context.Background(), "report", out, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Suite []struct{ Test string } `json:"suite"`
+	}
+	if err := json.Unmarshal([]byte(rep), &doc); err != nil || len(doc.Suite) != len(want) {
+		t.Errorf("report: %v, %d suite results, want %d", err, len(doc.Suite), len(want))
 	}
 	// Resumed, the campaign takes every run from the ledger (the §7.8 and
 	// §7.9 requests derived from the published values are the same) and
