@@ -277,6 +277,7 @@ func TestBadInputTable(t *testing.T) {
 	add("--tests needs --suite", "qualify", "--tests", "7.6")
 	add("no --test", "qualify", "--suite", "rfc9411", "--test", "cps")
 	add("no --dut, --profile", "qualify", "--plan", missing, "--suite", "rfc9411")
+	add("--resume takes", "qualify", "--resume", dir, "--suite", "rfc9411")
 	add(`unknown profile "nope"`, "qualify", "--profile", "nope")
 	add("cacert", "qualify", "--dut", "a=https://a.test/", "--cacert", missing)
 	add("no --dut, --profile", "qualify", "--plan", write("plans/ok.yaml", "name: x\n"+good+method), "--profile", rsa)

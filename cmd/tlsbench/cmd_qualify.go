@@ -102,7 +102,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
 			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() {
 			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
-				"--quick, --repeat or --out")
+				"--suite, --tests, --quick, --repeat or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
@@ -118,7 +118,8 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		}
 	case *planFile != "":
 		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() {
-			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
+			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
+				"--suite, --tests or --quick")
 		}
 		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
 			return nil, usagef("%v", err)
