@@ -226,7 +226,7 @@ func barChart(name, title, unit string, cats, series []string, vals [][]float64,
 // exploreChart draws an exploratory phase: level → metric, the rejected
 // probes crossed out, the chosen level ringed.
 func exploreChart(name string, s *section) *chart {
-	title := fmt.Sprintf("%s %s %s: exploratory phase", s.DUT, s.Engine, s.Profile)
+	title := fmt.Sprintf("%s %s %s: exploratory phase", s.DUT, s.name(), s.Profile)
 	return &chart{name: name, title: title, w: chartWidth, h: chartHeight, plot: func() (*plot.Plot, error) {
 		p := newPlot(title, "load level (concurrent connections, log scale)", s.Unit)
 		var all, rejected, chosen plotter.XYs

@@ -104,7 +104,7 @@ func deviceBlocks(r *Report) []block {
 			tables = append(tables, deviceTable(strconv.Itoa(rr.Seq), rr.Device))
 		}
 		if len(tables) > 0 {
-			out = append(out, heading{4, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)})
+			out = append(out, heading{4, fmt.Sprintf("%s · %s · %s", s.DUT, s.name(), s.Profile)})
 			out = append(out, tables...)
 		}
 	}

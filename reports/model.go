@@ -51,6 +51,21 @@ type Report struct {
 	Records []string `json:"records,omitempty"`
 	// RFC9411 are the campaigns' RFC 9411 tests, judged (rfc9411.go).
 	RFC9411 []rfcTest `json:"rfc9411,omitempty"`
+	// Suite is the published values of the campaigns' named tests (an RFC
+	// 9411 suite's), which the published table (by engine) leaves out.
+	Suite []suiteResult `json:"suite,omitempty"`
+}
+
+// suiteResult is a named test's published value for a DUT and profile.
+type suiteResult struct {
+	DUT     string          `json:"dut"`
+	Test    string          `json:"test"`
+	Profile string          `json:"profile"`
+	Cipher  string          `json:"cipher"`
+	Value   *float64        `json:"value"`
+	Unit    string          `json:"unit"`
+	Runs    method.RunCount `json:"runs"`
+	Note    string          `json:"note,omitempty"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -151,8 +166,9 @@ type section struct {
 	DUT     string       `json:"dut"`
 	Engine  vocab.Engine `json:"engine"`
 	Profile string       `json:"profile"`
-	Source  string       `json:"source"` // the campaign, or "run records"
-	Unit    string       `json:"unit"`   // of the values: "CPS" or "Gbps"
+	Test    string       `json:"test,omitempty"` // the plan test's name, if it has one
+	Source  string       `json:"source"`         // the campaign, or "run records"
+	Unit    string       `json:"unit"`           // of the values: "CPS" or "Gbps"
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
 	P99Phase    vocab.Phase    `json:"p99_phase"`
@@ -325,7 +341,9 @@ func Build(inputs []Input) (*Report, error) {
 	}
 	r.Title = strings.Join(titles, ", ")
 	r.DUTs = nameDUTs(items)
-	r.Table = publishedRows(items, r.DUTs)
+	var study []*item
+	study, r.Suite = splitSuite(items)
+	r.Table = publishedRows(study, r.DUTs)
 	for _, it := range items {
 		r.Appendix = append(r.Appendix, it.section)
 	}
@@ -494,7 +512,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile+"|"+p.Test] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
@@ -519,13 +537,22 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			Rule:        "the campaign's acceptance rule",
 		}
 		sec.setKey(cell.DUT, cell.Engine, cell.Profile, source)
+		if cell.Test != "" {
+			sec.Test = cell.Test
+			if cell.Unit != "" { // a summary written before the suite's units keeps the engine's
+				sec.Unit = cell.Unit
+			}
+		}
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile+"|"+cell.Test]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := method.PublishedSeq(cell.Runs)
+		if cell.Published > 0 {
+			chosen = cell.Published
+		}
 		for _, fr := range cell.Runs {
 			rr := runResult{Seq: fr.Seq, Value: fr.Value, Accepted: fr.Accepted, Reasons: fr.Reasons, Chosen: fr.Seq == chosen}
 			if e := method.FinalEntry(c.Ledger, cell, fr.Seq); e != nil && e.Run != nil {
@@ -874,3 +901,26 @@ const (
 	ReportSchema  = "tlsbench/report/v1"
 	CompareSchema = "tlsbench/compare/v1"
 )
+
+// name is what the section's headings call its test: the plan test's name,
+// else the engine.
+func (s *section) name() string {
+	if s.Test != "" {
+		return s.Test
+	}
+	return s.Engine.String()
+}
+
+// splitSuite parts the items of the study's tests from those of named
+// tests (an RFC 9411 suite's), which are published apart.
+func splitSuite(items []*item) (study []*item, suite []suiteResult) {
+	for _, it := range items {
+		if it.section.Test == "" {
+			study = append(study, it)
+			continue
+		}
+		suite = append(suite, suiteResult{DUT: it.dut, Test: it.section.Test, Profile: it.profile,
+			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note})
+	}
+	return study, suite
+}

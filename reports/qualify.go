@@ -3,8 +3,10 @@ package reports
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -38,7 +40,12 @@ func QualifyTable(s *method.Summary) Document {
 	t := newTable("DUT", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)", ">RUNS", "NOTE")
 	d := Document{title: s.Name, blocks: []block{t}}
 	inconsistent, unstable := false, false
+	studyRows := 0
 	for _, r := range s.Rows {
+		if r.Test != "" {
+			continue // suiteTable
+		}
+		studyRows++
 		gbps, cps := optional(r.Gbps, FormatGbps), optional(r.CPS, FormatCPS)
 		var note, repeats string
 		var inconsistentIn []string // the metrics whose final runs did not agree
@@ -77,6 +84,12 @@ func QualifyTable(s *method.Summary) Document {
 			note = joinNote(note, notSupported+": "+r.Unsupported)
 		}
 		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
+	}
+	if suite := suiteTable(s); suite != nil {
+		if studyRows == 0 {
+			d.blocks = nil
+		}
+		d.add(suite)
 	}
 	if inconsistent {
 		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs " +
@@ -129,7 +142,77 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes",
 				n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
 		}
-		t.add("", p.DUT, p.Engine.String(), p.Profile, got)
+		test := p.Engine.String()
+		if p.Test != "" {
+			test = p.Test
+		}
+		t.add("", p.DUT, test, p.Profile, got)
 	}
 	return Document{title: "preliminary", blocks: []block{t}}
+}
+
+// suiteTable is the published table's rows of named tests (an RFC 9411
+// suite's): per DUT, test and profile, the value in the test's unit, its
+// final runs accepted of those made, and why it has no value; nil when the
+// summary has none.
+func suiteTable(s *method.Summary) *table {
+	t := newTable("DUT", "TEST", "PROFILE", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "NOTE")
+	for _, r := range s.Rows {
+		if r.Test == "" {
+			continue
+		}
+		value, note, count := "-", "", "-"
+		if r.Value != nil {
+			value = suiteValue(*r.Value, r.Unit)
+		}
+		if r.Runs != nil {
+			count = runs(*r.Runs)
+		}
+		for _, c := range s.Cells {
+			if c.DUT == r.DUT && c.Profile == r.Profile && c.Test == r.Test {
+				note = joinNote(note, c.Failed)
+				if c.Failed == "" && !c.Consistent {
+					note = joinNote(note, "inconsistent")
+				}
+			}
+		}
+		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, note)
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// suiteValue writes a suite test's value in its unit.
+func suiteValue(v float64, unit string) string {
+	switch unit {
+	case method.UnitGbps:
+		return FormatGbps(v)
+	case method.UnitCPS:
+		return FormatCPS(v) + " CPS"
+	case method.UnitMS:
+		return fmt.Sprintf("%.3g ms", v)
+	}
+	return fmt.Sprintf("%.0f %s", v, unit)
+}
+
+// suiteTestText describes a named test of a plan (an RFC 9411 suite's):
+// its engine, objects, transactions per connection, pause, ramps, and the
+// test whose value it takes a share of.
+func suiteTestText(t plan.Test) string {
+	text := fmt.Sprintf("Test %s (RFC 9411 §%s): %s, objects %s", t.Name, dash(t.RFC9411), t.Engine, dash(t.Objects))
+	if t.RequestsPerConn > 0 {
+		text += fmt.Sprintf(", %d transactions per connection", t.RequestsPerConn)
+	}
+	if t.Pause > 0 {
+		text += fmt.Sprintf(", %s between them", time.Duration(t.Pause))
+	}
+	if t.RampUp > 0 || t.RampDown > 0 {
+		text += fmt.Sprintf(", ramps %s up and %s down", time.Duration(t.RampUp), time.Duration(t.RampDown))
+	}
+	if t.Of != "" {
+		text += fmt.Sprintf(", at %s of %s's value", t.Share, t.Of)
+	}
+	return text + ", profiles " + strings.Join(t.Profiles, ", ")
 }

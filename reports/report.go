@@ -72,6 +72,15 @@ func ReportDoc(r *Report) Document {
 	d.add(aboutBlocks(r)...)
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
+	if len(r.Suite) > 0 {
+		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Note")
+		for _, s := range r.Suite {
+			t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
+				return suiteValue(v, s.Unit)
+			}), runs(s.Runs), s.Note)
+		}
+		d.add(heading{3, "RFC 9411 tests"}, t)
+	}
 	explain := "Throughput: payload Gbps of the throughput test; " +
 		"CPS (SR=0): connections per second, each a full TLS handshake (session reuse off)."
 	if p := publishes(r); p != "" {
@@ -242,6 +251,11 @@ func testedList(r *Report) []string {
 	var tests []string
 	for _, c := range r.Campaigns {
 		for _, t := range c.Tests {
+			if t.Name != "" {
+				tests = append(tests, fmt.Sprintf("%s (%s): %s, objects %s, with the profiles %s",
+					t.Name, c.Name, testName(t.Engine), t.Objects, strings.Join(t.Profiles, ", ")))
+				continue
+			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
 				testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
 		}
@@ -416,6 +430,10 @@ func campaignBlocks(c campaignInfo) []block {
 	out := []block{heading{3, "Method: " + c.Name}}
 	items := []string{"Campaign directory: " + c.Dir}
 	for _, t := range c.Tests {
+		if t.Name != "" {
+			items = append(items, suiteTestText(t))
+			continue
+		}
 		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s",
 			t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
 	}
@@ -468,7 +486,7 @@ func differencesTable(diffs []method.Difference, cols ...string) *table {
 
 // sectionBlocks lay out one DUT × test × profile of the appendix.
 func sectionBlocks(s *section) []block {
-	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.Engine, s.Profile)}}
+	out := []block{heading{3, fmt.Sprintf("%s · %s · %s", s.DUT, s.name(), s.Profile)}}
 	out = append(out, para("Source: "+s.Source+". Runs accepted when "+s.Rule+"."))
 	if p := s.Preliminary; p != nil {
 		out = append(out, para(fmt.Sprintf("Preliminary: %s; body %d B; %s; %s.",
@@ -487,7 +505,7 @@ func sectionBlocks(s *section) []block {
 		if s.Search != nil {
 			out = append(out, para(searchText(s)))
 		}
-		out = append(out, exploreChart(slug(s.DUT, s.Engine.String(), s.Profile, "explore"), s))
+		out = append(out, exploreChart(slug(s.DUT, s.name(), s.Profile, "explore"), s))
 		if s.Level > 0 {
 			out = append(out, para(fmt.Sprintf("Level chosen and frozen: %d concurrent connections.", s.Level)))
 		}
@@ -641,8 +659,8 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		out = append(out, t)
 	}
 	if len(ch.Series) > 0 {
-		out = append(out, seriesChart(slug(s.DUT, s.Engine.String(), s.Profile, "series"),
-			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.Engine, s.Profile, ch.Seq), s.Unit, ch))
+		out = append(out, seriesChart(slug(s.DUT, s.name(), s.Profile, "series"),
+			fmt.Sprintf("%s %s %s: run %d, per second", s.DUT, s.name(), s.Profile, ch.Seq), s.Unit, ch))
 	}
 	var curves []curve
 	for i, ph := range curvePhases {
@@ -652,8 +670,8 @@ func chosenBlocks(s *section, ch *chosen) []block {
 		}
 	}
 	if len(curves) > 0 {
-		out = append(out, latencyChart(slug(s.DUT, s.Engine.String(), s.Profile, "latency"),
-			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.Engine, s.Profile, ch.Seq), curves))
+		out = append(out, latencyChart(slug(s.DUT, s.name(), s.Profile, "latency"),
+			fmt.Sprintf("%s %s %s: run %d, latency by percentile", s.DUT, s.name(), s.Profile, ch.Seq), curves))
 	}
 	return out
 }

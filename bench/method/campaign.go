@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -37,6 +38,7 @@ type Difference struct {
 	Engine         vocab.Engine
 	Profile, Field string
 	Values         map[string]string // DUT → value
+	Test           string            `json:",omitempty"` // the plan test's name, if it has one
 }
 
 func (e *DifferencesError) Error() string {
@@ -78,6 +80,10 @@ type Event struct {
 	Round        int  // 1: the re-exploration and its final runs
 	Repeat       int  // the repeat of the final phase, from 2 (0 the first)
 	Note         string
+	// Test is the plan test's name ("" for the study's tests); Verdict its
+	// RFC 9411 verdict ("pass", or "fail: " and the failed criterion).
+	// Unit is the unit of Value for a named test.
+	Test, Verdict, Unit string
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -101,8 +107,14 @@ type Campaign struct {
 	Watch func(Progress)
 	// Now is the clock of the progress; default time.Now.
 	Now func() time.Time
+	// Verdict judges the runs of an RFC 9411 suite's tests (exploratory
+	// and final): a run that fails is rejected; default analysis.RFC9411.
+	Verdict func(r *metrics.Run, test string, target float64) analysis.Verdict
 
 	prog tracker
+	// holdRate is each §7.9 cell's rate of new connections (per second)
+	// during its ramp-up (cellKey).
+	holdRate map[string]float64
 }
 
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.
@@ -124,17 +136,25 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	// (sequential), or after every exploration (interleaved).
 	interleaved := c.Plan.Method.Final.Interleaved()
 	var finals, all []*finalPhase
+	var later []*dependent
 	for _, d := range c.Plan.DUTs {
 		for _, t := range c.Plan.Tests {
 			for _, name := range t.Profiles {
 				p, _ := c.Profiles.Get(name)
-				if why, ok := unsupported[key3(d.Name, t.Engine, name)]; ok {
-					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Unsupported: why,
-						Failed: "not supported: " + why})
-					c.prog.skip(d.Name, t.Engine, name)
+				k := cellKey(d.Name, t, name)
+				if why, ok := unsupported[k]; ok {
+					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
+						Unsupported: why, Failed: "not supported: " + why})
+					c.prog.skip(k)
 					continue
 				}
-				f, err := c.explore(ctx, d, t, p, prelim[key3(d.Name, t.Engine, name)])
+				if t.Of != "" { // once the test it refers to has published
+					cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name}
+					s.Cells = append(s.Cells, cell)
+					later = append(later, &dependent{d: d, t: t, p: p, pre: prelim[k], cell: cell})
+					continue
+				}
+				f, err := c.explore(ctx, d, t, p, prelim[k])
 				s.Cells = append(s.Cells, f.cell)
 				c.prog.explored(f.cell)
 				if err != nil {
@@ -159,6 +179,11 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if n := c.Plan.Method.Final.Repeat; n > 1 {
 		valued := slices.DeleteFunc(slices.Clone(all), func(f *finalPhase) bool { return f.cell.Failed != "" })
 		if err := c.repeat(ctx, valued, n); err != nil {
+			return s, err
+		}
+	}
+	for _, dl := range later {
+		if err := c.runDependent(ctx, s, dl); err != nil {
 			return s, err
 		}
 	}
@@ -194,6 +219,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 		return nil, ErrInterrupted
 	}
 	req.Progress = c.Progress
+	c.shape(&req)
 	// The run in progress completes even when ctx is cancelled.
 	c.prog.start(req, e.Seq)
 	run, err := c.Exec.Run(context.WithoutCancel(ctx), req)
@@ -203,9 +229,10 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 			req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
 	}
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
-	e.Level, e.Run, e.Time = req.Concurrency, run, time.Now().UTC()
-	e.Value = value(run)
+	e.Level, e.Run, e.Time, e.Test = req.Concurrency, run, time.Now().UTC(), req.Test.Name
+	e.Value = testValue(req, run)
 	e.Reasons = Judge(c.Plan.Method.Accept, run)
+	c.judgeRFC9411(&e, req, run)
 	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == vocab.Preliminary {
@@ -229,7 +256,15 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
-		Round: e.Round, Repeat: e.Repeat}
+		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict}
+	for _, t := range c.Plan.Tests {
+		if e.Test != "" && t.Name == e.Test {
+			ev.Unit = testUnit(t)
+		}
+	}
+	if e.Verdict == verdictFail && e.Criterion != "" {
+		ev.Verdict += ": " + e.Criterion
+	}
 	if e.Phase == vocab.Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
@@ -251,7 +286,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 		for _, name := range t.Profiles {
 			p, _ := c.Profiles.Get(name)
 			for _, d := range c.Plan.DUTs {
-				k := key3(d.Name, t.Engine, name)
+				k := cellKey(d.Name, t, name)
 				req := Request{Phase: vocab.Preliminary, DUT: d, Test: t, Profile: p, Concurrency: 1,
 					Duration: min(time.Duration(m.Explore.ProbeDuration), time.Second), ExpectSize: -1}
 				e, err := c.do(ctx, "preliminary|"+k, req, Entry{})
@@ -266,10 +301,14 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why
-					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Unsupported: why})
+					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
+						Unsupported: why})
 					continue
 				}
 				pr := prelimOf(e)
+				if strings.Contains(t.Objects, ",") {
+					pr.BodySize = 0 // a mix's: the mean of random draws
+				}
 				out[k] = e
 				// Only the device's answer makes a profile unsupported,
 				// not the generator's load nor the machine's noise.
@@ -327,6 +366,7 @@ type Prelim struct {
 	DUT        string             `json:"dut"`
 	Engine     vocab.Engine       `json:"engine"`
 	Profile    string             `json:"profile"`
+	Test       string             `json:"test,omitempty"` // the plan test's name, if it has one
 	Negotiated metrics.Negotiated `json:"negotiated"`
 	BodySize   int64              `json:"body_size"`
 	Accepted   bool               `json:"accepted"`
@@ -339,7 +379,7 @@ type Prelim struct {
 }
 
 func prelimOf(e *Entry) Prelim {
-	p := Prelim{DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Negotiated: e.Run.Negotiated,
+	p := Prelim{DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Test: e.Test, Negotiated: e.Run.Negotiated,
 		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr}
 	if n := e.Run.Transactions; n > 0 {
 		p.BodySize = e.Run.Bytes.Payload / n
@@ -349,17 +389,17 @@ func prelimOf(e *Entry) Prelim {
 
 // differences lists, per test and profile, the fields on which DUTs differ.
 func differences(ps []Prelim) []Difference {
-	type cellKey struct {
-		engine  vocab.Engine
-		profile string
+	type groupKey struct {
+		engine        vocab.Engine
+		profile, test string
 	}
-	groups := map[cellKey][]Prelim{}
-	var order []cellKey
+	groups := map[groupKey][]Prelim{}
+	var order []groupKey
 	for _, p := range ps {
 		if p.Unsupported != "" {
 			continue // a refusal is reported as such, not as a difference
 		}
-		k := cellKey{p.Engine, p.Profile}
+		k := groupKey{p.Engine, p.Profile, p.Test}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -386,7 +426,7 @@ func differences(ps []Prelim) []Difference {
 				distinct[f.get(p)] = true
 			}
 			if len(distinct) > 1 {
-				out = append(out, Difference{Engine: k.engine, Profile: k.profile, Field: f.name, Values: vals})
+				out = append(out, Difference{Engine: k.engine, Profile: k.profile, Test: k.test, Field: f.name, Values: vals})
 			}
 		}
 	}
@@ -398,7 +438,8 @@ type Cell struct {
 	DUT         string       `json:"dut"`
 	Engine      vocab.Engine `json:"engine"`
 	Profile     string       `json:"profile"`
-	Level       int          `json:"level"` // the load level chosen and frozen
+	Test        string       `json:"test,omitempty"` // the plan test's name, if it has one
+	Level       int          `json:"level"`          // the load level chosen and frozen
 	Exploration []Probe      `json:"exploration"`
 	// Search is how the exploration went.
 	Search     *Search    `json:"search,omitempty"`
@@ -422,6 +463,15 @@ type Cell struct {
 	Reexplored *Reexploration `json:"reexplored,omitempty"`
 	// Repeats, with final.repeat above 1, are the repeats' values.
 	Repeats *Repeats `json:"repeats,omitempty"`
+	// An RFC 9411 suite's test: its test (7.6 … 7.9), the unit of Value
+	// when it is neither CPS nor Gbps (§7.8: "ms", the mean time to last
+	// byte; §7.9: "connections"), the open-loop rate of a test run at a
+	// share of another's value (§7.8), and its published final run when
+	// that is not the best one (§7.8: the median).
+	RFC9411   string  `json:"rfc9411,omitempty"`
+	Unit      string  `json:"unit,omitempty"`
+	Rate      float64 `json:"rate,omitempty"`
+	Published int     `json:"published,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -458,9 +508,12 @@ type finalPhase struct {
 func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
 	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
-	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name}
+	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name, Test: t.Name}
+	if t.Name != "" {
+		cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
+	}
 	expect := int64(-1)
-	if pre != nil && pre.Run.Transactions > 0 {
+	if pre != nil && pre.Run.Transactions > 0 && t.Objects == "" {
 		expect = pre.Run.Bytes.Payload / pre.Run.Transactions
 	}
 	base := Request{
@@ -476,7 +529,7 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 	probe := func(level int, again bool) (*Entry, error) {
 		req := base
 		req.Phase, req.Concurrency, req.Duration = vocab.Exploratory, level, time.Duration(m.Explore.ProbeDuration)
-		key := fmt.Sprintf("exploratory|%s|%d", key3(d.Name, t.Engine, p.Name), level)
+		key := fmt.Sprintf("exploratory|%s|%d", cellKey(d.Name, t, p.Name), level)
 		if again {
 			key += "|again"
 		}
@@ -587,7 +640,7 @@ func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) 
 				continue
 			}
 			cell := f.cell
-			key := fmt.Sprintf("final|%s|%d|%d", key3(cell.DUT, cell.Engine, cell.Profile), cell.Level, seq)
+			key := fmt.Sprintf("final|%s|%d|%d", cell.key(), cell.Level, seq)
 			e := Entry{Seq: seq, Round: f.round}
 			if f.round > 0 {
 				key += fmt.Sprintf("|round%d", f.round)

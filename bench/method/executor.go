@@ -31,6 +31,11 @@ type Request struct {
 	Progress   func(metrics.Second)
 	// Round is 1 for a re-exploration's runs and the final runs after it.
 	Round int
+	// Rate, if positive, makes the run open loop at that many transactions
+	// per second (RFC 9411 §7.8); RampUp and RampDown are its ramps (the
+	// campaign sets them from the test: Campaign.shape).
+	Rate             float64
+	RampUp, RampDown time.Duration
 }
 
 // Executor makes runs. The method calls it from one goroutine.
@@ -129,6 +134,9 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 	}
 	spec.Host, spec.ExpectSize, spec.UserAgent = t.HostHeader, req.ExpectSize, l.UserAgent
 	spec.Concurrency, spec.Duration, spec.Warmup, spec.Progress = req.Concurrency, req.Duration, req.Warmup, req.Progress
+	if err := suiteSpec(&spec, req); err != nil {
+		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
+	}
 	spec.Tool, spec.DUTProcesses = l.Tool, append(pids, FindProcesses(d.Processes)...)
 	spec.Device = d.Counters
 	spec.Live = l.Live

@@ -38,6 +38,13 @@ type Entry struct {
 	Repeat int `json:"repeat,omitempty"`
 	// Device is the device's counts beside tlsbench's, in words.
 	Device []string `json:"device,omitempty"`
+	// Test is the plan test's name, if it has one (an RFC 9411 suite's).
+	Test string `json:"test,omitempty"`
+	// Verdict is the run's RFC 9411 verdict (analysis.RFC9411), "pass" or
+	// "fail", for a test of the suite; Criterion the first criterion it
+	// failed. Preliminary runs are not judged.
+	Verdict   string `json:"verdict,omitempty"`
+	Criterion string `json:"criterion,omitempty"`
 }
 
 // ledger is a campaign's append-only record of runs (ledger.jsonl), one

@@ -24,6 +24,7 @@ type Progress struct {
 	DUT     string
 	Engine  vocab.Engine
 	Profile string
+	Test    string // the plan test's name, if it has one
 	Level   int
 	// Run is the cell's run number in its phase, of at most Of.
 	Run, Of int
@@ -49,6 +50,9 @@ type Progress struct {
 func (p Progress) Cell() string {
 	if p.DUT == "" {
 		return ""
+	}
+	if p.Test != "" {
+		return fmt.Sprintf("%s %s %s", p.DUT, p.Test, p.Profile)
 	}
 	return fmt.Sprintf("%s %s %s", p.DUT, p.Engine, p.Profile)
 }
@@ -125,7 +129,7 @@ func (t *tracker) begin(p *plan.Plan, now func() time.Time, watch func(Progress)
 	for _, d := range p.DUTs {
 		for _, tt := range p.Tests {
 			for _, name := range tt.Profiles {
-				k := key3(d.Name, tt.Engine, name)
+				k := cellKey(d.Name, tt, name)
 				if _, dup := t.cells[k]; dup {
 					continue
 				}
@@ -183,8 +187,9 @@ func (t *tracker) at(req Request, seq int) {
 	t.p.DUT = req.DUT.Name
 	t.p.Engine = req.Test.Engine
 	t.p.Profile = req.Profile.Name
+	t.p.Test = req.Test.Name
 	t.p.Level = req.Concurrency
-	b := t.cell(req.DUT.Name, req.Test.Engine, req.Profile.Name)
+	b := t.cell(cellKey(req.DUT.Name, req.Test, req.Profile.Name))
 	switch req.Phase {
 	case vocab.Preliminary:
 		t.p.Run, t.p.Of = 1, 1
@@ -202,7 +207,7 @@ func (t *tracker) at(req Request, seq int) {
 // spend counts a run of req as made (t.mu held).
 func (t *tracker) spend(req Request) {
 	t.p.RunsDone++
-	b := t.cell(req.DUT.Name, req.Test.Engine, req.Profile.Name)
+	b := t.cell(cellKey(req.DUT.Name, req.Test, req.Profile.Name))
 	switch req.Phase {
 	case vocab.Preliminary:
 		b.prelim = max(b.prelim-1, 0)
@@ -224,8 +229,7 @@ func (t *tracker) spend(req Request) {
 
 // cell returns the budget of a cell, a new one if the plan had none (t.mu
 // held).
-func (t *tracker) cell(dut string, engine vocab.Engine, profile string) *cellBudget {
-	k := key3(dut, engine, profile)
+func (t *tracker) cell(k string) *cellBudget {
 	b, ok := t.cells[k]
 	if !ok {
 		b = &cellBudget{}
@@ -244,9 +248,9 @@ func (t *tracker) settle(b *cellBudget) {
 }
 
 // skip: the cell gets no load (not supported).
-func (t *tracker) skip(dut string, engine vocab.Engine, profile string) {
+func (t *tracker) skip(k string) {
 	t.mu.Lock()
-	t.settle(t.cell(dut, engine, profile))
+	t.settle(t.cell(k))
 	t.mu.Unlock()
 	t.notify()
 }
@@ -254,7 +258,7 @@ func (t *tracker) skip(dut string, engine vocab.Engine, profile string) {
 // explored: the cell's exploration is over; without a level it is settled.
 func (t *tracker) explored(c *Cell) {
 	t.mu.Lock()
-	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b := t.cell(c.key())
 	b.explore = 0
 	if c.Failed != "" {
 		t.settle(b)
@@ -267,7 +271,7 @@ func (t *tracker) explored(c *Cell) {
 // of that pass's final.max_runs will not be made.
 func (t *tracker) settled(c *Cell) {
 	t.mu.Lock()
-	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b := t.cell(c.key())
 	b.final = max(b.final-max(t.m.Final.MaxRuns-b.lastSeq, 0), 0)
 	if b.final == 0 && b.reexplore == 0 {
 		t.settle(b)
@@ -282,7 +286,7 @@ func (t *tracker) settled(c *Cell) {
 // follow a re-exploration (it found an accepted level).
 func (t *tracker) reexplored(c *Cell, refinal bool) {
 	t.mu.Lock()
-	b := t.cell(c.DUT, c.Engine, c.Profile)
+	b := t.cell(c.key())
 	b.reexplore = 0
 	if !refinal && !b.noRefinal {
 		b.noRefinal = true
@@ -298,7 +302,7 @@ func (t *tracker) reexplored(c *Cell, refinal bool) {
 // finished: the cell's final phase is over, repeats included.
 func (t *tracker) finished(c *Cell) {
 	t.mu.Lock()
-	t.settle(t.cell(c.DUT, c.Engine, c.Profile))
+	t.settle(t.cell(c.key()))
 	t.mu.Unlock()
 	t.notify()
 }

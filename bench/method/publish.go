@@ -27,6 +27,9 @@ func PublishedSeq(runs []FinalRun) int {
 // accepted or the ledger does not have it.
 func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 	seq := PublishedSeq(cell.Runs)
+	if cell.Published > 0 {
+		seq = cell.Published
+	}
 	if seq == 0 {
 		return nil
 	}
@@ -41,6 +44,7 @@ func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 	for _, e := range ledger {
 		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
+			e.Test == cell.Test &&
 			e.Level == cell.Level && e.Seq == seq && e.Round == cellRound(cell) && e.Repeat == 0 {
 			return e
 		}

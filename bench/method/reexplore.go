@@ -39,7 +39,7 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 		req := f.probe
 		req.Concurrency, req.Round = level, 1
 		e, err := c.do(ctx, fmt.Sprintf("reexplore|%s|%d",
-			key3(cell.DUT, cell.Engine, cell.Profile), level), req, Entry{Round: 1})
+			cell.key(), level), req, Entry{Round: 1})
 		if err != nil {
 			return false, err
 		}

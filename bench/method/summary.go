@@ -34,6 +34,13 @@ type Row struct {
 	CPSRuns    RunCount `json:"cps_runs"`
 	GbpsRuns   RunCount `json:"gbps_runs"`
 	Consistent bool     `json:"consistent"`
+	// Test, in a row of a named test (an RFC 9411 suite's), is its name;
+	// Value its published value in Unit (CPS, Gbps, ms, connections), and
+	// Runs its accepted and total final runs. CPS and Gbps are then nil.
+	Test  string    `json:"test,omitempty"`
+	Value *float64  `json:"value,omitempty"`
+	Unit  string    `json:"unit,omitempty"`
+	Runs  *RunCount `json:"runs,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile (its
 	// refusal in the preliminary phase): the row is "not supported".
 	Unsupported string `json:"unsupported,omitempty"`
@@ -71,6 +78,9 @@ func (c *Campaign) rows(s *Summary) []Row {
 	for _, d := range c.Plan.DUTs {
 		seen := map[string]bool{}
 		for _, t := range c.Plan.Tests {
+			if t.Name != "" {
+				continue // suiteRows
+			}
 			for _, name := range t.Profiles {
 				if seen[name] {
 					continue
@@ -79,7 +89,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 				n := neg[d.Name+"|"+name]
 				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
 				for _, cell := range s.Cells {
-					if cell.DUT != d.Name || cell.Profile != name {
+					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" {
 						continue
 					}
 					if cell.Unsupported != "" {
@@ -105,5 +115,5 @@ func (c *Campaign) rows(s *Summary) []Row {
 			}
 		}
 	}
-	return out
+	return append(out, suiteRows(s, func(dut, profile string) metrics.Negotiated { return neg[dut+"|"+profile] })...)
 }

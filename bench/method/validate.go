@@ -108,6 +108,12 @@ func (s *Summary) Validate() error {
 		}
 		runCount(p+".cps_runs", r.CPSRuns)
 		runCount(p+".gbps_runs", r.GbpsRuns)
+		if r.Value != nil {
+			c.Rate(p+".value", *r.Value)
+		}
+		if r.Runs != nil {
+			runCount(p+".runs", *r.Runs)
+		}
 	}
 	for i, cell := range s.Cells {
 		p := fmt.Sprintf("cells[%d]", i)
@@ -119,6 +125,7 @@ func (s *Summary) Validate() error {
 		c.Count(p+".level", int64(cell.Level))
 		c.Rate(p+".value", cell.Value)
 		c.Rate(p+".spread", cell.Spread)
+		c.Rate(p+".rate", cell.Rate)
 		runCount(p, RunCount{Accepted: cell.Accepted, Total: cell.Total})
 		for j, v := range cell.Best3 {
 			c.Rate(fmt.Sprintf("%s.best3[%d]", p, j), v)

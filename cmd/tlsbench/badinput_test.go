@@ -250,6 +250,11 @@ func TestBadInputTable(t *testing.T) {
 		{"no-profiles", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps}]\n" + method, "at least one is required"},
 		{"profile", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, profiles: [nope]}]\n" + method, `unknown profile "nope"`},
 		{"unknown-field", "name: x\ncolour: red\n" + good + method, "colour"},
+		{"suite", "name: x\nsuite: rfc2544\n" + good + method, `unknown suite "rfc2544"`},
+		{"suite-size", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 12q, profiles: [" + rsa + "]}]\n" + method, `size "12q"`},
+		{"suite-weights", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: \"1k:0\", profiles: [" + rsa + "]}]\n" + method, "weights sum to 0"},
+		{"suite-of", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, of: u, share: 50%, profiles: [" + rsa + "]}]\n" + method, `of "u" names no earlier test`},
+		{"suite-ramp", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, ramp_up: 10s, profiles: [" + rsa + "]}]\n" + method, "ramp_up 10s is longer than the run"},
 	}
 	for _, m := range []struct{ from, to, want string }{
 		{"duration: 1s", "duration: 0s", "duration must be positive"},
@@ -289,6 +294,12 @@ func TestBadInputTable(t *testing.T) {
 	add("scheme must be https", "qualify", "--dut", "a=http://x/")
 	add("internationalized", "qualify", "--dut", "a=https://bü_cher.test/")
 	add("bad --test", "qualify", "--test", "ping")
+	add(`unknown suite "rfc2544"`, "qualify", "--suite", "rfc2544")
+	add(`unknown test "7.10"`, "qualify", "--suite", "rfc9411", "--tests", "7.6,7.10")
+	add("--tests needs --suite", "qualify", "--tests", "7.6")
+	add("no --test", "qualify", "--suite", "rfc9411", "--test", "cps")
+	add("no --dut, --profile", "qualify", "--plan", missing, "--suite", "rfc9411")
+	add("--resume takes", "qualify", "--resume", dir, "--suite", "rfc9411")
 	add(`unknown profile "nope"`, "qualify", "--profile", "nope")
 	add("cacert", "qualify", "--dut", "a=https://a.test/", "--cacert", missing)
 	add("no --dut, --profile", "qualify", "--plan", write("plans/ok.yaml", "name: x\n"+good+method), "--profile", rsa)

@@ -32,7 +32,9 @@ exploratory search for the best load level, final runs until final.min_accepted
 table. Every run is appended to DIR/ledger.jsonl; --resume DIR continues an
 interrupted campaign. Without --plan: CPS and throughput (--test) of the
 three seed profiles (--profile) against the --dut DUTs, or the reference
-target (started as a separate process).
+target (started as a separate process). With --suite rfc9411: RFC 9411's
+four HTTPS tests instead (§7.6 CPS, §7.7 throughput, §7.8 latency, §7.9
+concurrent connections; --tests narrows them).
 
 The preliminary phase prints what every DUT negotiated for every profile, or
 its refusal: a profile a DUT refuses is "not supported" in the published
@@ -79,6 +81,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between "+
 		"repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
+	sf := addSuiteFlags(fs) // suite.go
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -97,9 +100,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	switch {
 	case *resume != "":
 		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
-			len(tests.engines) > 0 || fs.Changed("repeat") {
+			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() {
 			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
-				"--quick, --repeat or --out")
+				"--suite, --tests, --quick, --repeat or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
@@ -114,8 +117,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			}
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 {
-			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test or --quick")
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() {
+			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
+				"--suite, --tests or --quick")
 		}
 		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
 			return nil, usagef("%v", err)
@@ -136,7 +140,13 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		if len(list) == 0 {
 			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
 		}
-		pl = plan.DefaultPlan(list, m)
+		if sf.set() {
+			if pl, err = sf.plan(*quick, list, *names, tests.engines); err != nil {
+				return nil, err
+			}
+		} else {
+			pl = plan.DefaultPlan(list, m)
+		}
 		if err := narrowPlan(pl, *names, tests.engines); err != nil {
 			return nil, err
 		}
@@ -358,6 +368,9 @@ func eventLine(e method.Event) string {
 	verdict := "accepted"
 	if !e.Accepted {
 		verdict = "rejected: " + strings.Join(e.Reasons, "; ")
+	}
+	if e.Test != "" {
+		return suiteEventLine(e, run, verdict) // suite.go
 	}
 	cached := ""
 	if e.Cached {

@@ -41,12 +41,12 @@ func TestDependencyRules(t *testing.T) {
 		// engine (and the reference target's body pattern).
 		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/engine/cps", "bench/engine/throughput", "bench/target", "profiles", "bench/devcount"},
 		// Plans are data: no run is made there.
-		"bench/method/plan": {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount"},
+		"bench/method/plan": {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount", "bench/engine/httpreq"},
 		"bench/stats":       {"gonum.org/v1/gonum/stat/distuv"},
 		"bench/impact":      {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats", "github.com/HdrHistogram/hdrhistogram-go"},
 		// The method makes runs through bench/runner only: not the engine,
 		// not the connections.
-		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/method/plan", "profiles"},
+		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/method/plan", "profiles", "bench/analysis"},
 		// Agents receive a runner.Spec and return records: no engine, no
 		// connections, no profiles of their own. The manifests are plain
 		// structs encoded with yaml: no k8s.io here.

@@ -37,6 +37,9 @@ type Plan struct {
 	DUTs   []DUT  `yaml:"duts" json:"duts"`
 	Tests  []Test `yaml:"tests" json:"tests"`
 	Method Method `yaml:"method" json:"method"`
+	// Suite, if set, names a suite (suite.go) whose tests ParsePlan adds
+	// after the plan's own; the plan it returns lists them (Suite "").
+	Suite string `yaml:"suite,omitempty" json:"suite,omitempty"`
 	// Generator describes the load generator, for the report (describe.go).
 	Generator *Description `yaml:"generator,omitempty" json:"generator,omitempty"`
 	// Backends, if set, is the pool of plain backends behind the DUTs (backends.go).
@@ -297,7 +300,10 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 	if err := dec.Decode(p); err != nil && err != io.EOF {
 		return nil, planError(profiles.YAMLError(file, err))
 	}
-	err := p.Check(set)
+	err := p.expandSuite()
+	if err == nil {
+		err = p.Check(set)
+	}
 	if err == nil && p.Method.Final.Repeat == 0 && hasKey(&node, "method", "final", "repeat") {
 		err = methodErr("final.repeat", "0 is out of range [1, %d] (leave it out to make the final phase once)", MaxRepeat)
 	}
@@ -506,6 +512,9 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 			if _, err := set.Get(name); err != nil {
 				return ferr("tests: "+err.Error(), "tests", strconv.Itoa(i), "profiles", strconv.Itoa(j))
 			}
+		}
+		if err := p.checkSuiteTest(i); err != nil {
+			return err
 		}
 	}
 	return nil

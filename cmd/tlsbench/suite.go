@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
+)
+
+// suiteFlags are qualify's --suite and --tests: a suite's tests instead of
+// the default plan's.
+type suiteFlags struct {
+	suite *string
+	tests *[]string
+}
+
+func addSuiteFlags(fs *pflag.FlagSet) *suiteFlags {
+	return &suiteFlags{
+		suite: fs.String("suite", "", "without --plan: run the tests of suite `NAME` (rfc9411: RFC 9411's "+
+			"§7.6 CPS, §7.7 throughput, §7.8 latency and §7.9 concurrent connections; --quick: a short subset)"),
+		tests: fs.StringSlice("tests", nil, "with --suite: run only these `TESTS` (comma-separated: "+
+			"an RFC 9411 test, as 7.6, or a test's name, as \"7.6 1k\")"),
+	}
+}
+
+// set reports whether --suite or --tests was given.
+func (f *suiteFlags) set() bool { return *f.suite != "" || len(*f.tests) > 0 }
+
+// plan is the suite's plan against duts, for the profiles named (default:
+// the seed profiles; with quick, the first of them), its tests narrowed by
+// --tests.
+func (f *suiteFlags) plan(quick bool, duts []plan.DUT, names, engines []string) (*plan.Plan, error) {
+	if *f.suite == "" {
+		return nil, usagef("--tests needs --suite")
+	}
+	if len(engines) > 0 {
+		return nil, usagef("--suite names its tests: no --test (narrow them with --tests)")
+	}
+	pl, err := plan.SuitePlan(*f.suite, quick, duts, names)
+	if err != nil {
+		return nil, usagef("bad --suite: %v", err)
+	}
+	if pl.Tests, err = plan.FilterTests(pl.Tests, *f.tests); err != nil {
+		return nil, usagef("bad --tests: %v", err)
+	}
+	return pl, nil
+}
+
+// suiteEventLine is the progress line of a suite test's run: its test's
+// name instead of the engine, its value in the test's unit, its verdict.
+func suiteEventLine(e method.Event, run, verdict string) string {
+	cached := ""
+	if e.Cached {
+		cached = " (from the ledger)"
+	}
+	rfc := ""
+	if e.Verdict != "" {
+		rfc = ", RFC 9411 " + e.Verdict
+	}
+	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s%s, %s%s", e.Phase, e.DUT, e.Test, e.Profile, run, e.Level,
+		e.Value, e.Unit, rfc, verdict, cached)
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
+)
+
+// TestQualifySuiteQuick: qualify --suite rfc9411 --quick against the
+// reference target runs every test of the quick subset within a minute:
+// each is a row of the table and of summary.json with a value, a cell, and
+// runs in the ledger judged by RFC 9411 (verdict recorded); the progress
+// lines name the test and its verdict.
+func TestQualifySuiteQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a campaign of about 40 s")
+	}
+	out := filepath.Join(t.TempDir(), "suite")
+	start := time.Now()
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--suite", "rfc9411", "--quick",
+		"--dut", "ref=reference", "--out", out)
+	took := time.Since(start)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("%s\n%s", took, stdout)
+	if took > 60*time.Second {
+		t.Errorf("the quick suite took %s, want 60 s at most", took)
+	}
+	want, _, err := plan.Suite(plan.SuiteRFC9411, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(out, method.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := method.DecodeSummary(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := method.ReadLedger(filepath.Join(out, method.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		i := slices.IndexFunc(s.Rows, func(r method.Row) bool { return r.Test == w.Name })
+		if i < 0 {
+			t.Errorf("%s: no row in summary.json", w.Name)
+			continue
+		}
+		if r := s.Rows[i]; r.Value == nil || r.Runs == nil || r.Runs.Accepted == 0 || r.Unit == "" {
+			t.Errorf("%s: row %+v, want a value and its runs", w.Name, r)
+		}
+		if !slices.ContainsFunc(s.Cells, func(c *method.Cell) bool { return c.Test == w.Name && c.RFC9411 == w.RFC9411 }) {
+			t.Errorf("%s: no cell in summary.json", w.Name)
+		}
+		judged := slices.ContainsFunc(entries, func(e *method.Entry) bool {
+			return e.Test == w.Name && e.Phase == "final" && e.Verdict != "" && strings.Contains(e.Key, "|"+w.Name+"|")
+		})
+		if !judged {
+			t.Errorf("%s: no final run with its verdict in the ledger", w.Name)
+		}
+		if !strings.Contains(stdout, w.Name) || !strings.Contains(stderr, " "+w.Name+" ") {
+			t.Errorf("%s: not in the table or the progress", w.Name)
+		}
+	}
+	if !strings.Contains(stderr, "RFC 9411 pass") {
+		t.Errorf("the progress does not print the verdicts:\n%s", stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err != nil {
+		t.Error(err)
+	}
+	// The report (its JSON checked against its schema by invoke) has a
+	// table of the suite's tests.
+	code, rep, stderr := invoke(t, context.Background(), "report", out, "--format", "json")
+	if code != exitOK {
+		t.Fatalf("report: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Suite []struct{ Test string } `json:"suite"`
+	}
+	if err := json.Unmarshal([]byte(rep), &doc); err != nil || len(doc.Suite) != len(want) {
+		t.Errorf("report: %v, %d suite results, want %d", err, len(doc.Suite), len(want))
+	}
+	// Resumed, the campaign takes every run from the ledger (the §7.8 and
+	// §7.9 requests derived from the published values are the same) and
+	// prints the same table.
+	code, again, stderr := invoke(t, context.Background(), "qualify", "-q", "--resume", out)
+	if code != exitOK {
+		t.Fatalf("resume: exit %d: %s", code, stderr)
+	}
+	if strings.Count(stderr, "(from the ledger)") != strings.Count(stderr, " c=") {
+		t.Errorf("resume of a finished suite made runs:\n%s", stderr)
+	}
+	if again != stdout {
+		t.Errorf("resumed table differs:\n%s\nvs\n%s", again, stdout)
+	}
+}
