@@ -98,7 +98,7 @@ func TestRFC9411Failed(t *testing.T) {
 
 // Criterion b: resets from the tcp block or from the transactions failed
 // by a reset, whichever is larger, below 0.001% of the connections; a
-// record without a tcp block fails, not measured.
+// record of a system without TCP_INFO fails, not measured.
 func TestRFC9411Resets(t *testing.T) {
 	for _, tc := range []struct {
 		conns, tcpResets, failedResets int64
@@ -114,13 +114,23 @@ func TestRFC9411Resets(t *testing.T) {
 			t.Errorf("%+v: %+v", tc, c)
 		}
 	}
-	for _, tcp := range []*metrics.TCP{nil, {Unavailable: metrics.TCPUnavailable}} {
-		r := steady()
-		r.TCP = tcp
-		c := criterion(t, analysis.RFC9411(r, "7.6", 0), analysis.CriterionResets)
-		if c.Pass || !strings.HasPrefix(c.Note, "not measured") {
-			t.Errorf("tcp %+v: %+v", tcp, c)
-		}
+	r := steady()
+	r.TCP = &metrics.TCP{Unavailable: metrics.TCPUnavailable}
+	if c := criterion(t, analysis.RFC9411(r, "7.6", 0), analysis.CriterionResets); c.Pass ||
+		!strings.HasPrefix(c.Note, "not measured") {
+		t.Errorf("tcp unavailable: %+v", c)
+	}
+	// §7.9: the connections were opened in the ramp-up and held, none closed
+	// in the window (no tcp block): the whole run's count, and a reset at a
+	// close after the window (its second's count), judge them.
+	r = steady()
+	r.TCP, r.ConnectionsOpened, r.Whole.ConnectionsOpened = nil, 0, 8
+	if c := criterion(t, analysis.RFC9411(r, "7.9", 8), analysis.CriterionResets); !c.Pass || c.Value != 0 {
+		t.Errorf("8 held connections, no reset: %+v", c)
+	}
+	r.Series[len(r.Series)-1].TCPResets = 1
+	if c := criterion(t, analysis.RFC9411(r, "7.9", 8), analysis.CriterionResets); c.Pass || c.Value != 12.5 {
+		t.Errorf("8 held connections, one reset at its close: %+v, want a failure at 12.5%%", c)
 	}
 }
 

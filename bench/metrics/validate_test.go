@@ -77,6 +77,10 @@ func TestBrokenRecords(t *testing.T) {
 			p["count"] = p["count"].(float64) + 1
 		}, "histograms.handshake: counts", false},
 		{"undecodable histogram", false, func(m map[string]any) { obj(m, "histograms")["total"] = "AAAA" }, "histograms.total: not an HdrHistogram", false},
+		{"more merged first bytes than successes", false, func(m map[string]any) {
+			w := obj(m, "whole_run")["transactions"].(float64)
+			m["closes"] = map[string]any{"server_first": 1, "client_first": 0, "no_close_notify": 0, "first_byte_merged": w + 1}
+		}, "closes.first_byte_merged: ", false},
 		{"window not measured", false, func(m map[string]any) { m["duration_s"] = 0; m["cps"] = 0 }, "duration_s: 0 in a complete run", false},
 		{"ended before started", false, func(m map[string]any) { m["ended"] = "2000-01-01T00:00:00Z" }, "ended: 2000-01-01T00:00:00Z is before started", false},
 		{"negative steady start", false, func(m map[string]any) { m["steady_start_s"] = -2 }, "steady_start_s: -2 is negative", true},
