@@ -63,8 +63,13 @@ func TestSuiteRFC9411(t *testing.T) {
 	if err := pl.Check(profilesSet()); err != nil {
 		t.Fatalf("the suite's plan: %v", err)
 	}
-	if got := pl.Tests[0].Profiles; !slices.Equal(got, profiles.SeedProfiles) {
-		t.Errorf("profiles %v, want the seed profiles", got)
+	if got := pl.Tests[0].Profiles; !slices.Equal(got, plan.SuiteProfiles) {
+		t.Errorf("profiles %v, want the suite's (NetSecOPEN's ECDHE-RSA AES128-GCM, then ECDSA P-256)", got)
+	}
+	for _, name := range plan.SuiteProfiles {
+		if _, err := profiles.Builtin().Get(name); err != nil {
+			t.Errorf("suite profile %s: %v", name, err)
+		}
 	}
 
 	quick, err := plan.SuitePlan(plan.SuiteRFC9411, true, []plan.DUT{{Name: "a", URL: plan.Reference}}, nil)
@@ -77,7 +82,7 @@ func TestSuiteRFC9411(t *testing.T) {
 	var rfc []string
 	for _, tt := range quick.Tests {
 		rfc = append(rfc, tt.RFC9411)
-		if len(tt.Profiles) != 1 || tt.RampUp != plan.Duration(time.Second) {
+		if !slices.Equal(tt.Profiles, plan.SuiteProfiles[:1]) || tt.RampUp != plan.Duration(time.Second) {
 			t.Errorf("quick %s: profiles %v ramp %v, want one profile and 1 s", tt.Name, tt.Profiles, tt.RampUp)
 		}
 	}
