@@ -165,6 +165,11 @@ func (p *Phase) UnmarshalText(b []byte) error {
 // TimedNames returns the names of the timed phases, in order.
 func TimedNames() []string { return append([]string(nil), phaseNames[:NumTimed]...) }
 
+// PhaseNames returns the names of every phase, the timed ones first, then
+// those a record derives (the open loop's schedule lag, the handshakes
+// split by kind, RFC 9411's TTFB and TTLB).
+func PhaseNames() []string { return append([]string(nil), phaseNames[:]...) }
+
 // ParsePhase returns the phase of the given name.
 func ParsePhase(name string) (Phase, bool) {
 	for i, n := range phaseNames {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
@@ -157,7 +159,13 @@ func TestTwoResolveDevices(t *testing.T) {
 		t.Errorf("report DUTs %q, want %q", rep.DUTs, want)
 	}
 	if len(rep.Table) != 1 || len(rep.Table[0].Results) != 2 || rep.Table[0].Results[0].CPS == nil || rep.Table[0].Results[1].CPS == nil {
-		t.Fatalf("table %+v: want one row with both devices' CPS", rep.Table)
+		var why []string // the default acceptance rule's reasons, if it refused a record
+		for _, file := range files {
+			if r, err := metrics.ReadRun(file); err == nil {
+				why = append(why, fmt.Sprintf("%s: %q", filepath.Base(file), method.Judge(plan.DefaultMethod().Accept, r)))
+			}
+		}
+		t.Fatalf("table %+v: want one row with both devices' CPS (%s)", rep.Table, strings.Join(why, "; "))
 	}
 	for i, file := range files {
 		r, _ := metrics.ReadRun(file)

@@ -68,8 +68,8 @@ func Write(w io.Writer, runs []LabeledRun) error {
 		lw.OutputComment(" tlsbench latency histograms: values in MICROSECONDS (1 us to 100 s), successful transactions."),
 		lw.OutputComment(" Interval_Max is the maximum / 10^6, i.e. seconds. " +
 			"HistogramLogProcessor: -outputValueUnitRatio 1000 gives milliseconds."),
-		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.TimedNames(), ", ") +
-			": each run's steady window (3 significant digits)."),
+		lw.OutputComment(" Tags: [run label.]phase, the phases being " + strings.Join(vocab.PhaseNames(), ", ") +
+			" (those the record has): each run's steady window (3 significant digits)."),
 		lw.OutputComment(" Tags: [run label.]phase.1s: one interval per second of the run, by completion, " +
 			"warm-up and drain included (2 significant digits)."),
 		lw.OutputComment(" One series, a line per interval in NAME: " +
@@ -119,7 +119,7 @@ func intervalsOf(r *metrics.Run, prefix string) ([]interval, error) {
 	var ivs []interval
 	start := r.Started.Add(time.Duration(r.SteadyStartS * float64(time.Second))) // the steady window's
 	end := start.Add(time.Duration(r.DurationS * float64(time.Second)))
-	for _, phase := range vocab.TimedNames() {
+	for _, phase := range vocab.PhaseNames() {
 		enc, ok := r.Histograms[phase]
 		if !ok {
 			continue
