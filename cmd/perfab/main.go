@@ -30,7 +30,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -285,31 +284,6 @@ type comparison struct {
 	PairedHi float64 `json:"paired_ratio_hi"`
 }
 
-// pairedRatio is the geometric mean of cand[i] ÷ base[i] and its 95%
-// interval; zeros when fewer than two rounds have both.
-func pairedRatio(base, cand []float64) (mean, lo, hi float64) {
-	var logs []float64
-	for i := range min(len(base), len(cand)) {
-		if base[i] > 0 && cand[i] > 0 {
-			logs = append(logs, math.Log(cand[i]/base[i]))
-		}
-	}
-	n := float64(len(logs))
-	if n < 2 {
-		return 0, 0, 0
-	}
-	var sum, sq float64
-	for _, l := range logs {
-		sum += l
-	}
-	m := sum / n
-	for _, l := range logs {
-		sq += (l - m) * (l - m)
-	}
-	half := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975) * math.Sqrt(sq/(n-1)/n)
-	return math.Exp(m), math.Exp(m - half), math.Exp(m + half)
-}
-
 func report(w io.Writer, o *options, figs []figure) error {
 	fmt.Fprintf(w, "perf-ab: %s (base) vs the working tree, %d rounds each, ABBA; lower is better\n\n", o.base, o.rounds)
 	fmt.Fprintf(w, "%-62s %10s %10s %7s  %s\n", "FIGURE", "BASE", "WORK", "RATIO", "VERDICT (±"+
@@ -326,7 +300,7 @@ func report(w io.Writer, o *options, figs []figure) error {
 		if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
 			c.Ratio = 0
 		}
-		c.Paired, c.PairedLo, c.PairedHi = pairedRatio(f.values[0], f.values[1])
+		c.Paired, c.PairedLo, c.PairedHi = stats.PairedRatio(f.values[0], f.values[1])
 		fmt.Fprintf(w, "%-62s %10.2f %10.2f %7.3f  %s\n", f.name+" ("+f.unit+")", s.Baseline.Mean,
 			s.Candidate.Mean, c.Ratio, verdict)
 		fmt.Fprintf(w, "%-62s %10s %10s %7.3f  paired by round: 95%% interval [%.3f, %.3f]\n", "", "", "",
