@@ -15,18 +15,8 @@ import (
 // closes the server side after each response: http-server-close), every
 // request logged as a forwarding frontend's (requestLog).
 func writePool(cfg *strings.Builder, fe Frontend, bind string) {
-	fmt.Fprintf(cfg, `
-frontend %[1]s
-    %[2]s
-    log stdout format raw local0
-    option dontlognull
-    log-format "%[3]s %%f %%[ssl_fc_client_random,hex] %%ST"
-    default_backend %[1]s-pool
-
-backend %[1]s-pool
-    balance roundrobin
-    option http-server-close
-`, fe.Name, bind, requestLog)
+	writeLogged(cfg, fe.Name, bind, "pool")
+	cfg.WriteString("    balance roundrobin\n    option http-server-close\n")
 	for i, addr := range fe.Backends {
 		fmt.Fprintf(cfg, "    server b%d %s\n", i+1, addr)
 	}

@@ -246,21 +246,27 @@ frontend %s
 `, fe.Name, bind, body)
 		return
 	}
-	// HAProxy logs a request when it ends; -db keeps stdout, the log
-	// file, open.
+	writeLogged(cfg, fe.Name, bind, "plain")
+	fmt.Fprintf(cfg, `    option http-keep-alive
+    http-reuse always
+    server plain %s
+`, fe.Backend)
+}
+
+// writeLogged writes a frontend that forwards every request to its backend
+// name-suffix and logs each (requestLog), and the backend's first line.
+// HAProxy logs a request when it ends; -db keeps stdout, the log file, open.
+func writeLogged(cfg *strings.Builder, name, bind, suffix string) {
 	fmt.Fprintf(cfg, `
 frontend %[1]s
     %[2]s
     log stdout format raw local0
     option dontlognull
     log-format "%[3]s %%f %%[ssl_fc_client_random,hex] %%ST"
-    default_backend %[1]s-plain
+    default_backend %[1]s-%[4]s
 
-backend %[1]s-plain
-    option http-keep-alive
-    http-reuse always
-    server plain %[4]s
-`, fe.Name, bind, requestLog, fe.Backend)
+backend %[1]s-%[4]s
+`, name, bind, requestLog, suffix)
 }
 
 // waitReady waits until every frontend accepts a TCP connection and the
