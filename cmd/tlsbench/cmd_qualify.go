@@ -356,9 +356,18 @@ func checkPlanFiles(pl *plan.Plan) error {
 }
 
 func eventLine(e method.Event) string {
-	unit := "cps"
+	name, unit, rfc, note := e.Engine.String(), "cps", "", ""
 	if e.Engine == vocab.EngineThroughput {
 		unit = "Gbps"
+	}
+	if e.Note != "" {
+		note = "; " + e.Note
+	}
+	if e.Test != "" { // a suite's test: its name, its value's unit, its verdict
+		name, unit, note = e.Test, e.Unit, ""
+		if e.Verdict != "" {
+			rfc = ", RFC 9411 " + e.Verdict
+		}
 	}
 	run := ""
 	if e.Phase == vocab.Final {
@@ -369,19 +378,12 @@ func eventLine(e method.Event) string {
 	if !e.Accepted {
 		verdict = "rejected: " + strings.Join(e.Reasons, "; ")
 	}
-	if e.Test != "" {
-		return suiteEventLine(e, run, verdict) // suite.go
-	}
 	cached := ""
 	if e.Cached {
 		cached = " (from the ledger)"
 	}
-	note := ""
-	if e.Note != "" {
-		note = "; " + e.Note
-	}
-	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s, "+
-		"%s%s%s", e.Phase, e.DUT, e.Engine, e.Profile, run, e.Level, e.Value, unit, verdict, note, cached)
+	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s%s, %s%s%s", e.Phase, e.DUT, name, e.Profile, run, e.Level,
+		e.Value, unit, rfc, verdict, note, cached)
 }
 
 func usesReference(p *plan.Plan) bool {

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/spf13/pflag"
 
-	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 )
 
@@ -46,19 +43,4 @@ func (f *suiteFlags) plan(quick bool, duts []plan.DUT, names, engines []string) 
 		return nil, usagef("bad --tests: %v", err)
 	}
 	return pl, nil
-}
-
-// suiteEventLine is the progress line of a suite test's run: its test's
-// name instead of the engine, its value in the test's unit, its verdict.
-func suiteEventLine(e method.Event, run, verdict string) string {
-	cached := ""
-	if e.Cached {
-		cached = " (from the ledger)"
-	}
-	rfc := ""
-	if e.Verdict != "" {
-		rfc = ", RFC 9411 " + e.Verdict
-	}
-	return fmt.Sprintf("%-11s %s %s %s%s c=%d: %.4g %s%s, %s%s", e.Phase, e.DUT, e.Test, e.Profile, run, e.Level,
-		e.Value, e.Unit, rfc, verdict, cached)
 }
