@@ -168,6 +168,16 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 		// rather than the end of the run.
 		args = []string{o.ab, "-q", "-r", "-t", strconv.Itoa(secs), "-n", strconv.Itoa(max(50000, secs*20000)),
 			"-c", strconv.Itoa(o.concurrency), "-f", "TLS1.2", "-Z", p.Ciphers, "https://127.0.0.1:" + port + "/1k"}
+	case tool == "tls-perf":
+		// Handshakes only: no HTTP, and each connection ends with an RST
+		// (SO_LINGER 0) rather than a FIN exchange. -l: connections in
+		// flight, one thread (one core).
+		args = []string{o.tlsPerf, "-q", "-t", "1", "-l", strconv.Itoa(o.concurrency), "-T", strconv.Itoa(secs),
+			"--tls", "1.2", "-c", p.Ciphers}
+		if p.Curve != "" {
+			args = append(args, "-C", p.Curve)
+		}
+		args = append(args, "127.0.0.1", port)
 	}
 	s.Command = "taskset -c 1 " + strings.Join(args, " ")
 
@@ -199,6 +209,8 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 		perr = s.parseAB(out, p)
 	case "wrk":
 		perr = s.parseWrk(out)
+	case "tls-perf":
+		perr = s.parseTLSPerf(out, wall)
 	}
 	if perr == nil && engine == "throughput" {
 		perr = s.checkNegotiated(d, p, logOffset)
@@ -355,6 +367,28 @@ func (s *sample) parseAB(out []byte, p profileSpec) error {
 		return fmt.Errorf("negotiated %q (temp key %q), want TLSv1.2 %s %s", proto, tmpKey, p.Ciphers, p.Curve)
 	}
 	return nil
+}
+
+// parseTLSPerf reads tls-perf's summary: " TOTAL:  SECONDS 5; HANDSHAKES 12345"
+// counts every handshake of the run, warm-up included, as the CPU does.
+func (s *sample) parseTLSPerf(out []byte, wall time.Duration) error {
+	for _, line := range strings.Split(string(out), "\n") {
+		_, v, ok := strings.Cut(line, "HANDSHAKES ")
+		if !ok || !strings.Contains(line, "TOTAL:") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("tls-perf: bad total %q", line)
+		}
+		s.Transactions, s.WindowS = n, wall.Seconds()
+		if s.WindowS > 0 {
+			s.CPS = float64(n) / s.WindowS
+		}
+		s.Negotiated = "(not reported by tls-perf)"
+		return nil
+	}
+	return fmt.Errorf("no summary from tls-perf")
 }
 
 // hostBusy is the machine's busy CPU time so far (user, nice, system, irq,

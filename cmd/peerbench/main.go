@@ -93,6 +93,7 @@ type options struct {
 	nginx       string
 	taskset     string
 	openssl     string // optional: probes what a default OpenSSL client negotiates
+	tlsPerf     string // optional: tls-perf, a third CPS peer (handshakes only)
 	engines     []string
 	reps        int
 	duration    time.Duration
@@ -126,6 +127,8 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	o := &options{}
 	fs.StringVar(&o.tlsbench, "tlsbench", "bin/tlsbench", "`PATH` of the tlsbench binary (make build)")
 	engine := fs.String("engine", "both", "`ENGINE` to compare: cps (vs ab), throughput (vs wrk) or both")
+	fs.StringVar(&o.tlsPerf, "tls-perf", "", "`PATH` of tempesta-tech's tls-perf: a third CPS peer, handshakes only "+
+		"(default: tls-perf in PATH if there, else none)")
 	fs.IntVar(&o.reps, "reps", 3, "`N` repetitions of each tool per DUT and profile")
 	fs.DurationVarP(&o.duration, "duration", "d", 5*time.Second, "each run's `DURATION`")
 	// On loopback one connection is latency-bound (~600 CPS on nginx) and 4
@@ -209,6 +212,13 @@ func (o *options) findTools() error {
 	if o.wants("cps") {
 		if o.ab, err = look("ab", " in PATH (Debian package apache2-utils)"); err != nil {
 			return err
+		}
+		if o.tlsPerf != "" {
+			if o.tlsPerf, err = look(o.tlsPerf, " (build it from github.com/tempesta-tech/tls-perf)"); err != nil {
+				return err
+			}
+		} else {
+			o.tlsPerf, _ = exec.LookPath("tls-perf")
 		}
 	}
 	if o.wants("throughput") {
@@ -322,10 +332,16 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// engineTools are the generators compared on each engine, tlsbench first.
-var engineTools = map[string][2]string{
-	"cps":        {"tlsbench", "ab"},
-	"throughput": {"tlsbench", "wrk"},
+// tools are the generators compared on an engine, tlsbench first; tls-perf
+// last when there is one.
+func (o *options) tools(engine string) []string {
+	if engine == "throughput" {
+		return []string{"tlsbench", "wrk"}
+	}
+	if o.tlsPerf != "" {
+		return []string{"tlsbench", "ab", "tls-perf"}
+	}
+	return []string{"tlsbench", "ab"}
 }
 
 // benchDUT starts one DUT, runs the interleaved repetitions of each engine on
@@ -359,7 +375,7 @@ func benchDUT(
 				d.probe(ctx, o, p, addr)
 			}
 			for r := 1; r <= o.reps; r++ {
-				for _, tool := range engineTools[engine] {
+				for _, tool := range o.tools(engine) {
 					if ctx.Err() != nil {
 						return nil
 					}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -54,6 +55,9 @@ type row struct {
 	Tlsbench median  `json:"tlsbench"`
 	AB       median  `json:"ab"`
 	Ratio    float64 `json:"ratio_cpu_per_txn_tlsbench_over_ab,omitempty"`
+	// TLSPerf: tls-perf's handshakes (no HTTP), when it ran.
+	TLSPerf      *median `json:"tls_perf,omitempty"`
+	RatioTLSPerf float64 `json:"ratio_cpu_per_txn_tlsbench_over_tls_perf,omitempty"`
 }
 
 // tpMedian summarises one tool's throughput samples on one DUT and profile.
@@ -154,6 +158,12 @@ func (r *report) summarizeCPS() {
 		if rw.Tlsbench.Samples > 0 && rw.AB.Samples > 0 && rw.AB.CPUPerTxnUS > 0 {
 			rw.Ratio = rw.Tlsbench.CPUPerTxnUS / rw.AB.CPUPerTxnUS
 		}
+		if tp := r.median(rw.DUT, rw.Profile, "tls-perf"); tp.Runs > 0 {
+			rw.TLSPerf = &tp
+			if rw.Tlsbench.Samples > 0 && tp.Samples > 0 && tp.CPUPerTxnUS > 0 {
+				rw.RatioTLSPerf = rw.Tlsbench.CPUPerTxnUS / tp.CPUPerTxnUS
+			}
+		}
 	}
 }
 
@@ -225,6 +235,34 @@ func printTable(w io.Writer, r *report) {
 		"(/proc/stat busy+steal minus both; up to 200%);")
 	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). "+
 		"Lower ratio = tlsbench cheaper.")
+	printTLSPerf(w, r)
+}
+
+// printTLSPerf adds tls-perf's column when it ran: its handshakes per second
+// and client CPU per handshake (no HTTP, connections reset), against
+// tlsbench's per transaction.
+func printTLSPerf(w io.Writer, r *report) {
+	if !slices.ContainsFunc(r.Rows, func(rw *row) bool { return rw.TLSPerf != nil }) {
+		return
+	}
+	fmt.Fprintf(w, "\ntls-perf (handshakes only: no HTTP, each connection reset), same runs interleaved\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "DUT\tPROFILE\t│\ttlsbench µs/txn\t│\ttls-perf hs/s\tµs/hs\tgen\t│\tRATIO tlsbench/tls-perf\t")
+	for _, rw := range r.Rows {
+		if rw.TLSPerf == nil {
+			continue
+		}
+		m, ratio := rw.TLSPerf, "-"
+		if rw.RatioTLSPerf > 0 {
+			ratio = fmt.Sprintf("%.2f", rw.RatioTLSPerf)
+		}
+		cell := fmt.Sprintf("no result (%d runs)\t-\t-", m.Runs)
+		if m.Samples > 0 {
+			cell = fmt.Sprintf("%.1f%s\t%.0f\t%s", m.CPS, okNote(m.Samples, m.Runs), m.CPUPerTxnUS, pct(m.GenUtil))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t│\t%.0f\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, rw.Tlsbench.CPUPerTxnUS, cell, ratio)
+	}
+	tw.Flush()
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
