@@ -528,7 +528,7 @@ func (c *countingConn) Write(p []byte) (int, error) {
 }
 
 // Reader reads a response: it pushes the read deadline forward before each
-// read, notes when the first byte came, counts bytes, and keeps the
+// read (unless it did less than readSlack ago), notes when the first byte came, counts bytes, and keeps the
 // transport's own error (fasthttp reports any error on a response's first
 // byte as io.EOF). Reset it before each response.
 //
@@ -555,7 +555,18 @@ type Reader struct {
 	Merged bool
 	N      int64 // bytes read since Reset
 	err    error
+	// armed is when the read deadline was last pushed forward (zero:
+	// not since Reset).
+	armed time.Time
 }
+
+// readSlack is how stale a read deadline may be: a read starts with
+// between timeout − readSlack and timeout to wait. Pushing the deadline
+// forward costs a timer update in the runtime (4.6% of a bulk run's CPU
+// when done before every 16 KiB record, in a CPU profile of throughput
+// against nginx); a body's reads come microseconds apart, so most need
+// none.
+func readSlack(timeout time.Duration) time.Duration { return min(timeout/64, time.Millisecond) }
 
 // FirstByte is what a Reader knows of a response's first byte.
 type FirstByte struct {
@@ -594,7 +605,10 @@ func (r *Reader) Mark() {
 
 func (r *Reader) Read(p []byte) (int, error) {
 	raw := r.conn.raw
-	_ = raw.SetReadDeadline(time.Now().Add(r.timeout))
+	if now := time.Now(); now.Sub(r.armed) >= readSlack(r.timeout) {
+		_ = raw.SetReadDeadline(now.Add(r.timeout))
+		r.armed = now
+	}
 	raw.stamp = r.First.IsZero()
 	n, err := r.r.Read(p)
 	raw.stamp = false
