@@ -172,7 +172,7 @@ func (m *mtlsFlags) write(ctx context.Context, s *runner.Spec, stdout, stderr io
 	if m.caOut == "" || s.ClientCA == nil {
 		return nil
 	}
-	if err := writeFileOrStdout(ctx, m.caOut, stdout, stderr, s.ClientCA.CertPEM()); err != nil {
+	if err := outfile.WriteOut(ctx, m.caOut, s.ClientCA.CertPEM(), 0o644, stdout, stderr); err != nil {
 		return fmt.Errorf("writing --client-ca-out: %w", err)
 	}
 	if m.caKeyOut == "" {
@@ -182,7 +182,7 @@ func (m *mtlsFlags) write(ctx context.Context, s *runner.Spec, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, readerNote(stderr, m.caKeyOut)); err != nil {
+	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, outfile.ReaderNote(stderr, m.caKeyOut)); err != nil {
 		return fmt.Errorf("writing --client-ca-key-out: %w", err)
 	}
 	return nil

@@ -97,7 +97,7 @@ func (m *serveMTLS) write(ctx context.Context, cfg *target.Config, stdout, stder
 	if m.ca == nil {
 		return nil
 	}
-	if err := writeFileOrStdout(ctx, m.caOut, stdout, stderr, m.ca.CertPEM()); err != nil {
+	if err := outfile.WriteOut(ctx, m.caOut, m.ca.CertPEM(), 0o644, stdout, stderr); err != nil {
 		return fmt.Errorf("writing --client-ca-out: %w", err)
 	}
 	if m.caKeyOut == "" {
@@ -107,7 +107,7 @@ func (m *serveMTLS) write(ctx context.Context, cfg *target.Config, stdout, stder
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, readerNote(stderr, m.caKeyOut)); err != nil {
+	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, outfile.ReaderNote(stderr, m.caKeyOut)); err != nil {
 		return fmt.Errorf("writing --client-ca-key-out: %w", err)
 	}
 	return nil
