@@ -166,8 +166,8 @@ func (c *Collector) ExpectToken(id string, n int, token string) *batch {
 	return b
 }
 
-// Forget closes a batch: later pushes to it are refused.
-func (c *Collector) Forget(id string) {
+// forget closes a batch: later pushes to it are refused.
+func (c *Collector) forget(id string) {
 	c.mu.Lock()
 	delete(c.batches, id)
 	c.mu.Unlock()

@@ -94,7 +94,7 @@ func (e *Executor) Run(ctx context.Context, req method.Request) (*metrics.Run, e
 		}
 	}
 	batch := e.Collector.ExpectToken(run.ID, n, run.Credentials.Token)
-	defer e.Collector.Forget(run.ID)
+	defer e.Collector.forget(run.ID)
 	run.Spec.Agent.ReportTo = e.ReportURL + "/runs/" + run.ID
 	l, err := e.Launcher.Launch(ctx, run)
 	if err != nil {

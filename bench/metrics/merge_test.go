@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -431,7 +432,7 @@ func TestMergeRoundTrip(t *testing.T) {
 	single, agents := play(t, [playAgents]int{})
 	m := merge(t, agents...)
 	file := filepath.Join(t.TempDir(), "merged.json")
-	if err := m.WriteJSON(file); err != nil {
+	if err := m.WriteJSON(context.Background(), file, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	back, err := metrics.ReadRun(file)

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -568,7 +569,7 @@ func TestWriteJSONReadRun(t *testing.T) {
 	run.Client = metrics.Client{CPUSeconds: 1.25, Cores: 2, Utilization: 0.3, CPUPerTxnUS: 250}
 
 	file := filepath.Join(t.TempDir(), "run.json")
-	if err := run.WriteJSON(file); err != nil {
+	if err := run.WriteJSON(context.Background(), file, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(file)

@@ -114,12 +114,3 @@ func (r *Run) checkResumption(c *Checker) {
 		c.Failf("latency_us.handshake_full.count", "%d, more than the %d full handshakes", p.Count, x.Full)
 	}
 }
-
-// ResumedShare is the share of the window's handshakes that resumed (0
-// without resumption).
-func (x *Resumption) ResumedShare() float64 {
-	if x == nil || x.Full+x.Resumed == 0 {
-		return 0
-	}
-	return float64(x.Resumed) / float64(x.Full+x.Resumed)
-}

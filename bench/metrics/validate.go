@@ -46,14 +46,14 @@ func (c *Checker) Count(path string, v int64) {
 // Rate checks that a rate (or any measured quantity) is finite and not
 // negative.
 func (c *Checker) Rate(path string, v float64) {
-	c.Finite(path, v)
+	c.finite(path, v)
 	if v < 0 {
 		c.Failf(path, "%v is negative", v)
 	}
 }
 
-// Finite checks that a value is a finite number.
-func (c *Checker) Finite(path string, v float64) {
+// finite checks that a value is a finite number.
+func (c *Checker) finite(path string, v float64) {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		c.Failf(path, "%v is not a finite number", v)
 	}
@@ -356,7 +356,7 @@ func checkAgent(c *Checker, path string, a Agent) {
 	if a.Shards > 0 && a.Shard >= a.Shards {
 		c.Failf(path+".shard", "%d is not below shards (%d)", a.Shard, a.Shards)
 	}
-	c.Finite(path+".start_skew_ms", a.StartSkewMS)
+	c.finite(path+".start_skew_ms", a.StartSkewMS)
 }
 
 // checkPercentiles checks one phase's percentiles: counts not negative,

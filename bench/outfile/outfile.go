@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,11 +76,38 @@ func WriteContext(ctx context.Context, file string, data []byte, perm os.FileMod
 	return nil
 }
 
+// Stdout is the output file name that means standard output.
+const Stdout = "-"
+
+// WriteOut writes data as a command's output: to stdout when file is
+// Stdout, else as WriteContext, its wait for a FIFO's reader said on stderr
+// (ReaderNote).
+func WriteOut(ctx context.Context, file string, data []byte, perm os.FileMode, stdout, stderr io.Writer) error {
+	if file == Stdout {
+		_, err := stdout.Write(data)
+		return err
+	}
+	return WriteContext(ctx, file, data, perm, ReaderNote(stderr, file))
+}
+
+// ReaderNote returns the waiting function of WriteContext and OpenThrough
+// that says on stderr (nil: nowhere) that file, a FIFO, is waited for: what
+// blocks, for how long, and how to give up.
+func ReaderNote(stderr io.Writer, file string) func() {
+	if stderr == nil {
+		return nil
+	}
+	return func() {
+		fmt.Fprintf(stderr, "tlsbench: waiting up to %s for a reader of the FIFO %s (an interrupt gives up)\n",
+			ReaderWait, file)
+	}
+}
+
 // Check says, before any work is done, whether Write(file) can
 // succeed: the directory exists and is writable, and file is not a
 // directory or a socket. "-" (standard output) is always fine.
 func Check(file string) error {
-	if file == "-" {
+	if file == Stdout {
 		return nil
 	}
 	if file == "" {

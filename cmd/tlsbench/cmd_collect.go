@@ -106,7 +106,7 @@ func runCollect(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if tlsConfig, caPEM, err = agent.CollectorTLS(hosts, *deadline+time.Hour); err != nil {
 			return err
 		}
-		if err := outfile.WriteContext(ctx, *caOut, caPEM, 0o644, readerNote(stderr, *caOut)); err != nil {
+		if err := outfile.WriteContext(ctx, *caOut, caPEM, 0o644, outfile.ReaderNote(stderr, *caOut)); err != nil {
 			return fmt.Errorf("--tls-ca-out: %w", err)
 		}
 		scheme = "https"
@@ -134,7 +134,7 @@ func writeMerged(ctx context.Context, runs []*metrics.Run, out, keep string, std
 	if keep != "" {
 		for _, r := range runs {
 			name := fmt.Sprintf("shard-%d-of-%d.json", r.Agent.Shard, r.Agent.Shards)
-			if err := r.WriteJSON(filepath.Join(keep, name)); err != nil {
+			if err := r.WriteJSON(context.Background(), filepath.Join(keep, name), nil, nil); err != nil {
 				return err
 			}
 		}
@@ -150,7 +150,7 @@ func writeMerged(ctx context.Context, runs []*metrics.Run, out, keep string, std
 	case err != nil:
 		return fmt.Errorf("the agents' records do not merge: %s", mergeText(err))
 	}
-	if err := writeRunRecord(ctx, out, stdout, stderr, m); err != nil {
+	if err := m.WriteJSON(ctx, out, stdout, stderr); err != nil {
 		return fmt.Errorf("writing the merged record: %w", err)
 	}
 	if out == stdoutName {

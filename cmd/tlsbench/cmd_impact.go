@@ -14,6 +14,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/stats"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -202,7 +203,7 @@ func (c *impactCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 			*impact.Runs
 		}{impact.RunsSchema, runs}, "", "  ")
 		if jerr == nil {
-			jerr = writeFileOrStdout(ctx, lf.jsonOut, stdout, stderr, append(data, '\n'))
+			jerr = outfile.WriteOut(ctx, lf.jsonOut, append(data, '\n'), 0o644, stdout, stderr)
 		}
 		if jerr != nil {
 			return fmt.Errorf("writing --json: %w", jerr)

@@ -44,7 +44,7 @@ func runK8s(_ context.Context, args []string, stdout, stderr io.Writer) error {
 
 func runK8sManifest(args []string, stdout, stderr io.Writer) error {
 	var tokenFile string // read (or created) once the rest is checked
-	o, err := parseK8sManifestInto(args, stdout, &tokenFile)
+	o, err := parseK8sManifest(args, stdout, &tokenFile)
 	if err != nil {
 		return helpOK(err)
 	}
@@ -62,15 +62,8 @@ func runK8sManifest(args []string, stdout, stderr io.Writer) error {
 
 // parseK8sManifest parses and checks a k8s manifest command line into the
 // manifest's options, the engine command into the run every agent takes
-// its share of.
-func parseK8sManifest(args []string, stdout io.Writer) (agent.ManifestOptions, error) {
-	var tokenFile string
-	return parseK8sManifestInto(args, stdout, &tokenFile)
-}
-
-// parseK8sManifestInto is parseK8sManifest, setting *tokenFileOut to
-// --token-file.
-func parseK8sManifestInto(args []string, stdout io.Writer, tokenFileOut *string) (agent.ManifestOptions, error) {
+// its share of, and sets *tokenFileOut to --token-file.
+func parseK8sManifest(args []string, stdout io.Writer, tokenFileOut *string) (agent.ManifestOptions, error) {
 	o := agent.DefaultManifestOptions()
 	fs := newFlags("k8s manifest")
 	fs.IntVar(&o.Agents, "agents", 0, "`N` agents, one pod per node (required)")

@@ -62,7 +62,7 @@ func runMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usagef("%s", strings.TrimPrefix(mergeText(err), "metrics: "))
 	}
-	if err := writeRunRecord(ctx, *out, stdout, stderr, m); err != nil {
+	if err := m.WriteJSON(ctx, *out, stdout, stderr); err != nil {
 		return usagef("-o: %v", pathErr(err))
 	}
 	text := stdout // with -o -, the record is stdout and the text goes to stderr

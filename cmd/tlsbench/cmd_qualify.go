@@ -203,7 +203,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 			return err
 		}
 		file := filepath.Join(dir, "plan.yaml")
-		if err := outfile.WriteContext(ctx, file, data, 0o644, readerNote(stderr, file)); err != nil {
+		if err := outfile.WriteContext(ctx, file, data, 0o644, outfile.ReaderNote(stderr, file)); err != nil {
 			return err
 		}
 	}

@@ -194,7 +194,7 @@ func (rs renderers[T]) write(ctx context.Context, format, out string, stdout, st
 }
 
 // writeOutput renders into memory, then writes file (outfile.Write; a FIFO
-// within ctx, as writeFileOrStdout), or stdout when file is "" or "-".
+// within ctx, as outfile.WriteOut), or stdout when file is "" or "-".
 func writeOutput(ctx context.Context, file string, stdout, stderr io.Writer, render func(io.Writer) error) error {
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
@@ -204,7 +204,7 @@ func writeOutput(ctx context.Context, file string, stdout, stderr io.Writer, ren
 		_, err := stdout.Write(buf.Bytes())
 		return err
 	}
-	if err := outfile.WriteContext(ctx, file, buf.Bytes(), 0o644, readerNote(stderr, file)); err != nil {
+	if err := outfile.WriteContext(ctx, file, buf.Bytes(), 0o644, outfile.ReaderNote(stderr, file)); err != nil {
 		return outputErr(ctx, "-o", err)
 	}
 	return nil

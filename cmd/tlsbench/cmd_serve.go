@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/target"
 )
 
@@ -235,7 +236,7 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	if c.caOut != "" && t.CA != nil {
-		if err := writeFileOrStdout(ctx, c.caOut, stdout, stderr, t.CA.CertPEM()); err != nil {
+		if err := outfile.WriteOut(ctx, c.caOut, t.CA.CertPEM(), 0o644, stdout, stderr); err != nil {
 			return fmt.Errorf("writing --ca-out: %w", err)
 		}
 	}

@@ -114,7 +114,7 @@ func (f *liveFlags) openStream(stdout, stderr io.Writer) (func(context.Context) 
 	}
 	if outfile.IsThrough(f.stream) {
 		return func(ctx context.Context) (io.Writer, error) {
-			file, err := outfile.OpenThrough(ctx, f.stream, readerNote(stderr, f.stream))
+			file, err := outfile.OpenThrough(ctx, f.stream, outfile.ReaderNote(stderr, f.stream))
 			if err != nil {
 				if ctx.Err() == nil { // else the end of the stream says it
 					fmt.Fprintf(stderr, "tlsbench: --stream: %v (the run goes on)\n", err)

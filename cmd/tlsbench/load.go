@@ -587,7 +587,7 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 			if len(ps) > 1 && file != stdoutName {
 				file = filepath.Join(lf.jsonOut, p.Name+".json")
 			}
-			if err := writeRunRecord(ctx, file, stdout, stderr, r); err != nil {
+			if err := r.WriteJSON(ctx, file, stdout, stderr); err != nil {
 				return fmt.Errorf("writing the run record: %w", err)
 			}
 		}

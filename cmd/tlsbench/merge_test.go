@@ -143,7 +143,7 @@ func TestMerge(t *testing.T) {
 		}
 		edit(r)
 		file := filepath.Join(dir, name)
-		if err := r.WriteJSON(file); err != nil {
+		if err := r.WriteJSON(context.Background(), file, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		return file

@@ -172,17 +172,24 @@ func (m *mtlsFlags) write(ctx context.Context, s *runner.Spec, stdout, stderr io
 	if m.caOut == "" || s.ClientCA == nil {
 		return nil
 	}
-	if err := writeFileOrStdout(ctx, m.caOut, stdout, stderr, s.ClientCA.CertPEM()); err != nil {
+	return writeClientCA(ctx, s.ClientCA, m.caOut, m.caKeyOut, stdout, stderr)
+}
+
+// writeClientCA writes a generated client CA's certificate to certFile
+// (--client-ca-out, 0644) and, when keyFile is set, its key
+// (--client-ca-key-out, 0600).
+func writeClientCA(ctx context.Context, ca *cipher.CA, certFile, keyFile string, stdout, stderr io.Writer) error {
+	if err := outfile.WriteOut(ctx, certFile, ca.CertPEM(), 0o644, stdout, stderr); err != nil {
 		return fmt.Errorf("writing --client-ca-out: %w", err)
 	}
-	if m.caKeyOut == "" {
+	if keyFile == "" {
 		return nil
 	}
-	key, err := s.ClientCA.KeyPEM()
+	key, err := ca.KeyPEM()
 	if err != nil {
 		return err
 	}
-	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, readerNote(stderr, m.caKeyOut)); err != nil {
+	if err := outfile.WriteContext(ctx, keyFile, key, 0o600, outfile.ReaderNote(stderr, keyFile)); err != nil {
 		return fmt.Errorf("writing --client-ca-key-out: %w", err)
 	}
 	return nil

@@ -58,7 +58,7 @@ func TestParseImpactAndManifest(t *testing.T) {
 		t.Errorf("impact %+v", c)
 	}
 
-	o, err := parseK8sManifest([]string{"--agents", "3", "--image", "i", "--report-to", "http://c:7070/", "--", "cps", "https://dut/1k", "-c", "6"}, io.Discard)
+	o, err := parseK8sManifest([]string{"--agents", "3", "--image", "i", "--report-to", "http://c:7070/", "--", "cps", "https://dut/1k", "-c", "6"}, io.Discard, new(string))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func writeRecord(t *testing.T, dir, name string, s reporttest.RunSpec) string {
 		s.Start = reporttest.T0
 	}
 	file := filepath.Join(dir, name)
-	if err := reporttest.Run(s).WriteJSON(file); err != nil {
+	if err := reporttest.Run(s).WriteJSON(context.Background(), file, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	return file

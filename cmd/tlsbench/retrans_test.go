@@ -311,7 +311,7 @@ func TestSynRetransmitsTinyBacklog(t *testing.T) {
 	}
 	p99 := r.rec.Percentiles(vocab.PhaseConnect).P99 // connect
 	file := filepath.Join(t.TempDir(), "backlog.json")
-	if err := r.rec.WriteJSON(file); err != nil {
+	if err := r.rec.WriteJSON(context.Background(), file, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := invoke(t, ctx, "report", file, "--format", "text")

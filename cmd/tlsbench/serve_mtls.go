@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
-	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -97,18 +96,5 @@ func (m *serveMTLS) write(ctx context.Context, cfg *target.Config, stdout, stder
 	if m.ca == nil {
 		return nil
 	}
-	if err := writeFileOrStdout(ctx, m.caOut, stdout, stderr, m.ca.CertPEM()); err != nil {
-		return fmt.Errorf("writing --client-ca-out: %w", err)
-	}
-	if m.caKeyOut == "" {
-		return nil
-	}
-	key, err := m.ca.KeyPEM()
-	if err != nil {
-		return err
-	}
-	if err := outfile.WriteContext(ctx, m.caKeyOut, key, 0o600, readerNote(stderr, m.caKeyOut)); err != nil {
-		return fmt.Errorf("writing --client-ca-key-out: %w", err)
-	}
-	return nil
+	return writeClientCA(ctx, m.ca, m.caOut, m.caKeyOut, stdout, stderr)
 }

@@ -67,12 +67,7 @@ func StartServed(ctx context.Context, name string, cmd *exec.Cmd) (*served, erro
 // per profile and closes it when the test ends.
 func StartTarget(t testing.TB, ps ...*profiles.Profile) *target.Target {
 	t.Helper()
-	tg, err := target.Start(target.Config{Profiles: ps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tg.Close() })
-	return tg
+	return StartTargetWith(t, target.Config{Profiles: ps})
 }
 
 // StartTargetWith is StartTarget with cfg, its profiles the built-in ones
