@@ -20,8 +20,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/cipher"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tlsbench/tlsbench/cipher"
 )
 
 //go:embed *.yaml

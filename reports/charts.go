@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tlsbench/tlsbench/bench/analysis"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -22,6 +21,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/tlsbench/tlsbench/bench/analysis"
 )
 
 // HasCharts reports whether this build draws charts (gonum/plot); a build

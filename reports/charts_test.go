@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tlsbench/tlsbench/bench/analysis"
-	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/reports/reporttest"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/tlsbench/tlsbench/bench/analysis"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
 // labCharts are the charts of the two-DUT campaign's report.

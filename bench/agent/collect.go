@@ -18,8 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/metrics"
 	"golang.org/x/net/netutil"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // maxRecord bounds the size of a pushed record (an hour's record is well

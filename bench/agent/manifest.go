@@ -16,9 +16,10 @@ import (
 	"time"
 	"unicode"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/vocab"
-	"go.yaml.in/yaml/v3"
 )
 
 // ManifestOptions says what Manifest writes. DefaultManifestOptions fills

@@ -11,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/agent"
-	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/runner"
-	"github.com/tlsbench/tlsbench/bench/vocab"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -23,6 +19,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // manifestDocs splits a multi-document YAML stream.

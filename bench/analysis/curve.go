@@ -2,6 +2,7 @@ package analysis
 
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tlsbench/tlsbench/bench/metrics"
 
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/metrics/metricstest"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )

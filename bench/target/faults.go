@@ -14,10 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/valyala/fasthttp"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/cipher"
 )
 
 // The fault kinds the target can inject, and the error class a client

@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
-	"github.com/valyala/fasthttp"
 )
 
 // serverStates collects the server side of every handshake, per profile.

@@ -1,7 +1,10 @@
 // Command codestats measures the readability figures the project holds
 // itself to: non-test Go lines, library functions longer than a bound, and
 // lines wider than a bound (a tab counts as one column, as gofmt's output is
-// read by lll and most review tools). Generated files are left out.
+// read by lll and most review tools), and import blocks not grouped as
+// `goimports -local` groups them (standard library, other modules, this
+// module, in that order, one kind per group; test files included). Generated
+// files are left out.
 //
 //	go run ./cmd/codestats            # the figures and the offenders
 //	go run ./cmd/codestats --check    # exit 1 when a bound is exceeded
@@ -33,6 +36,7 @@ type stats struct {
 	files, lines int
 	wide         []string
 	long         []funcLen
+	imports      []string // files whose import groups are out of order or mixed
 }
 
 func main() {
@@ -55,7 +59,11 @@ func main() {
 	for _, w := range s.wide {
 		fmt.Printf("  %s\n", w)
 	}
-	if *check && (len(s.long) > 0 || len(s.wide) > 0) {
+	fmt.Printf("import blocks not grouped standard / other modules / %s: %d\n", modulePath, len(s.imports))
+	for _, f := range s.imports {
+		fmt.Printf("  %s\n", f)
+	}
+	if *check && (len(s.long) > 0 || len(s.wide) > 0 || len(s.imports) > 0) {
 		os.Exit(1)
 	}
 }
@@ -73,8 +81,11 @@ func measure(root string, maxFunc, maxCols int) (*stats, error) {
 			}
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+		if !strings.HasSuffix(path, ".go") {
 			return nil
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			return s.checkImports(path)
 		}
 		return s.add(path, maxFunc, maxCols)
 	})
@@ -95,6 +106,7 @@ func (s *stats) add(path string, maxFunc, maxCols int) error {
 	if ast.IsGenerated(f) {
 		return nil
 	}
+	s.groupImports(path, fset, f)
 	s.files++
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -118,4 +130,63 @@ func (s *stats) add(path string, maxFunc, maxCols int) error {
 		}
 	}
 	return nil
+}
+
+// modulePath is this module's import path: its packages form the last group.
+const modulePath = "github.com/tlsbench/tlsbench"
+
+// checkImports parses a test file's imports only and checks their grouping.
+func (s *stats) checkImports(path string) error {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
+	if err != nil {
+		return err
+	}
+	if !ast.IsGenerated(f) {
+		s.groupImports(path, fset, f)
+	}
+	return nil
+}
+
+// groupImports records path when an import block's groups (runs of specs
+// without a blank line between them) mix kinds or do not follow the order
+// standard library, other modules, this module.
+func (s *stats) groupImports(path string, fset *token.FileSet, f *ast.File) {
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok || gen.Tok != token.IMPORT {
+			continue
+		}
+		last, prevEnd := -1, 0
+		groupKind := -1
+		for _, spec := range gen.Specs {
+			is := spec.(*ast.ImportSpec)
+			start := fset.Position(is.Pos()).Line
+			if is.Doc != nil {
+				start = fset.Position(is.Doc.Pos()).Line
+			}
+			k := importKind(strings.Trim(is.Path.Value, `"`))
+			switch {
+			case groupKind >= 0 && start <= prevEnd+1 && k == groupKind:
+			case groupKind >= 0 && start <= prevEnd+1, k <= last:
+				s.imports = append(s.imports, fmt.Sprintf("%s:%d", path, start))
+				return
+			default:
+				groupKind, last = k, k
+			}
+			prevEnd = fset.Position(is.End()).Line
+		}
+	}
+}
+
+// importKind orders an import path: 0 the standard library (no dot in its
+// first element), 1 another module, 2 this module.
+func importKind(p string) int {
+	switch {
+	case p == modulePath || strings.HasPrefix(p, modulePath+"/"):
+		return 2
+	case strings.Contains(strings.SplitN(p, "/", 2)[0], "."):
+		return 1
+	}
+	return 0
 }

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
 	"github.com/tlsbench/tlsbench/bench/runner"
 )
 

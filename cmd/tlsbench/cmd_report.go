@@ -13,14 +13,14 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
-	"go.yaml.in/yaml/v3"
-
-	"github.com/tlsbench/tlsbench/bench/outfile"
 )
 
 const reportUsage = `tlsbench report INPUT... [--format text|md|csv|json|html|pdf|hlog|siege] ` +

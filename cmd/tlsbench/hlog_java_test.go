@@ -16,10 +16,10 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/vocab"
 
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/metrics/hdrlog"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // hdrJar is where Debian's libhdrhistogram-java puts HdrHistogram's

@@ -11,12 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tlsbench/tlsbench/bench/agent"
-	"github.com/tlsbench/tlsbench/bench/runner"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tlsbench/tlsbench/bench/agent"
+	"github.com/tlsbench/tlsbench/bench/runner"
 )
 
 // TestK8sManifest: the printed manifest decodes strictly into the

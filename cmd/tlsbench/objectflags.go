@@ -4,6 +4,7 @@ import (
 	"net/url"
 
 	"github.com/spf13/pflag"
+
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/runner"
 )

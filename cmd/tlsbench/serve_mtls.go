@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/spf13/pflag"
+
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/tlsbench/tlsbench/schemas"
 )
 

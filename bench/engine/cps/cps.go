@@ -17,12 +17,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/valyala/fasthttp"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

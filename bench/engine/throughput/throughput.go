@@ -23,12 +23,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/valyala/fasthttp"
-
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 

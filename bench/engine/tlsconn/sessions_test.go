@@ -1,11 +1,10 @@
 package tlsconn
 
 import (
+	"crypto/tls"
 	"errors"
 	"math"
 	"testing"
-
-	"crypto/tls"
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"

@@ -19,12 +19,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/tlsbench/tlsbench/profiles"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/idna"
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // Reference is the URL of a DUT that is the built-in reference target,
