@@ -37,6 +37,7 @@ type stats struct {
 	wide         []string
 	long         []funcLen
 	imports      []string // files whose import groups are out of order or mixed
+	module       string   // the module's path (go.mod): its packages form the last group
 }
 
 func main() {
@@ -59,7 +60,7 @@ func main() {
 	for _, w := range s.wide {
 		fmt.Printf("  %s\n", w)
 	}
-	fmt.Printf("import blocks not grouped standard / other modules / %s: %d\n", modulePath, len(s.imports))
+	fmt.Printf("import blocks not grouped standard / other modules / %s: %d\n", s.module, len(s.imports))
 	for _, f := range s.imports {
 		fmt.Printf("  %s\n", f)
 	}
@@ -69,8 +70,15 @@ func main() {
 }
 
 func measure(root string, maxFunc, maxCols int) (*stats, error) {
-	s := &stats{}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return nil, err
+	}
+	s := &stats{module: modfileModule(mod)}
+	if s.module == "" {
+		return nil, fmt.Errorf("%s: no module line", filepath.Join(root, "go.mod"))
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -84,9 +92,6 @@ func measure(root string, maxFunc, maxCols int) (*stats, error) {
 		if !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		if strings.HasSuffix(path, "_test.go") {
-			return s.checkImports(path)
-		}
 		return s.add(path, maxFunc, maxCols)
 	})
 	sort.Slice(s.long, func(i, j int) bool { return s.long[i].lines > s.long[j].lines })
@@ -98,8 +103,13 @@ func (s *stats) add(path string, maxFunc, maxCols int) error {
 	if err != nil {
 		return err
 	}
+	test := strings.HasSuffix(path, "_test.go")
+	mode := parser.ParseComments
+	if test {
+		mode |= parser.ImportsOnly // a test's imports are checked, nothing else
+	}
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+	f, err := parser.ParseFile(fset, path, src, mode)
 	if err != nil {
 		return err
 	}
@@ -107,6 +117,9 @@ func (s *stats) add(path string, maxFunc, maxCols int) error {
 		return nil
 	}
 	s.groupImports(path, fset, f)
+	if test {
+		return nil
+	}
 	s.files++
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -132,20 +145,14 @@ func (s *stats) add(path string, maxFunc, maxCols int) error {
 	return nil
 }
 
-// modulePath is this module's import path: its packages form the last group.
-const modulePath = "github.com/tlsbench/tlsbench"
-
-// checkImports parses a test file's imports only and checks their grouping.
-func (s *stats) checkImports(path string) error {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly|parser.ParseComments)
-	if err != nil {
-		return err
+// modfileModule returns the path on go.mod's module line, or "".
+func modfileModule(gomod []byte) string {
+	for line := range strings.Lines(string(gomod)) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
 	}
-	if !ast.IsGenerated(f) {
-		s.groupImports(path, fset, f)
-	}
-	return nil
+	return ""
 }
 
 // groupImports records path when an import block's groups (runs of specs
@@ -157,23 +164,20 @@ func (s *stats) groupImports(path string, fset *token.FileSet, f *ast.File) {
 		if !ok || gen.Tok != token.IMPORT {
 			continue
 		}
-		last, prevEnd := -1, 0
-		groupKind := -1
+		kind, prevEnd := -1, 0 // the current group's kind, the last spec's line
 		for _, spec := range gen.Specs {
 			is := spec.(*ast.ImportSpec)
 			start := fset.Position(is.Pos()).Line
 			if is.Doc != nil {
 				start = fset.Position(is.Doc.Pos()).Line
 			}
-			k := importKind(strings.Trim(is.Path.Value, `"`))
-			switch {
-			case groupKind >= 0 && start <= prevEnd+1 && k == groupKind:
-			case groupKind >= 0 && start <= prevEnd+1, k <= last:
+			k := s.importKind(strings.Trim(is.Path.Value, `"`))
+			sameGroup := kind >= 0 && start <= prevEnd+1
+			if sameGroup && k != kind || !sameGroup && k <= kind {
 				s.imports = append(s.imports, fmt.Sprintf("%s:%d", path, start))
 				return
-			default:
-				groupKind, last = k, k
 			}
+			kind = k
 			prevEnd = fset.Position(is.End()).Line
 		}
 	}
@@ -181,9 +185,9 @@ func (s *stats) groupImports(path string, fset *token.FileSet, f *ast.File) {
 
 // importKind orders an import path: 0 the standard library (no dot in its
 // first element), 1 another module, 2 this module.
-func importKind(p string) int {
+func (s *stats) importKind(p string) int {
 	switch {
-	case p == modulePath || strings.HasPrefix(p, modulePath+"/"):
+	case p == s.module || strings.HasPrefix(p, s.module+"/"):
 		return 2
 	case strings.Contains(strings.SplitN(p, "/", 2)[0], "."):
 		return 1

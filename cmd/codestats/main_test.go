@@ -18,6 +18,10 @@ func TestImportGroups(t *testing.T) {
 		"order_test.go": "\"fmt\"\n\n\t\"github.com/tlsbench/tlsbench/x\"\n\n\t\"github.com/valyala/fasthttp\"",
 		"split.go":      "\"fmt\"\n\n\t\"github.com/tlsbench/tlsbench/x\"\n\n\t\"github.com/tlsbench/tlsbench/y\"",
 	}
+	gomod := "module github.com/tlsbench/tlsbench\n\ngo 1.26\n"
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for name, imports := range files {
 		src := "package a\n\nimport (\n\t" + imports + "\n)\n"
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o600); err != nil {
