@@ -190,6 +190,7 @@ func TestSuiteNginx(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a campaign of about a minute")
 	}
+	t.Parallel() // with the other campaign: each waits on its runs' durations
 	testdut.RequireNginx(t)
 	dir := t.TempDir()
 	_, cert, caFile := rfcLeaf(t, dir)
@@ -215,6 +216,7 @@ func TestSuiteHAProxyBackends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a campaign of about a minute")
 	}
+	t.Parallel() // with the other campaign: each waits on its runs' durations
 	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
 	_, cert, caFile := rfcLeaf(t, dir)
