@@ -123,8 +123,13 @@ func TestTakeSelf(t *testing.T) {
 	}
 	t.Logf("%+v (%d loops)", n, x)
 	// Listed as a DUT too, this process counts twice; what is asserted is
-	// that its CPU was seen (ticks are 10 ms).
-	if n.GeneratorCores*n.Seconds < 0.29 || n.DUTs != 1 || math.Abs(n.DUTCores-n.GeneratorCores) > 1e-9 || n.CPUs < 1 || n.StealShare < 0 || n.StealShare > 1 {
+	// that its CPU was seen (ticks are 10 ms). Its two reads in one sample
+	// are moments apart and the runtime's own threads keep running, so the
+	// two counts may differ by a tick at each end (CI saw 1.033 vs 0.999
+	// cores over 0.29 s: one tick).
+	gap := math.Abs(n.DUTCores-n.GeneratorCores) * n.Seconds
+	if n.GeneratorCores*n.Seconds < 0.29 || n.DUTs != 1 || gap > 0.021 || n.CPUs < 1 ||
+		n.StealShare < 0 || n.StealShare > 1 {
 		t.Errorf("noise %+v", n)
 	}
 }
