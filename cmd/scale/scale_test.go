@@ -109,6 +109,7 @@ func TestScale(t *testing.T) {
 		if r.Engine == "cps" {
 			kb, maxKB = r.KBPerConnDx, 50
 		}
+		t.Logf("%s: %.1f KB RSS per connection, budget %.0f", r.Engine, kb, maxKB)
 		if kb > maxKB {
 			t.Errorf("%s: %.1f KB RSS per connection, budget %.0f", r.Engine, kb, maxKB)
 		}
