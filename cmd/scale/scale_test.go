@@ -109,9 +109,10 @@ func TestScale(t *testing.T) {
 		if r.Engine == "cps" {
 			kb, maxKB = r.KBPerConnDx, 50
 		}
-		t.Logf("%s: %.1f KB RSS per connection, budget %.0f", r.Engine, kb, maxKB)
+		report := t.Logf
 		if kb > maxKB {
-			t.Errorf("%s: %.1f KB RSS per connection, budget %.0f", r.Engine, kb, maxKB)
+			report = t.Errorf
 		}
+		report("%s: %.1f KB RSS per connection, budget %.0f", r.Engine, kb, maxKB)
 	}
 }
