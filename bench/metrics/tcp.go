@@ -86,7 +86,7 @@ func (s *tcpSnapshot) add(c *TCPConn, steady bool, iv *Second) {
 }
 
 // RecordTCP adds a connection that was closed outside any transaction (a
-// throughput worker's kept-alive connection at the end of the run) to shard
+// kept-alive connection held by a worker to the end of the run) to shard
 // i; steady says whether it counts in the window (it was open in it).
 func (r *Recorder) RecordTCP(i int, c TCPConn, steady bool) {
 	sh := &r.shards[uint(i)%uint(len(r.shards))]
@@ -119,7 +119,7 @@ const TCPUnavailable = "TCP_INFO is read on Linux only"
 
 // TCP is the kernel's account (TCP_INFO, Linux) of the connections the
 // client closed in the steady window: connections closed by transactions
-// that started in it, and those held over its end (throughput). On other
+// that started in it, and those held over its end (kept alive). On other
 // systems only Unavailable is set.
 type TCP struct {
 	// Unavailable says why nothing was measured (TCPUnavailable).

@@ -136,6 +136,16 @@ func (w *worker) Close() error {
 	return err
 }
 
+// CloseTCP closes the connection the worker holds when it will run no more,
+// with the kernel's account of it (the engine's tcpCloser): a kept-alive
+// connection held to the end of the run is measured like one a transaction
+// closed.
+func (w *worker) CloseTCP() (metrics.TCPConn, bool) {
+	t, ok := w.conn.CloseTCP()
+	w.conn = nil
+	return t, ok
+}
+
 // reading is what a worker needs from its request to the end of the
 // response: lent by a pool for that time only, so that the many workers
 // waiting for a connection or a handshake hold no buffers.

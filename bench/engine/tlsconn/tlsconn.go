@@ -308,9 +308,9 @@ func (c *Conn) Close() error {
 // CloseTCP is Close, having first read the kernel's account of the
 // connection (TCP_INFO: retransmissions, SYNs among them, a reset
 // received, smoothed RTT); ok is false where it is not read (not Linux) or
-// when the connection was already closed.
+// when the connection was already closed (or c is nil).
 func (c *Conn) CloseTCP() (t metrics.TCPConn, ok bool) {
-	if c.closed {
+	if c == nil || c.closed {
 		return t, false
 	}
 	t, ok = c.raw.tcpAtClose()
