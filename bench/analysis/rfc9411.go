@@ -150,9 +150,9 @@ func failedCriterion(r *metrics.Run) Criterion {
 // and held through the sustain phase, none of them opened in it). The
 // kernel's account of each connection at its close (the seconds'
 // tcp_resets_received, the window's tcp block) and the transactions failed
-// by a reset overlap, so the larger count is taken. A record of a system
-// without TCP_INFO (tcp.unavailable) cannot show the resets that failed no
-// transaction.
+// by a reset overlap, so the larger count is taken. Without the kernel's
+// account (no tcp block, or tcp.unavailable: not Linux) the resets that
+// failed no transaction are not seen, and b is not measured.
 func resetCriterion(r *metrics.Run) Criterion {
 	c := Criterion{Name: CriterionResets, Limit: MaxResetPercent, Level: LevelMust,
 		Rule: "connections terminated by an unexpected TCP RST from the DUT MUST be less than 0.001% " +
@@ -163,8 +163,8 @@ func resetCriterion(r *metrics.Run) Criterion {
 		kernel += s.TCPResets
 	}
 	initiated := max(r.Whole.ConnectionsOpened, r.ConnectionsOpened)
-	measured := r.TCP == nil || r.TCP.Unavailable == ""
-	if r.TCP != nil && measured {
+	measured := hasTCP(r)
+	if measured {
 		kernel = max(kernel, r.TCP.ResetsReceived)
 		initiated = max(initiated, r.TCP.Connections)
 	}
@@ -175,12 +175,17 @@ func resetCriterion(r *metrics.Run) Criterion {
 	}
 	c.Value = 100 * float64(resets) / float64(initiated)
 	if !measured {
-		c.Note = fmt.Sprintf("not measured: the tcp block is unavailable (%s); only the %d resets that failed a "+
-			"transaction were seen, of %d connections", r.TCP.Unavailable, failed, initiated)
+		why := "the record has no tcp block (TCP_INFO was not read at the connections' close)"
+		if r.TCP != nil {
+			why = fmt.Sprintf("the tcp block is unavailable (%s)", r.TCP.Unavailable)
+		}
+		c.Note = fmt.Sprintf("not measured: %s; only the %d resets that failed a transaction were seen, "+
+			"of %d connections", why, failed, initiated)
 		return c
 	}
-	c.Note = fmt.Sprintf("%d reset of %d connections, whole run (TCP_INFO at each close: %d resets received; "+
-		"%d transactions of the window failed by a reset)", resets, initiated, kernel, failed)
+	c.Note = fmt.Sprintf("%d reset of %d connections, whole run (TCP_INFO at each close: %d resets received, "+
+		"%d connections measured in the window; %d transactions of the window failed by a reset)",
+		resets, initiated, kernel, r.TCP.Connections, failed)
 	c.Pass = c.Value < c.Limit
 	return c
 }
