@@ -285,7 +285,7 @@ func report(w io.Writer, o *options, figs []figure) error {
 	fmt.Fprintf(w, "perf-ab: %s (base) vs the working tree, %d rounds each, ABBA; lower is better\n", o.base, o.rounds)
 	fmt.Fprintf(w, "verdict: the rounds paired (geometric mean of each round's working tree ÷ base, 95%% t interval); "+
 		"equivalent within ±%g%%\n\n", o.bound)
-	fmt.Fprintf(w, "%-52s %10s %10s %7s  %-22s %s\n", "FIGURE", "BASE", "WORK", "RATIO", "PAIRED [95%]", "VERDICT")
+	fmt.Fprintf(w, "%-62s %10s %10s %7s  %-22s %s\n", "FIGURE", "BASE", "WORK", "RATIO", "PAIRED [95%]", "VERDICT")
 	var all []comparison
 	for _, f := range figs {
 		b, c := mean(f.values[0]), mean(f.values[1])
@@ -295,7 +295,7 @@ func report(w io.Writer, o *options, figs []figure) error {
 			cmp.Ratio = c / b
 		}
 		p := cmp.Paired
-		fmt.Fprintf(w, "%-52s %10.2f %10.2f %7.3f  %-22s %s\n", f.name+" ("+f.unit+")", b, c, cmp.Ratio,
+		fmt.Fprintf(w, "%-62s %10.2f %10.2f %7.3f  %-22s %s\n", f.name+" ("+f.unit+")", b, c, cmp.Ratio,
 			fmt.Sprintf("%.3f [%.3f, %.3f]", p.Ratio, p.Lo, p.Hi), verdict(p, o.bound))
 		all = append(all, cmp)
 	}
