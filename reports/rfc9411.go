@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"slices"
 	"strconv"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -176,7 +179,7 @@ func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell, named bool) (rfcRe
 	if t.RFC9411 == "7.8" {
 		res.Latency = rfcLatencies(r)
 	}
-	res.Params = rfcParams(r, t)
+	res.Params = rfcParams(r, t, c.Plan.Tests)
 	return res, true
 }
 
@@ -270,44 +273,62 @@ func sizeText(n int64) string {
 }
 
 // rfcSpec is what RFC 9411 (or, where it leaves a value open, NetSecOPEN's
-// reference scripts) specifies for a test: object sizes, transactions per
-// connection.
-type rfcSpec struct{ objects, perConn string }
+// reference scripts) specifies for a test, as printed (objects, perConn)
+// and as compared: the objects, one of sets a run (in NetSecOPEN's KB of
+// 1000 bytes), the transactions per connection (one of conns) and the pause
+// between them, the ramps (s).
+type rfcSpec struct {
+	objects, perConn string
+	sets             []string
+	conns            []int
+	pause            time.Duration
+	ramp             float64
+}
 
 var rfcSpecs = map[string]rfcSpec{
-	"7.6": {"1, 2, 4, 16, 64 KB (one per run)", "1"},
-	"7.7": {"1, 16, 64, 256 KB and the mix (NetSecOPEN)", "10 (NetSecOPEN)"},
-	"7.8": {"1, 16, 64 KB (NetSecOPEN)", "1 and 10 (NetSecOPEN)"},
-	"7.9": {"1 KB (NetSecOPEN)", "10, 96 s apart (NetSecOPEN)"},
+	"7.6": {"1, 2, 4, 16, 64 KB (one per run)", "1", []string{"1k", "2k", "4k", "16k", "64k"}, []int{1}, 0, nsoRamp},
+	"7.7": {"1, 16, 64, 256 KB and the mix (NetSecOPEN)", "10 (NetSecOPEN)",
+		[]string{"1k", "16k", "64k", "256k", plan.SuiteMix}, []int{10}, 0, nsoRamp},
+	"7.8": {"1, 16, 64 KB (NetSecOPEN)", "1 and 10 (NetSecOPEN)", []string{"1k", "16k", "64k"}, []int{1, 10}, 0, nsoRamp},
+	"7.9": {"1 KB (NetSecOPEN)", "10, 96 s apart (NetSecOPEN)", []string{"1k"}, []int{10}, 96 * time.Second, 480},
 }
 
 // rfcSuites are RFC 9411 §4.3.1.4's recommended TLS 1.2 suites (OpenSSL
-// names); TLS 1.3's are RFC 8446's.
-var rfcSuites = []string{"ECDHE-ECDSA-AES128-GCM-SHA256", "ECDHE-RSA-AES128-GCM-SHA256",
-	"ECDHE-ECDSA-AES256-GCM-SHA384", "ECDHE-RSA-AES256-GCM-SHA384"}
+// names) with their certificates' keys; TLS 1.3's are RFC 8446's.
+var rfcSuites = map[string][]string{"ECDHE-ECDSA-AES128-GCM-SHA256": {"ECDSA P-256"},
+	"ECDHE-RSA-AES128-GCM-SHA256": {"RSA 2048"}, "ECDHE-ECDSA-AES256-GCM-SHA384": {"ECDSA P-384", "ECDSA P-521"},
+	"ECDHE-RSA-AES256-GCM-SHA384": {"RSA 4096"}}
 
 // The timeline, seconds: NetSecOPEN's reference scripts' startup and ramps
-// (RFC 9411 §4.3.4 leaves them to the tester), and the sustain phase of
-// 300 s tlsbench reads in the RFC (docs/RFC9411.md: check its wording).
+// (RFC 9411 §4.3.4 leaves them to the tester; §7.9's are longer), and the
+// sustain phase of 300 s tlsbench reads in the RFC (docs/RFC9411.md: check
+// its wording).
 const (
-	nsoStartup  = 5
-	nsoRampUp   = 10
-	nsoSustain  = 300
-	nsoRampDown = 10
+	nsoStartup = 5
+	nsoRamp    = 10
+	nsoSustain = 300
 )
 
 // rfcParams are the parameters RFC 9411 asks a report to state, beside
-// what it (or NetSecOPEN) specifies, with each deviation.
-func rfcParams(r *metrics.Run, t plan.Test) []rfcParam {
+// what it (or NetSecOPEN) specifies, with each deviation from it (tests:
+// the plan's, §7.8's of among them).
+func rfcParams(r *metrics.Run, t plan.Test, tests []plan.Test) []rfcParam {
 	spec := rfcSpecs[t.RFC9411]
 	n := r.Negotiated
-	suite := rfcParam{Name: "cipher suite and key", RFC: "TLS 1.2: ECDHE-ECDSA or ECDHE-RSA with AES-GCM (§4.3.1.4); " +
-		"TLS 1.3: RFC 8446's suites", Run: negotiated(n)}
-	if n.Version == "TLS1.2" && !slices.Contains(rfcSuites, n.OpenSSL) {
+	suite := rfcParam{Name: "cipher suite and key", RFC: "TLS 1.2: ECDHE-ECDSA or ECDHE-RSA with AES-GCM, " +
+		"each with its key (§4.3.1.4); TLS 1.3: RFC 8446's suites", Run: negotiated(n)}
+	switch keys, ok := rfcSuites[n.OpenSSL]; {
+	case n.Version == "TLS1.3":
+	case n.Version != "TLS1.2":
+		suite.Deviation = "neither TLS 1.2 nor TLS 1.3"
+	case !ok:
 		suite.Deviation = n.OpenSSL + " is not among the RFC's recommended suites"
+	case !slices.Contains(keys, n.CertKey):
+		suite.Deviation = fmt.Sprintf("certificate %s: the RFC pairs %s with %s", n.CertKey, n.OpenSSL,
+			strings.Join(keys, " or "))
 	}
 	out := []rfcParam{suite, rfcObjects(r, t, spec), rfcPerConn(t, spec)}
-	out = append(out, rfcTimeline(r, t)...)
+	out = append(out, rfcTimeline(r, t, spec)...)
 	clients := fmt.Sprintf("%d workers (%s loop)", r.Load.Concurrency, dash(r.Load.Mode))
 	if r.Load.Rate > 0 {
 		clients += fmt.Sprintf(" at %.1f transactions per second", r.Load.Rate)
@@ -329,55 +350,90 @@ func rfcParams(r *metrics.Run, t plan.Test) []rfcParam {
 		if rfcTarget(r) > 0 {
 			load.Run += fmt.Sprintf(": %.1f transactions per second", rfcTarget(r))
 		}
-		if t.Of == "" || float64(t.Share) != 0.5 {
-			load.Deviation = "not 50% of a published maximum"
+		i := slices.IndexFunc(tests, func(o plan.Test) bool { return o.Name == t.Of })
+		if i < 0 || !slices.Contains([]string{"7.6", "7.7"}, tests[i].RFC9411) || float64(t.Share) != 0.5 {
+			load.Deviation = "not 50% of a published maximum of §7.6 or §7.7"
 		}
 		out = append(out, load)
 	}
 	return out
 }
 
-// rfcObjects is the object sizes' parameter.
+// rfcObjects is the object sizes' parameter: the record's objects, else
+// the plan test's, else the one whose body the preflight read.
 func rfcObjects(r *metrics.Run, t plan.Test, spec rfcSpec) rfcParam {
-	p := rfcParam{Name: "object sizes", RFC: spec.objects, Run: t.Objects}
-	if len(r.Objects) > 0 {
-		var sizes []string
-		for _, o := range r.Objects {
-			sizes = append(sizes, fmt.Sprintf("%s ×%g", sizeText(o.Size), o.Weight))
-		}
-		p.Run = strings.Join(sizes, ", ")
+	p := rfcParam{Name: "object sizes", RFC: spec.objects, Run: "the object at " + dash(urlPath(r.Target.URL))}
+	var objs []httpreq.Object
+	for _, o := range r.Objects {
+		objs = append(objs, httpreq.Object{Size: o.Size, Weight: o.Weight})
 	}
-	if p.Run == "" {
-		p.Run = "the object at " + dash(urlPath(r.Target.URL))
+	if len(objs) == 0 && t.Objects != "" {
+		objs, _ = httpreq.ParseObjects(t.Objects) // the plan's, validated
+	} else if pf := r.Preflight; len(objs) == 0 && pf != nil && pf.OK {
+		objs = []httpreq.Object{{Size: pf.BodySize, Weight: 1}}
 	}
-	p.Deviation = "sizes in KiB (1024 bytes); NetSecOPEN's KB are 1000 bytes"
+	if len(objs) == 0 {
+		p.Deviation = "its size is not recorded"
+		return p
+	}
+	var sizes []string
+	for _, o := range objs {
+		sizes = append(sizes, fmt.Sprintf("%s ×%g", sizeText(o.Size), o.Weight))
+	}
+	p.Run = strings.Join(sizes, ", ")
+	switch rfcUnit(objs, spec.sets) {
+	case 1024:
+		p.Deviation = "sizes in KiB (1024 bytes); NetSecOPEN's KB are 1000 bytes"
+	case 0:
+		p.Deviation = "not one of the RFC's objects for this test"
+	}
 	return p
 }
 
-// rfcPerConn is the transactions per connection's parameter.
+// rfcUnit is the size of a k, 1000 or 1024 bytes, with which the objects,
+// equally weighted, are one of the sets (tlsbench's syntax: "16k", a mix);
+// 0 with neither.
+func rfcUnit(objs []httpreq.Object, sets []string) float64 {
+	slices.SortFunc(objs, func(a, b httpreq.Object) int { return cmp.Compare(a.Size, b.Size) })
+	for _, unit := range []float64{1000, 1024} {
+		for _, set := range sets {
+			want, _ := httpreq.ParseObjects(set) // in KiB
+			if slices.EqualFunc(objs, want, func(o, w httpreq.Object) bool {
+				return o.Weight == objs[0].Weight && o.Size == int64(math.Round(float64(w.Size)*unit/1024))
+			}) {
+				return unit
+			}
+		}
+	}
+	return 0
+}
+
+// rfcPerConn is the transactions per connection's parameter: their number
+// and the pause between them, both the RFC's or a deviation.
 func rfcPerConn(t plan.Test, spec rfcSpec) rfcParam {
 	p := rfcParam{Name: "transactions per connection", RFC: spec.perConn}
+	n := t.RequestsPerConn
 	switch {
-	case t.RequestsPerConn > 0:
-		p.Run = strconv.Itoa(t.RequestsPerConn)
+	case n > 0:
+		p.Run = strconv.Itoa(n)
 	case t.Engine == vocab.EngineCPS:
-		p.Run = "1 (a new connection per transaction)"
+		n, p.Run = 1, "1 (a new connection per transaction)"
 	default:
 		p.Run = "unbounded (kept-alive connections)"
 	}
 	if t.Pause > 0 {
 		p.Run += fmt.Sprintf(", %s between them", time.Duration(t.Pause))
 	}
-	n := strings.Fields(p.Run)[0]
-	if !strings.Contains(spec.perConn, n) && !strings.Contains(spec.perConn, "tester's choice") {
+	if !slices.Contains(spec.conns, n) || time.Duration(t.Pause) != spec.pause {
 		p.Deviation = "not the RFC's " + spec.perConn
 	}
 	return p
 }
 
 // rfcTimeline is the timeline's parameters: startup (warm-up), ramp up,
-// sustain, ramp down, each beside NetSecOPEN's reference.
-func rfcTimeline(r *metrics.Run, t plan.Test) []rfcParam {
+// sustain, ramp down, each beside NetSecOPEN's reference: a deviation when
+// they differ as printed (a window measured to the nanosecond is not 300 s).
+func rfcTimeline(r *metrics.Run, t plan.Test, spec rfcSpec) []rfcParam {
 	up, down := time.Duration(t.RampUp).Seconds(), time.Duration(t.RampDown).Seconds()
 	if tl := r.Timeline; tl != nil {
 		up, down = tl.RampUpS, tl.RampDownS
@@ -388,17 +444,21 @@ func rfcTimeline(r *metrics.Run, t plan.Test) []rfcParam {
 			p.RFC = fmt.Sprintf("%g s (RFC 9411, as tlsbench reads it; NetSecOPEN's scripts: 30 s per goal-seeking step)",
 				want)
 		}
-		if got < want {
+		switch {
+		case p.Run == fmt.Sprintf("%.3g s", want):
+		case got < want:
 			p.Deviation = fmt.Sprintf("%.3g s shorter", want-got)
+		default:
+			p.Deviation = fmt.Sprintf("%.3g s longer", got-want)
 		}
 		return p
 	}
 	sustain := phase("sustain", nsoSustain, r.DurationS)
-	if r.DurationS < nsoSustain {
+	if strings.HasSuffix(sustain.Deviation, "shorter") {
 		sustain.Deviation += ": a short method's window, too short for the RFC's sustain phase"
 	}
-	return []rfcParam{phase("ramp up", nsoRampUp, up), phase("startup (warm-up)", nsoStartup, r.WarmupS), sustain,
-		phase("ramp down", nsoRampDown, down)}
+	return []rfcParam{phase("ramp up", spec.ramp, up), phase("startup (warm-up)", nsoStartup, r.WarmupS), sustain,
+		phase("ramp down", spec.ramp, down)}
 }
 
 // rfc9411Blocks is the report's RFC 9411 section: per test, the results

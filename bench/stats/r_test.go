@@ -75,15 +75,7 @@ type rCase struct {
 // (its exact test refuses ties and falls back to the approximation): there
 // only the Welch figures are compared.
 func TestAgainstR(t *testing.T) {
-	rscript, err := exec.LookPath("Rscript")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set and there is no Rscript (Debian package r-base-core, make deps-test)")
-		}
-		t.Skip("no Rscript: install r-base-core (make deps-test) to check the rank test and Welch's interval against R")
-	}
 	cases := rCases()
-	dir := t.TempDir()
 	var data strings.Builder
 	for i := range cases {
 		c := &cases[i]
@@ -101,12 +93,30 @@ func TestAgainstR(t *testing.T) {
 		}
 		fmt.Fprintf(&data, "%s\t%s\t%s\t%s\n", c.name, c.mode, hexList(c.base), hexList(c.cand))
 	}
-	dataPath := filepath.Join(dir, "samples.tsv")
-	scriptPath := filepath.Join(dir, "shift.R")
-	if err := os.WriteFile(dataPath, []byte(data.String()), 0o600); err != nil {
+	version := parseROutput(t, runR(t, rScript, data.String()), cases)
+	t.Logf("%s, %d cases", version, len(cases))
+	compareWithR(t, cases)
+}
+
+// runR runs script with Rscript on data (its first argument, a file) and
+// returns what it printed. Without Rscript the test is skipped (failed when
+// CI is set); it fails when R fails or writes to stderr (a warning: R did
+// not compute what was asked?).
+func runR(t *testing.T, script, data string) string {
+	t.Helper()
+	rscript, err := exec.LookPath("Rscript")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and there is no Rscript (Debian package r-base-core, make deps-test)")
+		}
+		t.Skip("no Rscript: install r-base-core (make deps-test) to check the statistics against R")
+	}
+	dir := t.TempDir()
+	dataPath, scriptPath := filepath.Join(dir, "data.tsv"), filepath.Join(dir, "script.R")
+	if err := os.WriteFile(dataPath, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(scriptPath, []byte(rScript), 0o600); err != nil {
+	if err := os.WriteFile(scriptPath, []byte(script), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -114,15 +124,10 @@ func TestAgainstR(t *testing.T) {
 	cmd := exec.CommandContext(ctx, rscript, "--vanilla", scriptPath, dataPath)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Run(); err != nil || strings.TrimSpace(stderr.String()) != "" {
 		t.Fatalf("Rscript: %v\n%s", err, stderr.String())
 	}
-	if s := strings.TrimSpace(stderr.String()); s != "" {
-		t.Errorf("Rscript wrote to stderr (a warning: R did not compute what was asked?):\n%s", s)
-	}
-	version := parseROutput(t, stdout.String(), cases)
-	t.Logf("%s, %d cases", version, len(cases))
-	compareWithR(t, cases)
+	return stdout.String()
 }
 
 // compareWithR checks every case's figures against R's, logs the largest

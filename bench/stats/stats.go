@@ -470,22 +470,3 @@ func midranks2(a, b []float64) (ranks2 []int, tied bool, ties float64) {
 	}
 	return ranks2, tied, ties
 }
-
-// PairedRatio is the geometric mean of candidate[i] ÷ baseline[i] (the
-// pairs measured back to back, so that a drift common to a pair cancels in
-// its ratio) and its 95% interval, Student's t on the logarithms; zeros
-// when fewer than two pairs have both values positive.
-func PairedRatio(baseline, candidate []float64) (mean, lo, hi float64) {
-	var logs []float64
-	for i := range min(len(baseline), len(candidate)) {
-		if baseline[i] > 0 && candidate[i] > 0 {
-			logs = append(logs, math.Log(candidate[i]/baseline[i]))
-		}
-	}
-	m := momentsOf(logs)
-	if m.N < 2 {
-		return 0, 0, 0
-	}
-	half := tQuantile(0.975, float64(m.N-1)) * m.StdDev / math.Sqrt(float64(m.N))
-	return math.Exp(m.Mean), math.Exp(m.Mean - half), math.Exp(m.Mean + half)
-}

@@ -4,9 +4,11 @@
 // (rounds in ABBA order, so that a drift of the machine is shared): a CPS run
 // of each seed profile and a throughput run of /1m per round. For each
 // figure — generator CPU µs per CPS transaction, CPU seconds per GB of
-// response bodies — it prints both means, their ratio and the verdict of
-// tlsbench's own impact statistics (bench/stats: significant, equivalent
-// within ±3 %, or inconclusive with the rounds that would settle it).
+// response bodies — it prints both means, their ratio, and the verdict of
+// the rounds paired (bench/stats.PairedRatio: the geometric mean of the
+// rounds' ratios and its 95% interval; significant when it excludes 1,
+// equivalent when it lies within ±3 %, else inconclusive with the rounds
+// that would settle it).
 //
 // CPU is the generator's own rusage as its record gives it (client.cpu_s,
 // client.cpu_per_transaction_us). Results vary between machines: only the
@@ -93,6 +95,8 @@ func parse(args []string) (*options, error) {
 		return nil, &usageError{"no base revision: make perf-ab BASE=REV (e.g. BASE=HEAD~1)"}
 	case o.rounds < 2:
 		return nil, &usageError{fmt.Sprintf("--rounds %d: at least 2 rounds are needed for a verdict", o.rounds)}
+	case o.bound <= 0 || o.bound >= 100:
+		return nil, &usageError{fmt.Sprintf("--bound %g: an equivalence bound is above 0 and below 100 (%%)", o.bound)}
 	case o.duration < time.Second:
 		return nil, &usageError{fmt.Sprintf("--duration %s: at least 1s", o.duration)}
 	case runtime.NumCPU() < 2:
@@ -266,46 +270,34 @@ func loadRun(ctx context.Context, bin, tmp, engine string, args ...string) (*met
 	return metrics.ReadRun(out)
 }
 
-// comparison is one figure's result, as printed and as JSON.
+// comparison is one figure's result, as printed and as JSON: the values by
+// round, the ratio of their means and the verdict of the rounds paired.
 type comparison struct {
-	Figure  string      `json:"figure"`
-	Unit    string      `json:"unit"`
-	Base    []float64   `json:"base"`
-	Work    []float64   `json:"working_tree"`
-	Ratio   float64     `json:"ratio"`
-	Verdict string      `json:"verdict"`
-	Shift   stats.Shift `json:"shift"`
-	// Paired is the geometric mean of the rounds' ratios (working tree ÷
-	// base, the two runs of a round made back to back), with its 95%
-	// interval (Student's t on the logarithms): a round's drift of the
-	// machine cancels in its ratio.
-	Paired   float64 `json:"paired_ratio"`
-	PairedLo float64 `json:"paired_ratio_lo"`
-	PairedHi float64 `json:"paired_ratio_hi"`
+	Figure string       `json:"figure"`
+	Unit   string       `json:"unit"`
+	Base   []float64    `json:"base"`
+	Work   []float64    `json:"working_tree"`
+	Ratio  float64      `json:"ratio"`
+	Paired stats.Paired `json:"paired"`
 }
 
 func report(w io.Writer, o *options, figs []figure) error {
-	fmt.Fprintf(w, "perf-ab: %s (base) vs the working tree, %d rounds each, ABBA; lower is better\n\n", o.base, o.rounds)
-	fmt.Fprintf(w, "%-62s %10s %10s %7s  %s\n", "FIGURE", "BASE", "WORK", "RATIO", "VERDICT (±"+
-		fmt.Sprint(o.bound)+"% equivalence)")
+	fmt.Fprintf(w, "perf-ab: %s (base) vs the working tree, %d rounds each, ABBA; lower is better\n", o.base, o.rounds)
+	fmt.Fprintf(w, "verdict: the rounds paired (geometric mean of each round's working tree ÷ base, 95%% t interval); "+
+		"equivalent within ±%g%%\n\n", o.bound)
+	fmt.Fprintf(w, "%-62s %10s %10s %7s  %-22s %s\n", "FIGURE", "BASE", "WORK", "RATIO", "PAIRED [95%]", "VERDICT")
 	var all []comparison
 	for _, f := range figs {
-		s := stats.ShiftWithin(f.values[0], f.values[1], o.bound)
-		c := comparison{Figure: f.name, Unit: f.unit, Base: f.values[0], Work: f.values[1], Shift: s,
-			Ratio: s.Candidate.Mean / s.Baseline.Mean, Verdict: s.Verdict}
-		verdict := s.Verdict
-		if s.Verdict == stats.VerdictInconclusive && s.RoundsNeeded > 0 {
-			verdict += fmt.Sprintf(" (about %d rounds a side would settle it)", s.RoundsNeeded)
+		b, c := mean(f.values[0]), mean(f.values[1])
+		cmp := comparison{Figure: f.name, Unit: f.unit, Base: f.values[0], Work: f.values[1],
+			Paired: stats.PairedRatio(f.values[0], f.values[1], o.bound)}
+		if b > 0 {
+			cmp.Ratio = c / b
 		}
-		if math.IsNaN(c.Ratio) || math.IsInf(c.Ratio, 0) {
-			c.Ratio = 0
-		}
-		c.Paired, c.PairedLo, c.PairedHi = stats.PairedRatio(f.values[0], f.values[1])
-		fmt.Fprintf(w, "%-62s %10.2f %10.2f %7.3f  %s\n", f.name+" ("+f.unit+")", s.Baseline.Mean,
-			s.Candidate.Mean, c.Ratio, verdict)
-		fmt.Fprintf(w, "%-62s %10s %10s %7.3f  paired by round: 95%% interval [%.3f, %.3f]\n", "", "", "",
-			c.Paired, c.PairedLo, c.PairedHi)
-		all = append(all, c)
+		p := cmp.Paired
+		fmt.Fprintf(w, "%-62s %10.2f %10.2f %7.3f  %-22s %s\n", f.name+" ("+f.unit+")", b, c, cmp.Ratio,
+			fmt.Sprintf("%.3f [%.3f, %.3f]", p.Ratio, p.Lo, p.Hi), verdict(p, o.bound))
+		all = append(all, cmp)
 	}
 	if o.out == "" {
 		return nil
@@ -315,4 +307,25 @@ func report(w io.Writer, o *options, figs []figure) error {
 		return err
 	}
 	return os.WriteFile(o.out, append(b, '\n'), 0o644)
+}
+
+// verdict is the paired verdict as printed: with its direction, or the
+// rounds that would settle it.
+func verdict(p stats.Paired, bound float64) string {
+	switch dir := map[bool]string{true: "higher", false: "lower"}[p.Ratio > 1]; {
+	case p.Verdict == stats.VerdictSignificant:
+		return fmt.Sprintf("significant: the working tree %s by %.1f%%", dir, math.Abs(p.Ratio-1)*100)
+	case p.Verdict == stats.VerdictEquivalent:
+		return fmt.Sprintf("equivalent: within ±%g%%", bound)
+	case p.RoundsNeeded > 0:
+		return fmt.Sprintf("inconclusive: about %d rounds would settle it", p.RoundsNeeded)
+	}
+	return fmt.Sprintf("inconclusive: no number of rounds would settle it (%d usable)", p.N)
+}
+
+func mean(xs []float64) (m float64) {
+	for _, x := range xs {
+		m += x / float64(len(xs))
+	}
+	return m
 }
