@@ -98,6 +98,9 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n",
 			c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
 	}
+	if p := r.Preflight; p != nil && p.OK && len(p.FailedAttempts) > 0 {
+		fmt.Fprintf(w, "  preflight    ok; %s (%s)\n", p.Tries(), p.FailedAttempts[0].Error)
+	}
 }
 
 // summaryErrors is a line per error class, in the classes' order.

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -162,9 +163,10 @@ func TestOpenLoopBacksOff(t *testing.T) {
 	}
 }
 
-// flakyOp fails its first n transactions.
+// flakyOp fails its first n transactions with class.
 type flakyOp struct {
 	n     int64
+	class vocab.Class
 	calls atomic.Int64
 }
 
@@ -172,29 +174,54 @@ func (o *flakyOp) NewWorker(int) (engine.Worker, error) { return o, nil }
 
 func (o *flakyOp) Do(_ context.Context, s *metrics.Sample) {
 	s.Handshake = true
-	if o.calls.Add(1) <= o.n {
-		s.Class, s.Err = vocab.ClassStatus, errors.New("status 404")
+	if n := o.calls.Add(1); n <= o.n {
+		s.Class, s.Err = o.class, fmt.Errorf("failure %d", n)
 	}
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
-// TestPreflight: it stops at the first success, and gives up after
-// PreflightAttempts failures.
+// TestPreflight: it stops at the first success; a timeout or a reset is
+// tried again up to PreflightAttempts in all, any other failure is not;
+// each failed attempt is in the result, in order.
 func TestPreflight(t *testing.T) {
 	for _, tc := range []struct {
+		class    vocab.Class
 		fail     int64
 		attempts int
 		ok       bool
-	}{{0, 1, true}, {1, 2, true}, {engine.PreflightAttempts, engine.PreflightAttempts, false}, {100, engine.PreflightAttempts, false}} {
-		op := &flakyOp{n: tc.fail}
+	}{
+		{vocab.ClassReset, 0, 1, true},
+		{vocab.ClassHandshakeTimeout, 1, 2, true},
+		{vocab.ClassConnectTimeout, 2, 3, true},
+		{vocab.ClassReadTimeout, engine.PreflightAttempts, engine.PreflightAttempts, false},
+		{vocab.ClassReset, 100, engine.PreflightAttempts, false},
+		// The device is wrong, not flaky: one attempt.
+		{vocab.ClassMismatch, 1, 1, false},
+		{vocab.ClassStatus, 100, 1, false},
+		{vocab.ClassCertificate, 1, 1, false},
+		{vocab.TLSAlert("handshake_failure"), 1, 1, false},
+		{vocab.ClassRefused, 1, 1, false},
+		{vocab.ClassBodySize, 1, 1, false},
+	} {
+		op := &flakyOp{n: tc.fail, class: tc.class}
 		res, err := engine.Preflight(context.Background(), op)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if res.OK() != tc.ok || res.Attempts != tc.attempts || res.Handshakes != tc.attempts || op.calls.Load() != int64(tc.attempts) {
-			t.Errorf("first %d failing: ok %v, %d attempts, %d handshakes, %d calls; want ok %v, %d", tc.fail, res.OK(), res.Attempts, res.Handshakes, op.calls.Load(), tc.ok, tc.attempts)
+			t.Errorf("first %d failing with %s: ok %v, %d attempts, %d handshakes, %d calls; want ok %v, %d",
+				tc.fail, tc.class, res.OK(), res.Attempts, res.Handshakes, op.calls.Load(), tc.ok, tc.attempts)
 		}
-		if !tc.ok && (res.Sample.Class != vocab.ClassStatus || res.Sample.Err == nil) {
+		failed := min(tc.attempts, int(tc.fail))
+		if len(res.Failed) != failed {
+			t.Fatalf("%s: %d failed attempts recorded, want %d", tc.class, len(res.Failed), failed)
+		}
+		for i, f := range res.Failed {
+			if f.Class != tc.class || f.Error != fmt.Sprintf("failure %d", i+1) {
+				t.Errorf("%s: failed attempt %d is %+v", tc.class, i+1, f)
+			}
+		}
+		if !tc.ok && (res.Sample.Class != tc.class || res.Sample.Err == nil || res.Sample.Err.Error() != res.Failed[failed-1].Error) {
 			t.Errorf("failed preflight's sample: class %q, err %v", res.Sample.Class, res.Sample.Err)
 		}
 	}

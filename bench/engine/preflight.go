@@ -8,16 +8,21 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// The preflight makes up to PreflightAttempts transactions: it stops at the
-// first success, and after a failure once PreflightRetryWithin has passed
-// since it began. A mistake (port, profile, certificate, path) fails every
-// time and costs the device that many connections within milliseconds; a
-// device that fails a few percent of its transactions passes (three
-// failures in a row at 5% happen once in 8,000 runs).
-const (
-	PreflightAttempts    = 3
-	preflightRetryWithin = time.Second
-)
+// PreflightAttempts bounds the preflight's failed transactions. A device
+// that times out or resets a connection now and then is flaky: such a
+// failure is tried again, each attempt with its own deadlines, and the
+// preflight fails only when PreflightAttempts in a row fail. Any other
+// failure (a suite, group or version the profile does not name, a
+// certificate that does not verify, a status, a body, a refused port or
+// resumption) shows the device is wrong, not flaky, and fails it at once:
+// trying again would hide a mistake and cost the device connections.
+const PreflightAttempts = 3
+
+// flaky are the failures the preflight tries again.
+var flaky = map[vocab.Class]bool{
+	vocab.ClassConnectTimeout: true, vocab.ClassHandshakeTimeout: true, vocab.ClassReadTimeout: true,
+	vocab.ClassReset: true,
+}
 
 // preflightResult is what the preflight saw.
 type preflightResult struct {
@@ -27,6 +32,9 @@ type preflightResult struct {
 	// them completed a TLS handshake; Duration the time they all took.
 	Attempts, Handshakes, Resumed int
 	Duration                      time.Duration
+	// Failed are the failed transactions, in order (the last is Sample
+	// when the preflight failed).
+	Failed []metrics.PreflightAttempt
 }
 
 // OK reports whether the preflight succeeded.
@@ -34,8 +42,9 @@ func (p *preflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class ==
 
 // Preflight checks op before any load with transactions made exactly as a
 // worker of the load makes them: one worker of op (id 0, the first source
-// address) runs Do, then is closed. Nothing is recorded. An error means no
-// worker could be made.
+// address) runs Do, then is closed. Nothing is recorded. It stops at the
+// first success, at the first failure that is not flaky, or after
+// PreflightAttempts flaky ones. An error means no worker could be made.
 //
 // When op resumes sessions (a Resumes method that says so), a success whose
 // connection made a full handshake is followed by one more transaction: a
@@ -73,8 +82,15 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		if s.Class == "" && resumes && s.Opened && !s.Resumed {
 			continue // a full handshake: the next connection offers its session
 		}
-		if s.Class == "" || s.Class == vocab.ClassNotResumed || ctx.Err() != nil ||
-			time.Since(begin) >= preflightRetryWithin {
+		if s.Class == "" {
+			break
+		}
+		f := metrics.PreflightAttempt{Class: s.Class}
+		if s.Err != nil {
+			f.Error = s.Err.Error()
+		}
+		res.Failed = append(res.Failed, f)
+		if !flaky[s.Class] || len(res.Failed) == PreflightAttempts || ctx.Err() != nil {
 			break
 		}
 	}

@@ -162,7 +162,7 @@ func (d deviceRow) Explain() string {
 //   - run sessions: every connection the engine opened (whole_run
 //     connections_opened) and the preflight's (preflight transactions, one
 //     connection each); failed transactions may or may not have reached
-//     the device (slack: whole-run errors).
+//     the device (slack: whole-run errors and preflight failed attempts).
 //   - run handshakes: the engine's completed handshakes (whole run) and the
 //     preflight's.
 //   - run requests: the engine's successful transactions (whole run; a
@@ -216,6 +216,9 @@ func (r *Run) DeviceRows() []deviceRow {
 		}
 		n, rd := reads(c)
 		slack := r.Whole.Errors
+		if p := r.Preflight; p != nil {
+			slack += int64(len(p.FailedAttempts)) // the preflight's failures, as the run's
+		}
 		offsets := strings.TrimSpace(pf + " " + rd)
 		add("run", "sessions", c.Sessions, r.Whole.ConnectionsOpened, pfT+n, offsets, slack)
 		add("run", "handshakes", c.Handshakes, r.Handshakes, pfH, pf, slack)

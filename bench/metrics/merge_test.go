@@ -629,8 +629,9 @@ func BenchmarkEncodeSecond(b *testing.B) {
 	})
 }
 
-// TestMergePreflight: the agents' preflights and attempts add up; one
-// failed preflight makes the merged one failed, with its reason.
+// TestMergePreflight: the agents' preflights and attempts add up, their
+// failed attempts in turn; one failed preflight makes the merged one
+// failed, with its reason and its tries.
 func TestMergePreflight(t *testing.T) {
 	_, agents := play(t, [playAgents]int{})
 	var runs []*metrics.Run
@@ -653,9 +654,23 @@ func TestMergePreflight(t *testing.T) {
 	if m.Load.Attempts != attempts || m.Load.Backoffs != backoffs || m.Failed() != "" {
 		t.Errorf("merged attempts %d, backoffs %d, failed %q; want %d, %d, none", m.Load.Attempts, m.Load.Backoffs, m.Failed(), attempts, backoffs)
 	}
-	runs[1].Preflight = &metrics.Preflight{Transactions: 3, Class: "status", Error: "status 404"}
+	reset := metrics.PreflightAttempt{Class: vocab.ClassReset, Error: "connection reset by peer"}
+	stall := metrics.PreflightAttempt{Class: vocab.ClassHandshakeTimeout, Error: "i/o timeout"}
+	runs[0].Preflight = &metrics.Preflight{OK: true, Transactions: 2, FailedAttempts: []metrics.PreflightAttempt{reset}}
+	runs[1].Preflight = &metrics.Preflight{Transactions: 1, Class: "status", Error: "status 404",
+		FailedAttempts: []metrics.PreflightAttempt{{Class: "status", Error: "status 404"}}}
 	m = merge(t, runs...)
-	if pf := m.Preflight; pf.OK || pf.Class != "status" || pf.Transactions != n+2 || m.Failed() != "preflight failed: status (status 404)" {
+	if pf := m.Preflight; pf.OK || pf.Class != "status" || pf.Transactions != n+1 || len(pf.FailedAttempts) != 2 ||
+		pf.Tries() != "2 attempts failed: reset, status" || m.Failed() != "preflight failed (2 attempts failed: reset, status): status (status 404)" {
 		t.Errorf("merged preflight %+v, failed %q", pf, m.Failed())
+	}
+	runs[1].Preflight = &metrics.Preflight{Transactions: 3, Class: stall.Class, Error: stall.Error,
+		FailedAttempts: []metrics.PreflightAttempt{reset, stall, stall}}
+	want := "preflight failed (3 attempts failed: reset, handshake_timeout ×2): handshake_timeout (i/o timeout)"
+	if f := runs[1].Failed(); f != want {
+		t.Errorf("Failed() = %q, want %q", f, want)
+	}
+	if pf := (metrics.Preflight{FailedAttempts: []metrics.PreflightAttempt{stall}}); pf.Tries() != "1 attempt failed: handshake_timeout" {
+		t.Errorf("Tries() = %q", pf.Tries())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -606,9 +607,10 @@ type Preflight struct {
 	OK         bool  `json:"ok"`
 	DurationUS int64 `json:"duration_us"`
 	// Transactions is how many preflight transactions were made (1, up
-	// to 3 when the first ones fail; a merged record: the agents' sum),
-	// Handshakes how many of them completed a TLS handshake. BodySize is
-	// the body of the last one (the success, or the last failure).
+	// to 3 when the first ones time out or are reset; a merged record: the
+	// agents' sum), Handshakes how many of them completed a TLS handshake.
+	// BodySize is the body of the last one (the success, or the last
+	// failure).
 	Transactions int64 `json:"transactions"`
 	Handshakes   int64 `json:"handshakes"`
 	// Resumed: how many of the handshakes resumed a session (a run that
@@ -618,6 +620,40 @@ type Preflight struct {
 	// Class and Error say why it failed (merged: the first agent's).
 	Class vocab.Class `json:"class,omitempty"`
 	Error string      `json:"error,omitempty"`
+	// FailedAttempts are the transactions that failed, in order (merged:
+	// the agents' in turn); a failed preflight's last is Class and Error.
+	FailedAttempts []PreflightAttempt `json:"failed_attempts,omitempty"`
+}
+
+// PreflightAttempt is a failed preflight transaction: its class and error.
+type PreflightAttempt struct {
+	Class vocab.Class `json:"class"`
+	Error string      `json:"error,omitempty"`
+}
+
+// Tries names the preflight's failed attempts by class, in the order they
+// first failed: "3 attempts failed: reset, handshake_timeout ×2"; "" when
+// none failed.
+func (p *Preflight) Tries() string {
+	n := map[vocab.Class]int{}
+	var parts []string
+	for _, a := range p.FailedAttempts {
+		if n[a.Class]++; n[a.Class] == 1 {
+			parts = append(parts, a.Class.String())
+		}
+	}
+	for i, c := range parts {
+		if k := n[vocab.Class(c)]; k > 1 {
+			parts[i] += fmt.Sprintf(" ×%d", k)
+		}
+	}
+	if s := "s"; len(parts) > 0 {
+		if len(p.FailedAttempts) == 1 {
+			s = ""
+		}
+		return fmt.Sprintf("%d attempt%s failed: %s", len(p.FailedAttempts), s, strings.Join(parts, ", "))
+	}
+	return ""
 }
 
 // Failed returns why a run produced no measurement of its own making: its
@@ -625,6 +661,9 @@ type Preflight struct {
 func (r *Run) Failed() string {
 	if p := r.Preflight; p != nil && !p.OK {
 		s := "preflight failed: " + p.Class.String()
+		if len(p.FailedAttempts) > 1 {
+			s = "preflight failed (" + p.Tries() + "): " + p.Class.String()
+		}
 		if p.Error != "" {
 			s += " (" + p.Error + ")"
 		}

@@ -39,9 +39,9 @@ type op interface {
 	ResumeRatio() float64
 }
 
-// Preflight makes the one transaction of spec that Run makes before its load
-// (engine.Preflight) and returns it as the record has it. An error means the
-// operation could not be built.
+// Preflight makes the transaction of spec that Run makes before its load,
+// tried again after a timeout or a reset (engine.Preflight), and returns
+// it as the record has it. An error means the operation could not be built.
 func Preflight(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
 	op, err := NewOp(spec)
 	if err != nil {
@@ -59,7 +59,7 @@ func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
 	pf := &metrics.Preflight{
 		OK: res.OK(), DurationUS: res.Duration.Microseconds(),
 		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), Resumed: int64(res.Resumed),
-		BodySize: s.Payload, Class: s.Class,
+		BodySize: s.Payload, Class: s.Class, FailedAttempts: res.Failed,
 	}
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()

@@ -700,11 +700,15 @@ func portOf(addr string) string {
 func noSuccess(r *metrics.Run, set *profiles.Set) error {
 	offer := offered(r, set)
 	if pf := r.Preflight; pf != nil && !pf.OK {
+		tried := ""
+		if len(pf.FailedAttempts) > 1 {
+			tried = " (" + pf.Tries() + ")"
+		}
 		switch {
 		case strings.Contains(pf.Error, "bind: "):
 			return fmt.Errorf("cannot dial from the --source address: %s (no load sent)", pf.Error)
 		case pf.Class == vocab.ClassRefused || pf.Class == vocab.ClassConnectTimeout:
-			return fmt.Errorf("cannot connect to %s (%s): %s (no load sent)", r.Target.Address, r.Target.URL, pf.Error)
+			return fmt.Errorf("cannot connect to %s (%s)%s: %s (no load sent)", r.Target.Address, r.Target.URL, tried, pf.Error)
 		}
 		answer := pf.Class.String()
 		if pf.Error != "" {
@@ -715,9 +719,9 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
 		}
 		answer += clientCertHint(r) // mtlsflags.go
-		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s), no load sent: "+
+		return fmt.Errorf("preflight failed against %s (%s) with profile %s after %d transaction(s)%s, no load sent: "+
 			"offered %s; the server's answer: %s",
-			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, offer, answer)
+			r.Target.Address, r.Target.URL, r.Profile, pf.Transactions, tried, offer, answer)
 	}
 	if r.Load.Aborted != "" {
 		return fmt.Errorf("run stopped against %s with profile %s after %d attempts: %s; offered %s",

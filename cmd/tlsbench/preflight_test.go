@@ -59,12 +59,18 @@ func connections(l *target.Listener) int64 {
 }
 
 // TestMistakesCostMilliseconds: a closed port, a plain-HTTP port, a
-// profile the server refuses, a certificate of another CA and a path that
-// is not there each end the run with exit 1 in under a second, before any
-// load: the device sees the preflight's few connections, no more.
+// profile the server refuses, a certificate of another CA, a path that is
+// not there and a device that negotiates another suite each end the run
+// with exit 1 in under a second, before any load, at the first attempt
+// (none is a timeout or a reset, which the preflight tries again): the
+// device sees the preflight's one connection, no more.
 func TestMistakesCostMilliseconds(t *testing.T) {
 	tg, ca := startTarget(t, target.Config{})
 	plain, _ := startTarget(t, target.Config{Plain: true})
+	// The P-384 profile offers P-256 too: the target picks it.
+	p384, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p384")
+	wrong, wrongCA := startTarget(t, target.Config{Profiles: []*profiles.Profile{p384},
+		Faults: []target.Fault{{Kind: "wrong-suite", Fraction: 1}}})
 	other, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "another CA", time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -94,6 +100,8 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 		{"wrong profile", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--profile", "ecdhe-ecdsa-aes128-gcm-sha256-p256"}, tls, "tls_alert:handshake_failure", "offered TLS1.2..TLS1.2, ECDHE-ECDSA-AES128-GCM-SHA256"},
 		{"wrong certificate", "https://localhost:" + portOf(tls.Addr) + "/", []string{"--cacert", otherCA}, tls, vocab.ClassCertificate, "unknown authority"},
 		{"404 path", "https://localhost:" + portOf(tls.Addr) + "/nope", nil, tls, vocab.ClassStatus, "status 404"},
+		{"another suite", "https://localhost:" + portOf(wrong.Listeners[0].Addr) + "/", []string{"--cacert", wrongCA, "--profile", p384.Name},
+			wrong.Listeners[0], vocab.ClassMismatch, "the server's answer: mismatch"},
 	} {
 		for _, kind := range []string{"cps", "throughput"} {
 			t.Run(tc.name+"/"+kind, func(t *testing.T) {
@@ -121,8 +129,8 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 				if took >= time.Second {
 					t.Errorf("exit after %s, want under a second", took)
 				}
-				if seen > engine.PreflightAttempts {
-					t.Errorf("the device saw %d connections, want at most %d", seen, engine.PreflightAttempts)
+				if seen > 1 {
+					t.Errorf("the device saw %d connections, want at most 1", seen)
 				}
 				if !strings.Contains(stderr, tc.want) || !strings.Contains(stderr, "no load sent") || strings.Count(stderr, "\n") != 1 {
 					t.Errorf("message %q does not name %q and no load sent in one line", stderr, tc.want)
@@ -135,8 +143,9 @@ func TestMistakesCostMilliseconds(t *testing.T) {
 					t.Fatal(err)
 				}
 				pf := r.Preflight
-				if pf == nil || pf.OK || pf.Class != tc.class || pf.Transactions < 1 || pf.Transactions > engine.PreflightAttempts {
-					t.Fatalf("record's preflight %+v, want failed with %s", pf, tc.class)
+				if pf == nil || pf.OK || pf.Class != tc.class || pf.Transactions != 1 ||
+					len(pf.FailedAttempts) != 1 || pf.FailedAttempts[0].Class != tc.class || pf.FailedAttempts[0].Error != pf.Error {
+					t.Fatalf("record's preflight %+v, want failed with %s at the first attempt", pf, tc.class)
 				}
 				// CPS opens a connection per transaction; throughput keeps
 				// its connection after a complete response (the 404).
@@ -222,16 +231,14 @@ func TestDeviceFailsMidRun(t *testing.T) {
 	}
 }
 
-// TestFaultsUnderLoadAreMeasured: a device that fails 5% of its handshakes
-// is measured, not aborted; the device's connections reconcile exactly
-// with the record's whole run plus its preflight.
-func TestFaultsUnderLoadAreMeasured(t *testing.T) {
-	tg, ca := startTarget(t, target.Config{Faults: []target.Fault{{Kind: "alert", Fraction: 0.05}}})
-	l := tg.Listeners[0]
+// measured runs the command args against the target's listener l, which
+// must exit 0, and returns its record, the connections l accepted meanwhile
+// and the command's stdout.
+func measured(t *testing.T, l *target.Listener, args ...string) (*metrics.Run, int64, string) {
+	t.Helper()
 	before := connections(l)
 	rec := filepath.Join(t.TempDir(), "run.json")
-	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "4", "-d", "1500ms", "--warmup", "0s", "--abort-after", "300ms",
-		"--cacert", ca, "--json", rec, "https://localhost:"+portOf(l.Addr)+"/1k")
+	code, stdout, stderr := invoke(t, context.Background(), append(args, "--json", rec)...)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -240,6 +247,17 @@ func TestFaultsUnderLoadAreMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r, seen, stdout
+}
+
+// TestFaultsUnderLoadAreMeasured: a device that fails 5% of its handshakes
+// is measured, not aborted; the device's connections reconcile exactly
+// with the record's whole run plus its preflight.
+func TestFaultsUnderLoadAreMeasured(t *testing.T) {
+	tg, ca := startTarget(t, target.Config{Faults: []target.Fault{{Kind: "alert", Fraction: 0.05}}})
+	l := tg.Listeners[0]
+	r, seen, _ := measured(t, l, "cps", "-q", "-c", "4", "-d", "1500ms", "--warmup", "0s", "--abort-after", "300ms",
+		"--cacert", ca, "https://localhost:"+portOf(l.Addr)+"/1k")
 	alerts := r.Errors.ByClass["tls_alert:handshake_failure"]
 	t.Logf("%d transactions, %d alerts, %d backoffs; the device saw %d connections, whole run %d + %d, preflight %d",
 		r.Transactions, alerts, r.Load.Backoffs, seen, r.Whole.Transactions, r.Whole.Errors, r.Preflight.Transactions)
@@ -260,6 +278,85 @@ func TestFaultsUnderLoadAreMeasured(t *testing.T) {
 	if r.Load.Attempts != r.Whole.Transactions+r.Whole.Errors {
 		t.Errorf("load.attempts %d, whole run %d + %d", r.Load.Attempts, r.Whole.Transactions, r.Whole.Errors)
 	}
+}
+
+// TestFlakyDeviceIsMeasured: a device that stalls a connection of every
+// four (serve --fault stall:0.25), the preflight's first included, is
+// measured: the stalled attempt times out at its own deadline, the next
+// succeeds, the run goes on with its handshake timeouts counted and exits
+// 0; the record's preflight lists the failed attempt, the summary shows it
+// in one line, and the device's connections reconcile exactly. A device
+// that stalls every connection fails the preflight after 3 attempts.
+func TestFlakyDeviceIsMeasured(t *testing.T) {
+	for _, kind := range []string{"cps", "throughput"} {
+		t.Run(kind, func(t *testing.T) {
+			tg, ca := startTarget(t, target.Config{Faults: []target.Fault{{Kind: "stall", Fraction: 0.25}}})
+			l := tg.Listeners[0]
+			// The target's first connection of four is never stalled, its
+			// second is: this one takes the first, the preflight the second.
+			c, err := net.DialTimeout("tcp", l.Addr, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Close()
+			// A deadline of a second: the attempt after a stall is made
+			// however long the stall took.
+			r, seen, stdout := measured(t, l, kind, "-q", "-c", "4", "-d", "1s", "--warmup", "0s",
+				"--handshake-timeout", "1s", "--cacert", ca, "https://localhost:"+portOf(l.Addr)+"/1k")
+			pf := r.Preflight
+			t.Logf("preflight %+v; %d transactions, errors %v; the device saw %d connections", pf, r.Whole.Transactions,
+				r.Errors.ByClass, seen)
+			if !pf.OK || pf.Transactions != 2 || len(pf.FailedAttempts) != 1 ||
+				pf.FailedAttempts[0].Class != vocab.ClassHandshakeTimeout || pf.FailedAttempts[0].Error == "" {
+				t.Errorf("preflight %+v, want ok at the second attempt, the first a handshake_timeout", pf)
+			}
+			// CPS opens a connection per transaction, a stall of every
+			// four; throughput keeps its two.
+			stalls := r.Errors.ByClass[vocab.ClassHandshakeTimeout]
+			if r.Transactions == 0 || kind == "cps" && stalls == 0 || !r.Complete {
+				t.Errorf("%d transactions, errors %v, complete %v: the load must run, its stalls counted",
+					r.Transactions, r.Errors.ByClass, r.Complete)
+			}
+			line := "  preflight    ok; 1 attempt failed: handshake_timeout ("
+			if strings.Count(stdout, "preflight ") != 1 || !strings.Contains(stdout, line) {
+				t.Errorf("the summary does not show the failed attempt in one line %q:\n%s", line, stdout)
+			}
+			if conns := r.Whole.ConnectionsOpened + pf.Transactions; seen != conns {
+				t.Errorf("the device saw %d connections, the record %d (whole run and preflight)", seen, conns)
+			}
+		})
+	}
+	t.Run("stall everything", func(t *testing.T) {
+		tg, ca := startTarget(t, target.Config{Faults: []target.Fault{{Kind: "stall", Fraction: 1}}})
+		l := tg.Listeners[0]
+		rec := filepath.Join(t.TempDir(), "run.json")
+		begin := time.Now()
+		code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-d", "10s", "--handshake-timeout", "600ms",
+			"--cacert", ca, "--json", rec, "https://localhost:"+portOf(l.Addr)+"/1k")
+		took := time.Since(begin)
+		seen := connections(l)
+		t.Logf("exit %d in %s, the device saw %d connections: %s", code, took.Round(time.Millisecond), seen, strings.TrimSpace(stderr))
+		want := "after 3 transaction(s) (3 attempts failed: handshake_timeout ×3), no load sent"
+		if code != exitFailed || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Fatalf("exit %d, %q: want exit 1 and %q in one line", code, stderr, want)
+		}
+		if took < 3*600*time.Millisecond || took > 5*time.Second {
+			t.Errorf("took %s, want three deadlines of 600ms", took)
+		}
+		r, err := metrics.ReadRun(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := r.Preflight
+		if pf.OK || pf.Transactions != engine.PreflightAttempts || len(pf.FailedAttempts) != engine.PreflightAttempts ||
+			pf.Class != vocab.ClassHandshakeTimeout || seen != engine.PreflightAttempts || r.Load.Attempts != 0 {
+			t.Errorf("preflight %+v, %d load attempts, the device saw %d connections; want 3 failed attempts, no load",
+				pf, r.Load.Attempts, seen)
+		}
+		if f := r.Failed(); !strings.Contains(f, "3 attempts failed: handshake_timeout ×3") {
+			t.Errorf("Failed() = %q does not say it tried 3 times", f)
+		}
+	})
 }
 
 // TestImpactPreflight: a candidate whose path is wrong ends the study
