@@ -485,7 +485,7 @@ type Probe struct {
 	GeneratorCPU float64  `json:"generator_cpu"`
 	Accepted     bool     `json:"accepted"`
 	Reasons      []string `json:"reasons,omitempty"`
-	DUTCPU       *float64 `json:"dut_cpu,omitempty"` // the DUT's CPU ÷ the CPUs it may run on (dutShare)
+	DUTCPU       *float64 `json:"dut_cpu,omitempty"` // the DUT's CPU ÷ the cores it could have used (dutShare)
 }
 
 // FinalRun is one run of the final phase.

@@ -33,20 +33,20 @@ const searchPatience = 2
 // of the CPUs they may run on from which a DUT's processes are saturated (the generator: of its cores).
 const maxRepeats, maxLonger, longerTimes, saturatedAt = 2, 3, 3, 0.9
 
-// dutShare is a run's noise.dut_cores ÷ noise.dut_cpus; nil when either is unknown.
+// dutShare is a run's noise.dut_cores ÷ the cores the DUT could have used: its dut_cpus, at most what the
+// generator and other processes left of the machine's CPUs (a share of at most 1); nil when unknown.
 func dutShare(r *metrics.Run) *float64 {
 	if n := r.Noise; n != nil && n.DUTCores != nil && n.DUTCPUs > 0 {
-		return new(*n.DUTCores / float64(n.DUTCPUs))
+		free := min(float64(n.DUTCPUs), float64(n.CPUs)-n.GeneratorCores-n.OtherCores)
+		return new(*n.DUTCores / max(free, *n.DUTCores, 0.01))
 	}
 	return nil
 }
 
-// unsaturated: a run's DUT CPU was measured below saturatedAt, and neither
-// its generator nor its machine (busy cores ÷ CPUs) was saturated.
+// unsaturated: a run's DUT share was measured below saturatedAt and its generator was not saturated either.
 func unsaturated(r *metrics.Run) bool {
-	d, n := dutShare(r), r.Noise
-	return d != nil && *d < saturatedAt && !r.Client.GeneratorBound &&
-		n.GeneratorCores+*n.DUTCores+n.OtherCores < saturatedAt*float64(n.CPUs)
+	d := dutShare(r)
+	return d != nil && *d < saturatedAt && !r.Client.GeneratorBound
 }
 
 // search is the exploratory search of one cell.
