@@ -614,12 +614,14 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 
 // basisNote says of a cell published from fewer than three accepted final
 // runs (a plan's final.min_accepted below 3) how many: "CPS: best of 1
-// accepted run"; "" otherwise.
+// accepted run", and of one published where neither the DUT nor the
+// generator was saturated "CPS: device not saturated"; "" otherwise.
 func basisNote(c *method.Cell) string {
+	note := map[bool]string{true: unitOf(c.Engine) + ": device not saturated"}[c.DeviceNotSaturated]
 	if c.Accepted == 0 || c.Accepted >= 3 {
-		return ""
+		return note
 	}
-	return fmt.Sprintf("%s: best of %s", unitOf(c.Engine), acceptedRuns(c.Accepted))
+	return joinNote(note, fmt.Sprintf("%s: best of %s", unitOf(c.Engine), acceptedRuns(c.Accepted)))
 }
 
 // acceptedRuns is "1 accepted run", "2 accepted runs".

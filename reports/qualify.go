@@ -174,6 +174,9 @@ func suiteTable(s *method.Summary) *table {
 				if c.Failed == "" && !c.Consistent {
 					note = joinNote(note, "inconsistent")
 				}
+				if c.DeviceNotSaturated {
+					note = joinNote(note, "device not saturated")
+				}
 			}
 		}
 		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, note)

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -472,6 +471,9 @@ type Cell struct {
 	Unit      string  `json:"unit,omitempty"`
 	Rate      float64 `json:"rate,omitempty"`
 	Published int     `json:"published,omitempty"`
+	// DeviceNotSaturated: neither the published run's DUT nor its generator
+	// was saturated (unsaturated): the value is not the device's capacity.
+	DeviceNotSaturated bool `json:"device_not_saturated,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -483,6 +485,7 @@ type Probe struct {
 	GeneratorCPU float64  `json:"generator_cpu"`
 	Accepted     bool     `json:"accepted"`
 	Reasons      []string `json:"reasons,omitempty"`
+	DUTCPU       *float64 `json:"dut_cpu,omitempty"` // the DUT's CPU ÷ the cores it could have used (dutShare)
 }
 
 // FinalRun is one run of the final phase.
@@ -526,12 +529,12 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 
 	// Exploratory (search): probes are memoised by level.
 	f := &finalPhase{cell: cell}
-	probe := func(level int, again bool) (*Entry, error) {
+	probe := func(level int, kind string) (*Entry, error) {
 		req := base
 		req.Phase, req.Concurrency, req.Duration = vocab.Exploratory, level, time.Duration(m.Explore.ProbeDuration)
-		key := fmt.Sprintf("exploratory|%s|%d", cellKey(d.Name, t, p.Name), level)
-		if again {
-			key += "|again"
+		key := strings.TrimSuffix(fmt.Sprintf("exploratory|%s|%d|%s", cellKey(d.Name, t, p.Name), level, kind), "|")
+		if kind == "longer" {
+			req.Duration = min(longerTimes*req.Duration, max(req.Duration, time.Duration(m.Duration)))
 		}
 		e, err := c.do(ctx, key, req, Entry{})
 		if err != nil {
@@ -542,9 +545,7 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 	}
 	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
 	best, err := srch.run()
-	for _, l := range slices.Sorted(maps.Keys(srch.got)) {
-		cell.Exploration = append(cell.Exploration, probeOf(l, srch.got[l]))
-	}
+	cell.Exploration = srch.probes()
 	info := srch.info
 	cell.Search = &info
 	if err != nil {
@@ -621,6 +622,7 @@ type finalSet struct {
 	runs       []FinalRun
 	accepted   []float64
 	consistent bool
+	unsat      map[int]bool // the runs (by seq) neither whose DUT nor generator was saturated
 }
 
 // finalPass makes the final runs of cells at their frozen levels,
@@ -631,7 +633,7 @@ func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) 
 	m := c.Plan.Method
 	sets := make([]*finalSet, len(fs))
 	for i := range sets {
-		sets[i] = &finalSet{}
+		sets[i] = &finalSet{unsat: map[int]bool{}}
 	}
 	for seq := 1; seq <= m.Final.MaxRuns; seq++ {
 		for i, f := range fs {
@@ -657,6 +659,7 @@ func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) 
 			if got.Accepted {
 				set.accepted = append(set.accepted, got.Value)
 			}
+			set.unsat[seq] = unsaturated(got.Run)
 			if agreeing(set.accepted, float64(m.Final.Tolerance)) >= m.Final.MinAccepted {
 				set.consistent = true
 				c.prog.settled(cell)
@@ -672,6 +675,7 @@ func (c *Campaign) finalPass(ctx context.Context, fs []*finalPhase, repeat int) 
 func (f *finalPhase) apply(set *finalSet) {
 	cell := f.cell
 	cell.Runs, cell.Consistent, f.accepted = set.runs, set.consistent, set.accepted
+	cell.DeviceNotSaturated = set.unsat[PublishedSeq(set.runs)] && cell.Unit != UnitMS && cell.Unit != UnitConnections
 	cell.Total, cell.Accepted = len(set.runs), len(set.accepted)
 }
 

@@ -26,7 +26,8 @@ type Reexploration struct {
 
 // reexplore probes the cell's frozen level and its neighbours again,
 // records the first finals in the cell and freezes the best accepted
-// level. ok is false when no probe was accepted: the cell keeps its first
+// level (preferring one where the DUT was saturated, as the search does).
+// ok is false when no probe was accepted: the cell keeps its first
 // finals.
 func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err error) {
 	m := c.Plan.Method
@@ -53,6 +54,7 @@ func (c *Campaign) reexplore(ctx context.Context, f *finalPhase) (ok bool, err e
 	if best == 0 {
 		return false, nil
 	}
+	best = prefer(r.Probes, best, float64(m.Explore.MinGain))
 	r.Finals = cell.Runs
 	f.round, cell.Level, f.req.Concurrency, f.req.Round = 1, best, best, 1
 	cell.Runs, f.accepted, cell.Total, cell.Accepted = nil, nil, 0, 0

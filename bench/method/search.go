@@ -2,10 +2,13 @@ package method
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
 )
 
 // Search is how a cell's exploration went: every probe in the order made,
@@ -17,27 +20,45 @@ type Search struct {
 	// their neighbours disagreed with them.
 	Replaced []Probe `json:"replaced,omitempty"`
 	// Stop says why the geometric steps stopped.
-	Stop string `json:"stop"`
+	Stop   string `json:"stop"`
+	Longer []int  `json:"longer,omitempty"` // the levels probed again for longer (settle)
 }
 
 // searchPatience is how many levels in a row that do not gain min_gain
 // over the best end the geometric steps (one noisy probe never does).
 const searchPatience = 2
 
-// maxRepeats is the most probes a search makes again (see disagreeing).
-const maxRepeats = 2
+// maxRepeats and maxLonger are the most probes a search makes again (disagreeing) and again for longer
+// (settle), longerTimes × explore.probe_duration long (at most the final runs'); saturatedAt is the share
+// of the CPUs they may run on from which a DUT's processes are saturated (the generator: of its cores).
+const maxRepeats, maxLonger, longerTimes, saturatedAt = 2, 3, 3, 0.9
+
+// dutShare is a run's noise.dut_cores ÷ the cores the DUT could have used: its dut_cpus, at most what the
+// generator and other processes left of the machine's CPUs (a share of at most 1); nil when unknown.
+func dutShare(r *metrics.Run) *float64 {
+	if n := r.Noise; n != nil && n.DUTCores != nil && n.DUTCPUs > 0 {
+		free := min(float64(n.DUTCPUs), float64(n.CPUs)-n.GeneratorCores-n.OtherCores)
+		return new(*n.DUTCores / max(free, *n.DUTCores, 0.01))
+	}
+	return nil
+}
+
+// unsaturated: a run's DUT share was measured below saturatedAt and its generator was not saturated either.
+func unsaturated(r *metrics.Run) bool {
+	d := dutShare(r)
+	return d != nil && *d < saturatedAt && !r.Client.GeneratorBound
+}
 
 // search is the exploratory search of one cell.
 type search struct {
-	steps   []int                                       // the geometric levels, from min to max
-	gain    float64                                     // min_gain
-	probe   func(level int, again bool) (*Entry, error) // makes (or finds) a probe
-	got     map[int]*Entry                              // the latest probe of each level
-	info    Search
-	repeats int
+	steps []int                                        // the geometric levels, from min to max
+	gain  float64                                      // min_gain
+	probe func(level int, kind string) (*Entry, error) // makes (or finds) a probe; kind "", "again", "longer"
+	got   map[int]*Entry                               // the latest probe of each level
+	info  Search
 }
 
-func newSearch(min, max int, gain float64, probe func(level int, again bool) (*Entry, error)) *search {
+func newSearch(min, max int, gain float64, probe func(level int, kind string) (*Entry, error)) *search {
 	s := &search{gain: gain, probe: probe, got: map[int]*Entry{}}
 	for level := min; level >= 1 && level <= max; level *= 2 {
 		s.steps = append(s.steps, level)
@@ -50,7 +71,7 @@ func (s *search) at(level int) (*Entry, error) {
 	if e, ok := s.got[level]; ok {
 		return e, nil
 	}
-	e, err := s.probe(level, false)
+	e, err := s.probe(level, "")
 	if err != nil {
 		return nil, err
 	}
@@ -59,17 +80,28 @@ func (s *search) at(level int) (*Entry, error) {
 	return e, nil
 }
 
-// again probes level once more: its repeat replaces its first probe.
-func (s *search) again(level int) error {
-	e, err := s.probe(level, true)
+// again probes level once more (kind "again" or "longer"), replacing its latest probe.
+func (s *search) again(level int, kind string) error {
+	e, err := s.probe(level, kind)
 	if err != nil {
 		return err
 	}
 	s.info.Replaced = append(s.info.Replaced, probeOf(level, s.got[level]))
 	s.got[level] = e
 	s.info.Order = append(s.info.Order, level)
-	s.repeats++
+	if kind == "longer" {
+		s.info.Longer = append(s.info.Longer, level)
+	}
 	return nil
+}
+
+// probes are the latest probe of each level, by level.
+func (s *search) probes() []Probe {
+	var ps []Probe
+	for _, l := range slices.Sorted(maps.Keys(s.got)) {
+		ps = append(ps, probeOf(l, s.got[l]))
+	}
+	return ps
 }
 
 // run makes the search and returns the best accepted level (0 when none).
@@ -81,17 +113,61 @@ func (s *search) run() (int, error) {
 			return 0, err
 		}
 		level := s.disagreeing()
-		if level == 0 || s.repeats >= maxRepeats {
+		if level == 0 || len(s.info.Replaced) >= maxRepeats {
 			break
 		}
-		if err := s.again(level); err != nil {
+		if err := s.again(level, "again"); err != nil {
 			return 0, err
 		}
 	}
-	if best == 0 {
-		return 0, nil
+	best, err := s.settle(best)
+	if err != nil || best == 0 {
+		return 0, err
 	}
-	return s.refine(best)
+	if best, err = s.refine(best); err != nil {
+		return 0, err
+	}
+	return prefer(s.probes(), best, s.gain), nil
+}
+
+// settle probes the best level and the step above it again for longer when
+// that one reads lower by more than min_gain while the best was unsaturated
+// (more load should not give less), then takes the steps again.
+func (s *search) settle(best int) (int, error) {
+	for i := slices.Index(s.steps, best); i >= 0 && i+1 < len(s.steps); i = slices.Index(s.steps, best) {
+		lo, hi, n := s.got[best], s.got[s.steps[i+1]], len(s.info.Longer)
+		if hi == nil || !hi.Accepted || !unsaturated(lo.Run) || hi.Value >= lo.Value*(1-s.gain) {
+			break
+		}
+		for _, l := range s.steps[i : i+2] {
+			if !slices.Contains(s.info.Longer, l) && len(s.info.Longer) < maxLonger {
+				if err := s.again(l, "longer"); err != nil {
+					return 0, err
+				}
+			}
+		}
+		var err error
+		if best, err = s.ascend(); err != nil || n == len(s.info.Longer) {
+			return best, err // nothing new: both were probed longer already
+		}
+	}
+	return best, nil
+}
+
+// prefer returns best, or, if best's DUT was measured unsaturated, the
+// best accepted probe within min_gain of it whose DUT was saturated.
+func prefer(ps []Probe, best int, gain float64) int {
+	i := slices.IndexFunc(ps, func(p Probe) bool { return p.Level == best })
+	if i < 0 || ps[i].DUTCPU == nil || *ps[i].DUTCPU >= saturatedAt {
+		return best
+	}
+	out, v := best, 0.0
+	for _, p := range ps {
+		if p.Accepted && p.DUTCPU != nil && *p.DUTCPU >= saturatedAt && p.Value >= ps[i].Value*(1-gain) && p.Value > v {
+			out, v = p.Level, p.Value
+		}
+	}
+	return out
 }
 
 // ascend takes the geometric steps up from min until a probe is rejected,
@@ -155,8 +231,7 @@ func (s *search) disagreeing() int {
 // neighbours and returns the best accepted level.
 func (s *search) refine(best int) (int, error) {
 	bestValue := s.got[best].Value
-	steps := slices.Clone(s.steps)
-	i := slices.Index(steps, best)
+	steps, i := s.steps, slices.Index(s.steps, best)
 	for _, nb := range []int{i - 1, i + 1} {
 		if nb < 0 || nb >= len(steps) || s.got[steps[nb]] == nil {
 			continue
@@ -179,7 +254,7 @@ func (s *search) refine(best int) (int, error) {
 // probeOf is what the summary keeps of an exploratory probe.
 func probeOf(level int, e *Entry) Probe {
 	return Probe{Level: level, Value: e.Value, P99US: p99(e.Run), Errors: e.Run.Errors.Total,
-		GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons}
+		GeneratorCPU: e.Run.Client.Utilization, Accepted: e.Accepted, Reasons: e.Reasons, DUTCPU: dutShare(e.Run)}
 }
 
 // levelsText is "8 and 16", "4, 8 and 16".

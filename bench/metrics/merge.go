@@ -698,7 +698,7 @@ func mergeNoise(agents []AgentRun) *Noise {
 			if n.DUTCores != nil {
 				dut += *n.DUTCores
 				duts++
-				h.DUTProcesses = max(h.DUTProcesses, n.DUTProcesses)
+				h.DUTProcesses, h.DUTCPUs = max(h.DUTProcesses, n.DUTProcesses), max(h.DUTCPUs, n.DUTCPUs)
 			}
 		}
 		h.GeneratorCores = generators

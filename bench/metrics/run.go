@@ -863,6 +863,7 @@ type Noise struct {
 	// (DUTProcesses of them); nil when none was.
 	DUTCores     *float64 `json:"dut_cores,omitempty"`
 	DUTProcesses int      `json:"dut_processes,omitempty"`
+	DUTCPUs      int      `json:"dut_cpus,omitempty"` // the CPUs their threads may run on; 0: unknown
 }
 
 // Percentiles summarises one phase in microseconds.

@@ -333,7 +333,7 @@ func checkNoise(c *Checker, path string, n *Noise) {
 		return
 	}
 	c.nums(path+".", []num{{"window_s", n.WindowS}, {"cpus", n.CPUs}, {"other_cores", n.OtherCores},
-		{"generator_cores", n.GeneratorCores}, {"dut_processes", n.DUTProcesses}})
+		{"generator_cores", n.GeneratorCores}, {"dut_processes", n.DUTProcesses}, {"dut_cpus", n.DUTCPUs}})
 	for _, f := range []struct {
 		name string
 		v    float64

@@ -114,7 +114,7 @@ func (m *noiseMeter) result() (*metrics.Noise, string) {
 	}
 	if n.DUTs > 0 {
 		d := n.DUTCores
-		r.DUTCores, r.DUTProcesses = &d, n.DUTs
+		r.DUTCores, r.DUTProcesses, r.DUTCPUs = &d, n.DUTs, n.DUTCPUs
 	}
 	return r, ""
 }

@@ -23,7 +23,8 @@
 // workers) must list each, or the unlisted ones count as other. A listed
 // process that cannot be read at both ends (it exited, or never existed) is
 // left out of the DUT's CPU, which then counts as other, and Noise.DUTs
-// says how many were measured.
+// says how many were measured; DUTCPUs how many CPUs their threads may run on
+// at the interval's end (/proc/PID/task/TID/status, Cpus_allowed_list).
 //
 // Where /proc/stat cannot be opened (elsewhere than Linux, or a /proc
 // hidden from the process) Take returns an error that wraps ErrUnsupported
@@ -37,6 +38,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -133,6 +135,7 @@ type Sample struct {
 	Stat stat
 	Self uint64         // this process's utime+stime, ticks
 	DUT  map[int]uint64 // listed processes read, PID → utime+stime ticks
+	CPUs int            // the CPUs their threads may run on (allowedCPUs)
 }
 
 // Take reads the counters now: /proc/stat, /proc/self/stat and
@@ -157,7 +160,30 @@ func Take(pids []int) (Sample, error) {
 			s.DUT[pid] = t
 		}
 	}
+	s.CPUs = allowedCPUs(s.DUT)
 	return s, nil
+}
+
+// allowedCPUs counts the CPUs the threads of processes pids may run on:
+// the union of their Cpus_allowed_list ("0-3,8").
+func allowedCPUs[T any](pids map[int]T) int {
+	cpus := map[int]bool{}
+	for pid := range pids {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			_, list, _ := strings.Cut(string(b), "Cpus_allowed_list:")
+			list, _, _ = strings.Cut(list, "\n")
+			for part := range strings.SplitSeq(list, ",") {
+				var lo, hi int
+				n, _ := fmt.Sscanf(part, "%d-%d", &lo, &hi)
+				for c := lo; n > 0 && c <= max(lo, hi) && c-lo < 1<<16; c++ {
+					cpus[c] = true
+				}
+			}
+		}
+	}
+	return len(cpus)
 }
 
 func processTicks(pid string) (uint64, error) {
@@ -177,6 +203,7 @@ type noise struct {
 	GeneratorCores float64
 	DUTCores       float64 // of the DUTs processes measured at both ends
 	DUTs           int     // how many
+	DUTCPUs        int     // the CPUs they may run on (Sample.CPUs at the end)
 	OtherCores     float64
 	OtherShare     float64
 }
@@ -205,7 +232,7 @@ func Between(a, b Sample) (noise, bool) {
 	for pid, t0 := range a.DUT {
 		if t1, ok := b.DUT[pid]; ok && t1 >= t0 {
 			n.DUTCores += cores(t0, t1)
-			n.DUTs++
+			n.DUTs, n.DUTCPUs = n.DUTs+1, b.CPUs
 		}
 	}
 	n.OtherCores = max(n.BusyCores-n.GeneratorCores-n.DUTCores, 0)

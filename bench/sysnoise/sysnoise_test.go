@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -132,6 +133,44 @@ func TestTakeSelf(t *testing.T) {
 	if n.GeneratorCores*n.Seconds < 0.29 || n.DUTs != 1 || gap > 2*tick+1e-9 || n.CPUs < 1 ||
 		n.StealShare < 0 || n.StealShare > 1 {
 		t.Errorf("noise %+v", n)
+	}
+}
+
+// TestDUTCPUs: the CPUs a DUT process may run on are its threads'
+// affinity: this process's are the CPUs Go found it may use, and a process
+// started with `taskset -c 0` may use one.
+func TestDUTCPUs(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	if got := allowedCPUs(map[int]bool{os.Getpid(): true}); got != runtime.NumCPU() {
+		t.Errorf("this process may run on %v, Go says %d CPUs", got, runtime.NumCPU())
+	}
+	pinned := exec.Command("taskset", "-c", "0", "sleep", "10")
+	if err := pinned.Start(); err != nil {
+		t.Skip("taskset:", err)
+	}
+	defer func() { _ = pinned.Process.Kill(); _ = pinned.Wait() }()
+	pids := []int{os.Getpid(), pinned.Process.Pid}
+	for end := time.Now().Add(5 * time.Second); allowedCPUs(map[int]bool{pids[1]: true}) > 1 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond) // taskset has set its affinity and exec'd sleep
+	}
+	for _, tc := range []struct {
+		pids []int
+		want int
+	}{{pids[1:], 1}, {pids, runtime.NumCPU()}, {[]int{-1}, 0}} {
+		a, err := Take(tc.pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		b, err := Take(tc.pids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := Between(a, b); !ok || n.DUTCPUs != tc.want {
+			t.Errorf("processes %v: %d CPUs (%v), want %d", tc.pids, n.DUTCPUs, ok, tc.want)
+		}
 	}
 }
 
