@@ -58,17 +58,21 @@ func (l *load) phaseAt(e time.Time) vocab.TimelinePhase {
 }
 
 // marker returns what marks each second of the series as it closes: the
-// operation's open connections, when it counts them (at the second's end,
-// and their mean over the second from a sample every openSampleEvery), and
-// the timeline's phase, when the run has a ramp; nil when there is nothing
-// to mark.
+// operation's open connections, when it counts them (at the second's
+// nominal end, and their mean over the second from a sample every
+// openSampleEvery), and the timeline's phase, when the run has a ramp; nil
+// when there is nothing to mark.
 func (l *load) marker(op Op) *marker {
 	gauge, counts := op.(connCounter)
 	ramped := l.ramped()
 	if !counts && !ramped {
 		return nil
 	}
-	return &marker{l: l, gauge: gauge, counts: counts, ramped: ramped}
+	m := &marker{l: l, gauge: gauge, counts: counts, ramped: ramped, end: l.start.Add(time.Second)}
+	if counts {
+		m.last, _ = gauge.OpenConns()
+	}
+	return m
 }
 
 // openSampleEvery is how often the open connections are sampled for a
@@ -76,31 +80,44 @@ func (l *load) marker(op Op) *marker {
 const openSampleEvery = 10 * time.Millisecond
 
 // marker marks the seconds of a run's series; it is used by the one
-// goroutine that closes them.
+// goroutine that closes them. A second's open connections are those of its
+// last sample taken by its nominal end: a tick that comes late (a busy
+// machine) does not see what the next second opened or closed.
 type marker struct {
 	l              *load
 	gauge          connCounter
 	counts, ramped bool
-	sum, n         int64 // the open connections sampled in the second
+	end            time.Time // the nominal end of the second being sampled
+	last           int64     // the open connections at the last sample taken by end
+	sum, n         int64     // the open connections sampled in the second
 }
 
-// sample adds the open connections now to the second's mean.
+// sample adds the open connections now to the second's mean, unless the
+// second has ended (its tick is late): the sample is then left out.
 func (m *marker) sample() {
-	if m.counts {
-		now, _ := m.gauge.OpenConns()
-		m.sum += now
-		m.n++
+	if !m.counts {
+		return
 	}
+	now, _ := m.gauge.OpenConns()
+	if time.Now().After(m.end) {
+		return
+	}
+	m.last = now
+	m.sum += now
+	m.n++
 }
 
-// mark marks s, the second that ended at end, and starts the next.
+// mark marks s, the second that ends at end, and starts the next. A
+// second marked before its end (the run's last, partial) takes a sample
+// now.
 func (m *marker) mark(s *metrics.Second, end time.Time) {
 	if m.counts {
-		s.OpenConns, _ = m.gauge.OpenConns()
+		m.sample()
+		s.OpenConns = m.last
 		if m.n > 0 {
 			s.OpenConnsMean = math.Round(float64(m.sum)/float64(m.n)*100) / 100
 		}
-		m.sum, m.n = 0, 0
+		m.sum, m.n, m.end = 0, 0, end.Add(time.Second)
 	}
 	if m.ramped {
 		s.Phase = string(m.l.phaseAt(end))

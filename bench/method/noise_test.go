@@ -177,27 +177,77 @@ func TestNoiseOtherCPU(t *testing.T) {
 	}
 }
 
-// TestNoiseDUTProcess: a process listed as the DUT's is measured apart:
-// the hog listed as a DUT process is its CPU, not other processes'.
+// TestNoiseDUTProcess: the processes listed as the DUT's are measured
+// apart, each over the window. Listed: the hog, stopped (SIGSTOP) once it
+// has spun, which uses no CPU at all in the window; this process (the
+// generator, so that the DUT's CPU has a known value); and a PID that
+// exists nowhere. The DUT is then two processes whose CPU is the
+// generator's, within a tick at each end of the window (sysnoise's
+// TestTakeSelf): exact, however busy the machine (a running hog got less
+// than the half core once asserted beside another `make test`).
 func TestNoiseDUTProcess(t *testing.T) {
 	tg, p := slowTarget(t)
 	_, pid := startHogPID(t)
+	stopped := false
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.LastIndexByte(string(b), ')'); stopped && i > 0 && strings.HasPrefix(string(b[i:]), ") T") {
+			break
+		}
+		if ticks, err := sysnoise.ParseProcessStat(b); err == nil && ticks > 0 && !stopped {
+			stopped = syscall.Kill(pid, syscall.SIGSTOP) == nil
+		}
+		if time.Now().After(end) {
+			t.Fatal("the hog did not spin, then stop")
+		}
+	}
+	hog := processCPU(t, pid)
 	spec := runner.Defaults(vocab.EngineCPS)
 	spec.Profile, spec.Target = p.Name, metrics.Target{Address: tg.Listeners[0].Addr, ServerName: "localhost"}
 	spec.Roots, spec.Host, spec.ExpectSize, spec.UserAgent = tg.CA.Pool(), "localhost", 1024, ""
-	spec.Concurrency, spec.Duration, spec.Warmup = 2, time.Second, 100*time.Millisecond
-	spec.DUTProcesses = []int{pid, 1 << 30} // the second exists nowhere
+	spec.Concurrency, spec.Duration, spec.Warmup = 2, 2*time.Second, 100*time.Millisecond
+	spec.DUTProcesses = []int{pid, os.Getpid(), 1 << 30}
+	// This process spins beside the run, so that its CPU in the window is
+	// many ticks even on a busy machine (the generator alone used 2 at a
+	// load average of 40 on 2 cores): wrong by a process, the DUT's CPU
+	// then differs from it by more than two.
+	done := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			if n%4096 == 0 {
+				select {
+				case <-done:
+					return
+				default:
+				}
+			}
+		}
+	}()
 	r, err := runner.Run(context.Background(), &spec)
+	close(done)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if after := processCPU(t, pid); hog == 0 || after != hog {
+		t.Fatalf("the hog used %s before it stopped, %s while stopped; want some, then none", hog, after-hog)
 	}
 	n := r.Noise
 	if n == nil || n.DUTCores == nil {
 		t.Fatalf("noise %+v: no DUT CPU", n)
 	}
-	t.Logf("DUT (the hog) %.2f cores over %d process; other %.2f cores", *n.DUTCores, n.DUTProcesses, n.OtherCores)
-	if n.DUTProcesses != 1 || *n.DUTCores < 0.5 {
-		t.Errorf("noise %+v: want the one DUT process that exists measured, at least half a core", *n)
+	cpu := func(cores float64) time.Duration { return time.Duration(cores * n.WindowS * float64(time.Second)) }
+	dut, gen, tick := cpu(*n.DUTCores), cpu(n.GeneratorCores), time.Second/sysnoise.UserHZ
+	t.Logf("DUT %.2f cores (%s of CPU) over %d processes; generator %.2f (%s); other %.2f", *n.DUTCores, dut,
+		n.DUTProcesses, n.GeneratorCores, gen, n.OtherCores)
+	if gen <= 3*tick {
+		t.Logf("this process used %s in the window: too little to tell it from twice as much", gen)
+	}
+	if n.DUTProcesses != 2 || (dut-gen).Abs() > 2*tick+time.Millisecond {
+		t.Errorf("noise %+v: want the two DUT processes that exist measured, their CPU the generator's %s "+
+			"within two ticks", *n, gen)
 	}
 	if err := r.Validate(); err != nil {
 		t.Error(err)
