@@ -166,7 +166,8 @@ func (d deviceRow) Explain() string {
 //   - run handshakes: the engine's completed handshakes (whole run) and the
 //     preflight's.
 //   - run requests: the engine's successful transactions (whole run; a
-//     throughput transaction is one request) and the preflight's success;
+//     throughput transaction is one request) and the preflight's answered
+//     requests (Preflight.Requests: 2 when it resumed a session);
 //     with a pipeline of K, a connection closed with requests outstanding
 //     leaves up to K − 1 the device received and the engine did not count
 //     (slack: (K − 1) × the connections).
@@ -205,12 +206,12 @@ func (r *Run) DeviceRows() []deviceRow {
 		return &rows[len(rows)-1]
 	}
 	if c := d.Run; c != nil {
-		var pfT, pfH, pfOK int64
+		var pfT, pfH, pfReq int64
 		var pf string
 		if p := r.Preflight; p != nil {
-			pfT, pfH = p.Transactions, p.Handshakes
-			if p.OK {
-				pfOK = 1
+			pfT, pfH, pfReq = p.Transactions, p.Handshakes, p.Requests
+			if p.OK && pfReq == 0 {
+				pfReq = 1 // a record made before Preflight.Requests
 			}
 			pf = "+ preflight"
 		}
@@ -224,7 +225,7 @@ func (r *Run) DeviceRows() []deviceRow {
 			// Requests sent and never answered at a connection's close.
 			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
 		}
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, offsets, reqSlack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfReq+n, offsets, reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)

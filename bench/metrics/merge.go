@@ -438,6 +438,7 @@ func (m *Run) addCounts(r *Run) {
 		q.Transactions += p.Transactions
 		q.Handshakes += p.Handshakes
 		q.Resumed += p.Resumed
+		q.Requests += p.Requests
 		if q.BodySize == 0 {
 			q.BodySize = p.BodySize
 		}

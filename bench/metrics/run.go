@@ -613,7 +613,12 @@ type Preflight struct {
 	Handshakes   int64 `json:"handshakes"`
 	// Resumed: how many of the handshakes resumed a session (a run that
 	// resumes checks that the server takes one).
-	Resumed  int64 `json:"resumed,omitempty"`
+	Resumed int64 `json:"resumed,omitempty"`
+	// Requests is how many of them were answered: the requests the
+	// device saw complete (a resuming preflight's success makes two: the
+	// full handshake's and the resumed one's). Records made before it
+	// lack it (read as 1 when OK).
+	Requests int64 `json:"requests,omitempty"`
 	BodySize int64 `json:"body_size"`
 	// Class and Error say why it failed (merged: the first agent's).
 	Class vocab.Class `json:"class,omitempty"`

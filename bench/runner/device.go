@@ -11,6 +11,22 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
+// preflightRequests is how many of pf's transactions were answered
+// (metrics.Preflight.Requests): its success, and the full handshake's that
+// gave the session a later attempt resumed (or offered: not_resumed). A
+// worker's first connection has no session to offer, and after a full
+// success a resuming preflight only goes on to offer it.
+func preflightRequests(pf *metrics.Preflight) int64 {
+	var n int64
+	if pf.OK {
+		n++
+	}
+	if pf.Resumed > 0 || pf.Class == vocab.ClassNotResumed {
+		n++
+	}
+	return n
+}
+
 // deviceMeter reads the device's counters (Spec.Device) before the
 // preflight, at the steady window's ends (engine.Config.AtWindow: each read
 // is started there and runs beside the load, so that the hook returns at

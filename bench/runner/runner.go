@@ -64,6 +64,7 @@ func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()
 	}
+	pf.Requests = preflightRequests(pf)
 	return pf, nil
 }
 
