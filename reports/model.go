@@ -586,7 +586,7 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		cipher:      row.Cipher,
 		group:       row.Group,
 		runs:        method.RunCount{Accepted: cell.Accepted, Total: cell.Total},
-		consistent:  cell.Consistent || cell.Unsupported != "",
+		consistent:  cell.Consistent,
 		unsupported: cell.Unsupported,
 	}
 	if cell.Accepted > 0 {
