@@ -442,11 +442,12 @@ type Run struct {
 	Gbps              *float64 `json:"gbps,omitempty"`
 	WireGbps          *float64 `json:"wire_gbps,omitempty"`
 	ConnectionsOpened int64    `json:"connections_opened"`
-	Resumed           int64    `json:"resumed"`
+	Resumed           int64    `json:"resumed"`    // window errors of class resumed (not offered)
 	Handshakes        int64    `json:"handshakes"` // client-completed TLS handshakes, whole run
 	Errors            Errors   `json:"errors"`
 	Bytes             Bytes    `json:"bytes"`
-	// Closes says how the connections ended (CPS only; nil otherwise).
+	// Closes says how the connections ended (CPS only; nil otherwise),
+	// the preflight's included (unlike Whole).
 	Closes *Closes `json:"closes,omitempty"`
 	// Resumption splits the handshakes into full and resumed ones in a run
 	// that offered sessions; nil in one that did not (SR=0).

@@ -306,6 +306,12 @@ func TestDeviceCountersTarget(t *testing.T) {
 			if pf := r.Preflight; resume > 0 && (pf.Requests != 2 || pf.Resumed != 1) {
 				t.Errorf("preflight %+v, want two requests, the second resumed", pf)
 			}
+			// closes counts the preflight's connections, whole_run does not
+			// (docs/RECORD.md).
+			if c := r.Closes; c != nil && c.ServerFirst+c.ClientFirst != r.Whole.Transactions+r.Preflight.Requests {
+				t.Errorf("closes %+v: want whole_run's %d transactions + the preflight's %d", c, r.Whole.Transactions,
+					r.Preflight.Requests)
+			}
 		})
 	}
 }
