@@ -886,6 +886,9 @@ func ruleText(a plan.Accept) string {
 		errs, a.MaxGeneratorCPU)
 	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)",
 		a.RetransmitLimit(), a.ResetLimit())
+	if a.MaxReconnectShare != nil {
+		rule += fmt.Sprintf(", reconnections at most %s of a throughput run's requests", *a.MaxReconnectShare)
+	}
 	if a.MaxOtherCPU > 0 {
 		rule += fmt.Sprintf(", other processes at most %s of the machine", a.MaxOtherCPU)
 	}

@@ -464,6 +464,9 @@ func (m *Run) addRates(r *Run) {
 		m.Gbps = new(Value(m.Gbps) + Value(r.Gbps))
 		m.WireGbps = new(Value(m.WireGbps) + Value(r.WireGbps))
 	}
+	if r.Reconnects != nil {
+		m.Reconnects = new(Value(m.Reconnects) + *r.Reconnects)
+	}
 }
 
 // addErrors adds e's counts to m's and keeps the first example of each

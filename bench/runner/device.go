@@ -11,11 +11,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// preflightRequests is how many of pf's transactions were answered
-// (metrics.Preflight.Requests): its success, and the full handshake's that
-// gave the session a later attempt resumed (or offered: not_resumed). A
-// worker's first connection has no session to offer, and after a full
-// success a resuming preflight only goes on to offer it.
+// preflightRequests is metrics.Preflight.Requests: the success, and the
+// full handshake's whose session a later attempt resumed (or offered:
+// not_resumed); a resuming preflight goes on only after a full success.
 func preflightRequests(pf *metrics.Preflight) int64 {
 	var n int64
 	if pf.OK {

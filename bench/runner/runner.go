@@ -199,6 +199,9 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 		}
 	}
 	r.SetLoadMarks()
+	if c, ok := op.(interface{ Reconnects() int64 }); ok {
+		r.Reconnects = new(c.Reconnects())
+	}
 	if c, ok := op.(interface{ Closes() metrics.Closes }); ok {
 		closes := c.Closes()
 		r.Closes = &closes
