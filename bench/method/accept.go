@@ -40,10 +40,7 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 // refusal of the profile (a keep-alive limit is the device's configuration).
 func judgeReconnects(a plan.Accept, r *metrics.Run) []string {
 	n, req := metrics.Value(r.Reconnects), metrics.Value(r.Requests)
-	limit := plan.DefaultMaxReconnectShare
-	if a.MaxReconnectShare != nil {
-		limit = *a.MaxReconnectShare
-	}
+	limit := *cmp.Or(a.MaxReconnectShare, new(plan.DefaultMaxReconnectShare))
 	if n == 0 || float64(n) <= float64(limit)*float64(req) {
 		return nil
 	}

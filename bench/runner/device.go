@@ -162,6 +162,10 @@ func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 				c.BytesIn = p
 			case devcount.BytesOut:
 				c.BytesOut = p
+			case devcount.TLSBytesIn:
+				c.TLSBytesIn = p
+			case devcount.TLSBytesOut:
+				c.TLSBytesOut = p
 			case devcount.Errors:
 				c.Errors = p
 			}

@@ -9,9 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -313,5 +319,70 @@ func TestDeviceCountersTarget(t *testing.T) {
 					r.Preflight.Requests)
 			}
 		})
+	}
+}
+
+// TestDeviceCountersTLSBytes: a device that counts TLS bytes (here a TCP
+// proxy in front of the reference target, counting what it relays, served
+// as a Prometheus page) is set against tlsbench's wire bytes, not its
+// application bytes (the Apache/Caddy cross-check: 520.6 vs 85.0 a request,
+// where tlsbench's own TLS count matched the device's).
+func TestDeviceCountersTLSBytes(t *testing.T) {
+	tg := testdut.StartTargetWith(t, target.Config{}, runner.DefaultProfile)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var in, out atomic.Int64 // from the clients, to them
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				s, err := net.DialTimeout("tcp", tg.Listeners[0].Addr, 2*time.Second)
+				if err != nil {
+					return
+				}
+				defer s.Close()
+				go func() { n, _ := io.Copy(s, c); in.Add(n); s.(*net.TCPConn).CloseWrite() }()
+				n, _ := io.Copy(c, s)
+				out.Add(n)
+			}()
+		}
+	}()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "proxy_in %d\nproxy_out %d\n", in.Load(), out.Load())
+	}))
+	defer page.Close()
+	src, err := devcount.Parse("kind=prometheus url=" + page.URL + " tls_bytes_in=proxy_in tls_bytes_out=proxy_out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := deviceSpec(vocab.EngineCPS, runner.DefaultProfile, ln.Addr().String(), tg.CA, src)
+	spec.ExpectSize, spec.Concurrency = -1, 2
+	r, err := runner.Run(context.Background(), spec)
+	if err != nil || r.Transactions == 0 {
+		t.Fatalf("run: %v", err)
+	}
+	rows := map[string]int64{"tls_bytes_in": r.Bytes.WireOut, "tls_bytes_out": r.Bytes.WireIn}
+	for _, row := range r.DeviceRows() {
+		t.Log(row.Explain())
+		want, ok := rows[row.Counter]
+		if !ok {
+			continue
+		}
+		delete(rows, row.Counter)
+		// Like with like: the window's TLS bytes a transaction, within 5%.
+		if row.Engine != want || math.Abs(float64(row.Device-row.Engine)) > 0.05*float64(row.Engine) {
+			t.Errorf("%s: device %d, tlsbench %d; want tlsbench's wire bytes %d, within 5%%", row.Counter,
+				row.Device, row.Engine, want)
+		}
+	}
+	if len(rows) != 0 {
+		t.Errorf("no rows for %v", rows)
 	}
 }
