@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -884,11 +885,9 @@ func ruleText(a plan.Accept) string {
 	}
 	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s",
 		errs, a.MaxGeneratorCPU)
-	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)",
-		a.RetransmitLimit(), a.ResetLimit())
-	if a.MaxReconnectShare != nil {
-		rule += fmt.Sprintf(", reconnections at most %s of a throughput run's requests", *a.MaxReconnectShare)
-	}
+	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)"+
+		", reconnections at most %s of a throughput run's requests", a.RetransmitLimit(), a.ResetLimit(),
+		*cmp.Or(a.MaxReconnectShare, new(plan.DefaultMaxReconnectShare)))
 	if a.MaxOtherCPU > 0 {
 		rule += fmt.Sprintf(", other processes at most %s of the machine", a.MaxOtherCPU)
 	}
