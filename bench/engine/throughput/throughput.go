@@ -106,7 +106,8 @@ type Op struct {
 }
 
 // Reconnects is how many connections the steady window opened because the
-// device closed a kept-alive one (not RequestsPerConn's closes, nor errors').
+// device closed a kept-alive one (Connection: close, or its FIN between
+// responses), not RequestsPerConn's.
 func (op *Op) Reconnects() int64 { return op.reconnects.Load() }
 
 var _ engine.Op = (*Op)(nil)
