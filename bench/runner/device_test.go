@@ -312,6 +312,11 @@ func TestDeviceCountersTarget(t *testing.T) {
 			if pf := r.Preflight; resume > 0 && (pf.Requests != 2 || pf.Resumed != 1) {
 				t.Errorf("preflight %+v, want two requests, the second resumed", pf)
 			}
+			// The top-level resumed counts unexpected resumptions (docs/RECORD.md).
+			if resume > 0 && (r.Resumed != 0 || r.Whole.Resumed == 0) {
+				t.Errorf("resumed %d, whole_run.resumed %d: want 0 and the resumptions asked for", r.Resumed,
+					r.Whole.Resumed)
+			}
 			// closes counts the preflight's connections, whole_run does not
 			// (docs/RECORD.md).
 			if c := r.Closes; c != nil && c.ServerFirst+c.ClientFirst != r.Whole.Transactions+r.Preflight.Requests {
