@@ -52,7 +52,8 @@ const deviceNote = "Run: from just before the preflight to after the drain, wher
 	"(and the counters' own reads when the device counts them). " +
 	"Window: between the reads at the steady window's ends, within the transactions in flight at each read " +
 	"and those made while the reads took their counts. " +
-	"Bytes are the device's own accounting, shown a transaction each, not judged."
+	"Bytes are the device's own accounting, shown a transaction each, not judged: " +
+	"its application bytes against tlsbench's, its TLS bytes (tls_bytes_*) against tlsbench's wire bytes."
 
 // deviceTable is one run's counts (its callers skip runs without any).
 func deviceTable(label string, c *metrics.DeviceCheck) *table {

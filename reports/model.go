@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -586,7 +587,7 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		cipher:      row.Cipher,
 		group:       row.Group,
 		runs:        method.RunCount{Accepted: cell.Accepted, Total: cell.Total},
-		consistent:  cell.Consistent || cell.Unsupported != "",
+		consistent:  cell.Consistent,
 		unsupported: cell.Unsupported,
 	}
 	if cell.Accepted > 0 {
@@ -886,8 +887,9 @@ func ruleText(a plan.Accept) string {
 	}
 	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s",
 		errs, a.MaxGeneratorCPU)
-	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)",
-		a.RetransmitLimit(), a.ResetLimit())
+	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)"+
+		", reconnections at most %s of a throughput run's requests", a.RetransmitLimit(), a.ResetLimit(),
+		*cmp.Or(a.MaxReconnectShare, new(plan.DefaultMaxReconnectShare)))
 	if a.MaxOtherCPU > 0 {
 		rule += fmt.Sprintf(", other processes at most %s of the machine", a.MaxOtherCPU)
 	}

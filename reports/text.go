@@ -86,6 +86,10 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 			"%d connections opened (whole run %d)\n",
 			r.Bytes.Payload, r.Bytes.PayloadPartial, r.Bytes.WireIn, r.Bytes.WireOut,
 			r.ConnectionsOpened, r.Whole.ConnectionsOpened)
+		if n := metrics.Value(r.Reconnects); n > 0 {
+			fmt.Fprintf(w, "  reconnects   %s: the device closed kept-alive connections, "+
+				"so the window has handshakes (accept.max_reconnect_share)\n", reconnects(r))
+		}
 	}
 	if r.Load.Mode == "open" {
 		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped", r.Load.Rate, r.Load.Late, r.Load.Dropped)
@@ -101,6 +105,15 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 	if p := r.Preflight; p != nil && p.OK && len(p.FailedAttempts) > 0 {
 		fmt.Fprintf(w, "  preflight    ok; %s (%s)\n", p.Tries(), p.FailedAttempts[0].Error)
 	}
+}
+
+// reconnects is Run.Reconnects and its share of the requests ("-": none).
+func reconnects(r *metrics.Run) string {
+	if r.Reconnects == nil {
+		return "-"
+	}
+	n, req := *r.Reconnects, metrics.Value(r.Requests)
+	return fmt.Sprintf("%d (%.1f%% of requests)", n, float64(n)/float64(max(req, 1))*100)
 }
 
 // summaryErrors is a line per error class, in the classes' order.
@@ -226,14 +239,14 @@ func dash(s string) string {
 // ThroughputTable is one row per throughput run.
 func ThroughputTable(runs []*metrics.Run) Document {
 	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
-		"TTFB p99", "TOTAL p99", "CPU/GB")
+		"RECONNECTS", "TTFB p99", "TOTAL p99", "CPU/GB")
 	for _, r := range runs {
 		n := r.Negotiated
 		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
 			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)),
 			fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
 			fmt.Sprintf("%.1f", metrics.Value(r.RPS)),
-			fmt.Sprint(r.Errors.Total),
+			fmt.Sprint(r.Errors.Total), reconnects(r),
 			Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)),
 			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
 			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))

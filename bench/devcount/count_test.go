@@ -46,7 +46,7 @@ func TestCountsThatAreNotCounts(t *testing.T) {
 			" 0 3\nReading: 0 Writing: 1 Waiting: 0\n"
 	}
 	target := func(n string) string {
-		return `{"listeners":[{"profile":"p","connections":` + n + `,"handshakes":1,"requests":1,"handshake_errors":0}]}`
+		return `{"listeners":[{"profile":"p","connections":` + n + `,"handshakes":1,"resumed":0,"requests":1,"handshake_errors":0}]}`
 	}
 	prom := func(n string) string { return "m " + n + "\n" }
 	pages := map[string]func(string) string{"haproxy": csv, "nginx": stub, "target": target, "prometheus": prom}

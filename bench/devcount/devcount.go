@@ -32,15 +32,18 @@ const (
 	Handshakes Counter = "handshakes"
 	// Requests: HTTP requests the device received.
 	Requests Counter = "requests"
-	// BytesIn: bytes the device received from clients; BytesOut: sent.
-	BytesIn  Counter = "bytes_in"
-	BytesOut Counter = "bytes_out"
+	// BytesIn: application (HTTP) bytes the device received from clients;
+	// BytesOut: sent. TLSBytesIn, TLSBytesOut: its TLS records' (the wire's).
+	BytesIn     Counter = "bytes_in"
+	BytesOut    Counter = "bytes_out"
+	TLSBytesIn  Counter = "tls_bytes_in"
+	TLSBytesOut Counter = "tls_bytes_out"
 	// Errors: what the device counted as failed (its own definition).
 	Errors Counter = "errors"
 )
 
 // Counters lists every counter, in the record's order.
-var Counters = []Counter{Sessions, Handshakes, Requests, BytesIn, BytesOut, Errors}
+var Counters = []Counter{Sessions, Handshakes, Requests, BytesIn, BytesOut, TLSBytesIn, TLSBytesOut, Errors}
 
 // Kinds of source.
 const (

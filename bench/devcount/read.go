@@ -226,7 +226,8 @@ func parseStubStatus(body []byte) (Counts, error) {
 
 // parseTargetStats reads a listener's counters from the reference target's
 // admin /stats ({"listeners":[…]}), the listener named by its profile:
-// sessions connections, handshakes handshakes, requests requests, errors
+// sessions connections, handshakes handshakes + resumed (the target counts
+// full and resumed handshakes apart), requests requests, errors
 // handshake_errors.
 func parseTargetStats(body []byte, listener string) (Counts, error) {
 	var page struct {
@@ -234,6 +235,7 @@ func parseTargetStats(body []byte, listener string) (Counts, error) {
 			Profile         string       `json:"profile"`
 			Connections     *json.Number `json:"connections"`
 			Handshakes      *json.Number `json:"handshakes"`
+			Resumed         *json.Number `json:"resumed"`
 			Requests        *json.Number `json:"requests"`
 			HandshakeErrors *json.Number `json:"handshake_errors"`
 		} `json:"listeners"`
@@ -247,18 +249,21 @@ func parseTargetStats(body []byte, listener string) (Counts, error) {
 		if l.Profile != listener {
 			continue
 		}
-		if l.Connections == nil || l.Handshakes == nil || l.Requests == nil || l.HandshakeErrors == nil {
+		if l.Connections == nil || l.Handshakes == nil || l.Resumed == nil || l.Requests == nil ||
+			l.HandshakeErrors == nil {
 			return nil, fmt.Errorf("the target's listener %s lacks a counter", listener)
 		}
 		c := Counts{}
 		for k, v := range map[Counter]*json.Number{Sessions: l.Connections, Handshakes: l.Handshakes,
-			Requests: l.Requests, Errors: l.HandshakeErrors} {
+			Requests: l.Requests, Errors: l.HandshakeErrors, "resumed": l.Resumed} {
 			n, err := parseCount(v.String())
 			if err != nil {
 				return nil, fmt.Errorf("the target's listener %s: %s %s: %v", listener, k, v, err)
 			}
 			c[k] = n
 		}
+		c[Handshakes] += c["resumed"]
+		delete(c, "resumed")
 		return c, nil
 	}
 	return nil, fmt.Errorf("the target's /stats has no listener %q (listeners: %s)", listener, strings.Join(names, ", "))

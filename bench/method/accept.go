@@ -32,7 +32,21 @@ func Judge(a plan.Accept, r *metrics.Run) []string {
 		return reasons // no load was sent: nothing of the machine to judge
 	}
 	reasons = append(reasons, judgeDeviceCounts(a, r)...)
+	reasons = append(reasons, judgeReconnects(a, r)...)
 	return append(reasons, judgeMachine(a, r)...)
+}
+
+// judgeReconnects applies max_reconnect_share to a throughput run: not a
+// refusal of the profile (a keep-alive limit is the device's configuration).
+func judgeReconnects(a plan.Accept, r *metrics.Run) []string {
+	n, req := metrics.Value(r.Reconnects), metrics.Value(r.Requests)
+	limit := *cmp.Or(a.MaxReconnectShare, new(plan.DefaultMaxReconnectShare))
+	if n == 0 || float64(n) <= float64(limit)*float64(req) {
+		return nil
+	}
+	return []string{fmt.Sprintf("reconnections: the device closed kept-alive connections, and %d of %d requests (%.2f%%) "+
+		"opened a new one (a handshake inside the bulk window), above max_reconnect_share %s",
+		n, req, float64(n)/float64(max(req, 1))*100, limit)}
 }
 
 // judgeDevice gives the reasons that are the device's answer: the run's

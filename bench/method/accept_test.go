@@ -283,3 +283,52 @@ func TestJudgeMergedNoise(t *testing.T) {
 		t.Errorf("%q, want [%q]", why, want)
 	}
 }
+
+// TestReconnectsJudged: the reference target closing its kept-alive
+// connections every 5 responses (as Apache's MaxKeepAliveRequests does
+// every 100) makes a throughput run reconnect inside its window: the record
+// counts it (reconnects, valid on read), the summary and the table show it,
+// and acceptance rejects the run above max_reconnect_share (default 10%:
+// this run's share is about 20%), and accepts it when the plan allows more.
+func TestReconnectsJudged(t *testing.T) {
+	r := referenceRun(t, target.Config{MaxRequestsPerConn: 5}, func(spec *runner.Spec) {
+		spec.Engine, spec.Path, spec.ExpectSize = vocab.EngineThroughput, "/bytes/16k", 16<<10
+		spec.Concurrency, spec.Duration, spec.Warmup = 2, 500*time.Millisecond, 0
+	})
+	n, req := metrics.Value(r.Reconnects), metrics.Value(r.Requests)
+	t.Logf("%d reconnections, %d requests, %d connections opened in the window", n, req, r.ConnectionsOpened)
+	if n == 0 || n != r.ConnectionsOpened-2 || r.Errors.Total != 0 {
+		t.Fatalf("reconnects %d, want the window's %d connections but the workers' first 2 (errors %v)", n,
+			r.ConnectionsOpened, r.Errors.ByClass)
+	}
+	data, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metrics.DecodeRun(data); err != nil {
+		t.Errorf("the record is not valid: %v", err)
+	}
+	var sum, tab bytes.Buffer
+	if err := reports.RunSummary(r).Text(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.ThroughputTable([]*metrics.Run{r}).Text(&tab); err != nil {
+		t.Fatal(err)
+	}
+	shown := fmt.Sprintf("%d (%.1f%% of requests)", n, float64(n)/float64(req)*100)
+	if !strings.Contains(sum.String(), "reconnects   "+shown) || !strings.Contains(tab.String(), shown) {
+		t.Errorf("%q not shown:\n%s\n%s", shown, sum.String(), tab.String())
+	}
+	a := plan.DefaultMethod().Accept
+	a.MaxGeneratorCPU = 1
+	if why := strings.Join(method.Judge(a, r), "; "); !strings.Contains(why,
+		fmt.Sprintf("%d of %d requests", n, req)) || !strings.Contains(why, "above max_reconnect_share 10%") {
+		t.Errorf("reasons %q: want the reconnections rejected", why)
+	}
+	a.MaxReconnectShare = new(plan.Percent(0.5))
+	for _, why := range method.Judge(a, r) {
+		if strings.Contains(why, "reconnect") {
+			t.Errorf("rejected within max_reconnect_share 50%%: %q", why)
+		}
+	}
+}

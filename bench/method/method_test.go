@@ -383,14 +383,15 @@ func TestPreliminaryFailure(t *testing.T) {
 	}
 	for _, r := range s.Rows {
 		switch {
-		case r.DUT == "b" && (r.Unsupported == "" || r.CPS != nil || !strings.Contains(r.Unsupported, "tls_alert:handshake_failure")):
+		case r.DUT == "b" && (r.Unsupported == "" || r.CPS != nil || r.Consistent ||
+			!strings.Contains(r.Unsupported, "tls_alert:handshake_failure")):
 			t.Errorf("row of the refusing DUT: %+v", r)
 		case r.DUT == "a" && (r.Unsupported != "" || r.CPS == nil):
 			t.Errorf("row of the serving DUT: %+v", r)
 		}
 	}
 	for _, c := range s.Cells {
-		if c.DUT == "b" && (c.Unsupported == "" || len(c.Runs) > 0 || len(c.Exploration) > 0) {
+		if c.DUT == "b" && (c.Unsupported == "" || len(c.Runs) > 0 || len(c.Exploration) > 0 || c.Consistent) {
 			t.Errorf("the refusing DUT's cell got load: %+v", c)
 		}
 	}

@@ -33,7 +33,7 @@ type Row struct {
 	Gbps       *float64 `json:"gbps"`
 	CPSRuns    RunCount `json:"cps_runs"`
 	GbpsRuns   RunCount `json:"gbps_runs"`
-	Consistent bool     `json:"consistent"`
+	Consistent bool     `json:"consistent"` // every cell's Consistent: false when not supported
 	// Test, in a row of a named test (an RFC 9411 suite's), is its name;
 	// Value its published value in Unit (CPS, Gbps, ms, connections), and
 	// Runs its accepted and total final runs. CPS and Gbps are then nil.
@@ -96,6 +96,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 						if row.Unsupported == "" {
 							row.Unsupported = cell.Unsupported
 						}
+						row.Consistent = false // nothing measured agrees (as the cell says)
 						continue
 					}
 					count := RunCount{Accepted: cell.Accepted, Total: cell.Total}

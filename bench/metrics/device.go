@@ -53,6 +53,10 @@ type DeviceCounts struct {
 	// reads ended, added: the device took its counts somewhere in that
 	// time, while the load went on.
 	EdgeS float64 `json:"edge_s,omitempty"`
+
+	// TLSBytesIn and TLSBytesOut are TLS records' bytes (the wire's).
+	TLSBytesIn  *int64 `json:"tls_bytes_in,omitempty"`
+	TLSBytesOut *int64 `json:"tls_bytes_out,omitempty"`
 }
 
 // deviceRow is one count as the device and tlsbench have it.
@@ -166,7 +170,8 @@ func (d deviceRow) Explain() string {
 //   - run handshakes: the engine's completed handshakes (whole run) and the
 //     preflight's.
 //   - run requests: the engine's successful transactions (whole run; a
-//     throughput transaction is one request) and the preflight's success;
+//     throughput transaction is one request) and the preflight's answered
+//     requests (Preflight.Requests: 2 when it resumed a session);
 //     with a pipeline of K, a connection closed with requests outstanding
 //     leaves up to K − 1 the device received and the engine did not count
 //     (slack: (K − 1) × the connections).
@@ -174,9 +179,9 @@ func (d deviceRow) Explain() string {
 //     started in the window (successful or failed) against the device's
 //     difference between the window's reads; the transactions under way at
 //     either read may fall on either side (slack: 2 × in_flight).
-//   - window bytes: the device's bytes in against the engine's application
-//     bytes out (requests), its bytes out against the engine's bytes in
-//     (headers and bodies), with the same slack in transactions' worth.
+//   - window bytes, like with like: the device's application bytes in
+//     against the engine's out (requests), out against in (headers and
+//     bodies); its TLS bytes against the engine's wire bytes.
 //
 // Where the device counts its reads, Expected adds them (a session and a
 // request per read after the first).
@@ -205,12 +210,12 @@ func (r *Run) DeviceRows() []deviceRow {
 		return &rows[len(rows)-1]
 	}
 	if c := d.Run; c != nil {
-		var pfT, pfH, pfOK int64
+		var pfT, pfH, pfReq int64
 		var pf string
 		if p := r.Preflight; p != nil {
-			pfT, pfH = p.Transactions, p.Handshakes
-			if p.OK {
-				pfOK = 1
+			pfT, pfH, pfReq = p.Transactions, p.Handshakes, p.Requests
+			if p.OK && pfReq == 0 {
+				pfReq = 1 // a record made before Preflight.Requests
 			}
 			pf = "+ preflight"
 		}
@@ -227,7 +232,7 @@ func (r *Run) DeviceRows() []deviceRow {
 			// Requests sent and never answered at a connection's close.
 			reqSlack += (d.Pipeline - 1) * (r.Whole.ConnectionsOpened + pfT)
 		}
-		add("run", "requests", c.Requests, r.Whole.Transactions, pfOK+n, offsets, reqSlack)
+		add("run", "requests", c.Requests, r.Whole.Transactions, pfReq+n, offsets, reqSlack)
 	}
 	if c := d.Window; c != nil {
 		n, rd := reads(c)
@@ -247,7 +252,8 @@ func (r *Run) DeviceRows() []deviceRow {
 			name   string
 			dev    *int64
 			engine int64
-		}{{"bytes_in", c.BytesIn, r.Bytes.Out}, {"bytes_out", c.BytesOut, r.Bytes.In}} {
+		}{{"bytes_in", c.BytesIn, r.Bytes.Out}, {"bytes_out", c.BytesOut, r.Bytes.In},
+			{"tls_bytes_in", c.TLSBytesIn, r.Bytes.WireOut}, {"tls_bytes_out", c.TLSBytesOut, r.Bytes.WireIn}} {
 			if row := add("window", b.name, b.dev, b.engine, 0, "", 0); row != nil {
 				row.Agrees = true // shown, not judged
 				row.Informative = true

@@ -67,3 +67,26 @@ func TestDeviceRows(t *testing.T) {
 		t.Error("DeviceCheck of a record without counters")
 	}
 }
+
+// TestDeviceRowsResumingPreflight: a preflight that resumes a session
+// makes two requests (the full handshake's, the resumed one's); the run's
+// requests expect both, so a correct run agrees exactly (the cross-check
+// against Apache httpd: a false "+1 DISAGREES" with --resume).
+func TestDeviceRowsResumingPreflight(t *testing.T) {
+	r := &Run{
+		Handshakes: 500, Whole: Whole{Transactions: 500, ConnectionsOpened: 500, Resumed: 250},
+		Preflight: &Preflight{OK: true, Transactions: 2, Handshakes: 2, Resumed: 1, Requests: 2},
+		Device: &Device{Source: "kind=target",
+			Run: &DeviceCounts{Sessions: ptr(502), Handshakes: ptr(502), Requests: ptr(502)}},
+	}
+	if bad, missing := r.DeviceDisagreement(0); len(bad) != 0 || missing != "" {
+		t.Errorf("a resuming preflight's two requests: %+v %q", bad, missing)
+	}
+	// A record made before Preflight.Requests: its successful preflight
+	// made one request.
+	r.Preflight = &Preflight{OK: true, Transactions: 1, Handshakes: 1}
+	r.Device.Run = &DeviceCounts{Requests: ptr(501)}
+	if bad, _ := r.DeviceDisagreement(0); len(bad) != 0 {
+		t.Errorf("an older record's preflight: %+v", bad)
+	}
+}

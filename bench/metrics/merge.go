@@ -439,6 +439,7 @@ func (m *Run) addCounts(r *Run) {
 		q.Handshakes += p.Handshakes
 		q.Resumed += p.Resumed
 		q.FailedAttempts = append(q.FailedAttempts, p.FailedAttempts...)
+		q.Requests += p.Requests
 		if q.BodySize == 0 {
 			q.BodySize = p.BodySize
 		}
@@ -463,6 +464,9 @@ func (m *Run) addRates(r *Run) {
 		m.RPS = new(Value(m.RPS) + Value(r.RPS))
 		m.Gbps = new(Value(m.Gbps) + Value(r.Gbps))
 		m.WireGbps = new(Value(m.WireGbps) + Value(r.WireGbps))
+	}
+	if r.Reconnects != nil {
+		m.Reconnects = new(Value(m.Reconnects) + *r.Reconnects)
 	}
 }
 

@@ -438,16 +438,21 @@ type Run struct {
 	// Throughput: a request and its response are its transaction;
 	// Requests counts them, RPS is their rate, Gbps counts response
 	// bodies, WireGbps the TLS bytes read from the sockets.
+	// Reconnects (throughput; nil in CPS records and older ones) counts the
+	// window's connections opened after the device closed a kept-alive
+	// one: handshakes inside a bulk measurement.
 	Requests          *int64   `json:"requests,omitempty"`
 	RPS               *float64 `json:"requests_per_s,omitempty"`
 	Gbps              *float64 `json:"gbps,omitempty"`
 	WireGbps          *float64 `json:"wire_gbps,omitempty"`
+	Reconnects        *int64   `json:"reconnects,omitempty"`
 	ConnectionsOpened int64    `json:"connections_opened"`
-	Resumed           int64    `json:"resumed"`
+	Resumed           int64    `json:"resumed"`    // window errors of class resumed (not offered)
 	Handshakes        int64    `json:"handshakes"` // client-completed TLS handshakes, whole run
 	Errors            Errors   `json:"errors"`
 	Bytes             Bytes    `json:"bytes"`
-	// Closes says how the connections ended (CPS only; nil otherwise).
+	// Closes says how the connections ended (CPS only; nil otherwise),
+	// the preflight's included (unlike Whole).
 	Closes *Closes `json:"closes,omitempty"`
 	// Resumption splits the handshakes into full and resumed ones in a run
 	// that offered sessions; nil in one that did not (SR=0).
@@ -615,7 +620,10 @@ type Preflight struct {
 	Handshakes   int64 `json:"handshakes"`
 	// Resumed: how many of the handshakes resumed a session (a run that
 	// resumes checks that the server takes one).
-	Resumed  int64 `json:"resumed,omitempty"`
+	Resumed int64 `json:"resumed,omitempty"`
+	// Requests: how many were answered (2 for a resuming preflight's
+	// success); absent in older records (read as 1 when OK).
+	Requests int64 `json:"requests,omitempty"`
 	BodySize int64 `json:"body_size"`
 	// Class and Error say why it failed (merged: the first agent's).
 	Class vocab.Class `json:"class,omitempty"`

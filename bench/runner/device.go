@@ -11,6 +11,20 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
+// preflightRequests is metrics.Preflight.Requests: the success, and the
+// full handshake's whose session a later attempt resumed (or offered:
+// not_resumed); a resuming preflight goes on only after a full success.
+func preflightRequests(pf *metrics.Preflight) int64 {
+	var n int64
+	if pf.OK {
+		n++
+	}
+	if pf.Resumed > 0 || pf.Class == vocab.ClassNotResumed {
+		n++
+	}
+	return n
+}
+
 // deviceMeter reads the device's counters (Spec.Device) before the
 // preflight, at the steady window's ends (engine.Config.AtWindow: each read
 // is started there and runs beside the load, so that the hook returns at
@@ -148,6 +162,10 @@ func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 				c.BytesIn = p
 			case devcount.BytesOut:
 				c.BytesOut = p
+			case devcount.TLSBytesIn:
+				c.TLSBytesIn = p
+			case devcount.TLSBytesOut:
+				c.TLSBytesOut = p
 			case devcount.Errors:
 				c.Errors = p
 			}

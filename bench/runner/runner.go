@@ -64,6 +64,7 @@ func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()
 	}
+	pf.Requests = preflightRequests(pf)
 	return pf, nil
 }
 
@@ -198,6 +199,9 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 		}
 	}
 	r.SetLoadMarks()
+	if c, ok := op.(interface{ Reconnects() int64 }); ok {
+		r.Reconnects = new(c.Reconnects())
+	}
 	if c, ok := op.(interface{ Closes() metrics.Closes }); ok {
 		closes := c.Closes()
 		r.Closes = &closes

@@ -77,6 +77,10 @@ type Config struct {
 	// Names, if set, are served a certificate each, chosen by the
 	// client's server name (names.go).
 	Names []string
+	// MaxRequestsPerConn, if positive, closes a kept-alive connection
+	// after that many responses, the last with Connection: close (Apache's
+	// MaxKeepAliveRequests, nginx's keepalive_requests).
+	MaxRequestsPerConn int
 }
 
 // Target is a running reference target. Close stops it.
@@ -350,6 +354,7 @@ func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
 		Logger:                       quiet,
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
+		MaxRequestsPerConn:           t.cfg.MaxRequestsPerConn,
 	}
 	t.run(srv, ln)
 }

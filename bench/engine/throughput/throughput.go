@@ -21,6 +21,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -101,7 +102,13 @@ type Op struct {
 	// taken back when its connection is idle: thousands of idle
 	// keep-alive connections hold none.
 	bufs, readers sync.Pool
+	reconnects    atomic.Int64 // Reconnects
 }
+
+// Reconnects is how many connections the steady window opened because the
+// device closed a kept-alive one (Connection: close, or its FIN between
+// responses), not RequestsPerConn's.
+func (op *Op) Reconnects() int64 { return op.reconnects.Load() }
 
 var _ engine.Op = (*Op)(nil)
 
@@ -170,6 +177,7 @@ type worker struct {
 	opened       bool
 	openedPhases tlsconn.Phases
 	openedAt     time.Time // its connect's start
+	byDevice     bool      // the device closed the last connection: the next is a reconnection
 }
 
 var _ engine.Opener = (*worker)(nil)
@@ -288,6 +296,7 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 				oldIn += w.conn.WireIn() - w.wireIn
 				oldOut += w.conn.WireOut() - w.wireOut
 				w.closeIn(s)
+				w.byDevice = true
 				continue
 			}
 			w.fail(s, err)
@@ -335,6 +344,10 @@ func (w *worker) Do(ctx context.Context, s *metrics.Sample) {
 func (w *worker) connect(ctx context.Context, s *metrics.Sample) bool {
 	switch {
 	case w.conn == nil:
+		if w.byDevice && s.Steady {
+			w.op.reconnects.Add(1)
+		}
+		w.byDevice = false
 		ph, err := w.dial(ctx)
 		return ph.Fill(s, err)
 	case w.opened:
@@ -492,6 +505,7 @@ func (w *worker) closeIn(s *metrics.Sample) {
 		w.conn.CloseIn(s)
 	}
 	w.Close()
+	w.byDevice = w.resp.ConnectionClose() // the device said it closes
 }
 
 // CloseTCP closes the worker's connection when it will run no more

@@ -152,10 +152,13 @@ func TestPipelineAndBudget(t *testing.T) {
 			tg, cfg := refTarget(t, p)
 			cfg.Path, cfg.ExpectSize = "/bytes/64k", 64<<10
 			cfg.Pipeline, cfg.RequestsPerConn = tc.pipeline, tc.perConn
-			_, res := refRun(t, cfg, 2, 300*time.Millisecond)
+			op, res := refRun(t, cfg, 2, 300*time.Millisecond)
 			s := res.Snapshot
 			if s.OK == 0 || s.AllErrors != 0 {
 				t.Fatalf("ok %d, errors %v %v", s.OK, s.Errors, s.Examples)
+			}
+			if n := op.Reconnects(); n != 0 {
+				t.Errorf("%d reconnections: the client's own budget closed them, not the device", n)
 			}
 			if got, want := s.Bytes.Payload, s.OK*(64<<10); got != want {
 				t.Errorf("payload %d, want %d", got, want)
@@ -175,6 +178,36 @@ func TestPipelineAndBudget(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReconnectsAfterDeviceClose: a device that closes its kept-alive
+// connections after 10 responses (Connection: close on the 10th, as
+// Apache's MaxKeepAliveRequests does) makes the workers reconnect inside
+// the window: each new connection after a worker's first is counted, and
+// they are all the device's handshakes.
+func TestReconnectsAfterDeviceClose(t *testing.T) {
+	p := refProfile(t, "ecdhe-rsa-aes128-gcm-sha256-p256")
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, MaxRequestsPerConn: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	opts := tlsOpts(tg.CA)
+	cfg := refConfig(p, tg.Listener(p.Name).Addr, &opts)
+	cfg.Path, cfg.ExpectSize = "/bytes/64k", 64<<10
+	op, res := refRun(t, cfg, 2, 400*time.Millisecond) // no warm-up: every connection in the window
+	s := res.Snapshot
+	if s.OK < 40 || s.AllErrors != 0 {
+		t.Fatalf("ok %d, errors %v %v", s.OK, s.Errors, s.Examples)
+	}
+	// Every worker's first connection is not a reconnection.
+	if got, want := op.Reconnects(), s.Opened-2; got != want || got < s.OK/10-2 {
+		t.Errorf("%d reconnections, want %d (%d connections opened in the window, %d responses)", got, want,
+			s.Opened, s.OK)
+	}
+	if got := tg.Listener(p.Name).Stats().Handshakes; got != s.AllOpened {
+		t.Errorf("target handshakes %d, engine connections %d", got, s.AllOpened)
 	}
 }
 

@@ -122,6 +122,7 @@ func TestBadPlans(t *testing.T) {
 		{"other CPU not a percentage", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_other_cpu: busy", 17, "bad percentage"},
 		{"retransmit rate negative", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_retransmit_rate: -1%", 17, "accept.max_retransmit_rate -1% is out of range"},
 		{"reset rate out of range", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_reset_rate: 150%", 17, "accept.max_reset_rate 150% is out of range"},
+		{"reconnect share out of range", "max_generator_cpu: 90%", "max_generator_cpu: 90%, max_reconnect_share: 150%", 17, "accept.max_reconnect_share 150% is out of range"},
 		{"endpoint of an unknown profile", "ecdhe-ecdsa-aes128-sha256-p384: https://www.fwtest.com:8444/", "nope: https://www.fwtest.com:8444/", 8, `unknown profile "nope"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
