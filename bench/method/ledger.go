@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -174,8 +175,24 @@ func (l *ledger) Lookup(key string) (*Entry, bool) {
 // Entries returns the entries in the order they were written.
 func (l *ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
 
+// appending is held while a ledger line is written and synced, and for good
+// by HoldLedgers: it waits (at most d) for the line being written, lets no
+// other start, and reports whether it got the hold (a process about to exit).
+var appending sync.Mutex
+
+func HoldLedgers(d time.Duration) bool {
+	for end := time.Now().Add(d); !appending.TryLock(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			return false
+		}
+	}
+	return true
+}
+
 // Append writes e as one line and syncs it to disk.
 func (l *ledger) Append(e *Entry) error {
+	appending.Lock()
+	defer appending.Unlock()
 	e.Schema = LedgerSchema
 	data, err := json.Marshal(e)
 	if err != nil {

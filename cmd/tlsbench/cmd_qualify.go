@@ -212,6 +212,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		return err
 	}
 	defer ledger.Close()
+	kept := len(ledger.Entries())
 	if n := ledger.Dropped(); n > 0 {
 		fmt.Fprintf(stderr, "tlsbench qualify: %s: dropped its last line, %d bytes torn by a crash (no newline at its end); "+
 			"its run will be made again\n", filepath.Join(dir, method.LedgerFile), n)
@@ -219,13 +220,13 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""
+	var ref *reference
 	if usesReference(pl) {
 		var names []string
 		for _, t := range pl.Tests {
 			names = append(names, t.Profiles...)
 		}
-		ref, err := startReference(ctx, dir, q.files, names)
-		if err != nil {
+		if ref, err = startReference(ctx, dir, q.files, names); err != nil {
 			return err
 		}
 		defer ref.stop()
@@ -233,6 +234,17 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
 	}
+	words := func() string { // a second signal: no ledger line cut short, the reference target gone
+		if ref != nil {
+			_ = syscall.Kill(-ref.cmd.Process.Pid, syscall.SIGKILL)
+		}
+		if !method.HoldLedgers(500 * time.Millisecond) {
+			return "a ledger line was being written (--resume drops it if torn): tlsbench qualify --resume " + dir
+		}
+		return fmt.Sprintf("the ledger keeps the %d runs finished: tlsbench qualify --resume %s", len(ledger.Entries()), dir)
+	}
+	lastWords.Store(&words)
+	defer lastWords.Store(nil)
 	pool, err := startPlanBackends(pl, dir, stderr) // the plan's pool of backends, if any (qualify_backends.go)
 	if err != nil {
 		return err
@@ -273,7 +285,9 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		return errors.New(differencesText(err))
 	}
 	if errors.Is(err, method.ErrInterrupted) {
-		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)
+		n := len(ledger.Entries())
+		return fmt.Errorf("%v; the ledger keeps the %d runs finished (%d made now): tlsbench qualify --resume %s "+
+			"makes the rest", err, n, n-kept, dir)
 	}
 	if err != nil {
 		return err
@@ -434,7 +448,9 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// Its own process group: a terminal's Ctrl-C reaches qualify, which
+	// stops it once the campaign has stopped (stop).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -495,6 +511,8 @@ func (r *reference) lookup(profile string) (string, *x509.CertPool, error) {
 	return "https://localhost:" + portOf(addr) + "/", r.pool, nil
 }
 
+// stop ends the reference target: SIGTERM, and SIGKILL to its process
+// group if it has not exited within 3 s.
 func (r *reference) stop() {
 	if r.cmd.Process != nil {
 		_ = r.cmd.Process.Signal(syscall.SIGTERM)
@@ -502,8 +520,8 @@ func (r *reference) stop() {
 		go func() { r.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = r.cmd.Process.Kill()
+		case <-time.After(3 * time.Second):
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
 	}
