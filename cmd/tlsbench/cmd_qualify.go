@@ -448,9 +448,7 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	// Its own process group: a terminal's Ctrl-C reaches qualify, which
-	// stops it once the campaign has stopped (stop).
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // Ctrl-C: qualify stops it
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err

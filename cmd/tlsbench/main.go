@@ -28,14 +28,12 @@ var version = "dev"
 // (the reference target of qualify), so that a test binary acts as tlsbench.
 const childEnv = "TLSBENCH_CHILD"
 
-// lastWords, if set, is called when a second signal ends the process: it
-// makes what the command keeps whole (within the second the exit may take)
-// and says what it kept.
+// lastWords, if set, is called when a second signal ends the process: it makes
+// what the command keeps whole (within the second the exit may take) and says what.
 var lastWords atomic.Pointer[func() string]
 
 func main() {
-	// Signals are caught from the start, so that a second one, however
-	// soon after the first, takes the path below.
+	// Caught from the start: a second signal, however soon, takes the path below.
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	ctx, cancel := context.WithCancel(context.Background())
