@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,23 +23,27 @@ var interruptArgs = []string{"qualify", "--quick", "-q", "--profile", "rsa2048-a
 
 // startInterruptible starts the campaign in out as a terminal would (its own
 // process group) and returns it once its first exploratory run is in the
-// ledger (the next one under way), with the reference target's PID.
-func startInterruptible(t *testing.T, bin, dir, out string) (*realProc, int) {
+// ledger and kids processes run under it (the reference target, agents),
+// with their PIDs.
+func startInterruptible(t *testing.T, bin, dir, out string, kids int, args ...string) (*realProc, []int) {
 	t.Helper()
-	p := startReal(t, bin, dir, append(interruptArgs, "--out", out)...)
+	p := startReal(t, bin, dir, append(append(interruptArgs, "--out", out), args...)...)
 	explored := regexp.MustCompile(`(?m)^exploratory `)
-	p.waitFor(t, "an exploratory run", func() bool { return explored.MatchString(p.stderr.String()) })
-	m := regexp.MustCompile(`reference target started as process (\d+)`).FindStringSubmatch(p.stderr.String())
-	if m == nil {
-		t.Fatalf("no reference target said: %q", p.stderr.String())
+	var pids []int
+	p.waitFor(t, "an exploratory run", func() bool {
+		if pids = slices.Collect(maps.Keys(testdut.Descendants(p.cmd.Process.Pid))); len(pids) < kids {
+			return false
+		}
+		return explored.MatchString(p.stderr.String())
+	})
+	// Each in a process group of its own: the terminal's Ctrl-C does not
+	// reach them.
+	for _, pid := range pids {
+		if _, f, ok := testdut.ProcStat(strconv.Itoa(pid)); ok && len(f) > 2 && f[2] == strconv.Itoa(p.cmd.Process.Pid) {
+			t.Errorf("process %d under qualify is in its process group (stat %v)", pid, f)
+		}
 	}
-	ref, _ := strconv.Atoi(m[1])
-	// The reference target has a process group of its own: the terminal's
-	// Ctrl-C does not reach it.
-	if _, f, ok := testdut.ProcStat(m[1]); !ok || len(f) < 3 || f[2] == strconv.Itoa(p.cmd.Process.Pid) {
-		t.Errorf("the reference target %d is in qualify's process group (stat %v)", ref, f)
-	}
-	return p, ref
+	return p, pids
 }
 
 // checkKept checks the interrupted campaign's ledger: whole lines only,
@@ -82,7 +88,7 @@ func TestQualifyInterrupt(t *testing.T) {
 	bin := realBinary(t, dir)
 	t.Run("once", func(t *testing.T) {
 		out := filepath.Join(dir, "once")
-		p, ref := startInterruptible(t, bin, dir, out)
+		p, kids := startInterruptible(t, bin, dir, out, 1)
 		if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
@@ -98,8 +104,8 @@ func TestQualifyInterrupt(t *testing.T) {
 			!strings.Contains(last, "was cut short and is not recorded") || !strings.Contains(last, "--resume "+out) {
 			t.Errorf("exit %d, last line %q", code, last)
 		}
-		if live := testdut.Running([]int{ref}, time.Second); len(live) > 0 {
-			t.Errorf("the reference target %d still runs after qualify ended", ref)
+		if live := testdut.Running(kids, time.Second); len(live) > 0 {
+			t.Errorf("the reference target %v still runs after qualify ended", live)
 		}
 		kept := checkKept(t, p, out)
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -124,7 +130,7 @@ func TestQualifyInterrupt(t *testing.T) {
 	})
 	t.Run("twice", func(t *testing.T) {
 		out := filepath.Join(dir, "twice")
-		p, ref := startInterruptible(t, bin, dir, out)
+		p, kids := startInterruptible(t, bin, dir, out, 1)
 		// Ctrl-C, then a SIGTERM while qualify stops.
 		if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
 			t.Fatal(err)
@@ -143,8 +149,28 @@ func TestQualifyInterrupt(t *testing.T) {
 			!strings.Contains(p.stderr.String(), "tlsbench: interrupted twice, exiting; the ledger keeps the ") {
 			t.Errorf("exit %d, stderr %q", code, p.stderr.String())
 		}
-		if live := testdut.Running([]int{ref}, time.Second-time.Since(sent)); len(live) > 0 {
-			t.Errorf("the reference target %d still runs a second after the second signal", ref)
+		if live := testdut.Running(kids, time.Second-time.Since(sent)); len(live) > 0 {
+			t.Errorf("the reference target %v still runs a second after the second signal", live)
+		}
+		checkKept(t, p, out)
+	})
+	t.Run("agents", func(t *testing.T) {
+		out := filepath.Join(dir, "agents")
+		p, kids := startInterruptible(t, bin, dir, out, 3, "--executor", "processes", "--agents", "2")
+		if err := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-p.done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("still running 10 s after the SIGINT: stderr %q", p.stderr.String())
+		}
+		if code := p.cmd.ProcessState.ExitCode(); code != exitFailed ||
+			!strings.Contains(p.stderr.String(), "was cut short and is not recorded") {
+			t.Errorf("exit %d, stderr %q", code, p.stderr.String())
+		}
+		if live := testdut.Running(kids, time.Second); len(live) > 0 {
+			t.Errorf("the reference target or agents %v (of %v) still run after qualify ended", live, kids)
 		}
 		checkKept(t, p, out)
 	})
