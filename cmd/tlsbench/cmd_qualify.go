@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -217,26 +218,11 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		fmt.Fprintf(stderr, "tlsbench qualify: %s: dropped its last line, %d bytes torn by a crash (no newline at its end); "+
 			"its run will be made again\n", filepath.Join(dir, method.LedgerFile), n)
 	}
-
-	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
-	refCA := ""
-	var ref *reference
-	if usesReference(pl) {
-		var names []string
-		for _, t := range pl.Tests {
-			names = append(names, t.Profiles...)
-		}
-		if ref, err = startReference(ctx, dir, q.files, names); err != nil {
-			return err
-		}
-		defer ref.stop()
-		local.Reference, refCA = ref.lookup, ref.caFile
-		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
-		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
-	}
-	words := func() string { // a second signal: no ledger line cut short, the reference target gone
-		if ref != nil {
-			_ = syscall.Kill(-ref.cmd.Process.Pid, syscall.SIGKILL)
+	// A second signal, even while qualify stops: the reference target killed, no ledger line cut short.
+	var refProc atomic.Pointer[os.Process]
+	words := func() string {
+		if p := refProc.Load(); p != nil {
+			_ = p.Kill() // a pidfd: never another process
 		}
 		if !method.HoldLedgers(500 * time.Millisecond) {
 			return "a ledger line was being written (--resume drops it if torn): tlsbench qualify --resume " + dir
@@ -245,6 +231,24 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	}
 	lastWords.Store(&words)
 	defer lastWords.Store(nil)
+
+	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
+	refCA := ""
+	if usesReference(pl) {
+		var names []string
+		for _, t := range pl.Tests {
+			names = append(names, t.Profiles...)
+		}
+		ref, err := startReference(ctx, dir, q.files, names)
+		if err != nil {
+			return err
+		}
+		defer ref.stop()
+		refProc.Store(ref.cmd.Process)
+		local.Reference, refCA = ref.lookup, ref.caFile
+		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
+		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
+	}
 	pool, err := startPlanBackends(pl, dir, stderr) // the plan's pool of backends, if any (qualify_backends.go)
 	if err != nil {
 		return err
