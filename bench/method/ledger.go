@@ -175,11 +175,10 @@ func (l *ledger) Lookup(key string) (*Entry, bool) {
 // Entries returns the entries in the order they were written.
 func (l *ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
 
-// appending is held while a ledger line is written and synced, and for good
-// by HoldLedgers: it waits (at most d) for the line being written, lets no
-// other start, and reports whether it got the hold (a process about to exit).
-var appending sync.Mutex
+var appending sync.Mutex // held while a ledger line is written and synced
 
+// HoldLedgers, for a process about to exit, waits (at most d) for a ledger
+// line being written, lets no other start, and reports whether it got the hold.
 func HoldLedgers(d time.Duration) bool {
 	for end := time.Now().Add(d); !appending.TryLock(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(end) {
