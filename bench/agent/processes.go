@@ -73,7 +73,7 @@ func (p *Processes) Launch(ctx context.Context, spec RunSpec) (*launched, error)
 		}
 		c := exec.Command(argv[0], argv[1:]...)
 		c.Env = append(append([]string(nil), env...), vars...)
-		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // no terminal signal
 		var out tailBuffer
 		c.Stdout, c.Stderr = &out, &out
 		if err := c.Start(); err != nil {

@@ -6,6 +6,7 @@
 package method
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,10 +22,20 @@ import (
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
-// ErrInterrupted is returned when the campaign stopped between runs because
-// its context was cancelled; the ledger holds every finished run.
-var ErrInterrupted = errors.New("campaign interrupted; " +
-	"the ledger holds every finished run and the campaign can be resumed")
+// ErrInterrupted is returned, wrapped, when the campaign stopped because its
+// context was cancelled: the ledger holds every finished run, as if the
+// interruption had come between two runs (the run it cut short is not in it).
+var ErrInterrupted = errors.New("interrupted")
+
+// cutShort is the interruption of req's run (final run seq, if not 0).
+func cutShort(req Request, seq int) error {
+	n := ""
+	if seq > 0 {
+		n = fmt.Sprint(" ", seq)
+	}
+	return fmt.Errorf("%w: the %s run%s of %s %s %s at c=%d was cut short and is not recorded", ErrInterrupted,
+		req.Phase, n, req.DUT.Name, cmp.Or(req.Test.Name, req.Test.Engine.String()), req.Profile.Name, req.Concurrency)
+}
 
 // DifferencesError is returned by the preliminary phase when the DUTs do not
 // negotiate or serve the same thing.
@@ -119,8 +130,8 @@ type Campaign struct {
 // ErrNothingSupported is returned when no DUT serves any profile of the plan.
 var ErrNothingSupported = errors.New("preliminary: no DUT serves any profile of the plan")
 
-// Run carries the campaign out. Cancelling ctx stops it after the run in
-// progress (which completes and is recorded), returning ErrInterrupted.
+// Run carries the campaign out. Cancelling ctx stops it at once (ErrInterrupted):
+// the run in progress is cut short, not recorded (a signal may have hit its target too).
 func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	if c.Sleep == nil {
 		c.Sleep = sleepCtx
@@ -215,14 +226,16 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 		return old, nil
 	}
 	if ctx.Err() != nil {
-		return nil, ErrInterrupted
+		return nil, fmt.Errorf("%w between two runs", ErrInterrupted)
 	}
 	req.Progress = c.Progress
 	c.shape(&req)
-	// The run in progress completes even when ctx is cancelled.
 	c.prog.start(req, e.Seq)
-	run, err := c.Exec.Run(context.WithoutCancel(ctx), req)
+	run, err := c.Exec.Run(ctx, req)
 	c.prog.end(req)
+	if ctx.Err() != nil { // cut short: no verdict on the device
+		return nil, cutShort(req, e.Seq)
+	}
 	if err != nil {
 		return nil, &runError{fmt.Sprintf("%s run, DUT %s, %s %s",
 			req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name), err}
@@ -235,12 +248,15 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == vocab.Preliminary {
-		ok, err := c.Exec.Resumption(context.WithoutCancel(ctx), req)
+		ok, err := c.Exec.Resumption(ctx, req)
 		e.Resumption = &ok
 		if err != nil {
 			e.ResumptionErr = err.Error()
 			e.Resumption = nil
 		}
+	}
+	if ctx.Err() != nil {
+		return nil, cutShort(req, e.Seq)
 	}
 	if err := c.Ledger.Append(&e); err != nil {
 		return nil, err

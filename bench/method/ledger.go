@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -174,8 +175,23 @@ func (l *ledger) Lookup(key string) (*Entry, bool) {
 // Entries returns the entries in the order they were written.
 func (l *ledger) Entries() []*Entry { return append([]*Entry(nil), l.order...) }
 
+var appending sync.Mutex // held while a ledger line is written and synced
+
+// HoldLedgers, for a process about to exit, waits (at most d) for a ledger
+// line being written, lets no other start, and reports whether it got the hold.
+func HoldLedgers(d time.Duration) bool {
+	for end := time.Now().Add(d); !appending.TryLock(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			return false
+		}
+	}
+	return true
+}
+
 // Append writes e as one line and syncs it to disk.
 func (l *ledger) Append(e *Entry) error {
+	appending.Lock()
+	defer appending.Unlock()
 	e.Schema = LedgerSchema
 	data, err := json.Marshal(e)
 	if err != nil {

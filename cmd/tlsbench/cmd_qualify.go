@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -212,10 +213,24 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		return err
 	}
 	defer ledger.Close()
+	kept := len(ledger.Entries())
 	if n := ledger.Dropped(); n > 0 {
 		fmt.Fprintf(stderr, "tlsbench qualify: %s: dropped its last line, %d bytes torn by a crash (no newline at its end); "+
 			"its run will be made again\n", filepath.Join(dir, method.LedgerFile), n)
 	}
+	// A second signal, even while qualify stops: the reference target killed, no ledger line cut short.
+	var refProc atomic.Pointer[os.Process]
+	words := func() string {
+		if p := refProc.Load(); p != nil {
+			_ = p.Kill() // a pidfd: never another process
+		}
+		if !method.HoldLedgers(500 * time.Millisecond) {
+			return "a ledger line was being written (--resume drops it if torn): tlsbench qualify --resume " + dir
+		}
+		return fmt.Sprintf("the ledger keeps the %d runs finished: tlsbench qualify --resume %s", len(ledger.Entries()), dir)
+	}
+	lastWords.Store(&words)
+	defer lastWords.Store(nil)
 
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
 	refCA := ""
@@ -229,6 +244,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 			return err
 		}
 		defer ref.stop()
+		refProc.Store(ref.cmd.Process)
 		local.Reference, refCA = ref.lookup, ref.caFile
 		local.ReferenceProcesses = []int{ref.cmd.Process.Pid}
 		fmt.Fprintf(stderr, "tlsbench qualify: reference target started as process %d\n", ref.cmd.Process.Pid)
@@ -273,7 +289,9 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		return errors.New(differencesText(err))
 	}
 	if errors.Is(err, method.ErrInterrupted) {
-		return fmt.Errorf("interrupted; the ledger is intact: tlsbench qualify --resume %s", dir)
+		n := len(ledger.Entries())
+		return fmt.Errorf("%v; the ledger keeps the %d runs finished (%d made now): tlsbench qualify --resume %s "+
+			"makes the rest", err, n, n-kept, dir)
 	}
 	if err != nil {
 		return err
@@ -434,7 +452,7 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL} // Ctrl-C: qualify stops it
 	pipe, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -495,6 +513,8 @@ func (r *reference) lookup(profile string) (string, *x509.CertPool, error) {
 	return "https://localhost:" + portOf(addr) + "/", r.pool, nil
 }
 
+// stop ends the reference target: SIGTERM, and SIGKILL to its process
+// group if it has not exited within 3 s.
 func (r *reference) stop() {
 	if r.cmd.Process != nil {
 		_ = r.cmd.Process.Signal(syscall.SIGTERM)
@@ -502,8 +522,8 @@ func (r *reference) stop() {
 		go func() { r.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = r.cmd.Process.Kill()
+		case <-time.After(3 * time.Second):
+			_ = syscall.Kill(-r.cmd.Process.Pid, syscall.SIGKILL)
 			<-done
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
@@ -27,18 +28,26 @@ var version = "dev"
 // (the reference target of qualify), so that a test binary acts as tlsbench.
 const childEnv = "TLSBENCH_CHILD"
 
+// lastWords, if set, is called when a second signal ends the process: it makes
+// what the command keeps whole (within the second the exit may take) and says what.
+var lastWords atomic.Pointer[func() string]
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Caught from the start: a second signal, however soon, takes the path below.
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		// A second signal ends the process at once.
-		<-ctx.Done()
-		stop()
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		<-sig
-		fmt.Fprintln(os.Stderr, "tlsbench: interrupted twice, exiting")
+		cancel() // the command stops, cuts short what it was doing and says what it kept
+		<-sig
+		msg := "tlsbench: interrupted twice, exiting"
+		if words := lastWords.Load(); words != nil {
+			msg += "; " + (*words)()
+		}
+		fmt.Fprintln(os.Stderr, msg)
 		devcount.KillCommands() // no counter command outlives the process
-		os.Exit(130)
+		os.Exit(exitFailed)
 	}()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
