@@ -173,11 +173,30 @@ func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell, named bool) (rfcRe
 	v := analysis.RFC9411(r, t.RFC9411, target)
 	res.Verdict = &v
 	res.KPIs = rfcKPIs(r, t.RFC9411, v)
+	if t.RFC9411 == "7.9" && cell.Accepted > 0 {
+		res.KPIs = append([]rfcKPI{capacityKPI(cell)}, res.KPIs...)
+	}
 	if t.RFC9411 == "7.8" {
 		res.Latency = rfcLatencies(r)
 	}
 	res.Params = rfcParams(r, t)
 	return res, true
+}
+
+// capacityKPI is §7.9's KPI, the capacity: the most connections held with
+// every MUST met, or "≥ N" when the search stopped at a limit (the
+// generator's, the search's ceiling), not at the device.
+func capacityKPI(cell *method.Cell) rfcKPI {
+	how := ""
+	if cell.Search != nil {
+		how = " (search: " + cell.Search.Stop + ")"
+	}
+	if cell.Bound != "" {
+		return rfcKPI{"connection capacity", fmt.Sprintf("≥ %.0f connections (%s): the search stopped at it, not at "+
+			"the device; not the device's capacity%s", cell.Value, cell.Bound, how)}
+	}
+	return rfcKPI{"connection capacity", fmt.Sprintf("%.0f connections: the most held with every MUST met%s",
+		cell.Value, how)}
 }
 
 // rfcTarget is §7.8's target objective: the open loop's rate the run was
@@ -278,7 +297,7 @@ var rfcSpecs = map[string]rfcSpec{
 	"7.6": {"1, 2, 4, 16, 64 KB (one per run)", "1"},
 	"7.7": {"1, 16, 64, 256 KB and the mix (NetSecOPEN)", "10 (NetSecOPEN)"},
 	"7.8": {"1, 16, 64 KB (NetSecOPEN)", "1 and 10 (NetSecOPEN)"},
-	"7.9": {"1 KB (NetSecOPEN)", "10, 96 s apart (NetSecOPEN)"},
+	"7.9": {"1 KB (NetSecOPEN)", "10, (ramp-up + sustain)/10 think time (NetSecOPEN)"},
 }
 
 // rfcSuites are RFC 9411 §4.3.1.4's recommended TLS 1.2 suites (OpenSSL

@@ -111,6 +111,12 @@ type Campaign struct {
 	// and final): a run that fails is rejected; default analysis.RFC9411.
 	Verdict func(r *metrics.Run, test string, target float64) analysis.Verdict
 
+	// Sources are the runs' source addresses (--source; 0: one), Agents
+	// the processes a run is split over here (each with its descriptors):
+	// §7.9's limits (hold.go). HoldLimit, if set, replaces them.
+	Sources, Agents int
+	HoldLimit       func() (int, string)
+
 	prog tracker
 	// holdRate is each §7.9 cell's rate of new connections (per second)
 	// during its ramp-up (cellKey).
@@ -472,6 +478,9 @@ type Cell struct {
 	Unit      string  `json:"unit,omitempty"`
 	Rate      float64 `json:"rate,omitempty"`
 	Published int     `json:"published,omitempty"`
+	// Bound, if set, is where §7.9's search stopped, not at the device:
+	// Value is a lower bound, published "≥ Value (Bound)".
+	Bound string `json:"bound,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -540,12 +549,17 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		c.Sleep(ctx, time.Duration(m.Cooldown))
 		return e, nil
 	}
-	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
-	best, err := srch.run()
-	for _, l := range slices.Sorted(maps.Keys(srch.got)) {
-		cell.Exploration = append(cell.Exploration, probeOf(l, srch.got[l]))
+	best, got, info, err := 0, map[int]*Entry(nil), Search{}, error(nil)
+	if t.RFC9411 == plan.RFC9411Concurrent { // §7.9: its capacity search (hold.go)
+		best, got, info, err = c.capacity(cell, probe)
+	} else {
+		srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
+		best, err = srch.run()
+		got, info = srch.got, srch.info
 	}
-	info := srch.info
+	for _, l := range slices.Sorted(maps.Keys(got)) {
+		cell.Exploration = append(cell.Exploration, probeOf(l, got[l]))
+	}
 	cell.Search = &info
 	if err != nil {
 		return f, err
