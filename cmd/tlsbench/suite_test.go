@@ -110,7 +110,13 @@ func TestQualifySuiteQuick(t *testing.T) {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		Suite []struct{ Test, Bound string } `json:"suite"`
+		Suite   []struct{ Test, Bound string } `json:"suite"`
+		RFC9411 []struct {
+			Name    string
+			Results []struct {
+				KPIs []struct{ Name, Value string }
+			}
+		} `json:"rfc9411"`
 	}
 	if err := json.Unmarshal([]byte(rep), &doc); err != nil || len(doc.Suite) != len(want) {
 		t.Errorf("report: %v, %d suite results, want %d", err, len(doc.Suite), len(want))
@@ -119,6 +125,19 @@ func TestQualifySuiteQuick(t *testing.T) {
 		if r.Test == "7.9 1k" && r.Bound != s.Cells[held].Bound {
 			t.Errorf("report: 7.9's bound %q, want the summary's %q", r.Bound, s.Cells[held].Bound)
 		}
+	}
+	var kpi string
+	for _, rt := range doc.RFC9411 {
+		for _, r := range rt.Results {
+			for _, k := range r.KPIs {
+				if rt.Name == "7.9 1k" && k.Name == "connection capacity" {
+					kpi = k.Value
+				}
+			}
+		}
+	}
+	if b := s.Cells[held].Bound; b != "" && (!strings.HasPrefix(kpi, "≥ ") || !strings.Contains(kpi, b)) {
+		t.Errorf("report: §7.9's KPI %q, want the lower bound (%s)", kpi, b)
 	}
 	// Resumed, the campaign takes every run from the ledger (the §7.8 and
 	// §7.9 requests derived from the published values are the same) and
