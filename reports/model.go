@@ -67,6 +67,8 @@ type suiteResult struct {
 	Unit    string          `json:"unit"`
 	Runs    method.RunCount `json:"runs"`
 	Note    string          `json:"note,omitempty"`
+	// Bound, if set, says that Value is a lower bound (method.Cell.Bound).
+	Bound string `json:"bound,omitempty"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -266,6 +268,7 @@ type item struct {
 	consistent    bool
 	note          string
 	unsupported   string // why the DUT does not serve the profile
+	bound         string // §7.9: value is a lower bound, why (method.Cell.Bound)
 	section       section
 }
 
@@ -589,6 +592,7 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		runs:        method.RunCount{Accepted: cell.Accepted, Total: cell.Total},
 		consistent:  cell.Consistent,
 		unsupported: cell.Unsupported,
+		bound:       cell.Bound,
 	}
 	if cell.Accepted > 0 {
 		v := cell.Value
@@ -924,7 +928,7 @@ func splitSuite(items []*item) (study []*item, suite []suiteResult) {
 			continue
 		}
 		suite = append(suite, suiteResult{DUT: it.dut, Test: it.section.Test, Profile: it.profile,
-			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note})
+			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note, Bound: it.bound})
 	}
 	return study, suite
 }

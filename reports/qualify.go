@@ -163,7 +163,7 @@ func suiteTable(s *method.Summary) *table {
 		}
 		value, note, count := "-", "", "-"
 		if r.Value != nil {
-			value = suiteValue(*r.Value, r.Unit)
+			value = suiteValue(*r.Value, r.Unit, r.Bound)
 		}
 		if r.Runs != nil {
 			count = runs(*r.Runs)
@@ -187,17 +187,24 @@ func suiteTable(s *method.Summary) *table {
 	return t
 }
 
-// suiteValue writes a suite test's value in its unit.
-func suiteValue(v float64, unit string) string {
+// suiteValue writes a suite test's value in its unit; a lower bound (§7.9's
+// search stopped at bound, not at the device) as "≥ value (bound)".
+func suiteValue(v float64, unit, bound string) string {
+	var text string
 	switch unit {
 	case method.UnitGbps:
-		return FormatGbps(v)
+		text = FormatGbps(v)
 	case method.UnitCPS:
-		return FormatCPS(v) + " CPS"
+		text = FormatCPS(v) + " CPS"
 	case method.UnitMS:
-		return fmt.Sprintf("%.3g ms", v)
+		text = fmt.Sprintf("%.3g ms", v)
+	default:
+		text = fmt.Sprintf("%.0f %s", v, unit)
 	}
-	return fmt.Sprintf("%.0f %s", v, unit)
+	if bound != "" {
+		return "≥ " + text + " (" + bound + ")"
+	}
+	return text
 }
 
 // suiteTestText describes a named test of a plan (an RFC 9411 suite's):

@@ -76,7 +76,7 @@ func ReportDoc(r *Report) Document {
 		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Note")
 		for _, s := range r.Suite {
 			t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
-				return suiteValue(v, s.Unit)
+				return suiteValue(v, s.Unit, s.Bound)
 			}), runs(s.Runs), s.Note)
 		}
 		d.add(heading{3, "RFC 9411 tests"}, t)

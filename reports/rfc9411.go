@@ -176,11 +176,30 @@ func rfcResultOf(c *Campaign, t plan.Test, cell *method.Cell, named bool) (rfcRe
 	v := analysis.RFC9411(r, t.RFC9411, target)
 	res.Verdict = &v
 	res.KPIs = rfcKPIs(r, t.RFC9411, v)
+	if t.RFC9411 == "7.9" && cell.Accepted > 0 {
+		res.KPIs = append([]rfcKPI{capacityKPI(cell)}, res.KPIs...)
+	}
 	if t.RFC9411 == "7.8" {
 		res.Latency = rfcLatencies(r)
 	}
 	res.Params = rfcParams(r, t, c.Plan.Tests)
 	return res, true
+}
+
+// capacityKPI is §7.9's KPI, the capacity: the most connections held with
+// every MUST met, or "≥ N" when the search stopped at a limit (the
+// generator's, the search's ceiling), not at the device.
+func capacityKPI(cell *method.Cell) rfcKPI {
+	how := ""
+	if cell.Search != nil {
+		how = " (search: " + cell.Search.Stop + ")"
+	}
+	if cell.Bound != "" {
+		return rfcKPI{"connection capacity", fmt.Sprintf("≥ %.0f connections (%s): the search stopped at it, not at "+
+			"the device; not the device's capacity%s", cell.Value, cell.Bound, how)}
+	}
+	return rfcKPI{"connection capacity", fmt.Sprintf("%.0f connections: the most held with every MUST met%s",
+		cell.Value, how)}
 }
 
 // rfcTarget is §7.8's target objective: the open loop's rate the run was
@@ -290,7 +309,7 @@ var rfcSpecs = map[string]rfcSpec{
 	"7.7": {"1, 16, 64, 256 KB and the mix (NetSecOPEN)", "10 (NetSecOPEN)",
 		[]string{"1k", "16k", "64k", "256k", plan.SuiteMix}, []int{10}, 0, nsoRamp},
 	"7.8": {"1, 16, 64 KB (NetSecOPEN)", "1 and 10 (NetSecOPEN)", []string{"1k", "16k", "64k"}, []int{1, 10}, 0, nsoRamp},
-	"7.9": {"1 KB (NetSecOPEN)", "10, 96 s apart (NetSecOPEN)", []string{"1k"}, []int{10}, 96 * time.Second, 480},
+	"7.9": {"1 KB (NetSecOPEN)", "10, (ramp-up + sustain)/10 apart (NetSecOPEN)", []string{"1k"}, []int{10}, -1, 480},
 }
 
 // rfcSuites are RFC 9411 §4.3.1.4's recommended TLS 1.2 suites (OpenSSL
@@ -327,7 +346,7 @@ func rfcParams(r *metrics.Run, t plan.Test, tests []plan.Test) []rfcParam {
 		suite.Deviation = fmt.Sprintf("certificate %s: the RFC pairs %s with %s", n.CertKey, n.OpenSSL,
 			strings.Join(keys, " or "))
 	}
-	out := []rfcParam{suite, rfcObjects(r, t, spec), rfcPerConn(t, spec)}
+	out := []rfcParam{suite, rfcObjects(r, t, spec), rfcPerConn(r, t, spec)}
 	out = append(out, rfcTimeline(r, t, spec)...)
 	clients := fmt.Sprintf("%d workers (%s loop)", r.Load.Concurrency, dash(r.Load.Mode))
 	if r.Load.Rate > 0 {
@@ -410,9 +429,9 @@ func rfcUnit(objs []httpreq.Object, sets []string) float64 {
 
 // rfcPerConn is the transactions per connection's parameter: their number
 // and the pause between them, both the RFC's or a deviation.
-func rfcPerConn(t plan.Test, spec rfcSpec) rfcParam {
+func rfcPerConn(r *metrics.Run, t plan.Test, spec rfcSpec) rfcParam {
 	p := rfcParam{Name: "transactions per connection", RFC: spec.perConn}
-	n := t.RequestsPerConn
+	n, pause, want := t.RequestsPerConn, time.Duration(t.Pause), spec.pause
 	switch {
 	case n > 0:
 		p.Run = strconv.Itoa(n)
@@ -421,11 +440,25 @@ func rfcPerConn(t plan.Test, spec rfcSpec) rfcParam {
 	default:
 		p.Run = "unbounded (kept-alive connections)"
 	}
-	if t.Pause > 0 {
-		p.Run += fmt.Sprintf(", %s between them", time.Duration(t.Pause))
+	if want < 0 { // §7.9: NetSecOPEN's think time, (ramp-up + sustain)/10
+		up := time.Duration(t.RampUp)
+		if r.Timeline != nil {
+			up = time.Duration(r.Timeline.RampUpS * float64(time.Second))
+		}
+		sustain := time.Duration(r.DurationS * float64(time.Second))
+		want = ((up + sustain) / 10).Round(time.Second)
+		if pause == 0 { // the suite's own: plan.HoldPause
+			pause = plan.HoldPause(up, sustain+time.Duration(r.WarmupS*float64(time.Second)))
+		}
 	}
-	if !slices.Contains(spec.conns, n) || time.Duration(t.Pause) != spec.pause {
+	if pause > 0 {
+		p.Run += fmt.Sprintf(", %s between them", pause.Round(time.Millisecond))
+	}
+	if !slices.Contains(spec.conns, n) || (pause-want).Abs() >= time.Second {
 		p.Deviation = "not the RFC's " + spec.perConn
+		if spec.pause < 0 {
+			p.Deviation += fmt.Sprintf(" (%s here)", want)
+		}
 	}
 	return p
 }

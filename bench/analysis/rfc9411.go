@@ -302,11 +302,37 @@ func rateCriterion(test string, w sustain) Criterion {
 	return c
 }
 
+// HeldConnections is §7.9's KPI, the connections held: the mean of
+// heldSeries, as criterion d, the table, the summary and the report take
+// it; ok is false when nothing was counted (not measured, not the level).
+func HeldConnections(r *metrics.Run) (held float64, ok bool) {
+	vs, _, ok := heldSeries(sustainOf(r))
+	if !ok {
+		return 0, false
+	}
+	_, _, held = maxDeviation(vs)
+	return held, true
+}
+
+// heldSeries is each sustain second's connections: its 10 ms samples' mean,
+// else those open at its end; 0 (not skipped) when it counted none; ok
+// when one counted some.
+func heldSeries(w sustain) (vs []float64, how string, ok bool) {
+	vs, how = make([]float64, len(w.seconds)), "open at each second's end"
+	for i, s := range w.seconds {
+		vs[i] = float64(s.OpenConns)
+		if s.OpenConnsMean > 0 {
+			vs[i], how = s.OpenConnsMean, "the mean of each second's 10 ms samples"
+		}
+		ok = ok || vs[i] > 0
+	}
+	return vs, how, ok
+}
+
 // connectionsCriterion is criterion d: each sustain second's concurrent
-// connections (their mean over the second when the series has it, else
-// those open at its end) within ConnectionsTolerance of their mean (§7.9,
-// given the connections asked: of those) (§7.9: the
-// mean is the KPI, the concurrent connections held, set beside target).
+// connections (heldSeries) within ConnectionsTolerance of their mean (§7.9,
+// given the connections asked: of those; the mean is the KPI,
+// HeldConnections, set beside target).
 func connectionsCriterion(test string, w sustain, target float64) Criterion {
 	c := Criterion{Name: CriterionConnections, Limit: ConnectionsTolerance, Level: LevelShould,
 		Rule: "concurrent TCP connections MUST be constant during the sustain phase (deviation SHOULD be less than 10%)"}
@@ -314,15 +340,7 @@ func connectionsCriterion(test string, w sustain, target float64) Criterion {
 		c.Level = LevelMust
 		c.Rule = "the concurrent TCP connections MUST be held constant during the sustain phase (deviation less than 10%)"
 	}
-	vs := make([]float64, len(w.seconds))
-	counted, how := false, "open at each second's end"
-	for i, s := range w.seconds {
-		vs[i] = float64(s.OpenConns)
-		if s.OpenConnsMean > 0 {
-			vs[i], how = s.OpenConnsMean, "the mean of each second's 10 ms samples"
-		}
-		counted = counted || vs[i] > 0
-	}
+	vs, how, counted := heldSeries(w)
 	switch {
 	case len(vs) == 0:
 		c.Note = "not measured: no second ended in the sustain phase"

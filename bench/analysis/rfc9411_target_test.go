@@ -8,7 +8,6 @@ package analysis_test
 import (
 	"context"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -143,12 +142,23 @@ func TestRFC9411HeldConnections(t *testing.T) {
 		}
 	}
 	d := criterion(t, v, analysis.CriterionConnections)
-	switch counted := slices.ContainsFunc(r.Series, func(s metrics.Second) bool { return s.OpenConns > 0 }); {
-	case !counted && (d.Pass || !strings.HasPrefix(d.Note, "not measured")):
+	if !d.Pass || d.Value != 0 || !strings.Contains(d.Note, "mean 8.0 open connections (the mean of each second's 10 ms") ||
+		!strings.Contains(d.Note, "(100.0% of the 8 asked") {
+		t.Errorf("8 connections held, counted every 10 ms: %+v", d)
+	}
+	if held, ok := analysis.HeldConnections(r); !ok || held != 8 {
+		t.Errorf("HeldConnections %v (measured %v), want 8, the mean d judged", held, ok)
+	}
+	// Nothing counted is not measured: d fails, the KPI is not the 8 asked.
+	for i := range r.Series {
+		r.Series[i].OpenConns, r.Series[i].OpenConnsMean = 0, 0
+	}
+	if d := criterion(t, analysis.RFC9411(r, "7.9", 8), analysis.CriterionConnections); d.Pass ||
+		!strings.HasPrefix(d.Note, "not measured") {
 		t.Errorf("no open connections counted, d judged: %+v", d)
-	case counted && (!d.Pass || d.Value != 0 || !strings.Contains(d.Note, "mean 8.0 open connections") ||
-		!strings.Contains(d.Note, "(100.0% of the 8 asked")):
-		t.Errorf("8 connections held: %+v", d)
+	}
+	if held, ok := analysis.HeldConnections(r); ok || held != 0 {
+		t.Errorf("no open connections counted: HeldConnections %v, %v; want not measured", held, ok)
 	}
 }
 

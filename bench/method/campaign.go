@@ -121,6 +121,12 @@ type Campaign struct {
 	// and final): a run that fails is rejected; default analysis.RFC9411.
 	Verdict func(r *metrics.Run, test string, target float64) analysis.Verdict
 
+	// Sources are the runs' source addresses (--source; 0: one), Agents
+	// the processes a run is split over here (each with its descriptors):
+	// §7.9's limits (hold.go). HoldLimit, if set, replaces them.
+	Sources, Agents int
+	HoldLimit       func() (int, string)
+
 	prog tracker
 	// holdRate is each §7.9 cell's rate of new connections (per second)
 	// during its ramp-up (cellKey).
@@ -490,6 +496,9 @@ type Cell struct {
 	// DeviceNotSaturated: neither the published run's DUT nor its generator
 	// was saturated (unsaturated): the value is not the device's capacity.
 	DeviceNotSaturated bool `json:"device_not_saturated,omitempty"`
+	// Bound, if set, is where §7.9's search stopped, not at the device:
+	// Value is a lower bound, published "≥ Value (Bound)".
+	Bound string `json:"bound,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -559,10 +568,15 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		c.Sleep(ctx, time.Duration(m.Cooldown))
 		return e, nil
 	}
-	srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
-	best, err := srch.run()
-	cell.Exploration = srch.probes()
-	info := srch.info
+	best, got, info, err := 0, map[int]*Entry(nil), Search{}, error(nil)
+	if t.RFC9411 == plan.RFC9411Concurrent { // §7.9: its capacity search (hold.go)
+		best, got, info, err = c.capacity(cell, probe)
+	} else {
+		srch := newSearch(m.Explore.Concurrency.Min, m.Explore.Concurrency.Max, float64(m.Explore.MinGain), probe)
+		best, err = srch.run()
+		got, info = srch.got, srch.info
+	}
+	cell.Exploration = probesOf(got)
 	cell.Search = &info
 	if err != nil {
 		return f, err

@@ -61,6 +61,9 @@ type Local struct {
 	Profiles *profiles.Set
 	// Live, if set, is every run's runner.Spec.Live (an exporter's hook).
 	Live func(runner.Live)
+	// Sources are the local addresses the runs dial from, in turn
+	// (runner.Spec.Sources; qualify --source).
+	Sources []net.IP
 
 	mu    sync.Mutex
 	pools map[string]*x509.CertPool
@@ -138,7 +141,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 	}
 	spec.Tool, spec.DUTProcesses = l.Tool, append(pids, FindProcesses(d.Processes)...)
-	spec.Device = d.Counters
+	spec.Device, spec.Sources = d.Counters, l.Sources
 	spec.Live = l.Live
 	spec.Config = runner.Echo(struct {
 		Phase       vocab.MethodPhase `json:"phase"`

@@ -95,11 +95,11 @@ func (s *search) again(level int, kind string) error {
 	return nil
 }
 
-// probes are the latest probe of each level, by level.
-func (s *search) probes() []Probe {
+// probesOf are the latest probe of each level, by level.
+func probesOf(got map[int]*Entry) []Probe {
 	var ps []Probe
-	for _, l := range slices.Sorted(maps.Keys(s.got)) {
-		ps = append(ps, probeOf(l, s.got[l]))
+	for _, l := range slices.Sorted(maps.Keys(got)) {
+		ps = append(ps, probeOf(l, got[l]))
 	}
 	return ps
 }
@@ -127,7 +127,7 @@ func (s *search) run() (int, error) {
 	if best, err = s.refine(best); err != nil {
 		return 0, err
 	}
-	return prefer(s.probes(), best, s.gain), nil
+	return prefer(probesOf(s.got), best, s.gain), nil
 }
 
 // settle probes the best level and the step above it again for longer when

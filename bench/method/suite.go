@@ -73,9 +73,12 @@ type dependent struct {
 // shape sets the ramps of a run (RFC 9411 §4.3.4): those of the test in
 // the final phase, none in the preliminary one nor in the exploratory
 // search (ours, not the RFC's), but for §7.9, whose level is the
-// connections held and whose ramp-up holds the rate of new ones at the
-// test's share of §7.6's maximum. A run of a test with a pause lasts two
-// pauses at least.
+// connections held: its ramp-up opens them at the test's share of §7.6's
+// maximum (connections ÷ that rate), and each connection pauses between
+// its GETs the test's pause (the run then lasts two pauses at least), else
+// plan.HoldPause of the ramp-up and the sustain (NetSecOPEN's think time).
+// §7.9's sustain lasts holdMinSustain at least: criterion d, its KPI, is
+// judged on whole seconds.
 func (c *Campaign) shape(req *Request) {
 	t := req.Test
 	if req.Phase == vocab.Preliminary {
@@ -87,9 +90,14 @@ func (c *Campaign) shape(req *Request) {
 	// A connection that pauses between its requests makes at least two
 	// in the measured window.
 	req.Duration = max(req.Duration, 2*time.Duration(t.Pause))
+	if t.RFC9411 == plan.RFC9411Concurrent {
+		req.Duration = max(req.Duration, holdMinSustain)
+	}
 	if r := c.holdRate[cellKey(req.DUT.Name, t, req.Profile.Name)]; r > 0 {
-		need := time.Duration(float64(req.Concurrency) / r * float64(time.Second)).Round(time.Millisecond)
-		req.RampUp = max(req.RampUp, need)
+		req.RampUp = time.Duration(float64(req.Concurrency) / r * float64(time.Second)).Round(time.Millisecond)
+		if t.Pause == 0 {
+			req.Test.Pause = plan.Duration(plan.HoldPause(req.RampUp, req.Warmup+req.Duration))
+		}
 	}
 }
 
@@ -121,7 +129,8 @@ func testValue(req Request, r *metrics.Run) float64 {
 	case plan.RFC9411Latency:
 		return ttlbMean(r) / 1000
 	case plan.RFC9411Concurrent:
-		return heldConns(r, req.Concurrency)
+		held, _ := analysis.HeldConnections(r) // 0 when not measured: the verdict fails it
+		return held
 	}
 	return value(r)
 }
@@ -139,23 +148,6 @@ func ttlbMean(r *metrics.Run) float64 {
 		return sum / float64(n)
 	}
 	return r.Percentiles(vocab.PhaseTotal).Mean
-}
-
-// heldConns is the mean of the connections open during the sustain
-// phase's seconds; the concurrency when the record does not count them.
-func heldConns(r *metrics.Run, level int) float64 {
-	var sum float64
-	n := 0
-	for _, s := range r.Series {
-		if s.Phase == string(vocab.TimelineSustain) && s.OpenConns > 0 {
-			sum += float64(s.OpenConns)
-			n++
-		}
-	}
-	if n == 0 {
-		return float64(level)
-	}
-	return sum / float64(n)
 }
 
 // judgeRFC9411 judges a suite test's run by its RFC 9411 criteria: a
@@ -321,7 +313,7 @@ func suiteRows(s *Summary, neg func(dut, profile string) metrics.Negotiated) []R
 		n := neg(cell.DUT, cell.Profile)
 		row := Row{DUT: cell.DUT, Profile: cell.Profile, Test: cell.Test, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
 			Unit: cell.Unit, Runs: &RunCount{Accepted: cell.Accepted, Total: cell.Total}, Consistent: cell.Consistent,
-			Unsupported: cell.Unsupported}
+			Unsupported: cell.Unsupported, Bound: cell.Bound}
 		if cell.Accepted > 0 && cell.Failed == "" {
 			v := cell.Value
 			row.Value = &v

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +26,16 @@ type suiteExec struct {
 func (f *suiteExec) Run(ctx context.Context, req method.Request) (*metrics.Run, error) {
 	f.reqs = append(f.reqs, req)
 	r, err := f.fakeExec.Run(ctx, req)
+	if err == nil && req.Test.RFC9411 == plan.RFC9411Concurrent {
+		// The device holds 90%, 90% and 60% of the connections asked in
+		// the sustain seconds' 10 ms samples, all of them at each second's
+		// end: 80% held (the mean of the 10 ms means, a definition).
+		n := int64(req.Concurrency)
+		for i, share := range []float64{0.9, 0.9, 0.6} {
+			r.Series = append(r.Series, metrics.Second{T: i + 1, Phase: string(vocab.TimelineSustain), OpenConns: n,
+				OpenConnsMean: share * float64(n)})
+		}
+	}
 	if err == nil && req.Test.RFC9411 == plan.RFC9411Latency {
 		ms := float64(len(f.reqs)%5 + 1)
 		r.Latency = map[string]metrics.Percentiles{vocab.PhaseTotal.String(): {Count: 10, Min: 1, Mean: ms * 1000,
@@ -134,8 +145,12 @@ func TestSuiteSharesAndHeldConnections(t *testing.T) {
 		}
 	}
 	held := cells["7.9 1k"]
-	if held.Level < 16 || held.Level >= 32 || held.Value != float64(held.Level) || held.Unit != method.UnitConnections {
-		t.Errorf("7.9: level %d value %v %s, want the most connections below 32 that passed", held.Level, held.Value, held.Unit)
+	if held.Level != 31 || math.Abs(held.Value-0.8*31) > 1e-9 || held.Unit != method.UnitConnections || held.Bound != "" {
+		t.Errorf("7.9: level %d value %v %s (bound %q), want 31 (doubling to 32, bisected), 80%% of it held (the "+
+			"10 ms samples' mean), the device's capacity", held.Level, held.Value, held.Unit, held.Bound)
+	}
+	if want := []int{1, 2, 4, 8, 16, 32, 24, 28, 30, 31}; !slices.Equal(held.Search.Order, want) {
+		t.Errorf("7.9 searched %v, want %v (doubling, then bisection)", held.Search.Order, want)
 	}
 	failed := 0
 	for _, e := range c.Ledger.Entries() {
@@ -160,6 +175,42 @@ func TestSuiteSharesAndHeldConnections(t *testing.T) {
 	}
 	if rows != 5 {
 		t.Errorf("%d suite rows with a value, want 5: %+v", rows, s.Rows)
+	}
+}
+
+// TestSuiteHeldBound: §7.9's search that reaches the generator's limit or
+// the search's ceiling without a failure publishes a lower bound, saying
+// which, never the device's capacity.
+func TestSuiteHeldBound(t *testing.T) {
+	for _, c := range []struct {
+		limit, max, level int
+		bound             string
+	}{
+		{limit: 40, level: 40, bound: "the generator's limit: descriptors (test)"},
+		{limit: 1000, max: 20, level: 20, bound: "the search's ceiling, explore.connections.max 20"},
+	} {
+		p := suitePlan(t)
+		p.Tests = slices.DeleteFunc(p.Tests, func(tt plan.Test) bool { return tt.RFC9411 == plan.RFC9411Latency })
+		p.Method.Explore.Connections = plan.Range{Min: 4, Max: c.max}
+		camp := campaign(t, p, &suiteExec{}, t.TempDir())
+		camp.HoldLimit = func() (int, string) { return c.limit, "descriptors (test)" }
+		camp.Verdict = func(_ *metrics.Run, test string, _ float64) analysis.Verdict {
+			return analysis.Verdict{Test: test, Pass: true}
+		}
+		s, err := camp.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := slices.IndexFunc(s.Cells, func(cell *method.Cell) bool { return cell.Test == "7.9 1k" })
+		j := slices.IndexFunc(s.Rows, func(r method.Row) bool { return r.Test == "7.9 1k" })
+		if i < 0 || j < 0 {
+			t.Fatalf("no 7.9 cell or row: %+v", s.Rows)
+		}
+		if cell := s.Cells[i]; cell.Search == nil || cell.Level != c.level || cell.Bound != c.bound || s.Rows[j].Bound != c.bound ||
+			!strings.Contains(cell.Search.Stop, c.bound) {
+			t.Errorf("limit %d, max %d: level %d bound %q (row %q), stop %q; want %d, %q", c.limit, c.max, cell.Level,
+				cell.Bound, s.Rows[j].Bound, cell.Search.Stop, c.level, c.bound)
+		}
 	}
 }
 

@@ -41,6 +41,8 @@ type Row struct {
 	Value *float64  `json:"value,omitempty"`
 	Unit  string    `json:"unit,omitempty"`
 	Runs  *RunCount `json:"runs,omitempty"`
+	// Bound, if set, says that Value is a lower bound (Cell.Bound).
+	Bound string `json:"bound,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile (its
 	// refusal in the preliminary phase): the row is "not supported".
 	Unsupported string `json:"unsupported,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,7 @@ type qualifyCmd struct {
 	ef               *executorFlags
 	allowDiff, quiet bool
 	live             liveFlags // --metrics-listen (liveflags.go)
+	sources          []net.IP  // --source
 }
 
 // runQualify runs a qualify command line: parseQualify, then run.
@@ -83,6 +85,8 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 		"repeats (default: the plan's final.repeat, else once)")
 	ef := addExecutorFlags(fs)
 	sf := addSuiteFlags(fs) // suite.go
+	srcs := fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR the runs dial from, in turn "+
+		"(repeatable; e.g. 127.0.0.0/16 on loopback: more connections than one address's ports)")
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
 	}
@@ -91,6 +95,10 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
+	}
+	sources, err := parseSources(*srcs)
+	if err != nil {
+		return nil, err
 	}
 	set, err := loadProfiles(*files)
 	if err != nil {
@@ -188,7 +196,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	}
 	return &qualifyCmd{
 		plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef,
-		allowDiff: *allowDiff, quiet: *quiet, live: live,
+		allowDiff: *allowDiff, quiet: *quiet, live: live, sources: sources,
 	}, nil
 }
 
@@ -232,7 +240,7 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	lastWords.Store(&words)
 	defer lastWords.Store(nil)
 
-	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set}
+	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set, Sources: q.sources}
 	refCA := ""
 	if usesReference(pl) {
 		var names []string
@@ -263,13 +271,16 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	prog := newCampaignProgress(stderr, q.quiet)
 	c := &method.Campaign{
 		Plan: pl, Profiles: set, Exec: pool.wrap(exec), Ledger: ledger, AllowDifferences: q.allowDiff,
-		Events: prog.event, Watch: prog.watch, Progress: prog.second,
+		Events: prog.event, Watch: prog.watch, Progress: prog.second, Sources: len(q.sources), Agents: q.ef.agents,
 		Preliminary: func(ps []method.Prelim) {
 			prog.done()
 			if err := reports.PreliminaryTable(ps).Text(stdout); err != nil && prelimErr == nil {
 				prelimErr = fmt.Errorf("writing the preliminary table: %w", err)
 			}
 		},
+	}
+	if q.ef.kind == "kubernetes" { // §7.9: the pods' limits are not known here
+		c.HoldLimit = func() (int, string) { return 0, "" }
 	}
 	live, err := q.live.open(ctx, stdout, stderr)
 	defer live.close()

@@ -16,7 +16,8 @@ type suiteFlags struct {
 func addSuiteFlags(fs *pflag.FlagSet) *suiteFlags {
 	return &suiteFlags{
 		suite: fs.String("suite", "", "without --plan: run the tests of suite `NAME` (rfc9411: RFC 9411's "+
-			"§7.6 CPS, §7.7 throughput, §7.8 latency and §7.9 concurrent connections; --quick: a short subset)"),
+			"§7.6 CPS, §7.7 throughput, §7.8 latency and §7.9 concurrent connections, each with the RFC's four "+
+			"TLS 1.2 keys; --quick: a short subset, one profile)"),
 		tests: fs.StringSlice("tests", nil, "with --suite: run only these `TESTS` (comma-separated: "+
 			"an RFC 9411 test, as 7.6, or a test's name, as \"7.6 1k\")"),
 	}

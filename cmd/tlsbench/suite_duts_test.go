@@ -151,8 +151,10 @@ func checkSuiteRuns(t *testing.T, entries []*method.Entry) {
 					phases = append(phases, s.Phase)
 				}
 			}
-			if !slices.Contains(phases, "ramp_up") || !slices.Contains(phases, "sustain") ||
-				!slices.Contains(phases, "ramp_down") || r.Timeline == nil {
+			// §7.9's ramp-up opens its connections at half §7.6's CPS:
+			// a few dozen take less than a second, none of the series'.
+			up := slices.Contains(phases, "ramp_up") || e.Test == "7.9 1k" && r.Timeline != nil && r.Timeline.RampUpS > 0
+			if !up || !slices.Contains(phases, "sustain") || !slices.Contains(phases, "ramp_down") || r.Timeline == nil {
 				t.Errorf("%s: phases %v, timeline %+v: want the ramps around the sustain phase", e.Key, phases,
 					r.Timeline)
 			}

@@ -29,7 +29,7 @@ func TestQualifySuiteQuick(t *testing.T) {
 	// from (the whole quick suite runs against nginx and HAProxy in
 	// suite_duts_test.go).
 	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--suite", "rfc9411", "--quick",
-		"--tests", "7.6 1k,7.8 1k s1", "--dut", "ref=reference", "--out", out)
+		"--tests", "7.6 1k,7.8 1k s1,7.9", "--dut", "ref=reference", "--out", out)
 	took := time.Since(start)
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -42,8 +42,8 @@ func TestQualifySuiteQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := plan.FilterTests(all, []string{"7.6 1k", "7.8 1k s1"})
-	if err != nil || len(want) != 2 {
+	want, err := plan.FilterTests(all, []string{"7.6 1k", "7.8 1k s1", "7.9"})
+	if err != nil || len(want) != 3 {
 		t.Fatalf("FilterTests: %d tests, %v", len(want), err)
 	}
 	data, err := os.ReadFile(filepath.Join(out, method.SummaryFile))
@@ -80,6 +80,23 @@ func TestQualifySuiteQuick(t *testing.T) {
 			t.Errorf("%s: not in the table or the progress", w.Name)
 		}
 	}
+	// §7.9's search stops at the quick suite's ceiling, 32, or below it
+	// at the device: at the ceiling, the value is a lower bound, "≥ N (the
+	// search's ceiling …)" in the table, never the device's capacity.
+	held := slices.IndexFunc(s.Cells, func(c *method.Cell) bool { return c.Test == "7.9 1k" })
+	row := slices.IndexFunc(s.Rows, func(r method.Row) bool { return r.Test == "7.9 1k" })
+	if held < 0 || row < 0 {
+		t.Fatalf("no 7.9 cell or row")
+	}
+	const ceiling = "the search's ceiling, explore.connections.max 32"
+	switch c := s.Cells[held]; {
+	case c.Level == 32 && (c.Bound != ceiling || s.Rows[row].Bound != ceiling || !strings.Contains(stdout, "≥ ") ||
+		!strings.Contains(stdout, ceiling)):
+		t.Errorf("7.9 held the ceiling's 32 connections, published bound %q (row %q), not as a lower bound:\n%s",
+			c.Bound, s.Rows[row].Bound, stdout)
+	case c.Level < 32 && c.Bound != "":
+		t.Errorf("7.9 failed at %d (below the ceiling), yet bound %q", c.Level, c.Bound)
+	}
 	if !strings.Contains(stderr, "RFC 9411 pass") {
 		t.Errorf("the progress does not print the verdicts:\n%s", stderr)
 	}
@@ -93,10 +110,34 @@ func TestQualifySuiteQuick(t *testing.T) {
 		t.Fatalf("report: exit %d: %s", code, stderr)
 	}
 	var doc struct {
-		Suite []struct{ Test string } `json:"suite"`
+		Suite   []struct{ Test, Bound string } `json:"suite"`
+		RFC9411 []struct {
+			Name    string
+			Results []struct {
+				KPIs []struct{ Name, Value string }
+			}
+		} `json:"rfc9411"`
 	}
 	if err := json.Unmarshal([]byte(rep), &doc); err != nil || len(doc.Suite) != len(want) {
 		t.Errorf("report: %v, %d suite results, want %d", err, len(doc.Suite), len(want))
+	}
+	for _, r := range doc.Suite {
+		if r.Test == "7.9 1k" && r.Bound != s.Cells[held].Bound {
+			t.Errorf("report: 7.9's bound %q, want the summary's %q", r.Bound, s.Cells[held].Bound)
+		}
+	}
+	var kpi string
+	for _, rt := range doc.RFC9411 {
+		for _, r := range rt.Results {
+			for _, k := range r.KPIs {
+				if rt.Name == "7.9 1k" && k.Name == "connection capacity" {
+					kpi = k.Value
+				}
+			}
+		}
+	}
+	if b := s.Cells[held].Bound; b != "" && (!strings.HasPrefix(kpi, "≥ ") || !strings.Contains(kpi, b)) {
+		t.Errorf("report: §7.9's KPI %q, want the lower bound (%s)", kpi, b)
 	}
 	// Resumed, the campaign takes every run from the ledger (the §7.8 and
 	// §7.9 requests derived from the published values are the same) and

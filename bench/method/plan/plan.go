@@ -116,6 +116,10 @@ type explore struct {
 	Concurrency   Range    `yaml:"concurrency" json:"concurrency"`
 	ProbeDuration Duration `yaml:"probe_duration" json:"probe_duration"`
 	MinGain       Percent  `yaml:"min_gain" json:"min_gain"`
+	// Connections is RFC 9411 §7.9's capacity search: its first level
+	// (min; 0: concurrency.min) and its ceiling (max; 0: none but the
+	// generator's limits). See docs/RFC9411.md.
+	Connections Range `yaml:"connections,omitempty" json:"connections,omitzero"`
 }
 
 // Range is an inclusive range of load levels.
@@ -578,6 +582,9 @@ func (m *Method) check() error {
 		return methodErr("explore.probe_duration", "must be positive")
 	case e.Concurrency.Min < 1 || e.Concurrency.Max < e.Concurrency.Min:
 		return methodErr("explore.concurrency", "needs 1 <= min <= max, got %d..%d", e.Concurrency.Min, e.Concurrency.Max)
+	case e.Connections.Min < 0 || e.Connections.Max != 0 && e.Connections.Max < max(e.Connections.Min, 1):
+		return methodErr("explore.connections", "needs 0 <= min and max 0 (none) or max >= min, got %d..%d",
+			e.Connections.Min, e.Connections.Max)
 	case e.MinGain < 0 || e.MinGain >= 1:
 		return methodErr("explore.min_gain", "%s is out of range [0%%, 100%%)", e.MinGain)
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,16 +44,17 @@ var (
 	suiteThroughputReqs = 10
 )
 
-// The §7.9 test holds its connections open: one request per second on
-// each (Pause), and so many per connection that none closes before the run
-// ends (100000 s is longer than any run).
-// --quick pauses 500 ms (its runs are short: a run lasts two pauses at
-// least, so that each connection makes two requests in the window).
-const (
-	SuiteHoldPause    = time.Second
-	SuiteHoldRequests = 100000
-	suiteQuickPause   = 500 * time.Millisecond
-)
+// SuiteHoldRequests are the GETs of each §7.9 connection (NetSecOPEN's 10).
+const SuiteHoldRequests = 10
+
+// HoldPause is §7.9's think time when its test sets none: NetSecOPEN's
+// (ramp-up + sustain)/10 follows each of its 10 GETs; tlsbench's engine
+// closes a connection at its last response, so its GETs are 9 pauses of
+// (ramp-up + sustain)/9 apart: the first connection's last GET ends the
+// sustain, the others' fall in the ramp-down, which closes them (FIN).
+func HoldPause(rampUp, sustain time.Duration) time.Duration {
+	return ((rampUp + sustain) / (SuiteHoldRequests - 1)).Round(time.Millisecond)
+}
 
 // SuiteShare is RFC 9411 §7.8's load: 50% of the maximum of §7.6 or §7.7;
 // and §7.9's ramp-up: at most 50% of §7.6's maximum connections per second.
@@ -96,14 +98,13 @@ func Suite(name string, quick bool) ([]Test, Method, error) {
 		add(Test{Name: "7.8 " + size + " s2", RFC9411: RFC9411Latency, Engine: vocab.EngineCPS, Objects: size,
 			RequestsPerConn: suiteThroughputReqs, Of: "7.7 " + size, Share: SuiteShare})
 	}
-	pause := SuiteHoldPause
-	if quick {
-		pause = suiteQuickPause
-	}
 	add(Test{Name: "7.9 1k", RFC9411: RFC9411Concurrent, Engine: vocab.EngineCPS, Objects: "1k",
-		RequestsPerConn: SuiteHoldRequests, Pause: Duration(pause), Of: "7.6 1k", Share: SuiteShare})
+		RequestsPerConn: SuiteHoldRequests, Of: "7.6 1k", Share: SuiteShare})
+	// The RFC's 300 s sustain; §7.9's search from 1024 connections, with
+	// no ceiling but the generator's limits.
 	m := DefaultMethod()
 	m.Duration, m.Warmup = Duration(300*time.Second), Duration(5*time.Second)
+	m.Explore.Connections = Range{Min: 1024}
 	if quick {
 		tests = slices.DeleteFunc(tests, func(t Test) bool { return !slices.Contains(suiteQuickTests, t.Name) })
 		m = QuickMethod()
@@ -111,6 +112,8 @@ func Suite(name string, quick bool) ([]Test, Method, error) {
 		// rate criterion needs to be judged.
 		m.Duration, m.Warmup = Duration(3*time.Second), Duration(200*time.Millisecond)
 		m.Explore.Concurrency = Range{Min: 8, Max: 32}
+		// §7.9 to 32 at most, published "≥ N (the search's ceiling)" there.
+		m.Explore.Connections = Range{Min: 8, Max: 32}
 		m.Explore.ProbeDuration = Duration(300 * time.Millisecond)
 		// One accepted final run (of three at most) per test: with the
 		// ramps, two or three would take the suite past a minute.
@@ -123,11 +126,15 @@ func Suite(name string, quick bool) ([]Test, Method, error) {
 	return tests, m, nil
 }
 
-// SuiteProfiles are the suite's profiles when none is named: NetSecOPEN's
-// (its scripts run ECDHE-RSA-AES128-GCM-SHA256 with an RSA 2048 key and
-// P-256), then RFC 9411 §4.3.1.4's first row (ECDHE-ECDSA-AES128-GCM-SHA256,
-// P-256).
-var SuiteProfiles = []string{"ecdhe-rsa-aes128-gcm-sha256-p256", "ecdhe-ecdsa-aes128-gcm-sha256-p256"}
+// SuiteProfiles are the suite's profiles when none is named: RFC 9411
+// §4.3.1.4's four recommended TLS 1.2 suites, each with its key ("key
+// strengths as well as forward looking stronger keys"): NetSecOPEN's
+// ECDHE-RSA-AES128-GCM-SHA256 with RSA 2048 (first: the quick suite runs
+// it alone), ECDHE-ECDSA-AES128-GCM-SHA256 with P-256,
+// ECDHE-ECDSA-AES256-GCM-SHA384 with P-384 and ECDHE-RSA-AES256-GCM-SHA384
+// with RSA 4096 (ECDHE on P-256, as the RSA 2048 row).
+var SuiteProfiles = []string{"ecdhe-rsa-aes128-gcm-sha256-p256", "ecdhe-ecdsa-aes128-gcm-sha256-p256",
+	"ecdhe-ecdsa-aes256-gcm-sha384-p384", "ecdhe-rsa-aes256-gcm-sha384-p256"}
 
 // SuitePlan is the plan of suite name against duts for the profiles (none:
 // SuiteProfiles; quick: the first of them).
@@ -165,12 +172,15 @@ func FilterTests(tests []Test, names []string) ([]Test, error) {
 }
 
 // expandSuite replaces a plan's suite by its tests, after the plan's own
-// (their profiles those of the plan's first test, else SuiteProfiles).
+// (their profiles those of the plan's first test, else SuiteProfiles), and
+// keeps the suite's method (its 300 s sustain, §7.9's search) wherever the
+// plan leaves a method value at tlsbench's default (DefaultMethod): a value
+// the plan sets otherwise is the plan's.
 func (p *Plan) expandSuite() error {
 	if p.Suite == "" {
 		return nil
 	}
-	tests, _, err := Suite(p.Suite, false)
+	tests, m, err := Suite(p.Suite, false)
 	if err != nil {
 		return ferr("suite: "+err.Error(), "suite")
 	}
@@ -181,8 +191,23 @@ func (p *Plan) expandSuite() error {
 	for i := range tests {
 		tests[i].Profiles = slices.Clone(names)
 	}
+	keepUnset(reflect.ValueOf(&p.Method).Elem(), reflect.ValueOf(DefaultMethod()), reflect.ValueOf(m))
 	p.Tests, p.Suite = append(p.Tests, tests...), ""
 	return nil
+}
+
+// keepUnset sets each field of dst (down its nested structs) equal to def's
+// to suite's.
+func keepUnset(dst, def, suite reflect.Value) {
+	if dst.Kind() == reflect.Struct {
+		for i := range dst.NumField() {
+			keepUnset(dst.Field(i), def.Field(i), suite.Field(i))
+		}
+		return
+	}
+	if dst.CanSet() && dst.Comparable() && dst.Equal(def) {
+		dst.Set(suite)
+	}
 }
 
 // checkSuiteTest checks test i's suite settings: a unique name, its RFC 9411

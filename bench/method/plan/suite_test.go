@@ -43,8 +43,8 @@ func TestSuiteRFC9411(t *testing.T) {
 		"7.7 mix":    {Engine: vocab.EngineThroughput, RFC9411: "7.7", Objects: plan.SuiteMix, RequestsPerConn: 10},
 		"7.8 64k s1": {Engine: vocab.EngineCPS, RFC9411: "7.8", Objects: "64k", RequestsPerConn: 1, Of: "7.6 64k", Share: 0.5},
 		"7.8 16k s2": {Engine: vocab.EngineCPS, RFC9411: "7.8", Objects: "16k", RequestsPerConn: 10, Of: "7.7 16k", Share: 0.5},
-		"7.9 1k": {Engine: vocab.EngineCPS, RFC9411: "7.9", Objects: "1k", RequestsPerConn: plan.SuiteHoldRequests,
-			Pause: plan.Duration(time.Second), Of: "7.6 1k", Share: 0.5},
+		"7.9 1k": {Engine: vocab.EngineCPS, RFC9411: "7.9", Objects: "1k", RequestsPerConn: 10, Of: "7.6 1k",
+			Share: 0.5},
 	} {
 		got := byName[name]
 		if got.Engine != w.Engine || got.RFC9411 != w.RFC9411 || got.Objects != w.Objects ||
@@ -52,8 +52,16 @@ func TestSuiteRFC9411(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", name, got, w)
 		}
 	}
-	if p := 300.0 + 5; float64(plan.SuiteHoldRequests)*plan.SuiteHoldPause.Seconds() < p {
-		t.Errorf("§7.9's connections close before a run of %v s ends", p)
+	// NetSecOPEN's think time: the connection opened first makes its 10th
+	// GET (which closes it) at the sustain's end, not before.
+	for _, rs := range [][2]time.Duration{{10 * time.Second, 300 * time.Second}, {200 * time.Second, 305 * time.Second},
+		{1300 * time.Millisecond, 3 * time.Second}} {
+		if last := 9 * plan.HoldPause(rs[0], rs[1]); last < rs[0]+rs[1]-5*time.Millisecond || last > rs[0]+rs[1]+5*time.Millisecond {
+			t.Errorf("ramp-up %v, sustain %v: the first connection's last GET at %v, want at their end", rs[0], rs[1], last)
+		}
+	}
+	if m.Explore.Connections != (plan.Range{Min: 1024}) {
+		t.Errorf("§7.9's search %+v, want from 1024 connections, no ceiling but the generator's", m.Explore.Connections)
 	}
 
 	pl, err := plan.SuitePlan(plan.SuiteRFC9411, false, []plan.DUT{{Name: "a", URL: plan.Reference}}, nil)
@@ -147,6 +155,22 @@ func TestSuitePlanChecks(t *testing.T) {
 	if len(p.Tests) != 18 || p.Suite != "" || p.Tests[1].Name != "7.6 1k" ||
 		!slices.Equal(p.Tests[1].Profiles, []string{"rsa2048-aes128-gcm-sha256"}) {
 		t.Errorf("suite: rfc9411 expanded to %d tests (suite %q), second %+v", len(p.Tests), p.Suite, p.Tests[1])
+	}
+	// The suite's method where the plan leaves the default (A7): its 300 s
+	// sustain and §7.9's search; a value the plan sets is the plan's.
+	_, sm, _ := plan.Suite(plan.SuiteRFC9411, false)
+	if p.Method.Duration != plan.Duration(300*time.Second) || p.Method.Explore.Connections != sm.Explore.Connections ||
+		p.Method.Final != sm.Final {
+		t.Errorf("suite: rfc9411's method %+v, want the suite's %+v", p.Method, sm)
+	}
+	own, err := plan.ParsePlan("p.yaml", []byte(head+"suite: rfc9411\nmethod: {duration: 60s, explore: {connections: "+
+		"{min: 64, max: 4096}}}\ntests: [{engine: cps, "+prof+"}]\n"), profilesSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own.Method.Duration != plan.Duration(time.Minute) || own.Method.Explore.Connections != (plan.Range{Min: 64, Max: 4096}) ||
+		own.Method.Explore.Concurrency != sm.Explore.Concurrency {
+		t.Errorf("suite: rfc9411 with the plan's duration and search: %+v", own.Method)
 	}
 	// The written plan lists the tests, not the suite: read again, it is
 	// the same plan.
