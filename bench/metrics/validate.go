@@ -15,8 +15,6 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// Engines are the engines a run record may name.
-var Engines = []string{vocab.EngineCPS.String(), vocab.EngineThroughput.String()}
 
 // loadModes are the load modes a run record may name.
 var loadModes = []string{"closed", "open"}
@@ -66,6 +64,15 @@ func (c *Checker) OneOf(path, v string, allowed []string) {
 	}
 }
 
+// Engine checks that e is one of vocab.Engines.
+func (c *Checker) Engine(path string, e vocab.Engine) {
+	names := make([]string, len(vocab.Engines))
+	for i, v := range vocab.Engines {
+		names[i] = v.String()
+	}
+	c.OneOf(path, e.String(), names)
+}
+
 // num is a named number for Checker.nums: an int or int64 is a count, a
 // float64 a rate.
 type num struct {
@@ -110,7 +117,7 @@ func (r *Run) check(c *Checker) {
 		c.Failf("schema", "%q, want %q", r.Schema, Schema)
 		return
 	}
-	c.OneOf("engine", r.Engine.String(), Engines)
+	c.Engine("engine", r.Engine)
 
 	// The window.
 	c.nums("", []num{{"warmup_s", r.WarmupS}, {"steady_start_s", r.SteadyStartS}, {"duration_s", r.DurationS}})
