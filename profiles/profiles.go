@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 )
 
@@ -339,9 +340,9 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 		raw, _ := yaml.Marshal(&node)
 		p.raw = raw
 		if err := p.resolve(); err != nil {
-			var fe *fieldError
-			if errors.As(err, &fe) {
-				return nil, &Error{File: file, Line: LineOf(&node, fe.path...), Msg: fe.msg, Err: fe.err}
+			var fe *vocab.FieldError
+			if errors.As(err, &fe) && fe.Field == "" {
+				return nil, &Error{File: file, Line: LineOf(&node, fe.Path...), Msg: fe.Msg, Err: fe.Err}
 			}
 			return nil, &Error{File: file, Line: node.Line, Msg: err.Error()}
 		}
@@ -385,16 +386,7 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
 }
 
-type fieldError struct {
-	path []string
-	msg  string
-	err  error // the typed cause, if any
-}
-
-func (e *fieldError) Error() string { return e.msg }
-func (e *fieldError) Unwrap() error { return e.err }
-
-func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+func ferr(msg string, path ...string) error { return &vocab.FieldError{Path: path, Msg: msg} }
 
 // LineOf finds the line of the value at path in a document: mapping keys,
 // or decimal indexes into sequences.
@@ -526,7 +518,7 @@ func (p *Profile) resolveSuites() error {
 		at := []string{"cipher_suites", strconv.Itoa(i)}
 		s, err := cipher.SuiteByName(name)
 		if err != nil {
-			return &fieldError{path: at, msg: "cipher_suites: " + err.Error(), err: err}
+			return &vocab.FieldError{Path: at, Msg: "cipher_suites: " + err.Error(), Err: err}
 		}
 		if s.TLS13 {
 			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites "+
@@ -603,11 +595,8 @@ func (p *Profile) resolveExpectSuite() error {
 	}
 	s, err := cipher.SuiteByName(p.Expect.CipherSuite)
 	if err != nil {
-		return &fieldError{
-			path: []string{"expect", "cipher_suite"},
-			msg:  "expect.cipher_suite: " + err.Error(),
-			err:  err,
-		}
+		return &vocab.FieldError{Path: []string{"expect", "cipher_suite"}, Msg: "expect.cipher_suite: " + err.Error(),
+			Err: err}
 	}
 	if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
 		msg := fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short())

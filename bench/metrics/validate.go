@@ -15,7 +15,6 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-
 // loadModes are the load modes a run record may name.
 var loadModes = []string{"closed", "open"}
 

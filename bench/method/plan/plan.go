@@ -314,9 +314,9 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 		err = p.checkPidFiles()
 	}
 	if err != nil {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
+		var fe *vocab.FieldError
+		if errors.As(err, &fe) && fe.Field == "" {
+			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.Path...), Msg: fe.Msg}
 		}
 		return nil, &profiles.Error{Kind: "plan", File: file, Msg: err.Error()}
 	}
@@ -412,14 +412,7 @@ func planError(err error) error {
 	return err
 }
 
-type fieldError struct {
-	path []string
-	msg  string
-}
-
-func (e *fieldError) Error() string { return e.msg }
-
-func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+func ferr(msg string, path ...string) error { return &vocab.FieldError{Path: path, Msg: msg} }
 
 // methodErr is an error "method: FIELD …" at the key of the method's field
 // (as "final.max_runs").
