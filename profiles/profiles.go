@@ -429,37 +429,14 @@ func LineOf(doc *yaml.Node, path ...string) int {
 // resolve checks the profile and fills in the resolved values: the offer,
 // then the expectations, then the reference target's key.
 func (p *Profile) resolve() error {
-	if err := p.resolveName(); err != nil {
-		return err
+	for _, step := range []func() error{p.resolveName, p.resolveVersions, p.resolveSuites, p.resolveGroups,
+		p.resolveExpectVersion, p.resolveExpectSuite, p.resolveExpectGroup, p.resolveExpectCertKey,
+		p.resolveClientCert, p.resolveServerKey, p.resolveChainDepth} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
-	if err := p.resolveVersions(); err != nil {
-		return err
-	}
-	if err := p.resolveSuites(); err != nil {
-		return err
-	}
-	if err := p.resolveGroups(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectVersion(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectSuite(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectGroup(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectCertKey(); err != nil {
-		return err
-	}
-	if err := p.resolveClientCert(); err != nil {
-		return err
-	}
-	if err := p.resolveServerKey(); err != nil {
-		return err
-	}
-	return p.resolveChainDepth()
+	return nil
 }
 
 // resolveClientCert parses client_cert: a concrete key type, so that a
