@@ -10,6 +10,7 @@ package profiles
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"embed"
 	"errors"
@@ -189,10 +190,7 @@ type Error struct {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
-	kind := e.Kind
-	if kind == "" {
-		kind = "profile"
-	}
+	kind := cmp.Or(e.Kind, "profile")
 	if e.Line > 0 {
 		return fmt.Sprintf("%s %s:%d: %s", kind, e.File, e.Line, e.Msg)
 	}
@@ -410,11 +408,9 @@ func LineOf(doc *yaml.Node, path ...string) int {
 		found := false
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == key {
+				k := n.Content[i]
 				n = n.Content[i+1]
-				line = n.Line
-				if line == 0 {
-					line = n.Content[i].Line
-				}
+				line = cmp.Or(n.Line, k.Line) // the key's line if the value has none
 				found = true
 				break
 			}

@@ -63,9 +63,7 @@ func Merge(runs []*Run) (*Run, error) {
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
 	}
 	for _, in := range ins {
-		if m.Target.LeafSHA256 == "" {
-			m.Target.LeafSHA256 = in.r.Target.LeafSHA256 // the first agent that saw one
-		}
+		m.Target.LeafSHA256 = cmp.Or(m.Target.LeafSHA256, in.r.Target.LeafSHA256) // the first agent that saw one
 		if in.r.Started.Before(m.Started) {
 			m.Started = in.r.Started
 		}
@@ -423,9 +421,7 @@ func (m *Run) addCounts(r *Run) {
 	l.Attempts += r.Load.Attempts
 	l.Backoffs += r.Load.Backoffs
 	l.Abandoned += r.Load.Abandoned
-	if l.Aborted == "" {
-		l.Aborted = r.Load.Aborted
-	}
+	l.Aborted = cmp.Or(l.Aborted, r.Load.Aborted)
 	if p := r.Preflight; p != nil {
 		if m.Preflight == nil {
 			m.Preflight = &Preflight{OK: true}
@@ -438,9 +434,7 @@ func (m *Run) addCounts(r *Run) {
 		q.Transactions += p.Transactions
 		q.Handshakes += p.Handshakes
 		q.Resumed += p.Resumed
-		if q.BodySize == 0 {
-			q.BodySize = p.BodySize
-		}
+		q.BodySize = cmp.Or(q.BodySize, p.BodySize)
 	}
 }
 

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -142,9 +143,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 	case cfg.History < 0:
 		return nil, fmt.Errorf("%w: history %d s is negative", ErrBackends, cfg.History)
 	}
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
-	}
+	cfg.Host = cmp.Or(cfg.Host, "127.0.0.1")
 	if cfg.History == 0 {
 		// Within the pool's budget: the whole hour up to 111 backends.
 		cfg.History = max(min(DefaultHistory, historyBudget/(cfg.Count*int(time.Second/Resolution))), 60)

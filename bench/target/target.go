@@ -6,6 +6,7 @@
 package target
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -160,9 +161,7 @@ func Start(cfg Config) (*Target, error) {
 	if err := checkClientAuth(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
-	}
+	cfg.Host = cmp.Or(cfg.Host, "127.0.0.1")
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}

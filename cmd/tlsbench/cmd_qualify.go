@@ -103,10 +103,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			}
 		}
 	}
-	dir := cmp.Or(q.resume, q.out)
-	if dir == "" {
-		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+pl.Name)
-	}
+	dir := cmp.Or(q.resume, q.out, filepath.Join("results", time.Now().Format("2006-01-02")+"-"+pl.Name))
 	if q.resume == "" {
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
 			return nil, usagef("%s already holds a campaign; --resume %s continues it", dir, dir)

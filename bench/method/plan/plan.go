@@ -6,6 +6,7 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -621,15 +622,11 @@ func ParseTarget(raw, defaultPath string) (*Target, error) {
 		}
 	}
 	t := &Target{URL: u, Host: host, Port: u.Port(), Path: u.EscapedPath(), HostHeader: u.Host, ServerName: host}
-	if t.Port == "" {
-		t.Port = "443"
-	}
+	t.Port = cmp.Or(t.Port, "443")
 	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
 		return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, t.Port)
 	}
-	if t.Path == "" {
-		t.Path = defaultPath
-	}
+	t.Path = cmp.Or(t.Path, defaultPath)
 	if u.RawQuery != "" {
 		t.Path += "?" + u.RawQuery
 	}
