@@ -142,7 +142,8 @@ func newK8sManifestFlags(o *agent.ManifestOptions, x *k8sFlags) *pflag.FlagSet {
 	fs.StringVar(&o.CPU, "cpu", o.CPU, "CPUs of each agent, requests = limits: a `QUANTITY` such as 500m or 2")
 	fs.StringVar(&o.Memory, "memory", o.Memory, "memory of each agent, requests = limits: "+
 		"a `QUANTITY` such as 512Mi or 1Gi")
-	fs.Var(timeValue{"--start-at", &x.startAt}, "start-at", "the agreed start `TIME` (RFC 3339; default: now + --start-in)")
+	fs.Var(timeValue{"--start-at", &x.startAt}, "start-at",
+		"the agreed start `TIME` (RFC 3339; default: now + --start-in)")
 	fs.DurationVar(&x.startIn, "start-in", 2*time.Minute, "start the load `DURATION` from now: "+
 		"a margin for scheduling and image pulls")
 	fs.DurationVar(&o.StartTolerance, "start-tolerance", o.StartTolerance, "an agent may still start this `DURATION` late")
@@ -153,8 +154,8 @@ func newK8sManifestFlags(o *agent.ManifestOptions, x *k8sFlags) *pflag.FlagSet {
 	fs.StringArrayVar(&x.selectors, "node-selector", nil, "run only on nodes labelled `KEY=VALUE` (repeatable)")
 	fs.StringVar(&x.tokenFile, "token-file", "", "the run's token, for the agents' Secret, from `FILE` "+
 		"(created with a new token if missing; default $"+agent.EnvToken+")")
-	fs.StringVar(&x.collectorCA, "collector-cacert", "", "for an https --report-to: the collector's CA certificate `FILE` "+
-		"(tlsbench collect --tls-ca-out), for the agents' Secret")
+	fs.StringVar(&x.collectorCA, "collector-cacert", "", "for an https --report-to: the collector's CA certificate "+
+		"`FILE` (tlsbench collect --tls-ca-out), for the agents' Secret")
 	return fs
 }
 

@@ -147,8 +147,8 @@ func (q *qualifyFlags) define() *pflag.FlagSet {
 		"three seed profiles)")
 	fs.Var(&q.tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	fs.BoolVarP(&q.quiet, "quiet", "q", false, "no per-second status line inside runs")
-	fs.IntVar(&q.repeat, "repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between "+
-		"repeats (default: the plan's final.repeat, else once)")
+	fs.IntVar(&q.repeat, "repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread "+
+		"between repeats (default: the plan's final.repeat, else once)")
 	q.ef = addExecutorFlags(fs)
 	q.sf = addSuiteFlags(fs) // suite.go
 	return fs
