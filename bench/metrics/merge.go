@@ -463,12 +463,18 @@ func (m *Run) addRates(r *Run) {
 // class, prefixed.
 func (m *Run) addErrors(e Errors, prefix string) {
 	m.Errors.Total += e.Total
-	for c, n := range e.ByClass {
-		m.Errors.ByClass[c] += n
+	addClasses(m.Errors.ByClass, e.ByClass, m.Errors.Examples, e.Examples, prefix)
+}
+
+// addClasses adds the counts by class to counts and keeps the first example
+// of each class in examples, prefixed.
+func addClasses(counts, add map[vocab.Class]int64, examples, first map[vocab.Class]string, prefix string) {
+	for c, n := range add {
+		counts[c] += n
 	}
-	for c, ex := range e.Examples {
-		if _, ok := m.Errors.Examples[c]; !ok {
-			m.Errors.Examples[c] = prefix + ex
+	for c, ex := range first {
+		if _, ok := examples[c]; !ok {
+			examples[c] = prefix + ex
 		}
 	}
 }
@@ -581,9 +587,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 				}
 			}
 		}
-		if m.Transactions > 0 {
-			m.TotalMean = sum / float64(m.Transactions)
-		}
+		m.TotalMean = divide(sum, float64(m.Transactions))
 		if known {
 			m.setPercentiles(hs, total)
 		}
@@ -638,12 +642,8 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 			capacity += x.CPUSeconds / x.Utilization
 		}
 	}
-	if capacity > 0 {
-		c.Utilization = busy / capacity
-	}
-	if wholeTxns > 0 {
-		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
-	}
+	c.Utilization = divide(busy, capacity)
+	c.CPUPerTxnUS = divide(c.CPUSeconds*1e6, float64(wholeTxns))
 	return c
 }
 

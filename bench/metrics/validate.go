@@ -206,7 +206,7 @@ func (r *Run) checkRates(c *Checker) {
 	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
 	}
-	per := func(v float64) float64 { return perSecond(v, r.DurationS) }
+	per := func(v float64) float64 { return divide(v, r.DurationS) }
 	agree := func(path string, got, want float64) {
 		if len(r.Agents) == 0 && c.Err == nil && far(got, want) {
 			c.Failf(path, "%v, but the counts over duration_s give %v", got, want)
