@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"image/color"
-	"io"
 	"math"
 	"regexp"
 	"slices"
@@ -81,10 +80,7 @@ func (c *chart) png() ([]byte, error) {
 }
 
 // render draws the chart on canvas and returns what the canvas writes.
-func (c *chart) render(canvas interface {
-	vg.CanvasSizer
-	io.WriterTo
-}) ([]byte, error) {
+func (c *chart) render(canvas vg.CanvasWriterTo) ([]byte, error) {
 	if _, _, err := c.draw(draw.New(canvas)); err != nil {
 		return nil, err
 	}

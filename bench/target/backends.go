@@ -151,11 +151,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 	t := &Target{bodies: newBodies(), cfg: Config{Host: cfg.Host, Plain: true}, done: make(chan struct{})}
 	p := &Backends{t: t, History: cfg.History}
 	for i := range cfg.Count {
-		port := 0
-		if cfg.Port != 0 {
-			port = cfg.Port + i
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+		ln, err := listenNth(cfg.Host, cfg.Port, i)
 		if err != nil {
 			t.Close()
 			return nil, fmt.Errorf("%w: backend %d: %w", ErrBackends, i+1, err)

@@ -232,6 +232,14 @@ func (t *Target) checkCert() error {
 	return nil
 }
 
+// listenNth listens on host at port base+i, or on a free port when base is 0.
+func listenNth(host string, base, i int) (net.Listener, error) {
+	if base != 0 {
+		base += i
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(base)))
+}
+
 // listenProfile starts the listener of the i-th profile p, with its
 // certificate for hosts (certs: those issued so far, by key type) and,
 // with faults, an expired one.
@@ -241,11 +249,7 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 	if err != nil {
 		return err
 	}
-	port := 0
-	if cfg.Port != 0 {
-		port = cfg.Port + i
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+	ln, err := listenNth(cfg.Host, cfg.Port, i)
 	if err != nil {
 		return fmt.Errorf("target: profile %s: %w", p.Name, err)
 	}
