@@ -291,8 +291,8 @@ func TestTransactionPath(t *testing.T) {
 			t.Errorf("the path names %s: %v", f, err)
 		}
 	}
-	if len(files) > 12 {
-		t.Errorf("%d files on the way of one transaction, want at most 12: %s", len(files), strings.Join(files, ", "))
+	if most := 12; len(files) > most {
+		t.Errorf("%d files on the way of one transaction, want at most %d: %s", len(files), most, strings.Join(files, ", "))
 	}
 	t.Logf("%d files: %s", len(files), strings.Join(files, ", "))
 }
