@@ -25,22 +25,30 @@ func (ca *CA) ClientLeaf(k KeyType, commonName string, validity time.Duration) (
 		notAfter = ca.Cert.NotAfter // a leaf outliving its CA would be refused once the CA expires anyway
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: randomSerial(),
-		Subject:      pkix.Name{CommonName: commonName, Organization: []string{"tlsbench"}},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		NotBefore:   now.Add(-time.Hour),
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
+	return ca.sign(tmpl, commonName, key, [][]byte{ca.Cert.Raw}, fmt.Sprintf("issuing %s client certificate", k))
+}
+
+// sign issues the leaf of tmpl for commonName (a new serial, organization
+// tlsbench) with key, signed by the CA, and returns it with the chain
+// [leaf, rest…] ready for crypto/tls; what names the act in an error.
+func (ca *CA) sign(tmpl *x509.Certificate, commonName string, key crypto.Signer, rest [][]byte, what string) (
+	tls.Certificate, error) {
+	tmpl.SerialNumber = randomSerial()
+	tmpl.Subject = pkix.Name{CommonName: commonName, Organization: []string{"tlsbench"}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("cipher: issuing %s client certificate: %w", k, err)
+		return tls.Certificate{}, fmt.Errorf("cipher: %s: %w", what, err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: key, Leaf: leaf}, nil
+	return tls.Certificate{Certificate: append([][]byte{der}, rest...), PrivateKey: key, Leaf: leaf}, nil
 }
 
 // KeyPEM returns the CA's private key as PKCS #8 PEM, for a user who asked

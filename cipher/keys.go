@@ -257,28 +257,17 @@ func (ca *CA) issue(k KeyType, hosts []string, notBefore, notAfter time.Time) (t
 		cn = hosts[0]
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: randomSerial(),
-		Subject:      pkix.Name{CommonName: cn, Organization: []string{"tlsbench"}},
-		NotBefore:    notBefore,
-		NotAfter:     notAfter,
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		NotBefore:   notBefore,
+		NotAfter:    notAfter,
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if k.Alg == "RSA" {
 		// RSA key exchange encrypts the premaster secret to this key.
 		tmpl.KeyUsage |= x509.KeyUsageKeyEncipherment
 	}
 	addHosts(tmpl, hosts)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, key.Public(), ca.key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("cipher: issuing %s leaf: %w", k, err)
-	}
-	leaf, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	chain := append([][]byte{der}, ca.chain...)
-	return tls.Certificate{Certificate: chain, PrivateKey: key, Leaf: leaf}, nil
+	return ca.sign(tmpl, cn, key, ca.chain, fmt.Sprintf("issuing %s leaf", k))
 }
 
 // Expired issues a leaf like Leaf whose validity ended an hour ago (for

@@ -2,12 +2,9 @@ package cipher
 
 import (
 	"crypto"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"fmt"
 )
 
 // Reissue issues a certificate like leaf, one this CA issued (the same
@@ -21,22 +18,8 @@ func (ca *CA) Reissue(leaf tls.Certificate, hosts []string) (tls.Certificate, er
 		return tls.Certificate{}, errors.New("cipher: reissue needs a parsed leaf with its key, and a host")
 	}
 	old := leaf.Leaf
-	tmpl := &x509.Certificate{
-		SerialNumber: randomSerial(),
-		Subject:      pkix.Name{CommonName: hosts[0], Organization: []string{"tlsbench"}},
-		NotBefore:    old.NotBefore,
-		NotAfter:     old.NotAfter,
-		KeyUsage:     old.KeyUsage,
-		ExtKeyUsage:  old.ExtKeyUsage,
-	}
+	tmpl := &x509.Certificate{NotBefore: old.NotBefore, NotAfter: old.NotAfter, KeyUsage: old.KeyUsage,
+		ExtKeyUsage: old.ExtKeyUsage}
 	addHosts(tmpl, hosts)
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, signer.Public(), ca.key)
-	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("cipher: reissuing a leaf for %s: %w", hosts[0], err)
-	}
-	parsed, err := x509.ParseCertificate(der)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der, ca.Cert.Raw}, PrivateKey: leaf.PrivateKey, Leaf: parsed}, nil
+	return ca.sign(tmpl, hosts[0], signer, [][]byte{ca.Cert.Raw}, "reissuing a leaf for "+hosts[0])
 }

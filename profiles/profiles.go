@@ -10,6 +10,7 @@ package profiles
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"embed"
 	"errors"
@@ -22,6 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 )
 
@@ -188,10 +190,7 @@ type Error struct {
 func (e *Error) Unwrap() error { return e.Err }
 
 func (e *Error) Error() string {
-	kind := e.Kind
-	if kind == "" {
-		kind = "profile"
-	}
+	kind := cmp.Or(e.Kind, "profile")
 	if e.Line > 0 {
 		return fmt.Sprintf("%s %s:%d: %s", kind, e.File, e.Line, e.Msg)
 	}
@@ -339,9 +338,9 @@ func Parse(file string, data []byte) ([]*Profile, error) {
 		raw, _ := yaml.Marshal(&node)
 		p.raw = raw
 		if err := p.resolve(); err != nil {
-			var fe *fieldError
-			if errors.As(err, &fe) {
-				return nil, &Error{File: file, Line: LineOf(&node, fe.path...), Msg: fe.msg, Err: fe.err}
+			var fe *vocab.FieldError
+			if errors.As(err, &fe) && fe.Field == "" {
+				return nil, &Error{File: file, Line: LineOf(&node, fe.Path...), Msg: fe.Msg, Err: fe.Err}
 			}
 			return nil, &Error{File: file, Line: node.Line, Msg: err.Error()}
 		}
@@ -385,16 +384,7 @@ func oneLine(s string) string {
 	return strings.NewReplacer("\r", `\r`, "\n", `\n`).Replace(s)
 }
 
-type fieldError struct {
-	path []string
-	msg  string
-	err  error // the typed cause, if any
-}
-
-func (e *fieldError) Error() string { return e.msg }
-func (e *fieldError) Unwrap() error { return e.err }
-
-func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+func ferr(msg string, path ...string) error { return &vocab.FieldError{Path: path, Msg: msg} }
 
 // LineOf finds the line of the value at path in a document: mapping keys,
 // or decimal indexes into sequences.
@@ -418,11 +408,9 @@ func LineOf(doc *yaml.Node, path ...string) int {
 		found := false
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == key {
+				k := n.Content[i]
 				n = n.Content[i+1]
-				line = n.Line
-				if line == 0 {
-					line = n.Content[i].Line
-				}
+				line = cmp.Or(n.Line, k.Line) // the key's line if the value has none
 				found = true
 				break
 			}
@@ -437,37 +425,14 @@ func LineOf(doc *yaml.Node, path ...string) int {
 // resolve checks the profile and fills in the resolved values: the offer,
 // then the expectations, then the reference target's key.
 func (p *Profile) resolve() error {
-	if err := p.resolveName(); err != nil {
-		return err
+	for _, step := range []func() error{p.resolveName, p.resolveVersions, p.resolveSuites, p.resolveGroups,
+		p.resolveExpectVersion, p.resolveExpectSuite, p.resolveExpectGroup, p.resolveExpectCertKey,
+		p.resolveClientCert, p.resolveServerKey, p.resolveChainDepth} {
+		if err := step(); err != nil {
+			return err
+		}
 	}
-	if err := p.resolveVersions(); err != nil {
-		return err
-	}
-	if err := p.resolveSuites(); err != nil {
-		return err
-	}
-	if err := p.resolveGroups(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectVersion(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectSuite(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectGroup(); err != nil {
-		return err
-	}
-	if err := p.resolveExpectCertKey(); err != nil {
-		return err
-	}
-	if err := p.resolveClientCert(); err != nil {
-		return err
-	}
-	if err := p.resolveServerKey(); err != nil {
-		return err
-	}
-	return p.resolveChainDepth()
+	return nil
 }
 
 // resolveClientCert parses client_cert: a concrete key type, so that a
@@ -526,7 +491,7 @@ func (p *Profile) resolveSuites() error {
 		at := []string{"cipher_suites", strconv.Itoa(i)}
 		s, err := cipher.SuiteByName(name)
 		if err != nil {
-			return &fieldError{path: at, msg: "cipher_suites: " + err.Error(), err: err}
+			return &vocab.FieldError{Path: at, Msg: "cipher_suites: " + err.Error(), Err: err}
 		}
 		if s.TLS13 {
 			return ferr(fmt.Sprintf("cipher_suites: %s is a TLS 1.3 suite, and crypto/tls cannot pin TLS 1.3 suites "+
@@ -603,11 +568,8 @@ func (p *Profile) resolveExpectSuite() error {
 	}
 	s, err := cipher.SuiteByName(p.Expect.CipherSuite)
 	if err != nil {
-		return &fieldError{
-			path: []string{"expect", "cipher_suite"},
-			msg:  "expect.cipher_suite: " + err.Error(),
-			err:  err,
-		}
+		return &vocab.FieldError{Path: []string{"expect", "cipher_suite"}, Msg: "expect.cipher_suite: " + err.Error(),
+			Err: err}
 	}
 	if s.TLS13 != (p.exp.version == tls.VersionTLS13) {
 		msg := fmt.Sprintf("expect.cipher_suite %s cannot be negotiated in %s", s.IANA, p.exp.version.Short())

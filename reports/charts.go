@@ -60,15 +60,11 @@ var svgSize = regexp.MustCompile(`<svg width="[^"]*" height="[^"]*"`)
 // prologue, no fixed size (it scales down with the page, never above its
 // own size), no font file (the text names local fonts).
 func (c *chart) svg() (string, error) {
-	canvas := vgsvg.New(c.w, c.h)
-	if _, _, err := c.draw(draw.New(canvas)); err != nil {
+	b, err := c.render(vgsvg.New(c.w, c.h))
+	if err != nil {
 		return "", err
 	}
-	var buf bytes.Buffer
-	if _, err := canvas.WriteTo(&buf); err != nil {
-		return "", err
-	}
-	s := buf.String()
+	s := string(b)
 	if i := strings.Index(s, "<svg"); i >= 0 {
 		s = s[i:]
 	}
@@ -80,15 +76,17 @@ func (c *chart) svg() (string, error) {
 
 // png renders the chart as a PNG image at 144 dpi.
 func (c *chart) png() ([]byte, error) {
-	canvas := vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(144))
+	return c.render(vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(c.w, c.h), vgimg.UseDPI(144))})
+}
+
+// render draws the chart on canvas and returns what the canvas writes.
+func (c *chart) render(canvas vg.CanvasWriterTo) ([]byte, error) {
 	if _, _, err := c.draw(draw.New(canvas)); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: canvas}).WriteTo(&buf); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	_, err := canvas.WriteTo(&buf)
+	return buf.Bytes(), err
 }
 
 // legendGap is the space between a chart's plot and its legend;

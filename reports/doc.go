@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"html"
 	"io"
@@ -224,10 +225,7 @@ func cssString(s string) string {
 // as inline SVG, nothing fetched when it is opened.
 func (d Document) HTML(w io.Writer) error {
 	ew := bufio.NewWriter(w) // keeps the first write error
-	running := d.running
-	if running == "" {
-		running = d.title
-	}
+	running := cmp.Or(d.running, d.title)
 	fmt.Fprintf(ew, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"+
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"+
 		"<title>%s</title>\n<style>\n%s\n%s\n</style>\n</head>\n<body>\n",

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -11,10 +12,7 @@ import (
 // ImpactDoc lays an impact study out: the verdicts, Siege's metrics with
 // deltas, the latency split and the rounds.
 func ImpactDoc(r *impact.Report) Document {
-	summary := r.Summary
-	if summary == "" {
-		summary = r.Verdict
-	}
+	summary := cmp.Or(r.Summary, r.Verdict)
 	d := Document{title: "tlsbench impact study"}
 	d.add(heading{1, "Impact study: candidate against baseline"}, para(summary))
 	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p",

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -142,10 +143,7 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes",
 				n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
 		}
-		test := p.Engine.String()
-		if p.Test != "" {
-			test = p.Test
-		}
+		test := cmp.Or(p.Test, p.Engine.String())
 		t.add("", p.DUT, test, p.Profile, got)
 	}
 	return Document{title: "preliminary", blocks: []block{t}}

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/url"
@@ -45,10 +46,7 @@ func (o ManifestOptions) secret(labels map[string]string) manifestObject {
 // the collector's ports only (and addresses, when the URLs give IPs; and
 // DNS, when they give names).
 func (o ManifestOptions) networkPolicy(labels map[string]string) (manifestObject, error) {
-	dut := o.Run.Target.Address
-	if dut == "" {
-		dut = o.Run.Target.URL
-	}
+	dut := cmp.Or(o.Run.Target.Address, o.Run.Target.URL)
 	var rules []manifestEgressRule
 	names := false
 	for _, to := range []struct{ what, addr string }{{"DUT", dut}, {"collector", o.ReportTo}} {
@@ -89,9 +87,7 @@ func manifestHostPort(s string) (string, int, error) {
 	host, port := "", ""
 	if u, err := url.Parse(s); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https") {
 		host, port = u.Hostname(), u.Port()
-		if port == "" {
-			port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
-		}
+		port = cmp.Or(port, map[string]string{"http": "80", "https": "443"}[u.Scheme])
 	} else if h, p, err := net.SplitHostPort(s); err == nil {
 		host, port = h, p
 	} else {

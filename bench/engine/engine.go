@@ -1,4 +1,4 @@
-// Package bench is the engine core: it schedules transactions of an Op in a
+// Package engine is the engine core: it schedules transactions of an Op in a
 // closed loop (N concurrent workers) or an open loop (a target rate), applies
 // the warm-up and steady-state windows, keeps the per-second series and
 // records every transaction into a metrics.Recorder.

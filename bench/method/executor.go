@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"context"
 	"crypto/x509"
 	"fmt"
@@ -114,9 +115,7 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 		return nil, fmt.Errorf("DUT %s: %v", d.Name, err)
 	}
 	spec := runner.Defaults(req.Test.Engine)
-	if req.Test.Path != "" {
-		spec.Path = req.Test.Path
-	}
+	spec.Path = cmp.Or(req.Test.Path, spec.Path)
 	u := t.URL
 	spec.Path = strings.TrimSuffix(u.EscapedPath(), "/") + spec.Path
 	addr := t.Address

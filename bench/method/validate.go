@@ -56,7 +56,7 @@ func (e *Entry) Validate() error {
 		c.Failf("key", "empty")
 	}
 	c.OneOf("phase", e.Phase.String(), phases)
-	c.OneOf("engine", e.Engine.String(), metrics.Engines)
+	c.Engine("engine", e.Engine)
 	c.Count("level", int64(e.Level))
 	c.Count("seq", int64(e.Seq))
 	c.Count("round", int64(e.Round))
@@ -121,7 +121,7 @@ func (s *Summary) Validate() error {
 			c.Failf(p, "null")
 			continue
 		}
-		c.OneOf(p+".engine", cell.Engine.String(), metrics.Engines)
+		c.Engine(p+".engine", cell.Engine)
 		c.Count(p+".level", int64(cell.Level))
 		c.Rate(p+".value", cell.Value)
 		c.Rate(p+".spread", cell.Spread)
@@ -149,11 +149,11 @@ func (s *Summary) Validate() error {
 	}
 	for i, pr := range s.Preliminary {
 		p := fmt.Sprintf("preliminary[%d]", i)
-		c.OneOf(p+".engine", pr.Engine.String(), metrics.Engines)
+		c.Engine(p+".engine", pr.Engine)
 		c.Count(p+".body_size", pr.BodySize)
 	}
 	for i, d := range s.Differences {
-		c.OneOf(fmt.Sprintf("differences[%d].Engine", i), d.Engine.String(), metrics.Engines)
+		c.Engine(fmt.Sprintf("differences[%d].Engine", i), d.Engine)
 	}
 	if c.Err != nil {
 		return c.Err

@@ -63,9 +63,7 @@ func Merge(runs []*Run) (*Run, error) {
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
 	}
 	for _, in := range ins {
-		if m.Target.LeafSHA256 == "" {
-			m.Target.LeafSHA256 = in.r.Target.LeafSHA256 // the first agent that saw one
-		}
+		m.Target.LeafSHA256 = cmp.Or(m.Target.LeafSHA256, in.r.Target.LeafSHA256) // the first agent that saw one
 		if in.r.Started.Before(m.Started) {
 			m.Started = in.r.Started
 		}
@@ -423,9 +421,7 @@ func (m *Run) addCounts(r *Run) {
 	l.Attempts += r.Load.Attempts
 	l.Backoffs += r.Load.Backoffs
 	l.Abandoned += r.Load.Abandoned
-	if l.Aborted == "" {
-		l.Aborted = r.Load.Aborted
-	}
+	l.Aborted = cmp.Or(l.Aborted, r.Load.Aborted)
 	if p := r.Preflight; p != nil {
 		if m.Preflight == nil {
 			m.Preflight = &Preflight{OK: true}
@@ -440,9 +436,7 @@ func (m *Run) addCounts(r *Run) {
 		q.Resumed += p.Resumed
 		q.FailedAttempts = append(q.FailedAttempts, p.FailedAttempts...)
 		q.Requests += p.Requests
-		if q.BodySize == 0 {
-			q.BodySize = p.BodySize
-		}
+		q.BodySize = cmp.Or(q.BodySize, p.BodySize)
 	}
 }
 
@@ -474,12 +468,18 @@ func (m *Run) addRates(r *Run) {
 // class, prefixed.
 func (m *Run) addErrors(e Errors, prefix string) {
 	m.Errors.Total += e.Total
-	for c, n := range e.ByClass {
-		m.Errors.ByClass[c] += n
+	addClasses(m.Errors.ByClass, e.ByClass, m.Errors.Examples, e.Examples, prefix)
+}
+
+// addClasses adds the counts by class to counts and keeps the first example
+// of each class in examples, prefixed.
+func addClasses(counts, add map[vocab.Class]int64, examples, first map[vocab.Class]string, prefix string) {
+	for c, n := range add {
+		counts[c] += n
 	}
-	for c, ex := range e.Examples {
-		if _, ok := m.Errors.Examples[c]; !ok {
-			m.Errors.Examples[c] = prefix + ex
+	for c, ex := range first {
+		if _, ok := examples[c]; !ok {
+			examples[c] = prefix + ex
 		}
 	}
 }
@@ -592,9 +592,7 @@ func mergeSeries(ins []*mergeInput, started time.Time) ([]Second, error) {
 				}
 			}
 		}
-		if m.Transactions > 0 {
-			m.TotalMean = sum / float64(m.Transactions)
-		}
+		m.TotalMean = divide(sum, float64(m.Transactions))
 		if known {
 			m.setPercentiles(hs, total)
 		}
@@ -649,12 +647,8 @@ func mergeClients(agents []AgentRun, wholeTxns int64) Client {
 			capacity += x.CPUSeconds / x.Utilization
 		}
 	}
-	if capacity > 0 {
-		c.Utilization = busy / capacity
-	}
-	if wholeTxns > 0 {
-		c.CPUPerTxnUS = c.CPUSeconds * 1e6 / float64(wholeTxns)
-	}
+	c.Utilization = divide(busy, capacity)
+	c.CPUPerTxnUS = divide(c.CPUSeconds*1e6, float64(wholeTxns))
 	return c
 }
 

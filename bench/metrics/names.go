@@ -80,9 +80,7 @@ func (n *Names) summarize() {
 		}
 		n.ConnectionsMax = max(n.ConnectionsMax, c)
 	}
-	if n.Count > 0 {
-		n.ConnectionsMean = float64(n.Connections) / float64(n.Count)
-	}
+	n.ConnectionsMean = divide(float64(n.Connections), float64(n.Count))
 	n.FailedNames = len(n.Failed)
 }
 

@@ -72,13 +72,7 @@ func (sh *shard) recordRFC(s *Sample) {
 // mergeObjects adds a shard's objects and RFC histograms to s's.
 func (s *Snapshot) mergeObjects(o *Snapshot) {
 	for k, h := range o.rfc {
-		if h == nil {
-			continue
-		}
-		if s.rfc[k] == nil {
-			s.rfc[k] = NewHistogram()
-		}
-		s.rfc[k].Merge(h)
+		mergeLazy(&s.rfc[k], h)
 	}
 	for len(s.objects) < len(o.objects) {
 		s.objects = append(s.objects, objectSnap{TTFB: NewHistogram(), TTLB: NewHistogram()})

@@ -47,8 +47,8 @@ func (r *Run) SetResumption(mode string, ratio float64, s Snapshot) error {
 	}
 	opened := all.TotalCount() + s.Resumed - resumed.TotalCount() // resumptions timed at 0 are not in all
 	x := &Resumption{Mode: mode, Ratio: ratio, Resumed: s.Resumed, Full: opened - s.Resumed}
-	x.FullPerS = perSecond(float64(x.Full), r.DurationS)
-	x.ResumedPerS = perSecond(float64(x.Resumed), r.DurationS)
+	x.FullPerS = divide(float64(x.Full), r.DurationS)
+	x.ResumedPerS = divide(float64(x.Resumed), r.DurationS)
 	r.Resumption = x
 	if err := r.SetHistogram(vocab.PhaseHandshakeFull, full); err != nil {
 		return err

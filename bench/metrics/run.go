@@ -33,6 +33,16 @@ const (
 // NewHistogram returns an empty histogram of the shared geometry.
 func NewHistogram() *hdr.Histogram { return hdr.New(Lowest, Highest, SigFigs) }
 
+// mergeLazy merges src into *dst, made on first use; a nil src adds nothing.
+func mergeLazy(dst **hdr.Histogram, src *hdr.Histogram) {
+	if src != nil {
+		if *dst == nil {
+			*dst = NewHistogram()
+		}
+		(*dst).Merge(src)
+	}
+}
+
 // Sample is one transaction's outcome, filled by an operation and recorded
 // by the engine. A zero duration for a phase means the phase was not reached.
 type Sample struct {
@@ -305,9 +315,7 @@ func (r *Recorder) Tick(now time.Time) Second {
 		sh.iv.total.Reset()
 		sh.mu.Unlock()
 	}
-	if sec.Transactions > 0 {
-		sec.TotalMean = float64(sum) / float64(sec.Transactions)
-	}
+	sec.TotalMean = divide(float64(sum), float64(sec.Transactions))
 	sec.setPercentiles(hs, total)
 	return sec
 }
@@ -366,14 +374,7 @@ func (s *Snapshot) merge(o *Snapshot) {
 		s.Hist[p].Merge(o.Hist[p])
 	}
 	s.OK += o.OK
-	for k, v := range o.Errors {
-		s.Errors[k] += v
-	}
-	for k, v := range o.Examples {
-		if _, ok := s.Examples[k]; !ok {
-			s.Examples[k] = v
-		}
-	}
+	addClasses(s.Errors, o.Errors, s.Examples, o.Examples, "")
 	s.Bytes.merge(o.Bytes)
 	s.Opened += o.Opened
 	s.AllOpened += o.AllOpened
@@ -384,12 +385,7 @@ func (s *Snapshot) merge(o *Snapshot) {
 	s.TCP.merge(&o.TCP)
 	s.Resumed += o.Resumed
 	s.AllResumed += o.AllResumed
-	if o.ResumedHS != nil {
-		if s.ResumedHS == nil {
-			s.ResumedHS = NewHistogram()
-		}
-		s.ResumedHS.Merge(o.ResumedHS)
-	}
+	mergeLazy(&s.ResumedHS, o.ResumedHS)
 	s.mergeObjects(o)
 }
 
@@ -910,7 +906,7 @@ func Summarize(h *hdr.Histogram) Percentiles {
 func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	r.DurationS = window.Seconds()
 	r.Transactions = s.OK
-	per := func(v float64) float64 { return perSecond(v, window.Seconds()) }
+	per := func(v float64) float64 { return divide(v, window.Seconds()) }
 	switch r.Engine {
 	case vocab.EngineCPS:
 		r.CPS = new(per(float64(s.OK)))
@@ -940,12 +936,13 @@ func (r *Run) Fill(s Snapshot, window time.Duration) error {
 	return err
 }
 
-// perSecond is v over seconds; 0 when there is no time.
-func perSecond(v, seconds float64) float64 {
-	if seconds <= 0 {
+// divide is v over by: a rate over seconds, a mean over a count; 0 when
+// by is not positive (no time, no count).
+func divide(v, by float64) float64 {
+	if by <= 0 {
 		return 0
 	}
-	return v / seconds
+	return v / by
 }
 
 // Percentiles returns the phase's percentiles in the record (latency_us);

@@ -105,12 +105,7 @@ type tcpSnapshot struct {
 // merge merges a shard's window into s.
 func (s *tcpSnapshot) merge(t *tcpSnapshot) {
 	s.tcpCounts.merge(t.tcpCounts)
-	if t.RTT != nil {
-		if s.RTT == nil {
-			s.RTT = NewHistogram()
-		}
-		s.RTT.Merge(t.RTT)
-	}
+	mergeLazy(&s.RTT, t.RTT)
 }
 
 // TCPUnavailable is the record's tcp.unavailable where the kernel's

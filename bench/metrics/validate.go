@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -14,9 +15,6 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
-
-// Engines are the engines a run record may name.
-var Engines = []string{vocab.EngineCPS.String(), vocab.EngineThroughput.String()}
 
 // loadModes are the load modes a run record may name.
 var loadModes = []string{"closed", "open"}
@@ -66,6 +64,15 @@ func (c *Checker) OneOf(path, v string, allowed []string) {
 	}
 }
 
+// Engine checks that e is one of vocab.Engines.
+func (c *Checker) Engine(path string, e vocab.Engine) {
+	names := make([]string, len(vocab.Engines))
+	for i, v := range vocab.Engines {
+		names[i] = v.String()
+	}
+	c.OneOf(path, e.String(), names)
+}
+
 // num is a named number for Checker.nums: an int or int64 is a count, a
 // float64 a rate.
 type num struct {
@@ -110,7 +117,7 @@ func (r *Run) check(c *Checker) {
 		c.Failf("schema", "%q, want %q", r.Schema, Schema)
 		return
 	}
-	c.OneOf("engine", r.Engine.String(), Engines)
+	c.Engine("engine", r.Engine)
 
 	// The window.
 	c.nums("", []num{{"warmup_s", r.WarmupS}, {"steady_start_s", r.SteadyStartS}, {"duration_s", r.DurationS}})
@@ -199,7 +206,7 @@ func (r *Run) checkRates(c *Checker) {
 	if pf := r.Preflight; pf != nil && !pf.OK && r.CPS == nil && !r.HasThroughput() {
 		return // the preflight failed: no load was sent, there is no rate
 	}
-	per := func(v float64) float64 { return perSecond(v, r.DurationS) }
+	per := func(v float64) float64 { return divide(v, r.DurationS) }
 	agree := func(path string, got, want float64) {
 		if len(r.Agents) == 0 && c.Err == nil && far(got, want) {
 			c.Failf(path, "%v, but the counts over duration_s give %v", got, want)
@@ -568,9 +575,7 @@ func jsonFields(t reflect.Type) map[string]reflect.Type {
 		if !f.IsExported() {
 			continue
 		}
-		if name == "" {
-			name = f.Name
-		}
+		name = cmp.Or(name, f.Name)
 		m[name] = ft
 	}
 	for _, et := range embedded {

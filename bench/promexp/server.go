@@ -1,6 +1,7 @@
 package promexp
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -51,9 +52,7 @@ func ListenAddr(addr string) (string, error) {
 	if _, err := net.LookupPort("tcp", port); err != nil || port == "" {
 		return "", &addrError{addr, "no valid port"}
 	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
+	host = cmp.Or(host, "127.0.0.1")
 	return net.JoinHostPort(host, port), nil
 }
 

@@ -7,6 +7,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -301,9 +302,7 @@ type Agent struct {
 // the reference target's default object, the default profile and
 // deadlines, 10 s measured after 2 s of warm-up.
 func Defaults(kind vocab.Engine) Spec {
-	if kind == "" {
-		kind = vocab.EngineCPS
-	}
+	kind = cmp.Or(kind, vocab.EngineCPS)
 	req := httpreq.Defaults(kind.DefaultPath())
 	s := Spec{
 		Engine: kind, Profile: DefaultProfile, Request: req, Settings: tlsconn.Defaults().Settings,

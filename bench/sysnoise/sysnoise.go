@@ -34,6 +34,7 @@ package sysnoise
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -102,9 +103,7 @@ func parseStat(r io.Reader) (stat, error) {
 	if !found {
 		return stat{}, errors.New("sysnoise: /proc/stat has no cpu line")
 	}
-	if s.CPUs == 0 {
-		s.CPUs = 1
-	}
+	s.CPUs = cmp.Or(s.CPUs, 1)
 	return s, nil
 }
 

@@ -1,6 +1,7 @@
 package target
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -142,9 +143,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 	case cfg.History < 0:
 		return nil, fmt.Errorf("%w: history %d s is negative", ErrBackends, cfg.History)
 	}
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
-	}
+	cfg.Host = cmp.Or(cfg.Host, "127.0.0.1")
 	if cfg.History == 0 {
 		// Within the pool's budget: the whole hour up to 111 backends.
 		cfg.History = max(min(DefaultHistory, historyBudget/(cfg.Count*int(time.Second/Resolution))), 60)
@@ -152,11 +151,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 	t := &Target{bodies: newBodies(), cfg: Config{Host: cfg.Host, Plain: true}, done: make(chan struct{})}
 	p := &Backends{t: t, History: cfg.History}
 	for i := range cfg.Count {
-		port := 0
-		if cfg.Port != 0 {
-			port = cfg.Port + i
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+		ln, err := listenNth(cfg.Host, cfg.Port, i)
 		if err != nil {
 			t.Close()
 			return nil, fmt.Errorf("%w: backend %d: %w", ErrBackends, i+1, err)

@@ -2,11 +2,11 @@ package target
 
 import (
 	"bytes"
-	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 )
 
 // PatternPeriod is the period of the deterministic body pattern: byte i of
@@ -39,37 +39,6 @@ func newBodies() bodies {
 	return b
 }
 
-// ParseSize parses an object size: "1024", "1k", "1m", "2g" (binary
-// multiples), "1KiB", "1MiB".
-func ParseSize(s string) (int64, error) {
-	t := bytes.TrimSpace([]byte(s))
-	mult := int64(1)
-	lower := bytes.ToLower(t)
-	for _, suf := range []struct {
-		s string
-		m int64
-	}{
-		{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
-		{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
-		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30},
-		{"b", 1},
-	} {
-		if bytes.HasSuffix(lower, []byte(suf.s)) {
-			mult = suf.m
-			t = t[:len(t)-len(suf.s)]
-			break
-		}
-	}
-	n, err := strconv.ParseInt(string(t), 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("bad size %q (want a number with an optional k, m or g suffix)", s)
-	}
-	if n > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q is too large", s)
-	}
-	return n * mult, nil
-}
-
 // objectSize returns the size of the object at path.
 func objectSize(path []byte) (int64, bool) {
 	switch {
@@ -78,7 +47,7 @@ func objectSize(path []byte) (int64, bool) {
 	case string(path) == "/1m":
 		return 1 << 20, true
 	case bytes.HasPrefix(path, []byte("/bytes/")):
-		n, err := ParseSize(string(path[len("/bytes/"):]))
+		n, err := httpreq.ParseSize(string(path[len("/bytes/"):]))
 		return n, err == nil
 	}
 	return 0, false
@@ -88,7 +57,7 @@ func (b bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
 	size, ok := objectSize(path)
 	if !ok {
 		if bytes.HasPrefix(path, []byte("/bytes/")) {
-			_, err := ParseSize(string(path[len("/bytes/"):]))
+			_, err := httpreq.ParseSize(string(path[len("/bytes/"):]))
 			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
 			return
 		}

@@ -6,6 +6,7 @@
 package target
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -164,9 +165,7 @@ func Start(cfg Config) (*Target, error) {
 	if err := checkClientAuth(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
-	}
+	cfg.Host = cmp.Or(cfg.Host, "127.0.0.1")
 	if cfg.HandshakeTimeout <= 0 {
 		cfg.HandshakeTimeout = 10 * time.Second
 	}
@@ -237,6 +236,14 @@ func (t *Target) checkCert() error {
 	return nil
 }
 
+// listenNth listens on host at port base+i, or on a free port when base is 0.
+func listenNth(host string, base, i int) (net.Listener, error) {
+	if base != 0 {
+		base += i
+	}
+	return net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(base)))
+}
+
 // listenProfile starts the listener of the i-th profile p, with its
 // certificate for hosts (certs: those issued so far, by key type) and,
 // with faults, an expired one.
@@ -246,11 +253,7 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 	if err != nil {
 		return err
 	}
-	port := 0
-	if cfg.Port != 0 {
-		port = cfg.Port + i
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(port)))
+	ln, err := listenNth(cfg.Host, cfg.Port, i)
 	if err != nil {
 		return fmt.Errorf("target: profile %s: %w", p.Name, err)
 	}

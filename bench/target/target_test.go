@@ -274,29 +274,6 @@ func TestObjects(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"1024", 1024, true},
-		{"1k", 1 << 10, true},
-		{"1m", 1 << 20, true},
-		{"2g", 2 << 30, true},
-		{"1MiB", 1 << 20, true},
-		{"-1", 0, false},   // negative
-		{"k", 0, false},    // no number
-		{"1.5m", 0, false}, // fractions are not sizes
-		{"99999999999g", 0, false},
-	} {
-		got, err := target.ParseSize(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}
-
 func ExampleStart() {
 	p, _ := profiles.Builtin().Get("ecdhe-ecdsa-aes128-sha256-p256")
 	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}})

@@ -203,13 +203,19 @@ func (p MethodPhase) String() string { return string(p) }
 // (returned by the Validate of the package that owns the setting: Want and
 // Value; the CLI words Field with its flag's name) or a record's field that
 // is not valid (Msg). Field is the setting's JSON name, or the path of the
-// field in a record (latency_us.total.p99, series[3].t).
+// field in a record (latency_us.total.p99, series[3].t). In a YAML file
+// (a profile, a plan) Path holds the keys down to the value, for its line,
+// and Msg the whole message.
 type FieldError struct {
 	Field string
 	Value any
 	Want  string // what it must do, e.g. "be at least 1"
 	Msg   string // else what is wrong with it
+	Path  []string
+	Err   error // the typed cause, if any
 }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 func (e *FieldError) Error() string {
 	switch {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -113,9 +112,7 @@ func (r *report) summarizeThroughput() {
 		r.TPRows = append(r.TPRows, rw)
 		rw.Tlsbench = r.tpMedian(rw.DUT, rw.Profile, "tlsbench")
 		rw.Wrk = r.tpMedian(rw.DUT, rw.Profile, "wrk")
-		if rw.Tlsbench.Samples > 0 && rw.Wrk.Samples > 0 && rw.Wrk.CPUPerGBS > 0 {
-			rw.Ratio = rw.Tlsbench.CPUPerGBS / rw.Wrk.CPUPerGBS
-		}
+		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerGBS, rw.Wrk.CPUPerGBS, rw.Tlsbench.Samples, rw.Wrk.Samples)
 		if p, ok := lookupProfile(rw.Profile); ok && r.Floor != nil {
 			rw.FloorSPerGB = r.Floor.sPerGB(p.Bulk)
 		}
@@ -155,16 +152,20 @@ func (r *report) summarizeCPS() {
 		r.Rows = append(r.Rows, rw)
 		rw.Tlsbench = r.median(rw.DUT, rw.Profile, "tlsbench")
 		rw.AB = r.median(rw.DUT, rw.Profile, "ab")
-		if rw.Tlsbench.Samples > 0 && rw.AB.Samples > 0 && rw.AB.CPUPerTxnUS > 0 {
-			rw.Ratio = rw.Tlsbench.CPUPerTxnUS / rw.AB.CPUPerTxnUS
-		}
+		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerTxnUS, rw.AB.CPUPerTxnUS, rw.Tlsbench.Samples, rw.AB.Samples)
 		if tp := r.median(rw.DUT, rw.Profile, "tls-perf"); tp.Runs > 0 {
 			rw.TLSPerf = &tp
-			if rw.Tlsbench.Samples > 0 && tp.Samples > 0 && tp.CPUPerTxnUS > 0 {
-				rw.RatioTLSPerf = rw.Tlsbench.CPUPerTxnUS / tp.CPUPerTxnUS
-			}
+			rw.RatioTLSPerf = ratioOf(rw.Tlsbench.CPUPerTxnUS, tp.CPUPerTxnUS, rw.Tlsbench.Samples, tp.Samples)
 		}
 	}
+}
+
+// ratioOf is a/b when both tools have samples and b is positive, else 0.
+func ratioOf(a, b float64, samplesA, samplesB int) float64 {
+	if samplesA > 0 && samplesB > 0 && b > 0 {
+		return a / b
+	}
+	return 0
 }
 
 func (r *report) median(dut, profile, tool string) median {
@@ -192,8 +193,7 @@ func med(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
-	v = append([]float64(nil), v...)
-	sort.Float64s(v)
+	v = slices.Sorted(slices.Values(v))
 	n := len(v)
 	if n%2 == 1 {
 		return v[n/2]
@@ -221,11 +221,8 @@ func printTable(w io.Writer, r *report) {
 			m.CPS, okNote(m.Samples, m.Runs), m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.Rows {
-		ratio := "-"
-		if rw.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2f", rw.Ratio)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench), cell(rw.AB), ratio)
+		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench), cell(rw.AB),
+			ratioCell(rw.Ratio))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nµs/txn: the generator's user+sys CPU (its rusage, start-up included) per completed transaction;")
@@ -252,20 +249,26 @@ func printTLSPerf(w io.Writer, r *report) {
 		if rw.TLSPerf == nil {
 			continue
 		}
-		m, ratio := rw.TLSPerf, "-"
-		if rw.RatioTLSPerf > 0 {
-			ratio = fmt.Sprintf("%.2f", rw.RatioTLSPerf)
-		}
+		m := rw.TLSPerf
 		cell := fmt.Sprintf("no result (%d runs)\t-\t-", m.Runs)
 		if m.Samples > 0 {
 			cell = fmt.Sprintf("%.1f%s\t%.0f\t%s", m.CPS, okNote(m.Samples, m.Runs), m.CPUPerTxnUS, pct(m.GenUtil))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t│\t%.0f\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, rw.Tlsbench.CPUPerTxnUS, cell, ratio)
+		fmt.Fprintf(tw, "%s\t%s\t│\t%.0f\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, rw.Tlsbench.CPUPerTxnUS, cell,
+			ratioCell(rw.RatioTLSPerf))
 	}
 	tw.Flush()
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+// ratioCell is a ratio's cell: "-" when there is none.
+func ratioCell(v float64) string {
+	if v > 0 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return "-"
+}
 
 // okNote is " (k/n ok)" when only k of a tool's n runs succeeded.
 func okNote(samples, runs int) string {
@@ -303,10 +306,7 @@ func printThroughputTable(w io.Writer, r *report) {
 			m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.TPRows {
-		ratio, floor, overFloor := "-", "-", "-"
-		if rw.Ratio > 0 {
-			ratio = fmt.Sprintf("%.2f", rw.Ratio)
-		}
+		floor, overFloor := "-", "-"
 		if rw.FloorSPerGB > 0 {
 			floor = fmt.Sprintf("%.3f", rw.FloorSPerGB)
 			if rw.Tlsbench.Samples > 0 {
@@ -314,7 +314,7 @@ func printThroughputTable(w io.Writer, r *report) {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t│\t%s\t%s\t\n",
-			rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratio, floor, overFloor)
+			rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratioCell(rw.Ratio), floor, overFloor)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nGbps: body bytes of successful requests (tlsbench: its whole-run per-second series, "+

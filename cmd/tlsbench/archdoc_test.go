@@ -268,9 +268,12 @@ var citedElsewhere = map[string]bool{
 }
 
 // TestTransactionPath: the files docs/ARCHITECTURE.md gives as the way of one
-// CPS transaction exist, and there are at most 10 of them (16 before the
+// CPS transaction exist, and there are at most 12 of them (16 before the
 // layout of issue 28, then 12; 10 once the record writes itself through
-// bench/outfile and the recorder and the record share bench/metrics/run.go).
+// bench/outfile and the recorder and the record share bench/metrics/run.go;
+// 12, the honest count, once the list named the two files every transaction
+// also passes through: profiles/tlsconfig.go checks every handshake and
+// bench/engine/classify.go classes every failure).
 func TestTransactionPath(t *testing.T) {
 	root := filepath.Join("..", "..")
 	doc, err := os.ReadFile(filepath.Join(root, "docs", "ARCHITECTURE.md"))
@@ -288,8 +291,8 @@ func TestTransactionPath(t *testing.T) {
 			t.Errorf("the path names %s: %v", f, err)
 		}
 	}
-	if len(files) > 10 {
-		t.Errorf("%d files on the way of one transaction, want at most 10: %s", len(files), strings.Join(files, ", "))
+	if most := 12; len(files) > most {
+		t.Errorf("%d files on the way of one transaction, want at most %d: %s", len(files), most, strings.Join(files, ", "))
 	}
 	t.Logf("%d files: %s", len(files), strings.Join(files, ", "))
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/x509"
 	"errors"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
@@ -64,118 +67,42 @@ var runQualify = runParsed(parseQualify)
 // parseQualify parses and checks a qualify command line: the plan read and
 // checked, the campaign directory checked.
 func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
-	fs := newFlags("qualify")
-	var live liveFlags
-	live.add(fs)
-	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
-	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
-	caFile := fs.String("cacert", "", "CA certificates `FILE` for the --dut DUTs")
-	insecure := fs.BoolP("insecure", "k", false, "skip chain verification for the --dut DUTs (recorded)")
-	quick := fs.Bool("quick", false, "short durations: the default plan ends in about a minute (weak statistics)")
-	out := fs.String("out", "", "campaign `DIR` (default results/<date>-<name>)")
-	resume := fs.String("resume", "", "continue the interrupted campaign in `DIR`")
-	allowDiff := fs.Bool("allow-differences", false, "go on when the DUTs negotiate or serve different things")
-	files := fs.StringArray("profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
-	names := fs.StringArray("profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the "+
-		"three seed profiles)")
-	tests := &engineList{flag: "--test"}
-	fs.Var(tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
-	quiet := fs.BoolP("quiet", "q", false, "no per-second status line inside runs")
-	repeat := fs.Int("repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread between "+
-		"repeats (default: the plan's final.repeat, else once)")
-	ef := addExecutorFlags(fs)
-	sf := addSuiteFlags(fs) // suite.go
-	srcs := fs.StringArray("source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR the runs dial from, in turn "+
-		"(repeatable; e.g. 127.0.0.0/16 on loopback: more connections than one address's ports)")
+	q := qualifyFlags{tests: engineList{flag: "--test"}}
+	fs := q.define()
 	if err := parseFlags(fs, qualifyUsage, args, stdout); err != nil {
 		return nil, err
 	}
-	if err := live.check(); err != nil {
+	if err := q.live.check(); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
-	sources, err := parseSources(*srcs)
+	sources, err := parseSources(q.srcs)
 	if err != nil {
 		return nil, err
 	}
-	set, err := loadProfiles(*files)
+	set, err := loadProfiles(q.files)
 	if err != nil {
 		return nil, err
 	}
-	var pl *plan.Plan
-	dir := *out
-	switch {
-	case *resume != "":
-		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
-			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() {
-			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
-				"--suite, --tests, --quick, --repeat or --out")
-		}
-		dir = *resume
-		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
-			return nil, usagef("--resume %s: %v", dir, err)
-		}
-		// A ledger line that is not an entry (a torn last line aside) is
-		// refused here, before anything is started or the ledger touched.
-		ledger := filepath.Join(dir, method.LedgerFile)
-		if _, err := os.Stat(ledger); !errors.Is(err, os.ErrNotExist) {
-			if _, err := readLedger(ledger); err != nil {
-				return nil, err
-			}
-		}
-	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() {
-			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
-				"--suite, --tests or --quick")
-		}
-		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
-			return nil, usagef("%v", err)
-		}
-	default:
-		m := plan.DefaultMethod()
-		if *quick {
-			m = plan.QuickMethod()
-		}
-		var list []plan.DUT
-		for _, d := range *duts {
-			name, u, ok := strings.Cut(d, "=")
-			if !ok || name == "" || u == "" {
-				return nil, usagef("bad --dut %q: want NAME=URL", d)
-			}
-			list = append(list, plan.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
-		}
-		if len(list) == 0 {
-			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
-		}
-		if sf.set() {
-			if pl, err = sf.plan(*quick, list, *names, tests.engines); err != nil {
-				return nil, err
-			}
-		} else {
-			pl = plan.DefaultPlan(list, m)
-		}
-		if err := narrowPlan(pl, *names, tests.engines); err != nil {
-			return nil, err
-		}
-		if err := pl.Check(set); err != nil {
-			return nil, usagef("%v", err)
-		}
+	pl, err := q.readPlan(set, fs.Changed("repeat"))
+	if err != nil {
+		return nil, err
 	}
 	if fs.Changed("repeat") {
-		if *repeat < 1 || *repeat > plan.MaxRepeat {
-			return nil, usagef("bad --repeat %d: want 1 to %d", *repeat, plan.MaxRepeat)
+		if q.repeat < 1 || q.repeat > plan.MaxRepeat {
+			return nil, usagef("bad --repeat %d: want 1 to %d", q.repeat, plan.MaxRepeat)
 		}
-		pl.Method.Final.Repeat = *repeat
+		pl.Method.Final.Repeat = q.repeat
 	}
 	if err := checkPlanFiles(pl); err != nil {
 		return nil, err
 	}
-	if err := ef.check(usesReference(pl)); err != nil {
+	if err := q.ef.check(usesReference(pl)); err != nil {
 		return nil, err
 	}
-	if ef.kind == "local" {
+	if q.ef.kind == "local" {
 		// The exploration may reach its max concurrency in this process.
 		for _, t := range pl.Tests {
 			if err := checkCapacity(t.Engine, pl.Method.Explore.Concurrency.Max); err != nil {
@@ -183,21 +110,122 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			}
 		}
 	}
-	if dir == "" {
-		dir = filepath.Join("results", time.Now().Format("2006-01-02")+"-"+pl.Name)
-	}
-	if *resume == "" {
+	dir := cmp.Or(q.resume, q.out, filepath.Join("results", time.Now().Format("2006-01-02")+"-"+pl.Name))
+	if q.resume == "" {
 		if _, err := os.Stat(filepath.Join(dir, method.LedgerFile)); err == nil {
 			return nil, usagef("%s already holds a campaign; --resume %s continues it", dir, dir)
 		}
-		if err := outfile.CheckDir(dir); err != nil && *out != "" {
+		if err := outfile.CheckDir(dir); err != nil && q.out != "" {
 			return nil, usagef("--out: %v", err)
 		}
 	}
 	return &qualifyCmd{
-		plan: pl, set: set, dir: dir, resume: *resume != "", files: *files, ef: ef,
-		allowDiff: *allowDiff, quiet: *quiet, live: live, sources: sources,
+		plan: pl, set: set, dir: dir, resume: q.resume != "", files: q.files, ef: q.ef,
+		allowDiff: q.allowDiff, quiet: q.quiet, live: q.live, sources: sources,
 	}, nil
+}
+
+// qualifyFlags are qualify's flags.
+type qualifyFlags struct {
+	live                              liveFlags
+	planFile, caFile, out, resume     string
+	duts, files, names, srcs          []string
+	insecure, quick, allowDiff, quiet bool
+	tests                             engineList
+	repeat                            int
+	ef                                *executorFlags
+	sf                                *suiteFlags
+}
+
+// define defines qualify's flags into q.
+func (q *qualifyFlags) define() *pflag.FlagSet {
+	fs := newFlags("qualify")
+	q.live.add(fs)
+	fs.StringVar(&q.planFile, "plan", "", "campaign plan `FILE` (YAML)")
+	fs.StringArrayVar(&q.duts, "dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
+	fs.StringVar(&q.caFile, "cacert", "", "CA certificates `FILE` for the --dut DUTs")
+	fs.BoolVarP(&q.insecure, "insecure", "k", false, "skip chain verification for the --dut DUTs (recorded)")
+	fs.BoolVar(&q.quick, "quick", false, "short durations: the default plan ends in about a minute (weak statistics)")
+	fs.StringVar(&q.out, "out", "", "campaign `DIR` (default results/<date>-<name>)")
+	fs.StringVar(&q.resume, "resume", "", "continue the interrupted campaign in `DIR`")
+	fs.BoolVar(&q.allowDiff, "allow-differences", false, "go on when the DUTs negotiate or serve different things")
+	fs.StringArrayVar(&q.files, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
+	fs.StringArrayVar(&q.names, "profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the "+
+		"three seed profiles)")
+	fs.Var(&q.tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
+	fs.BoolVarP(&q.quiet, "quiet", "q", false, "no per-second status line inside runs")
+	fs.IntVar(&q.repeat, "repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread "+
+		"between repeats (default: the plan's final.repeat, else once)")
+	q.ef = addExecutorFlags(fs)
+	q.sf = addSuiteFlags(fs) // suite.go
+	fs.StringArrayVar(&q.srcs, "source", nil, "local `ADDR[,ADDR…]`, range A-B or CIDR the runs dial from, in turn "+
+		"(repeatable; e.g. 127.0.0.0/16 on loopback: more connections than one address's ports)")
+	return fs
+}
+
+// readPlan reads the campaign's plan: the interrupted campaign's (--resume),
+// --plan, or the default plan made from the flags.
+func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, error) {
+	switch {
+	case q.resume != "":
+		if q.planFile != "" || len(q.duts) > 0 || q.quick || q.out != "" || len(q.names) > 0 ||
+			len(q.tests.engines) > 0 || repeat || q.sf.set() {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
+				"--suite, --tests, --quick, --repeat or --out")
+		}
+		pl, err := plan.ReadPlan(filepath.Join(q.resume, "plan.yaml"), set)
+		if err != nil {
+			return nil, usagef("--resume %s: %v", q.resume, err)
+		}
+		// A ledger line that is not an entry (a torn last line aside) is
+		// refused here, before anything is started or the ledger touched.
+		ledger := filepath.Join(q.resume, method.LedgerFile)
+		if _, err := os.Stat(ledger); !errors.Is(err, os.ErrNotExist) {
+			if _, err := readLedger(ledger); err != nil {
+				return nil, err
+			}
+		}
+		return pl, nil
+	case q.planFile != "":
+		if len(q.duts) > 0 || q.quick || len(q.names) > 0 || len(q.tests.engines) > 0 || q.sf.set() {
+			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
+				"--suite, --tests or --quick")
+		}
+		pl, err := plan.ReadPlan(q.planFile, set)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		return pl, nil
+	}
+	var list []plan.DUT
+	for _, d := range q.duts {
+		name, u, ok := strings.Cut(d, "=")
+		if !ok || name == "" || u == "" {
+			return nil, usagef("bad --dut %q: want NAME=URL", d)
+		}
+		list = append(list, plan.DUT{Name: name, URL: u, CACert: q.caFile, Insecure: q.insecure})
+	}
+	if len(list) == 0 {
+		list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
+	}
+	var pl *plan.Plan
+	if q.sf.set() {
+		var err error
+		if pl, err = q.sf.plan(q.quick, list, q.names, q.tests.engines); err != nil {
+			return nil, err
+		}
+	} else if q.quick {
+		pl = plan.DefaultPlan(list, plan.QuickMethod())
+	} else {
+		pl = plan.DefaultPlan(list, plan.DefaultMethod())
+	}
+	if err := narrowPlan(pl, q.names, q.tests.engines); err != nil {
+		return nil, err
+	}
+	if err := pl.Check(set); err != nil {
+		return nil, usagef("%v", err)
+	}
+	return pl, nil
 }
 
 // run makes (or resumes) the campaign and writes its summary and report.

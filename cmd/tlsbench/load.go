@@ -506,19 +506,8 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	if _, err := parseLoad(eng, fs, lf, args, usage, stdout); err != nil {
 		return helpOK(err)
 	}
-	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
+	if err := lf.checkLoad(eng); err != nil {
 		return err
-	}
-	ep, ps := lf.ep, lf.profiles
-	if err := checkCapacity(eng.name, lf.share().Concurrency); err != nil {
-		return err
-	}
-	// The engine's own checks come last: its warnings come only when the
-	// rest is valid.
-	if eng.check != nil {
-		if err := eng.check(); err != nil {
-			return err
-		}
 	}
 	text, closeOutputs, err := lf.openOutputs(ctx, stdout, stderr)
 	defer closeOutputs()
@@ -537,22 +526,16 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 		return err
 	}
 
-	// The in-process reference target, when no URL was given.
-	var tgt *target.Target
-	if ep == nil {
-		resume := target.Resumption{Tickets: lf.spec.Resume > 0, PSK: lf.spec.Resume > 0}
-		cfg := target.Config{Profiles: ps, ClientCAs: lf.mtls.pool, ClientAuth: lf.mtls.auth, // mtlsflags.go
-			Resumption: resume, Names: lf.spec.ServerNames}
-		if tgt, err = target.Start(cfg); err != nil {
-			return err
-		}
+	tgt, err := lf.startTarget(eng, stderr)
+	if err != nil {
+		return err
+	}
+	if tgt != nil {
 		defer tgt.Close()
-		fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the "+
-			"generator's)\n", eng.name)
 	}
 
 	var runs []*metrics.Run
-	for _, p := range ps {
+	for _, p := range lf.profiles {
 		if ctx.Err() != nil {
 			break
 		}
@@ -578,29 +561,8 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 			return noSuccess(r, lf.set)
 		}
 		runs = append(runs, r)
-		if pf := r.Preflight; pf == nil || pf.OK {
-			if err := reports.RunSummary(r).Text(text); err != nil {
-				return err
-			}
-		}
-		if lf.jsonOut != "" {
-			file := lf.jsonOut
-			if len(ps) > 1 && file != stdoutName {
-				file = filepath.Join(lf.jsonOut, p.Name+".json")
-			}
-			if err := r.WriteJSON(ctx, file, stdout, stderr); err != nil {
-				return fmt.Errorf("writing the run record: %w", err)
-			}
-		}
-		// Pushed once the record is on disk and the summary printed: a
-		// collector lost during the run loses no record.
-		if a := lf.agent; a != nil && a.ReportTo != "" {
-			if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
-				if lf.jsonOut != "" && lf.jsonOut != stdoutName {
-					return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
-				}
-				return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
-			}
+		if err := lf.output(ctx, r, p.Name, text, stdout, stderr); err != nil {
+			return err
 		}
 		// A failed preflight sent no load; an aborted run stopped it:
 		// no further profile is run.
@@ -608,6 +570,13 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 			return noSuccess(r, lf.set)
 		}
 	}
+	return lf.finish(ctx, eng, text, runs)
+}
+
+// finish ends runLoad once the runs are made: the engine's table of them,
+// then the exit's error: the device counters', a run without a success or
+// the interruption.
+func (lf *loadFlags) finish(ctx context.Context, eng engineSpec, text io.Writer, runs []*metrics.Run) error {
 	if err := eng.table(text, runs); err != nil {
 		return err
 	}
@@ -621,6 +590,71 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 	}
 	if ctx.Err() != nil {
 		return errors.New("interrupted; the records written say complete: false")
+	}
+	return nil
+}
+
+// checkLoad makes runLoad's checks after the parse: the push credentials,
+// the machine's capacity, then the engine's own.
+func (lf *loadFlags) checkLoad(eng engineSpec) error {
+	if err := lf.pushAuth.resolve(lf.reportTo); err != nil { // agentflags.go
+		return err
+	}
+	if err := checkCapacity(eng.name, lf.share().Concurrency); err != nil {
+		return err
+	}
+	// The engine's own checks come last: its warnings come only when the
+	// rest is valid.
+	if eng.check != nil {
+		return eng.check()
+	}
+	return nil
+}
+
+// startTarget starts the in-process reference target when no URL was given
+// (nil otherwise).
+func (lf *loadFlags) startTarget(eng engineSpec, stderr io.Writer) (*target.Target, error) {
+	if lf.ep != nil {
+		return nil, nil
+	}
+	resume := target.Resumption{Tickets: lf.spec.Resume > 0, PSK: lf.spec.Resume > 0}
+	cfg := target.Config{Profiles: lf.profiles, ClientCAs: lf.mtls.pool, ClientAuth: lf.mtls.auth, // mtlsflags.go
+		Resumption: resume, Names: lf.spec.ServerNames}
+	tgt, err := target.Start(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "tlsbench %s: no URL given: measuring the in-process reference target (its CPU counts as the "+
+		"generator's)\n", eng.name)
+	return tgt, nil
+}
+
+// output gives a run's record out: the summary (when it sent load), the
+// --json file, then the push to --report-to.
+func (lf *loadFlags) output(ctx context.Context, r *metrics.Run, profile string, text, stdout, stderr io.Writer) error {
+	if pf := r.Preflight; pf == nil || pf.OK {
+		if err := reports.RunSummary(r).Text(text); err != nil {
+			return err
+		}
+	}
+	if lf.jsonOut != "" {
+		file := lf.jsonOut
+		if len(lf.profiles) > 1 && file != stdoutName {
+			file = filepath.Join(lf.jsonOut, profile+".json")
+		}
+		if err := r.WriteJSON(ctx, file, stdout, stderr); err != nil {
+			return fmt.Errorf("writing the run record: %w", err)
+		}
+	}
+	// Pushed once the record is on disk and the summary printed: a
+	// collector lost during the run loses no record.
+	if a := lf.agent; a != nil && a.ReportTo != "" {
+		if err := agent.Push(ctx, a.ReportTo, lf.pushAuth.cred, r); err != nil {
+			if lf.jsonOut != "" && lf.jsonOut != stdoutName {
+				return fmt.Errorf("pushing the record to %s: %w (the record is in %s)", a.ReportTo, err, lf.jsonOut)
+			}
+			return fmt.Errorf("pushing the record to %s: %w", a.ReportTo, err)
+		}
 	}
 	return nil
 }

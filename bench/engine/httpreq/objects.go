@@ -52,21 +52,38 @@ func ParseObjects(s string) ([]Object, error) {
 	return objs, nil
 }
 
-// ParseSize reads a size in bytes with an optional k or m suffix (1024,
-// 1024²), rounded to the nearest byte.
+// ParseSize reads a size in bytes, tlsbench's one size grammar (objects and
+// the reference target's /bytes/N): a number of 0 or more, decimals rounded
+// to the byte (0.2k = 205), with an optional binary multiple in any case:
+// k, kb or kib (1024), m, mb or mib (1024²), g, gb or gib (1024³), or b (1).
+// Sizes above 2⁶² bytes are refused.
 func ParseSize(s string) (int64, error) {
-	mult, num := 1.0, strings.ToLower(strings.TrimSpace(s))
-	switch {
-	case strings.HasSuffix(num, "k"):
-		mult, num = 1<<10, strings.TrimSuffix(num, "k")
-	case strings.HasSuffix(num, "m"):
-		mult, num = 1<<20, strings.TrimSuffix(num, "m")
+	num := strings.ToLower(strings.TrimSpace(s))
+	mult := 1.0
+	for i, unit := range []string{"g", "m", "k"} {
+		if n, ok := cutAnySuffix(num, unit+"ib", unit+"b", unit); ok {
+			mult, num = float64(int64(1)<<(30-10*i)), n
+			break
+		}
+	}
+	if mult == 1 {
+		num = strings.TrimSuffix(num, "b")
 	}
 	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*mult > 1<<40 {
-		return 0, fmt.Errorf("size %q is not a size in bytes (e.g. 1024, 16k, 1m)", s)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*mult > 1<<62 {
+		return 0, fmt.Errorf("size %q is not a size in bytes (e.g. 1024, 16k, 1m, 2g)", s)
 	}
 	return int64(math.Round(v * mult)), nil
+}
+
+// cutAnySuffix is s without the first of sufs it ends with.
+func cutAnySuffix(s string, sufs ...string) (string, bool) {
+	for _, suf := range sufs {
+		if n, ok := strings.CutSuffix(s, suf); ok {
+			return n, true
+		}
+	}
+	return s, false
 }
 
 // ObjectURLPath is o's path: its own, or tpl with {size} replaced.

@@ -30,6 +30,26 @@ func TestParseObjects(t *testing.T) {
 	}
 }
 
+// TestParseSize: the one size grammar, for --objects and the reference
+// target's /bytes/N alike.
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1024": 1024, " 1024 ": 1024, "0": 0, "512b": 512, "1k": 1 << 10, "16K": 16 << 10, "1m": 1 << 20,
+		"2g": 2 << 30, "1MiB": 1 << 20, "16KiB": 16 << 10, "3kb": 3 << 10, "1GB": 1 << 30,
+		"0.2k": 205, "1.5m": 3 << 19, "1e3": 1000, "4294967296g": 1 << 62,
+	} {
+		if got, err := httpreq.ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1", "-5", "k", "b", "kib", "x", "1x", "1kk", "1bb", "NaN", "Inf", "1e400",
+		"99999999999g", "4294967297g"} {
+		if got, err := httpreq.ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) = %d, want an error", bad, got)
+		}
+	}
+}
+
 func TestValidateObjects(t *testing.T) {
 	base := func() httpreq.Request {
 		r := httpreq.Defaults("/1k")

@@ -6,6 +6,7 @@ package plan
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -325,9 +326,9 @@ func ParsePlan(file string, data []byte, set *profiles.Set) (*Plan, error) {
 		err = p.checkPidFiles()
 	}
 	if err != nil {
-		var fe *fieldError
-		if errors.As(err, &fe) {
-			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.path...), Msg: fe.msg}
+		var fe *vocab.FieldError
+		if errors.As(err, &fe) && fe.Field == "" {
+			return nil, &profiles.Error{Kind: "plan", File: file, Line: profiles.LineOf(&node, fe.Path...), Msg: fe.Msg}
 		}
 		return nil, &profiles.Error{Kind: "plan", File: file, Msg: err.Error()}
 	}
@@ -423,14 +424,7 @@ func planError(err error) error {
 	return err
 }
 
-type fieldError struct {
-	path []string
-	msg  string
-}
-
-func (e *fieldError) Error() string { return e.msg }
-
-func ferr(msg string, path ...string) error { return &fieldError{path: path, msg: msg} }
+func ferr(msg string, path ...string) error { return &vocab.FieldError{Path: path, Msg: msg} }
 
 // methodErr is an error "method: FIELD …" at the key of the method's field
 // (as "final.max_runs").
@@ -645,15 +639,11 @@ func ParseTarget(raw, defaultPath string) (*Target, error) {
 		}
 	}
 	t := &Target{URL: u, Host: host, Port: u.Port(), Path: u.EscapedPath(), HostHeader: u.Host, ServerName: host}
-	if t.Port == "" {
-		t.Port = "443"
-	}
+	t.Port = cmp.Or(t.Port, "443")
 	if p, err := strconv.Atoi(t.Port); err != nil || p < 1 || p > 65535 {
 		return nil, fmt.Errorf("bad URL %q: port %q is not 1-65535", raw, t.Port)
 	}
-	if t.Path == "" {
-		t.Path = defaultPath
-	}
+	t.Path = cmp.Or(t.Path, defaultPath)
 	if u.RawQuery != "" {
 		t.Path += "?" + u.RawQuery
 	}
