@@ -143,7 +143,16 @@ func TestBadInputTable(t *testing.T) {
 		add("--object-path takes --objects", cmd, "--object-path", "/b/{size}", url)
 		add("--object-path must use no template but {size}", cmd, "--objects", "1k", "--object-path", "/{n}", url)
 		add("--requests-per-conn must not be negative", cmd, "--requests-per-conn", "-1", url)
+		// Issue 40: a flag ignored where its sibling is refused.
+		add("--resumption tickets: needs --resume above 0", cmd, "--resumption", "tickets", url)
+		add(`bad --sni "10.0.0.1": not a host name: an IP address`, cmd, "--sni", "10.0.0.1", url)
+		add(`bad --sni "bad_name": not a host name`, cmd, "--sni", "bad_name", url)
+		caOut := filepath.Join(dir, "client-ca.pem")
+		add("--client-ca-out and --client-ca-key-out name the same file", cmd, "--profile",
+			"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls", "--client-ca-out", caOut, "--client-ca-key-out",
+			dir+"//client-ca.pem", url)
 	}
+	add("--resume 1: throughput keeps its connections open, so none would resume", "throughput", "--resume", "1", url)
 	add("--pipeline", "throughput", "--pipeline", "0", url)
 	add("--pipeline", "throughput", "--pipeline", "-3", url)
 	add("--verify-body", "throughput", "--verify-body", "md5:00", url)
@@ -173,6 +182,13 @@ func TestBadInputTable(t *testing.T) {
 	add("never by session ID", "serve", "--resumption", "session-id")
 	add(`--resumption "tls": want tickets`, "serve", "--resumption", "tls")
 	add("--ticket-rotation needs --resumption", "serve", "--ticket-rotation", "1h")
+	add("--resumption psk resumes TLS 1.3 sessions, and no listener's profile", "serve", "--resumption", "psk",
+		"--profile", rsa)
+	add("--resumption tickets resumes TLS 1.2 sessions", "serve", "--resumption", "tickets", "--profile",
+		"tls13-aes128-gcm-x25519")
+	add("--plain serves no TLS: it takes no --resumption", "serve", "--plain", "--resumption", "tickets")
+	add("--client-ca-out and --client-ca-key-out name the same file", "serve", "--client-ca-out",
+		filepath.Join(dir, "ca-out.pem"), "--client-ca-key-out", filepath.Join(dir, "ca-out.pem"))
 	add("--ticket-rotation must not be negative", "serve", "--resumption", "tickets", "--ticket-rotation", "-1s")
 	add("bad --port", "serve", "--port", "-1")
 	add("bad --port", "serve", "--port", "65534")

@@ -62,6 +62,9 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	case !(s.Resume >= 0 && s.Resume <= 1): // NaN too
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
+	case s.Resume == 0 && s.Resumption != "":
+		return &vocab.FieldError{Field: "resumption", Value: s.Resumption,
+			Msg: "needs --resume above 0: without it no connection offers a session"}
 	}
 	if err := s.ClientAuth.Validate(); err != nil {
 		return err
