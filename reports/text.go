@@ -181,24 +181,29 @@ func summaryCPU(w *strings.Builder, r *metrics.Run) {
 //
 // When a run resumed sessions, the CPS column is each run's at its session
 // reuse (SR: the share of connections meant to resume), as datasheets quote
-// "SSL TPS" with and without reuse, and the split of its handshakes follows.
+// "SSL TPS" with and without reuse: its handshakes (connections) per second,
+// whose split follows, and then its requests per second apart (more with
+// --requests-per-conn).
 func CPSTable(runs []*metrics.Run) Document {
 	reuse := slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
 	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99",
 		"TOTAL p99", "CPU/TXN"}
 	if reuse {
-		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s")
+		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s", "REQ/S")
 	}
 	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
 		cps := fmt.Sprintf("%.1f", metrics.Value(r.CPS))
-		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), cps}
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey)}
 		if x := r.Resumption; reuse && x != nil {
-			row = slices.Insert(row, 4, fmt.Sprintf("%g %s", x.Ratio, x.Mode))
-			row = append(row, fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS))
+			row = append(row, fmt.Sprintf("%g %s", x.Ratio, x.Mode), fmt.Sprintf("%.1f", x.FullPerS+x.ResumedPerS),
+				fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS), cps)
 		} else if reuse { // an SR=0 run beside resuming ones: every connection full
-			row = append(slices.Insert(row, 4, "0"), cps, "0.0")
+			full := fmt.Sprintf("%.1f", float64(r.ConnectionsOpened)/max(r.DurationS, 1e-9))
+			row = append(row, "0", full, full, "0.0", cps)
+		} else {
+			row = append(row, cps)
 		}
 		t.add(append(row, fmt.Sprint(r.Errors.Total),
 			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,5 +57,44 @@ func TestResumeCommand(t *testing.T) {
 	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "200ms", "--warmup", "0s")
 	if code != exitOK || !strings.Contains(stdout, "CPS (SR=0)") || strings.Contains(stdout, "RESUMED") {
 		t.Errorf("SR=0 run: exit %d, table:\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestResumeTableCountsHandshakes: with --requests-per-conn, the SR table's
+// CPS is handshakes per second (full + resumed), not requests (issue 40,
+// item 4): requests per second have their own column, about M times more.
+func TestResumeTableCountsHandshakes(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.json")
+	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "500ms", "--warmup",
+		"100ms", "--resume", "0.5", "--requests-per-conn", "10", "--json", file)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := metrics.DecodeRun(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(stdout, "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, "REQ/S") })
+	if i < 0 || i+1 >= len(lines) || r.Resumption == nil {
+		t.Fatalf("no SR table with REQ/S:\n%s", stdout)
+	}
+	split := regexp.MustCompile(`\s{2,}`)
+	cols, row := split.Split(lines[i], -1), split.Split(lines[i+1], -1)
+	cell := func(name string) string {
+		if j := slices.Index(cols, name); j >= 0 && j < len(row) {
+			return row[j]
+		}
+		return ""
+	}
+	x := r.Resumption
+	hs, req := fmt.Sprintf("%.1f", x.FullPerS+x.ResumedPerS), fmt.Sprintf("%.1f", metrics.Value(r.CPS))
+	if cell("CPS") != hs || cell("REQ/S") != req || metrics.Value(r.CPS) < 5*(x.FullPerS+x.ResumedPerS) {
+		t.Errorf("CPS %q, REQ/S %q; want %s handshakes/s, %s requests/s (10 a connection):\n%s", cell("CPS"),
+			cell("REQ/S"), hs, req, stdout)
 	}
 }
