@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
@@ -88,7 +89,8 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 			r.ConnectionsOpened, r.Whole.ConnectionsOpened)
 	}
 	if r.Load.Mode == "open" {
-		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped", r.Load.Rate, r.Load.Late, r.Load.Dropped)
+		fmt.Fprintf(w, "  open loop    %s/s offered; %d late, %d dropped", strconv.FormatFloat(r.Load.Rate, 'f', -1, 64),
+			r.Load.Late, r.Load.Dropped)
 		if r.Load.Scheduled > 0 {
 			fmt.Fprintf(w, " (%.1f%% of %d scheduled)", r.Load.DroppedShare*100, r.Load.Scheduled)
 		}
@@ -205,9 +207,7 @@ func CPSTable(runs []*metrics.Run) Document {
 		} else {
 			row = append(row, cps)
 		}
-		t.add(append(row, fmt.Sprint(r.Errors.Total),
-			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),
-			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
+		t.add(append(row, fmt.Sprint(r.Errors.Total), p99(r, vocab.PhaseHandshake), p99(r, vocab.PhaseTotal),
 			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))...)
 	}
 	return runsTable("CPS", runs, t)
@@ -219,6 +219,14 @@ func runsTable(title string, runs []*metrics.Run, t *table) Document {
 		return Document{title: title}
 	}
 	return Document{title: title, blocks: []block{para(""), t}}
+}
+
+// p99 is r's p99 of phase; "-" when no transaction of its window succeeded.
+func p99(r *metrics.Run, phase vocab.Phase) string {
+	if r.Transactions == 0 {
+		return "-"
+	}
+	return Micros(float64(r.Percentiles(phase).P99))
 }
 
 func dash(s string) string {
@@ -239,9 +247,7 @@ func ThroughputTable(runs []*metrics.Run) Document {
 			fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
 			fmt.Sprintf("%.1f", metrics.Value(r.RPS)),
 			fmt.Sprint(r.Errors.Total),
-			Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)),
-			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
-			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
+			p99(r, vocab.PhaseTTFB), p99(r, vocab.PhaseTotal), fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
 	}
 	return runsTable("throughput", runs, t)
 }

@@ -79,3 +79,17 @@ func TestWriteErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOfferedRate: an open loop's offered rate is printed as given, not
+// rounded (issue 40 item 9: --rate 0.5 read "0/s offered").
+func TestOfferedRate(t *testing.T) {
+	run := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 1})
+	run.Load.Mode, run.Load.Rate = "open", 0.5
+	var buf bytes.Buffer
+	if err := reports.RunSummary(run).Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("0.5/s offered")) {
+		t.Errorf("no 0.5/s offered in:\n%s", buf.String())
+	}
+}

@@ -579,3 +579,17 @@ func TestBadDeviceCountersTable(t *testing.T) {
 		t.Errorf("readable counters: exit %d, %d connections (stderr %q); want the load", code, conns.Load(), stderr)
 	}
 }
+
+// TestEmptyWindowFails: a run whose measured window has no successful
+// transaction (issue 40 item 5: --rate 1e12, every start of the window
+// dropped) exits 1 with the reason, and its table quotes no latency.
+func TestEmptyWindowFails(t *testing.T) {
+	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "--rate", "1e12", "--ramp-up", "1s", "-d",
+		"1s", "--warmup", "0s")
+	if code != exitFailed || strings.Count(stderr, "\n") > 2 || !strings.Contains(stderr, "nothing in the measured window") {
+		t.Errorf("exit %d, stderr %q: want exit %d naming the empty window", code, stderr, exitFailed)
+	}
+	if strings.Contains(stdout, " 0 µs") {
+		t.Errorf("a latency quoted for an empty window:\n%s", stdout)
+	}
+}

@@ -615,7 +615,7 @@ func runLoad(ctx context.Context, eng engineSpec, fs *pflag.FlagSet, lf *loadFla
 		return err
 	}
 	for _, r := range runs {
-		if r.Whole.Transactions == 0 {
+		if r.Transactions == 0 { // its window's: no figure to quote
 			return noSuccess(r, lf.set)
 		}
 	}
@@ -733,6 +733,10 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 	}
 	sort.Slice(classes, func(i, j int) bool { return r.Errors.ByClass[classes[i]] > r.Errors.ByClass[classes[j]] })
 	answer := "nothing (no transaction completed in the run)"
+	if n := r.Whole.Transactions; n > 0 {
+		answer = fmt.Sprintf("nothing in the measured window (%d transactions succeeded outside it; %.1f%% of "+
+			"the starts dropped)", n, r.Load.DroppedShare*100)
+	}
 	if len(classes) > 0 {
 		c := classes[0]
 		answer = fmt.Sprintf("%s ×%d", c, r.Errors.ByClass[c])
