@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -270,6 +271,8 @@ func TestBadInputTable(t *testing.T) {
 		{"suite-size", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 12q, profiles: [" + rsa + "]}]\n" + method, `size "12q"`},
 		{"suite-weights", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: \"1k:0\", profiles: [" + rsa + "]}]\n" + method, "weights sum to 0"},
 		{"suite-of", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, of: u, share: 50%, profiles: [" + rsa + "]}]\n" + method, `of "u" names no earlier test`},
+		{"objects-path", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 1k, path: /x, profiles: [" + rsa + "]}]\n" + method, `objects are asked for at object_path: path "/x" would be ignored`},
+		{"of-later", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: \"7.6 1k\", engine: cps, profiles: [" + rsa + "]}, {name: t, engine: cps, of: \"7.7 1k\", share: 50%, profiles: [" + rsa + "]}]\n" + method, `named before it: "7.6 1k"`},
 		{"suite-ramp", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, ramp_up: 10s, profiles: [" + rsa + "]}]\n" + method, "ramp_up 10s is longer than the run"},
 	}
 	for _, m := range []struct{ from, to, want string }{
@@ -313,6 +316,15 @@ func TestBadInputTable(t *testing.T) {
 	add(`unknown suite "rfc2544"`, "qualify", "--suite", "rfc2544")
 	add(`unknown test "7.10"`, "qualify", "--suite", "rfc9411", "--tests", "7.6,7.10")
 	add("--tests needs --suite", "qualify", "--tests", "7.6")
+	add(`bad --suite "": name a suite`, "qualify", "--suite", "")
+	add(`bad --tests "": name at least one test`, "qualify", "--suite", "rfc9411", "--tests", "")
+	add(`bad --tests "": name at least one test`, "qualify", "--suite", "rfc9411", "--tests=")
+	add("--tests needs --suite", "qualify", "--tests", "")
+	add("bad --resolve", "qualify", "--dut", "a=https://a.test/", "--resolve", "a.test:443:nowhere")
+	add("no --dut URL has host b.test and port 443", "qualify", "--dut", "a=https://a.test/", "--resolve",
+		"b.test:443:127.0.0.1")
+	add("no --dut, --profile, --test, --suite, --tests, --resolve", "qualify", "--plan", missing, "--resolve",
+		"a.test:443:127.0.0.1")
 	add("no --test", "qualify", "--suite", "rfc9411", "--test", "cps")
 	add("no --dut, --profile", "qualify", "--plan", missing, "--suite", "rfc9411")
 	add("--resume takes", "qualify", "--resume", dir, "--suite", "rfc9411")
@@ -591,5 +603,18 @@ func TestEmptyWindowFails(t *testing.T) {
 	}
 	if strings.Contains(stdout, " 0 µs") {
 		t.Errorf("a latency quoted for an empty window:\n%s", stdout)
+	}
+}
+
+// TestQualifyResolve: qualify --resolve HOST:PORT:ADDR makes the --dut DUTs
+// whose URL is HOST:PORT dial ADDR (the plan's resolve), as the engines'.
+func TestQualifyResolve(t *testing.T) {
+	q, err := parseQualify([]string{"--dut", "a=https://A.test:8443/", "--dut", "b=https://b.test/", "--resolve",
+		"a.test:8443:127.0.0.2", "--out", filepath.Join(t.TempDir(), "c")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := q.plan.DUTs; len(d) != 2 || d[0].Resolve != "127.0.0.2" || d[1].Resolve != "" {
+		t.Errorf("DUTs %+v: want a dialled at 127.0.0.2, b by its name", d)
 	}
 }

@@ -67,6 +67,8 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	planFile := fs.String("plan", "", "campaign plan `FILE` (YAML)")
 	duts := fs.StringArray("dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
 	caFile := fs.String("cacert", "", "CA certificates `FILE` for the --dut DUTs")
+	resolves := fs.StringArray("resolve", nil, "`HOST:PORT:ADDR`: the --dut DUTs whose URL is HOST:PORT dial ADDR, "+
+		"keeping SNI and Host (repeatable)")
 	insecure := fs.BoolP("insecure", "k", false, "skip chain verification for the --dut DUTs (recorded)")
 	quick := fs.Bool("quick", false, "short durations: the default plan ends in about a minute (weak statistics)")
 	out := fs.String("out", "", "campaign `DIR` (default results/<date>-<name>)")
@@ -100,9 +102,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	switch {
 	case *resume != "":
 		if *planFile != "" || len(*duts) > 0 || *quick || *out != "" || len(*names) > 0 ||
-			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() {
-			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
-				"--suite, --tests, --quick, --repeat or --out")
+			len(tests.engines) > 0 || fs.Changed("repeat") || sf.set() || len(*resolves) > 0 {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --resolve, " +
+				"--profile, --test, --suite, --tests, --quick, --repeat or --out")
 		}
 		dir = *resume
 		if pl, err = plan.ReadPlan(filepath.Join(dir, "plan.yaml"), set); err != nil {
@@ -117,9 +119,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 			}
 		}
 	case *planFile != "":
-		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() {
+		if len(*duts) > 0 || *quick || len(*names) > 0 || len(tests.engines) > 0 || sf.set() || len(*resolves) > 0 {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
-				"--suite, --tests or --quick")
+				"--suite, --tests, --resolve or --quick")
 		}
 		if pl, err = plan.ReadPlan(*planFile, set); err != nil {
 			return nil, usagef("%v", err)
@@ -136,6 +138,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 				return nil, usagef("bad --dut %q: want NAME=URL", d)
 			}
 			list = append(list, plan.DUT{Name: name, URL: u, CACert: *caFile, Insecure: *insecure})
+		}
+		if err := resolveDUTs(list, *resolves); err != nil {
+			return nil, err
 		}
 		if len(list) == 0 {
 			list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
