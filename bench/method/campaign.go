@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -295,9 +296,11 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					return nil, nil, err // interrupted, or the ledger failed
 				}
 				if err != nil {
-					// The probe could not be made at all.
+					// The probe could not be made at all; a name that does
+					// not resolve is the generator's problem, not a refusal.
 					why := re.err.Error()
-					if m.StopOnUnsupported || countersUnreadable(re.err) {
+					var dns *net.DNSError
+					if m.StopOnUnsupported || countersUnreadable(re.err) || errors.As(re.err, &dns) {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why

@@ -422,6 +422,9 @@ func TestBadInputTable(t *testing.T) {
 		"kind=command sessions='sleep 600' timeout=1h", url)
 	add(`timeout "soon" is not a duration, e.g. 2s`, "throughput", "--device-counters",
 		"kind=nginx url=http://h/ timeout=soon", url)
+	add("kind=nginx has no frontend", "cps", "--device-counters", "kind=nginx url=http://h/ frontend=fe", url)
+	add("kind=prometheus has no frontend", "cps", "--device-counters",
+		`kind=prometheus url=http://h/ sessions=x frontend=fe`, url)
 	add("--device-counters given twice", "cps", "--device-counters", "kind=nginx url=http://h/",
 		"--device-counters", "kind=nginx url=http://g/", url)
 	// Device counters in an agent of several (issue 27 item 7): refused,
@@ -616,5 +619,19 @@ func TestQualifyResolve(t *testing.T) {
 	}
 	if d := q.plan.DUTs; len(d) != 2 || d[0].Resolve != "127.0.0.2" || d[1].Resolve != "" {
 		t.Errorf("DUTs %+v: want a dialled at 127.0.0.2, b by its name", d)
+	}
+}
+
+// TestQualifyUnresolvedDUT: a DUT whose name does not resolve stops the
+// campaign in the preliminary phase with the resolver's answer (exit 1),
+// not as a profile the device does not support (issue 40 item 8).
+func TestQualifyUnresolvedDUT(t *testing.T) {
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--quick", "--dut",
+		"a=https://nosuch.invalid/", "--test", "cps", "--profile", "rsa2048-aes128-gcm-sha256", "--out",
+		filepath.Join(t.TempDir(), "c"))
+	if code != exitFailed || !strings.Contains(stderr, "cannot resolve nosuch.invalid") ||
+		strings.Contains(stdout+stderr, "not supported") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d naming the resolver's failure", code, stdout, stderr,
+			exitFailed)
 	}
 }
