@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/impact"
@@ -91,5 +92,20 @@ func TestOfferedRate(t *testing.T) {
 	}
 	if !bytes.Contains(buf.Bytes(), []byte("0.5/s offered")) {
 		t.Errorf("no 0.5/s offered in:\n%s", buf.String())
+	}
+}
+
+// TestPreliminaryMix: a test of an object mix reads its objects in the
+// preliminary table, not "body 0 bytes" (issue 40 item 9).
+func TestPreliminaryMix(t *testing.T) {
+	var buf bytes.Buffer
+	ps := []method.Prelim{{DUT: "a", Engine: "throughput", Profile: "p", Test: "7.7 mix", Objects: "1k:2,64k"},
+		{DUT: "a", Engine: "cps", Profile: "p", BodySize: 1024}}
+	if err := reports.PreliminaryTable(ps).Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "; objects 1k:2,64k") || strings.Contains(out, "body 0 bytes") ||
+		!strings.Contains(out, "; body 1024 bytes") {
+		t.Errorf("preliminary table:\n%s", out)
 	}
 }

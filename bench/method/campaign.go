@@ -310,7 +310,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				}
 				pr := prelimOf(e)
 				if strings.Contains(t.Objects, ",") {
-					pr.BodySize = 0 // a mix's: the mean of random draws
+					pr.BodySize, pr.Objects = 0, t.Objects // a mix's: the mean of random draws
 				}
 				out[k] = e
 				// Only the device's answer makes a profile unsupported,
@@ -372,6 +372,7 @@ type Prelim struct {
 	Test       string             `json:"test,omitempty"` // the plan test's name, if it has one
 	Negotiated metrics.Negotiated `json:"negotiated"`
 	BodySize   int64              `json:"body_size"`
+	Objects    string             `json:"objects,omitempty"` // a mix, whose sizes differ: BodySize 0
 	Accepted   bool               `json:"accepted"`
 	Reasons    []string           `json:"reasons,omitempty"`
 	// Resumption: would the DUT resume a session (informational).

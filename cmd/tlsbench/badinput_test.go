@@ -635,3 +635,14 @@ func TestQualifyUnresolvedDUT(t *testing.T) {
 			exitFailed)
 	}
 }
+
+// TestStatusNamesPath: a preflight answered with a status names the path
+// asked for, once (issue 40 item 9: "status (status 404)").
+func TestStatusNamesPath(t *testing.T) {
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-d", "1s", "--objects", "1k,2k", "--object-path",
+		"/nope/{size}")
+	if code != exitFailed || !strings.Contains(stderr, "the server's answer: status 404 for /nope/") ||
+		strings.Contains(stderr, "status (status") {
+		t.Errorf("exit %d, stderr %q: want exit %d, status 404 for /nope/…", code, stderr, exitFailed)
+	}
+}

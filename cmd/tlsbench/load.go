@@ -711,8 +711,10 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 			return fmt.Errorf("cannot connect to %s (%s)%s: %s (no load sent)", r.Target.Address, r.Target.URL, tried, pf.Error)
 		}
 		answer := pf.Class.String()
-		if pf.Error != "" {
-			answer += " (" + pf.Error + ")"
+		if e := pf.Error; strings.HasPrefix(e, answer+" ") { // "status 404 for /x", not "status (status 404 …)"
+			answer = e
+		} else if e != "" {
+			answer += " (" + e + ")"
 		}
 		switch pf.Class {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
