@@ -104,9 +104,6 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		if err != nil {
 			return nil, err
 		}
-		if a, err := plan.ALabel(host); err == nil {
-			host = a
-		}
 		if strings.EqualFold(host, t.Host) && port == t.Port {
 			t.Address = net.JoinHostPort(addr, port)
 		}
@@ -128,9 +125,6 @@ func resolveDUTs(duts []plan.DUT, resolves []string) error {
 		if err != nil {
 			return err
 		}
-		if a, err := plan.ALabel(host); err == nil {
-			host = a
-		}
 		hit := false
 		for i, d := range duts {
 			if t, err := plan.ParseTarget(d.URL, "/"); err == nil && strings.EqualFold(t.Host, host) && t.Port == port {
@@ -144,7 +138,8 @@ func resolveDUTs(duts []plan.DUT, resolves []string) error {
 	return nil
 }
 
-// parseResolve parses curl's --resolve form host:port:addr.
+// parseResolve parses curl's --resolve form host:port:addr; an
+// internationalized host is returned as its A-label.
 func parseResolve(s string) (host, port, addr string, err error) {
 	bad := func(why string) error { return usagef("bad --resolve %q: %s (want host:port:addr)", s, why) }
 	parts := strings.SplitN(s, ":", 3)
@@ -160,6 +155,9 @@ func parseResolve(s string) (host, port, addr string, err error) {
 	}
 	if net.ParseIP(addr) == nil {
 		return "", "", "", bad(fmt.Sprintf("%q is not an IP address", addr))
+	}
+	if a, err := plan.ALabel(host); err == nil {
+		host = a
 	}
 	return host, port, addr, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 )
 
 // TestResumeCommand: cps --resume against the in-process reference target
@@ -96,5 +97,43 @@ func TestResumeTableCountsHandshakes(t *testing.T) {
 	if cell("CPS") != hs || cell("REQ/S") != req || metrics.Value(r.CPS) < 5*(x.FullPerS+x.ResumedPerS) {
 		t.Errorf("CPS %q, REQ/S %q; want %s handshakes/s, %s requests/s (10 a connection):\n%s", cell("CPS"),
 			cell("REQ/S"), hs, req, stdout)
+	}
+}
+
+// TestResumeRefusedByNginx: against an nginx with tickets off, --resume
+// fails the preflight with not_resumed and sends no load, at any
+// --requests-per-conn and for throughput too (issue 40 item 2: load was
+// sent, exit 0); nginx's access log holds one request per run, the
+// preflight's first (its second connection fails at the handshake).
+func TestResumeRefusedByNginx(t *testing.T) {
+	dir := t.TempDir()
+	ca := testdut.NewCA(t)
+	seed := testdut.Seeds(t, ca, dir)[0]
+	access := filepath.Join(dir, "access.log")
+	n := testdut.StartNginxT(t, testdut.NginxConfig{Dir: filepath.Join(dir, "nginx"), Servers: []testdut.NginxServer{
+		{Cert: seed.Frontend.Cert, Ciphers: seed.Frontend.Ciphers, Curve: seed.Frontend.Curves, KeepAlive: true,
+			Extra: []string{"access_log " + access + ";"}}}})
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "https://localhost:" + portOf(n.Addrs[0])
+	for i, args := range [][]string{
+		{"cps", "--resume", "1", "--requests-per-conn", "10", url + "/1k"},
+		{"cps", "--resume", "1e-9", url + "/1k"},
+		{"throughput", "--resume", "0.5", "--requests-per-conn", "5", url + "/1m"},
+	} {
+		args = append(args, "-q", "-d", "2s", "--profile", seed.Profile, "--cacert", caFile, "--resolve",
+			"localhost:"+portOf(n.Addrs[0])+":127.0.0.1")
+		code, stdout, stderr := invoke(t, context.Background(), args...)
+		if code != exitFailed || !strings.Contains(stderr, "not_resumed") || !strings.Contains(stderr, "no load sent") ||
+			stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q: want exit %d, not_resumed, no load", args, code, stdout, stderr,
+				exitFailed)
+		}
+		data, _ := os.ReadFile(access)
+		if got := strings.Count(string(data), "\n"); got != i+1 {
+			t.Errorf("%q: nginx logged %d requests in all, want the preflights' %d", args, got, i+1)
+		}
 	}
 }
