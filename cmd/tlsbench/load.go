@@ -710,12 +710,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case pf.Class == vocab.ClassRefused || pf.Class == vocab.ClassConnectTimeout:
 			return fmt.Errorf("cannot connect to %s (%s)%s: %s (no load sent)", r.Target.Address, r.Target.URL, tried, pf.Error)
 		}
-		answer := pf.Class.String()
-		if e := pf.Error; strings.HasPrefix(e, answer+" ") { // "status 404 for /x", not "status (status 404 …)"
-			answer = e
-		} else if e != "" {
-			answer += " (" + e + ")"
-		}
+		answer := pf.Answer()
 		switch pf.Class {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
