@@ -187,7 +187,7 @@ func summaryCPU(w *strings.Builder, r *metrics.Run) {
 // whose split follows, and then its requests per second apart (more with
 // --requests-per-conn).
 func CPSTable(runs []*metrics.Run) Document {
-	reuse := slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
+	reuse := resumes(runs)
 	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99",
 		"TOTAL p99", "CPU/TXN"}
 	if reuse {
@@ -198,19 +198,29 @@ func CPSTable(runs []*metrics.Run) Document {
 		n := r.Negotiated
 		cps := fmt.Sprintf("%.1f", metrics.Value(r.CPS))
 		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey)}
-		if x := r.Resumption; reuse && x != nil {
-			row = append(row, fmt.Sprintf("%g %s", x.Ratio, x.Mode), fmt.Sprintf("%.1f", x.FullPerS+x.ResumedPerS),
-				fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS), cps)
-		} else if reuse { // an SR=0 run beside resuming ones: every connection full
-			full := fmt.Sprintf("%.1f", float64(r.ConnectionsOpened)/max(r.DurationS, 1e-9))
-			row = append(row, "0", full, full, "0.0", cps)
-		} else {
-			row = append(row, cps)
+		if reuse {
+			row = append(row, srCells(r)...)
 		}
-		t.add(append(row, fmt.Sprint(r.Errors.Total), p99(r, vocab.PhaseHandshake), p99(r, vocab.PhaseTotal),
+		t.add(append(row, cps, fmt.Sprint(r.Errors.Total), p99(r, vocab.PhaseHandshake), p99(r, vocab.PhaseTotal),
 			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))...)
 	}
 	return runsTable("CPS", runs, t)
+}
+
+// resumes reports whether a run of runs resumed sessions.
+func resumes(runs []*metrics.Run) bool {
+	return slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
+}
+
+// srCells are a run's session reuse: SR, its handshakes (connections) per
+// second, full and resumed; an SR=0 run's beside resuming ones, every
+// connection full.
+func srCells(r *metrics.Run) []string {
+	sr, full, resumed := "0", float64(r.ConnectionsOpened)/max(r.DurationS, 1e-9), 0.0
+	if x := r.Resumption; x != nil {
+		sr, full, resumed = fmt.Sprintf("%g %s", x.Ratio, x.Mode), x.FullPerS, x.ResumedPerS
+	}
+	return []string{sr, fmt.Sprintf("%.1f", full+resumed), fmt.Sprintf("%.1f", full), fmt.Sprintf("%.1f", resumed)}
 }
 
 // runsTable is the table of runs after a blank line; nothing without runs.
@@ -238,16 +248,23 @@ func dash(s string) string {
 
 // ThroughputTable is one row per throughput run.
 func ThroughputTable(runs []*metrics.Run) Document {
-	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
-		"TTFB p99", "TOTAL p99", "CPU/GB")
+	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
+		"TTFB p99", "TOTAL p99", "CPU/GB"}
+	reuse := resumes(runs) // --resume with --requests-per-conn: its handshakes, as the CPS table's
+	if reuse {
+		cols = slices.Insert(cols, 7, "SR", "CONN/s", "FULL/s", "RESUMED/s")
+	}
+	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
-		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)),
-			fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
-			fmt.Sprintf("%.1f", metrics.Value(r.RPS)),
-			fmt.Sprint(r.Errors.Total),
-			p99(r, vocab.PhaseTTFB), p99(r, vocab.PhaseTotal), fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)), fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
+			fmt.Sprintf("%.1f", metrics.Value(r.RPS))}
+		if reuse {
+			row = append(row, srCells(r)...)
+		}
+		t.add(append(row, fmt.Sprint(r.Errors.Total), p99(r, vocab.PhaseTTFB), p99(r, vocab.PhaseTotal),
+			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))...)
 	}
 	return runsTable("throughput", runs, t)
 }

@@ -64,6 +64,7 @@ func TestResumeCommand(t *testing.T) {
 // TestResumeTableCountsHandshakes: with --requests-per-conn, the SR table's
 // CPS is handshakes per second (full + resumed), not requests (issue 40,
 // item 4): requests per second have their own column, about M times more.
+// The throughput table of a resuming run shows its SR (item 3).
 func TestResumeTableCountsHandshakes(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "run.json")
 	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "-c", "2", "-d", "500ms", "--warmup",
@@ -97,6 +98,12 @@ func TestResumeTableCountsHandshakes(t *testing.T) {
 	if cell("CPS") != hs || cell("REQ/S") != req || metrics.Value(r.CPS) < 5*(x.FullPerS+x.ResumedPerS) {
 		t.Errorf("CPS %q, REQ/S %q; want %s handshakes/s, %s requests/s (10 a connection):\n%s", cell("CPS"),
 			cell("REQ/S"), hs, req, stdout)
+	}
+	// throughput resumes when it reconnects, and its table says so.
+	code, stdout, stderr = invoke(t, context.Background(), "throughput", "-q", "-c", "2", "-d", "500ms", "--warmup",
+		"100ms", "--resume", "0.5", "--requests-per-conn", "5")
+	if code != exitOK || !strings.Contains(stdout, "0.5 tickets") || !strings.Contains(stdout, "RESUMED/s") {
+		t.Errorf("throughput --resume: exit %d, no SR in the table:\n%s%s", code, stdout, stderr)
 	}
 }
 
