@@ -140,8 +140,11 @@ func PreliminaryTable(ps []method.Prelim) Document {
 		got := notSupported + ": " + p.Unsupported
 		if p.Unsupported == "" {
 			n := p.Negotiated
-			got = fmt.Sprintf("%s %s, %s, %s; body %d bytes",
-				n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), p.BodySize)
+			body := fmt.Sprintf("body %d bytes", p.BodySize)
+			if p.Objects != "" {
+				body = "objects " + p.Objects
+			}
+			got = fmt.Sprintf("%s %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), body)
 		}
 		test := cmp.Or(p.Test, p.Engine.String())
 		t.add("", p.DUT, test, p.Profile, got)

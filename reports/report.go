@@ -625,7 +625,8 @@ func publishes(r *Report) string {
 func chosenBlocks(s *section, ch *chosen) []block {
 	load := fmt.Sprintf("%s loop, %d connections", ch.Load.Mode, ch.Load.Concurrency)
 	if ch.Load.Mode == "open" {
-		load += fmt.Sprintf(", %.0f/s offered (%d late, %d dropped)", ch.Load.Rate, ch.Load.Late, ch.Load.Dropped)
+		load += fmt.Sprintf(", %s/s offered (%d late, %d dropped)", strconv.FormatFloat(ch.Load.Rate, 'f', -1, 64),
+			ch.Load.Late, ch.Load.Dropped)
 		if ch.Load.LatencyLowerBound {
 			load += fmt.Sprintf("; %.1f%% of the starts were dropped, so every latency is a lower bound (≥)",
 				ch.Load.DroppedShare*100)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
@@ -92,7 +93,8 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 		}
 	}
 	if r.Load.Mode == "open" {
-		fmt.Fprintf(w, "  open loop    %.0f/s offered; %d late, %d dropped", r.Load.Rate, r.Load.Late, r.Load.Dropped)
+		fmt.Fprintf(w, "  open loop    %s/s offered; %d late, %d dropped", strconv.FormatFloat(r.Load.Rate, 'f', -1, 64),
+			r.Load.Late, r.Load.Dropped)
 		if r.Load.Scheduled > 0 {
 			fmt.Fprintf(w, " (%.1f%% of %d scheduled)", r.Load.DroppedShare*100, r.Load.Scheduled)
 		}
@@ -194,31 +196,44 @@ func summaryCPU(w *strings.Builder, r *metrics.Run) {
 //
 // When a run resumed sessions, the CPS column is each run's at its session
 // reuse (SR: the share of connections meant to resume), as datasheets quote
-// "SSL TPS" with and without reuse, and the split of its handshakes follows.
+// "SSL TPS" with and without reuse: its handshakes (connections) per second,
+// whose split follows, and then its requests per second apart (more with
+// --requests-per-conn).
 func CPSTable(runs []*metrics.Run) Document {
-	reuse := slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
+	reuse := resumes(runs)
 	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99",
 		"TOTAL p99", "CPU/TXN"}
 	if reuse {
-		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s")
+		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s", "REQ/S")
 	}
 	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
 		cps := fmt.Sprintf("%.1f", metrics.Value(r.CPS))
-		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), cps}
-		if x := r.Resumption; reuse && x != nil {
-			row = slices.Insert(row, 4, fmt.Sprintf("%g %s", x.Ratio, x.Mode))
-			row = append(row, fmt.Sprintf("%.1f", x.FullPerS), fmt.Sprintf("%.1f", x.ResumedPerS))
-		} else if reuse { // an SR=0 run beside resuming ones: every connection full
-			row = append(slices.Insert(row, 4, "0"), cps, "0.0")
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey)}
+		if reuse {
+			row = append(row, srCells(r)...)
 		}
-		t.add(append(row, fmt.Sprint(r.Errors.Total),
-			Micros(float64(r.Percentiles(vocab.PhaseHandshake).P99)),
-			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
+		t.add(append(row, cps, fmt.Sprint(r.Errors.Total), p99(r, vocab.PhaseHandshake), p99(r, vocab.PhaseTotal),
 			fmt.Sprintf("%.0f µs", r.Client.CPUPerTxnUS))...)
 	}
 	return runsTable("CPS", runs, t)
+}
+
+// resumes reports whether a run of runs resumed sessions.
+func resumes(runs []*metrics.Run) bool {
+	return slices.ContainsFunc(runs, func(r *metrics.Run) bool { return r.Resumption != nil })
+}
+
+// srCells are a run's session reuse: SR, its handshakes (connections) per
+// second, full and resumed; an SR=0 run's beside resuming ones, every
+// connection full.
+func srCells(r *metrics.Run) []string {
+	sr, full, resumed := "0", float64(r.ConnectionsOpened)/max(r.DurationS, 1e-9), 0.0
+	if x := r.Resumption; x != nil {
+		sr, full, resumed = fmt.Sprintf("%g %s", x.Ratio, x.Mode), x.FullPerS, x.ResumedPerS
+	}
+	return []string{sr, fmt.Sprintf("%.1f", full+resumed), fmt.Sprintf("%.1f", full), fmt.Sprintf("%.1f", resumed)}
 }
 
 // runsTable is the table of runs after a blank line; nothing without runs.
@@ -227,6 +242,14 @@ func runsTable(title string, runs []*metrics.Run, t *table) Document {
 		return Document{title: title}
 	}
 	return Document{title: title, blocks: []block{para(""), t}}
+}
+
+// p99 is r's p99 of phase; "-" when no transaction of its window succeeded.
+func p99(r *metrics.Run, phase vocab.Phase) string {
+	if r.Transactions == 0 {
+		return "-"
+	}
+	return Micros(float64(r.Percentiles(phase).P99))
 }
 
 func dash(s string) string {
@@ -238,18 +261,23 @@ func dash(s string) string {
 
 // ThroughputTable is one row per throughput run.
 func ThroughputTable(runs []*metrics.Run) Document {
-	t := newTable("PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
-		"RECONNECTS", "TTFB p99", "TOTAL p99", "CPU/GB")
+	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
+		"RECONNECTS", "TTFB p99", "TOTAL p99", "CPU/GB"}
+	reuse := resumes(runs) // --resume with --requests-per-conn: its handshakes, as the CPS table's
+	if reuse {
+		cols = slices.Insert(cols, 7, "SR", "CONN/s", "FULL/s", "RESUMED/s")
+	}
+	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
-		t.add(r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
-			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)),
-			fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
-			fmt.Sprintf("%.1f", metrics.Value(r.RPS)),
-			fmt.Sprint(r.Errors.Total), reconnects(r),
-			Micros(float64(r.Percentiles(vocab.PhaseTTFB).P99)),
-			Micros(float64(r.Percentiles(vocab.PhaseTotal).P99)),
-			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)), fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
+			fmt.Sprintf("%.1f", metrics.Value(r.RPS))}
+		if reuse {
+			row = append(row, srCells(r)...)
+		}
+		t.add(append(row, fmt.Sprint(r.Errors.Total), reconnects(r), p99(r, vocab.PhaseTTFB), p99(r, vocab.PhaseTotal),
+			fmt.Sprintf("%.2f s", analysis.CPUPerGB(r)))...)
 	}
 	return runsTable("throughput", runs, t)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/tlsbench/tlsbench/bench/impact"
@@ -77,5 +78,34 @@ func TestWriteErrors(t *testing.T) {
 				t.Errorf("%s, writer full after %d of %d bytes: error %v, want %v", name, n, buf.Len(), err, errFull)
 			}
 		}
+	}
+}
+
+// TestOfferedRate: an open loop's offered rate is printed as given, not
+// rounded (issue 40 item 9: --rate 0.5 read "0/s offered").
+func TestOfferedRate(t *testing.T) {
+	run := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4, Value: 1})
+	run.Load.Mode, run.Load.Rate = "open", 0.5
+	var buf bytes.Buffer
+	if err := reports.RunSummary(run).Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(buf.Bytes(), []byte("0.5/s offered")) {
+		t.Errorf("no 0.5/s offered in:\n%s", buf.String())
+	}
+}
+
+// TestPreliminaryMix: a test of an object mix reads its objects in the
+// preliminary table, not "body 0 bytes" (issue 40 item 9).
+func TestPreliminaryMix(t *testing.T) {
+	var buf bytes.Buffer
+	ps := []method.Prelim{{DUT: "a", Engine: "throughput", Profile: "p", Test: "7.7 mix", Objects: "1k:2,64k"},
+		{DUT: "a", Engine: "cps", Profile: "p", BodySize: 1024}}
+	if err := reports.PreliminaryTable(ps).Text(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); !strings.Contains(out, "; objects 1k:2,64k") || strings.Contains(out, "body 0 bytes") ||
+		!strings.Contains(out, "; body 1024 bytes") {
+		t.Errorf("preliminary table:\n%s", out)
 	}
 }

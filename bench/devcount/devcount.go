@@ -188,6 +188,9 @@ func (s *Source) Check() error {
 	if err := checkTimeout(s.Timeout); err != nil {
 		return bad("timeout " + s.Timeout.String() + " " + err.Error())
 	}
+	if (s.Frontend != "" || len(s.Frontends) > 0) && s.Kind != KindHAProxy && s.Kind != kindTarget {
+		return bad("kind=" + s.Kind + " has no frontend (frontend= names an haproxy frontend)")
+	}
 	if s.Kind == KindCommand {
 		if s.URL != "" {
 			return bad("a command source has no url")

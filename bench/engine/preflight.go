@@ -47,8 +47,10 @@ func (p *preflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class ==
 // PreflightAttempts flaky ones. An error means no worker could be made.
 //
 // When op resumes sessions (a Resumes method that says so), a success whose
-// connection made a full handshake is followed by one more transaction: a
-// worker's second connection offers a session (tlsconn), so that a device
+// connection made a full handshake is followed by one more transaction on a
+// new connection (the worker's held one closed, whatever its requests per
+// connection): a worker's second connection offers a session (tlsconn,
+// whatever the share), so that a device
 // that does not resume fails the preflight (not_resumed, not retried)
 // rather than every resumption of the load.
 func Preflight(ctx context.Context, op Op) (preflightResult, error) {
@@ -80,7 +82,8 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 			s.Class, s.Err = vocab.ClassOther, ctx.Err()
 		}
 		if s.Class == "" && resumes && s.Opened && !s.Resumed {
-			continue // a full handshake: the next connection offers its session
+			closeWorker(w) // a full handshake: the next hit opens a connection, which offers its session
+			continue
 		}
 		if s.Class == "" {
 			break

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"sort"
 	"strings"
@@ -316,9 +317,11 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					return nil, nil, err // interrupted, or the ledger failed
 				}
 				if err != nil {
-					// The probe could not be made at all.
+					// The probe could not be made at all; a name that does
+					// not resolve is the generator's problem, not a refusal.
 					why := re.err.Error()
-					if m.StopOnUnsupported || countersUnreadable(re.err) {
+					var dns *net.DNSError
+					if m.StopOnUnsupported || countersUnreadable(re.err) || errors.As(re.err, &dns) {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why
@@ -328,7 +331,7 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 				}
 				pr := prelimOf(e)
 				if strings.Contains(t.Objects, ",") {
-					pr.BodySize = 0 // a mix's: the mean of random draws
+					pr.BodySize, pr.Objects = 0, t.Objects // a mix's: the mean of random draws
 				}
 				out[k] = e
 				// Only the device's answer makes a profile unsupported,
@@ -390,6 +393,7 @@ type Prelim struct {
 	Test       string             `json:"test,omitempty"` // the plan test's name, if it has one
 	Negotiated metrics.Negotiated `json:"negotiated"`
 	BodySize   int64              `json:"body_size"`
+	Objects    string             `json:"objects,omitempty"` // a mix, whose sizes differ: BodySize 0
 	Accepted   bool               `json:"accepted"`
 	Reasons    []string           `json:"reasons,omitempty"`
 	// Resumption: would the DUT resume a session (informational).

@@ -661,7 +661,7 @@ func TestMergePreflight(t *testing.T) {
 		FailedAttempts: []metrics.PreflightAttempt{{Class: "status", Error: "status 404"}}}
 	m = merge(t, runs...)
 	if pf := m.Preflight; pf.OK || pf.Class != "status" || pf.Transactions != n+1 || len(pf.FailedAttempts) != 2 ||
-		pf.Tries() != "2 attempts failed: reset, status" || m.Failed() != "preflight failed (2 attempts failed: reset, status): status (status 404)" {
+		pf.Tries() != "2 attempts failed: reset, status" || m.Failed() != "preflight failed (2 attempts failed: reset, status): status 404" {
 		t.Errorf("merged preflight %+v, failed %q", pf, m.Failed())
 	}
 	runs[1].Preflight = &metrics.Preflight{Transactions: 3, Class: stall.Class, Error: stall.Error,

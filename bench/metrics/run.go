@@ -7,6 +7,7 @@
 package metrics
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -635,6 +636,16 @@ type PreflightAttempt struct {
 	Error string      `json:"error,omitempty"`
 }
 
+// Answer is the preflight's failure: its class, and its error when that
+// says more ("status 404 for /x", not "status (status 404 for /x)").
+func (p *Preflight) Answer() string {
+	c := p.Class.String()
+	if p.Error == "" || strings.HasPrefix(p.Error, c+" ") {
+		return cmp.Or(p.Error, c)
+	}
+	return c + " (" + p.Error + ")"
+}
+
 // Tries names the preflight's failed attempts by class, in the order they
 // first failed: "3 attempts failed: reset, handshake_timeout ×2"; "" when
 // none failed.
@@ -664,14 +675,10 @@ func (p *Preflight) Tries() string {
 // preflight failed, or it was aborted (Load.Aborted); "" otherwise.
 func (r *Run) Failed() string {
 	if p := r.Preflight; p != nil && !p.OK {
-		s := "preflight failed: " + p.Class.String()
 		if len(p.FailedAttempts) > 1 {
-			s = "preflight failed (" + p.Tries() + "): " + p.Class.String()
+			return "preflight failed (" + p.Tries() + "): " + p.Answer()
 		}
-		if p.Error != "" {
-			s += " (" + p.Error + ")"
-		}
-		return s
+		return "preflight failed: " + p.Answer()
 	}
 	if r.Load.Aborted != "" {
 		return "aborted: " + r.Load.Aborted

@@ -108,26 +108,41 @@ func TestResumptionReferenceTarget(t *testing.T) {
 }
 
 // A server that does not resume fails the preflight, within milliseconds,
-// with not_resumed: the load is never sent.
+// with not_resumed: the load is never sent. So with any share R > 0, with
+// requests per connection (the held connection is closed for the check)
+// and with the throughput engine when it reconnects.
 func TestResumptionRefusedByServer(t *testing.T) {
 	const profile = "ecdhe-ecdsa-aes128-sha256-p256"
 	tgt := testdut.StartTargetWith(t, target.Config{}, profile)
 	l := tgt.Listeners[0]
-	begin := time.Now()
-	r, err := runner.Run(context.Background(), resumeSpec(profile, l.Addr, tgt.CA, 0.5))
-	if err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(begin)
-	pf := r.Preflight
-	if pf == nil || pf.OK || pf.Class != vocab.ClassNotResumed || pf.Transactions != 2 {
-		t.Fatalf("preflight %+v, want failed with not_resumed after 2 transactions", pf)
-	}
-	if took > time.Second || r.Load.Attempts != 0 {
-		t.Errorf("returned after %s with %d load attempts: want under a second, no load", took, r.Load.Attempts)
-	}
-	if c := l.Stats().Connections; c != 2 {
-		t.Errorf("the target accepted %d connections, want the preflight's 2", c)
+	for _, tc := range []struct {
+		engine vocab.Engine
+		rpc    int
+		resume float64
+	}{
+		{vocab.EngineCPS, 0, 0.5}, {vocab.EngineCPS, 0, 1e-9}, {vocab.EngineCPS, 10, 1},
+		{vocab.EngineThroughput, 5, 0.5},
+	} {
+		s := resumeSpec(profile, l.Addr, tgt.CA, tc.resume)
+		s.Engine, s.RequestsPerConn = tc.engine, tc.rpc
+		before := l.Stats().Connections
+		begin := time.Now()
+		r, err := runner.Run(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(begin)
+		pf := r.Preflight
+		if pf == nil || pf.OK || pf.Class != vocab.ClassNotResumed || pf.Transactions != 2 {
+			t.Fatalf("%+v: preflight %+v, want failed with not_resumed after 2 transactions", tc, pf)
+		}
+		if took > time.Second || r.Load.Attempts != 0 {
+			t.Errorf("%+v: returned after %s with %d load attempts: want under a second, no load", tc, took,
+				r.Load.Attempts)
+		}
+		if c := l.Stats().Connections - before; c != 2 {
+			t.Errorf("%+v: the target accepted %d connections, want the preflight's 2", tc, c)
+		}
 	}
 }
 

@@ -371,7 +371,11 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
-	_, err = conn.ResumptionMode()
+	if _, err = conn.ResumptionMode(); err == nil && s.Engine == vocab.EngineThroughput && s.Resume > 0 &&
+		s.RequestsPerConn == 0 {
+		return &vocab.FieldError{Field: "resume", Value: s.Resume, Msg: "throughput keeps its connections open, so " +
+			"none would resume: add --requests-per-conn M to reconnect (and resume) every M responses"}
+	}
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -143,7 +144,16 @@ func TestBadInputTable(t *testing.T) {
 		add("--object-path takes --objects", cmd, "--object-path", "/b/{size}", url)
 		add("--object-path must use no template but {size}", cmd, "--objects", "1k", "--object-path", "/{n}", url)
 		add("--requests-per-conn must not be negative", cmd, "--requests-per-conn", "-1", url)
+		// Issue 40: a flag ignored where its sibling is refused.
+		add("--resumption tickets: needs --resume above 0", cmd, "--resumption", "tickets", url)
+		add(`bad --sni "10.0.0.1": not a host name: an IP address`, cmd, "--sni", "10.0.0.1", url)
+		add(`bad --sni "bad_name": not a host name`, cmd, "--sni", "bad_name", url)
+		caOut := filepath.Join(dir, "client-ca.pem")
+		add("--client-ca-out and --client-ca-key-out name the same file", cmd, "--profile",
+			"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls", "--client-ca-out", caOut, "--client-ca-key-out",
+			dir+"//client-ca.pem", url)
 	}
+	add("--resume 1: throughput keeps its connections open, so none would resume", "throughput", "--resume", "1", url)
 	add("--pipeline", "throughput", "--pipeline", "0", url)
 	add("--pipeline", "throughput", "--pipeline", "-3", url)
 	add("--verify-body", "throughput", "--verify-body", "md5:00", url)
@@ -173,6 +183,13 @@ func TestBadInputTable(t *testing.T) {
 	add("never by session ID", "serve", "--resumption", "session-id")
 	add(`--resumption "tls": want tickets`, "serve", "--resumption", "tls")
 	add("--ticket-rotation needs --resumption", "serve", "--ticket-rotation", "1h")
+	add("--resumption psk resumes TLS 1.3 sessions, and no listener's profile", "serve", "--resumption", "psk",
+		"--profile", rsa)
+	add("--resumption tickets resumes TLS 1.2 sessions", "serve", "--resumption", "tickets", "--profile",
+		"tls13-aes128-gcm-x25519")
+	add("--plain serves no TLS: it takes no --resumption", "serve", "--plain", "--resumption", "tickets")
+	add("--client-ca-out and --client-ca-key-out name the same file", "serve", "--client-ca-out",
+		filepath.Join(dir, "ca-out.pem"), "--client-ca-key-out", filepath.Join(dir, "ca-out.pem"))
 	add("--ticket-rotation must not be negative", "serve", "--resumption", "tickets", "--ticket-rotation", "-1s")
 	add("bad --port", "serve", "--port", "-1")
 	add("bad --port", "serve", "--port", "65534")
@@ -254,6 +271,8 @@ func TestBadInputTable(t *testing.T) {
 		{"suite-size", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 12q, profiles: [" + rsa + "]}]\n" + method, `size "12q"`},
 		{"suite-weights", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: \"1k:0\", profiles: [" + rsa + "]}]\n" + method, "weights sum to 0"},
 		{"suite-of", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, of: u, share: 50%, profiles: [" + rsa + "]}]\n" + method, `of "u" names no earlier test`},
+		{"objects-path", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 1k, path: /x, profiles: [" + rsa + "]}]\n" + method, `objects are asked for at object_path: path "/x" would be ignored`},
+		{"of-later", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: \"7.6 1k\", engine: cps, profiles: [" + rsa + "]}, {name: t, engine: cps, of: \"7.7 1k\", share: 50%, profiles: [" + rsa + "]}]\n" + method, `named before it: "7.6 1k"`},
 		{"suite-ramp", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, ramp_up: 10s, profiles: [" + rsa + "]}]\n" + method, "ramp_up 10s is longer than the run"},
 	}
 	for _, m := range []struct{ from, to, want string }{
@@ -297,6 +316,15 @@ func TestBadInputTable(t *testing.T) {
 	add(`unknown suite "rfc2544"`, "qualify", "--suite", "rfc2544")
 	add(`unknown test "7.10"`, "qualify", "--suite", "rfc9411", "--tests", "7.6,7.10")
 	add("--tests needs --suite", "qualify", "--tests", "7.6")
+	add(`bad --suite "": name a suite`, "qualify", "--suite", "")
+	add(`bad --tests "": name at least one test`, "qualify", "--suite", "rfc9411", "--tests", "")
+	add(`bad --tests "": name at least one test`, "qualify", "--suite", "rfc9411", "--tests=")
+	add("--tests needs --suite", "qualify", "--tests", "")
+	add("bad --resolve", "qualify", "--dut", "a=https://a.test/", "--resolve", "a.test:443:nowhere")
+	add("no --dut URL has host b.test and port 443", "qualify", "--dut", "a=https://a.test/", "--resolve",
+		"b.test:443:127.0.0.1")
+	add("no --dut, --profile, --test, --suite, --tests, --resolve", "qualify", "--plan", missing, "--resolve",
+		"a.test:443:127.0.0.1")
 	add("no --test", "qualify", "--suite", "rfc9411", "--test", "cps")
 	add("no --dut, --profile", "qualify", "--plan", missing, "--suite", "rfc9411")
 	add("--resume takes", "qualify", "--resume", dir, "--suite", "rfc9411")
@@ -394,6 +422,9 @@ func TestBadInputTable(t *testing.T) {
 		"kind=command sessions='sleep 600' timeout=1h", url)
 	add(`timeout "soon" is not a duration, e.g. 2s`, "throughput", "--device-counters",
 		"kind=nginx url=http://h/ timeout=soon", url)
+	add("kind=nginx has no frontend", "cps", "--device-counters", "kind=nginx url=http://h/ frontend=fe", url)
+	add("kind=prometheus has no frontend", "cps", "--device-counters",
+		`kind=prometheus url=http://h/ sessions=x frontend=fe`, url)
 	add("--device-counters given twice", "cps", "--device-counters", "kind=nginx url=http://h/",
 		"--device-counters", "kind=nginx url=http://g/", url)
 	// Device counters in an agent of several (issue 27 item 7): refused,
@@ -561,5 +592,57 @@ func TestBadDeviceCountersTable(t *testing.T) {
 		"-d", "300ms", "--warmup", "0s", "--device-counters", "kind=command sessions='echo 0'", url)
 	if code != exitOK || conns.Load() == 0 {
 		t.Errorf("readable counters: exit %d, %d connections (stderr %q); want the load", code, conns.Load(), stderr)
+	}
+}
+
+// TestEmptyWindowFails: a run whose measured window has no successful
+// transaction (issue 40 item 5: --rate 1e12, every start of the window
+// dropped) exits 1 with the reason, and its table quotes no latency.
+func TestEmptyWindowFails(t *testing.T) {
+	code, stdout, stderr := invoke(t, context.Background(), "cps", "-q", "--rate", "1e12", "--ramp-up", "1s", "-d",
+		"1s", "--warmup", "0s")
+	if code != exitFailed || strings.Count(stderr, "\n") > 2 || !strings.Contains(stderr, "nothing in the measured window") {
+		t.Errorf("exit %d, stderr %q: want exit %d naming the empty window", code, stderr, exitFailed)
+	}
+	if strings.Contains(stdout, " 0 µs") {
+		t.Errorf("a latency quoted for an empty window:\n%s", stdout)
+	}
+}
+
+// TestQualifyResolve: qualify --resolve HOST:PORT:ADDR makes the --dut DUTs
+// whose URL is HOST:PORT dial ADDR (the plan's resolve), as the engines'.
+func TestQualifyResolve(t *testing.T) {
+	q, err := parseQualify([]string{"--dut", "a=https://A.test:8443/", "--dut", "b=https://b.test/", "--resolve",
+		"a.test:8443:127.0.0.2", "--out", filepath.Join(t.TempDir(), "c")}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := q.plan.DUTs; len(d) != 2 || d[0].Resolve != "127.0.0.2" || d[1].Resolve != "" {
+		t.Errorf("DUTs %+v: want a dialled at 127.0.0.2, b by its name", d)
+	}
+}
+
+// TestQualifyUnresolvedDUT: a DUT whose name does not resolve stops the
+// campaign in the preliminary phase with the resolver's answer (exit 1),
+// not as a profile the device does not support (issue 40 item 8).
+func TestQualifyUnresolvedDUT(t *testing.T) {
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--quick", "--dut",
+		"a=https://nosuch.invalid/", "--test", "cps", "--profile", "rsa2048-aes128-gcm-sha256", "--out",
+		filepath.Join(t.TempDir(), "c"))
+	if code != exitFailed || !strings.Contains(stderr, "cannot resolve nosuch.invalid") ||
+		strings.Contains(stdout+stderr, "not supported") {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit %d naming the resolver's failure", code, stdout, stderr,
+			exitFailed)
+	}
+}
+
+// TestStatusNamesPath: a preflight answered with a status names the path
+// asked for, once (issue 40 item 9: "status (status 404)").
+func TestStatusNamesPath(t *testing.T) {
+	code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-d", "1s", "--objects", "1k,2k", "--object-path",
+		"/nope/{size}")
+	if code != exitFailed || !strings.Contains(stderr, "the server's answer: status 404 for /nope/") ||
+		strings.Contains(stderr, "status (status") {
+		t.Errorf("exit %d, stderr %q: want exit %d, status 404 for /nope/…", code, stderr, exitFailed)
 	}
 }

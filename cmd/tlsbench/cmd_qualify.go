@@ -127,14 +127,14 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 
 // qualifyFlags are qualify's flags.
 type qualifyFlags struct {
-	live                              liveFlags
-	planFile, caFile, out, resume     string
-	duts, files, names, srcs          []string
-	insecure, quick, allowDiff, quiet bool
-	tests                             engineList
-	repeat                            int
-	ef                                *executorFlags
-	sf                                *suiteFlags
+	live                               liveFlags
+	planFile, caFile, out, resume      string
+	duts, files, names, srcs, resolves []string
+	insecure, quick, allowDiff, quiet  bool
+	tests                              engineList
+	repeat                             int
+	ef                                 *executorFlags
+	sf                                 *suiteFlags
 }
 
 // define defines qualify's flags into q.
@@ -144,6 +144,8 @@ func (q *qualifyFlags) define() *pflag.FlagSet {
 	fs.StringVar(&q.planFile, "plan", "", "campaign plan `FILE` (YAML)")
 	fs.StringArrayVar(&q.duts, "dut", nil, "`NAME=URL` of a DUT for the default plan (repeatable)")
 	fs.StringVar(&q.caFile, "cacert", "", "CA certificates `FILE` for the --dut DUTs")
+	fs.StringArrayVar(&q.resolves, "resolve", nil, "`HOST:PORT:ADDR`: the --dut DUTs whose URL is HOST:PORT dial ADDR, "+
+		"keeping SNI and Host (repeatable)")
 	fs.BoolVarP(&q.insecure, "insecure", "k", false, "skip chain verification for the --dut DUTs (recorded)")
 	fs.BoolVar(&q.quick, "quick", false, "short durations: the default plan ends in about a minute (weak statistics)")
 	fs.StringVar(&q.out, "out", "", "campaign `DIR` (default results/<date>-<name>)")
@@ -169,9 +171,9 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 	switch {
 	case q.resume != "":
 		if q.planFile != "" || len(q.duts) > 0 || q.quick || q.out != "" || len(q.names) > 0 ||
-			len(q.tests.engines) > 0 || repeat || q.sf.set() {
-			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --profile, --test, " +
-				"--suite, --tests, --quick, --repeat or --out")
+			len(q.tests.engines) > 0 || repeat || q.sf.set() || len(q.resolves) > 0 {
+			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --resolve, " +
+				"--profile, --test, --suite, --tests, --quick, --repeat or --out")
 		}
 		pl, err := plan.ReadPlan(filepath.Join(q.resume, "plan.yaml"), set)
 		if err != nil {
@@ -187,9 +189,10 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 		}
 		return pl, nil
 	case q.planFile != "":
-		if len(q.duts) > 0 || q.quick || len(q.names) > 0 || len(q.tests.engines) > 0 || q.sf.set() {
+		if len(q.duts) > 0 || q.quick || len(q.names) > 0 || len(q.tests.engines) > 0 || q.sf.set() ||
+			len(q.resolves) > 0 {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
-				"--suite, --tests or --quick")
+				"--suite, --tests, --resolve or --quick")
 		}
 		pl, err := plan.ReadPlan(q.planFile, set)
 		if err != nil {
@@ -204,6 +207,9 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 			return nil, usagef("bad --dut %q: want NAME=URL", d)
 		}
 		list = append(list, plan.DUT{Name: name, URL: u, CACert: q.caFile, Insecure: q.insecure})
+	}
+	if err := resolveDUTs(list, q.resolves); err != nil {
+		return nil, err
 	}
 	if len(list) == 0 {
 		list = []plan.DUT{{Name: "reference", URL: plan.Reference}}

@@ -66,6 +66,25 @@ func parseResumption(modes []string, rotation time.Duration) (target.Resumption,
 	return r, nil
 }
 
+// checkServeResumption refuses a --resumption mode no listener of cfg's
+// profiles would use (psk without a TLS 1.3 listener, tickets without a TLS
+// 1.2 one), as the engines refuse one their profile cannot do.
+func checkServeResumption(cfg *target.Config) error {
+	has := map[bool]bool{} // has[TLS 1.3]
+	for _, p := range cfg.Profiles {
+		has[p.ExpectedVersion() == tls.VersionTLS13] = true
+	}
+	switch {
+	case cfg.Plain && (cfg.Resumption.PSK || cfg.Resumption.Tickets):
+		return usagef("--plain serves no TLS: it takes no --resumption")
+	case cfg.Resumption.PSK && !has[true]:
+		return usagef("--resumption psk resumes TLS 1.3 sessions, and no listener's profile negotiates TLS 1.3")
+	case cfg.Resumption.Tickets && !has[false]:
+		return usagef("--resumption tickets resumes TLS 1.2 sessions, and no listener's profile negotiates TLS 1.2")
+	}
+	return nil
+}
+
 // parseServe parses and checks a serve command line.
 func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 	c := &serveCmd{}
@@ -133,6 +152,9 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 			return nil, usagef("%s", err)
 		}
 		cfg.Profiles = append(cfg.Profiles, p)
+	}
+	if err := checkServeResumption(cfg); err != nil {
+		return nil, err
 	}
 	if cfg.Plain && (len(*names) > 0 || c.certFile != "") {
 		return nil, usagef("--plain serves no TLS: it takes no --profile, --cert or --key")

@@ -104,9 +104,6 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 		if err != nil {
 			return nil, err
 		}
-		if a, err := plan.ALabel(host); err == nil {
-			host = a
-		}
 		if strings.EqualFold(host, t.Host) && port == t.Port {
 			t.Address = net.JoinHostPort(addr, port)
 		}
@@ -119,7 +116,30 @@ func parseTarget(raw string, resolves []string, sni, defaultPath string) (*endpo
 	return t, nil
 }
 
-// parseResolve parses curl's --resolve form host:port:addr.
+// resolveDUTs applies qualify's --resolve to the --dut DUTs, as the engines
+// apply it to their URL: a DUT whose URL has the host and port dials the
+// address. A --resolve that matches no DUT is refused.
+func resolveDUTs(duts []plan.DUT, resolves []string) error {
+	for _, r := range resolves {
+		host, port, addr, err := parseResolve(r)
+		if err != nil {
+			return err
+		}
+		hit := false
+		for i, d := range duts {
+			if t, err := plan.ParseTarget(d.URL, "/"); err == nil && strings.EqualFold(t.Host, host) && t.Port == port {
+				duts[i].Resolve, hit = addr, true
+			}
+		}
+		if !hit {
+			return usagef("bad --resolve %q: no --dut URL has host %s and port %s", r, host, port)
+		}
+	}
+	return nil
+}
+
+// parseResolve parses curl's --resolve form host:port:addr; an
+// internationalized host is returned as its A-label.
 func parseResolve(s string) (host, port, addr string, err error) {
 	bad := func(why string) error { return usagef("bad --resolve %q: %s (want host:port:addr)", s, why) }
 	parts := strings.SplitN(s, ":", 3)
@@ -135,6 +155,9 @@ func parseResolve(s string) (host, port, addr string, err error) {
 	}
 	if net.ParseIP(addr) == nil {
 		return "", "", "", bad(fmt.Sprintf("%q is not an IP address", addr))
+	}
+	if a, err := plan.ALabel(host); err == nil {
+		host = a
 	}
 	return host, port, addr, nil
 }

@@ -584,7 +584,7 @@ func (lf *loadFlags) finish(ctx context.Context, eng engineSpec, text io.Writer,
 		return err
 	}
 	for _, r := range runs {
-		if r.Whole.Transactions == 0 {
+		if r.Transactions == 0 { // its window's: no figure to quote
 			return noSuccess(r, lf.set)
 		}
 	}
@@ -744,10 +744,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		case pf.Class == vocab.ClassRefused || pf.Class == vocab.ClassConnectTimeout:
 			return fmt.Errorf("cannot connect to %s (%s)%s: %s (no load sent)", r.Target.Address, r.Target.URL, tried, pf.Error)
 		}
-		answer := pf.Class.String()
-		if pf.Error != "" {
-			answer += " (" + pf.Error + ")"
-		}
+		answer := pf.Answer()
 		switch pf.Class {
 		case vocab.ClassStatus, vocab.ClassBodySize, vocab.ClassBodyMismatch:
 			answer += fmt.Sprintf(", body of %d bytes", pf.BodySize)
@@ -767,6 +764,10 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 	}
 	sort.Slice(classes, func(i, j int) bool { return r.Errors.ByClass[classes[i]] > r.Errors.ByClass[classes[j]] })
 	answer := "nothing (no transaction completed in the run)"
+	if n := r.Whole.Transactions; n > 0 {
+		answer = fmt.Sprintf("nothing in the measured window (%d transactions succeeded outside it; %.1f%% of "+
+			"the starts dropped)", n, r.Load.DroppedShare*100)
+	}
 	if len(classes) > 0 {
 		c := classes[0]
 		answer = fmt.Sprintf("%s ×%d", c, r.Errors.ByClass[c])

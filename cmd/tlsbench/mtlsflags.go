@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -112,12 +113,23 @@ func (m *mtlsFlags) checkFlags(s *runner.Spec) error {
 		return usagef("--cert gives the client certificate: it takes no --client-ca or --client-ca-out")
 	case s.ClientCAFile != "" && m.caOut != "":
 		return usagef("--client-ca-out writes a CA generated for the run; with --client-ca the CA is yours already")
-	case m.caKeyOut != "" && m.caOut == "":
-		return usagef("--client-ca-key-out writes the key of the CA of --client-ca-out: give both")
-	case m.caKeyOut == stdoutName:
-		return usagef("--client-ca-key-out: a private key is not written to standard output")
 	}
-	return checkOutputs([2]string{"--client-ca-out", m.caOut}, [2]string{"--client-ca-key-out", m.caKeyOut})
+	return checkCAOutputs(m.caOut, m.caKeyOut)
+}
+
+// checkCAOutputs checks --client-ca-out and --client-ca-key-out (the engines'
+// and serve's): the key with its CA, in a file of its own.
+func checkCAOutputs(ca, key string) error {
+	switch {
+	case key != "" && ca == "":
+		return usagef("--client-ca-key-out writes the key of the CA of --client-ca-out: give both")
+	case key == stdoutName:
+		return usagef("--client-ca-key-out: a private key is not written to standard output")
+	case key != "" && filepath.Clean(key) == filepath.Clean(ca):
+		return usagef("--client-ca-out and --client-ca-key-out name the same file %s: the key would replace the CA "+
+			"certificate the device must trust", ca)
+	}
+	return checkOutputs([2]string{"--client-ca-out", ca}, [2]string{"--client-ca-key-out", key})
 }
 
 // loadCert reads --cert and --key and checks the key type of every profile

@@ -82,6 +82,14 @@ func (lf *loadFlags) resolveNames() error {
 		lf.spec.ServerNames = names
 	case strings.Contains(lf.sni, "%"):
 		return usagef("bad --sni %q: a pattern of names (%%d) needs --sni-count N", lf.sni)
+	case lf.sni != "": // the checks of --sni-list's names
+		name, err := plan.ALabel(lf.sni)
+		if err != nil {
+			return usagef("bad --sni %q: not a valid internationalized name", lf.sni)
+		}
+		if err := tlsconn.CheckServerName(name); err != nil {
+			return usagef("bad --sni %q: not a host name: %v", lf.sni, err)
+		}
 	}
 	return nil
 }

@@ -44,15 +44,11 @@ func (m *serveMTLS) check() error {
 		return usagef("--client-auth none verifies no client certificate: it takes no --client-ca or --client-ca-out")
 	case m.caFile != "" && m.caOut != "":
 		return usagef("--client-ca-out writes a generated client CA; with --client-ca the CA is yours already")
-	case m.caKeyOut != "" && m.caOut == "":
-		return usagef("--client-ca-key-out writes the key of the CA of --client-ca-out: give both")
-	case m.caKeyOut == stdoutName:
-		return usagef("--client-ca-key-out: a private key is not written to standard output")
 	case m.auth == "require" && m.caFile == "" && m.caOut == "":
 		return usagef("--client-auth require verifies client certificates: give --client-ca FILE, or --client-ca-out " +
 			"FILE to generate the CA (and --client-ca-key-out to issue certificates with it)")
 	}
-	return checkOutputs([2]string{"--client-ca-out", m.caOut}, [2]string{"--client-ca-key-out", m.caKeyOut})
+	return checkCAOutputs(m.caOut, m.caKeyOut)
 }
 
 // configure sets the target's client authentication: reads --client-ca or

@@ -11,6 +11,7 @@ import (
 type suiteFlags struct {
 	suite *string
 	tests *[]string
+	fs    *pflag.FlagSet
 }
 
 func addSuiteFlags(fs *pflag.FlagSet) *suiteFlags {
@@ -20,18 +21,24 @@ func addSuiteFlags(fs *pflag.FlagSet) *suiteFlags {
 			"TLS 1.2 keys; --quick: a short subset, one profile)"),
 		tests: fs.StringSlice("tests", nil, "with --suite: run only these `TESTS` (comma-separated: "+
 			"an RFC 9411 test, as 7.6, or a test's name, as \"7.6 1k\")"),
+		fs: fs,
 	}
 }
 
-// set reports whether --suite or --tests was given.
-func (f *suiteFlags) set() bool { return *f.suite != "" || len(*f.tests) > 0 }
+// set reports whether --suite or --tests was given (even empty: refused).
+func (f *suiteFlags) set() bool { return f.fs.Changed("suite") || f.fs.Changed("tests") }
 
 // plan is the suite's plan against duts, for the profiles named (default:
 // the seed profiles; with quick, the first of them), its tests narrowed by
 // --tests.
 func (f *suiteFlags) plan(quick bool, duts []plan.DUT, names, engines []string) (*plan.Plan, error) {
-	if *f.suite == "" {
+	switch {
+	case f.fs.Changed("suite") && *f.suite == "":
+		return nil, usagef(`bad --suite "": name a suite (rfc9411)`)
+	case *f.suite == "":
 		return nil, usagef("--tests needs --suite")
+	case f.fs.Changed("tests") && len(*f.tests) == 0:
+		return nil, usagef(`bad --tests "": name at least one test (as 7.6, or "7.6 1k"), or give no --tests`)
 	}
 	if len(engines) > 0 {
 		return nil, usagef("--suite names its tests: no --test (narrow them with --tests)")

@@ -7,6 +7,7 @@ package cps
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -314,7 +315,9 @@ func (w *worker) judge(s *metrics.Sample, conn *tlsconn.Conn, status int, body, 
 	switch {
 	case status != fasthttp.StatusOK:
 		s.Class = vocab.ClassStatus
-		return fmt.Errorf("status %d", status)
+		_, line, _ := bytes.Cut(w.req, []byte(" ")) // GET PATH HTTP/1.x
+		path, _, _ := bytes.Cut(line, []byte(" "))
+		return fmt.Errorf("status %d for %s", status, path)
 	case want >= 0 && body != want:
 		s.Class = vocab.ClassBodySize
 		return fmt.Errorf("body of %d bytes, expected %d", body, want)

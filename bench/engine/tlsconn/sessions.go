@@ -62,8 +62,8 @@ func (e *Endpoint) ResumeRatio() float64   { return e.cfg.Resume }
 // sessions is one worker's client session cache and the turn of its
 // connections: of every worker's connections after its first, the share
 // ratio offers a session, spread evenly (connection k ≥ 1 after the first
-// offers one when ⌊k·ratio + 1 − ratio⌋ grows, so that the second always
-// does: a preflight of two connections sees a resumption). A connection
+// offers one when ⌊k·ratio + 1 − ratio⌋ grows, and the second always does,
+// however small the share: a preflight of two connections sees a resumption). A connection
 // meant to resume when the worker has no session makes a full handshake.
 //
 // A session is kept from every handshake that gives one (crypto/tls calls
@@ -126,7 +126,7 @@ func (s *sessions) turn() {
 	}
 	s.k++
 	s.took = false
-	s.offer = s.k > 0 && s.due(s.k) > s.due(s.k-1)
+	s.offer = s.k == 1 || s.k > 1 && s.due(s.k) > s.due(s.k-1)
 }
 
 // due is how many of the connections after the first up to the k-th are

@@ -14,7 +14,7 @@ import (
 // after its first, always on the second, spread evenly (never two gaps
 // that differ by more than one connection).
 func TestSessionsTurn(t *testing.T) {
-	for _, ratio := range []float64{0.1, 0.25, 1.0 / 3, 0.5, 0.9, 1} {
+	for _, ratio := range []float64{1e-12, 1e-9, 0.1, 0.25, 1.0 / 3, 0.5, 0.9, 1} {
 		s := newSessions(ratio, false)
 		const n = 1000
 		var offers []int

@@ -62,6 +62,9 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	case !(s.Resume >= 0 && s.Resume <= 1): // NaN too
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
+	case s.Resume == 0 && s.Resumption != "":
+		return &vocab.FieldError{Field: "resumption", Value: s.Resumption,
+			Msg: "needs --resume above 0: without it no connection offers a session"}
 	}
 	if err := s.ClientAuth.Validate(); err != nil {
 		return err
@@ -152,16 +155,9 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 
 // Prepare is the operations' common prologue: the request's own checks
 // (check), the endpoint (NewEndpoint), then the request compiled for the
-// address the run dials (compile). An error names the operation.
-func Prepare(op vocab.Engine, cfg Config, check func() error, compile func(addr string) error) (*Endpoint, error) {
-	ep, err := prepare(cfg, check, compile)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	return ep, nil
-}
-
-func prepare(cfg Config, check func() error, compile func(addr string) error) (*Endpoint, error) {
+// address the run dials (compile). The caller names the operation (the
+// command, or the campaign's run) in its message, once.
+func Prepare(_ vocab.Engine, cfg Config, check func() error, compile func(addr string) error) (*Endpoint, error) {
 	if err := check(); err != nil {
 		return nil, err
 	}
@@ -185,7 +181,7 @@ func resolveOnce(addr string, timeout time.Duration) (string, error) {
 	defer cancel()
 	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 	if err != nil {
-		return "", fmt.Errorf("resolving %s: %w", host, err)
+		return "", fmt.Errorf("cannot resolve %s: %w", host, err)
 	}
 	best := ips[0].IP
 	for _, ip := range ips {

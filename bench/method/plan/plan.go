@@ -510,6 +510,12 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 		if t.Path != "" && !strings.HasPrefix(t.Path, "/") {
 			return ferr(fmt.Sprintf("tests: path %q must start with /", t.Path), at("path")...)
 		}
+		// As the engines' --objects with a URL's path (the default path, which
+		// the suite's tests hold, says nothing).
+		if t.Path != "" && t.Path != t.Engine.DefaultPath() && t.Objects != "" {
+			return ferr(fmt.Sprintf("tests: objects are asked for at object_path: path %q would be ignored", t.Path),
+				at("path")...)
+		}
 		if len(t.Profiles) == 0 {
 			return ferr("tests: profiles: at least one is required", at("profiles")...)
 		}
@@ -688,4 +694,18 @@ func checkCounters(d DUT, set *profiles.Set) error {
 		}
 	}
 	return nil
+}
+
+// earlierNames lists the names of tests, for a message: "none" without one.
+func earlierNames(tests []Test) string {
+	var names []string
+	for _, t := range tests {
+		if t.Name != "" {
+			names = append(names, strconv.Quote(t.Name))
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }

@@ -253,7 +253,8 @@ func (p *Plan) checkSuiteTest(i int) error {
 	case t.RequestsPerConn < 0:
 		return bad("requests_per_conn", "must not be negative")
 	case t.Of != "" && !slices.ContainsFunc(p.Tests[:i], func(o Test) bool { return o.Name == t.Of }):
-		return bad("of", "%q names no earlier test of the plan", t.Of)
+		return bad("of", "%q names no earlier test of the plan (of takes a share of the rate of a test named "+
+			"before it; named before it: %s)", t.Of, earlierNames(p.Tests[:i]))
 	case t.Of != "" && slices.ContainsFunc(p.Tests[:i], func(o Test) bool { return o.Name == t.Of && o.Of != "" }):
 		return bad("of", "%q is itself run at a share of another test: name one that publishes its own", t.Of)
 	case t.Of != "" && (t.Share <= 0 || t.Share > 1):
