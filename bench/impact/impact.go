@@ -281,7 +281,8 @@ func byKey(ms []Metric) map[string]Metric {
 
 // newMetric is a metric measured bv in the baseline, cv in the candidate.
 func newMetric(key, label, unit string, bv, cv float64) Metric {
-	return Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv, Delta: cv - bv, DeltaPct: pct(cv-bv, bv)}
+	return Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv,
+		Delta: cv - bv, DeltaPct: pct(cv-bv, bv)}
 }
 
 func pct(delta, base float64) float64 {
