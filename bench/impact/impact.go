@@ -107,33 +107,18 @@ func (im *Study) Do(ctx context.Context) (*Runs, error) {
 // MarshalJSON writes the report with Siege's keys: {"metrics": {KEY:
 // {"baseline", "candidate", "delta", "delta_pct", "significant"}}, …}.
 func (r *Report) MarshalJSON() ([]byte, error) {
+	type plain Report // its fields from response_time_shift to summary, without this method
 	return json.Marshal(struct {
-		Schema       string            `json:"schema"`
-		Metrics      map[string]Metric `json:"metrics"`
-		Latency      map[string]Metric `json:"latency"`
-		ResponseTime stats.Shift       `json:"response_time_shift"`
-		Rate         stats.Shift       `json:"transaction_rate_shift"`
-		Rounds       []Round           `json:"rounds"`
-		Verdict      string            `json:"verdict"`
-		Summary      string            `json:"summary"`
-		Bound        float64           `json:"equivalence_bound_pct"`
-		Baseline     analysis.Siege    `json:"baseline"`
-		Candidate    analysis.Siege    `json:"candidate"`
-		TCP          map[string]Metric `json:"tcp,omitempty"`
-	}{
-		Schema:       Schema,
-		Metrics:      byKey(r.Metrics),
-		Latency:      byKey(r.Phases),
-		ResponseTime: r.ResponseTime,
-		Rate:         r.Rate,
-		Rounds:       r.Rounds,
-		Verdict:      r.Verdict,
-		Summary:      r.Summary,
-		Bound:        r.ResponseTime.EquivalenceBoundPct,
-		Baseline:     r.Baseline,
-		Candidate:    r.Candidate,
-		TCP:          tcpByKey(r.TCP),
-	})
+		Schema  string            `json:"schema"`
+		Metrics map[string]Metric `json:"metrics"`
+		Latency map[string]Metric `json:"latency"`
+		*plain
+		Bound     float64           `json:"equivalence_bound_pct"`
+		Baseline  analysis.Siege    `json:"baseline"`
+		Candidate analysis.Siege    `json:"candidate"`
+		TCP       map[string]Metric `json:"tcp,omitempty"`
+	}{Schema, byKey(r.Metrics), byKey(r.Phases), (*plain)(r), r.ResponseTime.EquivalenceBoundPct,
+		r.Baseline, r.Candidate, tcpByKey(r.TCP)})
 }
 
 // Report is the analysis of an impact study.
@@ -296,15 +281,8 @@ func byKey(ms []Metric) map[string]Metric {
 
 // newMetric is a metric measured bv in the baseline, cv in the candidate.
 func newMetric(key, label, unit string, bv, cv float64) Metric {
-	return Metric{
-		Key:       key,
-		Label:     label,
-		Unit:      unit,
-		Baseline:  bv,
-		Candidate: cv,
-		Delta:     cv - bv,
-		DeltaPct:  pct(cv-bv, bv),
-	}
+	return Metric{Key: key, Label: label, Unit: unit, Baseline: bv, Candidate: cv,
+		Delta: cv - bv, DeltaPct: pct(cv-bv, bv)}
 }
 
 func pct(delta, base float64) float64 {

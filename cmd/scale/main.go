@@ -305,13 +305,8 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 }
 
 // runGenerator runs one generator child and reads its result.
-func runGenerator(
-	ctx context.Context,
-	self string,
-	args []string,
-	stderr io.Writer,
-	pids chan<- int,
-) (*generated, error) {
+func runGenerator(ctx context.Context, self string, args []string, stderr io.Writer,
+	pids chan<- int) (*generated, error) {
 	gen := exec.CommandContext(ctx, self, args...)
 	gen.Env = append(os.Environ(), roleEnv+"=gen")
 	gen.Stderr = stderr

@@ -135,10 +135,7 @@ func allowMixedFlag(fs *pflag.FlagSet) *bool {
 // checkDUTs refuses run records of one DUT name that measured two devices,
 // unless allowed.
 func checkDUTs(inputs []reports.Input, allow bool) error {
-	if allow {
-		return nil
-	}
-	if err := reports.CheckDUTs(inputs); err != nil {
+	if err := reports.CheckDUTs(inputs); err != nil && !allow {
 		return usagef("%s", mixedDUTText(err))
 	}
 	return nil

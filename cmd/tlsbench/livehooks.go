@@ -124,14 +124,8 @@ type campaignExec struct {
 // live is the local runs' runner.Spec.Live: the run begins in the metrics
 // with the campaign's labels.
 func (w *campaignExec) live(lv runner.Live) {
-	r := w.s.exp.Begin(promexp.RunLabels{
-		Engine:  string(w.req.Test.Engine),
-		Profile: w.req.Profile.Name,
-		DUT:     w.req.DUT.Name,
-		Shard:   -1,
-		Phase:   string(w.req.Phase),
-		Run:     w.n,
-	})
+	r := w.s.exp.Begin(promexp.RunLabels{Engine: string(w.req.Test.Engine), Profile: w.req.Profile.Name,
+		DUT: w.req.DUT.Name, Shard: -1, Phase: string(w.req.Phase), Run: w.n})
 	r.Live(lv)
 	w.s.keep(&w.run, r)
 }
@@ -141,13 +135,8 @@ func (w *campaignExec) Run(ctx context.Context, req method.Request) (*metrics.Ru
 	w.n++
 	w.req = req
 	w.camp.Update(func(st *promexp.CampaignState) {
-		st.Run = w.n
-		st.Running = true
-		st.Phase = string(req.Phase)
-		st.DUT = req.DUT.Name
-		st.Engine = string(req.Test.Engine)
-		st.Profile = req.Profile.Name
-		st.Level = req.Concurrency
+		st.Run, st.Running, st.Phase, st.DUT = w.n, true, string(req.Phase), req.DUT.Name
+		st.Engine, st.Profile, st.Level = string(req.Test.Engine), req.Profile.Name, req.Concurrency
 	})
 	rec, err := w.inner.Run(ctx, req)
 	w.camp.Update(func(st *promexp.CampaignState) { st.Running = false })

@@ -72,10 +72,7 @@ const (
 // false when the kernel does not say.
 func segsIn(fd uintptr) (data uint32, fin, ok bool) {
 	var info [tcpInfoLen]byte
-	l := uint32(len(info))
-	_, _, e := syscall.Syscall6(syscall.SYS_GETSOCKOPT, fd, syscall.IPPROTO_TCP, syscall.TCP_INFO,
-		uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&l)), 0)
-	if e != 0 || l < tcpInfoLen {
+	if !tcpInfo(fd, &info) {
 		return 0, false, false
 	}
 	return binary.NativeEndian.Uint32(info[tcpInfoDataSegsIn:]), info[0] == tcpCloseWait, true
