@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/analysis"
-	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -378,18 +377,36 @@ func rfcParams(r *metrics.Run, t plan.Test, tests []plan.Test) []rfcParam {
 	return out
 }
 
+// object is an object's size and weight: the record's, the plan's (its
+// httpreq.Object) or the preflight's body.
+type object struct {
+	Size   int64
+	Weight float64
+}
+
+// objectsOf are the objects of a plan's objects string ("16k", a mix),
+// in tlsbench's KiB; nil when it has none or does not parse.
+func objectsOf(spec string) []object {
+	list, _ := plan.Test{Objects: spec}.ObjectList()
+	var out []object
+	for _, o := range list {
+		out = append(out, object{o.Size, o.Weight})
+	}
+	return out
+}
+
 // rfcObjects is the object sizes' parameter: the record's objects, else
 // the plan test's, else the one whose body the preflight read.
 func rfcObjects(r *metrics.Run, t plan.Test, spec rfcSpec) rfcParam {
 	p := rfcParam{Name: "object sizes", RFC: spec.objects, Run: "the object at " + dash(urlPath(r.Target.URL))}
-	var objs []httpreq.Object
+	var objs []object
 	for _, o := range r.Objects {
-		objs = append(objs, httpreq.Object{Size: o.Size, Weight: o.Weight})
+		objs = append(objs, object{o.Size, o.Weight})
 	}
 	if len(objs) == 0 && t.Objects != "" {
-		objs, _ = httpreq.ParseObjects(t.Objects) // the plan's, validated
+		objs = objectsOf(t.Objects) // the plan's, validated
 	} else if pf := r.Preflight; len(objs) == 0 && pf != nil && pf.OK {
-		objs = []httpreq.Object{{Size: pf.BodySize, Weight: 1}}
+		objs = []object{{pf.BodySize, 1}}
 	}
 	if len(objs) == 0 {
 		p.Deviation = "its size is not recorded"
@@ -412,12 +429,11 @@ func rfcObjects(r *metrics.Run, t plan.Test, spec rfcSpec) rfcParam {
 // rfcUnit is the size of a k, 1000 or 1024 bytes, with which the objects,
 // equally weighted, are one of the sets (tlsbench's syntax: "16k", a mix);
 // 0 with neither.
-func rfcUnit(objs []httpreq.Object, sets []string) float64 {
-	slices.SortFunc(objs, func(a, b httpreq.Object) int { return cmp.Compare(a.Size, b.Size) })
+func rfcUnit(objs []object, sets []string) float64 {
+	slices.SortFunc(objs, func(a, b object) int { return cmp.Compare(a.Size, b.Size) })
 	for _, unit := range []float64{1000, 1024} {
 		for _, set := range sets {
-			want, _ := httpreq.ParseObjects(set) // in KiB
-			if slices.EqualFunc(objs, want, func(o, w httpreq.Object) bool {
+			if slices.EqualFunc(objs, objectsOf(set), func(o, w object) bool {
 				return o.Weight == objs[0].Weight && o.Size == int64(math.Round(float64(w.Size)*unit/1024))
 			}) {
 				return unit

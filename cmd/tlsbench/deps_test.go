@@ -36,7 +36,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/engine/httpreq":    {},
 		"bench/engine/cps":        {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
 		"bench/engine/throughput": {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
-		"bench/target":            {"profiles", "cipher", "github.com/valyala/fasthttp"},
+		"bench/target":            {"profiles", "cipher", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
 		// The one package that makes a run: the spec, the operations, the
 		// engine (and the reference target's body pattern).
 		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/engine/cps", "bench/engine/throughput", "bench/target", "profiles", "bench/devcount"},
