@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/profiles"
+	"github.com/tlsbench/tlsbench/schemas"
+	"github.com/tlsbench/tlsbench/schemas/schematest"
+)
+
+// alpnProfiles are the P-256 preflight profile offering h2 and http/1.1,
+// one expecting http/1.1 (what tlsbench speaks), one h2.
+const alpnProfiles = `name: alpn-http11
+min_version: TLS1.2
+max_version: TLS1.2
+cipher_suites: [ECDHE-ECDSA-AES128-SHA256]
+groups: [P-256]
+alpn: [h2, http/1.1]
+expect: {version: TLS1.2, cipher_suite: ECDHE-ECDSA-AES128-SHA256, group: P-256, alpn: http/1.1}
+---
+name: alpn-h2
+min_version: TLS1.2
+max_version: TLS1.2
+cipher_suites: [ECDHE-ECDSA-AES128-SHA256]
+groups: [P-256]
+alpn: [h2, http/1.1]
+expect: {version: TLS1.2, cipher_suite: ECDHE-ECDSA-AES128-SHA256, group: P-256, alpn: h2}
+`
+
+// TestALPNRun: a profile's alpn is offered on every connection; the
+// reference target announces the expected protocol and the record says
+// what was negotiated; a server that selects another protocol ends the run
+// at the preflight (a mismatch naming it, no load); a bad alpn value is a
+// one-line error, exit 2.
+func TestALPNRun(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "alpn.yaml")
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(file, []byte(alpnProfiles), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(strings.Replace(alpnProfiles, "alpn: http/1.1}", "alpn: spdy}", 1)),
+		0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := profiles.Parse(file, []byte(alpnProfiles))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rec := filepath.Join(dir, "r.json")
+	for _, kind := range []string{"cps", "throughput"} {
+		code, _, stderr := invoke(t, ctx, kind, "-q", "-d", "300ms", "--warmup", "0", "-c", "2", "--profile-file",
+			file, "--profile", "alpn-http11", "--json", rec)
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", kind, code, stderr)
+		}
+		data, _ := os.ReadFile(rec)
+		schematest.Valid(t, schemas.Run, "the record", data)
+		var r metrics.Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Negotiated.ALPN != "http/1.1" || r.Errors.Total != 0 || r.Whole.Transactions == 0 {
+			t.Errorf("%s: negotiated alpn %q, %d errors, %d transactions: want http/1.1, none, some", kind,
+				r.Negotiated.ALPN, r.Errors.Total, r.Whole.Transactions)
+		}
+	}
+
+	h2, ca := startTarget(t, target.Config{Profiles: []*profiles.Profile{ps[1]}})
+	url := "https://localhost:" + portOf(h2.Listeners[0].Addr) + "/1k"
+	before := connections(h2.Listeners[0])
+	code, _, stderr := invoke(t, ctx, "cps", "-q", "-d", "10s", "--cacert", ca, "--profile-file", file,
+		"--profile", "alpn-http11", url)
+	seen := connections(h2.Listeners[0]) - before
+	if code != exitFailed || seen > 1 || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "negotiated alpn h2, profile alpn-http11 expects http/1.1") ||
+		!strings.Contains(stderr, "no load sent") {
+		t.Errorf("against an h2 server: exit %d, %d connections, stderr %q: want exit %d, at most 1, "+
+			"the alpn mismatch, no load", code, seen, stderr, exitFailed)
+	}
+
+	code, stderr, timedOut := invokeBounded(t, 10*time.Second, "cps", "--profile-file", bad, "https://127.0.0.1:1/")
+	if timedOut || code != exitBadUsage || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, `bad.yaml:7: expect.alpn "spdy" is not offered`) {
+		t.Errorf("bad alpn: exit %d, stderr %q: want %d, one line naming it", code, stderr, exitBadUsage)
+	}
+}
