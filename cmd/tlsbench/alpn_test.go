@@ -88,9 +88,18 @@ func TestALPNRun(t *testing.T) {
 			"the alpn mismatch, no load", code, seen, stderr, exitFailed)
 	}
 
-	code, stderr, timedOut := invokeBounded(t, 10*time.Second, "cps", "--profile-file", bad, "https://127.0.0.1:1/")
-	if timedOut || code != exitBadUsage || strings.Count(stderr, "\n") != 1 ||
-		!strings.Contains(stderr, `bad.yaml:7: expect.alpn "spdy" is not offered`) {
-		t.Errorf("bad alpn: exit %d, stderr %q: want %d, one line naming it", code, stderr, exitBadUsage)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cps", "--profile-file", bad}, `bad.yaml:7: expect.alpn "spdy" is not offered`},
+		{[]string{"throughput", "--profile-file", file, "--profile", "alpn-h2"}, "profile alpn-h2 expects alpn h2, " +
+			"but the run speaks http/1.1 (protocols: http/1.1)"},
+	} {
+		code, stderr, timedOut := invokeBounded(t, 10*time.Second, append(tc.args, "https://127.0.0.1:1/")...)
+		if timedOut || code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q: want %d, one line naming %q", tc.args, code, stderr, exitBadUsage,
+				tc.want)
+		}
 	}
 }
