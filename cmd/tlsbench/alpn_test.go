@@ -11,6 +11,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 	"github.com/tlsbench/tlsbench/schemas"
 	"github.com/tlsbench/tlsbench/schemas/schematest"
@@ -100,6 +101,56 @@ func TestALPNRun(t *testing.T) {
 		if timedOut || code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%q: exit %d, stderr %q: want %d, one line naming %q", tc.args, code, stderr, exitBadUsage,
 				tc.want)
+		}
+	}
+}
+
+// TestALPNHAProxy: HAProxy with alpn h2,http/1.1 (it prefers h2) answers
+// http/1.1 to a profile that offers only http/1.1, nothing to one that
+// offers nothing, and h2 to one that offers both: a mismatch before any load.
+func TestALPNHAProxy(t *testing.T) {
+	testdut.RequireHAProxy(t)
+	dir := t.TempDir()
+	authority := testdut.NewCA(t)
+	seed := testdut.Seeds(t, authority, dir)[1] // ECDHE-ECDSA-AES128-SHA256 on P-256
+	seed.Frontend.ALPN = "h2,http/1.1"
+	h := testdut.StartHAProxy(t, dir, []testdut.Frontend{seed.Frontend})
+	ca := filepath.Join(dir, "ca.pem")
+	file := filepath.Join(dir, "alpn.yaml")
+	if err := os.WriteFile(ca, authority.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	only := strings.Replace(strings.SplitN(alpnProfiles, "---", 2)[0], "[h2, http/1.1]", "[http/1.1]", 1)
+	only = strings.Replace(strings.Replace(only, "alpn-http11", "alpn-only", 1), ", alpn: http/1.1}", "}", 1)
+	if err := os.WriteFile(file, []byte(alpnProfiles+"---\n"+only), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := "https://localhost:" + portOf(h.Addr(seed.Frontend.Name)) + "/"
+	for _, tc := range []struct{ profile, alpn, err string }{
+		{"alpn-only", "http/1.1", ""},
+		{seed.Profile, "", ""},
+		{"alpn-http11", "", "negotiated alpn h2, profile alpn-http11 expects http/1.1"},
+	} {
+		rec := filepath.Join(dir, tc.profile+".json")
+		code, _, stderr := invoke(t, context.Background(), "cps", "-q", "-d", "300ms", "--warmup", "0", "-c", "2",
+			"--cacert", ca, "--profile-file", file, "--profile", tc.profile, "--json", rec, url)
+		if tc.err != "" {
+			if code != exitFailed || !strings.Contains(stderr, tc.err) || !strings.Contains(stderr, "no load sent") {
+				t.Errorf("%s: exit %d, stderr %q: want %d, %q, no load", tc.profile, code, stderr, exitFailed, tc.err)
+			}
+			continue
+		}
+		if code != exitOK {
+			t.Fatalf("%s: exit %d: %s", tc.profile, code, stderr)
+		}
+		data, _ := os.ReadFile(rec)
+		var r metrics.Run
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Negotiated.ALPN != tc.alpn || r.Errors.Total != 0 || r.Whole.Transactions == 0 {
+			t.Errorf("%s: negotiated alpn %q, %d errors, %d transactions: want %q, none, some", tc.profile,
+				r.Negotiated.ALPN, r.Errors.Total, r.Whole.Transactions, tc.alpn)
 		}
 	}
 }
