@@ -83,7 +83,8 @@ func TestALPNRun(t *testing.T) {
 		"--profile", "alpn-http11", url)
 	seen := connections(h2.Listeners[0]) - before
 	if code != exitFailed || seen > 1 || strings.Count(stderr, "\n") != 1 ||
-		!strings.Contains(stderr, "negotiated alpn h2, profile alpn-http11 expects http/1.1") ||
+		!strings.Contains(stderr, "groups P-256, alpn h2,http/1.1; the server's answer: mismatch (negotiated alpn h2, "+
+			"profile alpn-http11 expects http/1.1)") ||
 		!strings.Contains(stderr, "no load sent") {
 		t.Errorf("against an h2 server: exit %d, %d connections, stderr %q: want exit %d, at most 1, "+
 			"the alpn mismatch, no load", code, seen, stderr, exitFailed)
