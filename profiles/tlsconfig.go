@@ -363,7 +363,10 @@ func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, now time.Time)
 
 // ServerConfig returns a new server configuration that serves the profile as
 // the reference target: the same versions and suites, only the expected group
-// (so the server cannot choose another), no tickets and no session cache.
+// (so the server cannot choose another), no tickets and no session cache,
+// and the expected ALPN protocol alone announced (whatever it is: the
+// target serves HTTP/1.1, so a profile expecting another makes it a device
+// that selects a protocol it does not speak).
 func (p *Profile) ServerConfig(cert tls.Certificate) *tls.Config {
 	cfg := &tls.Config{
 		MinVersion:                  uint16(p.min),
