@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -45,6 +46,10 @@ type Profile struct {
 	// connection must present (mutual TLS, docs/MTLS.md): "ecdsa-p256",
 	// "rsa-2048", … (concrete: the run may generate one).
 	ClientCert string `yaml:"client_cert,omitempty" json:"client_cert,omitempty"`
+	// ALPN, if set, are the application protocols offered in the
+	// ClientHello (ALPN, RFC 7301), in order: "http/1.1", … Unset offers
+	// none (the handshake tlsbench always made).
+	ALPN []string `yaml:"alpn,omitempty" json:"alpn,omitempty"`
 
 	// Source is "builtin" or the file the profile came from.
 	Source string `yaml:"-" json:"source"`
@@ -69,6 +74,9 @@ type Expect struct {
 	// ChainDepth is the length of the chain the device presents, counted
 	// from the leaf to the root inclusive (see ChainDepth); 0: not checked.
 	ChainDepth int `yaml:"chain_depth,omitempty" json:"chain_depth,omitempty"`
+	// ALPN is the protocol every connection must negotiate, one of the
+	// profile's alpn; its only one by default.
+	ALPN string `yaml:"alpn,omitempty" json:"alpn,omitempty"`
 }
 
 // Server says how the reference target serves this profile.
@@ -89,6 +97,7 @@ type expectation struct {
 	depth    int            // expected chain depth; 0: not checked
 	serverCD int            // the reference target's chain depth
 	clientKT cipher.KeyType // zero: no client certificate required
+	alpn     string         // the application protocol required; "": none offered
 }
 
 // MinTLS and MaxTLS return the version range offered.
@@ -427,7 +436,7 @@ func LineOf(doc *yaml.Node, path ...string) int {
 func (p *Profile) resolve() error {
 	for _, step := range []func() error{p.resolveName, p.resolveVersions, p.resolveSuites, p.resolveGroups,
 		p.resolveExpectVersion, p.resolveExpectSuite, p.resolveExpectGroup, p.resolveExpectCertKey,
-		p.resolveClientCert, p.resolveServerKey, p.resolveChainDepth} {
+		p.resolveClientCert, p.resolveServerKey, p.resolveALPN, p.resolveChainDepth} {
 		if err := step(); err != nil {
 			return err
 		}
@@ -452,6 +461,32 @@ func (p *Profile) resolveClientCert() error {
 	p.exp.clientKT = kt
 	return nil
 }
+
+// resolveALPN checks alpn (protocol IDs of 1 to 255 bytes, each once) and
+// expect.alpn: one of them, and given when alpn has several.
+func (p *Profile) resolveALPN() error {
+	for i, id := range p.ALPN {
+		if id == "" || len(id) > 255 || slices.Contains(p.ALPN[:i], id) {
+			return ferr(fmt.Sprintf("alpn %q: protocol IDs are 1 to 255 bytes, each given once (e.g. http/1.1)", id),
+				"alpn")
+		}
+	}
+	switch want := p.Expect.ALPN; {
+	case want == "" && len(p.ALPN) == 1:
+		p.exp.alpn = p.ALPN[0]
+	case want == "" && len(p.ALPN) > 1:
+		return ferr("expect.alpn is required when alpn offers several protocols", "expect", "alpn")
+	case want != "" && !slices.Contains(p.ALPN, want):
+		return ferr(fmt.Sprintf("expect.alpn %q is not offered (alpn %q)", want, p.ALPN), "expect", "alpn")
+	default:
+		p.exp.alpn = want
+	}
+	return nil
+}
+
+// ExpectedALPN returns the application protocol every connection must
+// negotiate (ALPN), or "" when the profile offers none.
+func (p *Profile) ExpectedALPN() string { return p.exp.alpn }
 
 func (p *Profile) resolveName() error {
 	if p.Name == "" {

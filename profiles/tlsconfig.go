@@ -2,11 +2,13 @@ package profiles
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -25,7 +27,7 @@ var ErrNotResumed = errors.New("session not resumed: the client offered one, the
 // MismatchError says which negotiated parameter differs from the profile.
 type MismatchError struct {
 	Profile string
-	Field   string // "version", "cipher_suite", "group", "cert_key" or "chain_depth"
+	Field   string // "version", "cipher_suite", "group", "cert_key", "alpn" or "chain_depth"
 	Want    string
 	Got     string
 }
@@ -79,6 +81,9 @@ func (p *Profile) verify(cs tls.ConnectionState, complete bool) error {
 			}
 			return &MismatchError{p.Name, "cert_key", p.exp.certKey.String(), name}
 		}
+	}
+	if want := p.exp.alpn; want != "" && cs.NegotiatedProtocol != want {
+		return &MismatchError{p.Name, "alpn", want, cmp.Or(cs.NegotiatedProtocol, "none")}
 	}
 	if want := p.exp.depth; want != 0 {
 		if got := ChainDepth(cs.PeerCertificates); got != want {
@@ -151,13 +156,16 @@ func (e *RootsError) Unwrap() error { return e.Err }
 // processes the server's Certificate, before ServerKeyExchange, so the group
 // is not known yet: callers must also call Verify once the handshake is done.
 //
-// The run's own choices are base's ServerName (SNI and the name verified;
-// empty sends no SNI), RootCAs (nil: the system pool), InsecureSkipVerify
-// (skips chain and name verification; the profile's checks, the certificate
-// key's included, still run), KeyLogWriter (debugging: serialises
-// handshakes) and the client certificate of mutual TLS (Certificates,
-// GetClientCertificate); base's other fields are not used, and nil is the
-// zero Config. Unless InsecureSkipVerify is set, the server's chain is
+// The configuration is a clone of base (nil: the zero Config), so the run's
+// own choices are kept whatever they are: its ServerName (SNI and the name
+// verified; empty sends no SNI), RootCAs (nil: the system pool),
+// InsecureSkipVerify (skips chain and name verification; the profile's
+// checks, the certificate key's included, still run), KeyLogWriter
+// (debugging: serialises handshakes), the client certificate of mutual TLS
+// (Certificates, GetClientCertificate) and NextProtos when the profile
+// offers no ALPN. The profile's offer replaces base's versions, suites,
+// groups and, when it has one, ALPN protocols; the session cache and
+// tickets are off. Unless InsecureSkipVerify is set, the server's chain is
 // verified against RootCAs and ServerName as crypto/tls would, with the
 // intermediate CAs the server presents, but each distinct chain once: a
 // later handshake that presents the same, already verified chain within its
@@ -170,17 +178,13 @@ func (p *Profile) ClientConfig(base *tls.Config) *tls.Config {
 	if o == nil {
 		o = &tls.Config{}
 	}
-	cfg := &tls.Config{
-		MinVersion:             uint16(p.min),
-		MaxVersion:             uint16(p.max),
-		CurvePreferences:       p.curveIDs(),
-		SessionTicketsDisabled: true,
-		ServerName:             o.ServerName,
-		RootCAs:                o.RootCAs,
-		InsecureSkipVerify:     true, // the chain is verified below
-		KeyLogWriter:           o.KeyLogWriter,
-		Certificates:           o.Certificates,
-		GetClientCertificate:   o.GetClientCertificate,
+	cfg := o.Clone()
+	cfg.MinVersion, cfg.MaxVersion = uint16(p.min), uint16(p.max)
+	cfg.CurvePreferences, cfg.CipherSuites = p.curveIDs(), nil
+	cfg.SessionTicketsDisabled, cfg.ClientSessionCache = true, nil
+	cfg.InsecureSkipVerify = true // the chain is verified below
+	if len(p.ALPN) > 0 {
+		cfg.NextProtos = slices.Clone(p.ALPN)
 	}
 	var chains *chainCache
 	if !o.InsecureSkipVerify {
@@ -359,7 +363,10 @@ func verifyChain(certs []*x509.Certificate, roots *x509.CertPool, now time.Time)
 
 // ServerConfig returns a new server configuration that serves the profile as
 // the reference target: the same versions and suites, only the expected group
-// (so the server cannot choose another), no tickets and no session cache.
+// (so the server cannot choose another), no tickets and no session cache,
+// and the expected ALPN protocol alone announced (whatever it is: the
+// target serves HTTP/1.1, so a profile expecting another makes it a device
+// that selects a protocol it does not speak).
 func (p *Profile) ServerConfig(cert tls.Certificate) *tls.Config {
 	cfg := &tls.Config{
 		MinVersion:                  uint16(p.min),
@@ -368,6 +375,9 @@ func (p *Profile) ServerConfig(cert tls.Certificate) *tls.Config {
 		SessionTicketsDisabled:      true,
 		DynamicRecordSizingDisabled: true,
 		CurvePreferences:            p.curveIDs(),
+	}
+	if p.exp.alpn != "" {
+		cfg.NextProtos = []string{p.exp.alpn} // the protocol the profile expects, announced
 	}
 	if g := p.exp.group; g != nil && g.ID != 0 {
 		cfg.CurvePreferences = []tls.CurveID{g.ID}

@@ -598,6 +598,9 @@ type Negotiated struct {
 	CertKey     string `json:"cert_key"`
 	// SuitePinned is false for TLS 1.3, where the suite is observed.
 	SuitePinned bool `json:"suite_pinned"`
+	// ALPN is the application protocol negotiated (the profile's
+	// expect.alpn, verified); "" when the profile offered none.
+	ALPN string `json:"alpn,omitempty"`
 }
 
 // Preflight is the one complete transaction made before any load, exactly

@@ -18,12 +18,11 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/engine"
-	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
-	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
-	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/protocol"
+	_ "github.com/tlsbench/tlsbench/bench/protocol/http1" // registers HTTP/1.1
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -31,14 +30,7 @@ import (
 // op is an engine operation that reports what it negotiated, the leaf
 // certificate it was presented, the address it dialled and how it resumed
 // sessions (tlsconn.Endpoint's).
-type op interface {
-	engine.Op
-	Negotiated() *metrics.Negotiated
-	LeafSHA256() string
-	Address() string
-	ResumptionMode() string
-	ResumeRatio() float64
-}
+type op = protocol.Op
 
 // Preflight makes the transaction of spec that Run makes before its load,
 // tried again after a timeout or a reset (engine.Preflight), and returns
@@ -236,6 +228,9 @@ const DefaultProfile = "ecdhe-ecdsa-aes128-sha256-p256"
 // in memory, a key log, a progress callback) and do not travel.
 type Spec struct {
 	Engine vocab.Engine `json:"engine"`
+	// Protocol carries the engine's transactions, a registered protocol
+	// (package protocol); "" is protocol.Default (HTTP/1.1).
+	Protocol string `json:"protocol,omitempty"`
 	// Profile names the cipher profile, among the built-in ones and those
 	// of ProfileFiles (or of Profiles, when set).
 	Profile      string   `json:"profile"`
@@ -338,22 +333,20 @@ func (s *Spec) Validate() error {
 	bad := func(field string, v any, want string) error {
 		return &vocab.FieldError{Field: field, Value: v, Want: want}
 	}
-	if s.Engine != vocab.EngineCPS && s.Engine != vocab.EngineThroughput {
-		return bad("engine", s.Engine, "be cps or throughput")
+	proto, err := protocol.Lookup(s.Protocol)
+	if err != nil {
+		return err
+	}
+	if err := proto.Carries(s.Engine); err != nil {
+		return err
 	}
 	for _, v := range []interface{ Validate() error }{&s.Load, &s.Request, &s.Settings} {
 		if err := v.Validate(); err != nil {
 			return err
 		}
 	}
-	switch {
-	case s.Engine == vocab.EngineThroughput && s.Pipeline < 1:
-		return bad("pipeline", s.Pipeline, "be at least 1")
-	case s.RequestsPerConn < 0:
-		return bad("requests_per_conn", s.RequestsPerConn, "not be negative")
-	}
-	if _, err := throughput.ParseVerify(s.VerifyBody, target.Pattern); err != nil {
-		return bad("verify_body", s.VerifyBody, "be pattern or sha256: and 64 hex digits")
+	if err := proto.Validate(s.Engine, s.args(tlsconn.Config{})); err != nil {
+		return err
 	}
 	if a := s.Agent; a != nil {
 		switch {
@@ -368,6 +361,9 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	if err := s.ClientAuth.ValidateFor(p); err != nil { // a way to get the client certificate the profile requires
+		return err
+	}
+	if err := proto.CheckALPN(p.Name, p.ExpectedALPN()); err != nil {
 		return err
 	}
 	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
@@ -519,19 +515,17 @@ func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) 
 	if err != nil {
 		return nil, err
 	}
-	req := spec.Request
-	switch spec.Engine {
-	case vocab.EngineCPS:
-		return cps.New(cps.Config{Config: conn, Request: req, RequestsPerConn: spec.RequestsPerConn})
-	case vocab.EngineThroughput:
-		verify, err := throughput.ParseVerify(spec.VerifyBody, target.Pattern)
-		if err != nil {
-			return nil, err
-		}
-		return throughput.New(throughput.Config{Config: conn, Request: req,
-			Pipeline: max(spec.Pipeline, 1), RequestsPerConn: spec.RequestsPerConn, Verify: verify})
+	proto, err := protocol.Lookup(spec.Protocol)
+	if err != nil {
+		return nil, err
 	}
-	return nil, &vocab.FieldError{Field: "engine", Value: spec.Engine, Want: "be cps or throughput"}
+	return proto.Build(spec.Engine, *spec.args(conn))
+}
+
+// args are the protocol's arguments of s, over the connection conn.
+func (s *Spec) args(conn tlsconn.Config) *protocol.Args {
+	return &protocol.Args{Conn: conn, Request: s.Request, Pipeline: s.Pipeline, RequestsPerConn: s.RequestsPerConn,
+		VerifyBody: s.VerifyBody}
 }
 
 // setObjects sets the record's RFC 9411 timings and its objects (as the

@@ -49,6 +49,8 @@ func TestDrainBound(t *testing.T) {
 func TestValidate(t *testing.T) {
 	for field, edit := range map[string]func(*runner.Spec){
 		"engine":            func(s *runner.Spec) { s.Engine = "serve" },
+		"protocol":          func(s *runner.Spec) { s.Protocol = "h2" },
+		"requests_per_conn": func(s *runner.Spec) { s.RequestsPerConn = -1 },
 		"concurrency":       func(s *runner.Spec) { s.Concurrency = 0 },
 		"rate":              func(s *runner.Spec) { s.Rate = -1 },
 		"duration":          func(s *runner.Spec) { s.Duration = 0 },

@@ -37,9 +37,13 @@ func TestDependencyRules(t *testing.T) {
 		"bench/engine/cps":        {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
 		"bench/engine/throughput": {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
 		"bench/target":            {"profiles", "cipher", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
-		// The one package that makes a run: the spec, the operations, the
-		// engine (and the reference target's body pattern).
-		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/engine/cps", "bench/engine/throughput", "bench/target", "profiles", "bench/devcount"},
+		// The protocol registry; a protocol's package registers its engines'
+		// operations (HTTP/1.1: cps and throughput, the reference target's body pattern).
+		"bench/protocol":       {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq"},
+		"bench/protocol/http1": {"bench/protocol", "bench/engine/cps", "bench/engine/throughput", "bench/target"},
+		// The one package that makes a run: the spec, the operation (through
+		// the protocol registry), the engine.
+		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/protocol", "bench/protocol/http1", "profiles", "bench/devcount"},
 		// Plans are data: no run is made there.
 		"bench/method/plan": {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount", "bench/engine/httpreq"},
 		"bench/stats":       {"gonum.org/v1/gonum/stat/distuv"},

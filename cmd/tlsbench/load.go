@@ -779,7 +779,7 @@ func noSuccess(r *metrics.Run, set *profiles.Set) error {
 		"%s", r.Target.Address, r.Profile, offer, answer)
 }
 
-// offered describes what the profile of r offers: versions, suites, groups.
+// offered describes what the profile of r offers: versions, suites, groups, ALPN.
 func offered(r *metrics.Run, set *profiles.Set) string {
 	p, _ := set.Get(r.Profile)
 	offer := r.Profile
@@ -796,6 +796,9 @@ func offered(r *metrics.Run, set *profiles.Set) string {
 		}
 		offer = fmt.Sprintf("%s..%s, %s, groups "+
 			"%s", p.MinTLS().Short(), p.MaxTLS().Short(), strings.Join(suites, ":"), strings.Join(groups, ":"))
+		if len(p.ALPN) > 0 {
+			offer += ", alpn " + strings.Join(p.ALPN, ",")
+		}
 	}
 	return offer
 }

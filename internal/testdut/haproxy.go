@@ -65,6 +65,8 @@ type Frontend struct {
 	// Tickets turns TLS session tickets on (resumption; HAProxy's session
 	// cache stays off): ssl_reused_sess then counts the resumptions.
 	Tickets bool
+	// ALPN, if set, is the bind's alpn list, e.g. "h2,http/1.1".
+	ALPN string
 }
 
 // HAProxy is a running HAProxy.
@@ -233,6 +235,9 @@ func writeFrontend(cfg *strings.Builder, fe Frontend, addr, body string) {
 	}
 	if fe.Curves != "" {
 		bind += " curves " + fe.Curves
+	}
+	if fe.ALPN != "" {
+		bind += " alpn " + fe.ALPN
 	}
 	if len(fe.Backends) > 0 {
 		writePool(cfg, fe, bind)

@@ -237,6 +237,7 @@ func (e *Endpoint) Observe(cs *tls.ConnectionState) {
 		OpenSSL:     cipher.OpenSSLName(cs.CipherSuite),
 		Group:       cipher.GroupName(cs.CurveID),
 		SuitePinned: cs.Version != tls.VersionTLS13,
+		ALPN:        cs.NegotiatedProtocol,
 	}
 	if len(cs.PeerCertificates) > 0 {
 		if kt, ok := cipher.KeyTypeOf(cs.PeerCertificates[0].PublicKey); ok {
