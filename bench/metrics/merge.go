@@ -443,6 +443,7 @@ func (m *Run) addCounts(r *Run) {
 		if q.BodySize == 0 {
 			q.BodySize = p.BodySize
 		}
+		q.Server = cmp.Or(q.Server, p.Server)
 	}
 }
 

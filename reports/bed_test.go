@@ -1,0 +1,62 @@
+package reports_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/reports"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
+)
+
+// TestTestBedAndReuse: a CPS record at SR=1 is published as SSL TPS with
+// session reuse (with its footnote), apart from the SR=0 value; the
+// device's Server header is its version, marked as read; a run that skipped
+// verification says NOT verified in every format.
+func TestTestBedAndReuse(t *testing.T) {
+	sr0 := record("sr0.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16,
+		Value: 640, CPU: 0.4})
+	sr1 := record("sr1.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16,
+		Value: 1500, CPU: 0.4, Start: reporttest.T0.Add(time.Minute)})
+	sr1.Run.Resumption = &metrics.Resumption{Mode: "tickets", Ratio: 1, Full: 16, Resumed: 1484}
+	sr1.Run.Preflight = &metrics.Preflight{OK: true, Transactions: 2, Requests: 2, BodySize: 1024, Server: "nginx/1.22.1"}
+	sr1.Run.Target.InsecureSkipVerify = true
+	r := build(t, sr0, sr1)
+	if got := *r.Table[0].Results[0].CPS; got != 640 {
+		t.Errorf("CPS (SR=0) = %v, want 640 (the SR=1 record apart)", got)
+	}
+	if len(r.Reuse) != 1 || r.Reuse[0].Value == nil || *r.Reuse[0].Value != 1500 || r.Reuse[0].Runs.Accepted != 1 {
+		t.Fatalf("session reuse rows %+v, want one of 1500 TPS, accepted", r.Reuse)
+	}
+	want := "SR=1 (tickets), 1 request(s) per connection, object 1024 B, TLS1.2 ECDHE-ECDSA-AES128-SHA256"
+	if !strings.HasPrefix(r.Reuse[0].Footnote, want) || !strings.HasSuffix(r.Reuse[0].Footnote, "HTTP/1.1") {
+		t.Errorf("footnote %q, want it to start %q", r.Reuse[0].Footnote, want)
+	}
+	var text, csv, js bytes.Buffer
+	if err := reports.ReportDoc(r).Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.ReportCSV(&csv, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.ReportJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"SSL TPS with session reuse", "1 (tickets)", "nginx/1.22.1 (read: Server header)",
+		"NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED (adc-a.lab.test)", "https://adc-a.lab.test/1k"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("text lacks %q:\n%s", w, text.String())
+		}
+	}
+	if strings.Contains(text.String(), "resumed by design") {
+		t.Errorf("the SR=1 record is refused:\n%s", text.String())
+	}
+	if !strings.Contains(csv.String(), "NOT verified (insecure)") {
+		t.Errorf("CSV does not say the chains were not verified:\n%s", csv.String())
+	}
+	if !strings.Contains(js.String(), `"verified": false`) || !strings.Contains(js.String(), `"server": "nginx/1.22.1"`) {
+		t.Errorf("JSON lacks the test bed's verification or server:\n%s", js.String())
+	}
+}
