@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +12,10 @@ import (
 	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
-// TestTestBedAndReuse: a CPS record at SR=1 is published as SSL TPS with
-// session reuse (with its footnote), apart from the SR=0 value; the
-// device's Server header is its version, marked as read; a run that skipped
-// verification says NOT verified in every format.
-func TestTestBedAndReuse(t *testing.T) {
+// bedRecords are CPS records of one DUT: SR=0, SR=1 (tickets, verification
+// skipped, nginx's Server header in its preflight) and the RSA profile at a
+// VIP of its own.
+func bedRecords() []reports.Input {
 	sr0 := record("sr0.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16,
 		Value: 640, CPU: 0.4})
 	sr1 := record("sr1.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test", Level: 16,
@@ -23,7 +23,18 @@ func TestTestBedAndReuse(t *testing.T) {
 	sr1.Run.Resumption = &metrics.Resumption{Mode: "tickets", Ratio: 1, Full: 16, Resumed: 1484}
 	sr1.Run.Preflight = &metrics.Preflight{OK: true, Transactions: 2, Requests: 2, BodySize: 1024, Server: "nginx/1.22.1"}
 	sr1.Run.Target.InsecureSkipVerify = true
-	r := build(t, sr0, sr1)
+	rsa := record("rsa.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.RSA, Host: "adc-a.lab.test", Level: 16,
+		Value: 1600, CPU: 0.4, Start: reporttest.T0.Add(2 * time.Minute)})
+	rsa.Run.Target.URL = "https://adc-a.lab.test:9442/1k"
+	return []reports.Input{sr0, sr1, rsa}
+}
+
+// TestTestBedAndReuse: a CPS record at SR=1 is published as SSL TPS with
+// session reuse (with its footnote), apart from the SR=0 value; the
+// device's Server header is its version, marked as read; a run that skipped
+// verification says NOT verified in every format.
+func TestTestBedAndReuse(t *testing.T) {
+	r := build(t, bedRecords()...)
 	if got := *r.Table[0].Results[0].CPS; got != 640 {
 		t.Errorf("CPS (SR=0) = %v, want 640 (the SR=1 record apart)", got)
 	}
@@ -34,8 +45,11 @@ func TestTestBedAndReuse(t *testing.T) {
 	if !strings.HasPrefix(r.Reuse[0].Footnote, want) || !strings.HasSuffix(r.Reuse[0].Footnote, "HTTP/1.1") {
 		t.Errorf("footnote %q, want it to start %q", r.Reuse[0].Footnote, want)
 	}
-	var text, csv, js bytes.Buffer
+	var text, md, csv, js bytes.Buffer
 	if err := reports.ReportDoc(r).Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.ReportDoc(r).Markdown(&md, "", nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := reports.ReportCSV(&csv, r); err != nil {
@@ -45,9 +59,10 @@ func TestTestBedAndReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"SSL TPS with session reuse", "1 (tickets)", "nginx/1.22.1 (read: Server header)",
-		"NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED (adc-a.lab.test)", "https://adc-a.lab.test/1k"} {
-		if !strings.Contains(text.String(), w) {
-			t.Errorf("text lacks %q:\n%s", w, text.String())
+		"NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED (adc-a.lab.test)",
+		"https://adc-a.lab.test/1k (ecdhe-ecdsa-aes128-sha256-p384); https://adc-a.lab.test:9442/1k (rsa2048-aes128-gcm-sha256)"} {
+		if !strings.Contains(text.String(), w) || !strings.Contains(md.String(), w) {
+			t.Errorf("text or Markdown lacks %q:\n%s", w, text.String())
 		}
 	}
 	if strings.Contains(text.String(), "resumed by design") {
@@ -58,5 +73,30 @@ func TestTestBedAndReuse(t *testing.T) {
 	}
 	if !strings.Contains(js.String(), `"verified": false`) || !strings.Contains(js.String(), `"server": "nginx/1.22.1"`) {
 		t.Errorf("JSON lacks the test bed's verification or server:\n%s", js.String())
+	}
+}
+
+// TestPDFTestBed prints the records' report with Chromium and reads it as a
+// person would (pdftotext): the first page has the SR row beside the
+// SR=0 table, the verdict says the chains were NOT verified, the signature
+// block; the second names the Server header read, every endpoint whole and
+// the warning.
+func TestPDFTestBed(t *testing.T) {
+	file, _ := printPDF(t, bedRecords()...)
+	var texts []string
+	for i := 1; i <= 2; i++ {
+		texts = append(texts, poppler(t, "pdftotext", "-layout", "-f", strconv.Itoa(i), "-l", strconv.Itoa(i), file, "-"))
+	}
+	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.5k", "[1] SR=1 (tickets)",
+		"certificate chains NOT verified (adc-a.lab.test)", "Tested by", "Signatures"} {
+		if !strings.Contains(texts[0], want) {
+			t.Errorf("the first page has no %q:\n%s", want, texts[0])
+		}
+	}
+	for _, want := range []string{"nginx/1.22.1 (read: Server header)", "NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED",
+		"https://adc-a.lab.test:9442/1k", "rsa2048-aes128-gcm-sha256", "ecdhe-ecdsa-aes128-sha256-p384"} {
+		if !strings.Contains(texts[1], want) {
+			t.Errorf("page 2 has no %q:\n%s", want, texts[1])
+		}
 	}
 }

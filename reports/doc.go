@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 )
@@ -175,7 +176,8 @@ h1{font-size:1.6em;border-bottom:2px solid #1b1f23;padding-bottom:.2em}
 h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
 h3{font-size:1.1em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em;max-width:100%}
-th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:break-word}
+.t{white-space:nowrap}
 th{background:#f6f8fa}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
 td.n,th.n{white-space:nowrap;overflow-wrap:normal}
@@ -189,7 +191,9 @@ ul{padding-left:1.4em}
 body{margin:0;max-width:none;padding:0;font-size:9.5pt}
 h1{margin-top:0}
 h2{break-before:page;margin-top:0}
-h1+h2{break-before:auto}
+h1+h2,h1+p+h2{break-before:auto}
+figure svg{max-width:none!important}
+figure[id$="-series"],figure[id$="-latency"]{display:inline-block;width:49.5%;margin:.3em 0;vertical-align:top}
 h2,h3{break-after:avoid}
 tr,figure,pre{break-inside:avoid}
 .wide{overflow:visible}
@@ -220,6 +224,16 @@ func cssString(s string) string {
 	return b.String()
 }
 
+// token is a name made of parts joined by hyphens (a profile, a cipher, a
+// date): htmlText keeps it on one line.
+var token = regexp.MustCompile(`[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+`)
+
+// htmlText escapes s, its hyphenated names in spans that do not wrap: a
+// line breaks between names, never inside one.
+func htmlText(s string) string {
+	return token.ReplaceAllString(html.EscapeString(s), `<span class="t">$0</span>`)
+}
+
 // HTML renders d as one self-contained HTML file: an inline style, charts
 // as inline SVG, nothing fetched when it is opened.
 func (d Document) HTML(w io.Writer) error {
@@ -237,13 +251,13 @@ func (d Document) HTML(w io.Writer) error {
 		case heading:
 			fmt.Fprintf(ew, "<h%d>%s</h%d>\n", b.level, html.EscapeString(b.text), b.level)
 		case para:
-			fmt.Fprintf(ew, "<p>%s</p>\n", html.EscapeString(string(b)))
+			fmt.Fprintf(ew, "<p>%s</p>\n", htmlText(string(b)))
 		case pre:
 			fmt.Fprintf(ew, "<pre>%s</pre>\n", html.EscapeString(string(b)))
 		case list:
 			fmt.Fprintln(ew, "<ul>")
 			for _, item := range b {
-				fmt.Fprintf(ew, "<li>%s</li>\n", html.EscapeString(item))
+				fmt.Fprintf(ew, "<li>%s</li>\n", htmlText(item))
 			}
 			fmt.Fprintln(ew, "</ul>")
 		case *table:
@@ -251,17 +265,27 @@ func (d Document) HTML(w io.Writer) error {
 			row := func(tag string, r []string) {
 				fmt.Fprint(ew, "<tr>")
 				for i, c := range r {
-					// Numbers align right and do not wrap, nor do
-					// short cells (a number and its unit, a date);
-					// text wraps when the page is narrow.
-					class := ""
+					// Names never wrap (htmlText); numbers align right
+					// and wrap only before a ratio; short cells (a
+					// number and its unit, a date) do not wrap; a
+					// heading may wrap at its hyphens.
+					class, text := "", htmlText(c)
 					switch {
+					case tag == "th":
+						text = html.EscapeString(c)
+						if i < len(b.right) && b.right[i] {
+							class = ` class="r"`
+						}
 					case i < len(b.right) && b.right[i]:
 						class = ` class="r n"`
+						if v, ratio, ok := strings.Cut(c, " ("); ok {
+							class, text = ` class="r"`, `<span class="t">`+html.EscapeString(v)+
+								`</span> <span class="t">(`+html.EscapeString(ratio)+`</span>`
+						}
 					case len([]rune(c)) <= 12:
 						class = ` class="n"`
 					}
-					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, html.EscapeString(c), tag)
+					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, text, tag)
 				}
 				fmt.Fprintln(ew, "</tr>")
 			}

@@ -68,13 +68,13 @@ func csvFloat(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', 10, 64)
 }
 
-// ReportDoc lays the report out: its first page (what was tested, how, by
-// which tool, where the raw data is), the published table and its charts,
-// the configurations the plans give, then the methodology appendix.
+// ReportDoc lays the report out: its first page (the title and the runs'
+// dates, the published tables, the verdict and the signature block), what
+// was tested, how, by which tool and where the raw data is, the charts, the
+// configurations the plans give, then the methodology appendix.
 func ReportDoc(r *Report) Document {
 	d := Document{title: "tlsbench report: " + r.Title, running: r.Title}
-	d.add(heading{1, d.title})
-	d.add(aboutBlocks(r)...)
+	d.add(heading{1, d.title}, coverDates(r))
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
 	d.add(reuseBlocks(r)...)
@@ -99,7 +99,12 @@ func ReportDoc(r *Report) Document {
 		explain += fmt.Sprintf(" (1.25×): the DUT's value ÷ %s's.", r.DUTs[0])
 	}
 	d.add(para(explain))
-	d.add(barCharts(r)...)
+	d.add(coverBlocks(r)...)
+	d.add(aboutBlocks(r)...)
+	if charts := barCharts(r); len(charts) > 0 {
+		d.add(heading{2, "Published values, charted"})
+		d.add(charts...)
+	}
 	d.add(configBlocks(r)...)
 	d.add(rfc9411Blocks(r)...)
 	d.add(heading{2, "Methodology appendix"})
@@ -234,16 +239,22 @@ func testedList(r *Report) []string {
 	if len(r.Records) == 0 {
 		return tests
 	}
-	n := map[vocab.Engine]int{}
+	n := map[string]int{}
+	var names []string
 	for _, s := range r.Appendix {
 		if s.Source == recordsSource {
-			n[s.Engine] += len(s.Runs)
+			name := testName(s.Engine)
+			if s.SR != "" {
+				name = "CPS at " + s.SR + " (SSL TPS with session reuse)"
+			}
+			if n[name] == 0 {
+				names = append(names, name)
+			}
+			n[name] += len(s.Runs)
 		}
 	}
-	for _, e := range []vocab.Engine{vocab.EngineThroughput, vocab.EngineCPS} {
-		if n[e] > 0 {
-			tests = append(tests, fmt.Sprintf("%s: %d run records", testName(e), n[e]))
-		}
+	for _, name := range names {
+		tests = append(tests, fmt.Sprintf("%s: %d run records", name, n[name]))
 	}
 	return tests
 }
