@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"regexp"
 	"strings"
 	"text/tabwriter"
 )
@@ -177,10 +176,9 @@ h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom
 h3{font-size:1.1em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em;max-width:100%}
 th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:break-word}
-.t{white-space:nowrap}
 th{background:#f6f8fa}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
-td.n,th.n{white-space:nowrap;overflow-wrap:normal}
+td.n,th.n,span.n{white-space:nowrap;overflow-wrap:normal}
 .wide{overflow-x:auto}
 tr:nth-child(even) td{background:#fbfcfd}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6em;font-size:.85em}
@@ -224,16 +222,6 @@ func cssString(s string) string {
 	return b.String()
 }
 
-// token is a name made of parts joined by hyphens (a profile, a cipher, a
-// date): htmlText keeps it on one line.
-var token = regexp.MustCompile(`[A-Za-z0-9_.]+(?:-[A-Za-z0-9_.]+)+`)
-
-// htmlText escapes s, its hyphenated names in spans that do not wrap: a
-// line breaks between names, never inside one.
-func htmlText(s string) string {
-	return token.ReplaceAllString(html.EscapeString(s), `<span class="t">$0</span>`)
-}
-
 // HTML renders d as one self-contained HTML file: an inline style, charts
 // as inline SVG, nothing fetched when it is opened.
 func (d Document) HTML(w io.Writer) error {
@@ -251,13 +239,13 @@ func (d Document) HTML(w io.Writer) error {
 		case heading:
 			fmt.Fprintf(ew, "<h%d>%s</h%d>\n", b.level, html.EscapeString(b.text), b.level)
 		case para:
-			fmt.Fprintf(ew, "<p>%s</p>\n", htmlText(string(b)))
+			fmt.Fprintf(ew, "<p>%s</p>\n", html.EscapeString(string(b)))
 		case pre:
 			fmt.Fprintf(ew, "<pre>%s</pre>\n", html.EscapeString(string(b)))
 		case list:
 			fmt.Fprintln(ew, "<ul>")
 			for _, item := range b {
-				fmt.Fprintf(ew, "<li>%s</li>\n", htmlText(item))
+				fmt.Fprintf(ew, "<li>%s</li>\n", html.EscapeString(item))
 			}
 			fmt.Fprintln(ew, "</ul>")
 		case *table:
@@ -265,24 +253,23 @@ func (d Document) HTML(w io.Writer) error {
 			row := func(tag string, r []string) {
 				fmt.Fprint(ew, "<tr>")
 				for i, c := range r {
-					// Names never wrap (htmlText); numbers align right
-					// and wrap only before a ratio; short cells (a
-					// number and its unit, a date) do not wrap; a
+					// A name (a cell of one word: a profile, a cipher, a
+					// date) or a short cell never wraps; numbers align
+					// right and wrap only before a ratio (1.25×); a
 					// heading may wrap at its hyphens.
-					class, text := "", htmlText(c)
+					class, text := "", html.EscapeString(c)
+					right := i < len(b.right) && b.right[i]
 					switch {
+					case tag == "th" && right:
+						class = ` class="r"`
 					case tag == "th":
-						text = html.EscapeString(c)
-						if i < len(b.right) && b.right[i] {
-							class = ` class="r"`
-						}
-					case i < len(b.right) && b.right[i]:
+					case right:
 						class = ` class="r n"`
-						if v, ratio, ok := strings.Cut(c, " ("); ok {
-							class, text = ` class="r"`, `<span class="t">`+html.EscapeString(v)+
-								`</span> <span class="t">(`+html.EscapeString(ratio)+`</span>`
+						if v, ratio, ok := strings.Cut(c, " ("); ok && strings.HasSuffix(c, "×)") {
+							class, text = ` class="r"`, `<span class="n">`+html.EscapeString(v)+
+								`</span> <span class="n">(`+html.EscapeString(ratio)+`</span>`
 						}
-					case len([]rune(c)) <= 12:
+					case len([]rune(c)) <= 12 || !strings.Contains(c, " "):
 						class = ` class="n"`
 					}
 					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, text, tag)
