@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -77,10 +78,14 @@ func testBed(r *Report, inputs []Input, groups []*recordGroup) []bedDUT {
 		if c == nil || c.Plan == nil {
 			continue
 		}
+		source := c.Summary.Name // as campaignItems names it
+		if c.Dir != "" {
+			source = filepath.Base(c.Dir)
+		}
 		for _, d := range c.Plan.DUTs {
 			name := d.Name
 			if !slices.Contains(r.DUTs, name) {
-				name += " [" + c.Summary.Name + "]"
+				name += " [" + source + "]"
 			}
 			if _, ok := at[name]; ok {
 				continue
