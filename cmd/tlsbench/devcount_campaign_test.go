@@ -110,6 +110,19 @@ method:
 		t.Fatal(err)
 	}
 	report := string(text)
+	// What was tested: nginx's version as read from its Server header, every
+	// DUT's endpoint of every profile, the chains verified by the CA.
+	bed, _, _ := strings.Cut(report, "\nHow\n")
+	wantBed := []string{"nginx/1.", "(read: Server header)", "verified (" + caFile + ")"}
+	for i, s := range seeds {
+		wantBed = append(wantBed, "https://localhost:"+port(h.Addr(s.Frontend.Name))+"/ ("+s.Profile+")",
+			"https://localhost:"+port(n.Addrs[i])+"/ ("+s.Profile+")")
+	}
+	for _, want := range wantBed {
+		if !strings.Contains(bed, want) {
+			t.Errorf("what was tested has no %q:\n%s", want, bed)
+		}
+	}
 	_, devices, ok := strings.Cut(report, "Device counters")
 	if !ok {
 		t.Fatalf("no device counters in the report:\n%s", report)
