@@ -148,6 +148,7 @@ func echoOf(r *metrics.Run) echo {
 // certificate chains were verified, in capitals when they were not.
 func bedBlocks(r *Report) []block {
 	duts := newTable("DUT", "Model", "Version", "Topology", "Certificates")
+	eps := newTable("DUT", "Profile", "Endpoint")
 	var where, unverified []string
 	for _, b := range r.Bed {
 		version := b.Describe.Version
@@ -155,23 +156,26 @@ func bedBlocks(r *Report) []block {
 			version = b.Server + " (read: Server header)"
 		}
 		duts.add(b.DUT, dash(b.Describe.Model), dash(version), dash(b.Describe.Topology), verifiedText(b))
-		var eps []string
 		for _, e := range b.Endpoints {
-			eps = append(eps, e.URL+" ("+strings.Join(e.Profiles, ", ")+")")
+			for _, p := range e.Profiles {
+				eps.add(b.DUT, p, e.URL)
+			}
 		}
-		line := b.DUT + ": " + cmp.Or(strings.Join(eps, "; "), b.URL)
+		var line []string
 		if b.Resolve != "" {
-			line += "; resolved to " + b.Resolve
+			line = append(line, "resolved to "+b.Resolve)
 		}
 		if len(b.Addresses) > 0 {
-			line += "; dialled " + strings.Join(b.Addresses, ", ")
+			line = append(line, "dialled "+strings.Join(b.Addresses, ", "))
 		}
-		where = append(where, line)
+		if len(line) > 0 {
+			where = append(where, b.DUT+": "+strings.Join(line, "; "))
+		}
 		if !b.Verified {
 			unverified = append(unverified, b.DUT)
 		}
 	}
-	out := []block{duts, para("Endpoints:"), list(where)}
+	out := []block{duts, eps, list(where)}
 	if len(unverified) > 0 {
 		out = append(out, para("CERTIFICATE CHAINS NOT VERIFIED ("+strings.Join(unverified, ", ")+
 			"): the runs skipped verification (insecure); the device's certificate was not checked."))

@@ -59,10 +59,16 @@ func TestTestBedAndReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"SSL TPS with session reuse", "1 (tickets)", "nginx/1.22.1 (read: Server header)",
-		"NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED (adc-a.lab.test)",
-		"https://adc-a.lab.test/1k (ecdhe-ecdsa-aes128-sha256-p384); https://adc-a.lab.test:9442/1k (rsa2048-aes128-gcm-sha256)"} {
+		"NOT verified (insecure)", "CERTIFICATE CHAINS NOT VERIFIED (adc-a.lab.test)"} {
 		if !strings.Contains(text.String(), w) || !strings.Contains(md.String(), w) {
 			t.Errorf("text or Markdown lacks %q:\n%s", w, text.String())
+		}
+	}
+	// Every endpoint, a line per profile.
+	for _, w := range []string{"| adc-a.lab.test | ecdhe-ecdsa-aes128-sha256-p384 | https://adc-a.lab.test/1k |",
+		"| adc-a.lab.test | rsa2048-aes128-gcm-sha256 | https://adc-a.lab.test:9442/1k |"} {
+		if !strings.Contains(md.String(), w) {
+			t.Errorf("Markdown lacks the endpoint %q:\n%s", w, md.String())
 		}
 	}
 	if strings.Contains(text.String(), "resumed by design") {

@@ -116,7 +116,7 @@ func TestPDF(t *testing.T) {
 	if !strings.Contains(texts[1], "About this report") {
 		t.Errorf("page 2 does not start what was tested:\n%.600s", texts[1])
 	}
-	for _, want := range []string{"What was tested", "ADC-A 5000", "Endpoints", "https://adc-a.lab.test/", "verified",
+	for _, want := range []string{"What was tested", "ADC-A 5000", "Endpoint", "https://adc-a.lab.test/", "verified",
 		"How", "Tool", "Raw data", "results/lab/ledger.jsonl"} {
 		if !strings.Contains(texts[1], want) {
 			t.Errorf("page 2 has no %q", want)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,14 +114,14 @@ method:
 	// What was tested: nginx's version as read from its Server header, every
 	// DUT's endpoint of every profile, the chains verified by the CA.
 	bed, _, _ := strings.Cut(report, "\nHow\n")
-	wantBed := []string{"nginx/1.", "(read: Server header)", "verified (" + caFile + ")"}
+	wantBed := []string{`nginx/1\.`, `\(read: Server header\)`, regexp.QuoteMeta("verified (" + caFile + ")")}
 	for i, s := range seeds {
-		wantBed = append(wantBed, "https://localhost:"+port(h.Addr(s.Frontend.Name))+"/ ("+s.Profile+")",
-			"https://localhost:"+port(n.Addrs[i])+"/ ("+s.Profile+")")
+		wantBed = append(wantBed, "haproxy +"+s.Profile+" +https://localhost:"+port(h.Addr(s.Frontend.Name))+"/\n",
+			"nginx +"+s.Profile+" +https://localhost:"+port(n.Addrs[i])+"/\n")
 	}
 	for _, want := range wantBed {
-		if !strings.Contains(bed, want) {
-			t.Errorf("what was tested has no %q:\n%s", want, bed)
+		if !regexp.MustCompile(want).MatchString(bed) {
+			t.Errorf("what was tested has no %s:\n%s", want, bed)
 		}
 	}
 	_, devices, ok := strings.Cut(report, "Device counters")
