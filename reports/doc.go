@@ -176,10 +176,10 @@ h1{font-size:1.6em;border-bottom:2px solid #1b1f23;padding-bottom:.2em}
 h2{font-size:1.3em;margin-top:2em;border-bottom:1px solid #d0d7de;padding-bottom:.2em}
 h3{font-size:1.1em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em;max-width:100%}
-th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f6f8fa}
 td.r,th.r{text-align:right;font-variant-numeric:tabular-nums}
-td.n,th.n{white-space:nowrap;overflow-wrap:normal}
+td.n,th.n,span.n{white-space:nowrap;overflow-wrap:normal}
 .wide{overflow-x:auto}
 tr:nth-child(even) td{background:#fbfcfd}
 pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;padding:.6em;font-size:.85em}
@@ -190,7 +190,9 @@ ul{padding-left:1.4em}
 body{margin:0;max-width:none;padding:0;font-size:9.5pt}
 h1{margin-top:0}
 h2{break-before:page;margin-top:0}
-h1+h2{break-before:auto}
+h1+h2,h1+p+h2{break-before:auto}
+figure svg{max-width:none!important}
+figure[id$="-series"],figure[id$="-latency"]{display:inline-block;width:49.5%;margin:.3em 0;vertical-align:top}
 h2,h3{break-after:avoid}
 tr,figure,pre{break-inside:avoid}
 .wide{overflow:visible}
@@ -249,17 +251,26 @@ func (d Document) HTML(w io.Writer) error {
 			row := func(tag string, r []string) {
 				fmt.Fprint(ew, "<tr>")
 				for i, c := range r {
-					// Numbers align right and do not wrap, nor do
-					// short cells (a number and its unit, a date);
-					// text wraps when the page is narrow.
-					class := ""
+					// A name (a cell of one word: a profile, a cipher, a
+					// date) or a short cell never wraps; numbers align
+					// right and wrap only before a ratio (1.25×); a
+					// heading may wrap at its hyphens.
+					class, text := "", html.EscapeString(c)
+					right := i < len(b.right) && b.right[i]
 					switch {
-					case i < len(b.right) && b.right[i]:
+					case tag == "th" && right:
+						class = ` class="r"`
+					case tag == "th":
+					case right:
 						class = ` class="r n"`
-					case len([]rune(c)) <= 12:
+						if v, ratio, ok := strings.Cut(c, " ("); ok && strings.HasSuffix(c, "×)") {
+							class, text = ` class="r"`, `<span class="n">`+html.EscapeString(v)+
+								`</span> <span class="n">(`+html.EscapeString(ratio)+`</span>`
+						}
+					case len([]rune(c)) <= 12 || !strings.Contains(c, " "):
 						class = ` class="n"`
 					}
-					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, html.EscapeString(c), tag)
+					fmt.Fprintf(ew, "<%s%s>%s</%s>", tag, class, text, tag)
 				}
 				fmt.Fprintln(ew, "</tr>")
 			}

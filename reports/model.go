@@ -55,6 +55,10 @@ type Report struct {
 	// Suite is the published values of the campaigns' named tests (an RFC
 	// 9411 suite's), which the published table (by engine) leaves out.
 	Suite []suiteResult `json:"suite,omitempty"`
+	// Bed is the DUTs as tested (bed.go), Reuse the SSL TPS with session
+	// reuse of CPS records that resumed sessions.
+	Bed   []bedDUT      `json:"test_bed"`
+	Reuse []reuseResult `json:"session_reuse,omitempty"`
 }
 
 // suiteResult is a named test's published value for a DUT and profile.
@@ -187,6 +191,8 @@ type section struct {
 	Spread     float64        `json:"spread"`
 	Consistent bool           `json:"consistent"`
 	Failed     string         `json:"failed,omitempty"`
+	// SR is the session reuse of an SR row's records ("SR=1 tickets").
+	SR string `json:"sr,omitempty"`
 	// Rule names the acceptance rule the runs were judged by.
 	Rule   string  `json:"rule"`
 	Chosen *chosen `json:"chosen,omitempty"`
@@ -270,6 +276,10 @@ type item struct {
 	unsupported   string // why the DUT does not serve the profile
 	bound         string // §7.9: value is a lower bound, why (method.Cell.Bound)
 	section       section
+	// reuse is the resumption of CPS records at SR>0 (published apart);
+	// footnote says under what the value was measured (bed.go).
+	reuse    *metrics.Resumption
+	footnote string
 }
 
 // Build assembles the report of the inputs: every campaign's published
@@ -286,7 +296,7 @@ func Build(inputs []Input) (*Report, error) {
 	r := &Report{Schema: ReportSchema}
 	var titles []string
 	records := map[string]*recordGroup{}
-	var recordOrder []string
+	var groups []*recordGroup // in order
 	for _, in := range inputs {
 		switch {
 		case in.Campaign != nil:
@@ -316,14 +326,15 @@ func Build(inputs []Input) (*Report, error) {
 			titles = append(titles, c.Summary.Name)
 		case in.Run != nil:
 			run := in.Run
-			k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
+			k := groupKey(run)
 			g, ok := records[k]
 			if !ok {
 				g = &recordGroup{dutKey: dutKey(run)}
 				records[k] = g
-				recordOrder = append(recordOrder, k)
+				groups = append(groups, g)
 				// The group takes the place of its first record.
-				items = append(items, &item{source: recordsSource, dut: dutOf(run), engine: run.Engine, profile: run.Profile})
+				items = append(items, &item{source: recordsSource, dut: dutOf(run), engine: run.Engine, profile: run.Profile,
+					reuse: reuseOf(run)})
 				g.item = items[len(items)-1]
 			}
 			g.files = append(g.files, in.Name)
@@ -338,15 +349,16 @@ func Build(inputs []Input) (*Report, error) {
 		titles = append(titles, recordsSource)
 	}
 	labels := dutLabels(inputs)
-	for _, k := range recordOrder {
-		g := records[k]
+	for _, g := range groups {
 		g.item.dut = labels[g.dutKey]
 		g.fill()
 	}
 	r.Title = strings.Join(titles, ", ")
 	r.DUTs = nameDUTs(items)
+	r.Bed = testBed(r, inputs, groups)
 	var study []*item
-	study, r.Suite = splitSuite(items)
+	study, r.Reuse = splitReuse(items)
+	study, r.Suite = splitSuite(study)
 	r.Table = publishedRows(study, r.DUTs)
 	for _, it := range items {
 		r.Appendix = append(r.Appendix, it.section)
@@ -720,6 +732,10 @@ func (g *recordGroup) fill() {
 	it.runs = method.RunCount{Accepted: v.Accepted, Total: len(g.runs)}
 	n := g.runs[max(v.Published, 0)].Negotiated
 	it.cipher, it.group = n.OpenSSL, n.GroupOrKey()
+	it.footnote = footnote(g.runs[max(v.Published, 0)])
+	if it.reuse != nil {
+		sec.SR = fmt.Sprintf("SR=%g %s", it.reuse.Ratio, it.reuse.Mode)
+	}
 	if v.Published < 0 {
 		// Nothing published, never consistent: said why.
 		sec.Failed = method.NoAcceptedRun(v.Reasons) + " (the default rule)"
@@ -889,8 +905,12 @@ func ruleText(a plan.Accept) string {
 	if a.MaxErrors > 0 || a.MaxErrorRate > 0 {
 		errs = fmt.Sprintf("at most %d errors or %s of transactions", a.MaxErrors, a.MaxErrorRate)
 	}
-	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, no resumption, %s, generator CPU at most %s",
-		errs, a.MaxGeneratorCPU)
+	resumption := "no resumption"
+	if a.SessionReuse {
+		resumption = "sessions resumed as asked"
+	}
+	rule := fmt.Sprintf("complete, a successful transaction, no mismatch, %s, %s, generator CPU at most %s",
+		resumption, errs, a.MaxGeneratorCPU)
 	rule += fmt.Sprintf(", TCP retransmits at most %s and resets at most %s of transactions (Linux)"+
 		", reconnections at most %s of a throughput run's requests", a.RetransmitLimit(), a.ResetLimit(),
 		*cmp.Or(a.MaxReconnectShare, new(plan.DefaultMaxReconnectShare)))
@@ -915,6 +935,9 @@ const (
 func (s *section) name() string {
 	if s.Test != "" {
 		return s.Test
+	}
+	if s.SR != "" {
+		return s.Engine.String() + " " + s.SR
 	}
 	return s.Engine.String()
 }

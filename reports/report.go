@@ -35,7 +35,12 @@ func writeJSON(w io.Writer, v any) error {
 func ReportCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"dut", "profile", "cipher", "group", "gbps", "cps", "gbps_ratio", "cps_ratio",
-		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note"})
+		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note",
+		"certificates"})
+	verified := map[string]string{}
+	for _, b := range r.Bed {
+		verified[b.DUT] = verifiedText(b)
+	}
 	for _, row := range r.Table {
 		for _, res := range row.Results {
 			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 && res.Note == "" {
@@ -46,7 +51,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 				csvFloat(res.Gbps), csvFloat(res.CPS), csvFloat(res.GbpsRatio), csvFloat(res.CPSRatio),
 				strconv.Itoa(res.GbpsRuns.Accepted), strconv.Itoa(res.GbpsRuns.Total),
 				strconv.Itoa(res.CPSRuns.Accepted), strconv.Itoa(res.CPSRuns.Total),
-				strconv.FormatBool(res.Consistent), res.Note,
+				strconv.FormatBool(res.Consistent), res.Note, verified[res.DUT],
 			})
 		}
 	}
@@ -63,15 +68,16 @@ func csvFloat(v *float64) string {
 	return strconv.FormatFloat(*v, 'g', 10, 64)
 }
 
-// ReportDoc lays the report out: its first page (what was tested, how, by
-// which tool, where the raw data is), the published table and its charts,
-// the configurations the plans give, then the methodology appendix.
+// ReportDoc lays the report out: its first page (the title and the runs'
+// dates, the published tables, the verdict and the signature block), what
+// was tested, how, by which tool and where the raw data is, the charts, the
+// configurations the plans give, then the methodology appendix.
 func ReportDoc(r *Report) Document {
 	d := Document{title: "tlsbench report: " + r.Title, running: r.Title}
-	d.add(heading{1, d.title})
-	d.add(aboutBlocks(r)...)
+	d.add(heading{1, d.title}, coverDates(r))
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
+	d.add(reuseBlocks(r)...)
 	if len(r.Suite) > 0 {
 		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Note")
 		for _, s := range r.Suite {
@@ -93,7 +99,12 @@ func ReportDoc(r *Report) Document {
 		explain += fmt.Sprintf(" (1.25×): the DUT's value ÷ %s's.", r.DUTs[0])
 	}
 	d.add(para(explain))
-	d.add(barCharts(r)...)
+	d.add(coverBlocks(r)...)
+	d.add(aboutBlocks(r)...)
+	if charts := barCharts(r); len(charts) > 0 {
+		d.add(heading{2, "Published values, charted"})
+		d.add(charts...)
+	}
 	d.add(configBlocks(r)...)
 	d.add(rfc9411Blocks(r)...)
 	d.add(heading{2, "Methodology appendix"})
@@ -182,7 +193,8 @@ func publishedTable(r *Report) []block {
 // tool, and where the raw data is.
 func aboutBlocks(r *Report) []block {
 	out := []block{heading{2, "About this report"}, heading{3, "What was tested"}}
-	out = append(out, testedDUTs(r), list(testedList(r)))
+	out = append(out, bedBlocks(r)...)
+	out = append(out, para("Tests:"), list(testedList(r)))
 	if generators := generatorTexts(r); len(generators) > 0 {
 		out = append(out, para("Load generator: "+strings.Join(generators, "; ")+"."))
 	}
@@ -190,42 +202,6 @@ func aboutBlocks(r *Report) []block {
 	out = append(out, heading{3, "Tool"}, list(toolList(r)))
 	out = append(out, heading{3, "Raw data"}, list(rawDataList(r)))
 	return out
-}
-
-// testedDUTs is the table of the DUTs: the campaigns' (a DUT of a campaign
-// the report does not name is marked with its directory), then those only
-// run records measured.
-func testedDUTs(r *Report) *table {
-	duts := newTable("DUT", "Model", "Version", "Topology", "URL")
-	listed := map[string]bool{}
-	for _, c := range r.Campaigns {
-		for _, d := range c.DUTs {
-			name := d.Name
-			if !slices.Contains(r.DUTs, name) {
-				name += " [" + filepath.Base(c.Dir) + "]"
-			}
-			if listed[name] {
-				continue
-			}
-			listed[name] = true
-			desc := d.Describe
-			if desc == nil {
-				desc = &plan.Description{}
-			}
-			duts.add(name, dash(desc.Model), dash(desc.Version), dash(desc.Topology), d.URL)
-		}
-	}
-	for _, s := range r.Appendix {
-		if !listed[s.DUT] && s.Source == recordsSource {
-			listed[s.DUT] = true
-			target := "-"
-			if s.Chosen != nil {
-				target = s.Chosen.Target
-			}
-			duts.add(s.DUT, "-", "-", "-", target)
-		}
-	}
-	return duts
 }
 
 // generatorTexts describes each campaign's load generator, when it was described.
@@ -263,16 +239,22 @@ func testedList(r *Report) []string {
 	if len(r.Records) == 0 {
 		return tests
 	}
-	n := map[vocab.Engine]int{}
+	n := map[string]int{}
+	var names []string
 	for _, s := range r.Appendix {
 		if s.Source == recordsSource {
-			n[s.Engine] += len(s.Runs)
+			name := testName(s.Engine)
+			if s.SR != "" {
+				name = "CPS at " + s.SR + " (SSL TPS with session reuse)"
+			}
+			if n[name] == 0 {
+				names = append(names, name)
+			}
+			n[name] += len(s.Runs)
 		}
 	}
-	for _, e := range []vocab.Engine{vocab.EngineThroughput, vocab.EngineCPS} {
-		if n[e] > 0 {
-			tests = append(tests, fmt.Sprintf("%s: %d run records", testName(e), n[e]))
-		}
+	for _, name := range names {
+		tests = append(tests, fmt.Sprintf("%s: %d run records", name, n[name]))
 	}
 	return tests
 }

@@ -35,6 +35,9 @@ type preflightResult struct {
 	// Failed are the failed transactions, in order (the last is Sample
 	// when the preflight failed).
 	Failed []metrics.PreflightAttempt
+	// Server is the Server header of the last response, if the worker
+	// tells it (the device's software, for the report).
+	Server string
 }
 
 // OK reports whether the preflight succeeded.
@@ -98,5 +101,8 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		}
 	}
 	res.Duration = time.Since(begin)
+	if sv, ok := w.(interface{ Server() string }); ok {
+		res.Server = sv.Server()
+	}
 	return res, nil
 }

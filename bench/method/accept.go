@@ -72,7 +72,7 @@ func judgeDevice(a plan.Accept, r *metrics.Run) []string {
 	if n := r.Errors.ByClass[vocab.ClassResumed]; n > 0 {
 		reasons = append(reasons, fmt.Sprintf("resumed sessions ×%d", n))
 	}
-	if x := r.Resumption; x != nil && r.Engine == vocab.EngineCPS {
+	if x := r.Resumption; x != nil && r.Engine == vocab.EngineCPS && !a.SessionReuse {
 		reasons = append(reasons, fmt.Sprintf("sessions resumed by design (SR=%g, %s): not a CPS (SR=0) value", x.Ratio,
 			x.Mode))
 	}

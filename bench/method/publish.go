@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method/plan"
@@ -78,6 +79,9 @@ type recordsVerdict struct {
 // the one to publish. runs must not be empty.
 func JudgeRecords(runs []*metrics.Run) recordsVerdict {
 	v := recordsVerdict{Rule: plan.DefaultMethod().Accept, Published: -1}
+	// Records that all resume sessions are an SR row's: judged as such.
+	full := func(r *metrics.Run) bool { return r.Resumption == nil }
+	v.Rule.SessionReuse = len(runs) > 0 && !slices.ContainsFunc(runs, full)
 	var accepted []float64
 	for i, run := range runs {
 		v.Values = append(v.Values, value(run))

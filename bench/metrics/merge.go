@@ -437,6 +437,7 @@ func (m *Run) addCounts(r *Run) {
 		q.FailedAttempts = append(q.FailedAttempts, p.FailedAttempts...)
 		q.Requests += p.Requests
 		q.BodySize = cmp.Or(q.BodySize, p.BodySize)
+		q.Server = cmp.Or(q.Server, p.Server)
 	}
 }
 

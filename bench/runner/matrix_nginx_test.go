@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,12 @@ func TestMatrixNginx(t *testing.T) {
 		cfg.Servers = append(cfg.Servers, testdut.NginxServer{Cert: file, Ciphers: row.ciphers, Curve: row.curve})
 	}
 	n := testdut.StartNginxT(t, cfg)
+	tp := runner.Defaults(vocab.EngineThroughput) // the throughput engine's preflight names it too
+	s := matrixSpec(matrixRows[0].profile, n.Addrs[0], root)
+	tp.Profile, tp.Target, tp.Roots, tp.Host, tp.Path = s.Profile, s.Target, s.Roots, s.Host, s.Path
+	if pf, err := runner.Preflight(context.Background(), &tp); err != nil || !pf.OK || !strings.HasPrefix(pf.Server, "nginx/") {
+		t.Errorf("throughput preflight %+v (%v): want OK with nginx's Server header", pf, err)
+	}
 	for i, row := range matrixRows {
 		t.Run(row.profile, func(t *testing.T) {
 			r, err := runner.Run(context.Background(), matrixSpec(row.profile, n.Addrs[i], root))
@@ -119,6 +126,10 @@ func TestMatrixNginx(t *testing.T) {
 			}
 			if r.Negotiated != row.want {
 				t.Errorf("negotiated %+v, want %+v", r.Negotiated, row.want)
+			}
+			// The device names its software in its Server header: recorded.
+			if !strings.HasPrefix(r.Preflight.Server, "nginx/") {
+				t.Errorf("preflight server %q, want nginx's Server header", r.Preflight.Server)
 			}
 			// The offer is in the record: the profile as resolved.
 			var spec struct {

@@ -52,7 +52,7 @@ func preflight(ctx context.Context, op engine.Op) (*metrics.Preflight, error) {
 	pf := &metrics.Preflight{
 		OK: res.OK(), DurationUS: res.Duration.Microseconds(),
 		Transactions: int64(res.Attempts), Handshakes: int64(res.Handshakes), Resumed: int64(res.Resumed),
-		BodySize: s.Payload, Class: s.Class, FailedAttempts: res.Failed,
+		BodySize: s.Payload, Class: s.Class, FailedAttempts: res.Failed, Server: res.Server,
 	}
 	if s.Err != nil && s.Class != "" {
 		pf.Error = s.Err.Error()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -110,6 +111,19 @@ method:
 		t.Fatal(err)
 	}
 	report := string(text)
+	// What was tested: nginx's version as read from its Server header, every
+	// DUT's endpoint of every profile, the chains verified by the CA.
+	bed, _, _ := strings.Cut(report, "\nHow\n")
+	wantBed := []string{`nginx/1\.`, `\(read: Server header\)`, regexp.QuoteMeta("verified (" + caFile + ")")}
+	for i, s := range seeds {
+		wantBed = append(wantBed, "haproxy +"+s.Profile+" +https://localhost:"+port(h.Addr(s.Frontend.Name))+"/\n",
+			"nginx +"+s.Profile+" +https://localhost:"+port(n.Addrs[i])+"/\n")
+	}
+	for _, want := range wantBed {
+		if !regexp.MustCompile(want).MatchString(bed) {
+			t.Errorf("what was tested has no %s:\n%s", want, bed)
+		}
+	}
 	_, devices, ok := strings.Cut(report, "Device counters")
 	if !ok {
 		t.Fatalf("no device counters in the report:\n%s", report)

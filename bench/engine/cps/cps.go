@@ -123,7 +123,11 @@ type worker struct {
 	conn            *tlsconn.Conn
 	nreq            int
 	wireIn, wireOut int64
+	server          []byte // the last response's Server header
 }
+
+// Server is the last response's Server header (the preflight records it).
+func (w *worker) Server() string { return string(w.server) }
 
 var _ io.Closer = (*worker)(nil)
 
@@ -213,6 +217,7 @@ func (w *worker) exchange(s *metrics.Sample, conn *tlsconn.Conn, t0 time.Time, l
 	// Bytes already buffered after the response are extra bytes; the
 	// pooled buffers go back before the wait for the server's close.
 	status, extra, closing := r.resp.StatusCode(), r.br.Buffered(), r.resp.ConnectionClose()
+	w.server = append(w.server[:0], r.resp.Header.Server()...)
 	r.br.Reset(nil)
 	readings.Put(r)
 	s.Payload = body

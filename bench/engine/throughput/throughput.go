@@ -180,6 +180,9 @@ type worker struct {
 	byDevice     bool      // the device closed the last connection: the next is a reconnection
 }
 
+// Server is the last response's Server header (the preflight records it).
+func (w *worker) Server() string { return string(w.resp.Header.Server()) }
+
 var _ engine.Opener = (*worker)(nil)
 
 // borrow takes read buffers from the Op for the responses to come.

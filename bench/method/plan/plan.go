@@ -161,6 +161,10 @@ type Accept struct {
 	// MaxReconnectShare rejects a throughput run more of whose requests
 	// reconnected (metrics.Run.Reconnects); unset, DefaultMaxReconnectShare.
 	MaxReconnectShare *Percent `yaml:"max_reconnect_share,omitempty" json:"max_reconnect_share,omitempty"`
+	// SessionReuse judges runs published as SSL TPS with session reuse:
+	// their resumptions are the test, not a reason to refuse them (never
+	// in a plan; the report sets it for a CPS record's SR row).
+	SessionReuse bool `yaml:"-" json:"-"`
 }
 
 // DefaultMaxReconnectShare: a keep-alive limit of 10 requests or fewer
