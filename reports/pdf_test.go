@@ -139,12 +139,12 @@ func figuresIn(t *testing.T, r *reports.Report, all string) {
 				if v.v == nil {
 					continue
 				}
-				want := v.format(*v.v)
+				want := regexp.QuoteMeta(v.format(*v.v)) + `( ±[0-9.]+%)?( \[[a-z,]+\])?`
 				if i > 0 && v.ratio != nil {
-					want += fmt.Sprintf(" (%.2f×)", *v.ratio)
+					want += regexp.QuoteMeta(fmt.Sprintf(" (%.2f×)", *v.ratio))
 				}
 				n++
-				if !strings.Contains(all, want) {
+				if !regexp.MustCompile(want).MatchString(all) {
 					t.Errorf("the PDF has no %q (%s, %s)", want, res.DUT, row.Profile)
 				}
 			}

@@ -490,6 +490,8 @@ type Cell struct {
 	// DeviceNotSaturated: neither the published run's DUT nor its generator
 	// was saturated (unsaturated): the value is not the device's capacity.
 	DeviceNotSaturated bool `json:"device_not_saturated,omitempty"`
+	// AtCeiling: the search stopped at explore.concurrency.max, the level frozen: the device may do more.
+	AtCeiling bool `json:"at_ceiling,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -572,6 +574,7 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		return f, nil
 	}
 	cell.Level = best
+	cell.AtCeiling = best == m.Explore.Concurrency.Max && strings.HasPrefix(info.Stop, "reached")
 	f.probe = base
 	f.probe.Phase = vocab.Exploratory
 	f.probe.Duration = time.Duration(m.Explore.ProbeDuration)
