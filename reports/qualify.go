@@ -72,9 +72,11 @@ func QualifyTable(c *Campaign) Document {
 		}
 		d.add(suite)
 	}
+	if len(notes) > 0 {
+		notes = append([]string{"\nNotes:"}, notes...)
+	}
 	if studyRows > 0 {
-		d.add(pre("\nNotes:\n" + strings.Join(append(notes, "\nLegend:"), "\n") + "\n" +
-			strings.Join(legend(used, true), "\n") + "\n"))
+		d.add(pre(strings.Join(append(append(notes, "\nLegend:"), legend(used, true)...), "\n") + "\n"))
 	}
 	return d
 }
