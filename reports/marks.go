@@ -55,10 +55,8 @@ func (f *cellFacts) add(name, note string, args ...any) {
 func (f cellFacts) symbols() string {
 	var s []string
 	for _, m := range marks {
-		for _, name := range f.Marks {
-			if name == m.name {
-				s = append(s, m.sym)
-			}
+		if slices.Contains(f.Marks, m.name) {
+			s = append(s, m.sym)
 		}
 	}
 	return strings.Join(s, ",")
@@ -132,7 +130,7 @@ func whyEmpty(c *method.Cell) string {
 	for _, p := range c.Exploration {
 		rs = append(rs, p.Reasons)
 	}
-	if why := method.NoAcceptedRun(rs); c.Failed != "" && why != NoAccepted {
+	if why := method.NoAcceptedRun(rs); why != NoAccepted && c.Failed != "" {
 		return c.Failed + ": " + strings.TrimPrefix(why, NoAccepted+": ")
 	}
 	return c.Failed
