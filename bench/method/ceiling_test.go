@@ -54,6 +54,7 @@ func TestAtCeiling(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		validSummary(t, s) // at_ceiling is in summary.json's schema
 		if c := s.Cells[0]; c.AtCeiling != tc.want || tc.want && c.Level != tc.max {
 			t.Errorf("max %d: level %d, at_ceiling %v, want %v (stop %q)", tc.max, c.Level, c.AtCeiling, tc.want, c.Search.Stop)
 		}
