@@ -93,7 +93,7 @@ func TestPDFTestBed(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		texts = append(texts, poppler(t, "pdftotext", "-layout", "-f", strconv.Itoa(i), "-l", strconv.Itoa(i), file, "-"))
 	}
-	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.5k", "[1] SR=1 (tickets)",
+	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.50k", "[1] SR=1 (tickets)",
 		"certificate chains NOT verified (adc-a.lab.test)", "Tested by", "Signatures"} {
 		if !strings.Contains(texts[0], want) {
 			t.Errorf("the first page has no %q:\n%s", want, texts[0])

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"regexp"
 	"strings"
 	"text/tabwriter"
 )
@@ -263,9 +264,10 @@ func (d Document) HTML(w io.Writer) error {
 					case tag == "th":
 					case right:
 						class = ` class="r n"`
-						if v, ratio, ok := strings.Cut(c, " ("); ok && strings.HasSuffix(c, "×)") {
-							class, text = ` class="r"`, `<span class="n">`+html.EscapeString(v)+
-								`</span> <span class="n">(`+html.EscapeString(ratio)+`</span>`
+						if groups := numberGroups(c); len(groups) > 1 && (strings.HasSuffix(c, "×)") ||
+							strings.Contains(c, " [") || spreadRE.MatchString(c)) {
+							class, text = ` class="r"`, `<span class="n">`+strings.Join(groups, `</span> <span class="n">`)+
+								`</span>`
 						}
 					case len([]rune(c)) <= 12 || !strings.Contains(c, " "):
 						class = ` class="n"`
@@ -289,4 +291,23 @@ func (d Document) HTML(w io.Writer) error {
 	}
 	fmt.Fprintln(ew, "</body>\n</html>")
 	return ew.Flush()
+}
+
+// spreadRE finds a value's spread in a cell (±3.0%).
+var spreadRE = regexp.MustCompile(` ±[0-9.]+%`)
+
+// numberGroups are a numeric cell's parts that never wrap, escaped: the
+// value, its spread (±3.0%), its marks ([i,r]) and its ratio ((1.25×)); a
+// narrow column wraps between them.
+func numberGroups(c string) []string {
+	var groups []string
+	for _, f := range strings.Fields(c) {
+		if n := len(groups); n > 0 && !strings.HasPrefix(f, "±") && !strings.HasPrefix(f, "[") &&
+			!strings.HasPrefix(f, "(") {
+			groups[n-1] += " " + html.EscapeString(f)
+			continue
+		}
+		groups = append(groups, html.EscapeString(f))
+	}
+	return groups
 }

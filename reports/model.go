@@ -73,6 +73,8 @@ type suiteResult struct {
 	Note    string          `json:"note,omitempty"`
 	// Bound, if set, says that Value is a lower bound (method.Cell.Bound).
 	Bound string `json:"bound,omitempty"`
+	// Verdict is its RFC 9411 verdict: PASS, PASS (SHOULD not met), FAIL or "-".
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -104,15 +106,18 @@ type result struct {
 	// serve the profile (its refusal in a campaign's preliminary phase).
 	GbpsUnsupported string `json:"gbps_unsupported,omitempty"`
 	CPSUnsupported  string `json:"cps_unsupported,omitempty"`
+	// GbpsCell and CPSCell are what each cell says beside its value (marks.go).
+	GbpsCell cellFacts `json:"gbps_cell"`
+	CPSCell  cellFacts `json:"cps_cell"`
 }
 
-// test returns where x keeps the published value, ratio, runs and refusal of
-// a test.
-func (r *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string) {
+// test returns where x keeps the published value, ratio, runs, refusal and
+// facts of a test.
+func (r *result) test(e vocab.Engine) (v, ratio **float64, runs *method.RunCount, unsupported *string, f *cellFacts) {
 	if e == vocab.EngineThroughput {
-		return &r.Gbps, &r.GbpsRatio, &r.GbpsRuns, &r.GbpsUnsupported
+		return &r.Gbps, &r.GbpsRatio, &r.GbpsRuns, &r.GbpsUnsupported, &r.GbpsCell
 	}
-	return &r.CPS, &r.CPSRatio, &r.CPSRuns, &r.CPSUnsupported
+	return &r.CPS, &r.CPSRatio, &r.CPSRuns, &r.CPSUnsupported, &r.CPSCell
 }
 
 // publishedTests are the published table's tests, in its order: their
@@ -275,6 +280,7 @@ type item struct {
 	note          string
 	unsupported   string // why the DUT does not serve the profile
 	bound         string // §7.9: value is a lower bound, why (method.Cell.Bound)
+	facts         cellFacts
 	section       section
 	// reuse is the resumption of CPS records at SR>0 (published apart);
 	// footnote says under what the value was measured (bed.go).
@@ -356,15 +362,15 @@ func Build(inputs []Input) (*Report, error) {
 	r.Title = strings.Join(titles, ", ")
 	r.DUTs = nameDUTs(items)
 	r.Bed = testBed(r, inputs, groups)
+	r.RFC9411 = rfc9411Tests(inputs)
 	var study []*item
 	study, r.Reuse = splitReuse(items)
-	study, r.Suite = splitSuite(study)
+	study, r.Suite = splitSuite(study, r.RFC9411)
 	r.Table = publishedRows(study, r.DUTs)
 	for _, it := range items {
 		r.Appendix = append(r.Appendix, it.section)
 	}
 	r.Environment = environments(envRuns)
-	r.RFC9411 = rfc9411Tests(inputs)
 	return r, nil
 }
 
@@ -540,7 +546,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if !ok {
 			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
 		}
-		it, failed := cellItem(source, cell, row)
+		run := method.PublishedRun(c.Ledger, cell)
+		it, failed := cellItem(source, cell, row, factsOf(cell, run, insecure(c, cell.DUT)))
 		sec := section{
 			Exploration: cell.Exploration,
 			Search:      cell.Search,
@@ -578,7 +585,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			}
 			sec.Runs = append(sec.Runs, rr)
 		}
-		if run := method.PublishedRun(c.Ledger, cell); run != nil {
+		if run != nil {
 			ch, err := chosenOf(run, chosen)
 			if err != nil {
 				return nil, fmt.Errorf("ledger: %s %s %s run %d: %w", cell.DUT, cell.Engine, cell.Profile, chosen, err)
@@ -593,7 +600,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 
 // cellItem is a campaign cell's published row and its note; failed says
 // why the cell published nothing, if it did not.
-func cellItem(source string, cell *method.Cell, row method.Row) (it *item, failed string) {
+func cellItem(source string, cell *method.Cell, row method.Row, f cellFacts) (it *item, failed string) {
 	it = &item{
 		source:      source,
 		dut:         cell.DUT,
@@ -605,40 +612,35 @@ func cellItem(source string, cell *method.Cell, row method.Row) (it *item, faile
 		consistent:  cell.Consistent,
 		unsupported: cell.Unsupported,
 		bound:       cell.Bound,
+		facts:       f,
 	}
 	if cell.Accepted > 0 {
 		v := cell.Value
 		it.value = &v
 	}
-	failed = cell.Failed
-	if cell.Accepted == 0 && cell.Total > 0 && cell.Unsupported == "" {
-		// Nothing published, never consistent: said why.
-		failed = method.NoAcceptedRun(finalReasons(cell.Runs))
-		it.consistent = false
+	if failed = f.Why; failed != "" && cell.Unsupported == "" {
+		it.consistent = false // nothing published, never consistent: said why
 	}
-	switch {
-	case failed != "":
+	if failed != "" {
 		it.note = unitOf(cell.Engine) + ": " + failed
-	case cell.Unstable != "":
-		it.note = unitOf(cell.Engine) + " unstable: " + cell.Unstable
-	case !cell.Consistent:
-		it.note = unitOf(cell.Engine) + " inconsistent"
 	}
-	it.note = joinNote(it.note, basisNote(cell))
-	it.note = joinNote(it.note, repeatNote(cell))
+	it.note = joinNote(joinNote(it.note, basisNote(cell)), repeatNote(cell)) // the marks' notes are the facts'
 	return it, failed
 }
 
 // basisNote says of a cell published from fewer than three accepted final
 // runs (a plan's final.min_accepted below 3) how many: "CPS: best of 1
-// accepted run", and of one published where neither the DUT nor the
-// generator was saturated "CPS: device not saturated"; "" otherwise.
+// accepted run"; "" otherwise.
 func basisNote(c *method.Cell) string {
-	note := map[bool]string{true: unitOf(c.Engine) + ": device not saturated"}[c.DeviceNotSaturated]
 	if c.Accepted == 0 || c.Accepted >= 3 {
-		return note
+		return ""
 	}
-	return joinNote(note, fmt.Sprintf("%s: best of %s", unitOf(c.Engine), acceptedRuns(c.Accepted)))
+	return fmt.Sprintf("%s: best of %s", unitOf(c.Engine), acceptedRuns(c.Accepted))
+}
+
+// insecure: the campaign's plan skips the chain verification of the DUT.
+func insecure(c *Campaign, dut string) bool {
+	return c.Plan != nil && slices.ContainsFunc(c.Plan.DUTs, func(d plan.DUT) bool { return d.Name == dut && d.Insecure })
 }
 
 // acceptedRuns is "1 accepted run", "2 accepted runs".
@@ -739,8 +741,13 @@ func (g *recordGroup) fill() {
 	if v.Published < 0 {
 		// Nothing published, never consistent: said why.
 		sec.Failed = method.NoAcceptedRun(v.Reasons) + " (the default rule)"
+		it.facts.Why = sec.Failed
 		it.note = unitOf(it.engine) + ": " + sec.Failed
 	} else {
+		if v.Accepted > 1 {
+			it.facts.Spread = &sec.Spread
+		}
+		it.facts.runMarks(g.runs[v.Published], false)
 		if n := len(g.runs) - v.Accepted; n > 0 {
 			it.note = fmt.Sprintf("%d of %d %s records not accepted by the default rule", n, len(g.runs), unitOf(it.engine))
 		}
@@ -834,8 +841,8 @@ func publishedRows(items []*item, duts []string) []tableRow {
 			row.Cipher, row.Group = it.cipher, it.group
 		}
 		res := &row.Results[slices.Index(duts, it.dut)]
-		v, _, runs, unsupported := res.test(it.engine)
-		*v, *runs, *unsupported = it.value, it.runs, it.unsupported
+		v, _, runs, unsupported, f := res.test(it.engine)
+		*v, *runs, *unsupported, *f = it.value, it.runs, it.unsupported, it.facts
 		res.Consistent = res.Consistent && it.consistent
 		if it.note != "" {
 			res.Note = joinNote(res.Note, it.note)
@@ -943,15 +950,16 @@ func (s *section) name() string {
 }
 
 // splitSuite parts the items of the study's tests from those of named
-// tests (an RFC 9411 suite's), which are published apart.
-func splitSuite(items []*item) (study []*item, suite []suiteResult) {
+// tests (an RFC 9411 suite's), which are published apart with their verdicts.
+func splitSuite(items []*item, tests []rfcTest) (study []*item, suite []suiteResult) {
 	for _, it := range items {
 		if it.section.Test == "" {
 			study = append(study, it)
 			continue
 		}
 		suite = append(suite, suiteResult{DUT: it.dut, Test: it.section.Test, Profile: it.profile,
-			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note, Bound: it.bound})
+			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note, Bound: it.bound,
+			Verdict: verdictOf(tests, it.section.Test, it.dut, it.profile)})
 	}
 	return study, suite
 }

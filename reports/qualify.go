@@ -11,100 +11,73 @@ import (
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// FormatGbps formats a bandwidth as the published tables do: "53 Gbps",
-// "9.4 Gbps", "0.82 Gbps".
-func FormatGbps(v float64) string {
-	switch {
-	case v >= 10:
-		return fmt.Sprintf("%.0f Gbps", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f Gbps", v)
-	}
-	return fmt.Sprintf("%.2f Gbps", v)
-}
+// FormatGbps formats a bandwidth as the published tables do, to three
+// significant digits: "53.2 Gbps", "9.41 Gbps", "0.820 Gbps".
+func FormatGbps(v float64) string { return sig3(v) + " Gbps" }
 
-// FormatCPS formats a rate as the published tables do: "105k", "2.9k", "640".
+// FormatCPS formats a rate as the published tables do, to three
+// significant digits: "105k", "2.94k", "640".
 func FormatCPS(v float64) string {
-	switch {
-	case v >= 10000:
-		return fmt.Sprintf("%.0fk", v/1000)
-	case v >= 1000:
-		return fmt.Sprintf("%.1fk", v/1000)
+	if v >= 1000 {
+		return sig3(v/1000) + "k"
 	}
-	return fmt.Sprintf("%.0f", v)
+	return sig3(v)
 }
 
 // QualifyTable is the published table of a campaign: per DUT and
-// profile, the cipher, the group or key, Throughput and CPS (SR=0), with
-// the accepted/total final runs of each cell.
-func QualifyTable(s *method.Summary) Document {
-	t := newTable("DUT", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)", ">RUNS", "NOTE")
+// profile, the cipher, the group or key, Throughput and CPS (SR=0), each
+// with its spread and marks, and the accepted/total final runs of each
+// cell; then a note per mark or empty cell, and the legend.
+func QualifyTable(c *Campaign) Document {
+	s := c.Summary
+	t := newTable("DUT", "PROFILE", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)",
+		">RUNS")
 	d := Document{title: s.Name, blocks: []block{t}}
-	inconsistent, unstable := false, false
+	var notes []string
+	used := map[string]bool{}
 	studyRows := 0
 	for _, r := range s.Rows {
 		if r.Test != "" {
 			continue // suiteTable
 		}
 		studyRows++
-		gbps, cps := optional(r.Gbps, FormatGbps), optional(r.CPS, FormatCPS)
-		var note, repeats string
-		var inconsistentIn []string // the metrics whose final runs did not agree
-		for _, c := range s.Cells {
-			if c.DUT != r.DUT || c.Profile != r.Profile {
+		gbps, cps := "-", "-"
+		for _, cell := range s.Cells {
+			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" {
 				continue
 			}
-			cell := &cps
-			if c.Engine == vocab.EngineThroughput {
-				cell = &gbps
+			out, format := &cps, FormatCPS
+			if cell.Engine == vocab.EngineThroughput {
+				out, format = &gbps, FormatGbps
 			}
-			if !c.Consistent && c.Failed == "" {
-				inconsistentIn = append(inconsistentIn, unitOf(c.Engine))
+			var v *float64
+			if cell.Accepted > 0 {
+				v = &cell.Value
 			}
-			if c.Unstable != "" {
-				note = joinNote(note, unitOf(c.Engine)+" unstable: "+c.Unstable)
-				unstable = true
+			f := factsOf(cell, method.PublishedRun(c.Ledger, cell), insecure(c, cell.DUT))
+			*out = cellText(v, format, f)
+			who := r.DUT + " " + r.Profile + " " + unitOf(cell.Engine)
+			if f.Why != "" {
+				notes = append(notes, who+": "+f.Why)
 			}
-			if c.Accepted == 0 && c.Total > 0 {
-				note = joinNote(note, unitOf(c.Engine)+": "+method.NoAcceptedRun(finalReasons(c.Runs)))
-				*cell = NoAccepted
-			}
-			note = joinNote(note, basisNote(c))
-			repeats = joinNote(repeats, repeatNote(c))
-			if r.Unsupported != "" && c.Unsupported != "" {
-				*cell = notSupported
+			notes = append(notes, cellNotes(who, f, used)...)
+			if n := joinNote(basisNote(cell), repeatNote(cell)); n != "" {
+				notes = append(notes, r.DUT+" "+r.Profile+": "+n)
 			}
 		}
-		if !r.Consistent && len(inconsistentIn) > 0 {
-			// A cell with no accepted run has its own note.
-			note = joinNote("inconsistent "+strings.Join(inconsistentIn, " and ")+" (see below)", note)
-			inconsistent = true
-		}
-		note = joinNote(note, repeats)
-		if r.Unsupported != "" {
-			note = joinNote(note, notSupported+": "+r.Unsupported)
-		}
-		t.add(r.DUT, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns), note)
+		t.add(r.DUT, r.Profile, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns))
 	}
-	if suite := suiteTable(s); suite != nil {
+	if suite := suiteTable(c); suite != nil {
 		if studyRows == 0 {
 			d.blocks = nil
 		}
 		d.add(suite)
 	}
-	if inconsistent {
-		d.add(pre("\nInconsistent: the final runs of that metric did not reach final.min_accepted accepted runs " +
-			"within final.tolerance of the best;\n" +
-			"the value shown is the best accepted run, but it is not reproducible yet. " +
-			"To do: rerun on a quieter generator and DUT,\n" +
-			"with the full method (no --quick: longer runs), or raise final.max_runs or widen final.tolerance in the plan.\n"))
+	if len(notes) > 0 {
+		notes = append([]string{"\nNotes:"}, notes...)
 	}
-	if unstable {
-		d.add(pre("\nUnstable: the final runs fell short of what the exploration measured at the same level " +
-			"by more than final.tolerance,\n" +
-			"and so did the final runs after one re-exploration around that level (or it found no accepted level): " +
-			"the device or\n" +
-			"the machine changed between the phases, and a second campaign would not confirm the figure.\n"))
+	if studyRows > 0 {
+		d.add(pre(strings.Join(append(append(notes, "\nLegend:"), legend(used, true)...), "\n") + "\n"))
 	}
 	return d
 }
@@ -154,10 +127,11 @@ func PreliminaryTable(ps []method.Prelim) Document {
 
 // suiteTable is the published table's rows of named tests (an RFC 9411
 // suite's): per DUT, test and profile, the value in the test's unit, its
-// final runs accepted of those made, and why it has no value; nil when the
+// final runs accepted of those made, its verdict, and why it has no value; nil when the
 // summary has none.
-func suiteTable(s *method.Summary) *table {
-	t := newTable("DUT", "TEST", "PROFILE", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "NOTE")
+func suiteTable(c *Campaign) *table {
+	s, tests := c.Summary, rfc9411Tests([]Input{{Campaign: c}})
+	t := newTable("DUT", "TEST", "PROFILE", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "VERDICT", "NOTE")
 	for _, r := range s.Rows {
 		if r.Test == "" {
 			continue
@@ -180,7 +154,7 @@ func suiteTable(s *method.Summary) *table {
 				}
 			}
 		}
-		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, note)
+		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, verdictOf(tests, r.Test, r.DUT, r.Profile), note)
 	}
 	if len(t.rows) == 0 {
 		return nil

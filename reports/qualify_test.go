@@ -8,8 +8,9 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 )
 
-// TestQualifyTableNotes: an inconsistent cell names its metric and the
-// table says what to do; a refused profile is "not supported: reason".
+// TestQualifyTableNotes: an inconsistent cell is marked [i] in its cell,
+// a note says so in a sentence and the legend says what to do; a refused
+// profile names its profile and says "not supported", and why below.
 func TestQualifyTableNotes(t *testing.T) {
 	v := 100.0
 	s := &method.Summary{
@@ -18,24 +19,30 @@ func TestQualifyTableNotes(t *testing.T) {
 			{DUT: "a", Profile: "p2", Unsupported: "tls_alert:handshake_failure: remote error"},
 		},
 		Cells: []*method.Cell{
-			{DUT: "a", Engine: "cps", Profile: "p1", Value: v, Accepted: 5, Total: 5},
+			{DUT: "a", Engine: "cps", Profile: "p1", Value: v, Accepted: 5, Total: 5, Spread: 0.02},
 			{DUT: "a", Engine: "cps", Profile: "p2", Unsupported: "tls_alert:handshake_failure: remote error", Failed: "not supported: x"},
 		},
 	}
 	var b bytes.Buffer
-	if err := QualifyTable(s).Text(&b); err != nil {
+	if err := QualifyTable(&Campaign{Summary: s}).Text(&b); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	lines := strings.Split(out, "\n")
-	if !strings.Contains(lines[1], "inconsistent CPS") || strings.Contains(lines[1], "Gbps") {
+	if !strings.Contains(lines[1], "100 ±2.0% [i]") || !strings.Contains(lines[1], "p1") {
 		t.Errorf("row 1: %q", lines[1])
 	}
-	if strings.Count(lines[2], "not supported") != 2 || !strings.Contains(lines[2], "not supported: tls_alert:handshake_failure") {
+	if !strings.Contains(lines[2], "p2") || strings.Count(lines[2], "not supported") != 1 {
 		t.Errorf("row 2: %q", lines[2])
 	}
-	if !strings.Contains(out, "To do: rerun") {
-		t.Errorf("no advice:\n%s", out)
+	for _, want := range []string{"a p1 CPS: [i] inconsistent: too few of the 5 accepted final runs (of 5)",
+		"a p2 CPS: not supported: tls_alert:handshake_failure", "To do: rerun", "RUNS a/t: a of the t final runs"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "--quick") {
+		t.Errorf("advice to a plan names --quick:\n%s", out)
 	}
 	var p bytes.Buffer
 	if err := PreliminaryTable([]method.Prelim{{DUT: "a", Engine: "cps", Profile: "p2", Unsupported: "refused"}}).Text(&p); err != nil {

@@ -6,28 +6,15 @@ import (
 	"strings"
 
 	"github.com/tlsbench/tlsbench/bench/method"
-	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
-// repeatNote is a cell's note on its re-exploration (its first finals fell
-// short of the exploration) and on its repeats (final.repeat): each
+// repeatNote is a cell's note on its repeats (final.repeat): each
 // repeat's published value and their spread beside the tolerance, flagged
 // when larger. "" when the cell has neither.
 func repeatNote(c *method.Cell) string {
-	format, unit := func(v float64) string { return FormatCPS(v) + " CPS" }, "CPS"
-	if c.Engine == vocab.EngineThroughput {
-		format, unit = FormatGbps, "Gbps"
-	}
+	format := formatOf(c.Engine)
 	note := ""
-	if r := c.Reexplored; r != nil && r.Finals != nil {
-		value, explored := distinct(r.Value, r.Explored, format, unit)
-		note = fmt.Sprintf("%s re-explored: first finals %s at c=%d against the exploration's %s, refrozen at c=%d",
-			unitOf(c.Engine), value, r.Level, explored, c.Level)
-	}
 	if r := c.Repeats; r != nil {
-		if note != "" {
-			note += "; "
-		}
 		vs := make([]string, len(r.Values))
 		for i, v := range r.Values {
 			vs[i] = format(v)

@@ -36,22 +36,29 @@ func ReportCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"dut", "profile", "cipher", "group", "gbps", "cps", "gbps_ratio", "cps_ratio",
 		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note",
-		"certificates"})
+		"gbps_spread", "cps_spread", "gbps_marks", "cps_marks", "gbps_why", "cps_why", "certificates"})
 	verified := map[string]string{}
 	for _, b := range r.Bed {
 		verified[b.DUT] = verifiedText(b)
 	}
 	for _, row := range r.Table {
 		for _, res := range row.Results {
-			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 && res.Note == "" {
+			if res.Gbps == nil && res.CPS == nil && res.GbpsRuns.Total == 0 && res.CPSRuns.Total == 0 && res.Note == "" &&
+				res.GbpsCell.Why == "" && res.CPSCell.Why == "" {
 				continue // the DUT has no test of this profile
+			}
+			note := res.Note
+			for _, n := range append(slices.Clone(res.GbpsCell.Notes), res.CPSCell.Notes...) {
+				note = joinNote(note, n)
 			}
 			cw.Write([]string{
 				res.DUT, row.Profile, row.Cipher, row.Group,
 				csvFloat(res.Gbps), csvFloat(res.CPS), csvFloat(res.GbpsRatio), csvFloat(res.CPSRatio),
 				strconv.Itoa(res.GbpsRuns.Accepted), strconv.Itoa(res.GbpsRuns.Total),
 				strconv.Itoa(res.CPSRuns.Accepted), strconv.Itoa(res.CPSRuns.Total),
-				strconv.FormatBool(res.Consistent), res.Note, verified[res.DUT],
+				strconv.FormatBool(res.Consistent), note,
+				csvFloat(res.GbpsCell.Spread), csvFloat(res.CPSCell.Spread), strings.Join(res.GbpsCell.Marks, " "),
+				strings.Join(res.CPSCell.Marks, " "), res.GbpsCell.Why, res.CPSCell.Why, verified[res.DUT],
 			})
 		}
 	}
@@ -79,11 +86,11 @@ func ReportDoc(r *Report) Document {
 	d.add(publishedTable(r)...)
 	d.add(reuseBlocks(r)...)
 	if len(r.Suite) > 0 {
-		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Note")
+		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Verdict", "Note")
 		for _, s := range r.Suite {
 			t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
 				return suiteValue(v, s.Unit, s.Bound)
-			}), runs(s.Runs), s.Note)
+			}), runs(s.Runs), s.Verdict, s.Note)
 		}
 		d.add(heading{3, "RFC 9411 tests"}, t)
 	}
@@ -96,7 +103,7 @@ func ReportDoc(r *Report) Document {
 		explain += " Run records: their best accepted record (none when none is accepted)."
 	}
 	if len(r.DUTs) > 1 {
-		explain += fmt.Sprintf(" (1.25×): the DUT's value ÷ %s's.", r.DUTs[0])
+		explain += fmt.Sprintf(" (n.nn×): the DUT's value ÷ %s's.", r.DUTs[0])
 	}
 	d.add(para(explain))
 	d.add(coverBlocks(r)...)
@@ -148,15 +155,9 @@ func publishedTable(r *Report) []block {
 			cells := []string{row.Profile, dash(row.Cipher), dash(row.Group)}
 			tested := false
 			for i, res := range row.Results {
-				v, ratio, runs, unsupported := res.test(m.engine)
-				tested = tested || *v != nil || *unsupported != "" || runs.Total > 0
-				cell := optional(*v, m.format)
-				switch {
-				case *v == nil && *unsupported != "":
-					cell = notSupported
-				case *v == nil && runs.Total > 0 && runs.Accepted == 0:
-					cell = NoAccepted
-				}
+				v, ratio, runs, unsupported, f := res.test(m.engine)
+				tested = tested || *v != nil || *unsupported != "" || runs.Total > 0 || f.Why != ""
+				cell := cellText(*v, m.format, *f)
 				if i > 0 && *ratio != nil {
 					cell += " (" + formatRatio(**ratio) + ")"
 				}
@@ -171,20 +172,27 @@ func publishedTable(r *Report) []block {
 		}
 	}
 	var notes []string
+	used := map[string]bool{}
 	for _, row := range r.Table {
 		for _, res := range row.Results {
-			if res.Note == "" {
-				continue
-			}
+			who := row.Profile
 			if len(row.Results) > 1 {
-				notes = append(notes, row.Profile+", "+res.DUT+": "+res.Note)
-			} else {
-				notes = append(notes, row.Profile+": "+res.Note)
+				who += ", " + res.DUT
+			}
+			for _, m := range publishedTests {
+				_, _, _, _, f := res.test(m.engine)
+				notes = append(notes, cellNotes(who+", "+unitOf(m.engine), *f, used)...)
+			}
+			if res.Note != "" {
+				notes = append(notes, who+": "+res.Note)
 			}
 		}
 	}
 	if len(notes) > 0 {
 		out = append(out, para("Notes:"), list(notes))
+	}
+	if l := legend(used, false); len(l) > 0 {
+		out = append(out, para("Legend:"), list(l))
 	}
 	return out
 }
@@ -381,7 +389,7 @@ func barCharts(r *Report) []block {
 	var out []block
 	for _, m := range publishedTests {
 		get := func(x result) *float64 {
-			v, _, _, _ := x.test(m.engine)
+			v, _, _, _, _ := x.test(m.engine)
 			return *v
 		}
 		vals := make([][]float64, len(r.DUTs))

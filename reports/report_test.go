@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -260,8 +261,8 @@ func TestPublishedTable(t *testing.T) {
 		t.Errorf("cipher and group %q, want %q", got, want)
 	}
 	// adc-b's RSA CPS runs disagreed.
-	if rsa := r.Table[1].Results[1]; rsa.Consistent || !strings.Contains(rsa.Note, "inconsistent") {
-		t.Errorf("adc-b RSA: consistent %v, note %q", rsa.Consistent, rsa.Note)
+	if rsa := r.Table[1].Results[1]; rsa.Consistent || !slices.Contains(rsa.CPSCell.Marks, "inconsistent") {
+		t.Errorf("adc-b RSA: consistent %v, marks %q", rsa.Consistent, rsa.CPSCell.Marks)
 	}
 	if got, want := len(r.Appendix), 6; got != want {
 		t.Errorf("%d appendix sections, want %d", got, want)
@@ -598,7 +599,7 @@ func TestNothingAcceptedInCampaign(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := reports.QualifyTable(in.Campaign.Summary).Text(&buf); err != nil {
+	if err := reports.QualifyTable(in.Campaign).Text(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if !why.MatchString(buf.String()) || !strings.Contains(buf.String(), reports.NoAccepted) {
@@ -632,7 +633,7 @@ func TestFewerThanThree(t *testing.T) {
 			{"text", func(w io.Writer) error { return reports.ReportDoc(r).Text(w) }, 5},
 			{"html", func(w io.Writer) error { return reports.ReportDoc(r).HTML(w) }, 5},
 			{"markdown", func(w io.Writer) error { return reports.ReportDoc(r).Markdown(w, "x-", nil) }, 5},
-			{"qualify", func(w io.Writer) error { return reports.QualifyTable(in.Campaign.Summary).Text(w) }, 2},
+			{"qualify", func(w io.Writer) error { return reports.QualifyTable(in.Campaign).Text(w) }, 2},
 		} {
 			var buf bytes.Buffer
 			if err := f.render(&buf); err != nil {

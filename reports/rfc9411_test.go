@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -124,7 +125,26 @@ func TestRFC9411Section(t *testing.T) {
 }
 
 func testRFC9411Section(t *testing.T, named bool) {
-	r := build(t, rfcCampaign(t, named))
+	in := rfcCampaign(t, named)
+	r := build(t, in)
+	if named { // the suite's table: each value beside its verdict, in the report and qualify's table
+		c, s := *in.Campaign, *in.Campaign.Summary
+		s.Rows = nil // the suite's rows, as a campaign writes them
+		for _, cell := range s.Cells {
+			s.Rows = append(s.Rows, method.Row{DUT: cell.DUT, Profile: cell.Profile, Test: cell.Test, Value: &cell.Value,
+				Unit: cell.Unit, Runs: &method.RunCount{Accepted: cell.Accepted, Total: cell.Total}})
+		}
+		c.Summary = &s
+		var q bytes.Buffer
+		if err := reports.QualifyTable(&c).Text(&q); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []string{"PASS", "FAIL", "FAIL"} {
+			if s := r.Suite[i]; s.Verdict != want || !regexp.MustCompile(s.Test+` .* `+want).MatchString(q.String()) {
+				t.Errorf("suite %s: verdict %q, want %s; qualify's table:\n%s", s.Test, s.Verdict, want, q.String())
+			}
+		}
+	}
 	if len(r.RFC9411) != 3 {
 		t.Fatalf("%d RFC 9411 tests, want 3: %+v", len(r.RFC9411), r.RFC9411)
 	}

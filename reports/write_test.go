@@ -44,7 +44,7 @@ func TestWriteErrors(t *testing.T) {
 		"cps":         reports.CPSTable([]*metrics.Run{run}),
 		"throughput":  reports.ThroughputTable([]*metrics.Run{tput}),
 		"differences": reports.DifferencesTable([]method.Difference{{Engine: "cps", Profile: "p", Field: "group", Values: map[string]string{"a": "X25519", "b": "P-256"}}}),
-		"qualify":     reports.QualifyTable(lab(t).Campaign.Summary),
+		"qualify":     reports.QualifyTable(lab(t).Campaign),
 		"preliminary": reports.PreliminaryTable(lab(t).Campaign.Summary.Preliminary),
 	}
 	siege, err := reports.SiegeSummaries([]reports.Input{withWAF()})

@@ -503,6 +503,8 @@ type Cell struct {
 	// Bound, if set, is where §7.9's search stopped, not at the device:
 	// Value is a lower bound, published "≥ Value (Bound)".
 	Bound string `json:"bound,omitempty"`
+	// AtCeiling: the search stopped at explore.concurrency.max, the level frozen: the device may do more.
+	AtCeiling bool `json:"at_ceiling,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -590,6 +592,7 @@ func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *prof
 		return f, nil
 	}
 	cell.Level = best
+	cell.AtCeiling = best == m.Explore.Concurrency.Max && strings.HasPrefix(info.Stop, "reached")
 	f.probe = base
 	f.probe.Phase = vocab.Exploratory
 	f.probe.Duration = time.Duration(m.Explore.ProbeDuration)

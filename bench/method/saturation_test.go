@@ -195,10 +195,10 @@ func TestDeviceNotSaturated(t *testing.T) {
 				t.Fatalf("accepted %d, device_not_saturated %v, want %v", c.Accepted, c.DeviceNotSaturated, tc.want)
 			}
 			var table strings.Builder
-			if err := reports.QualifyTable(s).Text(&table); err != nil {
+			if err := reports.QualifyTable(&reports.Campaign{Summary: s}).Text(&table); err != nil {
 				t.Fatal(err)
 			}
-			if got := strings.Contains(table.String(), "CPS: device not saturated"); got != tc.want {
+			if got := strings.Contains(table.String(), "CPS: [s] device not saturated"); got != tc.want {
 				t.Errorf("the table says \"device not saturated\": %v, want %v\n%s", got, tc.want, table.String())
 			}
 		})

@@ -107,6 +107,18 @@ func probesOf(got map[int]*Entry) []Probe {
 // run makes the search and returns the best accepted level (0 when none).
 func (s *search) run() (int, error) {
 	best := 0
+	// The lowest level rejected generator-bound: the levels below it, halving down to 1, are tried first.
+	for len(s.steps) > 0 && s.steps[0] > 1 {
+		e, err := s.at(s.steps[0])
+		if err != nil {
+			return 0, err
+		}
+		bound := func(r string) bool { return strings.HasPrefix(r, "generator-bound") }
+		if e.Accepted || !slices.ContainsFunc(e.Reasons, bound) {
+			break
+		}
+		s.steps = append([]int{s.steps[0] / 2}, s.steps...)
+	}
 	for range maxRepeats + 1 {
 		var err error
 		if best, err = s.ascend(); err != nil {

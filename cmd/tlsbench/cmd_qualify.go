@@ -351,7 +351,8 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 		return err
 	}
 	fmt.Fprintln(stdout)
-	if err := reports.QualifyTable(summary).Text(stdout); err != nil {
+	if err := reports.QualifyTable(&reports.Campaign{Dir: dir, Plan: pl, Summary: summary,
+		Ledger: ledger.Entries()}).Text(stdout); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nledger: %s  summary: "+

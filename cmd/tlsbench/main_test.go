@@ -467,7 +467,7 @@ func TestCalibrate(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"105k CPS of rsa2048-aes128-gcm-sha256 needs ≈", "53 Gbps of rsa2048-aes128-gcm-sha256 needs ≈", "CPU/HANDSHAKE"} {
+	for _, want := range []string{"105k CPS of rsa2048-aes128-gcm-sha256 needs ≈", "53.0 Gbps of rsa2048-aes128-gcm-sha256 needs ≈", "CPU/HANDSHAKE"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -58,7 +58,7 @@ func TestReportAndCompare(t *testing.T) {
 			want []string // on stdout
 		}{
 			// Two campaigns' DUTs side by side, and a record's DUT beside them.
-			{[]string{fw1, fw2, waf}, []string{"Throughput (Gbps, payload)", "adc-a-fw2", "(0.90×)", "5.3 Gbps", "4.8 Gbps",
+			{[]string{fw1, fw2, waf}, []string{"Throughput (Gbps, payload)", "adc-a-fw2", "(0.90×)", "5.30 Gbps", "4.77 Gbps",
 				"www.fwtest.com", "Methodology appendix", "Method: fw2", "Final runs at 16 concurrent connections"}},
 			{[]string{"--format", "csv", fw1}, []string{"dut,profile,cipher,group,gbps,cps", "adc-a,ecdhe-ecdsa-aes128-sha256-p384,ECDHE-ECDSA-AES128-SHA256"}},
 			{[]string{"-f", "json", fw2}, []string{`"table": [`, `"appendix": [`, `"curves": {`}},
