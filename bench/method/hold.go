@@ -46,7 +46,7 @@ func (c *Campaign) generatorLimit() (int, string) {
 	if f := procFields("/proc/sys/net/ipv4/ip_local_port_range", ""); len(f) == 2 {
 		lo, _ := strconv.Atoi(f[0])
 		hi, _ := strconv.Atoi(f[1])
-		take((hi-lo+1)*max(c.Sources, 1), "local ports, %d per source address × %d (--source)", hi-lo+1,
+		take((hi-lo+1)*max(c.Sources, 1), "local ports, %d per source address × %d source addresses", hi-lo+1,
 			max(c.Sources, 1))
 	}
 	if f := procFields("/proc/meminfo", "MemAvailable:"); len(f) == 2 {

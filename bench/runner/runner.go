@@ -370,7 +370,7 @@ func (s *Spec) Validate() error {
 	if _, err = conn.ResumptionMode(); err == nil && s.Engine == vocab.EngineThroughput && s.Resume > 0 &&
 		s.RequestsPerConn == 0 {
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Msg: "throughput keeps its connections open, so " +
-			"none would resume: add --requests-per-conn M to reconnect (and resume) every M responses"}
+			"none would resume: set M requests per connection to reconnect (and resume) every M responses"}
 	}
 	return err
 }

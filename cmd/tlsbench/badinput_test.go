@@ -145,7 +145,7 @@ func TestBadInputTable(t *testing.T) {
 		add("--object-path must use no template but {size}", cmd, "--objects", "1k", "--object-path", "/{n}", url)
 		add("--requests-per-conn must not be negative", cmd, "--requests-per-conn", "-1", url)
 		// Issue 40: a flag ignored where its sibling is refused.
-		add("--resumption tickets: needs --resume above 0", cmd, "--resumption", "tickets", url)
+		add("--resumption tickets: needs a resume share above 0", cmd, "--resumption", "tickets", url)
 		add(`bad --sni "10.0.0.1": not a host name: an IP address`, cmd, "--sni", "10.0.0.1", url)
 		add(`bad --sni "bad_name": not a host name`, cmd, "--sni", "bad_name", url)
 		caOut := filepath.Join(dir, "client-ca.pem")

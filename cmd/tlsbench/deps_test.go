@@ -180,7 +180,6 @@ func TestLibraryNamesNoFlags(t *testing.T) {
 		"bench/agent/kubernetes.go: --wait":             "kubectl's own flag (--wait=false), which the Kubernetes launcher runs",
 		"bench/agent/kubernetes.go: --no-headers":       "kubectl's own flag, which the Kubernetes launcher runs",
 		"reports/report.go: --allow-differences":        "the report document states how its campaign was run (appendix prose, not an error)",
-		"reports/qualify.go: --quick":                   "the qualification document's to-do tells its reader how to rerun (document prose, not an error)",
 
 		// The PDF printer runs Chromium (report --format pdf).
 		"reports/pdf.go: --headless":                      "Chromium's own flag",

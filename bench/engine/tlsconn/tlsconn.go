@@ -64,7 +64,7 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
 	case s.Resume == 0 && s.Resumption != "":
 		return &vocab.FieldError{Field: "resumption", Value: s.Resumption,
-			Msg: "needs --resume above 0: without it no connection offers a session"}
+			Msg: "needs a resume share above 0: without one no connection offers a session"}
 	}
 	if err := s.ClientAuth.Validate(); err != nil {
 		return err
