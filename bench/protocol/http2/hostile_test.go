@@ -170,7 +170,7 @@ func TestHostileServers(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, ca := serveRaw(t, tc.settings, tc.serve)
 			e := cmp.Or(tc.engine, vocab.EngineCPS)
-			a := args(e, addr, ca)
+			a := args(e, addr, ca.Pool())
 			a.Request.Path = "/"
 			op := build(t, e, a)
 			var before runtime.MemStats
