@@ -139,7 +139,9 @@ func TestHostileServers(t *testing.T) {
 		{name: "RST_STREAM", class: vocab.ClassH2StreamReset, naming: "RST_STREAM INTERNAL_ERROR",
 			serve: func(h *rawH2) { _ = h.fr.WriteRSTStream(h.request(), http2.ErrCodeInternal) }},
 		{name: "GOAWAY", class: vocab.ClassH2GoAway, naming: "GOAWAY ENHANCE_YOUR_CALM",
-			serve: func(h *rawH2) { h.request(); _ = h.fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("calm")) }},
+			serve: func(h *rawH2) { // the stream was taken (last stream), then the connection ended
+				_ = h.fr.WriteGoAway(h.request(), http2.ErrCodeEnhanceYourCalm, []byte("calm"))
+			}},
 		{name: "GOAWAY unanswered", class: vocab.ClassH2GoAway, naming: "GOAWAY NO_ERROR",
 			serve: func(h *rawH2) { h.request(); _ = h.fr.WriteGoAway(0, http2.ErrCodeNo, nil) }},
 		{name: "RST_STREAM, throughput", engine: vocab.EngineThroughput, class: vocab.ClassH2StreamReset,
