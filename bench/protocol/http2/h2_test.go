@@ -81,7 +81,9 @@ func serveH2(t testing.TB) *h2Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", p.Speaking("h2").ServerConfig(leaf))
+	cfg := p.Speaking("h2").ServerConfig(leaf)
+	cfg.SessionTicketsDisabled = false // for the resumption test: the others offer no session
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,5 +277,20 @@ func TestThroughputRun(t *testing.T) {
 	w.Do(context.Background(), &x)
 	if x.Class != vocab.ClassBodyMismatch || x.Payload != 1<<20 {
 		t.Errorf("a wrong sha256: %s %v, body %d", x.Class, x.Err, x.Payload)
+	}
+}
+
+// TestCPSResume: --resume works over HTTP/2 as tlsconn makes it: with a
+// share of 1, every connection after the worker's first resumes its session
+// (TLS 1.2 tickets), and every transaction still gets its response.
+func TestCPSResume(t *testing.T) {
+	srv := serveH2(t)
+	a := args(vocab.EngineCPS, srv.addr, srv.ca.Pool())
+	a.Conn.Resume = 1
+	ss := do(t, build(t, vocab.EngineCPS, a), 4)
+	for i, s := range ss {
+		if s.Resumed != (i > 0) || s.Payload != 1024 {
+			t.Errorf("transaction %d: resumed %v, body %d", i, s.Resumed, s.Payload)
+		}
 	}
 }
