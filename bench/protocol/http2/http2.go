@@ -12,7 +12,11 @@ import (
 )
 
 // DefaultStreams is the concurrent streams per throughput connection when
-// the run names none.
+// the run names none: 1, as HTTP/1.1's default pipeline, so that -c N puts
+// the same N requests in flight over both protocols and a comparison
+// measures the protocol rather than the queue depth (and h2load's -m 1).
+// With windows that never limit (conn.go), one stream of a 1 MiB object
+// keeps its connection busy; more multiplex (docs/HTTP2.md).
 const DefaultStreams = 1
 
 func init() {
