@@ -53,9 +53,20 @@ func serveForBenchmark() {
 	os.Remove(f.Name())
 }
 
-// benchServer starts serveForBenchmark in a child process.
+// benchServer starts serveForBenchmark in a child process, or names the
+// server of $TLSBENCH_H2_BENCH_TARGET ("ADDR,CA-PEM-FILE": an nginx with
+// /1k and /1m, serving h2 and HTTP/1.x with the test profile's suite).
 func benchServer(b *testing.B) (addr string, pool *x509.CertPool) {
 	b.Helper()
+	if addr, ca, ok := strings.Cut(os.Getenv("TLSBENCH_H2_BENCH_TARGET"), ","); ok {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pool = x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		return addr, pool
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
 	out, err := cmd.StdoutPipe()
