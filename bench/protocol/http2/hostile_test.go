@@ -137,6 +137,12 @@ func TestHostileServers(t *testing.T) {
 				_ = h.fr.WriteData(id, false, chunk[:512])
 				time.Sleep(3 * time.Second) // the rest never comes
 			}},
+		{name: "SETTINGS flood", class: vocab.ClassH2Protocol, naming: "ENHANCE_YOUR_CALM",
+			serve: func(h *rawH2) {
+				h.request()
+				for i := 0; i < 100000 && h.fr.WriteSettings() == nil; i++ {
+				}
+			}},
 		{name: "RST_STREAM", class: vocab.ClassH2StreamReset, naming: "RST_STREAM INTERNAL_ERROR",
 			serve: func(h *rawH2) { _ = h.fr.WriteRSTStream(h.request(), http2.ErrCodeInternal) }},
 		{name: "GOAWAY", class: vocab.ClassH2GoAway, naming: "GOAWAY ENHANCE_YOUR_CALM",
