@@ -309,3 +309,28 @@ func TestCPSServerNames(t *testing.T) {
 		t.Errorf("%d requests, names %+v", srv.requests.Load(), n)
 	}
 }
+
+// TestCheck: HTTP/2's settings refused before any connection, each naming
+// its field.
+func TestCheck(t *testing.T) {
+	p, _ := protocol.Lookup("http/2")
+	for _, tc := range []struct {
+		e    vocab.Engine
+		a    protocol.Args
+		want string
+	}{
+		{vocab.EngineThroughput, protocol.Args{Streams: -1}, "streams"},
+		{vocab.EngineCPS, protocol.Args{Streams: 2}, "streams"},
+		{vocab.EngineThroughput, protocol.Args{Pipeline: 2}, "pipeline"},
+		{vocab.EngineCPS, protocol.Args{RequestsPerConn: -1}, "requests_per_conn"},
+		{vocab.EngineThroughput, protocol.Args{VerifyBody: "md5:00"}, "verify_body"},
+	} {
+		fe, ok := p.Validate(tc.e, &tc.a).(*vocab.FieldError)
+		if !ok || fe.Field != tc.want {
+			t.Errorf("%s %+v: %v, want a %s error", tc.e, tc.a, p.Validate(tc.e, &tc.a), tc.want)
+		}
+	}
+	if err := p.Validate(vocab.EngineThroughput, &protocol.Args{Streams: 8, VerifyBody: "pattern"}); err != nil {
+		t.Errorf("streams 8, pattern: %v", err)
+	}
+}

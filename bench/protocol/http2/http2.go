@@ -7,7 +7,9 @@ package http2
 import (
 	"crypto/tls"
 
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/protocol"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -43,6 +45,9 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return &vocab.FieldError{Field: "pipeline", Value: a.Pipeline, Msg: "HTTP/2 multiplexes streams: use streams"}
 	case a.RequestsPerConn < 0:
 		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
+	}
+	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
+		return bad("verify_body", a.VerifyBody, "be pattern or sha256: and 64 hex digits")
 	}
 	return nil
 }
