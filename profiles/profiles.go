@@ -488,6 +488,18 @@ func (p *Profile) resolveALPN() error {
 // negotiate (ALPN), or "" when the profile offers none.
 func (p *Profile) ExpectedALPN() string { return p.exp.alpn }
 
+// Speaking returns p offering and requiring the application protocol alpn
+// (a protocol's ALPN ID) when p requires none, else p itself (whose own
+// requirement the caller checks against alpn).
+func (p *Profile) Speaking(alpn string) *Profile {
+	if p.exp.alpn != "" || alpn == "" {
+		return p
+	}
+	q := *p
+	q.ALPN, q.exp.alpn = []string{alpn}, alpn
+	return &q
+}
+
 func (p *Profile) resolveName() error {
 	if p.Name == "" {
 		return ferr("name is required", "name")

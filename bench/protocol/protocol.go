@@ -40,7 +40,8 @@ type Op interface {
 type Args struct {
 	Conn            tlsconn.Config
 	Request         httpreq.Request
-	Pipeline        int    // requests in flight per connection (throughput)
+	Pipeline        int    // requests in flight per connection (throughput, HTTP/1.1)
+	Streams         int    // concurrent streams per connection (throughput, HTTP/2 and later); 0: the default
 	RequestsPerConn int    // transactions per connection; 0: the engine's default
 	VerifyBody      string // "", "pattern" or "sha256:HEX" (throughput)
 }
@@ -49,6 +50,13 @@ type Args struct {
 type Protocol struct {
 	Name string // as specs and messages name it: "http/1.1"
 	ALPN string // its ALPN protocol ID (RFC 7301)
+	// OfferALPN: every connection offers and must negotiate ALPN (a
+	// profile that names no alpn is given this one). HTTP/1.1 does not:
+	// its handshakes stay those tlsbench always made, without ALPN.
+	OfferALPN bool
+	// MinTLS is the lowest TLS version it runs over (a crypto/tls
+	// VersionTLS constant; 0: any): HTTP/2 needs TLS 1.2 (RFC 9113 §9.2).
+	MinTLS uint16
 	// New builds an operation per engine the protocol carries.
 	New map[vocab.Engine]func(Args) (Op, error)
 	// Check, if set, reports the first of a's settings this protocol

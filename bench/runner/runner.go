@@ -23,6 +23,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/protocol"
 	_ "github.com/tlsbench/tlsbench/bench/protocol/http1" // registers HTTP/1.1
+	_ "github.com/tlsbench/tlsbench/bench/protocol/http2" // registers HTTP/2
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -199,6 +200,9 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 		closes := c.Closes()
 		r.Closes = &closes
 	}
+	if h, ok := op.(interface{ HTTP2() *metrics.HTTP2 }); ok {
+		r.HTTP2 = h.HTTP2()
+	}
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}
@@ -253,6 +257,7 @@ type Spec struct {
 	// Throughput engine only (Pipeline is 1 by default), but for
 	// RequestsPerConn, which CPS also takes (above 1: keep-alive).
 	Pipeline        int    `json:"pipeline,omitempty"`
+	Streams         int    `json:"streams,omitempty"` // concurrent streams per connection (HTTP/2 and later)
 	RequestsPerConn int    `json:"requests_per_conn,omitempty"`
 	VerifyBody      string `json:"verify_body,omitempty"` // "", "pattern" or "sha256:HEX"
 
@@ -366,6 +371,10 @@ func (s *Spec) Validate() error {
 	if err := proto.CheckALPN(p.Name, p.ExpectedALPN()); err != nil {
 		return err
 	}
+	if max := p.MaxTLS(); uint16(max) < proto.MinTLS {
+		return &vocab.FieldError{Field: "profile", Value: p.Name, Msg: fmt.Sprintf("%s runs over TLS 1.2 or later, "+
+			"but the profile's max_version is %s", proto.Name, max.Short())}
+	}
 	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
 	if _, err = conn.ResumptionMode(); err == nil && s.Engine == vocab.EngineThroughput && s.Resume > 0 &&
 		s.RequestsPerConn == 0 {
@@ -375,7 +384,9 @@ func (s *Spec) Validate() error {
 	return err
 }
 
-// profile looks the spec's profile up.
+// profile looks the spec's profile up, offering and requiring its
+// protocol's ALPN ID when the protocol asks for it and the profile names
+// none.
 func (s *Spec) profile() (*profiles.Profile, error) {
 	set := s.Profiles
 	if set == nil {
@@ -386,7 +397,11 @@ func (s *Spec) profile() (*profiles.Profile, error) {
 			}
 		}
 	}
-	return set.Get(s.Profile)
+	p, err := set.Get(s.Profile)
+	if proto, perr := protocol.Lookup(s.Protocol); err == nil && perr == nil && proto.OfferALPN {
+		p = p.Speaking(proto.ALPN)
+	}
+	return p, err
 }
 
 // ForShard returns agent's share of s: concurrency and rate divided (the
@@ -524,8 +539,9 @@ func newOp(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) (op, error) 
 
 // args are the protocol's arguments of s, over the connection conn.
 func (s *Spec) args(conn tlsconn.Config) *protocol.Args {
-	return &protocol.Args{Conn: conn, Request: s.Request, Pipeline: s.Pipeline, RequestsPerConn: s.RequestsPerConn,
-		VerifyBody: s.VerifyBody}
+	return &protocol.Args{Conn: conn, Request: s.Request, Pipeline: s.Pipeline, Streams: s.Streams,
+		RequestsPerConn: s.RequestsPerConn,
+		VerifyBody:      s.VerifyBody}
 }
 
 // setObjects sets the record's RFC 9411 timings and its objects (as the
