@@ -488,15 +488,17 @@ func (p *Profile) resolveALPN() error {
 // negotiate (ALPN), or "" when the profile offers none.
 func (p *Profile) ExpectedALPN() string { return p.exp.alpn }
 
-// Speaking returns p offering and requiring the application protocol alpn
-// (a protocol's ALPN ID) when p requires none, else p itself (whose own
-// requirement the caller checks against alpn).
-func (p *Profile) Speaking(alpn string) *Profile {
+// Speaking returns p offering the application protocol alpn (a protocol's
+// ALPN ID), then fallback, and requiring alpn, when p requires none; else
+// p itself (whose own requirement the caller checks against alpn). A device
+// that chooses a fallback fails the profile's verification as a mismatch
+// naming it.
+func (p *Profile) Speaking(alpn string, fallback ...string) *Profile {
 	if p.exp.alpn != "" || alpn == "" {
 		return p
 	}
 	q := *p
-	q.ALPN, q.exp.alpn = []string{alpn}, alpn
+	q.ALPN, q.exp.alpn = append([]string{alpn}, fallback...), alpn
 	return &q
 }
 

@@ -54,6 +54,11 @@ type Protocol struct {
 	// profile that names no alpn is given this one). HTTP/1.1 does not:
 	// its handshakes stay those tlsbench always made, without ALPN.
 	OfferALPN bool
+	// Fallback are ALPN IDs offered after ALPN, never accepted: HTTP/2
+	// offers h2 then http/1.1, as browsers and h2load do, so that a device
+	// without h2 answers http/1.1 and the run fails naming it (a mismatch)
+	// rather than with a no_application_protocol alert.
+	Fallback []string
 	// MinTLS is the lowest TLS version it runs over (a crypto/tls
 	// VersionTLS constant; 0: any): HTTP/2 needs TLS 1.2 (RFC 9113 §9.2).
 	MinTLS uint16

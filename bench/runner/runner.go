@@ -399,7 +399,7 @@ func (s *Spec) profile() (*profiles.Profile, error) {
 	}
 	p, err := set.Get(s.Profile)
 	if proto, perr := protocol.Lookup(s.Protocol); err == nil && perr == nil && proto.OfferALPN {
-		p = p.Speaking(proto.ALPN)
+		p = p.Speaking(proto.ALPN, proto.Fallback...)
 	}
 	return p, err
 }

@@ -67,9 +67,9 @@ func TestRunRecord(t *testing.T) {
 	}
 }
 
-// TestPreflightRefusesOtherProtocols: a device that negotiates no ALPN
-// fails the preflight as a mismatch naming what it chose (none), and one
-// that speaks http/1.1 only refuses h2 with its alert: no load either way.
+// TestPreflightRefusesOtherProtocols: a device that negotiates no ALPN, or
+// http/1.1 (offered after h2, as browsers do), fails the preflight as a
+// mismatch naming what it chose, before any load.
 func TestPreflightRefusesOtherProtocols(t *testing.T) {
 	p, _ := profiles.Builtin().Get(testProfile)
 	for _, tc := range []struct {
@@ -79,7 +79,7 @@ func TestPreflightRefusesOtherProtocols(t *testing.T) {
 		naming string
 	}{
 		{"no ALPN", nil, vocab.ClassMismatch, "negotiated alpn none"},
-		{"http/1.1 only", []string{"http/1.1"}, vocab.TLSAlert("no_application_protocol"), "no application protocol"},
+		{"http/1.1 only", []string{"http/1.1"}, vocab.ClassMismatch, "negotiated alpn http/1.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, ca := rawtls.ServeWith(t, p, func(c *tls.Config) { c.NextProtos = tc.alpn },
