@@ -309,7 +309,7 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 // printServeStats prints the listeners' counters, and the faults injected.
 func printServeStats(stdout io.Writer, stats []target.Stats) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS\tINJECTED")
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHANDSHAKE ERRORS\tINJECTED")
 	for _, s := range stats {
 		var inj []string
 		for _, k := range target.FaultKinds {
@@ -317,8 +317,8 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n",
-			s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
+			s.ByProtocol["http/2"], s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
