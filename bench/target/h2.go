@@ -41,8 +41,9 @@ import (
 //   - the suites RFC 9113 Appendix A prohibits are served (the RFC's MAY):
 //     the profile chooses the suite, as over HTTP/1.1.
 //
-// No log lines: they would go to the standard logger.
-var h2Base = &http.Server{ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, ErrorLog: quiet,
+// No log lines: they would go to the standard logger. No ReadTimeout: it
+// would arm a timer per stream for request bodies, which are never read.
+var h2Base = &http.Server{WriteTimeout: 30 * time.Second, ErrorLog: quiet,
 	HTTP2: &http.HTTP2Config{
 		MaxConcurrentStreams:          h2MaxStreams,
 		MaxReceiveBufferPerConnection: 1 << 20,
