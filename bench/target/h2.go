@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -78,10 +77,7 @@ func (t *Target) serveH2(tl *tlsListener) fasthttp.ServeHandler {
 	}
 	h := h2Handler{t: t, l: tl.l}
 	return func(nc net.Conn) error {
-		c, ok := nc.(*tlsConn)
-		if !ok {
-			return errors.New("target: h2 on a connection without TLS")
-		}
+		c := nc.(*tlsConn)
 		stop := context.AfterFunc(t.ctx, func() { _ = c.raw.Close() }) // Close ends the connection
 		defer stop()
 		//lint:ignore SA1019 see h2Server
@@ -111,14 +107,13 @@ func (h h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc = http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
 	}
-	h.t.route(h2Reply{w, r, c, rc}, h.l, c, []byte(r.URL.Path), &h.l.requestsH2)
+	h.t.route(h2Reply{w, r, rc}, h.l, c, []byte(r.URL.Path), &h.l.requestsH2)
 }
 
 // h2Reply writes HTTP/2 responses, with the headers HTTP/1's carry.
 type h2Reply struct {
 	w  http.ResponseWriter
 	r  *http.Request
-	c  *tlsConn
 	rc *http.ResponseController // with a delay: the write deadline to set
 }
 
@@ -185,13 +180,11 @@ func (r h2Reply) cut(c *tlsConn, body []byte, rst bool) {
 // goroutine, soon after.
 func (c *tlsConn) endAfterWrites(rst bool) {
 	last := c.wrote.Load()
-	for range cutMax / cutQuiet {
-		time.Sleep(cutQuiet)
-		n := c.wrote.Load()
-		if n == last {
+	for i := 0; i < int(cutMax/cutQuiet); i++ {
+		if time.Sleep(cutQuiet); c.wrote.Load() == last {
 			break
 		}
-		last = n
+		last = c.wrote.Load()
 	}
 	if rst {
 		resetClose(c.raw.Conn)
