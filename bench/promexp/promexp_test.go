@@ -210,7 +210,8 @@ func TestCampaign(t *testing.T) {
 func TestTarget(t *testing.T) {
 	e := promexp.New()
 	stats := []target.Stats{{Profile: "a", Address: "127.0.0.1:1", Handshakes: 10, Resumed: 1, Requests: 12, HandshakeErrors: 2, Connections: 13,
-		Injected: map[string]int64{"reset": 3}}, {Profile: "b", Address: "127.0.0.1:2", Handshakes: 4}}
+		Injected: map[string]int64{"reset": 3}, ByProtocol: map[string]int64{"http/1.1": 5, "http/2": 7}},
+		{Profile: "b", Address: "127.0.0.1:2", Handshakes: 4}}
 	e.Target(func() []target.Stats { return stats })
 	for name, want := range map[string]float64{"tlsbench_target_handshakes_total": 10, "tlsbench_target_resumed_total": 1,
 		"tlsbench_target_requests_total": 12, "tlsbench_target_handshake_errors_total": 2, "tlsbench_target_connections_total": 13,
@@ -218,6 +219,10 @@ func TestTarget(t *testing.T) {
 		if got := value(t, e, name, map[string]string{"profile": "a"}); got != want {
 			t.Errorf("%s{profile=a} = %v, want %v", name, got, want)
 		}
+	}
+	if got := value(t, e, "tlsbench_target_requests_by_protocol_total", map[string]string{"profile": "a",
+		"protocol": "http/2"}); got != 7 {
+		t.Errorf("a's HTTP/2 requests %v", got)
 	}
 	if got := value(t, e, "tlsbench_target_handshakes_total", map[string]string{"profile": "b"}); got != 4 {
 		t.Errorf("b's handshakes %v", got)

@@ -25,6 +25,8 @@ var (
 		"Handshakes that failed after the client sent something, per listener.")
 	descTgtConns  = targetDesc("target_connections_total", "TCP connections accepted, per listener.")
 	descTgtFaults = targetDesc("target_faults_injected_total", "Faults injected, per listener and kind.", "kind")
+	descTgtReqsBy = targetDesc("target_requests_by_protocol_total",
+		"HTTP requests served, per listener and protocol (http/1.1, http/2).", "protocol")
 )
 
 // targetDesc describes a counter of the target's listeners (labels
@@ -42,7 +44,7 @@ func (e *Exporter) Target(stats func() []target.Stats) {
 // Describe implements prometheus.Collector.
 func (targetCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		descTgtHS, descTgtResumed, descTgtReqs, descTgtHSErr, descTgtConns, descTgtFaults,
+		descTgtHS, descTgtResumed, descTgtReqs, descTgtReqsBy, descTgtHSErr, descTgtConns, descTgtFaults,
 	} {
 		ch <- d
 	}
@@ -60,6 +62,9 @@ func (c targetCollector) Collect(ch chan<- prometheus.Metric) {
 		k(descTgtReqs, s.Requests)
 		k(descTgtHSErr, s.HandshakeErrors)
 		k(descTgtConns, s.Connections)
+		for proto, n := range s.ByProtocol {
+			k(descTgtReqsBy, n, proto)
+		}
 		for kind, n := range s.Injected {
 			k(descTgtFaults, n, kind)
 		}

@@ -148,7 +148,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 		// Within the pool's budget: the whole hour up to 111 backends.
 		cfg.History = max(min(DefaultHistory, historyBudget/(cfg.Count*int(time.Second/Resolution))), 60)
 	}
-	t := &Target{bodies: newBodies(), cfg: Config{Host: cfg.Host, Plain: true}, done: make(chan struct{})}
+	t := newTarget(Config{Host: cfg.Host, Plain: true})
 	p := &Backends{t: t, History: cfg.History}
 	for i := range cfg.Count {
 		ln, err := listenNth(cfg.Host, cfg.Port, i)
@@ -160,7 +160,7 @@ func StartBackends(cfg BackendsConfig) (*Backends, error) {
 			ring: make([]slot, cfg.History*int(time.Second/Resolution))}
 		p.Backends = append(p.Backends, b)
 		t.Listeners = append(t.Listeners, b.Listener)
-		t.serve(&countingListener{Listener: ln, n: &b.connections}, p.handler(b))
+		t.serve(&countingListener{Listener: ln, n: &b.connections}, p.handler(b), nil)
 	}
 	if cfg.Admin != "" {
 		ln, err := net.Listen("tcp", cfg.Admin)
@@ -184,7 +184,7 @@ func (p *Backends) handler(b *Backend) fasthttp.RequestHandler {
 			return
 		}
 		b.count(time.Now())
-		p.t.bodies.serve(ctx, path)
+		p.t.bodies.serve(h1Reply{ctx}, path)
 	}
 }
 
@@ -234,12 +234,15 @@ func (p *Backends) stats(b *Backend) Stats {
 // TotalName, without an address).
 func (p *Backends) Stats() []Stats {
 	out := make([]Stats, 0, len(p.Backends)+1)
-	total := Stats{Profile: TotalName, Injected: map[string]int64{}}
+	total := Stats{Profile: TotalName, Injected: map[string]int64{}, ByProtocol: map[string]int64{}}
 	for _, b := range p.Backends {
 		s := p.stats(b)
 		out = append(out, s)
 		total.Connections += s.Connections
 		total.Requests += s.Requests
+		for k, n := range s.ByProtocol {
+			total.ByProtocol[k] += n
+		}
 	}
 	return append(out, total)
 }

@@ -2,6 +2,7 @@ package target
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 
 	"github.com/valyala/fasthttp"
@@ -53,23 +54,64 @@ func objectSize(path []byte) (int64, bool) {
 	return 0, false
 }
 
-func (b bodies) serve(ctx *fasthttp.RequestCtx, path []byte) {
+func (b bodies) serve(r reply, path []byte) {
 	size, ok := objectSize(path)
-	if !ok {
-		if bytes.HasPrefix(path, []byte("/bytes/")) {
-			_, err := httpreq.ParseSize(string(path[len("/bytes/"):]))
-			ctx.Error(err.Error(), fasthttp.StatusBadRequest)
-			return
-		}
-		ctx.Error("not found; objects: /1k, /1m, /bytes/N[k|m|g], /stats", fasthttp.StatusNotFound)
-		return
+	switch {
+	case ok:
+		r.object(b, size, "application/octet-stream")
+	case bytes.HasPrefix(path, []byte("/bytes/")):
+		_, err := httpreq.ParseSize(string(path[len("/bytes/"):]))
+		r.fail(err.Error(), fasthttp.StatusBadRequest)
+	default:
+		r.fail("not found; objects: /1k, /1m, /bytes/N[k|m|g], /stats", fasthttp.StatusNotFound)
 	}
-	ctx.SetContentType("application/octet-stream")
+}
+
+// reply writes a response over one protocol, HTTP/1.x (h1Reply, fasthttp)
+// or HTTP/2 (h2Reply), so that both route requests alike (Target.route).
+type reply interface {
+	// object answers 200 with the first size bytes of the pattern, from
+	// b (streamed above maxPrealloc), of type ctype ("": fasthttp's
+	// default, text/plain).
+	object(b bodies, size int64, ctype string)
+	fail(msg string, status int)
+	json(v any)
+	// cut answers 200 with body's length, then ends the connection c:
+	// after half the body with a FIN, or (rst) after all of it with a RST.
+	cut(c *tlsConn, body []byte, rst bool)
+}
+
+// h1Reply writes HTTP/1.x responses.
+type h1Reply struct{ *fasthttp.RequestCtx }
+
+func (r h1Reply) object(b bodies, size int64, ctype string) {
+	if ctype != "" {
+		r.SetContentType(ctype)
+	}
 	if size <= maxPrealloc {
-		ctx.Response.SetBodyRaw(b[:size]) // no copy
+		r.Response.SetBodyRaw(b[:size]) // no copy
 		return
 	}
-	ctx.Response.SetBodyStream(&patternReader{left: size}, int(size))
+	r.Response.SetBodyStream(&patternReader{left: size}, int(size))
+}
+
+func (r h1Reply) fail(msg string, status int) { r.Error(msg, status) }
+
+func (r h1Reply) json(v any) { writeJSON(r.RequestCtx, v) }
+
+// cut writes the response straight to the connection and closes it under
+// fasthttp: its own write then fails and it drops the connection.
+// (fasthttp's Hijack does not run for HTTP/1.0.)
+func (r h1Reply) cut(c *tlsConn, body []byte, rst bool) {
+	if !rst {
+		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
+		_, _ = c.Write(body[:len(body)/2])
+		_ = c.raw.Close() // FIN in the middle of the body
+		return
+	}
+	fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", len(body))
+	_, _ = c.Write(body)
+	resetClose(c.raw.Conn) // RST instead of FIN
 }
 
 // patternReader yields size bytes of the pattern.

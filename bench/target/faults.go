@@ -305,7 +305,7 @@ func resetClose(c net.Conn) {
 
 // responseFault applies the faults of the response stage; it reports
 // whether it served the request itself.
-func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn, path []byte) bool {
+func (t *Target) responseFault(r reply, l *Listener, c *tlsConn, path []byte) bool {
 	switch c.fault {
 	case "slow":
 		l.injected.add(c.fault)
@@ -313,7 +313,7 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 		return false
 	case "status-503":
 		l.injected.add(c.fault)
-		ctx.Error("fault injected: status-503", fasthttp.StatusServiceUnavailable)
+		r.fail("fault injected: status-503", fasthttp.StatusServiceUnavailable)
 		return true
 	case "short-body", "close-mid-body", "reset-after-response":
 		size, ok := objectSize(path)
@@ -321,23 +321,11 @@ func (t *Target) responseFault(ctx *fasthttp.RequestCtx, l *Listener, c *tlsConn
 			return false
 		}
 		l.injected.add(c.fault)
-		body := t.bodies[:size]
 		if c.fault == "short-body" {
-			ctx.Response.SetBodyRaw(body[:size/2]) // a complete response, half the object
+			r.object(t.bodies, size/2, "") // a complete response, half the object
 			return true
 		}
-		// Write the response straight to the connection and close it
-		// under fasthttp: its own write then fails and it drops the
-		// connection. (fasthttp's Hijack does not run for HTTP/1.0.)
-		if c.fault == "close-mid-body" {
-			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
-			_, _ = c.Write(body[:size/2])
-			_ = c.raw.Close() // FIN in the middle of the body
-			return true
-		}
-		fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", size)
-		_, _ = c.Write(body)
-		resetClose(c.raw.Conn) // RST instead of FIN
+		r.cut(c, t.bodies[:size], c.fault == "reset-after-response")
 		return true
 	}
 	return false

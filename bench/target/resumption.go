@@ -72,7 +72,7 @@ func (t *Target) resume(cfg *tls.Config, v uint16) error {
 		defer tick.Stop()
 		for {
 			select {
-			case <-t.done:
+			case <-t.ctx.Done():
 				return
 			case <-tick.C:
 			}

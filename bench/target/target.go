@@ -1,8 +1,9 @@
 // Package target is the reference TLS target: fasthttp over crypto/tls, one
 // listener per cipher profile, each configured exactly as its profile, with
 // certificates generated in memory, session cache and tickets off. It serves
-// sized objects from preallocated memory and counts what it sees, so that
-// the engines' counts can be tested against it.
+// sized objects from preallocated memory over HTTP/1.1 and HTTP/2 (h2.go),
+// and counts what it sees, so that the engines' counts can be tested
+// against it.
 package target
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"strconv"
@@ -58,8 +60,8 @@ type Config struct {
 	// closed loop do not stay in step (their completions would otherwise
 	// come in bursts, and a short window count them by whole bursts).
 	DelayJitter time.Duration
-	// OnRequest, if set, is called for every object request (tests look
-	// at the headers a client sent). It must not keep ctx.
+	// OnRequest, if set, is called for every HTTP/1.x object request
+	// (tests look at the headers a client sent). It must not keep ctx.
 	OnRequest func(l *Listener, ctx *fasthttp.RequestCtx)
 	// Faults are injected into fractions of the connections (not the
 	// admin listener's); SlowDelay is the "slow" fault's delay (default
@@ -96,7 +98,8 @@ type Target struct {
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
-	done    chan struct{}         // closed by Close: the target's goroutines end
+	ctx     context.Context       // done at Close: the target's goroutines and HTTP/2 connections end
+	stop    context.CancelFunc    // ends ctx
 	cfg     Config                // as started, with its defaults
 	names   map[string]*nameCerts // Config.Names' certificates, by key type
 }
@@ -109,7 +112,8 @@ type Listener struct {
 	connections     atomic.Int64 // TCP connections accepted, whatever came next
 	handshakes      atomic.Int64 // full handshakes (client traffic; /stats connections excluded)
 	resumed         atomic.Int64
-	requests        atomic.Int64
+	requests        atomic.Int64 // HTTP/1.x
+	requestsH2      atomic.Int64
 	handshakeErrors atomic.Int64 // failed after the client sent something
 	clientCerts     atomic.Int64 // full handshakes with a verified client certificate
 	injected        injected
@@ -122,7 +126,7 @@ type Stats struct {
 	Address         string `json:"address"`
 	Handshakes      int64  `json:"handshakes"`
 	Resumed         int64  `json:"resumed"`
-	Requests        int64  `json:"requests"`
+	Requests        int64  `json:"requests"` // for an object (not /stats), whatever the protocol
 	HandshakeErrors int64  `json:"handshake_errors"`
 	// Connections counts the TCP connections accepted (those reading
 	// /stats on this listener too), whatever followed.
@@ -134,6 +138,10 @@ type Stats struct {
 	ClientCerts int64 `json:"client_certs,omitempty"`
 	// Names counts the handshakes by server name, with Config.Names.
 	Names *NameStats `json:"names,omitempty"`
+	// ByProtocol splits Requests by protocol, named as the engines name
+	// them ("http/1.1": HTTP/1.0 and 1.1; "http/2"), those with none left
+	// out.
+	ByProtocol map[string]int64 `json:"requests_by_protocol,omitempty"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -146,10 +154,13 @@ func (l *Listener) Name() string {
 
 // Stats returns the listener's counters.
 func (l *Listener) Stats() Stats {
+	h1, h2 := l.requests.Load(), l.requestsH2.Load()
+	by := map[string]int64{"http/1.1": h1, "http/2": h2}
+	maps.DeleteFunc(by, func(_ string, n int64) bool { return n == 0 })
 	return Stats{
 		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
-		Requests: l.requests.Load(), HandshakeErrors: l.handshakeErrors.Load(),
+		Requests: h1 + h2, ByProtocol: by, HandshakeErrors: l.handshakeErrors.Load(),
 		Injected: l.injected.snapshot(), ClientCerts: l.clientCerts.Load(), Names: l.nameStats(),
 	}
 }
@@ -175,7 +186,7 @@ func Start(cfg Config) (*Target, error) {
 	if cfg.RampStart.IsZero() {
 		cfg.RampStart = time.Now()
 	}
-	t := &Target{bodies: newBodies(), cfg: cfg, done: make(chan struct{})}
+	t := newTarget(cfg)
 	if cfg.Plain {
 		return t, t.startPlain()
 	}
@@ -197,6 +208,13 @@ func Start(cfg Config) (*Target, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// newTarget is a target of cfg, not yet listening.
+func newTarget(cfg Config) *Target {
+	t := &Target{bodies: newBodies(), cfg: cfg}
+	t.ctx, t.stop = context.WithCancel(context.Background())
+	return t
 }
 
 // checkCert makes the CA that issues the profiles' certificates, or checks
@@ -284,7 +302,7 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 			tl.expired = &exp
 		}
 	}
-	t.serve(tl, t.handler(l))
+	t.serve(tl, t.handler(l), t.serveH2(tl))
 	return nil
 }
 
@@ -343,11 +361,13 @@ func (t *Target) startPlain() error {
 	}
 	l := &Listener{Addr: ln.Addr().String()}
 	t.Listeners = append(t.Listeners, l)
-	t.serve(&countingListener{Listener: ln, n: &l.connections}, t.handler(l))
+	t.serve(&countingListener{Listener: ln, n: &l.connections}, t.handler(l), nil)
 	return t.startAdmin(t.cfg.Admin)
 }
 
-func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
+// serve serves ln with h, and hands the connections that negotiate h2 to
+// h2 when set (h2.go).
+func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler, h2 fasthttp.ServeHandler) {
 	srv := &fasthttp.Server{
 		Handler:                      h,
 		Name:                         "tlsbench",
@@ -358,6 +378,9 @@ func (t *Target) serve(ln net.Listener, h fasthttp.RequestHandler) {
 		CloseOnShutdown:              true,
 		DisablePreParseMultipartForm: true,
 		MaxRequestsPerConn:           t.cfg.MaxRequestsPerConn,
+	}
+	if h2 != nil {
+		srv.NextProto("h2", h2)
 	}
 	t.run(srv, ln)
 }
@@ -378,7 +401,7 @@ func (t *Target) Close() error {
 	if t.closed.Swap(true) {
 		return nil
 	}
-	close(t.done)
+	t.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, s := range t.servers {
@@ -410,36 +433,43 @@ func (t *Target) Listener(profile string) *Listener {
 	return nil
 }
 
+// handler serves listener l's HTTP/1.x requests.
 func (t *Target) handler(l *Listener) fasthttp.RequestHandler {
 	return func(ctx *fasthttp.RequestCtx) {
-		path := ctx.Path()
-		if string(path) == "/stats" {
-			if c, ok := ctx.Conn().(*tlsConn); ok && c.counted && !c.stats {
-				// This connection came to read the counters: it is not
-				// client traffic.
-				c.stats = true
-				l.handshakes.Add(-1)
-				c.uncountClientCert()
-			}
-			writeJSON(ctx, l.Stats())
-			return
-		}
-		l.requests.Add(1)
-		if t.cfg.OnRequest != nil {
-			t.cfg.OnRequest(l, ctx)
-		}
-		if c, ok := ctx.Conn().(*tlsConn); ok && c.fault != "" && t.responseFault(ctx, l, c, path) {
-			return
-		}
-		d := t.Delay()
-		if t.cfg.DelayJitter > 0 {
-			d += rand.N(t.cfg.DelayJitter)
-		}
-		if d > 0 {
-			time.Sleep(d)
-		}
-		t.bodies.serve(ctx, path)
+		c, _ := ctx.Conn().(*tlsConn)
+		t.route(h1Reply{ctx}, l, c, ctx.Path(), &l.requests)
 	}
+}
+
+// route answers a request for path on listener l's connection c (nil
+// without TLS) over either protocol, r writing the response; n counts the
+// protocol's requests.
+func (t *Target) route(r reply, l *Listener, c *tlsConn, path []byte, n *atomic.Int64) {
+	if string(path) == "/stats" {
+		if c != nil && c.counted && c.stats.CompareAndSwap(false, true) {
+			// This connection came to read the counters: it is not
+			// client traffic.
+			l.handshakes.Add(-1)
+			c.uncountClientCert()
+		}
+		r.json(l.Stats())
+		return
+	}
+	n.Add(1)
+	if h, ok := r.(h1Reply); ok && t.cfg.OnRequest != nil {
+		t.cfg.OnRequest(l, h.RequestCtx)
+	}
+	if c != nil && c.fault != "" && t.responseFault(r, l, c, path) {
+		return
+	}
+	d := t.Delay()
+	if t.cfg.DelayJitter > 0 {
+		d += rand.N(t.cfg.DelayJitter)
+	}
+	if d > 0 {
+		time.Sleep(d)
+	}
+	t.bodies.serve(r, path)
 }
 
 // Delay is the delay a response gets now: Config.Delay, plus DelayRamp for
@@ -463,9 +493,14 @@ func (t *Target) adminHandler(ctx *fasthttp.RequestCtx) {
 }
 
 func writeJSON(ctx *fasthttp.RequestCtx, v any) {
-	data, _ := json.Marshal(v)
 	ctx.SetContentType("application/json")
-	ctx.SetBody(append(data, '\n'))
+	ctx.SetBody(jsonBody(v))
+}
+
+// jsonBody is v in JSON, a line.
+func jsonBody(v any) []byte {
+	data, _ := json.Marshal(v)
+	return append(data, '\n')
 }
 
 // quiet drops fasthttp's log lines.
@@ -524,7 +559,9 @@ func (c *countingConn) Read(p []byte) (int, error) {
 }
 
 // tlsConn completes the handshake on first use, under its own deadline, and
-// counts it. It is used by one fasthttp worker goroutine at a time.
+// counts it. The handshake runs in one fasthttp worker goroutine; after
+// it, an HTTP/2 connection's streams use the connection at once (stats,
+// cut and wrote are theirs).
 type tlsConn struct {
 	*tls.Conn
 	raw     *countingConn
@@ -532,9 +569,12 @@ type tlsConn struct {
 	done    bool
 	counted bool // counted in handshakes
 	client  bool // counted in clientCerts
-	stats   bool // has asked for /stats
+	stats   atomic.Bool
 	hsErr   error
-	fault   string // the fault injected into this connection, if any
+	fault   string      // the fault injected into this connection, if any
+	cut     atomic.Bool // an HTTP/2 stream is ending the connection (h2Reply.cut)
+	wrote   atomic.Int64
+	served  atomic.Int64 // HTTP/2 requests, for MaxRequestsPerConn
 }
 
 // Handshake runs the counted handshake (fasthttp calls it directly).
@@ -584,5 +624,9 @@ func (c *tlsConn) Write(p []byte) (int, error) {
 	if err := c.Handshake(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	n, err := c.Conn.Write(p)
+	if c.fault != "" {
+		c.wrote.Add(1) // the writes, for a fault that ends the connection after them (endAfterWrites)
+	}
+	return n, err
 }

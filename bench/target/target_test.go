@@ -234,6 +234,13 @@ func TestStatsOverTLS(t *testing.T) {
 // TestObjects checks the sizes and the pattern of the served objects.
 func TestObjects(t *testing.T) {
 	c, base := httpsTarget(t, "tls13-aes128-gcm-x25519", 10*time.Second)
+	checkObjects(t, c, base, 1)
+}
+
+// checkObjects requests every kind of object from base with c, checking
+// status, size, pattern and headers, and that it speaks HTTP/major.
+func checkObjects(t *testing.T, c *http.Client, base string, major int) {
+	t.Helper()
 	for _, tc := range []struct {
 		path string
 		size int64
@@ -256,6 +263,10 @@ func TestObjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if resp.ProtoMajor != major || resp.Header.Get("Server") != "tlsbench" || resp.ContentLength != int64(len(body)) {
+			t.Errorf("%s: %s, Server %q, Content-Length %d for %d bytes; want HTTP/%d, tlsbench, the body's length",
+				tc.path, resp.Proto, resp.Header.Get("Server"), resp.ContentLength, len(body), major)
+		}
 		if got, want := resp.StatusCode, tc.code; got != want {
 			t.Errorf("%s: status %d, want %d", tc.path, got, want)
 			continue
@@ -265,6 +276,9 @@ func TestObjects(t *testing.T) {
 		}
 		if got, want := int64(len(body)), tc.size; got != want {
 			t.Errorf("%s: %d bytes, want %d", tc.path, got, want)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/octet-stream" {
+			t.Errorf("%s: Content-Type %q", tc.path, ct)
 		}
 		for i, b := range body {
 			if b != target.Pattern[i%target.PatternPeriod] {

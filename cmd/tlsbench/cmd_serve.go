@@ -20,8 +20,10 @@ const serveUsage = `tlsbench serve [flags]
 
 Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
-session cache and tickets off unless --resumption). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
-returns the listener's counters. Once listening it prints a table of the
+session cache and tickets off unless --resumption). Each listener serves
+HTTP/2 and HTTP/1.1, chosen by ALPN (h2, then http/1.1; a client that
+offers no ALPN gets HTTP/1.1). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+returns the listener's counters, requests by protocol among them. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
 the counters.
@@ -38,7 +40,7 @@ get the alert, 1 a 503 and 1 none.
 ports from --port (the server side of "client TLS, server plain", behind a
 device that terminates TLS; docs/BACKENDS.md), each counting its requests
 exactly and by second; --admin serves the counts (/stats, /seconds,
-/metrics).`
+/metrics). --plain and --backends serve HTTP/1.x only.`
 
 // serveCmd is a parsed serve command line: the target's configuration,
 // and the files it reads (--cert, --key) and writes (--ca-out) when run.
@@ -309,7 +311,7 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 // printServeStats prints the listeners' counters, and the faults injected.
 func printServeStats(stdout io.Writer, stats []target.Stats) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHANDSHAKE ERRORS\tINJECTED")
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHANDSHAKE ERRORS\tINJECTED")
 	for _, s := range stats {
 		var inj []string
 		for _, k := range target.FaultKinds {
@@ -317,8 +319,8 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%s\n",
-			s.Profile, s.Handshakes, s.Resumed, s.Requests, s.HandshakeErrors, strings.Join(inj, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
+			s.ByProtocol["http/2"], s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
