@@ -451,6 +451,9 @@ type Run struct {
 	// Closes says how the connections ended (CPS only; nil otherwise),
 	// the preflight's included (unlike Whole).
 	Closes *Closes `json:"closes,omitempty"`
+	// HTTP2 is what an HTTP/2 run's first connection to answer exchanged
+	// in SETTINGS; nil over HTTP/1.1.
+	HTTP2 *HTTP2 `json:"http2,omitempty"`
 	// Resumption splits the handshakes into full and resumed ones in a run
 	// that offered sessions; nil in one that did not (SR=0).
 	Resumption *Resumption `json:"resumption,omitempty"`
@@ -735,6 +738,17 @@ type Load struct {
 	// (latency_us.schedule_lag) is a material part of its latency: its p50
 	// or p99 above StartLagShare of the total's.
 	StartLagMaterial bool `json:"start_lag_material,omitempty"`
+}
+
+// HTTP2 is the SETTINGS (RFC 9113 §6.5) of an HTTP/2 run's first
+// connection to answer a request, by their names (MAX_CONCURRENT_STREAMS):
+// the server's, whether it acknowledged the client's, and the client's
+// own, with the connection's flow-control window the client opened.
+type HTTP2 struct {
+	ServerSettings   map[string]uint32 `json:"server_settings"`
+	SettingsAcked    bool              `json:"settings_acked"`
+	ClientSettings   map[string]uint32 `json:"client_settings"`
+	ConnectionWindow uint32            `json:"connection_window"`
 }
 
 // Closes counts how the connections that read a complete response ended,

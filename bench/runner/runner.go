@@ -200,6 +200,9 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 		closes := c.Closes()
 		r.Closes = &closes
 	}
+	if h, ok := op.(interface{ HTTP2() *metrics.HTTP2 }); ok {
+		r.HTTP2 = h.HTTP2()
+	}
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}

@@ -81,6 +81,16 @@ const (
 	ClassCertName Class = "cert_name"
 )
 
+// HTTP/2's own failures (RFC 9113); the error names the code (e.g.
+// PROTOCOL_ERROR): a stream the server reset (RST_STREAM), a connection it
+// ended with an error (GOAWAY) or with streams unanswered, and frames or
+// header blocks the client refused (malformed, or against the protocol).
+const (
+	ClassH2StreamReset Class = "h2_stream_reset"
+	ClassH2GoAway      Class = "h2_goaway"
+	ClassH2Protocol    Class = "h2_protocol"
+)
+
 // ClassClientCertRefused: the server refused the client's certificate (or
 // its absence) with a certificate alert (mutual TLS, docs/MTLS.md); the
 // error names the alert.

@@ -44,9 +44,6 @@ func check(e vocab.Engine, a *protocol.Args) error {
 	return nil
 }
 
-// TODO(h2-engine): the engines.
-func newCPS(protocol.Args) (protocol.Op, error) { return nil, errors.New("http/2 cps: not built yet") }
-
 func newThroughput(protocol.Args) (protocol.Op, error) {
 	return nil, errors.New("http/2 throughput: not built yet")
 }
