@@ -41,7 +41,7 @@ func TestDependencyRules(t *testing.T) {
 		// operations (HTTP/1.1: cps and throughput, the reference target's body pattern).
 		"bench/protocol":       {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq"},
 		"bench/protocol/http1": {"bench/protocol", "bench/engine/cps", "bench/engine/throughput", "bench/target"},
-		"bench/protocol/http2": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "golang.org/x/net/http2", "golang.org/x/net/http2/hpack"},
+		"bench/protocol/http2": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "golang.org/x/net/http2", "golang.org/x/net/http2/hpack"},
 		// The one package that makes a run: the spec, the operation (through
 		// the protocol registry), the engine.
 		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/protocol", "bench/protocol/http1", "bench/protocol/http2", "profiles", "bench/devcount"},

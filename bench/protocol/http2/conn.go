@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"strconv"
 	"strings"
@@ -91,6 +92,8 @@ type stream struct {
 	body        int64
 	unacked     int64 // window consumed and not given back
 	err         error // how it ended, if not well
+	sum         hash.Hash
+	mismatch    bool // the body failed its check
 }
 
 // conn is one HTTP/2 connection over a verified TLS connection: a framer

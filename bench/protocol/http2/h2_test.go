@@ -32,6 +32,7 @@ type h2Server struct {
 	addr                string
 	ca                  *cipher.CA
 	requests, bytes, cn atomic.Int64
+	open, peak          atomic.Int64 // requests being answered: now, and the most at once
 }
 
 func body(n int) []byte {
@@ -62,6 +63,10 @@ func serveH2(t testing.TB) *h2Server {
 		}
 		srv.requests.Add(1)
 		srv.bytes.Add(int64(len(b)))
+		n := srv.open.Add(1)
+		defer srv.open.Add(-1)
+		for p := srv.peak.Load(); n > p && !srv.peak.CompareAndSwap(p, n); p = srv.peak.Load() {
+		}
 		w.Header().Set("Server", "h2test")
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		_, _ = w.Write(b)
@@ -200,5 +205,73 @@ func TestCPSRequestsPerConn(t *testing.T) {
 	if srv.requests.Load() != 9 || srv.cn.Load() != 3 || srv.bytes.Load() != bodies {
 		t.Errorf("server: %d requests on %d connections, %d bytes; want 9 on 3, %d", srv.requests.Load(),
 			srv.cn.Load(), srv.bytes.Load(), bodies)
+	}
+}
+
+// TestThroughput: S concurrent streams per connection, each stream a
+// sample: with 8 requests per connection, 16 transactions of one worker
+// open 2 connections and the server answers exactly 16 requests, every
+// 1 MiB body verified against the pattern and counted.
+func TestThroughput(t *testing.T) {
+	for _, streams := range []int{1, 4} {
+		t.Run(strconv.Itoa(streams), func(t *testing.T) {
+			srv := serveH2(t)
+			a := args(vocab.EngineThroughput, srv.addr, srv.ca)
+			a.Streams, a.RequestsPerConn, a.VerifyBody = streams, 8, "pattern"
+			op := build(t, vocab.EngineThroughput, a)
+			ss := do(t, op, 16)
+			var opened, payload, wire int64
+			for i, s := range ss {
+				if s.Opened {
+					opened++
+				}
+				if s.Opened != (i%8 == 0) || s.Payload != 1<<20 || s.Dur[vocab.PhaseTTFB] <= 0 {
+					t.Errorf("transaction %d: opened %v, body %d, ttfb %s", i, s.Opened, s.Payload,
+						s.Dur[vocab.PhaseTTFB])
+				}
+				payload += s.Payload
+				wire += s.WireIn
+			}
+			if srv.requests.Load() != 16 || srv.cn.Load() != 2 || srv.bytes.Load() != payload || opened != 2 {
+				t.Errorf("server: %d requests on %d connections, %d bytes; engine: 16 on %d, %d bytes",
+					srv.requests.Load(), srv.cn.Load(), srv.bytes.Load(), opened, payload)
+			}
+			if p := srv.peak.Load(); (streams == 1) != (p == 1) {
+				t.Errorf("%d streams per connection, the server answered %d at once", streams, p)
+			}
+			if wire < payload || wire > payload+payload/20 {
+				t.Errorf("wire bytes %d for %d of payload", wire, payload)
+			}
+		})
+	}
+}
+
+// TestThroughputRun: a timed run of 2 connections × 4 streams, as the
+// engine makes it: no error, the server answered what the engine read
+// plus at most the streams left open when the workers stopped; a body
+// check that fails is body_mismatch.
+func TestThroughputRun(t *testing.T) {
+	srv := serveH2(t)
+	a := args(vocab.EngineThroughput, srv.addr, srv.ca)
+	a.Streams, a.VerifyBody = 4, "pattern"
+	op := build(t, vocab.EngineThroughput, a)
+	res, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: 2,
+		Duration: 500 * time.Millisecond, Drain: 5 * time.Second}}, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Snapshot
+	if s.AllErrors != 0 || s.AllOK == 0 || s.AllOpened != 2 {
+		t.Fatalf("ok %d, errors %v %v, %d connections", s.AllOK, s.Errors, s.Examples, s.AllOpened)
+	}
+	if left := srv.requests.Load() - s.AllOK; left < 0 || left > 2*4 {
+		t.Errorf("server answered %d requests, engine read %d", srv.requests.Load(), s.AllOK)
+	}
+	a.VerifyBody = "sha256:" + strings.Repeat("00", 32)
+	x := metrics.Sample{Start: time.Now()}
+	w, _ := build(t, vocab.EngineThroughput, a).NewWorker(0)
+	w.Do(context.Background(), &x)
+	if x.Class != vocab.ClassBodyMismatch || x.Payload != 1<<20 {
+		t.Errorf("a wrong sha256: %s %v, body %d", x.Class, x.Err, x.Payload)
 	}
 }

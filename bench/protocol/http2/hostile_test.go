@@ -142,6 +142,30 @@ func TestHostileServers(t *testing.T) {
 			serve: func(h *rawH2) { h.request(); _ = h.fr.WriteGoAway(0, http2.ErrCodeEnhanceYourCalm, []byte("calm")) }},
 		{name: "GOAWAY unanswered", class: vocab.ClassH2GoAway, naming: "GOAWAY NO_ERROR",
 			serve: func(h *rawH2) { h.request(); _ = h.fr.WriteGoAway(0, http2.ErrCodeNo, nil) }},
+		{name: "RST_STREAM, throughput", engine: vocab.EngineThroughput, class: vocab.ClassH2StreamReset,
+			naming: "RST_STREAM REFUSED_STREAM", serve: func(h *rawH2) {
+				for id := h.request(); id != 0; id = h.request() {
+					_ = h.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+				}
+			}},
+		{name: "body above its content-length, throughput", engine: vocab.EngineThroughput,
+			class: vocab.ClassBodySize, naming: "above its content-length", serve: func(h *rawH2) {
+				for id := h.request(); id != 0; id = h.request() {
+					h.headers(id, false, "200", "content-length", "1024")
+					for i := 0; i < 8 && h.fr.WriteData(id, false, chunk) == nil; i++ {
+					}
+				}
+			}},
+		{name: "GOAWAY after 3 streams, throughput", engine: vocab.EngineThroughput, serve: func(h *rawH2) {
+			for i := 0; i < 3; i++ { // as nginx's keepalive_requests does
+				id := h.request()
+				h.headers(id, false, "200", "content-length", "1024")
+				_ = h.fr.WriteData(id, true, chunk[:1024])
+				if i == 2 {
+					_ = h.fr.WriteGoAway(id, http2.ErrCodeNo, nil)
+				}
+			}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			addr, ca := serveRaw(t, tc.settings, tc.serve)
@@ -171,6 +195,9 @@ func TestHostileServers(t *testing.T) {
 			if tc.class == "" {
 				if s.AllErrors != 0 || s.AllOK == 0 {
 					t.Errorf("ok %d, errors %v", s.AllOK, s.Errors)
+				}
+				if r, ok := op.(interface{ Reconnects() int64 }); ok && r.Reconnects() < s.AllOK/3-2 {
+					t.Errorf("%d reconnections for %d streams, 3 per connection", r.Reconnects(), s.AllOK)
 				}
 				return
 			}

@@ -6,7 +6,6 @@ package http2
 
 import (
 	"crypto/tls"
-	"errors"
 
 	"github.com/tlsbench/tlsbench/bench/protocol"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -42,8 +41,4 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
 	}
 	return nil
-}
-
-func newThroughput(protocol.Args) (protocol.Op, error) {
-	return nil, errors.New("http/2 throughput: not built yet")
 }

@@ -80,7 +80,7 @@ func TestPreflightRefusesOtherProtocols(t *testing.T) {
 						_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
 					}
 				})
-			for _, e := range []vocab.Engine{vocab.EngineCPS} {
+			for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
 				s := spec(e, addr, ca)
 				r, err := runner.Run(context.Background(), &s)
 				if err != nil {
