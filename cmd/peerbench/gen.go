@@ -344,7 +344,7 @@ func (s *sample) readRecord(file string, p profileSpec) error {
 	if n.Group == "none" {
 		n.Group = ""
 	}
-	s.Negotiated = strings.TrimSpace(fmt.Sprintf("%s %s %s", n.Version, n.OpenSSL, n.Group))
+	s.Negotiated = strings.Join(strings.Fields(n.Version+" "+n.OpenSSL+" "+n.Group+" "+n.ALPN), " ")
 	switch {
 	case !r.Complete:
 		return fmt.Errorf("the run record says complete: false")
