@@ -7,7 +7,7 @@ BIN      := bin/tlsbench
 # implementation the percentiles are checked against, the PDF's checkers, the
 # shells the completions are tried in, the man page's renderers and R, which
 # the rank test and Welch's interval are checked against (Debian packages).
-TEST_PACKAGES := haproxy nginx apache2 apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus r-base-core
+TEST_PACKAGES := haproxy nginx nghttp2-client apache2 apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus r-base-core
 
 .PHONY: all build agent completions run test deps-test fmt-check vet staticcheck lint fuzz-short bench peers perf-ab scale soak clean
 
@@ -104,14 +104,15 @@ bench: build
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies
 # (tlsbench throughput vs wrk), against nginx and the reference target on
-# loopback (DUT on CPU 0, generator on CPU 1), with the Go crypto floor; about
-# 6 min. Installs wrk (Debian package) when it is missing.
+# loopback (DUT on CPU 0, generator on CPU 1), with the Go crypto floor; the
+# same over HTTP/2 against nginx's http2 servers, vs h2load (nghttp2-client);
+# about 10 min. Installs wrk (Debian package) when it is missing.
 peers: build deps-test
 	@dpkg -s wrk >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		echo "installing: wrk"; \
 		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq wrk >/dev/null; }
-	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --out bin/peerbench.json
+	$(GO) run ./cmd/peerbench --reps 3 --duration 5s --dut both --engine both --http both --out bin/peerbench.json
 
 # The performance guard: the working tree against BASE (a revision), the
 # reference target on CPU 0 and the two builds alternating on CPU 1, ABBA:

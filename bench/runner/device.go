@@ -74,8 +74,8 @@ func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 		return nil, nil
 	}
 	m := &deviceMeter{src: spec.Device.For(spec.Profile)}
-	if spec.Engine == vocab.EngineThroughput {
-		m.pipeline = int64(max(spec.Pipeline, 1))
+	if spec.Engine == vocab.EngineThroughput { // requests in flight a connection: pipelined, or streams
+		m.pipeline = int64(max(spec.Pipeline, spec.Streams, 1))
 	}
 	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
 	if m.first = read(ctx, &m.src); m.first.err != nil {

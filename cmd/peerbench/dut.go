@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,7 @@ type dut struct {
 	name    string
 	addrs   map[string]string // profile → host:port (cps: no keep-alive on nginx)
 	tpAddrs map[string]string // profile → host:port for the throughput engine (keep-alive)
+	h2Addrs map[string]string // profile → host:port of nginx's http2 server (both engines); nil: no HTTP/2
 	ca      string            // CA certificate (PEM) for --cacert
 	// negLog (nginx) logs what each keep-alive connection negotiated, one
 	// line per connection (its first request): see nginxConfig.
@@ -85,8 +87,11 @@ func (d *dut) describe() string {
 // does not, and on the CBC-SHA256 suites it changes both sides' record
 // protection (and costs this nginx 1.6× the CPU per GB: it cannot use
 // OpenSSL's stitched AES-CBC-HMAC-SHA256 then). Without it both generators
-// get the same records.
-func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLog string) testdut.NginxConfig {
+// get the same records. With h2, a third server per profile offers h2 (ALPN;
+// keep-alive, encrypt-then-mac refused, first requests logged the same way,
+// with their protocol) for both engines over HTTP/2, its accept queue long
+// enough for h2load's N connections made at once.
+func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLog string, h2 bool) testdut.NginxConfig {
 	cfg := testdut.NginxConfig{Dir: dir, Affinity: "01", Wrap: []string{"taskset", "-c", "0"}}
 	server := func(p profileSpec) testdut.NginxServer {
 		s := testdut.NginxServer{Cert: certs.Cert[p.CertKey], Ciphers: p.Ciphers, Curve: p.Curve}
@@ -98,14 +103,26 @@ func nginxConfig(dir string, base int, ps []profileSpec, certs *certFiles, negLo
 	for _, p := range ps {
 		cfg.Servers = append(cfg.Servers, server(p))
 	}
+	keepAlive := func(p profileSpec) testdut.NginxServer {
+		s := server(p)
+		s.KeepAlive = true
+		s.Extra = []string{"ssl_conf_command Options -EncryptThenMac;"}
+		if negLog != "" {
+			s.Extra = append(s.Extra, "access_log "+negLog+" peerbench_tls if=$peerbench_first;")
+		}
+		return s
+	}
 	if negLog != "" {
 		cfg.HTTP = []string{"map $connection_requests $peerbench_first { 1 1; default 0; }",
-			"log_format peerbench_tls '$server_port|$connection|$ssl_protocol|$ssl_cipher|$ssl_curve|$http_user_agent';"}
+			"log_format peerbench_tls " +
+				"'$server_port|$connection|$ssl_protocol|$ssl_cipher|$ssl_curve|$http_user_agent|$server_protocol';"}
 		for _, p := range ps {
-			s := server(p)
-			s.KeepAlive = true
-			s.Extra = []string{"ssl_conf_command Options -EncryptThenMac;",
-				"access_log " + negLog + " peerbench_tls if=$peerbench_first;"}
+			cfg.Servers = append(cfg.Servers, keepAlive(p))
+		}
+	}
+	for _, p := range ps {
+		if s := keepAlive(p); h2 {
+			s.HTTP2, s.Listen = true, "backlog=4096"
 			cfg.Servers = append(cfg.Servers, s)
 		}
 	}
@@ -118,7 +135,8 @@ func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (
 	if o.wants("throughput") {
 		negLog = filepath.Join(dir, "negotiated.log")
 	}
-	cfg := nginxConfig(dir, 0, o.profiles, certs, negLog)
+	h2 := slices.Contains(o.protos, "2")
+	cfg := nginxConfig(dir, 0, o.profiles, certs, negLog, h2)
 	cfg.Wrap[0] = o.taskset
 	n, err := testdut.StartNginx(ctx, o.nginx, cfg)
 	if err != nil {
@@ -126,10 +144,17 @@ func startNginx(ctx context.Context, o *options, tmp string, certs *certFiles) (
 	}
 	d := &dut{Process: n.Process, name: "nginx", ca: certs.CA, negLog: negLog,
 		addrs: map[string]string{}, tpAddrs: map[string]string{}, probes: map[string]string{}}
+	k := len(o.profiles)
+	if h2 {
+		d.h2Addrs = map[string]string{}
+	}
 	for i, p := range o.profiles {
 		d.addrs[p.Name] = n.Addrs[i]
 		if negLog != "" {
-			d.tpAddrs[p.Name] = n.Addrs[len(o.profiles)+i]
+			d.tpAddrs[p.Name] = n.Addrs[k+i]
+		}
+		if h2 {
+			d.h2Addrs[p.Name] = n.Addrs[len(n.Addrs)-k+i]
 		}
 	}
 	return d, nil
@@ -187,7 +212,7 @@ func (d *dut) negotiated(offset int64) (counts map[string]int, ok bool) {
 }
 
 // parseNegLog counts the lines of nginx's peerbench_tls log by what they
-// negotiated (protocol, cipher and, if any, curve).
+// negotiated (protocol, cipher, if any curve, and h2 for HTTP/2).
 func parseNegLog(s string) map[string]int {
 	counts := map[string]int{}
 	for _, line := range strings.Split(s, "\n") {
@@ -198,6 +223,9 @@ func parseNegLog(s string) map[string]int {
 		key := f[2] + " " + f[3]
 		if c := f[4]; c != "" && c != "-" {
 			key += " " + c
+		}
+		if len(f) > 6 && f[6] == "HTTP/2.0" {
+			key += " h2"
 		}
 		counts[key]++
 	}

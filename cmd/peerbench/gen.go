@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ const bodySize = 1 << 20
 // sample is one generator run.
 type sample struct {
 	Engine  string `json:"engine"` // cps or throughput
+	HTTP    string `json:"http"`   // 1.1 or 2
 	DUT     string `json:"dut"`
 	Profile string `json:"profile"`
 	Tool    string `json:"tool"`
@@ -107,9 +109,9 @@ func (s *sample) line() string {
 	if s.Engine == "throughput" {
 		return s.tpLine()
 	}
-	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %7.1f cps  %6.0f µs/txn  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d txn "+
+	l := fmt.Sprintf("%-9s %-31s %-8s rep %d: %7.1f cps  %6.0f µs/txn  gen %3.0f%%  dut %3.0f%%  other %3.0f%%  %d txn "+
 		" %d failed  [%s]",
-		s.DUT, s.Profile, s.Tool, s.Rep, s.CPS, s.CPUPerTxnUS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100,
+		s.where(), s.Profile, s.Tool, s.Rep, s.CPS, s.CPUPerTxnUS, s.GenUtil*100, s.DUTUtil*100, s.OtherUtil*100,
 		s.Transactions, s.Failed, s.Negotiated)
 	if s.Error != "" {
 		l += "  ERROR: " + s.Error
@@ -117,10 +119,13 @@ func (s *sample) line() string {
 	return l
 }
 
+// where is the DUT, and "/h2" over HTTP/2.
+func (s *sample) where() string { return s.DUT + map[bool]string{true: "/h2"}[s.HTTP == "2"] }
+
 func (s *sample) tpLine() string {
-	l := fmt.Sprintf("%-6s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB "+
+	l := fmt.Sprintf("%-9s %-31s %-8s rep %d: %6.3f Gbps  %6.1f req/s  %5.2f s/GB "+
 		"(user %.2f sys %.2f)  gen %3.0f%%  dut %3.0f%% %5.2f s/GB  other %3.0f%%  %d req  %d failed  [%s]",
-		s.DUT, s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS,
+		s.where(), s.Profile, s.Tool, s.Rep, s.Gbps, s.ReqPerS, s.CPUPerGBS,
 		s.CPUPerGBS*s.UserS/max(s.CPUS, 1e-9), s.CPUPerGBS*s.SysS/max(s.CPUS, 1e-9),
 		s.GenUtil*100, s.DUTUtil*100, s.DUTCPUPerGBS, s.OtherUtil*100, s.Transactions, s.Failed+s.Non2xx, s.Negotiated)
 	if s.Tool == "wrk" {
@@ -136,49 +141,12 @@ func (s *sample) tpLine() string {
 }
 
 // measure runs one generator on CPU 1 and fills a sample; a failure is
-// recorded in the sample, not returned.
-func measure(ctx context.Context, o *options, d *dut, engine, tool string, p profileSpec, addr string,
-	rep int) *sample {
-	s := &sample{Engine: engine, DUT: d.name, Profile: p.Name, Tool: tool, Rep: rep}
+// recorded in the sample, not returned. prev are the samples so far.
+func measure(ctx context.Context, o *options, d *dut, c cell, tool, addr string, rep int, prev []*sample) *sample {
+	engine, p := c.engine, c.profile
+	s := &sample{Engine: engine, HTTP: c.http, DUT: d.name, Profile: p.Name, Tool: tool, Rep: rep}
 	_, port, _ := net.SplitHostPort(addr)
-	secs := int(math.Ceil(o.duration.Seconds()))
-	var args []string
-	var jsonFile string
-	switch {
-	case engine == "throughput" && tool == "tlsbench":
-		jsonFile = filepath.Join(o.tmp, fmt.Sprintf("tp-%s-%s-%d.json", d.name, p.Name, rep))
-		args = []string{o.tlsbench, "throughput", "https://localhost:" + port + "/1m",
-			"--resolve", "localhost:" + port + ":127.0.0.1", "--profile", p.Name,
-			"-c", strconv.Itoa(o.tpConc), "-d", o.duration.String(), "--warmup", "0s",
-			"--expect-size", strconv.Itoa(bodySize), "--cacert", d.ca, "-q", "--json", jsonFile}
-	case tool == "wrk":
-		// One thread, so that wrk runs on CPU 1 alone (its main thread
-		// only waits); -d counts whole seconds here.
-		args = []string{o.wrk, "-t1", "-c", strconv.Itoa(o.tpConc), "-d", strconv.Itoa(secs) + "s",
-			"https://127.0.0.1:" + port + "/1m"}
-	case tool == "tlsbench":
-		jsonFile = filepath.Join(o.tmp, fmt.Sprintf("%s-%s-%d.json", d.name, p.Name, rep))
-		args = []string{o.tlsbench, "cps", "https://localhost:" + port + "/1k",
-			"--resolve", "localhost:" + port + ":127.0.0.1", "--profile", p.Name,
-			"-c", strconv.Itoa(o.concurrency), "-d", o.duration.String(), "--warmup", "0s",
-			"--cacert", d.ca, "-q", "--json", jsonFile}
-	case tool == "ab":
-		// -t bounds the run to --duration; -n (after -t, which resets it) only
-		// has to be out of reach. -r: a receive error is a failed request
-		// rather than the end of the run.
-		args = []string{o.ab, "-q", "-r", "-t", strconv.Itoa(secs), "-n", strconv.Itoa(max(50000, secs*20000)),
-			"-c", strconv.Itoa(o.concurrency), "-f", "TLS1.2", "-Z", p.Ciphers, "https://127.0.0.1:" + port + "/1k"}
-	case tool == "tls-perf":
-		// Handshakes only: no HTTP, and each connection ends with an RST
-		// (SO_LINGER 0) rather than a FIN exchange. -l: connections in
-		// flight, one thread (one core).
-		args = []string{o.tlsPerf, "-q", "-t", "1", "-l", strconv.Itoa(o.concurrency), "-T", strconv.Itoa(secs),
-			"--tls", "1.2", "-c", p.Ciphers}
-		if p.Curve != "" {
-			args = append(args, "-C", p.Curve)
-		}
-		args = append(args, "127.0.0.1", port)
-	}
+	args, jsonFile := command(o, d, c, tool, port, rep, prev)
 	s.Command = "taskset -c 1 " + strings.Join(args, " ")
 
 	logOffset := d.negLogSize()
@@ -211,6 +179,8 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 		perr = s.parseWrk(out)
 	case "tls-perf":
 		perr = s.parseTLSPerf(out, wall)
+	case "h2load":
+		perr = s.parseH2load(out, p)
 	}
 	if perr == nil && engine == "throughput" {
 		perr = s.checkNegotiated(d, p, logOffset)
@@ -233,6 +203,74 @@ func measure(ctx context.Context, o *options, d *dut, engine, tool string, p pro
 		s.Error = "no transaction completed"
 	}
 	return s
+}
+
+// command is the generator's command line and, for tlsbench, its record.
+func command(o *options, d *dut, c cell, tool, port string, rep int, prev []*sample) (args []string, jsonFile string) {
+	p, secs := c.profile, int(math.Ceil(o.duration.Seconds()))
+	url, conc := "https://127.0.0.1:"+port+"/1k", o.concurrency
+	if c.engine == "throughput" {
+		url, conc = "https://127.0.0.1:"+port+"/1m", o.tpConc
+	}
+	switch {
+	case tool == "tlsbench":
+		jsonFile = filepath.Join(o.tmp, fmt.Sprintf("%s-%s-%s-http%s-%d.json", c.engine, d.name, p.Name, c.http, rep))
+		args = []string{o.tlsbench, c.engine, strings.Replace(url, "127.0.0.1", "localhost", 1),
+			"--resolve", "localhost:" + port + ":127.0.0.1", "--profile", p.Name,
+			"-c", strconv.Itoa(conc), "-d", o.duration.String(), "--warmup", "0s",
+			"--cacert", d.ca, "-q", "--json", jsonFile}
+		if c.engine == "throughput" {
+			args = append(args, "--expect-size", strconv.Itoa(bodySize))
+		}
+		if c.http == "2" {
+			args = append(args, "--http", "2")
+		}
+		if c.http == "2" && c.engine == "throughput" {
+			args = append(args, "--streams", strconv.Itoa(o.streams))
+		}
+	case tool == "wrk":
+		// One thread, so that wrk runs on CPU 1 alone (its main thread
+		// only waits); -d counts whole seconds here.
+		args = []string{o.wrk, "-t1", "-c", strconv.Itoa(conc), "-d", strconv.Itoa(secs) + "s", url}
+	case tool == "ab":
+		// -t bounds the run to --duration; -n (after -t, which resets it) only
+		// has to be out of reach. -r: a receive error is a failed request
+		// rather than the end of the run.
+		args = []string{o.ab, "-q", "-r", "-t", strconv.Itoa(secs), "-n", strconv.Itoa(max(50000, secs*20000)),
+			"-c", strconv.Itoa(conc), "-f", "TLS1.2", "-Z", p.Ciphers, url}
+	case tool == "tls-perf":
+		// Handshakes only: no HTTP, and each connection ends with an RST
+		// (SO_LINGER 0) rather than a FIN exchange. -l: connections in
+		// flight, one thread (one core).
+		args = []string{o.tlsPerf, "-q", "-t", "1", "-l", strconv.Itoa(conc), "-T", strconv.Itoa(secs),
+			"--tls", "1.2", "-c", p.Ciphers}
+		if p.Curve != "" {
+			args = append(args, "-C", p.Curve)
+		}
+		args = append(args, "127.0.0.1", port)
+	case c.engine == "throughput": // h2load, one thread, for --duration
+		args = []string{o.h2load, "-c", strconv.Itoa(conc), "-m", strconv.Itoa(o.streams), "-D", strconv.Itoa(secs),
+			"--ciphers", p.Ciphers, url}
+	default: // h2load, N new connections with one request each
+		n := strconv.Itoa(h2loadConns(prev, c, secs))
+		args = []string{o.h2load, "-c", n, "-n", n, "-m", "1", "--ciphers", p.Ciphers, url}
+	}
+	return args, jsonFile
+}
+
+// h2loadConns is the N of h2load's CPS run (-c N -n N: N connections made
+// at once, a request each): what the cell's last successful tlsbench run
+// made in secs at its CPS, so that h2load runs about as long (200 a second
+// without one), within 16 and 10,000 (h2load holds them all open).
+func h2loadConns(prev []*sample, c cell, secs int) int {
+	cps := 200.0
+	for _, s := range slices.Backward(prev) {
+		if s.Tool == "tlsbench" && s.Engine == c.engine && s.HTTP == c.http && s.Profile == c.profile.Name && s.ok() {
+			cps = s.CPS
+			break
+		}
+	}
+	return min(10000, max(16, int(cps*float64(secs))))
 }
 
 // runChild runs a generator with a timeout and returns its output, its own
@@ -306,10 +344,12 @@ func (s *sample) readRecord(file string, p profileSpec) error {
 	if n.Group == "none" {
 		n.Group = ""
 	}
-	s.Negotiated = strings.TrimSpace(fmt.Sprintf("%s %s %s", n.Version, n.OpenSSL, n.Group))
+	s.Negotiated = strings.Join(strings.Fields(n.Version+" "+n.OpenSSL+" "+n.Group+" "+n.ALPN), " ")
 	switch {
 	case !r.Complete:
 		return fmt.Errorf("the run record says complete: false")
+	case s.HTTP == "2" && n.ALPN != "h2":
+		return fmt.Errorf("negotiated alpn %q, want h2", n.ALPN)
 	case r.Resumed > 0:
 		return fmt.Errorf("%d resumed handshakes", r.Resumed)
 	case n.OpenSSL != p.Ciphers || (p.Group != "" && n.Group != p.Group):
@@ -365,6 +405,62 @@ func (s *sample) parseAB(out []byte, p profileSpec) error {
 	curveOK := p.Curve == "" || strings.Contains(tmpKey, " "+p.Curve+" ")
 	if len(f) < 2 || f[0] != "TLSv1.2" || f[1] != p.Ciphers || !curveOK {
 		return fmt.Errorf("negotiated %q (temp key %q), want TLSv1.2 %s %s", proto, tmpKey, p.Ciphers, p.Curve)
+	}
+	return nil
+}
+
+// parseH2load reads h2load's report: the requests that succeeded (streams
+// ended without error), less those answered other than 2xx, are its
+// transactions (1 MiB bodies each in throughput, checked against its DATA
+// bytes), over its "finished in" time; what it negotiated must be the
+// profile's, over h2.
+//
+//	finished in 5.04s, 136.80 req/s, 136.97MB/s
+//	requests: 684 total, 716 started, 684 done, 684 succeeded, 0 failed, 0 errored, 0 timeout
+//	status codes: 684 2xx, 0 3xx, 0 4xx, 0 5xx
+//	traffic: 684.83MB (718097792) total, 75.48KB (77292) headers (space savings 38.92%), 684.00MB (717225984) data
+func (s *sample) parseH2load(out []byte, p profileSpec) error {
+	kv := map[string]string{}
+	var data int64
+	for _, line := range strings.Split(string(out), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			kv[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "finished" && f[1] == "in" {
+			kv["finished"] = strings.TrimSuffix(f[2], ",")
+		}
+	}
+	var ok, c3, c4, c5 int64
+	if n, _ := fmt.Sscanf(kv["requests"], "%d total, %d started, %d done, %d succeeded, %d failed",
+		new(int64), new(int64), new(int64), &ok, &s.Failed); n < 5 {
+		return fmt.Errorf("no report from h2load")
+	}
+	_, _ = fmt.Sscanf(kv["status codes"], "%d 2xx, %d 3xx, %d 4xx, %d 5xx", new(int64), &c3, &c4, &c5)
+	if t := strings.Fields(kv["traffic"]); len(t) >= 2 {
+		_, _ = fmt.Sscanf(t[len(t)-2], "(%d)", &data)
+	}
+	el, err := wrkDuration(kv["finished"])
+	if err != nil {
+		return fmt.Errorf("h2load: %v", err)
+	}
+	s.Non2xx = c3 + c4 + c5
+	s.Transactions, s.WindowS = ok-s.Non2xx, el.Seconds()
+	if s.WindowS > 0 {
+		s.CPS = float64(s.Transactions) / s.WindowS
+	}
+	if s.Engine == "throughput" {
+		s.PayloadBytes = s.Transactions * bodySize
+	}
+	// "Server Temp Key: ECDH prime256v1 256 bits"
+	key := strings.Fields(kv["Server Temp Key"] + " - -")[1]
+	s.Negotiated = strings.Join(strings.Fields(fmt.Sprintf("%s %s %s %s", kv["TLS Protocol"], kv["Cipher"],
+		map[bool]string{true: key}[p.Curve != ""], kv["Application protocol"])), " ")
+	switch {
+	case data < s.PayloadBytes:
+		return fmt.Errorf("h2load read %d DATA bytes for %d responses: bodies are not 1 MiB", data, s.Transactions)
+	case kv["TLS Protocol"] != "TLSv1.2" || kv["Cipher"] != p.Ciphers || (p.Curve != "" && key != p.Curve) ||
+		kv["Application protocol"] != "h2":
+		return fmt.Errorf("h2load negotiated %s, want TLSv1.2 %s %s h2", s.Negotiated, p.Ciphers, p.Curve)
 	}
 	return nil
 }
@@ -532,6 +628,9 @@ func (s *sample) checkNegotiated(d *dut, p profileSpec, offset int64) error {
 	want := "TLSv1.2 " + p.Ciphers
 	if p.Curve != "" {
 		want += " " + p.Curve
+	}
+	if s.HTTP == "2" {
+		want += " h2"
 	}
 	if s.Tool == "wrk" {
 		if probe := d.probes[p.Name]; probe != "" && probe != want {

@@ -11,6 +11,10 @@
 //     (10⁹ bytes) of response bodies. The Go crypto floor (AES-128-GCM open
 //     and AES-128-CBC + HMAC-SHA256 of 16 KiB records on one core) is printed
 //     beside it.
+//   - over HTTP/2 (--http 2 or both; nginx only, on servers with http2):
+//     `tlsbench cps --http 2` vs `h2load -c N -n N -m 1` (N new connections,
+//     one request each) and `tlsbench throughput --http 2 --streams S` vs
+//     `h2load -c 8 -m S -D`, with the same figures of merit.
 //
 // Generator CPU is user+sys from the child's rusage; the tables quote medians
 // of the repetitions and the ratio tlsbench/peer. See docs/PERFORMANCE.md.
@@ -95,6 +99,9 @@ type options struct {
 	taskset     string
 	openssl     string // optional: probes what a default OpenSSL client negotiates
 	tlsPerf     string // optional: tls-perf, a third CPS peer (handshakes only)
+	h2load      string
+	protos      []string // "1.1", "2": the HTTP versions compared
+	streams     int      // HTTP/2 throughput: concurrent streams per connection
 	engines     []string
 	reps        int
 	duration    time.Duration
@@ -119,7 +126,14 @@ generator to CPU 1:
               Go crypto floor (AES-GCM open, AES-CBC + HMAC-SHA256, 16 KiB
               records, one core)
 
-and the ratio tlsbench/peer of the CPU figures.`
+and the ratio tlsbench/peer of the CPU figures. With --http 2 (or both), on
+nginx's http2 servers:
+
+  cps         tlsbench cps --http 2 vs h2load -c N -n N -m 1 (N new
+              connections at once, one /1k request each; N sized from
+              tlsbench's CPS so that it runs about as long)
+  throughput  tlsbench throughput --http 2 --streams S vs h2load -c 8 -m S
+              (/1m)`
 
 func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	fs := pflag.NewFlagSet("peerbench", pflag.ContinueOnError)
@@ -142,6 +156,10 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	// (each waits for its own 1 MiB response) with wrk on one thread.
 	fs.IntVar(&o.tpConc, "tp-concurrency", 8, "throughput: `N` keep-alive connections of each generator")
 	dut := fs.String("dut", "both", "`DUT`: nginx, target or both")
+	http := fs.String("http", "1.1", "`VERSION` of HTTP: 1.1 (vs ab and wrk), 2 (vs h2load; nginx only) or both")
+	// One stream a connection is wrk's and h2load's default: each of the 8
+	// connections waits for its own 1 MiB response.
+	fs.IntVar(&o.streams, "streams", 1, "HTTP/2 throughput: `S` concurrent streams per connection (h2load -m S)")
 	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles)")
 	fs.StringVar(&o.out, "out", "peerbench.json", "write raw samples and medians to `FILE` (JSON)")
 	err := fs.Parse(args)
@@ -172,6 +190,15 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	}
 	if o.duts, err = oneOrBoth("--dut", *dut, "nginx", "target"); err != nil {
 		return nil, err
+	}
+	if o.protos, err = oneOrBoth("--http", *http, "1.1", "2"); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.streams < 1:
+		return nil, usagef("--streams must be at least 1, got %d", o.streams)
+	case *http != "1.1" && !slices.Contains(o.duts, "nginx"):
+		return nil, usagef("--http %s needs --dut nginx or both: only nginx serves HTTP/2 here", *http)
 	}
 	if len(*names) == 0 {
 		o.profiles = seedProfiles
@@ -210,7 +237,13 @@ func (o *options) findTools() error {
 	if o.tlsbench, err = look(o.tlsbench, " (build it: make build, or pass --tlsbench PATH)"); err != nil {
 		return err
 	}
-	if o.wants("cps") {
+	h1 := slices.Contains(o.protos, "1.1")
+	if slices.Contains(o.protos, "2") {
+		if o.h2load, err = look("h2load", " in PATH (Debian package nghttp2-client)"); err != nil {
+			return err
+		}
+	}
+	if o.wants("cps") && h1 {
 		if o.ab, err = look("ab", " in PATH (Debian package apache2-utils)"); err != nil {
 			return err
 		}
@@ -222,7 +255,7 @@ func (o *options) findTools() error {
 			o.tlsPerf, _ = exec.LookPath("tls-perf")
 		}
 	}
-	if o.wants("throughput") {
+	if o.wants("throughput") && h1 {
 		if o.wrk, err = look("wrk", " in PATH (Debian package wrk)"); err != nil {
 			return err
 		}
@@ -237,6 +270,29 @@ func (o *options) findTools() error {
 		}
 	}
 	return nil
+}
+
+// cell is what a DUT is measured on: an engine over an HTTP version with a
+// profile.
+type cell struct {
+	engine, http string
+	profile      profileSpec
+}
+
+// cells are d's cells in the order they run: engine, HTTP version (HTTP/2
+// on nginx's http2 servers only), profile.
+func (o *options) cells(d *dut) []cell {
+	var out []cell
+	for _, e := range o.engines {
+		for _, http := range o.protos {
+			for _, p := range o.profiles {
+				if http == "1.1" || d.h2Addrs != nil {
+					out = append(out, cell{e, http, p})
+				}
+			}
+		}
+	}
+	return out
 }
 
 // wants reports whether the engine is to be compared.
@@ -291,6 +347,9 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	if o.wants("cps") {
 		rep.Concurrency = o.concurrency
 	}
+	if rep.HTTP = o.protos; slices.Contains(o.protos, "2") && o.wants("throughput") {
+		rep.Streams = o.streams
+	}
 	if o.wants("throughput") {
 		rep.TPConcurrency = o.tpConc
 		// Before any DUT runs, on the generator's CPU: the machine is as
@@ -333,9 +392,12 @@ func bench(ctx context.Context, o *options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// tools are the generators compared on an engine, tlsbench first; tls-perf
-// last when there is one.
-func (o *options) tools(engine string) []string {
+// tools are the generators compared on an engine over an HTTP version,
+// tlsbench first; tls-perf last when there is one.
+func (o *options) tools(engine, http string) []string {
+	if http == "2" {
+		return []string{"tlsbench", "h2load"}
+	}
 	if engine == "throughput" {
 		return []string{"tlsbench", "wrk"}
 	}
@@ -357,6 +419,9 @@ func benchDUT(
 ) error {
 	var d *dut
 	var err error
+	if name == "target" && !slices.Contains(o.protos, "1.1") {
+		return nil // the target has no cell over HTTP/2
+	}
 	switch name {
 	case "nginx":
 		d, err = startNginx(ctx, o, tmp, certs)
@@ -368,38 +433,40 @@ func benchDUT(
 	}
 	defer d.Close()
 	fmt.Fprintf(stderr, "%s: pid %d, CPU 0; %s\n", d.name, d.Pid(), d.describe())
-	for _, engine := range o.engines {
-		for _, p := range o.profiles {
-			addr := d.addrs[p.Name]
-			if engine == "throughput" {
-				addr = d.tpAddrs[p.Name]
-				d.probe(ctx, o, p, addr)
-			}
-			for r := 1; r <= o.reps; r++ {
-				for _, tool := range o.tools(engine) {
-					if ctx.Err() != nil {
-						return nil
-					}
-					if err := d.Alive(); err != nil {
-						return err
-					}
-					s := measure(ctx, o, d, engine, tool, p, addr, r)
-					if ctx.Err() != nil {
-						return nil // an interrupted run is no sample
-					}
-					// A DUT that died (or was stopped from outside) during
-					// the run leaves a sample of refused connections.
-					dead := d.Alive()
-					if dead != nil && s.Error == "" {
-						s.Error = "the DUT exited during the run"
-					}
-					rep.Samples = append(rep.Samples, s)
-					fmt.Fprintln(stderr, s.line())
-					if dead != nil {
-						return dead
-					}
-					time.Sleep(300 * time.Millisecond) // let the DUT finish closing
+	for _, c := range o.cells(d) {
+		engine, http, p := c.engine, c.http, c.profile
+		addr := d.addrs[p.Name]
+		switch {
+		case http == "2":
+			addr = d.h2Addrs[p.Name]
+		case engine == "throughput":
+			addr = d.tpAddrs[p.Name]
+			d.probe(ctx, o, p, addr)
+		}
+		for r := 1; r <= o.reps; r++ {
+			for _, tool := range o.tools(engine, http) {
+				if ctx.Err() != nil {
+					return nil
 				}
+				if err := d.Alive(); err != nil {
+					return err
+				}
+				s := measure(ctx, o, d, c, tool, addr, r, rep.Samples)
+				if ctx.Err() != nil {
+					return nil // an interrupted run is no sample
+				}
+				// A DUT that died (or was stopped from outside) during
+				// the run leaves a sample of refused connections.
+				dead := d.Alive()
+				if dead != nil && s.Error == "" {
+					s.Error = "the DUT exited during the run"
+				}
+				rep.Samples = append(rep.Samples, s)
+				fmt.Fprintln(stderr, s.line())
+				if dead != nil {
+					return dead
+				}
+				time.Sleep(300 * time.Millisecond) // let the DUT finish closing
 			}
 		}
 	}

@@ -65,9 +65,11 @@ func TestWrkUnits(t *testing.T) {
 func TestParseNegLog(t *testing.T) {
 	log := "31854|12|TLSv1.2|ECDHE-ECDSA-AES128-SHA256|prime256v1|-\n" +
 		"31854|13|TLSv1.2|ECDHE-ECDSA-AES128-SHA256|prime256v1|tlsbench/dev\n" +
-		"31856|14|TLSv1.2|AES128-GCM-SHA256|-|-\n"
+		"31856|14|TLSv1.2|AES128-GCM-SHA256|-|-\n" +
+		"31858|15|TLSv1.2|AES128-GCM-SHA256|-|h2load nghttp2/1.52.0|HTTP/2.0\n"
 	got := parseNegLog(log)
-	if len(got) != 2 || got["TLSv1.2 ECDHE-ECDSA-AES128-SHA256 prime256v1"] != 2 || got["TLSv1.2 AES128-GCM-SHA256"] != 1 {
+	if len(got) != 3 || got["TLSv1.2 ECDHE-ECDSA-AES128-SHA256 prime256v1"] != 2 || got["TLSv1.2 AES128-GCM-SHA256"] != 1 ||
+		got["TLSv1.2 AES128-GCM-SHA256 h2"] != 1 {
 		t.Errorf("parseNegLog = %v", got)
 	}
 }
@@ -102,11 +104,11 @@ SSL-Session:
 func TestNginxConfThroughputServers(t *testing.T) {
 	certs := &certFiles{Cert: map[string]string{"ecdsa": "e.pem", "rsa": "r.pem"}}
 	ps := []profileSpec{seedProfiles[0], seedProfiles[2]}
-	conf := nginxConfig("/d", 30000, ps, certs, "").Text()
+	conf := nginxConfig("/d", 30000, ps, certs, "", false).Text()
 	if strings.Contains(conf, "keepalive_requests") || strings.Count(conf, "server {") != 2 {
 		t.Errorf("without a log: keep-alive servers:\n%s", conf)
 	}
-	conf = nginxConfig("/d", 30000, ps, certs, "/d/neg.log").Text()
+	conf = nginxConfig("/d", 30000, ps, certs, "/d/neg.log", false).Text()
 	for _, want := range []string{"listen 127.0.0.1:30002 ssl;", "listen 127.0.0.1:30003 ssl;", "keepalive_requests 100000;", "ssl_conf_command Options -EncryptThenMac;", "access_log /d/neg.log peerbench_tls if=$peerbench_first;"} {
 		if !strings.Contains(conf, want) {
 			t.Errorf("no %q in:\n%s", want, conf)
@@ -115,10 +117,75 @@ func TestNginxConfThroughputServers(t *testing.T) {
 	if strings.Count(conf, "server {") != 4 || strings.Index(conf, "log_format") > strings.Index(conf, "access_log /d/neg.log") {
 		t.Errorf("want 4 servers, log_format before its use:\n%s", conf)
 	}
+	conf = nginxConfig("/d", 30000, ps, certs, "/d/neg.log", true).Text()
+	if !strings.Contains(conf, "listen 127.0.0.1:30005 ssl http2 backlog=4096;") || strings.Count(conf, "server {") != 6 ||
+		strings.Count(conf, "access_log /d/neg.log") != 4 || strings.Count(conf, "http2") != 2 {
+		t.Errorf("want two http2 servers, logged:\n%s", conf)
+	}
 }
 
 func TestCryptoFloorOpeners(t *testing.T) {
 	// They panic on a failed open or MAC.
 	gcmOpener()()
 	cbcHMACOpener()()
+}
+
+func TestParseH2load(t *testing.T) {
+	out := `TLS Protocol: TLSv1.2
+Cipher: ECDHE-ECDSA-AES128-SHA256
+Server Temp Key: ECDH prime256v1 256 bits
+Application protocol: h2
+
+finished in 5.04s, 136.80 req/s, 136.97MB/s
+requests: 690 total, 716 started, 688 done, 686 succeeded, 4 failed, 2 errored, 0 timeout
+status codes: 684 2xx, 0 3xx, 2 4xx, 0 5xx
+traffic: 684.83MB (718097792) total, 75.48KB (77292) headers (space savings 38.92%), 684.00MB (717225984) data
+`
+	p := seedProfiles[0]
+	s := sample{Engine: "throughput"}
+	if err := s.parseH2load([]byte(out), p); err != nil {
+		t.Fatal(err)
+	}
+	if s.Transactions != 684 || s.Non2xx != 2 || s.Failed != 4 || s.PayloadBytes != 684<<20 ||
+		math.Abs(s.WindowS-5.04) > 1e-9 || s.Negotiated != "TLSv1.2 ECDHE-ECDSA-AES128-SHA256 prime256v1 h2" {
+		t.Errorf("%+v", s)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"(717225984) data", "(1000) data", "bodies are not 1 MiB"},
+		{"protocol: h2", "protocol: http/1.1", "want TLSv1.2 ECDHE-ECDSA-AES128-SHA256 prime256v1 h2"},
+		{"prime256v1", "secp384r1", "negotiated TLSv1.2 ECDHE-ECDSA-AES128-SHA256 secp384r1 h2"},
+		{"requests:", "nothing:", "no report from h2load"},
+	} {
+		s := sample{Engine: "throughput"}
+		if err := s.parseH2load([]byte(strings.Replace(out, tc.from, tc.to, 1)), p); err == nil ||
+			!strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s → %s: %v, want %q", tc.from, tc.to, err, tc.want)
+		}
+	}
+	// cps: RSA key exchange, no temp key; small bodies are not checked.
+	s = sample{Engine: "cps"}
+	cps := strings.NewReplacer("ECDHE-ECDSA-AES128-SHA256", "AES128-GCM-SHA256", "Server Temp Key: ECDH prime256v1 256 bits\n", "",
+		"5.04s", "812.5ms").Replace(out)
+	if err := s.parseH2load([]byte(cps), seedProfiles[2]); err != nil || s.Transactions != 684 ||
+		math.Abs(s.CPS-684/0.8125) > 1e-6 || s.Negotiated != "TLSv1.2 AES128-GCM-SHA256 h2" {
+		t.Errorf("cps: %v, %+v", err, s)
+	}
+}
+
+func TestH2loadConns(t *testing.T) {
+	c := cell{"cps", "2", seedProfiles[0]}
+	prev := []*sample{
+		{Engine: "cps", HTTP: "2", Profile: c.profile.Name, Tool: "tlsbench", CPS: 900, Transactions: 1},
+		{Engine: "cps", HTTP: "1.1", Profile: c.profile.Name, Tool: "tlsbench", CPS: 1200, Transactions: 1},
+		{Engine: "cps", HTTP: "2", Profile: c.profile.Name, Tool: "tlsbench", Error: "failed"},
+	}
+	for _, tc := range []struct {
+		prev []*sample
+		secs int
+		want int
+	}{{prev, 5, 4500}, {nil, 5, 1000}, {prev, 20, 10000}, {prev[:1], 0, 16}} {
+		if got := h2loadConns(tc.prev, c, tc.secs); got != tc.want {
+			t.Errorf("%d samples, %ds: %d, want %d", len(tc.prev), tc.secs, got, tc.want)
+		}
+	}
 }

@@ -27,12 +27,14 @@ type report struct {
 	// Concurrency is the cps engine's, TPConcurrency the throughput engine's.
 	Concurrency   int               `json:"concurrency,omitempty"`
 	TPConcurrency int               `json:"throughput_concurrency,omitempty"`
+	HTTP          []string          `json:"http"`              // the HTTP versions compared
+	Streams       int               `json:"streams,omitempty"` // HTTP/2 throughput's, per connection
 	Host          metrics.Host      `json:"host"`
 	Tools         map[string]string `json:"tools"`
 	Floor         *cryptoFloor      `json:"crypto_floor,omitempty"`
 	Samples       []*sample         `json:"samples"`
-	Rows          []*row            `json:"medians"`            // cps: tlsbench vs ab
-	TPRows        []*tpRow          `json:"throughput_medians"` // throughput: tlsbench vs wrk
+	Rows          []*row            `json:"medians"`            // cps: tlsbench vs ab or h2load
+	TPRows        []*tpRow          `json:"throughput_medians"` // throughput: tlsbench vs wrk or h2load
 }
 
 // median summarises one tool's samples on one DUT and profile.
@@ -47,13 +49,21 @@ type median struct {
 	Failed      int64   `json:"failed"` // failed transactions, summed over all runs
 }
 
-// row is one DUT × profile.
+// cellKey names a table row: DUT, profile, HTTP version (1.1 or 2) and the
+// peer generator there.
+type cellKey struct {
+	DUT     string `json:"dut"`
+	Profile string `json:"profile"`
+	HTTP    string `json:"http"`
+	Peer    string `json:"peer"` // ab, wrk or h2load
+}
+
+// row is one DUT × profile × HTTP version.
 type row struct {
-	DUT      string  `json:"dut"`
-	Profile  string  `json:"profile"`
+	cellKey
 	Tlsbench median  `json:"tlsbench"`
-	AB       median  `json:"ab"`
-	Ratio    float64 `json:"ratio_cpu_per_txn_tlsbench_over_ab,omitempty"`
+	PeerM    median  `json:"peer_median"`
+	Ratio    float64 `json:"ratio_cpu_per_txn_tlsbench_over_peer,omitempty"`
 	// TLSPerf: tls-perf's handshakes (no HTTP), when it ran.
 	TLSPerf      *median `json:"tls_perf,omitempty"`
 	RatioTLSPerf float64 `json:"ratio_cpu_per_txn_tlsbench_over_tls_perf,omitempty"`
@@ -75,13 +85,12 @@ type tpMedian struct {
 	Failed           int64   `json:"failed"` // errors and non-2xx responses, summed over all runs
 }
 
-// tpRow is one DUT × profile of the throughput engine.
+// tpRow is one DUT × profile × HTTP version of the throughput engine.
 type tpRow struct {
-	DUT      string   `json:"dut"`
-	Profile  string   `json:"profile"`
+	cellKey
 	Tlsbench tpMedian `json:"tlsbench"`
-	Wrk      tpMedian `json:"wrk"`
-	Ratio    float64  `json:"ratio_cpu_per_gb_tlsbench_over_wrk,omitempty"`
+	PeerM    tpMedian `json:"peer_median"`
+	Ratio    float64  `json:"ratio_cpu_per_gb_tlsbench_over_peer,omitempty"`
 	// FloorSPerGB is the Go crypto floor of the profile's record protection.
 	FloorSPerGB float64 `json:"go_crypto_floor_s_per_gb,omitempty"`
 }
@@ -91,13 +100,17 @@ func (r *report) summarize() {
 	r.summarizeThroughput()
 }
 
-// cells returns the DUT × profile pairs of an engine's samples, in the
-// order first seen.
-func (r *report) cells(engine string) [][2]string {
-	seen := map[[2]string]bool{}
-	var out [][2]string
+// cells returns the DUT × profile × HTTP version cells of an engine's
+// samples, in the order first seen, each with its peer.
+func (r *report) cells(engine string) []cellKey {
+	seen := map[cellKey]bool{}
+	var out []cellKey
 	for _, s := range r.Samples {
-		if c := [2]string{s.DUT, s.Profile}; s.Engine == engine && !seen[c] {
+		c := cellKey{s.DUT, s.Profile, s.HTTP, map[bool]string{true: "ab", false: "wrk"}[engine == "cps"]}
+		if s.HTTP == "2" {
+			c.Peer = "h2load"
+		}
+		if s.Engine == engine && !seen[c] {
 			seen[c] = true
 			out = append(out, c)
 		}
@@ -108,22 +121,27 @@ func (r *report) cells(engine string) [][2]string {
 func (r *report) summarizeThroughput() {
 	r.TPRows = nil
 	for _, c := range r.cells("throughput") {
-		rw := &tpRow{DUT: c[0], Profile: c[1]}
+		rw := &tpRow{cellKey: c}
 		r.TPRows = append(r.TPRows, rw)
-		rw.Tlsbench = r.tpMedian(rw.DUT, rw.Profile, "tlsbench")
-		rw.Wrk = r.tpMedian(rw.DUT, rw.Profile, "wrk")
-		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerGBS, rw.Wrk.CPUPerGBS, rw.Tlsbench.Samples, rw.Wrk.Samples)
+		rw.Tlsbench = r.tpMedian(c, "tlsbench")
+		rw.PeerM = r.tpMedian(c, c.Peer)
+		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerGBS, rw.PeerM.CPUPerGBS, rw.Tlsbench.Samples, rw.PeerM.Samples)
 		if p, ok := lookupProfile(rw.Profile); ok && r.Floor != nil {
 			rw.FloorSPerGB = r.Floor.sPerGB(p.Bulk)
 		}
 	}
 }
 
-func (r *report) tpMedian(dut, profile, tool string) tpMedian {
+// of reports whether s is a sample of tool in cell c of engine.
+func (c cellKey) of(s *sample, engine, tool string) bool {
+	return s.Engine == engine && s.DUT == c.DUT && s.Profile == c.Profile && s.HTTP == c.HTTP && s.Tool == tool
+}
+
+func (r *report) tpMedian(c cellKey, tool string) tpMedian {
 	var m tpMedian
 	var gbps, rps, cpu, gen, du, dgb, other, xfer []float64
 	for _, s := range r.Samples {
-		if s.Engine != "throughput" || s.DUT != dut || s.Profile != profile || s.Tool != tool {
+		if !c.of(s, "throughput", tool) {
 			continue
 		}
 		m.Runs++
@@ -148,12 +166,12 @@ func (r *report) tpMedian(dut, profile, tool string) tpMedian {
 func (r *report) summarizeCPS() {
 	r.Rows = nil
 	for _, c := range r.cells("cps") {
-		rw := &row{DUT: c[0], Profile: c[1]}
+		rw := &row{cellKey: c}
 		r.Rows = append(r.Rows, rw)
-		rw.Tlsbench = r.median(rw.DUT, rw.Profile, "tlsbench")
-		rw.AB = r.median(rw.DUT, rw.Profile, "ab")
-		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerTxnUS, rw.AB.CPUPerTxnUS, rw.Tlsbench.Samples, rw.AB.Samples)
-		if tp := r.median(rw.DUT, rw.Profile, "tls-perf"); tp.Runs > 0 {
+		rw.Tlsbench = r.median(c, "tlsbench")
+		rw.PeerM = r.median(c, c.Peer)
+		rw.Ratio = ratioOf(rw.Tlsbench.CPUPerTxnUS, rw.PeerM.CPUPerTxnUS, rw.Tlsbench.Samples, rw.PeerM.Samples)
+		if tp := r.median(c, "tls-perf"); tp.Runs > 0 {
 			rw.TLSPerf = &tp
 			rw.RatioTLSPerf = ratioOf(rw.Tlsbench.CPUPerTxnUS, tp.CPUPerTxnUS, rw.Tlsbench.Samples, tp.Samples)
 		}
@@ -168,11 +186,11 @@ func ratioOf(a, b float64, samplesA, samplesB int) float64 {
 	return 0
 }
 
-func (r *report) median(dut, profile, tool string) median {
+func (r *report) median(c cellKey, tool string) median {
 	var m median
 	var cps, us, gen, du, other []float64
 	for _, s := range r.Samples {
-		if s.Engine != "cps" || s.DUT != dut || s.Profile != profile || s.Tool != tool {
+		if !c.of(s, "cps", tool) {
 			continue
 		}
 		m.Runs++
@@ -201,18 +219,39 @@ func med(v []float64) float64 {
 	return (v[n/2-1] + v[n/2]) / 2
 }
 
-func printTable(w io.Writer, r *report) {
-	if len(r.Rows) == 0 {
-		return
+// peers are the peer generators of rows (by their cellKey), in order: a
+// table each.
+func peers[T any](rows []T, key func(T) cellKey) []string {
+	var out []string
+	for _, rw := range rows {
+		if p := key(rw).Peer; !slices.Contains(out, p) {
+			out = append(out, p)
+		}
 	}
-	fmt.Fprintf(w, "\nClient CPU per transaction, tlsbench cps vs ab (medians of %d interleaved runs of %s each, "+
+	return out
+}
+
+func printTable(w io.Writer, r *report) {
+	for _, peer := range peers(r.Rows, func(rw *row) cellKey { return rw.cellKey }) {
+		printCPSTable(w, r, peer)
+	}
+	printTLSPerf(w, r)
+}
+
+// printCPSTable is the CPS table of tlsbench against peer.
+func printCPSTable(w io.Writer, r *report, peer string) {
+	how := "vs ab"
+	if peer == "h2load" {
+		how = "--http 2 vs h2load -c N -n N -m 1, HTTP/2"
+	}
+	fmt.Fprintf(w, "\nClient CPU per transaction, tlsbench cps %s (medians of %d interleaved runs of %s each, "+
 		"-c %d; generator on CPU 1, DUT on CPU 0)\n\n",
-		r.Reps, r.Duration, r.Concurrency)
+		how, r.Reps, r.Duration, r.Concurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "DUT\tPROFILE\t│\t"+
 		"tlsbench CPS\tµs/txn\tgen\tDUT\tother\terrors\t│\t"+
-		"ab CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\t"+
-		"RATIO tlsbench/ab\t")
+		peer+" CPS\tµs/txn\tgen\tDUT\tother\tfailed\t│\t"+
+		"RATIO tlsbench/"+peer+"\t")
 	cell := func(m median) string {
 		if m.Samples == 0 {
 			return fmt.Sprintf("no result (%d runs)\t-\t-\t-\t-\t%d", m.Runs, m.Failed)
@@ -221,8 +260,10 @@ func printTable(w io.Writer, r *report) {
 			m.CPS, okNote(m.Samples, m.Runs), m.CPUPerTxnUS, pct(m.GenUtil), pct(m.DUTUtil), pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench), cell(rw.AB),
-			ratioCell(rw.Ratio))
+		if rw.Peer == peer {
+			fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t\n", rw.DUT, rw.Profile, cell(rw.Tlsbench), cell(rw.PeerM),
+				ratioCell(rw.Ratio))
+		}
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nµs/txn: the generator's user+sys CPU (its rusage, start-up included) per completed transaction;")
@@ -230,9 +271,15 @@ func printTable(w io.Writer, r *report) {
 		"(100% = its core busy);")
 	fmt.Fprintln(w, "other: CPU used meanwhile by the rest of this shared 2-core machine "+
 		"(/proc/stat busy+steal minus both; up to 200%);")
+	if peer == "h2load" {
+		fmt.Fprintln(w, "h2load: N new connections at once (-c N -n N -m 1), a /1k request each, N = the cell's last "+
+			"tlsbench CPS × the duration;")
+		fmt.Fprintln(w, "  its CPS is its 2xx responses over its \"finished in\" time; failed: its failed requests "+
+			"(summed over the runs). Lower ratio = tlsbench cheaper.")
+		return
+	}
 	fmt.Fprintln(w, "errors: tlsbench whole-run errors; failed: ab \"Failed requests\" (summed over the runs). "+
 		"Lower ratio = tlsbench cheaper.")
-	printTLSPerf(w, r)
 }
 
 // printTLSPerf adds tls-perf's column when it ran: its handshakes per second
@@ -279,17 +326,25 @@ func okNote(samples, runs int) string {
 }
 
 func printThroughputTable(w io.Writer, r *report) {
-	if len(r.TPRows) == 0 {
-		return
+	for _, peer := range peers(r.TPRows, func(rw *tpRow) cellKey { return rw.cellKey }) {
+		printTPTable(w, r, peer)
 	}
-	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput vs wrk -t1 "+
+}
+
+// printTPTable is the throughput table of tlsbench against peer.
+func printTPTable(w io.Writer, r *report, peer string) {
+	how := "vs wrk -t1"
+	if peer == "h2load" {
+		how = fmt.Sprintf("--http 2 --streams %d vs h2load -m %[1]d, HTTP/2", r.Streams)
+	}
+	fmt.Fprintf(w, "\nClient CPU per GB of 1 MiB bodies over keep-alive connections, tlsbench throughput %s "+
 		"(medians of %d interleaved runs of %s each, -c %d; generator on CPU 1, DUT on CPU 0)\n\n",
-		r.Reps, r.Duration, r.TPConcurrency)
+		how, r.Reps, r.Duration, r.TPConcurrency)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "DUT\tPROFILE\t│\t"+
 		"tlsbench Gbps\treq/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
-		"wrk Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
-		"RATIO tlsbench/wrk\t│\tGo floor s/GB\ttlsbench/floor\t")
+		peer+" Gbps\treq/s\tTransfer/s\ts/GB\tgen\tDUT\tDUT s/GB\tother\terrors\t│\t"+
+		"RATIO tlsbench/"+peer+"\t│\tGo floor s/GB\ttlsbench/floor\t")
 	cell := func(m tpMedian, wrk bool) string {
 		xfer := ""
 		if wrk {
@@ -306,6 +361,9 @@ func printThroughputTable(w io.Writer, r *report) {
 			m.DUTPerGBS, pct(m.OtherUtil), m.Failed)
 	}
 	for _, rw := range r.TPRows {
+		if rw.Peer != peer {
+			continue
+		}
 		floor, overFloor := "-", "-"
 		if rw.FloorSPerGB > 0 {
 			floor = fmt.Sprintf("%.3f", rw.FloorSPerGB)
@@ -314,9 +372,21 @@ func printThroughputTable(w io.Writer, r *report) {
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t│\t%s\t│\t%s\t│\t%s\t│\t%s\t%s\t\n",
-			rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.Wrk, true), ratioCell(rw.Ratio), floor, overFloor)
+			rw.DUT, rw.Profile, cell(rw.Tlsbench, false), cell(rw.PeerM, true), ratioCell(rw.Ratio), floor, overFloor)
 	}
 	tw.Flush()
+	if peer == "h2load" {
+		fmt.Fprintln(w, "\nh2load: -c connections × -m streams for --duration (-D), one thread; Gbps and s/GB from its "+
+			"2xx responses × 1 MiB over its \"finished in\" time;")
+		fmt.Fprintln(w, "  nginx logs every connection's protocol, cipher, curve and h2 (checked, both tools). "+
+			"Transfer/s: wrk's only.")
+		return
+	}
+	printTPNotes(w)
+}
+
+// printTPNotes explains the columns of the table against wrk.
+func printTPNotes(w io.Writer) {
 	fmt.Fprintln(w, "\nGbps: body bytes of successful requests (tlsbench: its whole-run per-second series, "+
 		"= whole_run.transactions × 1 MiB; wrk: requests × 1 MiB)")
 	fmt.Fprintln(w, "  over the tool's own run time (tlsbench ended − started; wrk \"in Xs\"); req/s likewise;")
@@ -367,6 +437,7 @@ func toolVersions(ctx context.Context, o *options) map[string]string {
 	probe("ab", o.ab, "-V")
 	probe("wrk", o.wrk, "-v") // wrk -v prints its version and usage, and exits 1
 	probe("nginx", o.nginx, "-v")
+	probe("h2load", o.h2load, "--version")
 	probe("openssl", "openssl", "version")
 	return v
 }

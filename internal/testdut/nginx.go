@@ -32,6 +32,10 @@ type NginxConfig struct {
 	// StubStatus adds a plain-HTTP server on a free port of 127.0.0.1
 	// whose /stub_status is nginx's stub_status (Nginx.StubStatusURL).
 	StubStatus bool
+	// ProtocolLog logs every request of every TLS server (not the
+	// stub_status server's) to Dir/protocols.log with its port, protocol
+	// and status, read by Protocols. A server's Extra access_log replaces it.
+	ProtocolLog bool
 }
 
 // NginxServer is one TLS server block.
@@ -48,7 +52,11 @@ type NginxServer struct {
 	// stays off); Protocols is ssl_protocols ("": TLSv1.2).
 	Tickets   bool
 	Protocols string
-	Extra     []string // more directives, e.g. an access_log
+	// HTTP2 offers h2 beside http/1.1 (ALPN, nginx 1.22's `listen … ssl
+	// http2`); nginx prefers h2. Otherwise the server speaks HTTP/1.x only
+	// and selects no protocol.
+	HTTP2 bool
+	Extra []string // more directives, e.g. an access_log
 }
 
 // nginx is a running nginx: its process and each server's address.
@@ -57,6 +65,7 @@ type nginx struct {
 	Addrs []string // 127.0.0.1:port, in the order of the servers
 	// StatusAddr is the stub_status server's 127.0.0.1:port (StubStatus).
 	StatusAddr string
+	protoLog   string // Dir/protocols.log (ProtocolLog)
 }
 
 // StubStatusURL is the URL of nginx's stub_status page (StubStatus).
@@ -108,6 +117,9 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*nginx, error
 		return nil, err
 	}
 	n := &nginx{}
+	if cfg.ProtocolLog {
+		n.protoLog = cfg.protoLog()
+	}
 	var status []string
 	if cfg.StubStatus {
 		n.StatusAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[len(cfg.Servers)]))
@@ -174,9 +186,15 @@ func (cfg NginxConfig) text(status string) string {
 	for _, d := range cfg.HTTP {
 		w("  %s", d)
 	}
+	if cfg.ProtocolLog {
+		w("  log_format tlsbench_protocol '$server_port $server_protocol $status';")
+	}
 	for _, s := range cfg.Servers {
 		w("  server {")
-		w("    listen 127.0.0.1:%d %s;", s.Port, strings.TrimSpace("ssl "+s.Listen))
+		w("    listen 127.0.0.1:%d %s;", s.Port, strings.TrimSpace("ssl "+map[bool]string{true: "http2 "}[s.HTTP2]+s.Listen))
+		if cfg.ProtocolLog {
+			w("    access_log %s tlsbench_protocol;", cfg.protoLog())
+		}
 		w("    server_name localhost;")
 		w("    root %s;", filepath.Join(cfg.Dir, "www"))
 		w("    ssl_certificate %s;", s.Cert)
@@ -205,4 +223,35 @@ func (cfg NginxConfig) text(status string) string {
 	}
 	w("}")
 	return b.String()
+}
+
+func (cfg NginxConfig) protoLog() string { return filepath.Join(cfg.Dir, "protocols.log") }
+
+// Protocols counts the requests that TLS server i logged (ProtocolLog) by
+// protocol and status: "HTTP/2.0 200", "HTTP/1.1 200", "HTTP/1.0 404" … nginx
+// logs a request once its response is sent, after the client may have it:
+// Protocols polls until at least want requests are logged, or 3s have passed.
+func (n *nginx) Protocols(t testing.TB, i int, want int64) map[string]int64 {
+	t.Helper()
+	if n.protoLog == "" {
+		t.Fatal("nginx started without ProtocolLog")
+	}
+	_, port, _ := net.SplitHostPort(n.Addrs[i])
+	var got map[string]int64
+	poll(func() bool {
+		data, err := os.ReadFile(n.protoLog)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		got = map[string]int64{}
+		var total int64
+		for _, line := range strings.Split(string(data), "\n") {
+			if p, rest, ok := strings.Cut(line, " "); ok && p == port {
+				got[rest]++
+				total++
+			}
+		}
+		return total >= want
+	})
+	return got
 }
