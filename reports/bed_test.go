@@ -38,12 +38,13 @@ func TestTestBedAndReuse(t *testing.T) {
 	if got := *r.Table[0].Results[0].CPS; got != 640 {
 		t.Errorf("CPS (SR=0) = %v, want 640 (the SR=1 record apart)", got)
 	}
-	if len(r.Reuse) != 1 || r.Reuse[0].Value == nil || *r.Reuse[0].Value != 1500 || r.Reuse[0].Runs.Accepted != 1 {
-		t.Fatalf("session reuse rows %+v, want one of 1500 TPS, accepted", r.Reuse)
+	if len(r.Reuse) != 2 || r.Reuse[1].Value == nil || *r.Reuse[1].Value != 1500 || r.Reuse[1].Runs.Accepted != 1 ||
+		r.Reuse[0].Ratio != 0 || r.Reuse[0].Value == nil || *r.Reuse[0].Value != 640 {
+		t.Fatalf("session reuse rows %+v, want SR=0's 640 beside SR=1's 1500 TPS, accepted", r.Reuse)
 	}
 	want := "SR=1 (tickets), 1 request(s) per connection, object 1024 B, TLS1.2 ECDHE-ECDSA-AES128-SHA256"
-	if !strings.HasPrefix(r.Reuse[0].Footnote, want) || !strings.HasSuffix(r.Reuse[0].Footnote, "HTTP/1.1") {
-		t.Errorf("footnote %q, want it to start %q", r.Reuse[0].Footnote, want)
+	if !strings.HasPrefix(r.Reuse[1].Footnote, want) || !strings.HasSuffix(r.Reuse[1].Footnote, "HTTP/1.1") {
+		t.Errorf("footnote %q, want it to start %q", r.Reuse[1].Footnote, want)
 	}
 	var text, md, csv, js bytes.Buffer
 	if err := reports.ReportDoc(r).Text(&text); err != nil {
@@ -93,7 +94,7 @@ func TestPDFTestBed(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		texts = append(texts, poppler(t, "pdftotext", "-layout", "-f", strconv.Itoa(i), "-l", strconv.Itoa(i), file, "-"))
 	}
-	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.50k", "[1] SR=1 (tickets)",
+	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.50k", "[2] SR=1 (tickets)",
 		"certificate chains NOT verified (adc-a.lab.test)", "Tested by", "Signatures"} {
 		if !strings.Contains(texts[0], want) {
 			t.Errorf("the first page has no %q:\n%s", want, texts[0])
