@@ -23,7 +23,10 @@ type bedDUT struct {
 	// Server is the Server header of the preflights' responses (e.g.
 	// "nginx/1.22.1"): read from the device, not given.
 	Server string `json:"server,omitempty"`
-	URL    string `json:"url"`
+	// StatsVersion is the device's software as its stats page names it
+	// (the record's device.version: HAProxy's, which sends no Server header).
+	StatsVersion string `json:"stats_version,omitempty"`
+	URL          string `json:"url"`
 	// Endpoints are the URLs reached and the profiles reached at each (a
 	// plan's endpoints: a VIP per profile).
 	Endpoints []endpoint `json:"endpoints"`
@@ -59,6 +62,9 @@ func (b *bedDUT) reach(u, profile string) {
 func (b *bedDUT) seeRun(r *metrics.Run) {
 	if pf := r.Preflight; pf != nil {
 		b.Server = cmp.Or(b.Server, pf.Server)
+	}
+	if d := r.Device; d != nil {
+		b.StatsVersion = cmp.Or(b.StatsVersion, d.Version)
 	}
 	if a := r.Target.Address; a != "" && !slices.Contains(b.Addresses, a) {
 		b.Addresses = append(b.Addresses, a)
@@ -152,7 +158,11 @@ func bedBlocks(r *Report) []block {
 	var where, unverified []string
 	for _, b := range r.Bed {
 		version := b.Describe.Version
-		if version == "" && b.Server != "" {
+		switch {
+		case version != "":
+		case b.StatsVersion != "":
+			version = b.StatsVersion + " (read: stats page)"
+		case b.Server != "":
 			version = b.Server + " (read: Server header)"
 		}
 		duts.add(b.DUT, dash(b.Describe.Model), dash(version), dash(b.Describe.Topology), verifiedText(b))
