@@ -95,6 +95,8 @@ type Event struct {
 	// RFC 9411 verdict ("pass", or "fail: " and the failed criterion).
 	// Unit is the unit of Value for a named test.
 	Test, Verdict, Unit string
+	// SR is the test's session reuse, if it asks for one (Cell.SR).
+	SR float64
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -287,7 +289,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
-		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict}
+		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict, SR: entrySR(e)}
 	for _, t := range c.Plan.Tests {
 		if e.Test != "" && t.Name == e.Test {
 			ev.Unit = testUnit(t)
@@ -299,7 +301,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	if e.Phase == vocab.Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
-			ev.Note = "the DUT would resume sessions (the engines never do)"
+			ev.Note = "the DUT would resume sessions (an SR=0 test never does)"
 		}
 		if strings.Contains(e.Key, "|SR=") {
 			ev.Note = "" // the run resumed sessions as asked, or was refused

@@ -439,6 +439,9 @@ func eventLine(e method.Event) string {
 			rfc = ", RFC 9411 " + e.Verdict
 		}
 	}
+	if e.SR > 0 {
+		name += fmt.Sprintf(" SR=%g", e.SR)
+	}
 	run := ""
 	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)

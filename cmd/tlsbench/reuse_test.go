@@ -16,11 +16,12 @@ import (
 // The SR row's final runs resumed sessions and were accepted (acceptance
 // takes the resumption asked for); the campaign publishes SSL TPS with
 // session reuse (SR=0.5) beside SR=0, each row with its footnote, in the
-// table, text, Markdown, HTML and CSV; the SR=0 cell stays SR=0. (TCP
+// table, text, Markdown, HTML and CSV; the SR=0 cell stays SR=0; the
+// progress and compare name the SR cell apart. (TCP
 // retransmissions are not judged: a loaded machine drops loopback SYNs.)
 func TestQualifySessionReuse(t *testing.T) {
 	const p = "ecdhe-ecdsa-aes128-sha256-p256"
-	out, stdout, _ := qualifyPlan(t, `name: reuse
+	out, stdout, stderr := qualifyPlan(t, `name: reuse
 duts: [{name: ref, url: reference}]
 tests:
   - {engine: cps, profiles: [`+p+`]}
@@ -81,6 +82,14 @@ method:
 		if !strings.Contains(stdout, w) {
 			t.Errorf("qualify's table lacks %q:\n%s", w, stdout)
 		}
+	}
+	if !strings.Contains(stderr, "final       ref cps SR=0.5 "+p+" run 1/") {
+		t.Errorf("the progress does not name the SR test:\n%s", stderr)
+	}
+	// compare: the SR cell is a cell of its own, not the SR=0 one's.
+	if code, text, errs := invoke(t, context.Background(), "compare", out, out); code != exitOK ||
+		!strings.Contains(text, "2 of 2 cells confirmed") || !strings.Contains(text, "cps "+p+" SR=0.5 ") {
+		t.Errorf("compare: exit %d: %s\n%s", code, errs, text)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")
 	for _, f := range []string{"text", "md", "html", "csv"} {
