@@ -318,13 +318,9 @@ func reuseBlocks(r *Report) []block {
 	return []block{heading{3, "SSL TPS with session reuse"}, t, list(notes)}
 }
 
-// reuseOf is the resumption a CPS record was made with, nil for SR=0.
-func reuseOf(r *metrics.Run) *metrics.Resumption {
-	if r.Engine == vocab.EngineCPS {
-		return r.Resumption
-	}
-	return nil
-}
+// reuseOf is the resumption a record was made with, nil for SR=0: a
+// throughput record's too (--requests-per-conn M), never the SR=0 value's.
+func reuseOf(r *metrics.Run) *metrics.Resumption { return r.Resumption }
 
 // groupKey is the group of run records a record is of: its DUT, engine and
 // profile, and its session reuse (an SR row of its own).

@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -105,5 +106,32 @@ func TestPDFTestBed(t *testing.T) {
 		if !strings.Contains(texts[1], want) {
 			t.Errorf("page 2 has no %q:\n%s", want, texts[1])
 		}
+	}
+}
+
+// TestThroughputReuseApart: a throughput record that resumed sessions
+// (--resume with --requests-per-conn) is published apart, with its SR and
+// footnote, never as the SR=0 throughput value (the better of the two here).
+func TestThroughputReuseApart(t *testing.T) {
+	sr0 := record("t0.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 8, Value: 5.3, CPU: 0.4})
+	sr := record("t1.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 8, Value: 7.1, CPU: 0.4, Start: reporttest.T0.Add(time.Minute)})
+	sr.Run.Resumption = &metrics.Resumption{Mode: "tickets", Ratio: 0.5, Full: 10, Resumed: 10}
+	r := build(t, sr0, sr)
+	near := func(v *float64, want float64) bool { return v != nil && math.Abs(*v-want) < 0.01 }
+	if got := r.Table[0].Results[0].Gbps; !near(got, 5.3) {
+		t.Errorf("throughput (SR=0) = %v, want 5.3 (the resumed record apart)", *got)
+	}
+	if len(r.Reuse) != 2 || r.Reuse[1].Ratio != 0.5 || !near(r.Reuse[1].Value, 7.1) || !near(r.Reuse[0].Value, 5.3) ||
+		!strings.HasPrefix(r.Reuse[1].Footnote, "SR=0.5 (tickets)") {
+		t.Fatalf("session reuse rows %+v, want SR=0's 5.3 beside SR=0.5's 7.1", r.Reuse)
+	}
+	var text bytes.Buffer
+	if err := reports.ReportDoc(r).Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "7.10 Gbps") {
+		t.Errorf("the text has no 7.10 Gbps row:\n%s", text.String())
 	}
 }

@@ -83,7 +83,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 	for _, d := range c.Plan.DUTs {
 		seen := map[string]bool{}
 		for _, t := range c.Plan.Tests {
-			if t.Name != "" {
+			if t.Name != "" || t.Resume > 0 {
 				continue // suiteRows
 			}
 			for _, name := range t.Profiles {
