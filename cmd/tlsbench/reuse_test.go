@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,6 +118,24 @@ method:
 		}
 		if strings.Contains(text, "resumed by design") {
 			t.Errorf("report --format %s refuses the SR row:\n%s", f, text)
+		}
+	}
+	// The PDF's first page, read as a person would (pdftotext).
+	if _, err := exec.LookPath("chromium"); err != nil {
+		t.Skipf("no chromium for the PDF: %v", err)
+	}
+	pdf := filepath.Join(t.TempDir(), "r.pdf")
+	if code, _, stderr := invoke(t, context.Background(), "report", out, "--format", "pdf", "-o", pdf); code != exitOK {
+		t.Fatalf("report --format pdf: exit %d: %s", code, stderr)
+	}
+	page, err := exec.Command("pdftotext", "-layout", "-f", "1", "-l", "1", pdf, "-").Output()
+	if err != nil {
+		t.Fatalf("pdftotext: %v", err)
+	}
+	for _, w := range []string{"SSL TPS with session reuse", "0.5 (tickets)", "[1] SR=0 (every handshake full)",
+		"[2] SR=0.5 (tickets)"} {
+		if !strings.Contains(string(page), w) {
+			t.Errorf("the PDF's first page lacks %q:\n%s", w, page)
 		}
 	}
 }
