@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +74,8 @@ func QualifyTable(c *Campaign) Document {
 	if suite := suiteTable(c); suite != nil {
 		d.add(suite)
 	}
-	if its, err := campaignItems(c); err == nil {
+	if slices.ContainsFunc(s.Cells, func(c *method.Cell) bool { return c.SR > 0 }) {
+		its, _ := campaignItems(c) // the summary's cells, read above
 		_, reuse := splitReuse(its)
 		d.add(reuseBlocks(&Report{Reuse: reuse})...)
 	}
