@@ -23,7 +23,10 @@ type bedDUT struct {
 	// Server is the Server header of the preflights' responses (e.g.
 	// "nginx/1.22.1"): read from the device, not given.
 	Server string `json:"server,omitempty"`
-	URL    string `json:"url"`
+	// StatsVersion is the device's software as its stats page names it
+	// (the record's device.version: HAProxy's, which sends no Server header).
+	StatsVersion string `json:"stats_version,omitempty"`
+	URL          string `json:"url"`
 	// Endpoints are the URLs reached and the profiles reached at each (a
 	// plan's endpoints: a VIP per profile).
 	Endpoints []endpoint `json:"endpoints"`
@@ -59,6 +62,9 @@ func (b *bedDUT) reach(u, profile string) {
 func (b *bedDUT) seeRun(r *metrics.Run) {
 	if pf := r.Preflight; pf != nil {
 		b.Server = cmp.Or(b.Server, pf.Server)
+	}
+	if d := r.Device; d != nil {
+		b.StatsVersion = cmp.Or(b.StatsVersion, d.Version)
 	}
 	if a := r.Target.Address; a != "" && !slices.Contains(b.Addresses, a) {
 		b.Addresses = append(b.Addresses, a)
@@ -152,7 +158,11 @@ func bedBlocks(r *Report) []block {
 	var where, unverified []string
 	for _, b := range r.Bed {
 		version := b.Describe.Version
-		if version == "" && b.Server != "" {
+		switch {
+		case version != "":
+		case b.StatsVersion != "":
+			version = b.StatsVersion + " (read: stats page)"
+		case b.Server != "":
 			version = b.Server + " (read: Server header)"
 		}
 		duts.add(b.DUT, dash(b.Describe.Model), dash(version), dash(b.Describe.Topology), verifiedText(b))
@@ -205,38 +215,81 @@ type reuseResult struct {
 	Runs     method.RunCount `json:"runs"`
 	Footnote string          `json:"footnote"`
 	Note     string          `json:"note,omitempty"`
+	// Engine is the test's: cps (SSL TPS), or throughput (Gbps) with M
+	// requests per connection; Cell what the value says beside it (marks.go).
+	Engine vocab.Engine `json:"engine,omitempty"`
+	Cell   cellFacts    `json:"cell"`
 }
 
-// splitReuse parts the items of CPS records that resumed sessions by
-// design, published as SSL TPS with session reuse, from the others.
+// splitReuse parts the items of tests that resumed sessions by design,
+// published as SSL TPS with session reuse, from the others; the CPS
+// (SR=0) of the same DUT and profile, if any, is listed first beside them
+// (a row of ratio 0), each row with its footnote.
 func splitReuse(items []*item) (rest []*item, reuse []reuseResult) {
+	row := func(it *item, ratio float64, mode string) reuseResult {
+		return reuseResult{DUT: it.dut, Profile: it.profile, Ratio: ratio, Mode: mode, Value: it.value, Runs: it.runs,
+			Footnote: it.footnote, Note: it.note, Engine: it.engine, Cell: it.facts}
+	}
 	for _, it := range items {
 		if it.reuse == nil {
 			rest = append(rest, it)
 			continue
 		}
-		reuse = append(reuse, reuseResult{DUT: it.dut, Profile: it.profile, Ratio: it.reuse.Ratio,
-			Mode: it.reuse.Mode, Value: it.value, Runs: it.runs, Footnote: it.footnote, Note: it.note})
+		i := slices.IndexFunc(items, func(o *item) bool {
+			return o.reuse == nil && o.engine == it.engine && o.dut == it.dut && o.profile == it.profile && o.section.Test == ""
+		})
+		if i >= 0 && !slices.ContainsFunc(reuse, func(x reuseResult) bool {
+			return x.Ratio == 0 && x.Engine == it.engine && x.DUT == it.dut && x.Profile == it.profile
+		}) {
+			reuse = append(reuse, row(items[i], 0, ""))
+		}
+		reuse = append(reuse, row(it, it.reuse.Ratio, it.reuse.Mode))
 	}
 	return rest, reuse
 }
 
 // footnote says under what a published CPS value was measured, as the
 // datasheets' footnotes do: resumption ratio, requests per connection,
-// object size, TLS version and cipher, key, group, HTTP version.
-func footnote(r *metrics.Run) string {
-	n, e := r.Negotiated, echoOf(r)
+// object size, TLS version and cipher, key, group, HTTP version. perConn and
+// objects are the test's (a record's own: its echo's).
+func footnote(r *metrics.Run, perConn int, objects string) string {
+	n := r.Negotiated
 	sr := "SR=0 (every handshake full)"
 	if x := r.Resumption; x != nil {
 		sr = fmt.Sprintf("SR=%g (%s)", x.Ratio, x.Mode)
 	}
-	object := e.Objects
-	if pf := r.Preflight; object == "" && pf != nil {
-		object = fmt.Sprintf("%d B", pf.BodySize)
+	if pf := r.Preflight; objects == "" && pf != nil {
+		objects = fmt.Sprintf("%d B", pf.BodySize)
 	}
 	return fmt.Sprintf("%s, %d request(s) per connection, object %s, %s %s, key %s, group %s, HTTP/1.1",
-		sr, max(e.Engine.RequestsPerConn, 1), dash(object), dash(n.Version), dash(n.OpenSSL), dash(n.CertKey),
-		dash(n.Group))
+		sr, max(perConn, 1), dash(objects), dash(n.Version), dash(n.OpenSSL), dash(n.CertKey), dash(n.Group))
+}
+
+// cellReuse gives a campaign cell's item its footnote, from its plan test
+// and its published run, and its session reuse when its test asked for one
+// (published apart).
+func cellReuse(it *item, c *Campaign, cell *method.Cell, run *metrics.Run) {
+	if cell.SR > 0 {
+		mode := cell.Resumption
+		if run != nil && run.Resumption != nil {
+			mode = run.Resumption.Mode
+		}
+		it.reuse = &metrics.Resumption{Ratio: cell.SR, Mode: mode}
+		it.section.SR = strings.TrimSpace(fmt.Sprintf("SR=%g %s", cell.SR, mode))
+	}
+	if run == nil {
+		return
+	}
+	var t plan.Test
+	if c.Plan != nil {
+		if i := slices.IndexFunc(c.Plan.Tests, func(t plan.Test) bool {
+			return t.Engine == cell.Engine && t.Name == cell.Test && t.Resume == cell.SR &&
+				slices.Contains(t.Profiles, cell.Profile)
+		}); i >= 0 {
+			t = c.Plan.Tests[i]
+		}
+	}
+	it.footnote = footnote(run, t.RequestsPerConn, t.Objects)
 }
 
 // reuseBlocks is the SSL TPS with session reuse table and its footnotes.
@@ -247,20 +300,27 @@ func reuseBlocks(r *Report) []block {
 	t := newTable("DUT", "Profile", "SR", ">SSL TPS", ">Runs", "Footnote")
 	var notes []string
 	for i, x := range r.Reuse {
-		t.add(x.DUT, x.Profile, fmt.Sprintf("%g (%s)", x.Ratio, x.Mode), optional(x.Value, FormatCPS), runs(x.Runs),
-			fmt.Sprintf("[%d]", i+1))
-		notes = append(notes, fmt.Sprintf("[%d] %s", i+1, joinNote(x.Footnote, x.Note)))
+		sr := fmt.Sprintf("%g", x.Ratio)
+		if x.Mode != "" {
+			sr += " (" + x.Mode + ")"
+		}
+		format := FormatCPS
+		if x.Engine == vocab.EngineThroughput {
+			format = FormatGbps
+		}
+		t.add(x.DUT, x.Profile, sr, cellText(x.Value, format, x.Cell), runs(x.Runs), fmt.Sprintf("[%d]", i+1))
+		note := joinNote(x.Footnote, x.Note)
+		for _, n := range x.Cell.Notes {
+			note = joinNote(note, n)
+		}
+		notes = append(notes, fmt.Sprintf("[%d] %s", i+1, note))
 	}
 	return []block{heading{3, "SSL TPS with session reuse"}, t, list(notes)}
 }
 
-// reuseOf is the resumption a CPS record was made with, nil for SR=0.
-func reuseOf(r *metrics.Run) *metrics.Resumption {
-	if r.Engine == vocab.EngineCPS {
-		return r.Resumption
-	}
-	return nil
-}
+// reuseOf is the resumption a record was made with, nil for SR=0: a
+// throughput record's too (--requests-per-conn M), never the SR=0 value's.
+func reuseOf(r *metrics.Run) *metrics.Resumption { return r.Resumption }
 
 // groupKey is the group of run records a record is of: its DUT, engine and
 // profile, and its session reuse (an SR row of its own).

@@ -2,6 +2,7 @@ package reports_test
 
 import (
 	"bytes"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,12 +39,13 @@ func TestTestBedAndReuse(t *testing.T) {
 	if got := *r.Table[0].Results[0].CPS; got != 640 {
 		t.Errorf("CPS (SR=0) = %v, want 640 (the SR=1 record apart)", got)
 	}
-	if len(r.Reuse) != 1 || r.Reuse[0].Value == nil || *r.Reuse[0].Value != 1500 || r.Reuse[0].Runs.Accepted != 1 {
-		t.Fatalf("session reuse rows %+v, want one of 1500 TPS, accepted", r.Reuse)
+	if len(r.Reuse) != 2 || r.Reuse[1].Value == nil || *r.Reuse[1].Value != 1500 || r.Reuse[1].Runs.Accepted != 1 ||
+		r.Reuse[0].Ratio != 0 || r.Reuse[0].Value == nil || *r.Reuse[0].Value != 640 {
+		t.Fatalf("session reuse rows %+v, want SR=0's 640 beside SR=1's 1500 TPS, accepted", r.Reuse)
 	}
 	want := "SR=1 (tickets), 1 request(s) per connection, object 1024 B, TLS1.2 ECDHE-ECDSA-AES128-SHA256"
-	if !strings.HasPrefix(r.Reuse[0].Footnote, want) || !strings.HasSuffix(r.Reuse[0].Footnote, "HTTP/1.1") {
-		t.Errorf("footnote %q, want it to start %q", r.Reuse[0].Footnote, want)
+	if !strings.HasPrefix(r.Reuse[1].Footnote, want) || !strings.HasSuffix(r.Reuse[1].Footnote, "HTTP/1.1") {
+		t.Errorf("footnote %q, want it to start %q", r.Reuse[1].Footnote, want)
 	}
 	var text, md, csv, js bytes.Buffer
 	if err := reports.ReportDoc(r).Text(&text); err != nil {
@@ -93,7 +95,7 @@ func TestPDFTestBed(t *testing.T) {
 	for i := 1; i <= 2; i++ {
 		texts = append(texts, poppler(t, "pdftotext", "-layout", "-f", strconv.Itoa(i), "-l", strconv.Itoa(i), file, "-"))
 	}
-	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.50k", "[1] SR=1 (tickets)",
+	for _, want := range []string{"SSL TPS with session reuse", "1 (tickets)", "1.50k", "[2] SR=1 (tickets)",
 		"certificate chains NOT verified (adc-a.lab.test)", "Tested by", "Signatures"} {
 		if !strings.Contains(texts[0], want) {
 			t.Errorf("the first page has no %q:\n%s", want, texts[0])
@@ -104,5 +106,32 @@ func TestPDFTestBed(t *testing.T) {
 		if !strings.Contains(texts[1], want) {
 			t.Errorf("page 2 has no %q:\n%s", want, texts[1])
 		}
+	}
+}
+
+// TestThroughputReuseApart: a throughput record that resumed sessions
+// (--resume with --requests-per-conn) is published apart, with its SR and
+// footnote, never as the SR=0 throughput value (the better of the two here).
+func TestThroughputReuseApart(t *testing.T) {
+	sr0 := record("t0.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 8, Value: 5.3, CPU: 0.4})
+	sr := record("t1.json", reporttest.RunSpec{Engine: "throughput", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 8, Value: 7.1, CPU: 0.4, Start: reporttest.T0.Add(time.Minute)})
+	sr.Run.Resumption = &metrics.Resumption{Mode: "tickets", Ratio: 0.5, Full: 10, Resumed: 10}
+	r := build(t, sr0, sr)
+	near := func(v *float64, want float64) bool { return v != nil && math.Abs(*v-want) < 0.01 }
+	if got := r.Table[0].Results[0].Gbps; !near(got, 5.3) {
+		t.Errorf("throughput (SR=0) = %v, want 5.3 (the resumed record apart)", *got)
+	}
+	if len(r.Reuse) != 2 || r.Reuse[1].Ratio != 0.5 || !near(r.Reuse[1].Value, 7.1) || !near(r.Reuse[0].Value, 5.3) ||
+		!strings.HasPrefix(r.Reuse[1].Footnote, "SR=0.5 (tickets)") {
+		t.Fatalf("session reuse rows %+v, want SR=0's 5.3 beside SR=0.5's 7.1", r.Reuse)
+	}
+	var text bytes.Buffer
+	if err := reports.ReportDoc(r).Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "7.10 Gbps") {
+		t.Errorf("the text has no 7.10 Gbps row:\n%s", text.String())
 	}
 }

@@ -115,6 +115,9 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 	duts = len(seen)
 	for _, cell := range c.Summary.Cells {
 		k := cell.Engine.String() + " " + cell.Profile
+		if cell.SR > 0 {
+			k += fmt.Sprintf(" SR=%g", cell.SR)
+		}
 		if duts > 1 {
 			k = cell.DUT + " " + k
 		}

@@ -49,7 +49,9 @@ func coverBlocks(r *Report) []block {
 		count(s.Value, true)
 	}
 	for _, x := range r.Reuse {
-		count(x.Value, true)
+		if x.Ratio > 0 { // SR=0 is the published table's
+			count(x.Value, true)
+		}
 	}
 	verdict := fmt.Sprintf("Verdict: %d values published, each the best of its accepted runs", published)
 	if missing > 0 {

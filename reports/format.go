@@ -67,8 +67,10 @@ func resumption(p *method.Prelim) string {
 		return "session resumption not probed (" + p.ResumptionErr + ")"
 	case p.Resumption == nil:
 		return "session resumption not probed"
+	case *p.Resumption && p.SR > 0:
+		return fmt.Sprintf("the DUT resumes sessions (the test asks SR=%g)", p.SR)
 	case *p.Resumption:
-		return "the DUT would resume sessions (the engines never do)"
+		return "the DUT would resume sessions (an SR=0 test never does)"
 	}
 	return "the DUT refused session resumption"
 }

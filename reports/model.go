@@ -109,6 +109,8 @@ type result struct {
 	// GbpsCell and CPSCell are what each cell says beside its value (marks.go).
 	GbpsCell cellFacts `json:"gbps_cell"`
 	CPSCell  cellFacts `json:"cps_cell"`
+	// CPSFootnote says under what the CPS (SR=0) was measured (footnote).
+	CPSFootnote string `json:"cps_footnote,omitempty"`
 }
 
 // test returns where x keeps the published value, ratio, runs, refusal and
@@ -534,7 +536,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile+"|"+p.Test] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile+"|"+p.Test+fmt.Sprint(p.SR)] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
@@ -569,7 +571,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile+"|"+cell.Test]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile+"|"+cell.Test+fmt.Sprint(cell.SR)]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := method.PublishedSeq(cell.Runs)
@@ -593,6 +595,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			sec.Chosen = ch
 		}
 		it.section = sec
+		cellReuse(it, c, cell, run)
 		out = append(out, it)
 	}
 	return out, nil
@@ -734,7 +737,8 @@ func (g *recordGroup) fill() {
 	it.runs = method.RunCount{Accepted: v.Accepted, Total: len(g.runs)}
 	n := g.runs[max(v.Published, 0)].Negotiated
 	it.cipher, it.group = n.OpenSSL, n.GroupOrKey()
-	it.footnote = footnote(g.runs[max(v.Published, 0)])
+	e := echoOf(g.runs[max(v.Published, 0)])
+	it.footnote = footnote(g.runs[max(v.Published, 0)], e.Engine.RequestsPerConn, e.Objects)
 	if it.reuse != nil {
 		sec.SR = fmt.Sprintf("SR=%g %s", it.reuse.Ratio, it.reuse.Mode)
 	}
@@ -843,6 +847,9 @@ func publishedRows(items []*item, duts []string) []tableRow {
 		res := &row.Results[slices.Index(duts, it.dut)]
 		v, _, runs, unsupported, f := res.test(it.engine)
 		*v, *runs, *unsupported, *f = it.value, it.runs, it.unsupported, it.facts
+		if it.engine == vocab.EngineCPS {
+			res.CPSFootnote = it.footnote
+		}
 		res.Consistent = res.Consistent && it.consistent
 		if it.note != "" {
 			res.Note = joinNote(res.Note, it.note)

@@ -3,6 +3,7 @@ package reports
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -37,13 +38,13 @@ func QualifyTable(c *Campaign) Document {
 	used := map[string]bool{}
 	studyRows := 0
 	for _, r := range s.Rows {
-		if r.Test != "" {
-			continue // suiteTable
+		if r.Test != "" || r.SR > 0 {
+			continue // suiteTable, reuseBlocks
 		}
 		studyRows++
 		gbps, cps := "-", "-"
 		for _, cell := range s.Cells {
-			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" {
+			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" || cell.SR > 0 {
 				continue
 			}
 			out, format := &cps, FormatCPS
@@ -67,11 +68,16 @@ func QualifyTable(c *Campaign) Document {
 		}
 		t.add(r.DUT, r.Profile, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns))
 	}
+	if studyRows == 0 {
+		d.blocks = nil
+	}
 	if suite := suiteTable(c); suite != nil {
-		if studyRows == 0 {
-			d.blocks = nil
-		}
 		d.add(suite)
+	}
+	if slices.ContainsFunc(s.Cells, func(c *method.Cell) bool { return c.SR > 0 }) {
+		its, _ := campaignItems(c) // the summary's cells, read above
+		_, reuse := splitReuse(its)
+		d.add(reuseBlocks(&Report{Reuse: reuse})...)
 	}
 	if len(notes) > 0 {
 		notes = append([]string{"\nNotes:"}, notes...)
@@ -120,6 +126,9 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			got = fmt.Sprintf("%s %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), body)
 		}
 		test := cmp.Or(p.Test, p.Engine.String())
+		if p.SR > 0 {
+			test += fmt.Sprintf(" SR=%g", p.SR)
+		}
 		t.add("", p.DUT, test, p.Profile, got)
 	}
 	return Document{title: "preliminary", blocks: []block{t}}

@@ -36,7 +36,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"dut", "profile", "cipher", "group", "gbps", "cps", "gbps_ratio", "cps_ratio",
 		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note",
-		"gbps_spread", "cps_spread", "gbps_marks", "cps_marks", "gbps_why", "cps_why", "certificates"})
+		"gbps_spread", "cps_spread", "gbps_marks", "cps_marks", "gbps_why", "cps_why", "certificates", "sr", "footnote"})
 	verified := map[string]string{}
 	for _, b := range r.Bed {
 		verified[b.DUT] = verifiedText(b)
@@ -59,8 +59,30 @@ func ReportCSV(w io.Writer, r *Report) error {
 				strconv.FormatBool(res.Consistent), note,
 				csvFloat(res.GbpsCell.Spread), csvFloat(res.CPSCell.Spread), strings.Join(res.GbpsCell.Marks, " "),
 				strings.Join(res.CPSCell.Marks, " "), res.GbpsCell.Why, res.CPSCell.Why, verified[res.DUT],
+				map[bool]string{true: "0"}[res.CPSRuns.Total > 0], res.CPSFootnote,
 			})
 		}
+	}
+	for _, x := range r.Reuse {
+		if x.Ratio == 0 {
+			continue // the table's line above
+		}
+		line := make([]string, 23) // the columns above
+		v, runs := 5, 10           // cps, cps_runs_accepted; +10, +12, +14: cps_spread, cps_marks, cps_why
+		if x.Engine == vocab.EngineThroughput {
+			v, runs = 4, 8
+		}
+		line[0], line[1], line[v], line[13], line[20] = x.DUT, x.Profile, csvFloat(x.Value), x.Note, verified[x.DUT]
+		if i := slices.IndexFunc(r.Table, func(row tableRow) bool { return row.Profile == x.Profile }); i >= 0 {
+			line[2], line[3] = r.Table[i].Cipher, r.Table[i].Group
+		}
+		for _, n := range x.Cell.Notes {
+			line[13] = joinNote(line[13], n)
+		}
+		line[runs], line[runs+1] = strconv.Itoa(x.Runs.Accepted), strconv.Itoa(x.Runs.Total)
+		line[v+10], line[v+12], line[v+14] = csvFloat(x.Cell.Spread), strings.Join(x.Cell.Marks, " "), x.Cell.Why
+		line[21], line[22] = strconv.FormatFloat(x.Ratio, 'g', -1, 64), x.Footnote
+		cw.Write(line)
 	}
 	cw.Flush()
 	return cw.Error()
@@ -96,6 +118,10 @@ func ReportDoc(r *Report) Document {
 	}
 	explain := "Throughput: payload Gbps of the throughput test; " +
 		"CPS (SR=0): connections per second, each a full TLS handshake (session reuse off)."
+	if len(r.Reuse) > 0 {
+		explain += " SSL TPS with session reuse: the CPS of a test whose connections resumed sessions on the share SR " +
+			"of each worker's connections (SR=0 beside it)."
+	}
 	if p := publishes(r); p != "" {
 		explain += " " + p
 	}
@@ -240,8 +266,12 @@ func testedList(r *Report) []string {
 					t.Name, c.Name, testName(t.Engine), t.Objects, strings.Join(t.Profiles, ", ")))
 				continue
 			}
+			name := testName(t.Engine)
+			if t.Resume > 0 {
+				name = fmt.Sprintf("%s at SR=%g %s (SSL TPS with session reuse)", t.Engine, t.Resume, t.Resumption)
+			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
-				testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
+				strings.ReplaceAll(name, "  ", " "), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
 		}
 	}
 	if len(r.Records) == 0 {

@@ -350,3 +350,42 @@ func FuzzParseExposition(f *testing.F) {
 		}
 	})
 }
+
+// TestVersion: the device's version as its stats page names it — HAProxy's
+// HTML page (the CSV URL without ;csv: the CSV has none), a Prometheus
+// build_info — and none from nginx's stub_status, a page that fails, or one
+// that does not name it.
+func TestVersion(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stats":
+			if strings.Contains(r.URL.RawQuery+r.URL.Path, "csv") {
+				t.Errorf("the version was read from %s", r.URL)
+			}
+			w.Write([]byte(`<h1><a href="http://www.haproxy.org/">HAProxy version 2.6.12-1+deb12u4, released 2026/10/17</a></h1>`))
+		case "/metrics":
+			w.Write([]byte("# TYPE haproxy_process_build_info gauge\nhaproxy_process_build_info{version=\"3.0.5\"} 1\n"))
+		case "/other":
+			w.Write([]byte("up 1\n"))
+		case "/stub_status":
+			w.Write([]byte("Active connections: 1\n"))
+		default:
+			http.Error(w, "no", http.StatusNotFound)
+		}
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		src  Source
+		want string
+	}{
+		{Source{Kind: KindHAProxy, URL: srv.URL + "/stats;csv"}, "HAProxy 2.6.12-1+deb12u4"},
+		{Source{Kind: KindPrometheus, URL: srv.URL + "/metrics"}, "HAProxy 3.0.5"},
+		{Source{Kind: KindPrometheus, URL: srv.URL + "/other"}, ""},
+		{Source{Kind: KindNginx, URL: srv.URL + "/stub_status"}, ""},
+		{Source{Kind: KindHAProxy, URL: srv.URL + "/missing;csv"}, ""},
+	} {
+		if got := tc.src.Version(context.Background()); got != tc.want {
+			t.Errorf("%s: version %q, want %q", tc.src.URL, got, tc.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package devcount
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -12,6 +13,7 @@ import (
 	"maps"
 	"net/http"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -378,4 +380,43 @@ func KillCommands() {
 		_ = syscall.Kill(-id.(int), syscall.SIGKILL)
 		return true
 	})
+}
+
+// haproxyVersion finds the version on HAProxy's stats page (HTML).
+var haproxyVersion = regexp.MustCompile(`HAProxy version ([^,<\s]+)`)
+
+// Version is the device's software as its stats page names it: HAProxy's
+// stats page ("HAProxy version 2.6.12-1, released …": the CSV's URL without
+// ";csv"), a Prometheus exposition's name_build_info{version="…"}. It is ""
+// when the source says none (nginx's stub_status, commands, the reference
+// target) or the page cannot be read: informational, never an error.
+func (s *Source) Version(ctx context.Context) string {
+	u := s.URL
+	switch s.Kind {
+	case KindHAProxy:
+		u, _, _ = strings.Cut(u, ";")
+	case KindPrometheus:
+	default:
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(s.Timeout, defaultTimeout))
+	defer cancel()
+	body, err := get(ctx, u)
+	if err != nil {
+		return ""
+	}
+	if s.Kind == KindHAProxy {
+		if m := haproxyVersion.FindSubmatch(body); m != nil {
+			return "HAProxy " + string(m[1])
+		}
+		return ""
+	}
+	series, _ := parseExposition(body)
+	for _, x := range series {
+		if name, ok := strings.CutSuffix(x.Name, "_build_info"); ok && x.Labels["version"] != "" {
+			name, _, _ = strings.Cut(name, "_")
+			return strings.Replace(name, "haproxy", "HAProxy", 1) + " " + x.Labels["version"]
+		}
+	}
+	return ""
 }

@@ -101,6 +101,8 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		}
 	}
 	res.Duration = time.Since(begin)
+	// Server() string: the Server header of a response the worker read
+	// ("" when none said), read here, never on the load's hot path.
 	if sv, ok := w.(interface{ Server() string }); ok {
 		res.Server = sv.Server()
 	}

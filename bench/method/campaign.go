@@ -95,6 +95,8 @@ type Event struct {
 	// RFC 9411 verdict ("pass", or "fail: " and the failed criterion).
 	// Unit is the unit of Value for a named test.
 	Test, Verdict, Unit string
+	// SR is the test's session reuse, if it asks for one (Cell.SR).
+	SR float64
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -161,12 +163,13 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 				k := cellKey(d.Name, t, name)
 				if why, ok := unsupported[k]; ok {
 					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why, Failed: "not supported: " + why})
+						Unsupported: why, Failed: "not supported: " + why, SR: t.Resume, Resumption: t.Resumption})
 					c.prog.skip(k)
 					continue
 				}
 				if t.Of != "" { // once the test it refers to has published
-					cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name}
+					cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name, SR: t.Resume,
+						Resumption: t.Resumption}
 					s.Cells = append(s.Cells, cell)
 					later = append(later, &dependent{d: d, t: t, p: p, pre: prelim[k], cell: cell})
 					continue
@@ -211,6 +214,14 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 	return s, nil
 }
 
+// rule is the acceptance rule of test t's runs: the plan's, taking the
+// sessions resumed by design of a test that asks for session reuse.
+func (c *Campaign) rule(t plan.Test) plan.Accept {
+	a := c.Plan.Method.Accept
+	a.SessionReuse = a.SessionReuse || t.Resume > 0
+	return a
+}
+
 // runError is a run the executor could not make.
 type runError struct {
 	what string // phase, DUT, engine, profile
@@ -250,7 +261,7 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Key, e.Phase, e.DUT, e.Engine, e.Profile = key, req.Phase, req.DUT.Name, req.Test.Engine, req.Profile.Name
 	e.Level, e.Run, e.Time, e.Test = req.Concurrency, run, time.Now().UTC(), req.Test.Name
 	e.Value = testValue(req, run)
-	e.Reasons = Judge(c.Plan.Method.Accept, run)
+	e.Reasons = Judge(c.rule(req.Test), run)
 	c.judgeRFC9411(&e, req, run)
 	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
@@ -278,7 +289,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
-		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict}
+		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict, SR: entrySR(e)}
 	for _, t := range c.Plan.Tests {
 		if e.Test != "" && t.Name == e.Test {
 			ev.Unit = testUnit(t)
@@ -290,7 +301,10 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	if e.Phase == vocab.Preliminary && e.Resumption != nil {
 		ev.Note = "resumption refused by the DUT"
 		if *e.Resumption {
-			ev.Note = "the DUT would resume sessions (the engines never do)"
+			ev.Note = "the DUT would resume sessions (an SR=0 test never does)"
+		}
+		if strings.Contains(e.Key, "|SR=") {
+			ev.Note = "" // the run resumed sessions as asked, or was refused
 		}
 	}
 	c.Events(ev)
@@ -326,17 +340,18 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 					}
 					unsupported[k] = why
 					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why})
+						Unsupported: why, SR: t.Resume})
 					continue
 				}
 				pr := prelimOf(e)
+				pr.SR = t.Resume
 				if strings.Contains(t.Objects, ",") {
 					pr.BodySize, pr.Objects = 0, t.Objects // a mix's: the mean of random draws
 				}
 				out[k] = e
 				// Only the device's answer makes a profile unsupported,
 				// not the generator's load nor the machine's noise.
-				reasons := judgeDevice(c.Plan.Method.Accept, e.Run)
+				reasons := judgeDevice(c.rule(t), e.Run)
 				if len(reasons) > 0 {
 					if m.StopOnUnsupported {
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: reasons}
@@ -401,6 +416,8 @@ type Prelim struct {
 	ResumptionErr string `json:"resumption_error,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile.
 	Unsupported string `json:"unsupported,omitempty"`
+	// SR is the test's session reuse (Cell.SR).
+	SR float64 `json:"sr,omitempty"`
 }
 
 func prelimOf(e *Entry) Prelim {
@@ -417,6 +434,7 @@ func differences(ps []Prelim) []Difference {
 	type groupKey struct {
 		engine        vocab.Engine
 		profile, test string
+		sr            float64
 	}
 	groups := map[groupKey][]Prelim{}
 	var order []groupKey
@@ -424,7 +442,7 @@ func differences(ps []Prelim) []Difference {
 		if p.Unsupported != "" {
 			continue // a refusal is reported as such, not as a difference
 		}
-		k := groupKey{p.Engine, p.Profile, p.Test}
+		k := groupKey{p.Engine, p.Profile, p.Test, p.SR}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -505,6 +523,10 @@ type Cell struct {
 	Bound string `json:"bound,omitempty"`
 	// AtCeiling: the search stopped at explore.concurrency.max, the level frozen: the device may do more.
 	AtCeiling bool `json:"at_ceiling,omitempty"`
+	// SR, if positive, is the test's session reuse (plan.Test.Resume) and
+	// Resumption its mode, if the plan names one: SSL TPS with session reuse.
+	SR         float64 `json:"sr,omitempty"`
+	Resumption string  `json:"resumption,omitempty"`
 }
 
 // Probe is one exploratory run.
@@ -542,7 +564,7 @@ type finalPhase struct {
 func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
 	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
-	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name, Test: t.Name}
+	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name, Test: t.Name, SR: t.Resume, Resumption: t.Resumption}
 	if t.Name != "" {
 		cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
 	}

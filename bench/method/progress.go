@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -30,6 +31,8 @@ type Progress struct {
 	Run, Of int
 	// Running: a run is in progress.
 	Running bool
+	// SR is the test's session reuse (plan.Test.Resume), if it asks for one.
+	SR float64
 
 	// RunsDone counts the runs made, RunsCached those of them taken from
 	// the ledger; RunsLeft is the most runs still to make.
@@ -46,15 +49,17 @@ type Progress struct {
 	Overhead time.Duration
 }
 
-// Cell names the current cell: "DUT engine profile".
+// Cell names the current cell: "DUT engine profile", "DUT engine SR=R
+// profile", or the test's name in place of the engine.
 func (p Progress) Cell() string {
 	if p.DUT == "" {
 		return ""
 	}
-	if p.Test != "" {
-		return fmt.Sprintf("%s %s %s", p.DUT, p.Test, p.Profile)
+	name := cmp.Or(p.Test, p.Engine.String())
+	if p.SR > 0 {
+		name += fmt.Sprintf(" SR=%g", p.SR)
 	}
-	return fmt.Sprintf("%s %s %s", p.DUT, p.Engine, p.Profile)
+	return fmt.Sprintf("%s %s %s", p.DUT, name, p.Profile)
 }
 
 // Status returns the campaign's progress now. It may be called from any
@@ -188,6 +193,7 @@ func (t *tracker) at(req Request, seq int) {
 	t.p.Engine = req.Test.Engine
 	t.p.Profile = req.Profile.Name
 	t.p.Test = req.Test.Name
+	t.p.SR = req.Test.Resume
 	t.p.Level = req.Concurrency
 	b := t.cell(cellKey(req.DUT.Name, req.Test, req.Profile.Name))
 	switch req.Phase {

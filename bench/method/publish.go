@@ -45,12 +45,20 @@ func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 	for _, e := range ledger {
 		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
-			e.Test == cell.Test &&
+			e.Test == cell.Test && entrySR(e) == cell.SR &&
 			e.Level == cell.Level && e.Seq == seq && e.Round == cellRound(cell) && e.Repeat == 0 {
 			return e
 		}
 	}
 	return nil
+}
+
+// entrySR is the session reuse an entry's run was asked for (Cell.SR).
+func entrySR(e *Entry) float64 {
+	if e.Run != nil && e.Run.Resumption != nil {
+		return e.Run.Resumption.Ratio
+	}
+	return 0
 }
 
 // cellRound is the round of a cell's final runs: 1 when they were made

@@ -37,12 +37,15 @@ func cellKey(dut string, t plan.Test, profile string) string {
 	if t.Name != "" {
 		k += "|" + t.Name
 	}
+	if t.Resume > 0 {
+		k += fmt.Sprintf("|SR=%g", t.Resume)
+	}
 	return k
 }
 
 // key is the cell's cellKey.
 func (c *Cell) key() string {
-	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test}, c.Profile)
+	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, Resume: c.SR}, c.Profile)
 }
 
 // testUnit is the unit of a test's value.
@@ -115,6 +118,7 @@ func suiteSpec(spec *runner.Spec, req Request) error {
 	if t.RequestsPerConn > 0 {
 		spec.RequestsPerConn = t.RequestsPerConn
 	}
+	spec.Resume, spec.Resumption = t.Resume, t.Resumption
 	spec.Rate, spec.RampUp, spec.RampDown = req.Rate, req.RampUp, req.RampDown
 	if req.Rate == 0 {
 		spec.Pause = time.Duration(t.Pause)
@@ -307,13 +311,13 @@ func cmpFloat(a, b float64) int {
 func suiteRows(s *Summary, neg func(dut, profile string) metrics.Negotiated) []Row {
 	var out []Row
 	for _, cell := range s.Cells {
-		if cell.Test == "" {
+		if cell.Test == "" && cell.SR == 0 {
 			continue
 		}
 		n := neg(cell.DUT, cell.Profile)
 		row := Row{DUT: cell.DUT, Profile: cell.Profile, Test: cell.Test, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
 			Unit: cell.Unit, Runs: &RunCount{Accepted: cell.Accepted, Total: cell.Total}, Consistent: cell.Consistent,
-			Unsupported: cell.Unsupported, Bound: cell.Bound}
+			Unsupported: cell.Unsupported, Bound: cell.Bound, SR: cell.SR}
 		if cell.Accepted > 0 && cell.Failed == "" {
 			v := cell.Value
 			row.Value = &v

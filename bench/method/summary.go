@@ -43,6 +43,9 @@ type Row struct {
 	Runs  *RunCount `json:"runs,omitempty"`
 	// Bound, if set, says that Value is a lower bound (Cell.Bound).
 	Bound string `json:"bound,omitempty"`
+	// SR, in a row of SSL TPS with session reuse, is its ratio (Cell.SR):
+	// Value is its CPS, and the row's CPS nil.
+	SR float64 `json:"sr,omitempty"`
 	// Unsupported, if set, is why the DUT does not serve the profile (its
 	// refusal in the preliminary phase): the row is "not supported".
 	Unsupported string `json:"unsupported,omitempty"`
@@ -80,7 +83,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 	for _, d := range c.Plan.DUTs {
 		seen := map[string]bool{}
 		for _, t := range c.Plan.Tests {
-			if t.Name != "" {
+			if t.Name != "" || t.Resume > 0 {
 				continue // suiteRows
 			}
 			for _, name := range t.Profiles {
@@ -91,7 +94,7 @@ func (c *Campaign) rows(s *Summary) []Row {
 				n := neg[d.Name+"|"+name]
 				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
 				for _, cell := range s.Cells {
-					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" {
+					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" || cell.SR > 0 {
 						continue
 					}
 					if cell.Unsupported != "" {

@@ -32,6 +32,9 @@ type Device struct {
 	// Error is the first read that failed, if any; the counts it would
 	// have given are absent.
 	Error string `json:"error,omitempty"`
+	// Version is the device's software as its stats page names it
+	// (devcount.Source.Version: "HAProxy 2.6.12-1"), read before the first.
+	Version string `json:"version,omitempty"`
 }
 
 // DeviceCounts is the difference of the device's counters between two

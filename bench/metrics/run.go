@@ -634,7 +634,7 @@ type Preflight struct {
 	// FailedAttempts are the transactions that failed, in order (merged:
 	// the agents' in turn); a failed preflight's last is Class and Error.
 	FailedAttempts []PreflightAttempt `json:"failed_attempts,omitempty"`
-	// Server is the Server header of the preflight's last response (e.g.
+	// Server is the Server header of the preflight's first response (e.g.
 	// "nginx/1.22.1"): the device's software as it names itself.
 	Server string `json:"server,omitempty"`
 }

@@ -38,6 +38,7 @@ type deviceMeter struct {
 	first    reading
 	window   [2]chan reading // the window's start and end reads, when started
 	last     reading
+	version  string // the device's software, as its stats page names it
 }
 
 // reading is one read: its counts or error, and when it was taken (the
@@ -78,6 +79,7 @@ func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 		m.pipeline = int64(max(spec.Pipeline, spec.Streams, 1))
 	}
 	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
+	m.version = m.src.Version(ctx) // before the first read: a page the device counts is not in the run's counts
 	if m.first = read(ctx, &m.src); m.first.err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("interrupted reading the device's counters, before the load (no load sent): %w", m.first.err)
@@ -125,7 +127,8 @@ func (m *deviceMeter) result(window [2]time.Time) *metrics.Device {
 	}
 	m.last = read(m.ctx, &m.src)
 	m.release()
-	d := &metrics.Device{Source: m.src.String(), CountsReads: m.src.ReadsCounted(), InFlight: m.inFlight}
+	d := &metrics.Device{Source: m.src.String(), CountsReads: m.src.ReadsCounted(), InFlight: m.inFlight,
+		Version: m.version}
 	if m.pipeline > 1 {
 		d.Pipeline = m.pipeline
 	}

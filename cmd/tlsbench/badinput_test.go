@@ -273,6 +273,12 @@ func TestBadInputTable(t *testing.T) {
 		{"suite-of", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, of: u, share: 50%, profiles: [" + rsa + "]}]\n" + method, `of "u" names no earlier test`},
 		{"objects-path", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, objects: 1k, path: /x, profiles: [" + rsa + "]}]\n" + method, `objects are asked for at object_path: path "/x" would be ignored`},
 		{"of-later", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: \"7.6 1k\", engine: cps, profiles: [" + rsa + "]}, {name: t, engine: cps, of: \"7.7 1k\", share: 50%, profiles: [" + rsa + "]}]\n" + method, `named before it: "7.6 1k"`},
+		{"resume-above-1", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1.5, profiles: [" + rsa + "]}]\n" + method, "resume 1.5 is not a share of connections in (0, 1]"},
+		{"resume-negative", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: -0.5, profiles: [" + rsa + "]}]\n" + method, "resume -0.5 is not a share"},
+		{"resume-throughput", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: throughput, resume: 0.5, profiles: [" + rsa + "]}]\n" + method, "resume needs requests_per_conn"},
+		{"resumption-alone", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resumption: tickets, profiles: [" + rsa + "]}]\n" + method, "resumption needs resume"},
+		{"resumption-psk", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1, resumption: psk, profiles: [" + rsa + "]}]\n" + method, "negotiates TLS1.2, which resumes with tickets"},
+		{"resumption-id", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1, resumption: session-id, profiles: [" + rsa + "]}]\n" + method, "never resumes by session ID"},
 		{"suite-ramp", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, ramp_up: 10s, profiles: [" + rsa + "]}]\n" + method, "ramp_up 10s is longer than the run"},
 	}
 	for _, m := range []struct{ from, to, want string }{

@@ -76,7 +76,7 @@ func (c *calibrateCmd) run(ctx context.Context, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer os.RemoveAll(dir)
-	ref, err := startReference(ctx, dir, c.files, c.names)
+	ref, err := startReference(ctx, dir, c.files, c.names, nil)
 	if err != nil {
 		return err
 	}

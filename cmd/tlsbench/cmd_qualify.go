@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -277,11 +278,16 @@ func (q *qualifyCmd) run(ctx context.Context, stdout, stderr io.Writer) (err err
 	local := &method.Local{Tool: toolInfo(), UserAgent: "tlsbench/" + version, Profiles: set, Sources: q.sources}
 	refCA := ""
 	if usesReference(pl) {
-		var names []string
+		var names, resume []string // resume: the modes of the tests that ask for session reuse
 		for _, t := range pl.Tests {
 			names = append(names, t.Profiles...)
+			for _, name := range t.Profiles {
+				if p, _ := set.Get(name); p != nil && t.Resume > 0 {
+					resume = append(resume, map[bool]string{true: "psk", false: "tickets"}[p.ExpectedVersion() == tls.VersionTLS13])
+				}
+			}
 		}
-		ref, err := startReference(ctx, dir, q.files, names)
+		ref, err := startReference(ctx, dir, q.files, names, resume)
 		if err != nil {
 			return err
 		}
@@ -433,6 +439,9 @@ func eventLine(e method.Event) string {
 			rfc = ", RFC 9411 " + e.Verdict
 		}
 	}
+	if e.SR > 0 {
+		name += fmt.Sprintf(" SR=%g", e.SR)
+	}
 	run := ""
 	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
@@ -476,7 +485,7 @@ type reference struct {
 // startReference starts `tlsbench serve` for the named profiles and reads
 // its addresses from its ready line (target.Ready); its CA certificate goes
 // into dir.
-func startReference(ctx context.Context, dir string, files []string, names []string) (*reference, error) {
+func startReference(ctx context.Context, dir string, files, names, resume []string) (*reference, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -494,6 +503,12 @@ func startReference(ctx context.Context, dir string, files []string, names []str
 		if !seen[p] {
 			seen[p] = true
 			args = append(args, "--profile", p)
+		}
+	}
+	for _, m := range resume {
+		if !seen["--resumption "+m] {
+			seen["--resumption "+m] = true
+			args = append(args, "--resumption", m)
 		}
 	}
 	cmd := exec.Command(self, args...)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -111,10 +112,18 @@ method:
 		t.Fatal(err)
 	}
 	report := string(text)
-	// What was tested: nginx's version as read from its Server header, every
-	// DUT's endpoint of every profile, the chains verified by the CA.
+	// What was tested: nginx's version as read from its Server header,
+	// HAProxy's (no Server header) as its stats page names it, exactly
+	// haproxy -v's; every DUT's endpoint of every profile, the chains
+	// verified by the CA.
 	bed, _, _ := strings.Cut(report, "\nHow\n")
-	wantBed := []string{`nginx/1\.`, `\(read: Server header\)`, regexp.QuoteMeta("verified (" + caFile + ")")}
+	v, err := exec.Command("haproxy", "-v").Output()
+	version := regexp.MustCompile(`HAProxy version (\S+) `).FindSubmatch(v)
+	if err != nil || version == nil {
+		t.Fatalf("haproxy -v: %v: %s", err, v)
+	}
+	wantBed := []string{`nginx/1\.`, `\(read: Server header\)`, regexp.QuoteMeta("verified (" + caFile + ")"),
+		`haproxy +- +` + regexp.QuoteMeta("HAProxy "+string(version[1])+" (read: stats page)")}
 	for i, s := range seeds {
 		wantBed = append(wantBed, "haproxy +"+s.Profile+" +https://localhost:"+port(h.Addr(s.Frontend.Name))+"/\n",
 			"nginx +"+s.Profile+" +https://localhost:"+port(n.Addrs[i])+"/\n")

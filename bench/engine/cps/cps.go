@@ -123,10 +123,12 @@ type worker struct {
 	conn            *tlsconn.Conn
 	nreq            int
 	wireIn, wireOut int64
-	server          []byte // the last response's Server header
+	server          []byte // the first response's Server header (nil before it)
 }
 
-// Server is the last response's Server header (the preflight records it).
+// Server is the Server header of the worker's first response: the
+// preflight's worker records it (the device's name); the others copy it
+// once, not on every transaction.
 func (w *worker) Server() string { return string(w.server) }
 
 var _ io.Closer = (*worker)(nil)
@@ -217,7 +219,9 @@ func (w *worker) exchange(s *metrics.Sample, conn *tlsconn.Conn, t0 time.Time, l
 	// Bytes already buffered after the response are extra bytes; the
 	// pooled buffers go back before the wait for the server's close.
 	status, extra, closing := r.resp.StatusCode(), r.br.Buffered(), r.resp.ConnectionClose()
-	w.server = append(w.server[:0], r.resp.Header.Server()...)
+	if w.server == nil && err == nil {
+		w.server = append([]byte{}, r.resp.Header.Server()...)
+	}
 	r.br.Reset(nil)
 	readings.Put(r)
 	s.Payload = body

@@ -7,6 +7,7 @@ package plan
 import (
 	"bytes"
 	"cmp"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -89,6 +90,12 @@ type Test struct {
 	// engine's default), Pause the wait between them (RFC 9411 §7.9).
 	RequestsPerConn int      `yaml:"requests_per_conn,omitempty" json:"requests_per_conn,omitempty"`
 	Pause           Duration `yaml:"pause,omitempty" json:"pause,omitempty"`
+	// Resume, if positive, is the share of each worker's connections that
+	// resume a session (cps --resume R; throughput needs RequestsPerConn),
+	// Resumption how: tickets (TLS 1.2) or psk (TLS 1.3), "" the profile's
+	// version's. Such a test publishes SSL TPS with session reuse (SR=R).
+	Resume     float64 `yaml:"resume,omitempty" json:"resume,omitempty"`
+	Resumption string  `yaml:"resumption,omitempty" json:"resumption,omitempty"`
 	// RampUp and RampDown are each run's ramps (RFC 9411 §4.3.4).
 	RampUp   Duration `yaml:"ramp_up,omitempty" json:"ramp_up,omitempty"`
 	RampDown Duration `yaml:"ramp_down,omitempty" json:"ramp_down,omitempty"`
@@ -524,8 +531,12 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 			return ferr("tests: profiles: at least one is required", at("profiles")...)
 		}
 		for j, name := range t.Profiles {
-			if _, err := set.Get(name); err != nil {
+			p, err := set.Get(name)
+			if err != nil {
 				return ferr("tests: "+err.Error(), "tests", strconv.Itoa(i), "profiles", strconv.Itoa(j))
+			}
+			if field, msg := t.checkResume(p); msg != "" {
+				return ferr(fmt.Sprintf("tests: %s: %s %s", t.Engine, field, msg), at(field)...)
 			}
 		}
 		if err := p.checkSuiteTest(i); err != nil {
@@ -533,6 +544,27 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 		}
 	}
 	return nil
+}
+
+// checkResume checks a test's session reuse for profile p as the engines'
+// --resume and --resumption do: the field at fault and what is wrong.
+func (t Test) checkResume(p *profiles.Profile) (field, msg string) {
+	mode := "tickets"
+	if p.ExpectedVersion() == tls.VersionTLS13 {
+		mode = "psk"
+	}
+	switch {
+	case !(t.Resume >= 0 && t.Resume <= 1): // NaN too
+		return "resume", fmt.Sprintf("%g is not a share of connections in (0, 1]", t.Resume)
+	case t.Resume == 0 && t.Resumption != "":
+		return "resumption", "needs resume (the share of connections that resume a session)"
+	case t.Resume > 0 && t.Engine == vocab.EngineThroughput && t.RequestsPerConn == 0:
+		return "resume", "needs requests_per_conn: throughput keeps its connections open, so none would resume"
+	case t.Resumption != "" && t.Resumption != mode:
+		return "resumption", fmt.Sprintf("%q: profile %s negotiates %s, which resumes with %s (crypto/tls never "+
+			"resumes by session ID)", t.Resumption, p.Name, p.ExpectedVersion().Short(), mode)
+	}
+	return "", ""
 }
 
 // check checks the acceptance rule's bounds, in the order of its fields.
