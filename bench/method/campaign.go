@@ -160,13 +160,14 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 				p, _ := c.Profiles.Get(name)
 				k := cellKey(d.Name, t, name)
 				if why, ok := unsupported[k]; ok {
-					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why, Failed: "not supported: " + why})
+					cell := newCell(d.Name, t, name)
+					cell.Unsupported, cell.Failed = why, "not supported: "+why
+					s.Cells = append(s.Cells, cell)
 					c.prog.skip(k)
 					continue
 				}
 				if t.Of != "" { // once the test it refers to has published
-					cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name}
+					cell := newCell(d.Name, t, name)
 					s.Cells = append(s.Cells, cell)
 					later = append(later, &dependent{d: d, t: t, p: p, pre: prelim[k], cell: cell})
 					continue
@@ -325,8 +326,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why
-					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why})
+					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Protocol: t.Protocol(),
+						Profile: name, Test: t.Name, Unsupported: why})
 					continue
 				}
 				pr := prelimOf(e)
@@ -389,6 +390,7 @@ func firstRefusal(ps []Prelim) string {
 type Prelim struct {
 	DUT        string             `json:"dut"`
 	Engine     vocab.Engine       `json:"engine"`
+	Protocol   string             `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
 	Profile    string             `json:"profile"`
 	Test       string             `json:"test,omitempty"` // the plan test's name, if it has one
 	Negotiated metrics.Negotiated `json:"negotiated"`
@@ -405,7 +407,8 @@ type Prelim struct {
 
 func prelimOf(e *Entry) Prelim {
 	p := Prelim{DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Test: e.Test, Negotiated: e.Run.Negotiated,
-		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr}
+		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr,
+		Protocol: e.Run.ProtocolName()}
 	if n := e.Run.Transactions; n > 0 {
 		p.BodySize = e.Run.Bytes.Payload / n
 	}
@@ -415,8 +418,8 @@ func prelimOf(e *Entry) Prelim {
 // differences lists, per test and profile, the fields on which DUTs differ.
 func differences(ps []Prelim) []Difference {
 	type groupKey struct {
-		engine        vocab.Engine
-		profile, test string
+		engine                  vocab.Engine
+		protocol, profile, test string
 	}
 	groups := map[groupKey][]Prelim{}
 	var order []groupKey
@@ -424,7 +427,7 @@ func differences(ps []Prelim) []Difference {
 		if p.Unsupported != "" {
 			continue // a refusal is reported as such, not as a difference
 		}
-		k := groupKey{p.Engine, p.Profile, p.Test}
+		k := groupKey{p.Engine, p.Protocol, p.Profile, p.Test}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -462,6 +465,7 @@ func differences(ps []Prelim) []Difference {
 type Cell struct {
 	DUT         string       `json:"dut"`
 	Engine      vocab.Engine `json:"engine"`
+	Protocol    string       `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
 	Profile     string       `json:"profile"`
 	Test        string       `json:"test,omitempty"` // the plan test's name, if it has one
 	Level       int          `json:"level"`          // the load level chosen and frozen
@@ -542,7 +546,7 @@ type finalPhase struct {
 func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
 	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
-	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name, Test: t.Name}
+	cell := newCell(d.Name, t, p.Name)
 	if t.Name != "" {
 		cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
 	}

@@ -30,19 +30,29 @@ const (
 )
 
 // cellKey is a cell's identity in the ledger's keys and the progress: the
-// DUT, the engine and the profile, and the test's name if it has one (the
-// study's tests have none: their keys are those of key3).
+// DUT, the engine and the profile, its protocol unless HTTP/1.1, and the
+// test's name if it has one (the study's HTTP/1.1 tests have neither:
+// their keys are those of key3, as in ledgers made before protocols).
 func cellKey(dut string, t plan.Test, profile string) string {
 	k := key3(dut, t.Engine, profile)
+	if p := t.Protocol(); p != vocab.DefaultProtocol {
+		k += "|" + p
+	}
 	if t.Name != "" {
 		k += "|" + t.Name
 	}
 	return k
 }
 
+// newCell is test t's cell of DUT dut and a profile.
+func newCell(dut string, t plan.Test, profile string) *Cell {
+	return &Cell{DUT: dut, Engine: t.Engine, Protocol: t.Protocol(), Profile: profile, Test: t.Name}
+}
+
 // key is the cell's cellKey.
 func (c *Cell) key() string {
-	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test}, c.Profile)
+	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, HTTP: strings.TrimPrefix(c.Protocol, "http/")},
+		c.Profile)
 }
 
 // testUnit is the unit of a test's value.
@@ -115,6 +125,7 @@ func suiteSpec(spec *runner.Spec, req Request) error {
 	if t.RequestsPerConn > 0 {
 		spec.RequestsPerConn = t.RequestsPerConn
 	}
+	spec.Protocol, spec.Streams = t.Protocol(), t.Streams
 	spec.Rate, spec.RampUp, spec.RampDown = req.Rate, req.RampUp, req.RampDown
 	if req.Rate == 0 {
 		spec.Pause = time.Duration(t.Pause)
@@ -313,7 +324,7 @@ func suiteRows(s *Summary, neg func(dut, profile string) metrics.Negotiated) []R
 		n := neg(cell.DUT, cell.Profile)
 		row := Row{DUT: cell.DUT, Profile: cell.Profile, Test: cell.Test, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
 			Unit: cell.Unit, Runs: &RunCount{Accepted: cell.Accepted, Total: cell.Total}, Consistent: cell.Consistent,
-			Unsupported: cell.Unsupported, Bound: cell.Bound}
+			Unsupported: cell.Unsupported, Bound: cell.Bound, Protocol: cell.Protocol}
 		if cell.Accepted > 0 && cell.Failed == "" {
 			v := cell.Value
 			row.Value = &v

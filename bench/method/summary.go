@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 
@@ -23,10 +24,11 @@ type Summary struct {
 
 // Row is one line of the published table: a DUT and a profile.
 type Row struct {
-	DUT     string `json:"dut"`
-	Profile string `json:"profile"`
-	Cipher  string `json:"cipher"` // OpenSSL name
-	Group   string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
+	DUT      string `json:"dut"`
+	Protocol string `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
+	Profile  string `json:"profile"`
+	Cipher   string `json:"cipher"` // OpenSSL name
+	Group    string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
 	// CPS and Gbps are the best accepted values; nil when the plan has no
 	// such test for the profile or no run was accepted.
 	CPS        *float64 `json:"cps"`
@@ -67,8 +69,8 @@ func WriteSummary(dir string, s *Summary) error {
 	return outfile.Write(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
 }
 
-// rows builds the published table: per DUT, one row per profile in plan
-// order, with its CPS and Gbps cells.
+// rows builds the published table: per DUT, one row per profile and
+// protocol in plan order, with its CPS and Gbps cells.
 func (c *Campaign) rows(s *Summary) []Row {
 	neg := map[string]metrics.Negotiated{}
 	for _, p := range s.Preliminary {
@@ -84,14 +86,17 @@ func (c *Campaign) rows(s *Summary) []Row {
 				continue // suiteRows
 			}
 			for _, name := range t.Profiles {
-				if seen[name] {
+				proto := t.Protocol()
+				if seen[proto+"|"+name] {
 					continue
 				}
-				seen[name] = true
+				seen[proto+"|"+name] = true
 				n := neg[d.Name+"|"+name]
-				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
+				row := Row{DUT: d.Name, Protocol: proto, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
+					Consistent: true}
 				for _, cell := range s.Cells {
-					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" {
+					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" ||
+						cmp.Or(cell.Protocol, vocab.DefaultProtocol) != proto {
 						continue
 					}
 					if cell.Unsupported != "" {

@@ -22,7 +22,7 @@ import (
 // histograms and counters are summed exactly, and every percentile is
 // recomputed from the merged histograms.
 //
-// The records must agree on Engine, Profile, the DUT's identity (Target's
+// The records must agree on Engine, Protocol, Profile, the DUT's identity (Target's
 // DUT name, dialled Address and LeafSHA256, when both records have one:
 // else an *IdentityError), Negotiated (every field), Load.Mode and the list
 // of server names (Names: each name's counts are summed); their
@@ -56,8 +56,9 @@ func Merge(runs []*Run) (*Run, error) {
 	}
 	ref := ins[0].r
 	m := &Run{
-		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
-		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
+		Schema: Schema, Engine: ref.Engine, Protocol: ref.Protocol, Profile: ref.Profile,
+		ProfileSpec: slices.Clone(ref.ProfileSpec),
+		Target:      ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
@@ -246,6 +247,8 @@ func checkAgreement(ins []*mergeInput) error {
 		switch {
 		case a.Engine != b.Engine:
 			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
+		case a.ProtocolName() != b.ProtocolName():
+			what, va, vb = "spoke", a.ProtocolName(), b.ProtocolName()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
 		case field != "":
