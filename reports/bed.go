@@ -234,9 +234,9 @@ func footnote(r *metrics.Run) string {
 	if pf := r.Preflight; object == "" && pf != nil {
 		object = fmt.Sprintf("%d B", pf.BodySize)
 	}
-	return fmt.Sprintf("%s, %d request(s) per connection, object %s, %s %s, key %s, group %s, HTTP/1.1",
+	return fmt.Sprintf("%s, %d request(s) per connection, object %s, %s %s, key %s, group %s, %s",
 		sr, max(e.Engine.RequestsPerConn, 1), dash(object), dash(n.Version), dash(n.OpenSSL), dash(n.CertKey),
-		dash(n.Group))
+		dash(n.Group), vocab.ProtocolTitle(r.Protocol))
 }
 
 // reuseBlocks is the SSL TPS with session reuse table and its footnotes.
@@ -265,7 +265,7 @@ func reuseOf(r *metrics.Run) *metrics.Resumption {
 // groupKey is the group of run records a record is of: its DUT, engine and
 // profile, and its session reuse (an SR row of its own).
 func groupKey(run *metrics.Run) string {
-	k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
+	k := dutKey(run) + "|" + run.Engine.String() + "|" + run.ProtocolName() + "|" + run.Profile
 	if x := reuseOf(run); x != nil {
 		k += fmt.Sprintf("|SR=%g %s", x.Ratio, x.Mode)
 	}

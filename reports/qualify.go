@@ -117,7 +117,8 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			if p.Objects != "" {
 				body = "objects " + p.Objects
 			}
-			got = fmt.Sprintf("%s %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), body)
+			got = fmt.Sprintf("%s %s, %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+				vocab.ProtocolTitle(p.Protocol), body)
 		}
 		test := cmp.Or(p.Test, p.Engine.String())
 		t.add("", p.DUT, test, p.Profile, got)

@@ -24,11 +24,13 @@ type Summary struct {
 
 // Row is one line of the published table: a DUT and a profile.
 type Row struct {
-	DUT      string `json:"dut"`
-	Protocol string `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
-	Profile  string `json:"profile"`
-	Cipher   string `json:"cipher"` // OpenSSL name
-	Group    string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
+	DUT     string `json:"dut"`
+	Profile string `json:"profile"`
+	Cipher  string `json:"cipher"` // OpenSSL name
+	Group   string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
+	// Protocol carried its runs: http/1.1, http/2 ("" in summaries made
+	// before it: HTTP/1.1).
+	Protocol string `json:"protocol,omitempty"`
 	// CPS and Gbps are the best accepted values; nil when the plan has no
 	// such test for the profile or no run was accepted.
 	CPS        *float64 `json:"cps"`
