@@ -952,10 +952,7 @@ func (s *section) name() string {
 	if s.Test != "" {
 		return s.Test
 	}
-	name := s.Engine.String()
-	if s.Protocol != vocab.DefaultProtocol { // HTTP/1.1's as before protocols
-		name += " over " + vocab.ProtocolTitle(s.Protocol)
-	}
+	name := s.Engine.String() + vocab.OverProtocol(s.Protocol)
 	if s.SR != "" {
 		return name + " " + s.SR
 	}

@@ -95,6 +95,8 @@ type Event struct {
 	// RFC 9411 verdict ("pass", or "fail: " and the failed criterion).
 	// Unit is the unit of Value for a named test.
 	Test, Verdict, Unit string
+	// Protocol carried the run: http/1.1, http/2.
+	Protocol string
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -279,7 +281,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
-		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict}
+		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict, Protocol: e.Run.ProtocolName()}
 	for _, t := range c.Plan.Tests {
 		if e.Test != "" && t.Name == e.Test {
 			ev.Unit = testUnit(t)

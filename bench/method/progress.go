@@ -30,6 +30,8 @@ type Progress struct {
 	Run, Of int
 	// Running: a run is in progress.
 	Running bool
+	// Protocol carries the current run: http/1.1, http/2.
+	Protocol string
 
 	// RunsDone counts the runs made, RunsCached those of them taken from
 	// the ledger; RunsLeft is the most runs still to make.
@@ -52,9 +54,9 @@ func (p Progress) Cell() string {
 		return ""
 	}
 	if p.Test != "" {
-		return fmt.Sprintf("%s %s %s", p.DUT, p.Test, p.Profile)
+		return fmt.Sprintf("%s %s%s %s", p.DUT, p.Test, vocab.OverProtocol(p.Protocol), p.Profile)
 	}
-	return fmt.Sprintf("%s %s %s", p.DUT, p.Engine, p.Profile)
+	return fmt.Sprintf("%s %s%s %s", p.DUT, p.Engine, vocab.OverProtocol(p.Protocol), p.Profile)
 }
 
 // Status returns the campaign's progress now. It may be called from any
@@ -185,7 +187,7 @@ func (t *tracker) cached(req Request, seq int) {
 func (t *tracker) at(req Request, seq int) {
 	t.p.Phase = req.Phase
 	t.p.DUT = req.DUT.Name
-	t.p.Engine = req.Test.Engine
+	t.p.Engine, t.p.Protocol = req.Test.Engine, req.Test.Protocol()
 	t.p.Profile = req.Profile.Name
 	t.p.Test = req.Test.Name
 	t.p.Level = req.Concurrency

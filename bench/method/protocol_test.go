@@ -43,6 +43,8 @@ func TestProtocolCells(t *testing.T) {
 	exec := h2Double()
 	dir := t.TempDir()
 	c := campaign(t, protocolPlan(), exec, dir)
+	events := map[string]int{}
+	c.Events = func(e method.Event) { events[e.Protocol]++ }
 	s, err := c.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +64,15 @@ func TestProtocolCells(t *testing.T) {
 		if want := strings.Contains(e.Key, "|http/2"); want != (e.Run.ProtocolName() == "http/2") {
 			t.Errorf("ledger key %q for a run over %s", e.Key, e.Run.ProtocolName())
 		}
+	}
+	h2Keys := 0
+	for k := range keys {
+		if strings.Contains(k, "|http/2") {
+			h2Keys++
+		}
+	}
+	if events["http/2"] != h2Keys || events["http/1.1"] != len(keys)-h2Keys {
+		t.Errorf("events by protocol %v, for %d runs of %d over HTTP/2", events, h2Keys, len(keys))
 	}
 	if !keys["preliminary|a|cps|"+s.Cells[0].Profile] || !keys["preliminary|a|cps|"+s.Cells[0].Profile+"|http/2"] {
 		t.Errorf("preliminary keys %v: want HTTP/1.1's as before protocols, and HTTP/2's", keys)

@@ -71,6 +71,15 @@ func ProtocolTitle(p string) string {
 	return strings.ToUpper(p)
 }
 
+// OverProtocol is " over HTTP/2" for protocol p, "" for HTTP/1.1's (whose
+// lines read as they did before protocols).
+func OverProtocol(p string) string {
+	if p == "" || p == DefaultProtocol {
+		return ""
+	}
+	return " over " + ProtocolTitle(p)
+}
+
 // Class is the class of a failed transaction. Every failed transaction is
 // counted in exactly one; the set is bounded (TLSAlert takes the names of
 // the TLS alerts). The empty Class is success.

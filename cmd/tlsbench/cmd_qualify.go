@@ -440,6 +440,7 @@ func eventLine(e method.Event) string {
 			rfc = ", RFC 9411 " + e.Verdict
 		}
 	}
+	name += vocab.OverProtocol(e.Protocol)
 	run := ""
 	if e.Phase == vocab.Final {
 		run = fmt.Sprintf(" run %d/%d", e.Seq, e.Of)
