@@ -56,9 +56,8 @@ func Merge(runs []*Run) (*Run, error) {
 	}
 	ref := ins[0].r
 	m := &Run{
-		Schema: Schema, Engine: ref.Engine, Protocol: ref.Protocol, Profile: ref.Profile,
-		ProfileSpec: slices.Clone(ref.ProfileSpec),
-		Target:      ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
+		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
+		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
@@ -72,6 +71,7 @@ func Merge(runs []*Run) (*Run, error) {
 			m.Ended = in.r.Ended
 		}
 	}
+	m.Protocol = ref.Protocol
 	var agents []AgentRun
 	var weight, duration, steady float64
 	for _, in := range ins {
