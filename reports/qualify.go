@@ -30,8 +30,8 @@ func FormatCPS(v float64) string {
 // cell; then a note per mark or empty cell, and the legend.
 func QualifyTable(c *Campaign) Document {
 	s := c.Summary
-	t := newTable("DUT", "PROFILE", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)",
-		">RUNS")
+	t := newTable("DUT", "PROFILE", "PROTOCOL", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS",
+		">CPS (SR=0)", ">RUNS")
 	d := Document{title: s.Name, blocks: []block{t}}
 	var notes []string
 	used := map[string]bool{}
@@ -41,9 +41,10 @@ func QualifyTable(c *Campaign) Document {
 			continue // suiteTable
 		}
 		studyRows++
-		gbps, cps := "-", "-"
+		gbps, cps, proto := "-", "-", cmp.Or(r.Protocol, vocab.DefaultProtocol)
 		for _, cell := range s.Cells {
-			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" {
+			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" ||
+				cmp.Or(cell.Protocol, vocab.DefaultProtocol) != proto {
 				continue
 			}
 			out, format := &cps, FormatCPS
@@ -56,16 +57,17 @@ func QualifyTable(c *Campaign) Document {
 			}
 			f := factsOf(cell, method.PublishedRun(c.Ledger, cell), insecure(c, cell.DUT))
 			*out = cellText(v, format, f)
-			who := r.DUT + " " + r.Profile + " " + unitOf(cell.Engine)
+			who := r.DUT + " " + r.Profile + vocab.OverProtocol(proto) + " " + unitOf(cell.Engine)
 			if f.Why != "" {
 				notes = append(notes, who+": "+f.Why)
 			}
 			notes = append(notes, cellNotes(who, f, used)...)
 			if n := joinNote(basisNote(cell), repeatNote(cell)); n != "" {
-				notes = append(notes, r.DUT+" "+r.Profile+": "+n)
+				notes = append(notes, r.DUT+" "+r.Profile+vocab.OverProtocol(proto)+": "+n)
 			}
 		}
-		t.add(r.DUT, r.Profile, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns))
+		t.add(r.DUT, r.Profile, vocab.ProtocolTitle(proto), dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps,
+			runs(r.CPSRuns))
 	}
 	if suite := suiteTable(c); suite != nil {
 		if studyRows == 0 {
@@ -132,7 +134,7 @@ func PreliminaryTable(ps []method.Prelim) Document {
 // summary has none.
 func suiteTable(c *Campaign) *table {
 	s, tests := c.Summary, rfc9411Tests([]Input{{Campaign: c}})
-	t := newTable("DUT", "TEST", "PROFILE", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "VERDICT", "NOTE")
+	t := newTable("DUT", "TEST", "PROFILE", "PROTOCOL", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "VERDICT", "NOTE")
 	for _, r := range s.Rows {
 		if r.Test == "" {
 			continue
@@ -145,7 +147,7 @@ func suiteTable(c *Campaign) *table {
 			count = runs(*r.Runs)
 		}
 		for _, c := range s.Cells {
-			if c.DUT == r.DUT && c.Profile == r.Profile && c.Test == r.Test {
+			if c.DUT == r.DUT && c.Profile == r.Profile && c.Test == r.Test && c.Protocol == r.Protocol {
 				note = joinNote(note, c.Failed)
 				if c.Failed == "" && !c.Consistent {
 					note = joinNote(note, "inconsistent")
@@ -155,7 +157,8 @@ func suiteTable(c *Campaign) *table {
 				}
 			}
 		}
-		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, verdictOf(tests, r.Test, r.DUT, r.Profile), note)
+		t.add(r.DUT, r.Test, r.Profile, vocab.ProtocolTitle(r.Protocol), dash(r.Cipher), value, count,
+			verdictOf(tests, r.Test, r.DUT, r.Profile), note)
 	}
 	if len(t.rows) == 0 {
 		return nil
