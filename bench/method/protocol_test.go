@@ -58,6 +58,11 @@ func TestProtocolCells(t *testing.T) {
 			t.Errorf("cell %d (%s): protocol %q, want %q", i, s.Cells[i].Engine, got, want)
 		}
 	}
+	for _, cell := range s.Cells { // the published run is the cell's own, not the other protocol's at its level
+		if r := method.PublishedRun(c.Ledger.Entries(), cell); r == nil || r.ProtocolName() != cell.Protocol {
+			t.Errorf("%s %s cell: published run %v", cell.Engine, cell.Protocol, r)
+		}
+	}
 	keys := map[string]bool{}
 	for _, e := range c.Ledger.Entries() {
 		keys[e.Key] = true

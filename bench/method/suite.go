@@ -194,7 +194,7 @@ func (c *Campaign) runDependent(ctx context.Context, s *Summary, dl *dependent) 
 	t, cell := dl.t, dl.cell
 	cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
 	i := slices.IndexFunc(s.Cells, func(o *Cell) bool {
-		return o.DUT == cell.DUT && o.Profile == cell.Profile && o.Test == t.Of
+		return o.DUT == cell.DUT && o.Profile == cell.Profile && o.Test == t.Of && o.Protocol == cell.Protocol
 	})
 	rate := 0.0
 	if i >= 0 {
