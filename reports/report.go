@@ -269,8 +269,8 @@ func testedList(r *Report) []string {
 					t.Name, c.Name, testName(t.Engine), t.Objects, strings.Join(t.Profiles, ", ")))
 				continue
 			}
-			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
-				testName(t.Engine), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
+			tests = append(tests, fmt.Sprintf("%s%s (%s): GET %s with the profiles %s",
+				testName(t.Engine), vocab.OverProtocol(t.Protocol()), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
 		}
 	}
 	if len(r.Records) == 0 {
@@ -280,7 +280,7 @@ func testedList(r *Report) []string {
 	var names []string
 	for _, s := range r.Appendix {
 		if s.Source == recordsSource {
-			name := testName(s.Engine)
+			name := testName(s.Engine) + vocab.OverProtocol(s.Protocol)
 			if s.SR != "" {
 				name = "CPS at " + s.SR + " (SSL TPS with session reuse)"
 			}
@@ -462,8 +462,8 @@ func campaignBlocks(c campaignInfo) []block {
 			items = append(items, suiteTestText(t))
 			continue
 		}
-		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s",
-			t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
+		items = append(items, fmt.Sprintf("Test %s%s: GET %s, profiles %s",
+			t.Engine, vocab.OverProtocol(t.Protocol()), dash(t.Path), strings.Join(t.Profiles, ", ")))
 	}
 	if m := c.Method; m != nil {
 		items = append(items,

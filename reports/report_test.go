@@ -738,6 +738,9 @@ func TestReportProtocols(t *testing.T) {
 			t.Errorf("%s: an HTTP/2 throughput table without an HTTP/2 throughput record", name)
 		}
 	}
+	if !strings.Contains(text.String(), "  - CPS (SR=0) over HTTP/2: 1 run records") {
+		t.Errorf("text: the tests listed without HTTP/2's:\n%s", text.String())
+	}
 	if !strings.Contains(csv.String(), ",900,") || !regexp.MustCompile(`(?m),900,.*,http/2$`).MatchString(csv.String()) {
 		t.Errorf("CSV: no HTTP/2 line of 900 CPS:\n%s", csv.String())
 	}
