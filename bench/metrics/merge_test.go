@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -527,6 +528,18 @@ func TestMergeProtocol(t *testing.T) {
 	if agents[0].Protocol != "" || agents[0].ProtocolName() != "http/1.1" {
 		t.Fatalf("a record without protocol: %q, ProtocolName %q; want \"\", http/1.1", agents[0].Protocol,
 			agents[0].ProtocolName())
+	}
+	for _, proto := range []string{"", "http/2"} { // a record made before protocols, one of HTTP/2
+		r := *agents[0]
+		r.Protocol = proto
+		data, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := metrics.DecodeRun(data); err != nil || got.ProtocolName() != cmp.Or(proto, "http/1.1") ||
+			strings.Contains(string(data), `"protocol"`) != (proto != "") {
+			t.Errorf("protocol %q: read as %v (%v)", proto, got, err)
+		}
 	}
 	named := *agents[1]
 	named.Protocol = "http/1.1"
