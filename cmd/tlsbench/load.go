@@ -37,7 +37,8 @@ Measures connections per second with a full TLS handshake on every connection
 GET, the complete response, the server's close. URL is https://host[:port]/path
 (path default /1k). Without URL, the reference target runs in-process.
 With several --profile flags the runs follow one another and one table ends
-the output.`
+the output. --http 2: over HTTP/2 (ALPN h2), one GET on one stream per
+connection.`
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	spec, fs, lf := cpsCommand(stderr)
@@ -53,7 +54,8 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "make `M` transactions on each connection: above 1, "+
-		"HTTP/1.1 keep-alive, the M-th asking the server to close (0 or 1: one HTTP/1.0 transaction)")
+		"HTTP/1.1 keep-alive, the M-th asking the server to close (0 or 1: one HTTP/1.0 transaction; HTTP/2: M streams "+
+		"in turn)")
 	spec := engineSpec{
 		name: vocab.EngineCPS,
 		status: func(s metrics.Second) string {
@@ -90,7 +92,8 @@ Measures encrypted bandwidth: -c connections, each opened with a full TLS
 handshake verified against the cipher profile (counted, not part of the
 bandwidth), then repeated HTTP/1.1 GETs with keep-alive. Payload Gbps counts
 response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
-(path default /1m). Without URL, the reference target runs in-process.`
+(path default /1m). Without URL, the reference target runs in-process.
+--http 2: over HTTP/2 (ALPN h2), --streams concurrent streams per connection.`
 
 // engineEcho is the engine-specific part of the echoed configuration of
 // the run s, as given (nil for cps).
