@@ -81,6 +81,7 @@ func (e *PreliminaryError) Error() string {
 type Event struct {
 	Phase        vocab.MethodPhase
 	Engine       vocab.Engine
+	Protocol     string // http/1.1, http/2
 	DUT, Profile string
 	Seq, Of      int // final phase: run Seq of at most Of
 	Level        int
@@ -95,8 +96,6 @@ type Event struct {
 	// RFC 9411 verdict ("pass", or "fail: " and the failed criterion).
 	// Unit is the unit of Value for a named test.
 	Test, Verdict, Unit string
-	// Protocol carried the run: http/1.1, http/2.
-	Protocol string
 }
 
 // Campaign runs a plan. Set the fields, then call Run once.
@@ -281,12 +280,13 @@ func (c *Campaign) event(e *Entry, cached bool) {
 	}
 	ev := Event{Phase: e.Phase, DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Level: e.Level, Value: e.Value,
 		Accepted: e.Accepted, Reasons: e.Reasons, Cached: cached, Seq: e.Seq, Of: c.Plan.Method.Final.MaxRuns,
-		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict, Protocol: e.Run.ProtocolName()}
+		Round: e.Round, Repeat: e.Repeat, Test: e.Test, Verdict: e.Verdict}
 	for _, t := range c.Plan.Tests {
 		if e.Test != "" && t.Name == e.Test {
 			ev.Unit = testUnit(t)
 		}
 	}
+	ev.Protocol = e.Run.ProtocolName()
 	if e.Verdict == verdictFail && e.Criterion != "" {
 		ev.Verdict += ": " + e.Criterion
 	}

@@ -30,8 +30,6 @@ type Progress struct {
 	Run, Of int
 	// Running: a run is in progress.
 	Running bool
-	// Protocol carries the current run: http/1.1, http/2.
-	Protocol string
 
 	// RunsDone counts the runs made, RunsCached those of them taken from
 	// the ledger; RunsLeft is the most runs still to make.
@@ -46,6 +44,8 @@ type Progress struct {
 	// Overhead is the largest time a run of this process took beyond its
 	// warm-up and duration.
 	Overhead time.Duration
+	// Protocol carries the current run: http/1.1, http/2.
+	Protocol string
 }
 
 // Cell names the current cell: "DUT engine profile".
