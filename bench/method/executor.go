@@ -166,8 +166,10 @@ func CheckPlan(p *plan.Plan, set *profiles.Set) error {
 			return fmt.Errorf("plan: tests[%d]: http %q: want %s", i, t.HTTP, strings.Join(protocol.Versions(), " or "))
 		}
 		for _, name := range t.Profiles {
-			if p, err := set.Get(name); err == nil && proto.CheckALPN(name, p.ExpectedALPN()) != nil {
-				return fmt.Errorf("plan: tests[%d]: %w", i, proto.CheckALPN(name, p.ExpectedALPN()))
+			if p, err := set.Get(name); err == nil {
+				if err := proto.CheckALPN(name, p.ExpectedALPN()); err != nil {
+					return fmt.Errorf("plan: tests[%d]: %w", i, err)
+				}
 			}
 			spec, h1 := runner.Defaults(t.Engine), runner.Defaults(t.Engine)
 			spec.Profile, spec.Profiles, h1.Profile, h1.Profiles = name, set, name, set
