@@ -217,8 +217,9 @@ type reuseResult struct {
 	Note     string          `json:"note,omitempty"`
 	// Engine is the test's: cps (SSL TPS), or throughput (Gbps) with M
 	// requests per connection; Cell what the value says beside it (marks.go).
-	Engine vocab.Engine `json:"engine,omitempty"`
-	Cell   cellFacts    `json:"cell"`
+	Engine   vocab.Engine `json:"engine,omitempty"`
+	Protocol string       `json:"protocol"` // http/1.1, http/2
+	Cell     cellFacts    `json:"cell"`
 }
 
 // splitReuse parts the items of tests that resumed sessions by design,
@@ -228,7 +229,7 @@ type reuseResult struct {
 func splitReuse(items []*item) (rest []*item, reuse []reuseResult) {
 	row := func(it *item, ratio float64, mode string) reuseResult {
 		return reuseResult{DUT: it.dut, Profile: it.profile, Ratio: ratio, Mode: mode, Value: it.value, Runs: it.runs,
-			Footnote: it.footnote, Note: it.note, Engine: it.engine, Cell: it.facts}
+			Footnote: it.footnote, Note: it.note, Engine: it.engine, Protocol: it.protocol, Cell: it.facts}
 	}
 	for _, it := range items {
 		if it.reuse == nil {
@@ -236,10 +237,12 @@ func splitReuse(items []*item) (rest []*item, reuse []reuseResult) {
 			continue
 		}
 		i := slices.IndexFunc(items, func(o *item) bool {
-			return o.reuse == nil && o.engine == it.engine && o.dut == it.dut && o.profile == it.profile && o.section.Test == ""
+			return o.reuse == nil && o.engine == it.engine && o.protocol == it.protocol && o.dut == it.dut &&
+				o.profile == it.profile && o.section.Test == ""
 		})
 		if i >= 0 && !slices.ContainsFunc(reuse, func(x reuseResult) bool {
-			return x.Ratio == 0 && x.Engine == it.engine && x.DUT == it.dut && x.Profile == it.profile
+			return x.Ratio == 0 && x.Engine == it.engine && x.Protocol == it.protocol && x.DUT == it.dut &&
+				x.Profile == it.profile
 		}) {
 			reuse = append(reuse, row(items[i], 0, ""))
 		}
@@ -261,8 +264,9 @@ func footnote(r *metrics.Run, perConn int, objects string) string {
 	if pf := r.Preflight; objects == "" && pf != nil {
 		objects = fmt.Sprintf("%d B", pf.BodySize)
 	}
-	return fmt.Sprintf("%s, %d request(s) per connection, object %s, %s %s, key %s, group %s, HTTP/1.1",
-		sr, max(perConn, 1), dash(objects), dash(n.Version), dash(n.OpenSSL), dash(n.CertKey), dash(n.Group))
+	return fmt.Sprintf("%s, %d request(s) per connection, object %s, %s %s, key %s, group %s, %s",
+		sr, max(perConn, 1), dash(objects), dash(n.Version), dash(n.OpenSSL), dash(n.CertKey), dash(n.Group),
+		vocab.ProtocolTitle(r.Protocol))
 }
 
 // cellReuse gives a campaign cell's item its footnote, from its plan test
@@ -284,7 +288,7 @@ func cellReuse(it *item, c *Campaign, cell *method.Cell, run *metrics.Run) {
 	if c.Plan != nil {
 		if i := slices.IndexFunc(c.Plan.Tests, func(t plan.Test) bool {
 			return t.Engine == cell.Engine && t.Name == cell.Test && t.Resume == cell.SR &&
-				slices.Contains(t.Profiles, cell.Profile)
+				t.Protocol() == cmp.Or(cell.Protocol, vocab.DefaultProtocol) && slices.Contains(t.Profiles, cell.Profile)
 		}); i >= 0 {
 			t = c.Plan.Tests[i]
 		}
@@ -325,7 +329,7 @@ func reuseOf(r *metrics.Run) *metrics.Resumption { return r.Resumption }
 // groupKey is the group of run records a record is of: its DUT, engine and
 // profile, and its session reuse (an SR row of its own).
 func groupKey(run *metrics.Run) string {
-	k := dutKey(run) + "|" + run.Engine.String() + "|" + run.Profile
+	k := dutKey(run) + "|" + run.Engine.String() + "|" + run.ProtocolName() + "|" + run.Profile
 	if x := reuseOf(run); x != nil {
 		k += fmt.Sprintf("|SR=%g %s", x.Ratio, x.Mode)
 	}

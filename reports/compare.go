@@ -11,6 +11,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/analysis"
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // ComparisonReport is what `tlsbench compare A B` renders: two run records
@@ -50,10 +51,10 @@ type cellComparison struct {
 }
 
 // CompareInputs compares two inputs of a kind, cell by cell: two run
-// records (of one engine; each side's DUT named as report names it), or two
-// campaigns, whose cells are matched by DUT, engine and
-// profile — by engine and profile alone when each has a single DUT, so that
-// one DUT can be held against another.
+// records (of one engine, of one protocol or two; each side's DUT named as
+// report names it), or two campaigns, whose cells are matched by DUT,
+// engine, protocol and profile — by engine, protocol and profile alone when
+// each has a single DUT, so that one DUT can be held against another.
 func CompareInputs(a, b Input) (*ComparisonReport, error) {
 	rep := &ComparisonReport{Schema: CompareSchema, A: a.Name, B: b.Name}
 	switch {
@@ -63,7 +64,11 @@ func CompareInputs(a, b Input) (*ComparisonReport, error) {
 			return nil, fmt.Errorf("%s is a %s run and %s a %s run: compare runs of one engine",
 				a.Name, ra.Engine, b.Name, rb.Engine)
 		}
-		cell := ra.Engine.String() + " " + ra.Profile
+		cell := ra.Engine.String() + " " + vocab.ProtocolTitle(ra.Protocol)
+		if ra.ProtocolName() != rb.ProtocolName() { // HTTP/2 against HTTP/1.1 on one device, say
+			cell += " vs " + vocab.ProtocolTitle(rb.Protocol)
+		}
+		cell += " " + ra.Profile
 		if ra.Profile != rb.Profile {
 			cell += " vs " + rb.Profile
 		}
@@ -114,7 +119,7 @@ func cellsOf(c *Campaign) (keys []string, cells map[string]published, duts int) 
 	}
 	duts = len(seen)
 	for _, cell := range c.Summary.Cells {
-		k := cell.Engine.String() + " " + cell.Profile
+		k := cell.Engine.String() + " " + vocab.ProtocolTitle(cell.Protocol) + " " + cell.Profile
 		if cell.SR > 0 {
 			k += fmt.Sprintf(" SR=%g", cell.SR)
 		}
@@ -135,8 +140,8 @@ func compareCampaigns(rep *ComparisonReport, a, b *Campaign) error {
 			"or by engine and profile when each has one DUT", rep.A, dutsA, rep.B, dutsB)
 	}
 	label := func(c *Campaign, p published) string {
-		return fmt.Sprintf("%s: %s %s %s, run %d",
-			c.Summary.Name, p.cell.DUT, p.cell.Engine, p.cell.Profile, method.PublishedSeq(p.cell.Runs))
+		return fmt.Sprintf("%s: %s %s %s %s, run %d", c.Summary.Name, p.cell.DUT, p.cell.Engine,
+			vocab.ProtocolTitle(p.cell.Protocol), p.cell.Profile, method.PublishedSeq(p.cell.Runs))
 	}
 	var pairs []method.CellPair
 	for _, k := range keysA {

@@ -29,14 +29,14 @@ func TestCompareConfirm(t *testing.T) {
 		t.Errorf("tolerance %v (%q), want the stricter 0.05 and a note", conf.Tolerance, conf.ToleranceNote)
 	}
 	want := map[string]string{
-		"adc-a cps " + reporttest.P384:        method.VerdictConfirmed,
-		"adc-a cps " + reporttest.RSA:         method.VerdictConfirmed,
-		"adc-a throughput " + reporttest.P384: method.VerdictOnlyA,
-		"adc-b cps " + reporttest.P384:        method.VerdictDiffers,
-		"adc-b cps " + reporttest.RSA:         method.VerdictNoValue,
-		"adc-b throughput " + reporttest.P384: method.VerdictOnlyA,
-		"adc-c cps " + reporttest.P384:        method.VerdictOnlyB,
-		"adc-c cps " + reporttest.RSA:         method.VerdictOnlyB,
+		"adc-a cps HTTP/1.1 " + reporttest.P384:        method.VerdictConfirmed,
+		"adc-a cps HTTP/1.1 " + reporttest.RSA:         method.VerdictConfirmed,
+		"adc-a throughput HTTP/1.1 " + reporttest.P384: method.VerdictOnlyA,
+		"adc-b cps HTTP/1.1 " + reporttest.P384:        method.VerdictDiffers,
+		"adc-b cps HTTP/1.1 " + reporttest.RSA:         method.VerdictNoValue,
+		"adc-b throughput HTTP/1.1 " + reporttest.P384: method.VerdictOnlyA,
+		"adc-c cps HTTP/1.1 " + reporttest.P384:        method.VerdictOnlyB,
+		"adc-c cps HTTP/1.1 " + reporttest.RSA:         method.VerdictOnlyB,
 	}
 	if len(conf.Cells) != len(want) {
 		t.Errorf("%d cells, want %d", len(conf.Cells), len(want))
@@ -58,11 +58,11 @@ func TestCompareConfirm(t *testing.T) {
 				t.Errorf("%s (%s): a difference %v without two published values", cc.Cell, cc.Verdict, *cc.Delta)
 			}
 		}
-		if cc.Cell == "adc-b cps "+reporttest.RSA && (cc.B != nil || cc.StateB != "no final run was accepted") {
+		if cc.Cell == "adc-b cps HTTP/1.1 "+reporttest.RSA && (cc.B != nil || cc.StateB != "no final run was accepted") {
 			t.Errorf("%s: B %v, state %q: want no value, and why", cc.Cell, cc.B, cc.StateB)
 		}
 	}
-	const summary = "2 of 3 cells confirmed within ±5%; 1 differs: adc-b cps " + reporttest.P384 + " (+21.0%); " +
+	const summary = "2 of 3 cells confirmed within ±5%; 1 differs: adc-b cps HTTP/1.1 " + reporttest.P384 + " (+21.0%); " +
 		"5 cells not compared (on one side only or without a published value)"
 	if conf.Summary != summary {
 		t.Errorf("summary\n%s\nwant\n%s", conf.Summary, summary)
@@ -84,7 +84,7 @@ func TestCompareConfirm(t *testing.T) {
 		if strings.HasSuffix(tc.file, ".json") {
 			schematest.Valid(t, schematest.Detect(buf.Bytes()), tc.file, buf.Bytes())
 		}
-		if !strings.Contains(buf.String(), "adc-b cps "+reporttest.P384) {
+		if !strings.Contains(buf.String(), "adc-b cps HTTP/1.1 "+reporttest.P384) {
 			t.Errorf("%s: no flagged cell", tc.file)
 		}
 		golden := filepath.Join("testdata", "golden", tc.file)

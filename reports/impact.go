@@ -7,6 +7,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/impact"
 	"github.com/tlsbench/tlsbench/bench/stats"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // ImpactDoc lays an impact study out: the verdicts, Siege's metrics with
@@ -14,7 +15,7 @@ import (
 func ImpactDoc(r *impact.Report) Document {
 	summary := cmp.Or(r.Summary, r.Verdict)
 	d := Document{title: "tlsbench impact study"}
-	d.add(heading{1, "Impact study: candidate against baseline"}, para(summary))
+	d.add(heading{1, "Impact study: candidate against baseline over " + vocab.ProtocolTitle(r.Protocol)}, para(summary))
 	t := newTable("Shift", "Verdict", ">Delta", ">95% interval", ">p", ">Smallest p",
 		">Bound", ">98% interval", ">Rounds needed")
 	var reasons []string

@@ -21,11 +21,12 @@ func TestImpactFormats(t *testing.T) {
 		Rate: stats.ShiftWithin([]float64{100, 101, 99, 100, 100.5, 99.5, 100, 100}, []float64{100, 100.5, 99.5, 100, 101, 99, 100.2, 99.8}, 5),
 	}
 	rep.Verdict, rep.Summary = rep.ResponseTime.Verdict, impact.ShiftSummary(rep.ResponseTime)
+	rep.Protocol = "http/2"
 	if rep.Verdict != stats.VerdictInconclusive || rep.Rate.Verdict != stats.VerdictEquivalent {
 		t.Fatalf("verdicts %s, %s", rep.Verdict, rep.Rate.Verdict)
 	}
 	reason := "4 rounds a side cannot reach p &lt; 0.01: the smallest possible p is 0.029"
-	common := []string{"Verdicts", "inconclusive", "equivalent", "0.029", "± 0.0506 (5%)", "± 5 (5%)", "about 5 rounds a side would be needed"}
+	common := []string{"candidate against baseline over HTTP/2", "Verdicts", "inconclusive", "equivalent", "0.029", "± 0.0506 (5%)", "± 5 (5%)", "about 5 rounds a side would be needed"}
 	for _, tc := range []struct {
 		name   string
 		render func(*bytes.Buffer) error

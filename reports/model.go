@@ -75,6 +75,8 @@ type suiteResult struct {
 	Bound string `json:"bound,omitempty"`
 	// Verdict is its RFC 9411 verdict: PASS, PASS (SHOULD not met), FAIL or "-".
 	Verdict string `json:"verdict,omitempty"`
+	// Protocol carried its runs: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 }
 
 // tableRow is one line of the published table: a profile and the results
@@ -84,6 +86,8 @@ type tableRow struct {
 	Cipher  string   `json:"cipher"` // OpenSSL name
 	Group   string   `json:"group"`  // ECDHE group, or the RSA key
 	Results []result `json:"results"`
+	// Protocol carried its runs: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 }
 
 // result is one DUT's published values for a profile.
@@ -183,6 +187,8 @@ type section struct {
 	Test    string       `json:"test,omitempty"` // the plan test's name, if it has one
 	Source  string       `json:"source"`         // the campaign, or "run records"
 	Unit    string       `json:"unit"`           // of the values: "CPS" or "Gbps"
+	// Protocol carried its runs: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 	// P99Phase is the phase of the exploration's p99: handshake (CPS) or
 	// total (throughput).
 	P99Phase    vocab.Phase    `json:"p99_phase"`
@@ -274,6 +280,7 @@ const recordsSource = "run records"
 type item struct {
 	source, dut   string // the input's label and the DUT's own name
 	engine        vocab.Engine
+	protocol      string // http/1.1, http/2
 	profile       string
 	cipher, group string
 	value         *float64
@@ -342,7 +349,7 @@ func Build(inputs []Input) (*Report, error) {
 				groups = append(groups, g)
 				// The group takes the place of its first record.
 				items = append(items, &item{source: recordsSource, dut: dutOf(run), engine: run.Engine, profile: run.Profile,
-					reuse: reuseOf(run)})
+					reuse: reuseOf(run), protocol: run.ProtocolName()})
 				g.item = items[len(items)-1]
 			}
 			g.files = append(g.files, in.Name)
@@ -536,15 +543,17 @@ func campaignItems(c *Campaign) ([]*item, error) {
 	}
 	prelim := map[string]method.Prelim{}
 	for _, p := range s.Preliminary {
-		prelim[p.DUT+"|"+p.Engine.String()+"|"+p.Profile+"|"+p.Test+fmt.Sprint(p.SR)] = p
+		prelim[p.DUT+"|"+p.Engine.String()+"|"+cmp.Or(p.Protocol, vocab.DefaultProtocol)+"|"+p.Profile+"|"+p.Test+
+			fmt.Sprint(p.SR)] = p
 	}
 	rows := map[string]method.Row{}
 	for _, row := range s.Rows {
-		rows[row.DUT+"|"+row.Profile] = row
+		rows[row.DUT+"|"+cmp.Or(row.Protocol, vocab.DefaultProtocol)+"|"+row.Profile] = row
 	}
 	var out []*item
 	for _, cell := range s.Cells {
-		row, ok := rows[cell.DUT+"|"+cell.Profile]
+		proto := cmp.Or(cell.Protocol, vocab.DefaultProtocol)
+		row, ok := rows[cell.DUT+"|"+proto+"|"+cell.Profile]
 		if !ok {
 			return nil, fmt.Errorf("summary: cell %s %s %s has no row", cell.DUT, cell.Engine, cell.Profile)
 		}
@@ -561,7 +570,7 @@ func campaignItems(c *Campaign) ([]*item, error) {
 			Failed:      failed,
 			Rule:        "the campaign's acceptance rule",
 		}
-		sec.setKey(cell.DUT, cell.Engine, cell.Profile, source)
+		sec.setKey(cell.DUT, cell.Engine, proto, cell.Profile, source)
 		if cell.Test != "" {
 			sec.Test = cell.Test
 			if cell.Unit != "" { // a summary written before the suite's units keeps the engine's
@@ -571,7 +580,8 @@ func campaignItems(c *Campaign) ([]*item, error) {
 		if c.Plan != nil {
 			sec.Rule = ruleText(c.Plan.Method.Accept)
 		}
-		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+cell.Profile+"|"+cell.Test+fmt.Sprint(cell.SR)]; ok {
+		if p, ok := prelim[cell.DUT+"|"+cell.Engine.String()+"|"+proto+"|"+cell.Profile+"|"+cell.Test+
+			fmt.Sprint(cell.SR)]; ok {
 			sec.Preliminary = &p
 		}
 		chosen := method.PublishedSeq(cell.Runs)
@@ -608,6 +618,7 @@ func cellItem(source string, cell *method.Cell, row method.Row, f cellFacts) (it
 		source:      source,
 		dut:         cell.DUT,
 		engine:      cell.Engine,
+		protocol:    cmp.Or(cell.Protocol, vocab.DefaultProtocol),
 		profile:     cell.Profile,
 		cipher:      row.Cipher,
 		group:       row.Group,
@@ -666,9 +677,9 @@ func finalReasons(runs []method.FinalRun) [][]string {
 // setKey says which DUT × test × profile of which source s is, in which
 // unit, and of which phase its exploration's p99 is: the handshake (CPS) or
 // the whole transaction (throughput).
-func (s *section) setKey(dut string, engine vocab.Engine, profile, source string) {
+func (s *section) setKey(dut string, engine vocab.Engine, protocol, profile, source string) {
 	s.DUT = dut
-	s.Engine = engine
+	s.Engine, s.Protocol = engine, protocol
 	s.Profile = profile
 	s.Source = source
 	s.Unit = unitOf(engine)
@@ -719,7 +730,7 @@ func (g *recordGroup) fill() {
 	it := g.item
 	v := method.JudgeRecords(g.runs)
 	sec := section{Rule: ruleText(v.Rule) + " (the method's default)", Best3: v.Best3, Spread: v.Spread}
-	sec.setKey(it.dut, it.engine, it.profile, recordsSource)
+	sec.setKey(it.dut, it.engine, it.protocol, it.profile, recordsSource)
 	for i, run := range g.runs {
 		sec.Runs = append(sec.Runs, runResult{
 			Seq:      i + 1,
@@ -830,11 +841,11 @@ func publishedRows(items []*item, duts []string) []tableRow {
 	var rows []tableRow
 	index := map[string]int{}
 	for _, it := range items {
-		i, ok := index[it.profile]
+		i, ok := index[it.protocol+"|"+it.profile]
 		if !ok {
 			i = len(rows)
-			index[it.profile] = i
-			row := tableRow{Profile: it.profile, Results: make([]result, len(duts))}
+			index[it.protocol+"|"+it.profile] = i
+			row := tableRow{Protocol: it.protocol, Profile: it.profile, Results: make([]result, len(duts))}
 			for d, name := range duts {
 				row.Results[d] = result{DUT: name, Consistent: true}
 			}
@@ -950,10 +961,11 @@ func (s *section) name() string {
 	if s.Test != "" {
 		return s.Test
 	}
+	name := s.Engine.String() + vocab.OverProtocol(s.Protocol)
 	if s.SR != "" {
-		return s.Engine.String() + " " + s.SR
+		return name + " " + s.SR
 	}
-	return s.Engine.String()
+	return name
 }
 
 // splitSuite parts the items of the study's tests from those of named
@@ -964,7 +976,7 @@ func splitSuite(items []*item, tests []rfcTest) (study []*item, suite []suiteRes
 			study = append(study, it)
 			continue
 		}
-		suite = append(suite, suiteResult{DUT: it.dut, Test: it.section.Test, Profile: it.profile,
+		suite = append(suite, suiteResult{DUT: it.dut, Protocol: it.protocol, Test: it.section.Test, Profile: it.profile,
 			Cipher: it.cipher, Value: it.value, Unit: it.section.Unit, Runs: it.runs, Note: it.note, Bound: it.bound,
 			Verdict: verdictOf(tests, it.section.Test, it.dut, it.profile)})
 	}

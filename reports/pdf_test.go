@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/reports"
+	"github.com/tlsbench/tlsbench/reports/reporttest"
 )
 
 // poppler runs a poppler-utils tool (pdfinfo, pdftotext, pdftoppm) with a
@@ -264,5 +265,20 @@ func TestPDFBrowserErrors(t *testing.T) {
 	var be *reports.BrowserError
 	if !errors.As(err, &be) || !strings.Contains(err.Error(), "cannot open display") || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("PDF with a failing browser: %v", err)
+	}
+}
+
+// TestPDFProtocols: the PDF's published tables name their protocols, a
+// profile over HTTP/2 in a table of its own.
+func TestPDFProtocols(t *testing.T) {
+	h2 := record("a-cps-h2.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 16, Value: 900, CPU: 0.4, Start: reporttest.T0.Add(4 * time.Minute)})
+	h2.Run.Protocol = "http/2"
+	file, _ := printPDF(t, append(records(), h2)...)
+	text := poppler(t, "pdftotext", "-layout", "-f", "1", "-l", "1", file, "-")
+	for _, want := range []string{"CPS (SR=0) over HTTP/1.1", "CPS (SR=0) over HTTP/2", "Throughput (Gbps, payload) over HTTP/1.1"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the first page has no %q:\n%s", want, text)
+		}
 	}
 }

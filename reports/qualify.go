@@ -31,8 +31,8 @@ func FormatCPS(v float64) string {
 // cell; then a note per mark or empty cell, and the legend.
 func QualifyTable(c *Campaign) Document {
 	s := c.Summary
-	t := newTable("DUT", "PROFILE", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS", ">CPS (SR=0)",
-		">RUNS")
+	t := newTable("DUT", "PROFILE", "PROTOCOL", "CIPHER (OpenSSL)", "ECDHE GROUP / KEY", ">THROUGHPUT", ">RUNS",
+		">CPS (SR=0)", ">RUNS")
 	d := Document{title: s.Name, blocks: []block{t}}
 	var notes []string
 	used := map[string]bool{}
@@ -42,9 +42,10 @@ func QualifyTable(c *Campaign) Document {
 			continue // suiteTable, reuseBlocks
 		}
 		studyRows++
-		gbps, cps := "-", "-"
+		gbps, cps, proto := "-", "-", cmp.Or(r.Protocol, vocab.DefaultProtocol)
 		for _, cell := range s.Cells {
-			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" || cell.SR > 0 {
+			if cell.DUT != r.DUT || cell.Profile != r.Profile || cell.Test != "" || cell.SR > 0 ||
+				cmp.Or(cell.Protocol, vocab.DefaultProtocol) != proto {
 				continue
 			}
 			out, format := &cps, FormatCPS
@@ -57,16 +58,17 @@ func QualifyTable(c *Campaign) Document {
 			}
 			f := factsOf(cell, method.PublishedRun(c.Ledger, cell), insecure(c, cell.DUT))
 			*out = cellText(v, format, f)
-			who := r.DUT + " " + r.Profile + " " + unitOf(cell.Engine)
+			who := r.DUT + " " + r.Profile + vocab.OverProtocol(proto) + " " + unitOf(cell.Engine)
 			if f.Why != "" {
 				notes = append(notes, who+": "+f.Why)
 			}
 			notes = append(notes, cellNotes(who, f, used)...)
 			if n := joinNote(basisNote(cell), repeatNote(cell)); n != "" {
-				notes = append(notes, r.DUT+" "+r.Profile+": "+n)
+				notes = append(notes, r.DUT+" "+r.Profile+vocab.OverProtocol(proto)+": "+n)
 			}
 		}
-		t.add(r.DUT, r.Profile, dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps, runs(r.CPSRuns))
+		t.add(r.DUT, r.Profile, vocab.ProtocolTitle(proto), dash(r.Cipher), dash(r.Group), gbps, runs(r.GbpsRuns), cps,
+			runs(r.CPSRuns))
 	}
 	if studyRows == 0 {
 		d.blocks = nil
@@ -123,7 +125,8 @@ func PreliminaryTable(ps []method.Prelim) Document {
 			if p.Objects != "" {
 				body = "objects " + p.Objects
 			}
-			got = fmt.Sprintf("%s %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), body)
+			got = fmt.Sprintf("%s %s, %s, %s, %s; %s", n.Version, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+				vocab.ProtocolTitle(p.Protocol), body)
 		}
 		test := cmp.Or(p.Test, p.Engine.String())
 		if p.SR > 0 {
@@ -140,7 +143,7 @@ func PreliminaryTable(ps []method.Prelim) Document {
 // summary has none.
 func suiteTable(c *Campaign) *table {
 	s, tests := c.Summary, rfc9411Tests([]Input{{Campaign: c}})
-	t := newTable("DUT", "TEST", "PROFILE", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "VERDICT", "NOTE")
+	t := newTable("DUT", "TEST", "PROFILE", "PROTOCOL", "CIPHER (OpenSSL)", ">VALUE", ">RUNS", "VERDICT", "NOTE")
 	for _, r := range s.Rows {
 		if r.Test == "" {
 			continue
@@ -153,7 +156,7 @@ func suiteTable(c *Campaign) *table {
 			count = runs(*r.Runs)
 		}
 		for _, c := range s.Cells {
-			if c.DUT == r.DUT && c.Profile == r.Profile && c.Test == r.Test {
+			if c.DUT == r.DUT && c.Profile == r.Profile && c.Test == r.Test && c.Protocol == r.Protocol {
 				note = joinNote(note, c.Failed)
 				if c.Failed == "" && !c.Consistent {
 					note = joinNote(note, "inconsistent")
@@ -163,7 +166,8 @@ func suiteTable(c *Campaign) *table {
 				}
 			}
 		}
-		t.add(r.DUT, r.Test, r.Profile, dash(r.Cipher), value, count, verdictOf(tests, r.Test, r.DUT, r.Profile), note)
+		t.add(r.DUT, r.Test, r.Profile, vocab.ProtocolTitle(r.Protocol), dash(r.Cipher), value, count,
+			verdictOf(tests, r.Test, r.DUT, r.Profile), note)
 	}
 	if len(t.rows) == 0 {
 		return nil

@@ -82,3 +82,26 @@ func TestUnsupportedNotConsistent(t *testing.T) {
 		t.Errorf("json says consistent:\n%s", j.String())
 	}
 }
+
+// TestQualifyTableProtocols: one profile over HTTP/1.1 and HTTP/2 is two
+// rows, each naming its protocol with its own cells' values (a summary's
+// row and cell without a protocol are HTTP/1.1's).
+func TestQualifyTableProtocols(t *testing.T) {
+	h1, h2 := 100.0, 200.0
+	one := method.RunCount{Accepted: 1, Total: 1}
+	s := &method.Summary{
+		Rows: []method.Row{{DUT: "a", Profile: "p", CPS: &h1, CPSRuns: one, Consistent: true},
+			{DUT: "a", Profile: "p", Protocol: "http/2", CPS: &h2, CPSRuns: one, Consistent: true}},
+		Cells: []*method.Cell{{DUT: "a", Engine: "cps", Profile: "p", Value: h1, Accepted: 1, Total: 1, Consistent: true},
+			{DUT: "a", Engine: "cps", Protocol: "http/2", Profile: "p", Value: h2, Accepted: 1, Total: 1, Consistent: true}},
+	}
+	var b bytes.Buffer
+	if err := QualifyTable(&Campaign{Summary: s}).Text(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if !strings.Contains(lines[0], "PROTOCOL") || !strings.Contains(lines[1], "HTTP/1.1") ||
+		!strings.Contains(lines[1], " 100 ") || !strings.Contains(lines[2], "HTTP/2") || !strings.Contains(lines[2], " 200 ") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

@@ -36,7 +36,8 @@ func ReportCSV(w io.Writer, r *Report) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"dut", "profile", "cipher", "group", "gbps", "cps", "gbps_ratio", "cps_ratio",
 		"gbps_runs_accepted", "gbps_runs_total", "cps_runs_accepted", "cps_runs_total", "consistent", "note",
-		"gbps_spread", "cps_spread", "gbps_marks", "cps_marks", "gbps_why", "cps_why", "certificates", "sr", "footnote"})
+		"gbps_spread", "cps_spread", "gbps_marks", "cps_marks", "gbps_why", "cps_why", "certificates", "sr", "footnote",
+		"protocol"})
 	verified := map[string]string{}
 	for _, b := range r.Bed {
 		verified[b.DUT] = verifiedText(b)
@@ -59,7 +60,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 				strconv.FormatBool(res.Consistent), note,
 				csvFloat(res.GbpsCell.Spread), csvFloat(res.CPSCell.Spread), strings.Join(res.GbpsCell.Marks, " "),
 				strings.Join(res.CPSCell.Marks, " "), res.GbpsCell.Why, res.CPSCell.Why, verified[res.DUT],
-				map[bool]string{true: "0"}[res.CPSRuns.Total > 0], res.CPSFootnote,
+				map[bool]string{true: "0"}[res.CPSRuns.Total > 0], res.CPSFootnote, row.Protocol,
 			})
 		}
 	}
@@ -67,7 +68,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 		if x.Ratio == 0 {
 			continue // the table's line above
 		}
-		line := make([]string, 23) // the columns above
+		line := make([]string, 24) // the columns above
 		v, runs := 5, 10           // cps, cps_runs_accepted; +10, +12, +14: cps_spread, cps_marks, cps_why
 		if x.Engine == vocab.EngineThroughput {
 			v, runs = 4, 8
@@ -81,7 +82,7 @@ func ReportCSV(w io.Writer, r *Report) error {
 		}
 		line[runs], line[runs+1] = strconv.Itoa(x.Runs.Accepted), strconv.Itoa(x.Runs.Total)
 		line[v+10], line[v+12], line[v+14] = csvFloat(x.Cell.Spread), strings.Join(x.Cell.Marks, " "), x.Cell.Why
-		line[21], line[22] = strconv.FormatFloat(x.Ratio, 'g', -1, 64), x.Footnote
+		line[21], line[22], line[23] = strconv.FormatFloat(x.Ratio, 'g', -1, 64), x.Footnote, x.Protocol
 		cw.Write(line)
 	}
 	cw.Flush()
@@ -107,14 +108,16 @@ func ReportDoc(r *Report) Document {
 	d.add(heading{2, "Published table"})
 	d.add(publishedTable(r)...)
 	d.add(reuseBlocks(r)...)
-	if len(r.Suite) > 0 {
+	for _, proto := range protocols(r.Suite, func(s suiteResult) string { return s.Protocol }) {
 		t := newTable("DUT", "Test", "Profile", "Cipher (OpenSSL)", ">Value", ">Runs", "Verdict", "Note")
 		for _, s := range r.Suite {
-			t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
-				return suiteValue(v, s.Unit, s.Bound)
-			}), runs(s.Runs), s.Verdict, s.Note)
+			if s.Protocol == proto {
+				t.add(s.DUT, s.Test, s.Profile, dash(s.Cipher), optional(s.Value, func(v float64) string {
+					return suiteValue(v, s.Unit, s.Bound)
+				}), runs(s.Runs), s.Verdict, s.Note)
+			}
 		}
-		d.add(heading{3, "RFC 9411 tests"}, t)
+		d.add(heading{3, "RFC 9411 tests over " + vocab.ProtocolTitle(proto)}, t)
 	}
 	explain := "Throughput: payload Gbps of the throughput test; " +
 		"CPS (SR=0): connections per second, each a full TLS handshake (session reuse off)."
@@ -164,37 +167,17 @@ func ReportDoc(r *Report) Document {
 	return d
 }
 
-// publishedTable is the study's table, one per test (Throughput, then
-// CPS): a line per profile — its cipher and group or key — and a column
-// per DUT, each value beside its ratio to the first DUT's; then the notes.
-// Its width grows with the DUTs by one column each, so that 2–4 DUTs fit
-// a page.
+// publishedTable is the study's table, one per protocol and test
+// (Throughput, then CPS), its heading naming both: a line per profile — its
+// cipher and group or key — and a column per DUT, each value beside its
+// ratio to the first DUT's; then the notes. Its width grows with the DUTs
+// by one column each, so that 2–4 DUTs fit a page.
 func publishedTable(r *Report) []block {
 	var out []block
+	protos := protocols(r.Table, func(row tableRow) string { return row.Protocol })
 	for _, m := range publishedTests {
-		cols := []string{"Profile", "Cipher (OpenSSL)", "ECDHE group / key"}
-		for _, dut := range r.DUTs {
-			cols = append(cols, ">"+dut)
-		}
-		t := newTable(cols...)
-		for _, row := range r.Table {
-			cells := []string{row.Profile, dash(row.Cipher), dash(row.Group)}
-			tested := false
-			for i, res := range row.Results {
-				v, ratio, runs, unsupported, f := res.test(m.engine)
-				tested = tested || *v != nil || *unsupported != "" || runs.Total > 0 || f.Why != ""
-				cell := cellText(*v, m.format, *f)
-				if i > 0 && *ratio != nil {
-					cell += " (" + formatRatio(**ratio) + ")"
-				}
-				cells = append(cells, cell)
-			}
-			if tested {
-				t.add(cells...)
-			}
-		}
-		if len(t.rows) > 0 {
-			out = append(out, heading{3, m.title}, t)
+		for _, proto := range protos {
+			out = append(out, publishedTest(r, m.engine, m.title, m.format, proto)...)
 		}
 	}
 	var notes []string
@@ -202,6 +185,9 @@ func publishedTable(r *Report) []block {
 	for _, row := range r.Table {
 		for _, res := range row.Results {
 			who := row.Profile
+			if len(protos) > 1 {
+				who += " over " + vocab.ProtocolTitle(row.Protocol)
+			}
 			if len(row.Results) > 1 {
 				who += ", " + res.DUT
 			}
@@ -221,6 +207,50 @@ func publishedTable(r *Report) []block {
 		out = append(out, para("Legend:"), list(l))
 	}
 	return out
+}
+
+// protocols are the protocols of xs (proto(x)), in their order.
+func protocols[T any](xs []T, proto func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		if !slices.Contains(out, proto(x)) {
+			out = append(out, proto(x))
+		}
+	}
+	return out
+}
+
+// publishedTest is the published table of one test (engine e) over one
+// protocol: its heading and table, nothing when no row has the test.
+func publishedTest(r *Report, e vocab.Engine, title string, format func(float64) string, proto string) []block {
+	cols := []string{"Profile", "Cipher (OpenSSL)", "ECDHE group / key"}
+	for _, dut := range r.DUTs {
+		cols = append(cols, ">"+dut)
+	}
+	t := newTable(cols...)
+	for _, row := range r.Table {
+		if row.Protocol != proto {
+			continue
+		}
+		cells := []string{row.Profile, dash(row.Cipher), dash(row.Group)}
+		tested := false
+		for i, res := range row.Results {
+			v, ratio, runs, unsupported, f := res.test(e)
+			tested = tested || *v != nil || *unsupported != "" || runs.Total > 0 || f.Why != ""
+			cell := cellText(*v, format, *f)
+			if i > 0 && *ratio != nil {
+				cell += " (" + formatRatio(**ratio) + ")"
+			}
+			cells = append(cells, cell)
+		}
+		if tested {
+			t.add(cells...)
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return []block{heading{3, title + " over " + vocab.ProtocolTitle(proto)}, t}
 }
 
 // aboutBlocks are the report's first page: what was tested, how, by which
@@ -266,9 +296,10 @@ func testedList(r *Report) []string {
 					t.Name, c.Name, testName(t.Engine), t.Objects, strings.Join(t.Profiles, ", ")))
 				continue
 			}
-			name := testName(t.Engine)
+			name := testName(t.Engine) + vocab.OverProtocol(t.Protocol())
 			if t.Resume > 0 {
-				name = fmt.Sprintf("%s at SR=%g %s (SSL TPS with session reuse)", t.Engine, t.Resume, t.Resumption)
+				name = fmt.Sprintf("%s%s at SR=%g %s (SSL TPS with session reuse)", t.Engine, vocab.OverProtocol(t.Protocol()),
+					t.Resume, t.Resumption)
 			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
 				strings.ReplaceAll(name, "  ", " "), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
@@ -281,7 +312,7 @@ func testedList(r *Report) []string {
 	var names []string
 	for _, s := range r.Appendix {
 		if s.Source == recordsSource {
-			name := testName(s.Engine)
+			name := testName(s.Engine) + vocab.OverProtocol(s.Protocol)
 			if s.SR != "" {
 				name = "CPS at " + s.SR + " (SSL TPS with session reuse)"
 			}
@@ -417,6 +448,11 @@ func noiseCell(n *metrics.Noise) string {
 // profiles down, DUTs side by side.
 func barCharts(r *Report) []block {
 	var out []block
+	protos := protocols(r.Table, func(row tableRow) string { return row.Protocol })
+	var over []string // HTTP/1.1, HTTP/2
+	for _, p := range protos {
+		over = append(over, vocab.ProtocolTitle(p))
+	}
 	for _, m := range publishedTests {
 		get := func(x result) *float64 {
 			v, _, _, _, _ := x.test(m.engine)
@@ -428,6 +464,9 @@ func barCharts(r *Report) []block {
 			if !slices.ContainsFunc(row.Results, func(x result) bool { return get(x) != nil }) {
 				continue
 			}
+			if len(protos) > 1 {
+				row.Profile += " (" + vocab.ProtocolTitle(row.Protocol) + ")"
+			}
 			cats = append(cats, row.Profile)
 			for d, res := range row.Results {
 				v := 0.0
@@ -438,7 +477,8 @@ func barCharts(r *Report) []block {
 			}
 		}
 		if len(cats) > 0 {
-			out = append(out, barChart(m.engine.String(), m.chart, m.unit, cats, r.DUTs, vals, m.format))
+			out = append(out, barChart(m.engine.String(), m.chart+" over "+strings.Join(over, " and "), m.unit, cats,
+				r.DUTs, vals, m.format))
 		}
 	}
 	return out
@@ -454,8 +494,8 @@ func campaignBlocks(c campaignInfo) []block {
 			items = append(items, suiteTestText(t))
 			continue
 		}
-		items = append(items, fmt.Sprintf("Test %s: GET %s, profiles %s",
-			t.Engine, dash(t.Path), strings.Join(t.Profiles, ", ")))
+		items = append(items, fmt.Sprintf("Test %s%s: GET %s, profiles %s",
+			t.Engine, vocab.OverProtocol(t.Protocol()), dash(t.Path), strings.Join(t.Profiles, ", ")))
 	}
 	if m := c.Method; m != nil {
 		items = append(items,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/reports"
 	"github.com/tlsbench/tlsbench/reports/reporttest"
@@ -465,6 +466,35 @@ func TestComparisonNumbers(t *testing.T) {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 
+// TestCampaignComparisonProtocols: cells are matched by protocol too: an
+// HTTP/2 cell is not held against HTTP/1.1's of the same engine and profile.
+func TestCampaignComparisonProtocols(t *testing.T) {
+	after := campaign(t, reporttest.Firmware("fw2", "adc-a-fw2", 0.9))
+	before := campaign(t, reporttest.Firmware("fw1", "adc-a", 1))
+	ca, sum := *after.Campaign, *after.Campaign.Summary // the cached campaign's copy
+	sum.Cells = nil
+	for _, cell := range after.Campaign.Summary.Cells {
+		c := *cell
+		if c.Engine == vocab.EngineCPS {
+			c.Protocol = "http/2"
+		}
+		sum.Cells = append(sum.Cells, &c)
+	}
+	ca.Summary, after.Campaign = &sum, &ca
+	c := compare(t, after, before)
+	var cells []string
+	for _, cc := range c.Cells {
+		cells = append(cells, cc.Cell)
+	}
+	if want := []string{"throughput HTTP/1.1 " + reporttest.P384}; !slices.Equal(cells, want) {
+		t.Errorf("cells compared %q, want %q", cells, want)
+	}
+	want := []string{"cps HTTP/2 " + reporttest.P384 + ": only in A", "cps HTTP/1.1 " + reporttest.P384 + ": only in B"}
+	if !slices.Equal(c.Unmatched, want) {
+		t.Errorf("unmatched %q, want %q", c.Unmatched, want)
+	}
+}
+
 // TestCampaignComparison: one-DUT campaigns compare cell by cell across
 // DUT names, by their published runs.
 func TestCampaignComparison(t *testing.T) {
@@ -475,7 +505,7 @@ func TestCampaignComparison(t *testing.T) {
 		t.Fatalf("%d cells compared, want %d (unmatched %v)", got, want, c.Unmatched)
 	}
 	cell := c.Cells[0]
-	if got, want := cell.Cell, "cps "+reporttest.P384; got != want {
+	if got, want := cell.Cell, "cps HTTP/1.1 "+reporttest.P384; got != want {
 		t.Errorf("cell %q, want %q", got, want)
 	}
 	d, _ := cell.Row("CPS")
@@ -668,5 +698,61 @@ func TestDifferences(t *testing.T) {
 	}
 	if !regexp.MustCompile(`cps\s+` + reporttest.P384 + `\s+cert_key\s+ECDSA P-256\s+ECDSA P-384`).MatchString(buf.String()) {
 		t.Errorf("no differences table:\n%s", buf.String())
+	}
+}
+
+// TestReportProtocols: a profile measured over HTTP/1.1 and HTTP/2 is two
+// rows, each in a table whose heading names its protocol, in every format;
+// a record without a protocol (made before it) is HTTP/1.1's; the appendix,
+// a run's summary and the engines' table name it too.
+func TestReportProtocols(t *testing.T) {
+	h2 := record("a-cps-h2.json", reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "adc-a.lab.test",
+		Level: 16, Value: 900, CPU: 0.4, Start: reporttest.T0.Add(4 * time.Minute)})
+	h2.Run.Protocol = "http/2"
+	r := build(t, append(records(), h2)...)
+	var rows []string
+	for _, row := range r.Table {
+		rows = append(rows, row.Protocol+" "+row.Profile)
+	}
+	if want := []string{"http/1.1 " + reporttest.P384, "http/2 " + reporttest.P384}; !slices.Equal(rows, want) {
+		t.Fatalf("rows %q, want %q", rows, want)
+	}
+	if v := r.Table[1].Results[0].CPS; v == nil || *v != 900 {
+		t.Errorf("HTTP/2 row's CPS %v, want 900", v)
+	}
+	var text, md, html, csv bytes.Buffer
+	for _, err := range []error{reports.ReportDoc(r).Text(&text), reports.ReportDoc(r).Markdown(&md, "p-", nil),
+		reports.ReportDoc(r).HTML(&html), reports.ReportCSV(&csv, r)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, out := range map[string]string{"text": text.String(), "md": md.String(), "html": html.String()} {
+		for _, want := range []string{"CPS (SR=0) over HTTP/1.1", "CPS (SR=0) over HTTP/2", "Throughput (Gbps, payload) over HTTP/1.1",
+			"adc-a.lab.test · cps over HTTP/2 · " + reporttest.P384} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q", name, want)
+			}
+		}
+		if strings.Contains(out, "Throughput (Gbps, payload) over HTTP/2") {
+			t.Errorf("%s: an HTTP/2 throughput table without an HTTP/2 throughput record", name)
+		}
+	}
+	if !strings.Contains(text.String(), "  - CPS (SR=0) over HTTP/2: 1 run records") {
+		t.Errorf("text: the tests listed without HTTP/2's:\n%s", text.String())
+	}
+	if !strings.Contains(csv.String(), ",900,") || !regexp.MustCompile(`(?m),900,.*,http/2$`).MatchString(csv.String()) {
+		t.Errorf("CSV: no HTTP/2 line of 900 CPS:\n%s", csv.String())
+	}
+	var sum, tab bytes.Buffer
+	if err := reports.RunSummary(h2.Run).Text(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.CPSTable([]*metrics.Run{h2.Run, records()[0].Run}).Text(&tab); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(sum.String(), "protocol     HTTP/2") || !strings.Contains(tab.String(), "HTTP/2") ||
+		!strings.Contains(tab.String(), "HTTP/1.1") {
+		t.Errorf("summary or table without the protocols:\n%s\n%s", sum.String(), tab.String())
 	}
 }

@@ -30,6 +30,8 @@ type rfcTest struct {
 	// Matched says how the campaign's runs were found to be this test's.
 	Matched string      `json:"matched"`
 	Results []rfcResult `json:"results"`
+	// Protocol carried its runs: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 }
 
 // rfcResult is one DUT × profile of an RFC 9411 test: the run judged (the
@@ -102,7 +104,7 @@ func rfc9411Tests(inputs []Input) []rfcTest {
 				continue
 			}
 			rt := rfcTest{Campaign: c.Summary.Name, Name: t.Name, RFC9411: t.RFC9411, Engine: t.Engine, Path: t.Path,
-				Objects: t.Objects, Matched: rfcMatched}
+				Objects: t.Objects, Matched: rfcMatched, Protocol: t.Protocol()}
 			if rt.Name == "" {
 				rt.Name = t.RFC9411 + " " + t.Path
 			}
@@ -113,7 +115,8 @@ func rfc9411Tests(inputs []Input) []rfcTest {
 					continue
 				case name != "":
 					rt.Matched = rfcMatchedByName
-				case cell.Engine != t.Engine || !slices.Contains(t.Profiles, cell.Profile):
+				case cell.Engine != t.Engine || !slices.Contains(t.Profiles, cell.Profile) ||
+					cmp.Or(cell.Protocol, vocab.DefaultProtocol) != t.Protocol():
 					continue
 				}
 				if res, ok := rfcResultOf(c, t, cell, name != ""); ok {
@@ -522,7 +525,8 @@ func rfc9411Blocks(r *Report) []block {
 		"judged by the test's pass/fail criteria. Where the RFC leaves a value to the tester, NetSecOPEN's " +
 		"reference value is the one specified; docs/RFC9411.md says which and why.")}
 	for _, t := range r.RFC9411 {
-		out = append(out, heading{3, fmt.Sprintf("§%s %s: %s (%s)", t.RFC9411, rfcTitles[t.RFC9411], t.Name, t.Campaign)})
+		out = append(out, heading{3, fmt.Sprintf("§%s %s: %s (%s) over %s", t.RFC9411, rfcTitles[t.RFC9411], t.Name,
+			t.Campaign, vocab.ProtocolTitle(t.Protocol))})
 		if len(t.Results) == 0 {
 			out = append(out, para("No run of this test in the campaign."))
 			continue

@@ -169,7 +169,7 @@ func testRFC9411Section(t *testing.T, named bool) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"§7.6 HTTPS connections per second: 7.6 1k (rfc)",
+		"§7.6 HTTPS connections per second: 7.6 1k (rfc) over HTTP/1.1",
 		"§7.7 HTTPS throughput: 7.7 1m (rfc)",
 		"§7.8 HTTPS transaction latency: 7.8 1k (rfc)",
 		"connections per second: 6", "throughput (payload): ", "transactions per second: ",

@@ -70,6 +70,7 @@ func summaryTarget(w *strings.Builder, r *metrics.Run) {
 		}
 		fmt.Fprintf(w, "  negotiated   %s %s, group %s, certificate %s\n", n.Version, suite, n.Group, n.CertKey)
 	}
+	fmt.Fprintf(w, "  protocol     %s\n", vocab.ProtocolTitle(r.Protocol))
 }
 
 // summaryRate is the rate the engine reached, the open loop's schedule and
@@ -201,16 +202,16 @@ func summaryCPU(w *strings.Builder, r *metrics.Run) {
 // --requests-per-conn).
 func CPSTable(runs []*metrics.Run) Document {
 	reuse := resumes(runs)
-	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "CPS (SR=0)", "ERRORS", "HANDSHAKE p99",
-		"TOTAL p99", "CPU/TXN"}
+	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "PROTOCOL", "CPS (SR=0)", "ERRORS",
+		"HANDSHAKE p99", "TOTAL p99", "CPU/TXN"}
 	if reuse {
-		cols = slices.Insert(slices.Delete(cols, 4, 5), 4, "SR", "CPS", "FULL/s", "RESUMED/s", "REQ/S")
+		cols = slices.Insert(slices.Delete(cols, 5, 6), 5, "SR", "CPS", "FULL/s", "RESUMED/s", "REQ/S")
 	}
 	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
 		cps := fmt.Sprintf("%.1f", metrics.Value(r.CPS))
-		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey)}
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), vocab.ProtocolTitle(r.Protocol)}
 		if reuse {
 			row = append(row, srCells(r)...)
 		}
@@ -261,16 +262,16 @@ func dash(s string) string {
 
 // ThroughputTable is one row per throughput run.
 func ThroughputTable(runs []*metrics.Run) Document {
-	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "THROUGHPUT", "WIRE", "REQ/S", "ERRORS",
-		"RECONNECTS", "TTFB p99", "TOTAL p99", "CPU/GB"}
+	cols := []string{"PROFILE", "CIPHER (OpenSSL)", "GROUP", "CERT", "PROTOCOL", "THROUGHPUT", "WIRE", "REQ/S",
+		"ERRORS", "RECONNECTS", "TTFB p99", "TOTAL p99", "CPU/GB"}
 	reuse := resumes(runs) // --resume with --requests-per-conn: its handshakes, as the CPS table's
 	if reuse {
-		cols = slices.Insert(cols, 7, "SR", "CONN/s", "FULL/s", "RESUMED/s")
+		cols = slices.Insert(cols, 8, "SR", "CONN/s", "FULL/s", "RESUMED/s")
 	}
 	t := newTable(cols...)
 	for _, r := range runs {
 		n := r.Negotiated
-		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey),
+		row := []string{r.Profile, dash(n.OpenSSL), dash(n.Group), dash(n.CertKey), vocab.ProtocolTitle(r.Protocol),
 			fmt.Sprintf("%.3f Gbps", metrics.Value(r.Gbps)), fmt.Sprintf("%.3f Gbps", metrics.Value(r.WireGbps)),
 			fmt.Sprintf("%.1f", metrics.Value(r.RPS))}
 		if reuse {

@@ -96,16 +96,18 @@ func TestOfferedRate(t *testing.T) {
 }
 
 // TestPreliminaryMix: a test of an object mix reads its objects in the
-// preliminary table, not "body 0 bytes" (issue 40 item 9).
+// preliminary table, not "body 0 bytes" (issue 40 item 9); each line names
+// its protocol (a summary's without one: HTTP/1.1).
 func TestPreliminaryMix(t *testing.T) {
 	var buf bytes.Buffer
 	ps := []method.Prelim{{DUT: "a", Engine: "throughput", Profile: "p", Test: "7.7 mix", Objects: "1k:2,64k"},
-		{DUT: "a", Engine: "cps", Profile: "p", BodySize: 1024}}
+		{DUT: "a", Engine: "cps", Profile: "p", BodySize: 1024}, {DUT: "a", Engine: "cps", Protocol: "http/2", Profile: "p",
+			BodySize: 2048}}
 	if err := reports.PreliminaryTable(ps).Text(&buf); err != nil {
 		t.Fatal(err)
 	}
 	if out := buf.String(); !strings.Contains(out, "; objects 1k:2,64k") || strings.Contains(out, "body 0 bytes") ||
-		!strings.Contains(out, "; body 1024 bytes") {
+		!strings.Contains(out, "HTTP/1.1; body 1024 bytes") || !strings.Contains(out, "HTTP/2; body 2048 bytes") {
 		t.Errorf("preliminary table:\n%s", out)
 	}
 }

@@ -142,6 +142,8 @@ type Report struct {
 	Baseline, Candidate analysis.Siege `json:"-"`
 	// TCP is the kernel's account of each side's connections (tcp.go).
 	TCP []Metric `json:"-"`
+	// Protocol carried both sides' runs: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 }
 
 // Metric is one metric side by side.
@@ -180,7 +182,10 @@ func AnalyzeWithin(runs *Runs, boundPct float64) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Baseline: b, Candidate: c}
+	rep := &Report{Baseline: b, Candidate: c, Protocol: vocab.DefaultProtocol}
+	if len(runs.Baseline) > 0 { // both sides' spec is one but for its target
+		rep.Protocol = runs.Baseline[0].ProtocolName()
+	}
 	bMean, bRate, err := perRound(runs.Baseline)
 	if err != nil {
 		return nil, err

@@ -81,6 +81,7 @@ func (e *PreliminaryError) Error() string {
 type Event struct {
 	Phase        vocab.MethodPhase
 	Engine       vocab.Engine
+	Protocol     string // http/1.1, http/2
 	DUT, Profile string
 	Seq, Of      int // final phase: run Seq of at most Of
 	Level        int
@@ -162,14 +163,14 @@ func (c *Campaign) Run(ctx context.Context) (*Summary, error) {
 				p, _ := c.Profiles.Get(name)
 				k := cellKey(d.Name, t, name)
 				if why, ok := unsupported[k]; ok {
-					s.Cells = append(s.Cells, &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why, Failed: "not supported: " + why, SR: t.Resume, Resumption: t.Resumption})
+					cell := newCell(d.Name, t, name)
+					cell.Unsupported, cell.Failed = why, "not supported: "+why
+					s.Cells = append(s.Cells, cell)
 					c.prog.skip(k)
 					continue
 				}
 				if t.Of != "" { // once the test it refers to has published
-					cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name, SR: t.Resume,
-						Resumption: t.Resumption}
+					cell := newCell(d.Name, t, name)
 					s.Cells = append(s.Cells, cell)
 					later = append(later, &dependent{d: d, t: t, p: p, pre: prelim[k], cell: cell})
 					continue
@@ -295,6 +296,7 @@ func (c *Campaign) event(e *Entry, cached bool) {
 			ev.Unit = testUnit(t)
 		}
 	}
+	ev.Protocol = e.Run.ProtocolName()
 	if e.Verdict == verdictFail && e.Criterion != "" {
 		ev.Verdict += ": " + e.Criterion
 	}
@@ -339,8 +341,8 @@ func (c *Campaign) preliminary(ctx context.Context, s *Summary) (map[string]*Ent
 						return nil, nil, &PreliminaryError{DUT: d.Name, Engine: t.Engine, Profile: name, Reasons: []string{why}}
 					}
 					unsupported[k] = why
-					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Profile: name, Test: t.Name,
-						Unsupported: why, SR: t.Resume})
+					s.Preliminary = append(s.Preliminary, Prelim{DUT: d.Name, Engine: t.Engine, Protocol: t.Protocol(),
+						Profile: name, Test: t.Name, Unsupported: why, SR: t.Resume})
 					continue
 				}
 				pr := prelimOf(e)
@@ -404,6 +406,7 @@ func firstRefusal(ps []Prelim) string {
 type Prelim struct {
 	DUT        string             `json:"dut"`
 	Engine     vocab.Engine       `json:"engine"`
+	Protocol   string             `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
 	Profile    string             `json:"profile"`
 	Test       string             `json:"test,omitempty"` // the plan test's name, if it has one
 	Negotiated metrics.Negotiated `json:"negotiated"`
@@ -422,7 +425,8 @@ type Prelim struct {
 
 func prelimOf(e *Entry) Prelim {
 	p := Prelim{DUT: e.DUT, Engine: e.Engine, Profile: e.Profile, Test: e.Test, Negotiated: e.Run.Negotiated,
-		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr}
+		Accepted: e.Accepted, Reasons: e.Reasons, Resumption: e.Resumption, ResumptionErr: e.ResumptionErr,
+		Protocol: e.Run.ProtocolName()}
 	if n := e.Run.Transactions; n > 0 {
 		p.BodySize = e.Run.Bytes.Payload / n
 	}
@@ -432,9 +436,9 @@ func prelimOf(e *Entry) Prelim {
 // differences lists, per test and profile, the fields on which DUTs differ.
 func differences(ps []Prelim) []Difference {
 	type groupKey struct {
-		engine        vocab.Engine
-		profile, test string
-		sr            float64
+		engine                  vocab.Engine
+		protocol, profile, test string
+		sr                      float64
 	}
 	groups := map[groupKey][]Prelim{}
 	var order []groupKey
@@ -442,7 +446,7 @@ func differences(ps []Prelim) []Difference {
 		if p.Unsupported != "" {
 			continue // a refusal is reported as such, not as a difference
 		}
-		k := groupKey{p.Engine, p.Profile, p.Test, p.SR}
+		k := groupKey{p.Engine, p.Protocol, p.Profile, p.Test, p.SR}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
@@ -480,6 +484,7 @@ func differences(ps []Prelim) []Difference {
 type Cell struct {
 	DUT         string       `json:"dut"`
 	Engine      vocab.Engine `json:"engine"`
+	Protocol    string       `json:"protocol,omitempty"` // "" in summaries made before it: HTTP/1.1
 	Profile     string       `json:"profile"`
 	Test        string       `json:"test,omitempty"` // the plan test's name, if it has one
 	Level       int          `json:"level"`          // the load level chosen and frozen
@@ -564,7 +569,7 @@ type finalPhase struct {
 func (c *Campaign) explore(ctx context.Context, d plan.DUT, t plan.Test, p *profiles.Profile,
 	pre *Entry) (*finalPhase, error) {
 	m := c.Plan.Method
-	cell := &Cell{DUT: d.Name, Engine: t.Engine, Profile: p.Name, Test: t.Name, SR: t.Resume, Resumption: t.Resumption}
+	cell := newCell(d.Name, t, p.Name)
 	if t.Name != "" {
 		cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
 	}

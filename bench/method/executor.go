@@ -13,6 +13,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/method/plan"
 	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/protocol"
 	"github.com/tlsbench/tlsbench/bench/runner"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
@@ -151,6 +152,37 @@ func (l *Local) Spec(req Request) (*runner.Spec, error) {
 		ExpectSize  int64             `json:"expect_size"`
 	}{req.Phase, d.Name, req.Concurrency, req.Duration.String(), req.Warmup.String(), req.ExpectSize})
 	return &spec, nil
+}
+
+// CheckPlan checks each test's protocol settings as its runs will be made
+// (runner.Spec.Validate): the HTTP version (one of protocol.Versions),
+// its streams, and each profile against the protocol (its alpn, its TLS
+// versions). A test whose runs would be refused over HTTP/1.1 for another
+// reason is left to the run to refuse, as before protocols.
+func CheckPlan(p *plan.Plan, set *profiles.Set) error {
+	for i, t := range p.Tests {
+		proto, err := protocol.ForVersion(t.HTTP)
+		if err != nil {
+			return fmt.Errorf("plan: tests[%d]: http %q: want %s", i, t.HTTP, strings.Join(protocol.Versions(), " or "))
+		}
+		for _, name := range t.Profiles {
+			if p, err := set.Get(name); err == nil {
+				if err := proto.CheckALPN(name, p.ExpectedALPN()); err != nil {
+					return fmt.Errorf("plan: tests[%d]: %w", i, err)
+				}
+			}
+			spec, h1 := runner.Defaults(t.Engine), runner.Defaults(t.Engine)
+			spec.Profile, spec.Profiles, h1.Profile, h1.Profiles = name, set, name, set
+			if suiteSpec(&spec, Request{Test: t}) != nil || suiteSpec(&h1, Request{Test: t}) != nil {
+				continue // the plan's check words it
+			}
+			h1.Protocol, h1.Streams = "", 0
+			if err := spec.Validate(); err != nil && h1.Validate() == nil {
+				return fmt.Errorf("plan: tests[%d]: %s of %s over %s: %w", i, t.Engine, name, t.Protocol(), err)
+			}
+		}
+	}
+	return nil
 }
 
 func (l *Local) pool(file string) (*x509.CertPool, error) {

@@ -59,7 +59,8 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 		v = curve(req.Concurrency)
 	}
 	r := &metrics.Run{
-		Schema: metrics.Schema, Engine: req.Test.Engine, Profile: req.Profile.Name, Complete: true,
+		Schema: metrics.Schema, Engine: req.Test.Engine, Protocol: req.Test.Protocol(), Profile: req.Profile.Name,
+		Complete:     true,
 		Transactions: 1000, Negotiated: metrics.Negotiated{Version: "TLS1.2", CipherSuite: "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
 			OpenSSL: "ECDHE-ECDSA-AES128-SHA256", Group: "P-256", CertKey: "ECDSA P-256"},
 		Errors: metrics.Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},

@@ -47,6 +47,8 @@ type Progress struct {
 	// Overhead is the largest time a run of this process took beyond its
 	// warm-up and duration.
 	Overhead time.Duration
+	// Protocol carries the current run: http/1.1, http/2.
+	Protocol string
 }
 
 // Cell names the current cell: "DUT engine profile", "DUT engine SR=R
@@ -55,7 +57,7 @@ func (p Progress) Cell() string {
 	if p.DUT == "" {
 		return ""
 	}
-	name := cmp.Or(p.Test, p.Engine.String())
+	name := cmp.Or(p.Test, p.Engine.String()) + vocab.OverProtocol(p.Protocol)
 	if p.SR > 0 {
 		name += fmt.Sprintf(" SR=%g", p.SR)
 	}
@@ -190,7 +192,7 @@ func (t *tracker) cached(req Request, seq int) {
 func (t *tracker) at(req Request, seq int) {
 	t.p.Phase = req.Phase
 	t.p.DUT = req.DUT.Name
-	t.p.Engine = req.Test.Engine
+	t.p.Engine, t.p.Protocol = req.Test.Engine, req.Test.Protocol()
 	t.p.Profile = req.Profile.Name
 	t.p.Test = req.Test.Name
 	t.p.SR = req.Test.Resume

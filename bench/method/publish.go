@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
@@ -45,7 +46,8 @@ func PublishedRun(ledger []*Entry, cell *Cell) *metrics.Run {
 func FinalEntry(ledger []*Entry, cell *Cell, seq int) *Entry {
 	for _, e := range ledger {
 		if e.Phase == vocab.Final && e.DUT == cell.DUT && e.Engine == cell.Engine && e.Profile == cell.Profile &&
-			e.Test == cell.Test && entrySR(e) == cell.SR &&
+			e.Test == cell.Test && entrySR(e) == cell.SR && e.Run != nil &&
+			e.Run.ProtocolName() == cmp.Or(cell.Protocol, vocab.DefaultProtocol) &&
 			e.Level == cell.Level && e.Seq == seq && e.Round == cellRound(cell) && e.Repeat == 0 {
 			return e
 		}

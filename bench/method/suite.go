@@ -30,10 +30,14 @@ const (
 )
 
 // cellKey is a cell's identity in the ledger's keys and the progress: the
-// DUT, the engine and the profile, and the test's name if it has one (the
-// study's tests have none: their keys are those of key3).
+// DUT, the engine and the profile, its protocol unless HTTP/1.1, and the
+// test's name if it has one (the study's HTTP/1.1 tests have neither:
+// their keys are those of key3, as in ledgers made before protocols).
 func cellKey(dut string, t plan.Test, profile string) string {
 	k := key3(dut, t.Engine, profile)
+	if p := t.Protocol(); p != vocab.DefaultProtocol {
+		k += "|" + p
+	}
 	if t.Name != "" {
 		k += "|" + t.Name
 	}
@@ -43,9 +47,16 @@ func cellKey(dut string, t plan.Test, profile string) string {
 	return k
 }
 
+// newCell is test t's cell of DUT dut and a profile.
+func newCell(dut string, t plan.Test, profile string) *Cell {
+	return &Cell{DUT: dut, Engine: t.Engine, Protocol: t.Protocol(), Profile: profile, Test: t.Name, SR: t.Resume,
+		Resumption: t.Resumption}
+}
+
 // key is the cell's cellKey.
 func (c *Cell) key() string {
-	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, Resume: c.SR}, c.Profile)
+	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, Resume: c.SR,
+		HTTP: strings.TrimPrefix(c.Protocol, "http/")}, c.Profile)
 }
 
 // testUnit is the unit of a test's value.
@@ -119,6 +130,7 @@ func suiteSpec(spec *runner.Spec, req Request) error {
 		spec.RequestsPerConn = t.RequestsPerConn
 	}
 	spec.Resume, spec.Resumption = t.Resume, t.Resumption
+	spec.Protocol, spec.Streams = t.Protocol(), t.Streams
 	spec.Rate, spec.RampUp, spec.RampDown = req.Rate, req.RampUp, req.RampDown
 	if req.Rate == 0 {
 		spec.Pause = time.Duration(t.Pause)
@@ -187,7 +199,7 @@ func (c *Campaign) runDependent(ctx context.Context, s *Summary, dl *dependent) 
 	t, cell := dl.t, dl.cell
 	cell.RFC9411, cell.Unit = t.RFC9411, testUnit(t)
 	i := slices.IndexFunc(s.Cells, func(o *Cell) bool {
-		return o.DUT == cell.DUT && o.Profile == cell.Profile && o.Test == t.Of
+		return o.DUT == cell.DUT && o.Profile == cell.Profile && o.Test == t.Of && o.Protocol == cell.Protocol
 	})
 	rate := 0.0
 	if i >= 0 {
@@ -317,7 +329,7 @@ func suiteRows(s *Summary, neg func(dut, profile string) metrics.Negotiated) []R
 		n := neg(cell.DUT, cell.Profile)
 		row := Row{DUT: cell.DUT, Profile: cell.Profile, Test: cell.Test, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
 			Unit: cell.Unit, Runs: &RunCount{Accepted: cell.Accepted, Total: cell.Total}, Consistent: cell.Consistent,
-			Unsupported: cell.Unsupported, Bound: cell.Bound, SR: cell.SR}
+			Unsupported: cell.Unsupported, Bound: cell.Bound, SR: cell.SR, Protocol: cell.Protocol}
 		if cell.Accepted > 0 && cell.Failed == "" {
 			v := cell.Value
 			row.Value = &v

@@ -1,6 +1,7 @@
 package method
 
 import (
+	"cmp"
 	"encoding/json"
 	"path/filepath"
 
@@ -27,6 +28,9 @@ type Row struct {
 	Profile string `json:"profile"`
 	Cipher  string `json:"cipher"` // OpenSSL name
 	Group   string `json:"group"`  // ECDHE group, or the RSA key for RSA key exchange
+	// Protocol carried its runs: http/1.1, http/2 ("" in summaries made
+	// before it: HTTP/1.1).
+	Protocol string `json:"protocol,omitempty"`
 	// CPS and Gbps are the best accepted values; nil when the plan has no
 	// such test for the profile or no run was accepted.
 	CPS        *float64 `json:"cps"`
@@ -70,8 +74,8 @@ func WriteSummary(dir string, s *Summary) error {
 	return outfile.Write(filepath.Join(dir, SummaryFile), append(data, '\n'), 0o644)
 }
 
-// rows builds the published table: per DUT, one row per profile in plan
-// order, with its CPS and Gbps cells.
+// rows builds the published table: per DUT, one row per profile and
+// protocol in plan order, with its CPS and Gbps cells.
 func (c *Campaign) rows(s *Summary) []Row {
 	neg := map[string]metrics.Negotiated{}
 	for _, p := range s.Preliminary {
@@ -87,14 +91,17 @@ func (c *Campaign) rows(s *Summary) []Row {
 				continue // suiteRows
 			}
 			for _, name := range t.Profiles {
-				if seen[name] {
+				proto := t.Protocol()
+				if seen[proto+"|"+name] {
 					continue
 				}
-				seen[name] = true
+				seen[proto+"|"+name] = true
 				n := neg[d.Name+"|"+name]
-				row := Row{DUT: d.Name, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(), Consistent: true}
+				row := Row{DUT: d.Name, Protocol: proto, Profile: name, Cipher: n.OpenSSL, Group: n.GroupOrKey(),
+					Consistent: true}
 				for _, cell := range s.Cells {
-					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" || cell.SR > 0 {
+					if cell.DUT != d.Name || cell.Profile != name || cell.Test != "" || cell.SR > 0 ||
+						cmp.Or(cell.Protocol, vocab.DefaultProtocol) != proto {
 						continue
 					}
 					if cell.Unsupported != "" {

@@ -22,7 +22,7 @@ import (
 // histograms and counters are summed exactly, and every percentile is
 // recomputed from the merged histograms.
 //
-// The records must agree on Engine, Profile, the DUT's identity (Target's
+// The records must agree on Engine, Protocol, Profile, the DUT's identity (Target's
 // DUT name, dialled Address and LeafSHA256, when both records have one:
 // else an *IdentityError), Negotiated (every field), Load.Mode and the list
 // of server names (Names: each name's counts are summed); their
@@ -72,6 +72,7 @@ func Merge(runs []*Run) (*Run, error) {
 			m.Ended = in.r.Ended
 		}
 	}
+	m.Protocol = ref.Protocol
 	var agents []AgentRun
 	var weight, duration, steady float64
 	for _, in := range ins {
@@ -247,6 +248,8 @@ func checkAgreement(ins []*mergeInput) error {
 		switch {
 		case a.Engine != b.Engine:
 			what, va, vb = "ran engine", a.Engine.String(), b.Engine.String()
+		case a.ProtocolName() != b.ProtocolName():
+			what, va, vb = "spoke", a.ProtocolName(), b.ProtocolName()
 		case a.Profile != b.Profile:
 			what, va, vb = "ran profile", a.Profile, b.Profile
 		case field != "":

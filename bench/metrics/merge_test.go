@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -490,6 +491,8 @@ func TestMergeRefuses(t *testing.T) {
 			"agent b (shard 1/4) negotiated secp384r1, agent a (shard 0/4) secp256r1"},
 		{"nothing negotiated", []*metrics.Run{a, edit(b, func(r *metrics.Run) { r.Negotiated = metrics.Negotiated{} })},
 			"agent b (shard 1/4) negotiated nothing, agent a (shard 0/4) TLS 1.2"},
+		{"protocol", []*metrics.Run{a, edit(b, func(r *metrics.Run) { r.Protocol = "http/2" })},
+			"agent b (shard 1/4) spoke http/2, agent a (shard 0/4) http/1.1"},
 		{"engine", []*metrics.Run{a, edit(b, func(r *metrics.Run) { r.Engine = "throughput" })},
 			"agent b (shard 1/4) ran engine throughput, agent a (shard 0/4) cps"},
 		{"load mode", []*metrics.Run{a, edit(b, func(r *metrics.Run) { r.Load.Mode = "open" })},
@@ -514,6 +517,35 @@ func TestMergeRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestMergeProtocol: a record without a protocol (made before it) is
+// HTTP/1.1's, and merges with one that names http/1.1; the merged record
+// keeps the first agent's.
+func TestMergeProtocol(t *testing.T) {
+	_, agents := play(t, [playAgents]int{})
+	if agents[0].Protocol != "" || agents[0].ProtocolName() != "http/1.1" {
+		t.Fatalf("a record without protocol: %q, ProtocolName %q; want \"\", http/1.1", agents[0].Protocol,
+			agents[0].ProtocolName())
+	}
+	for _, proto := range []string{"", "http/2"} { // a record made before protocols, one of HTTP/2
+		r := *agents[0]
+		r.Protocol = proto
+		data, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := metrics.DecodeRun(data); err != nil || got.ProtocolName() != cmp.Or(proto, "http/1.1") ||
+			strings.Contains(string(data), `"protocol"`) != (proto != "") {
+			t.Errorf("protocol %q: read as %v (%v)", proto, got, err)
+		}
+	}
+	named := *agents[1]
+	named.Protocol = "http/1.1"
+	m := merge(t, agents[0], &named, agents[2], agents[3])
+	if m.ProtocolName() != "http/1.1" {
+		t.Errorf("merged protocol %q, want http/1.1", m.ProtocolName())
 	}
 }
 

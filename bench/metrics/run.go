@@ -407,6 +407,7 @@ const Schema = "tlsbench/run/v1"
 type Run struct {
 	Schema      string          `json:"schema"`
 	Engine      vocab.Engine    `json:"engine"`
+	Protocol    string          `json:"protocol,omitempty"` // http/1.1, http/2; "" before it: HTTP/1.1 (ProtocolName)
 	Profile     string          `json:"profile"`
 	ProfileSpec json.RawMessage `json:"profile_spec,omitempty"`
 	Target      Target          `json:"target"`
@@ -525,6 +526,10 @@ type AgentRun struct {
 	SteadyStartS float64 `json:"steady_start_s"`
 	DurationS    float64 `json:"duration_s"`
 }
+
+// ProtocolName is the protocol that carried the run: Protocol, or
+// vocab.DefaultProtocol (HTTP/1.1) in a record that names none.
+func (r *Run) ProtocolName() string { return cmp.Or(r.Protocol, vocab.DefaultProtocol) }
 
 // HasThroughput says whether the record has throughput rates (any of
 // Requests, RPS, Gbps, WireGbps; Fill and Merge set all four).

@@ -14,6 +14,7 @@ type CampaignState struct {
 	// profile), its load level, and its number in the cell's phase, of at
 	// most Of (0 when unknown).
 	Phase, DUT, Engine, Profile string
+	Protocol                    string // http/1.1, http/2
 	Level                       int
 	Seq, Of                     int
 	// Run is the run's number in the campaign (1, 2, …); Running says it
@@ -54,7 +55,7 @@ var (
 	descCampRun     = campDesc("campaign_run", "The current (or last) run's number in the campaign.")
 	descCampRunning = campDesc("campaign_running", "1 while a run of the campaign is in progress.")
 	descCampCurrent = campDesc("campaign_current_run_info",
-		"1, labelled with the current (or last) run's phase and cell.", "phase", "dut", "engine", "profile")
+		"1, labelled with the current (or last) run's phase and cell.", "phase", "dut", "engine", "protocol", "profile")
 	descCampSeq      = campDesc("campaign_cell_run", "The current run's number in its cell's phase.")
 	descCampOf       = campDesc("campaign_cell_runs_max", "The most runs of the current cell's phase.")
 	descCampLevel    = campDesc("campaign_level", "The current run's load level (concurrency).")
@@ -98,7 +99,7 @@ func (c *Campaign) Collect(ch chan<- prometheus.Metric) {
 	g(descCampRun, float64(st.Run))
 	g(descCampRunning, b2f(st.Running))
 	if st.Run > 0 {
-		g(descCampCurrent, 1, st.Phase, st.DUT, st.Engine, st.Profile)
+		g(descCampCurrent, 1, st.Phase, st.DUT, st.Engine, st.Protocol, st.Profile)
 		g(descCampSeq, float64(st.Seq))
 		g(descCampOf, float64(st.Of))
 		g(descCampLevel, float64(st.Level))

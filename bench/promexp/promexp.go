@@ -33,12 +33,13 @@ import (
 const namespace = "tlsbench"
 
 // runLabelNames are the labels of a run's metrics (RunLabels).
-var runLabelNames = []string{"engine", "profile", "dut", "agent", "shard", "method_phase", "run"}
+var runLabelNames = []string{"engine", "protocol", "profile", "dut", "agent", "shard", "method_phase", "run"}
 
 // RunLabels name a run in its metrics. Empty ones are left out by
 // Prometheus (an empty label is no label).
 type RunLabels struct {
 	Engine, Profile, DUT string
+	Protocol             string // http/1.1, http/2
 	// Agent and Shard name a distributed run's agent ("" and -1 for none).
 	Agent string
 	Shard int
@@ -56,7 +57,7 @@ func (l RunLabels) values() []string {
 	if l.Run > 0 {
 		run = strconv.Itoa(l.Run)
 	}
-	return []string{l.Engine, l.Profile, l.DUT, l.Agent, shard, l.Phase, run}
+	return []string{l.Engine, l.Protocol, l.Profile, l.DUT, l.Agent, shard, l.Phase, run}
 }
 
 // KeepFinished is how many finished runs stay exposed (a campaign makes

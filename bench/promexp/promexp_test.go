@@ -81,8 +81,8 @@ func sample(class vocab.Class) *metrics.Sample {
 // KeepFinished finished runs kept.
 func TestRunLifecycle(t *testing.T) {
 	e := promexp.New()
-	r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", DUT: "d", Shard: -1})
-	sel := map[string]string{"dut": "d", "profile": "p", "engine": "cps"}
+	r := e.Begin(promexp.RunLabels{Engine: "cps", Profile: "p", DUT: "d", Shard: -1, Protocol: "http/2"})
+	sel := map[string]string{"dut": "d", "profile": "p", "engine": "cps", "protocol": "http/2"}
 	if ms := gather(t, e, "tlsbench_transactions_total", sel); len(ms) != 0 {
 		t.Errorf("before the load: %d series", len(ms))
 	}
@@ -187,6 +187,7 @@ func TestCampaign(t *testing.T) {
 	c.Update(func(s *promexp.CampaignState) {
 		s.Run, s.Running, s.Phase, s.DUT, s.Engine, s.Profile, s.Seq, s.Of, s.RunsLeft = 5, true, "final", "d", "cps", "p", 2, 6, 4
 		s.RunsDone["final"], s.Accepted["final"], s.Rejected["final"] = 2, 1, 1
+		s.Protocol = "http/2"
 	})
 	for name, want := range map[string]float64{"tlsbench_campaign_run": 5, "tlsbench_campaign_running": 1, "tlsbench_campaign_cell_run": 2,
 		"tlsbench_campaign_cell_runs_max": 6, "tlsbench_campaign_runs_left": 4} {
@@ -194,7 +195,8 @@ func TestCampaign(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if got := value(t, e, "tlsbench_campaign_current_run_info", map[string]string{"phase": "final", "dut": "d", "engine": "cps", "profile": "p"}); got != 1 {
+	if got := value(t, e, "tlsbench_campaign_current_run_info", map[string]string{"phase": "final", "dut": "d", "engine": "cps", "profile": "p",
+		"protocol": "http/2"}); got != 1 {
 		t.Errorf("current run info %v", got)
 	}
 	if got := value(t, e, "tlsbench_campaign_runs_rejected_total", map[string]string{"phase": "final"}); got != 1 {

@@ -22,7 +22,7 @@ import (
 )
 
 // Default is the protocol of a run that names none.
-const Default = "http/1.1"
+const Default = vocab.DefaultProtocol
 
 // Op is an engine's operation over a protocol, with what the run's record
 // takes from its endpoint (tlsconn.Endpoint's methods).
@@ -141,6 +141,28 @@ func Names() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Versions returns the HTTP versions of the registered protocols, sorted
+// ("1.1", "2"): what --http and a plan's http take (vocab.HTTPProtocol).
+func Versions() []string {
+	var vs []string
+	for _, n := range Names() {
+		if v, ok := strings.CutPrefix(n, "http/"); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// ForVersion returns the protocol of HTTP version v ("": the default); an
+// unknown one is a *vocab.FieldError listing Versions.
+func ForVersion(v string) (*Protocol, error) {
+	p, err := Lookup(vocab.HTTPProtocol(v))
+	if err != nil {
+		return nil, &vocab.FieldError{Field: "http", Value: v, Want: "be " + strings.Join(Versions(), " or ")}
+	}
+	return p, nil
 }
 
 // Lookup returns the protocol named name (Default when name is ""); an

@@ -56,3 +56,22 @@ func TestRegistry(t *testing.T) {
 		t.Errorf("Names: %q, want http/1.1 alone", names)
 	}
 }
+
+// TestVersions: --http's versions are the registered protocols' (HTTP/1.1
+// alone here); an HTTP version is the protocol http/V, "" the default; any
+// other is a field error listing the versions.
+func TestVersions(t *testing.T) {
+	if vs := protocol.Versions(); len(vs) != 1 || vs[0] != "1.1" {
+		t.Errorf("Versions: %q, want 1.1", vs)
+	}
+	for _, v := range []string{"", "1.1"} {
+		if p, err := protocol.ForVersion(v); err != nil || p.Name != "http/1.1" {
+			t.Errorf("ForVersion(%q): %v, %v", v, p, err)
+		}
+	}
+	for _, v := range []string{"2", "1.0", "h2"} {
+		if _, err := protocol.ForVersion(v); err == nil || err.Error() != "http must be 1.1, got "+v {
+			t.Errorf("ForVersion(%q): %v", v, err)
+		}
+	}
+}

@@ -134,7 +134,8 @@ func Run(ctx context.Context, spec *Spec) (*metrics.Run, error) {
 // certificate cc, before anything is measured.
 func newRecord(spec *Spec, p *profiles.Profile, cc *tlsconn.ClientCert) *metrics.Run {
 	r := &metrics.Run{
-		Schema: metrics.Schema, Engine: spec.Engine, Profile: spec.Profile, Target: spec.Target,
+		Schema: metrics.Schema, Engine: spec.Engine, Protocol: cmp.Or(spec.Protocol, protocol.Default),
+		Profile: spec.Profile, Target: spec.Target,
 		Tool: spec.Tool, Host: HostInfo(), WarmupS: spec.Warmup.Seconds(),
 		Load: metrics.Load{
 			Mode: "closed", Concurrency: spec.Concurrency, Rate: spec.Rate,

@@ -50,6 +50,36 @@ func ParseEngine(s string) (Engine, error) {
 	return "", fmt.Errorf("unknown engine %q (want cps or throughput)", s)
 }
 
+// DefaultProtocol is the protocol of a run, record or test that names none
+// (bench/protocol's registry holds the others).
+const DefaultProtocol = "http/1.1"
+
+// HTTPProtocol is the protocol an HTTP version names, as --http and a
+// plan's http give it: "2" is "http/2", "" the default.
+func HTTPProtocol(version string) string {
+	if version == "" {
+		return DefaultProtocol
+	}
+	return "http/" + version
+}
+
+// ProtocolTitle is how tables name protocol p ("": the default): HTTP/1.1, HTTP/2.
+func ProtocolTitle(p string) string {
+	if p == "" {
+		p = DefaultProtocol
+	}
+	return strings.ToUpper(p)
+}
+
+// OverProtocol is " over HTTP/2" for protocol p, "" for HTTP/1.1's (whose
+// lines read as they did before protocols).
+func OverProtocol(p string) string {
+	if p == "" || p == DefaultProtocol {
+		return ""
+	}
+	return " over " + ProtocolTitle(p)
+}
+
 // Class is the class of a failed transaction. Every failed transaction is
 // counted in exactly one; the set is bounded (TLSAlert takes the names of
 // the TLS alerts). The empty Class is success.

@@ -153,6 +153,31 @@ func TestBadInputTable(t *testing.T) {
 			"ecdhe-ecdsa-aes128-gcm-sha256-p256-mtls", "--client-ca-out", caOut, "--client-ca-key-out",
 			dir+"//client-ca.pem", url)
 	}
+	// Issue 42: the protocol (--http) and HTTP/2's streams, refused before any load.
+	h2Profiles := write("profiles/h2.yaml", "name: tls10\nmin_version: TLS1.0\nmax_version: TLS1.0\n"+
+		"cipher_suites: [ECDHE-ECDSA-AES128-SHA]\ngroups: [P-256]\n"+
+		"expect: {version: TLS1.0, cipher_suite: ECDHE-ECDSA-AES128-SHA, group: P-256}\n---\n"+
+		"name: alpn-h2\nmin_version: TLS1.2\nmax_version: TLS1.2\ncipher_suites: [ECDHE-ECDSA-AES128-SHA256]\n"+
+		"groups: [P-256]\nalpn: [h2]\nexpect: {version: TLS1.2, cipher_suite: ECDHE-ECDSA-AES128-SHA256, "+
+		"group: P-256, alpn: h2}\n")
+	for _, cmd := range []string{"cps", "throughput", "impact"} {
+		at := []string{url}
+		if cmd == "impact" {
+			at = []string{"--baseline", url, "--candidate", url}
+		}
+		add(`bad --http "4": want 1.1 or 2`, append([]string{cmd, "--http", "4"}, at...)...)
+		add(`bad --http "1.0": want 1.1 or 2`, append([]string{cmd, "--http", "1.0"}, at...)...)
+		add("--profile tls10: http/2 runs over TLS 1.2 or later, but the profile's max_version is TLS1.0",
+			append([]string{cmd, "--http", "2", "--profile-file", h2Profiles, "--profile", "tls10"}, at...)...)
+		add("profile alpn-h2 expects alpn h2, but the run speaks http/1.1",
+			append([]string{cmd, "--http", "1.1", "--profile-file", h2Profiles, "--profile", "alpn-h2"}, at...)...)
+	}
+	add("--streams must be at least 1, got 0", "throughput", "--http", "2", "--streams", "0", url)
+	add("--streams must be at least 1, got 0", "throughput", "--streams", "0", url)
+	add("unknown flag: --streams", "cps", "--http", "2", "--streams", "4", url)
+	add("--streams 4: HTTP/1.1 has no streams", "throughput", "--http", "1.1", "--streams", "4", url)
+	add("--streams 4: HTTP/1.1 has no streams", "throughput", "--streams", "4", url)
+	add("--pipeline 2: HTTP/2 multiplexes streams", "throughput", "--pipeline", "2", "--http", "2", url)
 	add("--resume 1: throughput keeps its connections open, so none would resume", "throughput", "--resume", "1", url)
 	add("--pipeline", "throughput", "--pipeline", "0", url)
 	add("--pipeline", "throughput", "--pipeline", "-3", url)
@@ -337,6 +362,25 @@ func TestBadInputTable(t *testing.T) {
 	add(`unknown profile "nope"`, "qualify", "--profile", "nope")
 	add("cacert", "qualify", "--dut", "a=https://a.test/", "--cacert", missing)
 	add("no --dut, --profile", "qualify", "--plan", write("plans/ok.yaml", "name: x\n"+good+method), "--profile", rsa)
+	// Issue 42: the protocol of the default plan, a suite or a plan's tests.
+	add(`bad --http "4": want 1.1 or 2`, "qualify", "--http", "4")
+	add(`bad --http "1.0": want 1.1 or 2`, "qualify", "--suite", "rfc9411", "--http", "1.0")
+	for _, suite := range [][]string{nil, {"--suite", "rfc9411"}} {
+		add("tests[0]: cps of tls10 over http/2: profile: http/2 runs over TLS 1.2 or later", append([]string{"qualify",
+			"--http", "2", "--profile-file", h2Profiles, "--profile", "tls10"}, suite...)...)
+		add("expects alpn h2, but the run speaks http/1.1", append([]string{"qualify", "--http", "1.1",
+			"--profile-file", h2Profiles, "--profile", "alpn-h2"}, suite...)...)
+	}
+	add("--resume takes", "qualify", "--resume", dir, "--http", "2")
+	add("no --dut, --profile", "qualify", "--plan", write("plans/ok2.yaml", "name: x\n"+good+method), "--http", "2")
+	add(`plan: tests[0]: http "4": want 1.1 or 2`, "qualify", "--plan", write("plans/http4.yaml", "name: x\n"+
+		strings.Replace(good, "engine: cps,", "engine: cps, http: 4,", 1)+method))
+	add("HTTP/1.1 has no streams", "qualify", "--plan", write("plans/streams.yaml", "name: x\n"+
+		strings.Replace(good, "engine: cps,", "engine: throughput, streams: 2,", 1)+method))
+	add("streams are throughput's", "qualify", "--plan", write("plans/cpsstreams.yaml", "name: x\n"+
+		strings.Replace(good, "engine: cps,", "engine: cps, http: 2, streams: 2,", 1)+method))
+	add("streams must not be negative", "qualify", "--plan", write("plans/negstreams.yaml", "name: x\n"+
+		strings.Replace(good, "engine: cps,", "engine: throughput, http: 2, streams: -2,", 1)+method))
 	add("--resume takes", "qualify", "--resume", dir, "--test", "cps")
 	add("--resume", "qualify", "--resume", missing)
 	add("--out", "qualify", "--dut", "a=https://a.test/", "--out", filepath.Join(dir, "no", "such", "campaign"))

@@ -91,6 +91,9 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := method.CheckPlan(pl, set); err != nil {
+		return nil, usagef("%v", err)
+	}
 	if fs.Changed("repeat") {
 		if q.repeat < 1 || q.repeat > plan.MaxRepeat {
 			return nil, usagef("bad --repeat %d: want 1 to %d", q.repeat, plan.MaxRepeat)
@@ -129,7 +132,7 @@ func parseQualify(args []string, stdout io.Writer) (*qualifyCmd, error) {
 // qualifyFlags are qualify's flags.
 type qualifyFlags struct {
 	live                               liveFlags
-	planFile, caFile, out, resume      string
+	planFile, caFile, out, resume, h   string
 	duts, files, names, srcs, resolves []string
 	insecure, quick, allowDiff, quiet  bool
 	tests                              engineList
@@ -156,6 +159,7 @@ func (q *qualifyFlags) define() *pflag.FlagSet {
 	fs.StringArrayVar(&q.names, "profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the "+
 		"three seed profiles)")
 	fs.Var(&q.tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
+	addHTTPFlag(fs, &q.h)
 	fs.BoolVarP(&q.quiet, "quiet", "q", false, "no per-second status line inside runs")
 	fs.IntVar(&q.repeat, "repeat", 0, "make the final phase `N` times, interleaved, and report each cell's spread "+
 		"between repeats (default: the plan's final.repeat, else once)")
@@ -172,9 +176,9 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 	switch {
 	case q.resume != "":
 		if q.planFile != "" || len(q.duts) > 0 || q.quick || q.out != "" || len(q.names) > 0 ||
-			len(q.tests.engines) > 0 || repeat || q.sf.set() || len(q.resolves) > 0 {
+			len(q.tests.engines) > 0 || repeat || q.sf.set() || len(q.resolves) > 0 || q.h != "" {
 			return nil, usagef("--resume takes the plan and directory of the campaign: no --plan, --dut, --resolve, " +
-				"--profile, --test, --suite, --tests, --quick, --repeat or --out")
+				"--profile, --test, --suite, --tests, --quick, --repeat, --http or --out")
 		}
 		pl, err := plan.ReadPlan(filepath.Join(q.resume, "plan.yaml"), set)
 		if err != nil {
@@ -191,9 +195,9 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 		return pl, nil
 	case q.planFile != "":
 		if len(q.duts) > 0 || q.quick || len(q.names) > 0 || len(q.tests.engines) > 0 || q.sf.set() ||
-			len(q.resolves) > 0 {
+			len(q.resolves) > 0 || q.h != "" {
 			return nil, usagef("--plan holds the DUTs, tests, profiles and the method: no --dut, --profile, --test, " +
-				"--suite, --tests, --resolve or --quick")
+				"--suite, --tests, --resolve, --quick or --http (its tests' http)")
 		}
 		pl, err := plan.ReadPlan(q.planFile, set)
 		if err != nil {
@@ -228,6 +232,9 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 	}
 	if err := narrowPlan(pl, q.names, q.tests.engines); err != nil {
 		return nil, err
+	}
+	for i := range pl.Tests {
+		pl.Tests[i].HTTP = strings.TrimPrefix(q.h, "http/") // --http: every test's
 	}
 	if err := pl.Check(set); err != nil {
 		return nil, usagef("%v", err)
@@ -439,6 +446,7 @@ func eventLine(e method.Event) string {
 			rfc = ", RFC 9411 " + e.Verdict
 		}
 	}
+	name += vocab.OverProtocol(e.Protocol)
 	if e.SR > 0 {
 		name += fmt.Sprintf(" SR=%g", e.SR)
 	}

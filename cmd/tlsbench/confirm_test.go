@@ -21,8 +21,8 @@ func TestCompareConfirm(t *testing.T) {
 	first, second := reporttest.Repeat()
 	a := writeCampaign(t, dir, "repeat1", first)
 	b := writeCampaign(t, dir, "repeat2", second)
-	differs := "adc-b cps " + reporttest.P384
-	const summary = "2 of 3 cells confirmed within ±5%; 1 differs: adc-b cps " + reporttest.P384 + " (+21.0%)"
+	differs := "adc-b cps HTTP/1.1 " + reporttest.P384
+	const summary = "2 of 3 cells confirmed within ±5%; 1 differs: adc-b cps HTTP/1.1 " + reporttest.P384 + " (+21.0%)"
 	for _, tc := range []struct {
 		format string
 		want   []string
@@ -32,7 +32,7 @@ func TestCompareConfirm(t *testing.T) {
 		{"md", []string{"## Does B confirm A?", summary, "| " + differs + " | 640 CPS | 774 CPS | +134 | +21.0% | DIFFERS (beyond ±5%) |"}},
 		{"html", []string{"Does B confirm A?", summary, ">DIFFERS (beyond ±5%)</td>"}},
 		{"csv", []string{"b_minus_a,pct_of_a,tolerance_pct,verdict,state_a,state_b", differs + ",published,CPS,640,774.5,,,134.5,21.015625,5,differs,published,published",
-			"adc-b cps " + reporttest.RSA + ",published,CPS,1600,,,,,,5,not compared,published,no final run was accepted"}},
+			"adc-b cps HTTP/1.1 " + reporttest.RSA + ",published,CPS,1600,,,,,,5,not compared,published,no final run was accepted"}},
 		{"json", []string{`"confirmation": {`, `"summary": "` + summary}},
 	} {
 		args := []string{"compare", "--format", tc.format, a, b}

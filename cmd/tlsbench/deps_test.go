@@ -51,7 +51,7 @@ func TestDependencyRules(t *testing.T) {
 		"bench/impact":      {"bench/runner", "bench/metrics", "bench/analysis", "bench/stats", "github.com/HdrHistogram/hdrhistogram-go"},
 		// The method makes runs through bench/runner only: not the engine,
 		// not the connections.
-		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/method/plan", "profiles", "bench/analysis"},
+		"bench/method": {"bench/metrics", "bench/outfile", "bench/runner", "bench/method/plan", "profiles", "bench/analysis", "bench/protocol"},
 		// Agents receive a runner.Spec and return records: no engine, no
 		// connections, no profiles of their own. The manifests are plain
 		// structs encoded with yaml: no k8s.io here.

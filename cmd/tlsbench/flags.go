@@ -15,6 +15,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/method/plan"
+	"github.com/tlsbench/tlsbench/bench/protocol"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -255,6 +256,27 @@ func (v *engineList) Set(s string) error {
 		return usagef("bad %s %q: want cps or throughput", v.flag, s)
 	}
 	v.engines = append(v.engines, s)
+	return nil
+}
+
+// httpValue is --http VERSION: an HTTP version whose protocol is registered
+// (protocol.Versions), kept as the protocol's name.
+type httpValue struct{ name *string }
+
+// addHTTPFlag adds --http to fs, setting *name.
+func addHTTPFlag(fs *pflag.FlagSet, name *string) {
+	fs.Var(httpValue{name}, "http", "carry the transactions over HTTP `VERSION`: "+
+		strings.Join(protocol.Versions(), " or ")+" (default 1.1)")
+}
+
+func (v httpValue) String() string { return strings.TrimPrefix(*v.name, "http/") }
+func (v httpValue) Type() string   { return "version" }
+func (v httpValue) Set(s string) error {
+	p, err := protocol.ForVersion(s)
+	if err != nil || s == "" {
+		return usagef("bad --http %q: want %s", s, strings.Join(protocol.Versions(), " or "))
+	}
+	*v.name = p.Name
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/outfile"
 	"github.com/tlsbench/tlsbench/bench/promexp"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // liveFlags are --metrics-listen, --metrics-linger and (cps, throughput)
@@ -152,7 +154,8 @@ func (s *liveSession) hook(spec *runner.Spec, l promexp.RunLabels) {
 	}
 	if s.stream != nil {
 		prev := spec.Progress
-		head := streamHead{DUT: spec.Target.DUT, Profile: spec.Profile, Engine: string(spec.Engine)}
+		head := streamHead{DUT: spec.Target.DUT, Profile: spec.Profile, Engine: string(spec.Engine),
+			Protocol: cmp.Or(spec.Protocol, vocab.DefaultProtocol)}
 		if a := spec.Agent; a != nil {
 			head.Agent, head.Shard = a.Name, &a.Shard
 		}
@@ -231,7 +234,8 @@ func (lf *loadFlags) checkLive() error {
 
 // runLabels are the metrics labels of spec's run.
 func runLabels(spec *runner.Spec) promexp.RunLabels {
-	l := promexp.RunLabels{Engine: string(spec.Engine), Profile: spec.Profile, DUT: spec.Target.DUT, Shard: -1}
+	l := promexp.RunLabels{Engine: string(spec.Engine), Profile: spec.Profile, DUT: spec.Target.DUT, Shard: -1,
+		Protocol: cmp.Or(spec.Protocol, vocab.DefaultProtocol)}
 	if a := spec.Agent; a != nil {
 		l.Agent, l.Shard = a.Name, a.Shard
 	}

@@ -125,7 +125,7 @@ type campaignExec struct {
 // with the campaign's labels.
 func (w *campaignExec) live(lv runner.Live) {
 	r := w.s.exp.Begin(promexp.RunLabels{Engine: string(w.req.Test.Engine), Profile: w.req.Profile.Name,
-		DUT: w.req.DUT.Name, Shard: -1, Phase: string(w.req.Phase), Run: w.n})
+		DUT: w.req.DUT.Name, Shard: -1, Phase: string(w.req.Phase), Run: w.n, Protocol: w.req.Test.Protocol()})
 	r.Live(lv)
 	w.s.keep(&w.run, r)
 }
@@ -137,6 +137,7 @@ func (w *campaignExec) Run(ctx context.Context, req method.Request) (*metrics.Ru
 	w.camp.Update(func(st *promexp.CampaignState) {
 		st.Run, st.Running, st.Phase, st.DUT = w.n, true, string(req.Phase), req.DUT.Name
 		st.Engine, st.Profile, st.Level = string(req.Test.Engine), req.Profile.Name, req.Concurrency
+		st.Protocol = req.Test.Protocol()
 	})
 	rec, err := w.inner.Run(ctx, req)
 	w.camp.Update(func(st *promexp.CampaignState) { st.Running = false })

@@ -37,7 +37,8 @@ Measures connections per second with a full TLS handshake on every connection
 GET, the complete response, the server's close. URL is https://host[:port]/path
 (path default /1k). Without URL, the reference target runs in-process.
 With several --profile flags the runs follow one another and one table ends
-the output.`
+the output. --http 2: over HTTP/2 (ALPN h2), one GET on one stream per
+connection.`
 
 func runCPS(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	spec, fs, lf := cpsCommand(stderr)
@@ -53,7 +54,8 @@ func cpsCommand(stderr io.Writer) (engineSpec, *pflag.FlagSet, *loadFlags) {
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "make `M` transactions on each connection: above 1, "+
-		"HTTP/1.1 keep-alive, the M-th asking the server to close (0 or 1: one HTTP/1.0 transaction)")
+		"HTTP/1.1 keep-alive, the M-th asking the server to close (0 or 1: one HTTP/1.0 transaction; HTTP/2: M streams "+
+		"in turn)")
 	spec := engineSpec{
 		name: vocab.EngineCPS,
 		status: func(s metrics.Second) string {
@@ -90,7 +92,8 @@ Measures encrypted bandwidth: -c connections, each opened with a full TLS
 handshake verified against the cipher profile (counted, not part of the
 bandwidth), then repeated HTTP/1.1 GETs with keep-alive. Payload Gbps counts
 response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
-(path default /1m). Without URL, the reference target runs in-process.`
+(path default /1m). Without URL, the reference target runs in-process.
+--http 2: over HTTP/2 (ALPN h2), --streams concurrent streams per connection.`
 
 // engineEcho is the engine-specific part of the echoed configuration of
 // the run s, as given (nil for cps).
@@ -101,7 +104,8 @@ func engineEcho(s *runner.Spec) any {
 		}
 		return nil
 	}
-	return &throughputEcho{Pipeline: s.Pipeline, RequestsPerConn: s.RequestsPerConn, VerifyBody: s.VerifyBody}
+	return &throughputEcho{Pipeline: s.Pipeline, Streams: s.Streams, RequestsPerConn: s.RequestsPerConn,
+		VerifyBody: s.VerifyBody}
 }
 
 // cpsEcho is cps's part of the echoed configuration, when it has one.
@@ -112,6 +116,7 @@ type cpsEcho struct {
 // throughputEcho is the engine-specific part of the echoed configuration.
 type throughputEcho struct {
 	Pipeline        int    `json:"pipeline"`
+	Streams         int    `json:"streams,omitempty"`
 	RequestsPerConn int    `json:"requests_per_conn"`
 	VerifyBody      string `json:"verify_body,omitempty"`
 }
@@ -129,6 +134,8 @@ func throughputCommand() (engineSpec, *pflag.FlagSet, *loadFlags) {
 	lf.addDUTFlag(fs)
 	lf.addDeviceCountersFlag(fs)
 	fs.IntVar(&lf.spec.Pipeline, "pipeline", lf.spec.Pipeline, "keep `K` requests in flight on each connection")
+	fs.IntVar(&lf.spec.Streams, "streams", 0, "HTTP/2: keep `S` concurrent streams open on each connection "+
+		"(default: the protocol's)")
 	fs.IntVar(&lf.spec.RequestsPerConn, "requests-per-conn", 0, "close each connection after `M` responses and open a "+
 		"new one (0: never)")
 	fs.StringVar(&lf.spec.VerifyBody, "verify-body", "", "check every body: `pattern` (the reference target's objects) "+
@@ -192,6 +199,7 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 		"before its next")
 	fs.Float64Var(&s.Rate, "rate", 0, "open loop: start `R` "+unit+" per second (latency from intended starts)")
 	fs.StringArrayVar(&lf.names, "profile", nil, "cipher profile `NAME` (repeatable; default "+runner.DefaultProfile+")")
+	addHTTPFlag(fs, &s.Protocol)
 	fs.StringArrayVar(&s.ProfileFiles, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
 	fs.StringArrayVar(&lf.resolves, "resolve", nil, "`HOST:PORT:ADDR`: dial ADDR, keep SNI and Host of the URL "+
 		"(repeatable)")
@@ -309,7 +317,8 @@ var specFlags = map[string]string{
 	"read_timeout": "--read-timeout", "pipeline": "--pipeline", "requests_per_conn": "--requests-per-conn",
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
 	"resume": "--resume", "resumption": "--resumption", "objects": "--objects", "object_path": "--object-path",
-	"server_names": "the server names",
+	"server_names": "the server names", "streams": "--streams", "protocol": "--http", "http": "--http",
+	"profile": "--profile",
 }
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
@@ -411,6 +420,9 @@ func parseLoad(eng engineSpec, fs *pflag.FlagSet, lf *loadFlags, args []string, 
 	}
 	if lf.spec.Rate > 0 && !fs.Changed("concurrency") {
 		lf.spec.Concurrency = 1024
+	}
+	if fs.Changed("streams") && lf.spec.Streams < 1 { // 0 is the protocol's default, never a value given
+		return nil, usagef("--streams must be at least 1, got %d", lf.spec.Streams)
 	}
 	if fs.NArg() > 1 {
 		return nil, usagef("one URL at most, got %d arguments", fs.NArg())

@@ -24,6 +24,8 @@ type streamHead struct {
 	Engine  string `json:"engine"`
 	Agent   string `json:"agent,omitempty"`
 	Shard   *int   `json:"shard,omitempty"`
+	// Protocol carries the run: http/1.1, http/2.
+	Protocol string `json:"protocol"`
 }
 
 // streamSecond is one line per second: the record's series entry, with

@@ -24,10 +24,11 @@ func checkStream(t *testing.T, what, data string) (seconds int, rec map[string]a
 	schematest.ValidLines(t, schemas.Stream, what, []byte(data))
 	for i, line := range lines {
 		var v struct {
-			Type   string         `json:"type"`
-			Time   time.Time      `json:"time"`
-			Unix   int64          `json:"unix"`
-			Record map[string]any `json:"record"`
+			Type     string         `json:"type"`
+			Protocol string         `json:"protocol"`
+			Time     time.Time      `json:"time"`
+			Unix     int64          `json:"unix"`
+			Record   map[string]any `json:"record"`
 		}
 		if err := json.Unmarshal([]byte(line), &v); err != nil {
 			t.Fatalf("%s line %d: %v: %q", what, i+1, err, line)
@@ -39,6 +40,9 @@ func checkStream(t *testing.T, what, data string) (seconds int, rec map[string]a
 			}
 			if v.Time.Unix() != v.Unix {
 				t.Errorf("%s line %d: time %s, unix %d", what, i+1, v.Time, v.Unix)
+			}
+			if v.Protocol != "http/1.1" {
+				t.Errorf("%s line %d: protocol %q, want http/1.1", what, i+1, v.Protocol)
 			}
 			seconds++
 		case "record":

@@ -75,6 +75,13 @@ type Test struct {
 	Engine   vocab.Engine `yaml:"engine" json:"engine"`
 	Path     string       `yaml:"path,omitempty" json:"path,omitempty"`
 	Profiles []string     `yaml:"profiles" json:"profiles"`
+	// HTTP is the HTTP version that carries the test's transactions ("2";
+	// "": 1.1), Streams HTTP/2's concurrent streams per throughput
+	// connection (0: the protocol's default). method.CheckPlan checks
+	// them against the registered protocols; a test is a cell per
+	// profile and protocol (Protocol).
+	HTTP    string `yaml:"http,omitempty" json:"http,omitempty"`
+	Streams int    `yaml:"streams,omitempty" json:"streams,omitempty"`
 
 	// The RFC 9411 suite's settings (suite.go); all empty in the study's
 	// two tests. Name names the test in the ledger and the report (e.g.
@@ -105,6 +112,10 @@ type Test struct {
 	Of    string  `yaml:"of,omitempty" json:"of,omitempty"`
 	Share Percent `yaml:"share,omitempty" json:"share,omitempty"`
 }
+
+// Protocol is the protocol that carries t's transactions: http/1.1 or
+// what its http names (vocab.HTTPProtocol).
+func (t Test) Protocol() string { return vocab.HTTPProtocol(t.HTTP) }
 
 // Method holds the settings of the phases.
 type Method struct {
@@ -526,6 +537,9 @@ func (p *Plan) checkTests(set *profiles.Set) error {
 		if t.Path != "" && t.Path != t.Engine.DefaultPath() && t.Objects != "" {
 			return ferr(fmt.Sprintf("tests: objects are asked for at object_path: path %q would be ignored", t.Path),
 				at("path")...)
+		}
+		if t.Streams < 0 {
+			return ferr(fmt.Sprintf("tests: streams must not be negative, got %d", t.Streams), at("streams")...)
 		}
 		if len(t.Profiles) == 0 {
 			return ferr("tests: profiles: at least one is required", at("profiles")...)

@@ -40,6 +40,9 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return bad("pipeline", a.Pipeline, "be at least 1")
 	case a.RequestsPerConn < 0:
 		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
+	case a.Streams != 0:
+		return &vocab.FieldError{Field: "streams", Value: a.Streams,
+			Msg: "HTTP/1.1 has no streams (it pipelines requests): streams are HTTP/2's"}
 	}
 	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
 		return bad("verify_body", a.VerifyBody, "be pattern or sha256: and 64 hex digits")
