@@ -35,12 +35,12 @@ func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomi
 			select {
 			case <-timer.C:
 			case <-stop:
-				return i
+				return behind(c, i, dropped)
 			}
 		}
 		select {
 		case <-stop:
-			return i
+			return behind(c, i, dropped)
 		default:
 		}
 		waitUntil(due.Add(-lead))
@@ -49,6 +49,20 @@ func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomi
 		default:
 			dropped.Add(1)
 		}
+	}
+}
+
+// behind counts the starts from the i-th on that were due when the load
+// stopped but not sent (the pacer itself ran late, e.g. descheduled on a
+// busy machine) as dropped, and returns how many starts were scheduled: the
+// schedule's count does not depend on the pacer's own lateness.
+func behind(c *curve, i int64, dropped *atomic.Int64) int64 {
+	now := time.Now()
+	for ; ; i++ {
+		if due, ok := c.at(i); !ok || due.After(now) {
+			return i
+		}
+		dropped.Add(1)
 	}
 }
 
