@@ -454,6 +454,10 @@ type Run struct {
 	// HTTP2 is what an HTTP/2 run's first connection to answer exchanged
 	// in SETTINGS; nil over HTTP/1.1.
 	HTTP2 *HTTP2 `json:"http2,omitempty"`
+	// Transport is "quic" for a run over QUIC (HTTP/3: no TCP connect
+	// phase in its latencies), "" over TCP; QUIC is its statistics.
+	Transport string `json:"transport,omitempty"`
+	QUIC      *QUIC  `json:"quic,omitempty"`
 	// Resumption splits the handshakes into full and resumed ones in a run
 	// that offered sessions; nil in one that did not (SR=0).
 	Resumption *Resumption `json:"resumption,omitempty"`
@@ -1033,4 +1037,34 @@ func (r *Run) WriteJSON(ctx context.Context, file string, stdout, stderr io.Writ
 		return err
 	}
 	return outfile.WriteOut(ctx, file, append(data, '\n'), 0o644, stdout, stderr)
+}
+
+// QUIC is an HTTP/3 run's own account of its QUIC connections in place of
+// TCP_INFO: quic-go's connection statistics summed at each connection's
+// close, whole run (the preflight's included). Bytes are UDP payload (QUIC
+// packets, without UDP and IP headers); packets declared lost may arrive
+// later (quic-go's counts do not take them back).
+type QUIC struct {
+	Connections     int64  `json:"connections"`
+	PacketsSent     int64  `json:"packets_sent"`
+	PacketsReceived int64  `json:"packets_received"`
+	PacketsLost     int64  `json:"packets_lost"`
+	BytesSent       int64  `json:"bytes_sent"`
+	BytesReceived   int64  `json:"bytes_received"`
+	BytesLost       int64  `json:"bytes_lost"`
+	Version         string `json:"version,omitempty"` // the QUIC version of the first connection closed (v1)
+	GSO             bool   `json:"gso"`               // a connection sent with UDP GSO
+	// Sockets: "per_connection" (a UDP socket per connection) or
+	// "shared" (one socket, demultiplexed by connection ID).
+	Sockets string `json:"sockets"`
+}
+
+// SetQUIC makes r the record of a run over QUIC: its transport and
+// statistics, and no TCP connect phase (none happened: its percentiles
+// and histogram are dropped rather than shown as zeros).
+func (r *Run) SetQUIC(q *QUIC) {
+	r.Transport, r.QUIC = "quic", q
+	delete(r.Latency, vocab.PhaseConnect.String())
+	delete(r.Histograms, vocab.PhaseConnect.String())
+	r.TCP = nil
 }
