@@ -179,8 +179,9 @@ func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config) (*conn, er
 		return nil, fmt.Errorf("nothing listens on UDP %s (ICMP port unreachable): %w", b.addr, err)
 	case te != nil && te.ErrorCode == noApplicationProtocol:
 		return nil, fmt.Errorf("the device does not speak h3 (ALPN): %w", err)
-	case ctx.Err() != nil:
-		return nil, fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v", b.args.Conn.HandshakeTimeout)
+	case ctx.Err() != nil || isType[*quic.IdleTimeoutError](err) || isType[*quic.HandshakeTimeoutError](err):
+		return nil, fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v (%v)",
+			b.args.Conn.HandshakeTimeout, err)
 	default:
 		return nil, err
 	}
@@ -309,9 +310,12 @@ func (b *base) exchange(c *conn, req *http.Request, r *result, buf []byte, data 
 			data(buf[:n], r.body)
 		}
 		r.body += int64(n)
-		if r.body > limit {
+		switch {
+		case r.body > limit:
 			r.err = fail(vocab.ClassBodySize, "body above the %d bytes expected", limit)
-		} else if err != nil && err != io.EOF {
+		case err == io.ErrUnexpectedEOF && rsp.ContentLength > r.body: // http3's check
+			r.err = fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", r.body, rsp.ContentLength)
+		case err != nil && err != io.EOF:
 			r.err = err
 		}
 		if r.err != nil || err != nil {

@@ -138,3 +138,24 @@ func TestPreflightFailsFast(t *testing.T) {
 		}
 	}
 }
+
+// TestResume: --resume 0.5 over HTTP/3 resumes TLS 1.3 sessions (psk,
+// from the server's NewSessionTicket) on half of each worker's connections
+// after its first, its handshakes verified, the record's resumption split.
+func TestResume(t *testing.T) {
+	srv := serveH3(t, nil, nil)
+	s := spec(vocab.EngineCPS, srv.addr, srv.ca)
+	s.Path, s.ExpectSize, s.Resume = "/1k", 1024, 0.5
+	r, err := runner.Run(context.Background(), &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Preflight.OK || r.Preflight.Resumed != 1 || r.Errors.Total != 0 || r.Resumption == nil {
+		t.Fatalf("preflight %+v, errors %+v, resumption %+v", r.Preflight, r.Errors, r.Resumption)
+	}
+	res := r.Resumption
+	if res.Mode != "psk" || res.Resumed == 0 || res.Full == 0 ||
+		res.Resumed > res.Full+2 || res.Full > res.Resumed+2 {
+		t.Errorf("resumption %+v: want psk, about half resumed", res)
+	}
+}
