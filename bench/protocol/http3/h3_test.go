@@ -37,7 +37,12 @@ type h3Server struct {
 	ca                  *cipher.CA
 	requests, bytes, cn atomic.Int64
 	open, peak          atomic.Int64
+	handler             http.Handler
 }
+
+// anyProto makes the server answer HTTP/1.1 and HTTP/2 too (the benchmark's
+// TCP side).
+var anyProto bool
 
 func body(n int) []byte {
 	b := make([]byte, n)
@@ -64,7 +69,7 @@ func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
 				size, _ = strconv.Atoi(n)
 			}
 			b, ok := bodies[size]
-			if !ok || r.ProtoMajor != 3 || r.Host == "" {
+			if !ok || r.ProtoMajor != 3 && !anyProto || r.Host == "" {
 				w.WriteHeader(http.StatusNotFound)
 				return
 			}
@@ -101,6 +106,7 @@ func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srv.handler = h
 	hs := &http3.Server{Handler: h}
 	go func() {
 		for {
