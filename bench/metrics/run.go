@@ -1068,3 +1068,41 @@ func (r *Run) SetQUIC(q *QUIC) {
 	delete(r.Histograms, vocab.PhaseConnect.String())
 	r.TCP = nil
 }
+
+// mergeQUIC sums the agents' QUIC statistics; nil when none has any.
+func mergeQUIC(ins []*mergeInput) *QUIC {
+	var m *QUIC
+	for _, in := range ins {
+		q := in.r.QUIC
+		switch {
+		case q == nil:
+		case m == nil:
+			c := *q
+			m = &c
+		default:
+			m.Connections += q.Connections
+			m.PacketsSent += q.PacketsSent
+			m.PacketsReceived += q.PacketsReceived
+			m.PacketsLost += q.PacketsLost
+			m.BytesSent += q.BytesSent
+			m.BytesReceived += q.BytesReceived
+			m.BytesLost += q.BytesLost
+			m.GSO = m.GSO || q.GSO
+		}
+	}
+	return m
+}
+
+// checkQUIC checks a record's transport: "" (TCP) or "quic", whose
+// record has its statistics, and neither a connect phase nor TCP_INFO.
+func (r *Run) checkQUIC(c *Checker) {
+	_, connect := r.Latency[vocab.PhaseConnect.String()]
+	switch {
+	case r.Transport != "" && r.Transport != "quic":
+		c.Failf("transport", "%q, want quic or none (TCP)", r.Transport)
+	case r.Transport == "" && r.QUIC != nil:
+		c.Failf("quic", "set in a record whose transport is TCP")
+	case r.Transport == "quic" && (connect || r.TCP != nil):
+		c.Failf("transport", "quic, but the record has a TCP connect phase or TCP_INFO")
+	}
+}

@@ -70,6 +70,15 @@ func TestRunRecord(t *testing.T) {
 		if _, err := metrics.DecodeRun(data); err != nil {
 			t.Errorf("%s: %v", e, err)
 		}
+		// A QUIC record with TCP's connect phase, or no transport, is invalid.
+		r.Latency[vocab.PhaseConnect.String()] = r.Latency[vocab.PhaseTotal.String()]
+		if err := r.Validate(); err == nil || !strings.Contains(err.Error(), "connect phase") {
+			t.Errorf("%s: a QUIC record with a connect phase: %v", e, err)
+		}
+		delete(r.Latency, vocab.PhaseConnect.String())
+		if r.Transport = ""; r.Validate() == nil {
+			t.Errorf("%s: a record with QUIC statistics and no transport is valid", e)
+		}
 	}
 }
 
