@@ -84,7 +84,7 @@ func TestRunRecord(t *testing.T) {
 
 // TestBadInput: what HTTP/3 cannot do is refused before any load, one
 // line naming it: a TLS 1.2 profile, linger0, TLS 1.2 tickets, streams
-// with cps.
+// with cps, a body check that is none.
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
@@ -96,6 +96,7 @@ func TestBadInput(t *testing.T) {
 		{"tickets", "HTTP/3 runs over TLS 1.3, which resumes with psk",
 			func(s *runner.Spec) { s.Resume, s.Resumption = 0.5, "tickets" }},
 		{"streams with cps", "streams are throughput's", func(s *runner.Spec) { s.Streams = 4 }},
+		{"verify_body", "verify_body must be pattern or sha256", func(s *runner.Spec) { s.VerifyBody = "md5:x" }},
 	} {
 		s := spec(vocab.EngineCPS, "127.0.0.1:1", nil)
 		tc.set(&s)
