@@ -169,3 +169,36 @@ func TestResume(t *testing.T) {
 		t.Errorf("resumption %+v: want psk, about half resumed", res)
 	}
 }
+
+// TestPreflightRetriesLostHandshake: a device that never answers the
+// Initial (a UDP black hole) fails the preflight as quic_handshake_timeout
+// after three attempts (a lost Initial is tried again, as a TCP handshake
+// timeout is), each within the handshake deadline, and no load is sent.
+func TestPreflightRetriesLostHandshake(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	s := spec(vocab.EngineCPS, pc.LocalAddr().String(), nil)
+	s.HandshakeTimeout = 200 * time.Millisecond
+	start := time.Now()
+	r, err := runner.Run(context.Background(), &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := r.Preflight
+	if pf.OK || pf.Class != vocab.ClassQUICHandshakeTimeout || pf.Transactions != 3 || len(pf.FailedAttempts) != 3 ||
+		r.Whole.Transactions != 0 || time.Since(start) > 2*time.Second {
+		t.Errorf("preflight %+v, %d transactions, %v: want 3 quic_handshake_timeout attempts and no load", pf,
+			r.Whole.Transactions, time.Since(start))
+	}
+}
