@@ -1045,15 +1045,20 @@ func (r *Run) WriteJSON(ctx context.Context, file string, stdout, stderr io.Writ
 // packets, without UDP and IP headers); packets declared lost may arrive
 // later (quic-go's counts do not take them back).
 type QUIC struct {
-	Connections     int64  `json:"connections"`
-	PacketsSent     int64  `json:"packets_sent"`
-	PacketsReceived int64  `json:"packets_received"`
-	PacketsLost     int64  `json:"packets_lost"`
-	BytesSent       int64  `json:"bytes_sent"`
-	BytesReceived   int64  `json:"bytes_received"`
-	BytesLost       int64  `json:"bytes_lost"`
-	Version         string `json:"version,omitempty"` // the QUIC version of the first connection closed (v1)
-	GSO             bool   `json:"gso"`               // a connection sent with UDP GSO
+	Connections     int64 `json:"connections"`
+	PacketsSent     int64 `json:"packets_sent"`
+	PacketsReceived int64 `json:"packets_received"`
+	PacketsLost     int64 `json:"packets_lost"`
+	BytesSent       int64 `json:"bytes_sent"`
+	BytesReceived   int64 `json:"bytes_received"`
+	BytesLost       int64 `json:"bytes_lost"`
+	// EarlyData*: cps with early data (0-RTT): the connections whose
+	// request the server took as 0-RTT data, and those it refused (the
+	// request then made again in 1-RTT); absent without.
+	EarlyDataAccepted int64  `json:"early_data_accepted,omitempty"`
+	EarlyDataRejected int64  `json:"early_data_rejected,omitempty"`
+	Version           string `json:"version,omitempty"` // the QUIC version of the first connection closed (v1)
+	GSO               bool   `json:"gso"`               // a connection sent with UDP GSO
 	// Sockets: "per_connection" (a UDP socket per connection) or
 	// "shared" (one socket, demultiplexed by connection ID).
 	Sockets string `json:"sockets"`
@@ -1087,6 +1092,8 @@ func mergeQUIC(ins []*mergeInput) *QUIC {
 			m.BytesSent += q.BytesSent
 			m.BytesReceived += q.BytesReceived
 			m.BytesLost += q.BytesLost
+			m.EarlyDataAccepted += q.EarlyDataAccepted
+			m.EarlyDataRejected += q.EarlyDataRejected
 			m.GSO = m.GSO || q.GSO
 		}
 	}

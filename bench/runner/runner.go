@@ -357,6 +357,9 @@ func (s *Spec) Validate() error {
 	if err := proto.Validate(s.Engine, s.args(tlsconn.Config{Settings: s.Settings})); err != nil {
 		return err
 	}
+	if s.EarlyData && !proto.EarlyData {
+		return &vocab.FieldError{Field: "early_data", Value: true, Msg: proto.Name + " sends no 0-RTT data"}
+	}
 	if a := s.Agent; a != nil {
 		switch {
 		case a.Shards < 1 || a.Shard < 0 || a.Shard >= a.Shards:

@@ -50,6 +50,7 @@ type base struct {
 	addr    *net.UDPAddr
 	qconf   *quic.Config
 	h3      *http3.Transport
+	early   bool // 0-RTT requests (Settings.EarlyData)
 	// shared, if set, is the one socket every connection sends from,
 	// demultiplexed by connection ID, instead of a socket per connection
 	// (dial's comment: measured, not chosen).
@@ -63,7 +64,7 @@ func newBase(e vocab.Engine, a protocol.Args, maxBody int64) (*base, error) {
 	if a.Request.Path == "" {
 		a.Request.Path = e.DefaultPath()
 	}
-	b := &base{args: a, maxBody: maxBody, h3: &http3.Transport{DisableCompression: true,
+	b := &base{args: a, maxBody: maxBody, early: a.Conn.EarlyData, h3: &http3.Transport{DisableCompression: true,
 		MaxResponseHeaderBytes: maxHeader}}
 	// The handshake's deadline is the run's; a connection whose peer is
 	// silent longer than a read deadline (and the handshake's) is gone.
@@ -130,6 +131,10 @@ type conn struct {
 	tr      *quic.Transport
 	udp     *net.UDPConn
 	in, out uint64 // wire bytes already given to samples
+	// early: dialled for 0-RTT data; pending: its handshake not complete
+	// when dialled (its request then goes as 0-RTT data), begun at t0.
+	early, pending bool
+	t0             time.Time
 }
 
 // udpConn is a connected UDP socket as quic-go takes it (its GSO, GRO and
@@ -145,20 +150,25 @@ func (c udpConn) WriteMsgUDP(b, oob []byte, _ *net.UDPAddr) (int, int, error) {
 }
 
 // dial opens a QUIC connection from src (nil: any) with the TLS
-// configuration cfg, within the handshake deadline: a UDP socket of its own,
+// configuration cfg (early: ready for 0-RTT data), within the handshake
+// deadline: a UDP socket of its own,
 // connected to the target. A socket per connection, not one shared
 // socket demultiplexing by connection ID: each connection is its own
 // 4-tuple as a TCP connection is (a device that spreads flows by 4-tuple
 // sees as many as there are connections), ICMP errors reach it, and its
 // close releases everything; it costs a socket, its setup and a reading
 // goroutine per connection, measured in docs/HTTP3.md.
-func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config) (*conn, error) {
+func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config, early bool) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.args.Conn.HandshakeTimeout)
 	defer cancel()
 	c := &conn{}
 	var err error
+	dial := (*quic.Transport).Dial
+	if early {
+		dial = (*quic.Transport).DialEarly
+	}
 	if b.shared != nil {
-		c.qc, err = b.shared.Dial(ctx, b.addr, cfg, b.qconf)
+		c.qc, err = dial(b.shared, ctx, b.addr, cfg, b.qconf)
 	} else {
 		var laddr *net.UDPAddr
 		if src != nil {
@@ -168,7 +178,7 @@ func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config) (*conn, er
 			return nil, err
 		}
 		c.tr = &quic.Transport{Conn: udpConn{c.udp}}
-		if c.qc, err = c.tr.Dial(ctx, b.addr, cfg, b.qconf); err != nil {
+		if c.qc, err = dial(c.tr, ctx, b.addr, cfg, b.qconf); err != nil {
 			c.release()
 		}
 	}
@@ -190,12 +200,49 @@ func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config) (*conn, er
 }
 
 // open opens a connection for dialer d, noting its opening in s (no
-// connect phase: QUIC has none); nil when it failed, s then ended.
-func (b *base) open(ctx context.Context, d *tlsconn.Dialer, s *metrics.Sample) *conn {
+// connect phase: QUIC has none); nil when it failed, s then ended. With
+// early data (early), a connection whose handshake is not complete yet (its request
+// goes as 0-RTT data) is returned unverified (c.pending): confirm verifies
+// it after its request.
+func (b *base) open(ctx context.Context, d *tlsconn.Dialer, s *metrics.Sample, early bool) *conn {
 	src, cfg := d.Begin()
 	t0 := time.Now()
-	c, err := b.dial(ctx, src, cfg)
+	c, err := b.dial(ctx, src, cfg, early)
 	s.Opened = true
+	if err == nil && early {
+		c.early = true
+		select {
+		case <-c.qc.HandshakeComplete():
+		default:
+			c.pending, c.t0 = true, t0
+			return c
+		}
+	}
+	if b.confirm(c, d, s, t0, err) {
+		return c
+	}
+	return nil
+}
+
+// confirm ends the opening of c (dial's error err) begun at t0: it waits
+// for its handshake within the deadline, notes it in s, and verifies it;
+// false when it failed, c then closed and s ended.
+func (b *base) confirm(c *conn, d *tlsconn.Dialer, s *metrics.Sample, t0 time.Time, err error) bool {
+	if c != nil && c.pending {
+		select {
+		case <-c.qc.HandshakeComplete():
+		case <-c.qc.Context().Done():
+			// A rejection of 0-RTT may make http3's client close the
+			// connection as the handshake completes: the handshake counts.
+			select {
+			case <-c.qc.HandshakeComplete():
+			default:
+				err = context.Cause(c.qc.Context())
+			}
+		case <-time.After(time.Until(t0.Add(b.args.Conn.HandshakeTimeout))):
+			err = fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v", b.args.Conn.HandshakeTimeout)
+		}
+	}
 	s.Dur[vocab.PhaseHandshake] = time.Since(t0)
 	var cs *tls.ConnectionState
 	if err == nil {
@@ -205,14 +252,14 @@ func (b *base) open(ctx context.Context, d *tlsconn.Dialer, s *metrics.Sample) *
 	}
 	if err = d.Verified(cs, err); err == nil {
 		b.Observe(cs)
-		return c
+		return true
 	}
 	if c != nil {
 		b.close(c, s, false)
 	}
 	s.Class, s.Err = classOf(err, false), err
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
-	return nil
+	return false
 }
 
 // account gives s c's wire bytes (UDP payload) since the last sample.
@@ -271,24 +318,40 @@ type result struct {
 }
 
 // exchange makes req on a new stream of c and reads the whole response
-// into r, each read within the read deadline and the body within the size
-// expected (else maxBody); data, if set, sees the body.
+// into r (receive).
 func (b *base) exchange(c *conn, req *http.Request, r *result, buf []byte, data func(p []byte, off int64)) {
-	rt := b.args.Request.ReadTimeout
+	str, err := b.send(c, req, r)
+	b.receive(str, err, r, buf, data)
+}
+
+// send makes req on a new stream of c, within the read deadline.
+func (b *base) send(c *conn, req *http.Request, r *result) (*http3.RequestStream, error) {
 	r.sent = time.Now()
-	ctx, cancel := context.WithDeadline(context.Background(), r.sent.Add(rt))
+	deadline := r.sent.Add(b.args.Request.ReadTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	str, err := c.cc.OpenRequestStream(ctx)
 	cancel()
+	if err != nil {
+		return nil, err
+	}
+	_ = str.SetDeadline(deadline)
+	// The request has no body: FIN after its header section. A server
+	// that answered already may have stopped the request side
+	// (STOP_SENDING), which fails the FIN but not the response.
+	if err = str.SendRequestHeader(req); err == nil {
+		_ = str.Close()
+	}
+	return str, err
+}
+
+// receive reads the whole response to the request send made on str (err:
+// send's) into r, each read within the read deadline and the body within
+// the size expected (else maxBody); data, if set, sees the body.
+func (b *base) receive(str *http3.RequestStream, err error, r *result, buf []byte, data func(p []byte, off int64)) {
+	rt := b.args.Request.ReadTimeout
 	var rsp *http.Response
 	if err == nil {
-		_ = str.SetDeadline(r.sent.Add(rt))
-		// The request has no body: FIN after its header section. A
-		// server that answered already may have stopped the request side
-		// (STOP_SENDING), which fails the FIN but not the response.
-		if err = str.SendRequestHeader(req); err == nil {
-			_ = str.Close()
-			rsp, err = str.ReadResponse()
-		}
+		rsp, err = str.ReadResponse()
 	}
 	if err != nil {
 		r.last, r.err = time.Now(), err

@@ -57,13 +57,15 @@ func (w *cpsWorker) Server() string { return w.server }
 // connection, opened first (QUIC handshake) if it has none, and closed
 // (CONNECTION_CLOSE) after its RequestsPerConn-th stream or a failure. A
 // kept connection the device ended before the request was answered (its
-// close, or a GOAWAY) is replaced once.
+// close, or a GOAWAY) is replaced once, as is one whose 0-RTT request it
+// rejected.
 func (w *cpsWorker) Do(ctx context.Context, s *metrics.Sample) {
-	for try := 0; try < 2; try++ {
+	early := w.op.early
+	for try := 0; try < 3; try++ {
 		t0 := time.Now() // the transaction's first packet (RFC 9411's TTFB and TTLB)
 		reused := w.c != nil
 		if !reused {
-			if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+			if w.c = w.op.open(ctx, w.dialer, s, early); w.c == nil {
 				return
 			}
 			w.nreq = 0
@@ -75,7 +77,19 @@ func (w *cpsWorker) Do(ctx context.Context, s *metrics.Sample) {
 		if err != nil {
 			r.err = err
 		} else {
-			w.op.exchange(w.c, req, &r, w.buf, nil)
+			str, err := w.op.send(w.c, req, &r)
+			if w.c.pending && !w.op.confirm(w.c, w.dialer, s, w.c.t0, nil) {
+				w.c = nil
+				return
+			}
+			if !w.c.pending || w.c.qc.ConnectionState().Used0RTT { // not a rejected 0-RTT request
+				w.op.receive(str, err, &r, w.buf, nil)
+			}
+			if w.c.early && w.rejected(&r) { // again on a new connection, in 1-RTT
+				w.op.close(w.c, nil, true)
+				w.c, early = nil, false
+				continue
+			}
 		}
 		if reused && w.c.ended(&r) {
 			w.op.close(w.c, nil, true)
@@ -99,6 +113,28 @@ func (w *cpsWorker) Do(ctx context.Context, s *metrics.Sample) {
 		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return
 	}
+}
+
+// rejected counts the 0-RTT data of the worker's connection, dialled for
+// it, accepted or rejected (none counted when its session allowed none),
+// and reports a rejection: the request r went as 0-RTT data that the
+// device refused, or failed unanswered on a connection that a rejection
+// broke (quic-go's http3 client cannot go on with a connection whose 0-RTT
+// streams were dropped: its control stream's goroutine closes it,
+// H3_INTERNAL_ERROR). The request is then made again on a new connection.
+func (w *cpsWorker) rejected(r *result) bool {
+	c, op := w.c, w.op
+	accepted := c.qc.ConnectionState().Used0RTT
+	rejected := !accepted && (c.pending || r.err != nil && r.first.IsZero())
+	c.early, c.pending = false, false
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if accepted {
+		op.acct.EarlyDataAccepted++
+	} else if rejected {
+		op.acct.EarlyDataRejected++
+	}
+	return rejected
 }
 
 // Close closes the connection the worker holds, if any.

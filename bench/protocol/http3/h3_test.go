@@ -57,8 +57,9 @@ func body(n int) []byte {
 }
 
 // serveH3 starts the server; alpn is what it offers (nil: h3), h replaces
-// its handler when set.
-func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
+// its handler when set, tweak changes its TLS configuration. It takes
+// 0-RTT data.
+func serveH3(t testing.TB, alpn []string, h http.Handler, tweak ...func(*tls.Config)) *h3Server {
 	t.Helper()
 	p, _ := profiles.Builtin().Get(testProfile)
 	srv := &h3Server{}
@@ -101,12 +102,15 @@ func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
 	if alpn != nil {
 		cfg.NextProtos = alpn
 	}
+	for _, f := range tweak {
+		f(cfg)
+	}
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tr := &quic.Transport{Conn: udp}
-	ln, err := tr.ListenEarly(cfg, &quic.Config{MaxIdleTimeout: 5 * time.Second})
+	ln, err := tr.ListenEarly(cfg, &quic.Config{MaxIdleTimeout: 5 * time.Second, Allow0RTT: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,15 +299,15 @@ func TestSources(t *testing.T) {
 // steady window counts the reconnections).
 func TestDeviceEndsKeptConnection(t *testing.T) {
 	var mu sync.Mutex
+	var requests atomic.Int64
 	served := map[*quic.Conn]int{}
-	var srv *h3Server
-	srv = serveH3(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := serveH3(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := r.Context().Value(connKey{}).(*quic.Conn)
 		mu.Lock()
 		served[c]++
 		n := served[c]
 		mu.Unlock()
-		srv.requests.Add(1)
+		requests.Add(1)
 		_, _ = w.Write([]byte("ok"))
 		if n == 2 {
 			time.AfterFunc(10*time.Millisecond, func() { _ = c.CloseWithError(0x100, "enough") })
@@ -320,7 +324,7 @@ func TestDeviceEndsKeptConnection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rq0, cn0 := srv.requests.Load(), srv.cn.Load()
+		rq0, cn0 := requests.Load(), srv.cn.Load()
 		for i := range 6 {
 			s := metrics.Sample{Start: time.Now(), Steady: true}
 			w.Do(context.Background(), &s)
@@ -330,7 +334,7 @@ func TestDeviceEndsKeptConnection(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // the device's close arrives
 		}
 		_ = w.(interface{ Close() error }).Close()
-		if rq, cn := srv.requests.Load()-rq0, srv.cn.Load()-cn0; rq != 6 || cn != 3 {
+		if rq, cn := requests.Load()-rq0, srv.cn.Load()-cn0; rq != 6 || cn != 3 {
 			t.Errorf("%s: server answered %d requests on %d connections, want 6 on 3", e, rq, cn)
 		}
 		if r, ok := op.(interface{ Reconnects() int64 }); ok && r.Reconnects() != 2 {

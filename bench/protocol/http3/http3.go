@@ -22,7 +22,7 @@ const DefaultStreams = 1
 
 func init() {
 	protocol.Register(protocol.Protocol{Name: "http/3", ALPN: "h3", OfferALPN: true, MinTLS: tls.VersionTLS13,
-		Check: check,
+		EarlyData: true, Check: check,
 		New: map[vocab.Engine]func(protocol.Args) (protocol.Op, error){
 			vocab.EngineCPS:        newCPS,
 			vocab.EngineThroughput: newThroughput,
@@ -46,6 +46,8 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return &vocab.FieldError{Field: "requests_per_conn", Value: a.RequestsPerConn, Want: "not be negative"}
 	case a.Conn.LingerZero:
 		return bad("linger0", true, "HTTP/3 runs over UDP: there is no TCP connection to reset")
+	case e == vocab.EngineThroughput && a.Conn.EarlyData:
+		return bad("early_data", true, "0-RTT is cps's: throughput keeps its connections open")
 	case a.Conn.Resumption == tlsconn.ResumeTickets:
 		return bad("resumption", a.Conn.Resumption, "HTTP/3 runs over TLS 1.3, which resumes with psk")
 	}

@@ -93,7 +93,7 @@ func (w *tputWorker) Open(ctx context.Context, s *metrics.Sample) bool {
 	if w.c != nil {
 		return true
 	}
-	if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+	if w.c = w.op.open(ctx, w.dialer, s, false); w.c == nil {
 		return false
 	}
 	w.opened, w.nsent = &metrics.Sample{Start: time.Now()}, 0
@@ -157,7 +157,7 @@ func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) (t0 time.Ti
 		return o.Start, false, true // opened ahead: the device may have ended it since
 	case w.c == nil:
 		t0 = time.Now()
-		if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+		if w.c = w.op.open(ctx, w.dialer, s, false); w.c == nil {
 			return t0, true, false
 		}
 		w.nsent = 0
