@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -167,5 +168,89 @@ func TestHostile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStatelessReset: a device that lost a connection's state (a proxy
+// hands the client's 1-RTT packets, its request among them, to another
+// QUIC stack with the same stateless reset key) answers with a stateless
+// reset: the transaction fails as quic_stateless_reset, at once.
+func TestStatelessReset(t *testing.T) {
+	p, _ := profiles.Builtin().Get(testProfile)
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := p.Speaking("h3").ServerConfig(leaf)
+	key := &quic.StatelessResetKey{1, 2, 3}
+	listen := func() *net.UDPConn { // a QUIC stack with the key, on a port of its own
+		udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &quic.Transport{Conn: udp, StatelessResetKey: key}
+		ln, err := tr.Listen(cfg, &quic.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for {
+				if _, err := ln.Accept(context.Background()); err != nil {
+					return
+				}
+			}
+		}()
+		t.Cleanup(func() { _ = tr.Close(); _ = udp.Close() })
+		return udp
+	}
+	first, second := listen(), listen()
+	proxy, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = proxy.Close() })
+	upstream := map[bool]*net.UDPConn{}
+	for _, long := range []bool{true, false} {
+		up, err := net.DialUDP("udp", nil, map[bool]*net.UDPConn{true: first, false: second}[long].LocalAddr().(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		upstream[long] = up
+		t.Cleanup(func() { _ = up.Close() })
+	}
+	var client atomic.Pointer[net.UDPAddr]
+	go func() { // the client's long-header packets to the first stack, the others to the second
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := proxy.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			client.Store(from)
+			_, _ = upstream[buf[0]&0x80 != 0].Write(buf[:n])
+		}
+	}()
+	for _, up := range upstream {
+		go func() { // and their answers back
+			buf := make([]byte, 2048)
+			for {
+				n, err := up.Read(buf)
+				if err != nil {
+					return
+				}
+				_, _ = proxy.WriteToUDP(buf[:n], client.Load())
+			}
+		}()
+	}
+	a := args(vocab.EngineCPS, proxy.LocalAddr().String(), ca.Pool())
+	a.Request.ReadTimeout = 3 * time.Second
+	start := time.Now()
+	s := do(t, build(t, vocab.EngineCPS, a), 1)[0]
+	if s.Class != vocab.ClassQUICStatelessReset || time.Since(start) > 2*time.Second {
+		t.Errorf("%q (%v) after %v, want quic_stateless_reset at once", s.Class, s.Err, time.Since(start))
 	}
 }
