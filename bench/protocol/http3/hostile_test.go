@@ -132,7 +132,8 @@ func TestHostile(t *testing.T) {
 		{"short body", h3(short), -1, vocab.ClassBodySize, "content-length 100"},
 		{"CONNECTION_CLOSE H3 error", raw(closing), -1, vocab.ClassH3, "H3_GENERAL_PROTOCOL_ERROR"},
 		{"DATA before HEADERS", raw(garbage), -1, vocab.ClassH3, "HEADERS"},
-		{"no handshake", server{blackhole.LocalAddr().String(), nil}, -1, vocab.ClassQUICHandshakeTimeout, "no QUIC handshake"},
+		{"no handshake", server{blackhole.LocalAddr().String(), nil}, -1, vocab.ClassQUICHandshakeTimeout,
+			"no QUIC handshake"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {

@@ -142,7 +142,8 @@ func TestPreflightFailsFast(t *testing.T) {
 				t.Fatal(err)
 			}
 			pf := r.Preflight
-			if pf.OK || pf.Class != tc.class || !strings.Contains(pf.Error, tc.naming) || r.Complete || r.Whole.Transactions != 0 || time.Since(start) > time.Second {
+			if pf.OK || pf.Class != tc.class || !strings.Contains(pf.Error, tc.naming) || r.Complete ||
+				r.Whole.Transactions != 0 || time.Since(start) > time.Second {
 				t.Errorf("%s, %s: preflight %+v, complete %v, %d transactions, %v; want %s naming %q at once before any load",
 					tc.name, e, pf, r.Complete, r.Whole.Transactions, time.Since(start), tc.class, tc.naming)
 			}
