@@ -62,10 +62,14 @@ type Protocol struct {
 	// MinTLS is the lowest TLS version it runs over (a crypto/tls
 	// VersionTLS constant; 0: any): HTTP/2 needs TLS 1.2 (RFC 9113 §9.2).
 	MinTLS uint16
+	// EarlyData: it can send a request as 0-RTT data (the connection
+	// settings' EarlyData); a run that asks another protocol is refused.
+	EarlyData bool
 	// New builds an operation per engine the protocol carries.
 	New map[vocab.Engine]func(Args) (Op, error)
 	// Check, if set, reports the first of a's settings this protocol
-	// cannot do for engine e, a *vocab.FieldError (a.Conn is not set).
+	// cannot do for engine e, a *vocab.FieldError (of a.Conn, only
+	// its Settings are set).
 	Check func(e vocab.Engine, a *Args) error
 }
 

@@ -121,6 +121,19 @@ const (
 	ClassH2Protocol    Class = "h2_protocol"
 )
 
+// QUIC's and HTTP/3's own failures (RFC 9000, RFC 9114); the error names
+// the code (e.g. PROTOCOL_VIOLATION, H3_INTERNAL_ERROR): a handshake that
+// did not complete in time, no common QUIC version, a stateless reset, a
+// CONNECTION_CLOSE with a transport error code, and one (or a stream reset)
+// with an HTTP/3 error code or a response against HTTP/3.
+const (
+	ClassQUICHandshakeTimeout Class = "quic_handshake_timeout"
+	ClassQUICVersion          Class = "quic_version"
+	ClassQUICStatelessReset   Class = "quic_stateless_reset"
+	ClassQUICTransport        Class = "quic_transport_error"
+	ClassH3                   Class = "h3_error"
+)
+
 // ClassClientCertRefused: the server refused the client's certificate (or
 // its absence) with a certificate alert (mutual TLS, docs/MTLS.md); the
 // error names the alert.

@@ -51,6 +51,10 @@ type Settings struct {
 	// ServerNames, if set, are sent (SNI) and verified in turn, one per
 	// connection, instead of the run's one name (names.go).
 	ServerNames []string `json:"server_names,omitempty"`
+	// EarlyData: a connection that resumes a session sends its request
+	// as 0-RTT data when the session allows it (a protocol that can:
+	// protocol.Protocol.EarlyData); it needs Resume.
+	EarlyData bool `json:"early_data,omitempty"`
 }
 
 // Validate reports the first setting out of its domain, a *vocab.FieldError.
@@ -62,6 +66,9 @@ func (s *Settings) Validate() error {
 		return &vocab.FieldError{Field: "handshake_timeout", Value: s.HandshakeTimeout, Want: "be positive"}
 	case !(s.Resume >= 0 && s.Resume <= 1): // NaN too
 		return &vocab.FieldError{Field: "resume", Value: s.Resume, Want: "be a share from 0 to 1"}
+	case s.EarlyData && s.Resume == 0:
+		return &vocab.FieldError{Field: "early_data", Value: true,
+			Msg: "needs a resume share above 0: 0-RTT data goes with a resumed session"}
 	case s.Resume == 0 && s.Resumption != "":
 		return &vocab.FieldError{Field: "resumption", Value: s.Resumption,
 			Msg: "needs a resume share above 0: without one no connection offers a session"}
