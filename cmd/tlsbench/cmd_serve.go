@@ -118,11 +118,13 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		"the default certificate)")
 	namesPattern := fs.String("names-pattern", target.DefaultNamePattern, "the names of --names: `PATTERN` with one %d, "+
 		"numbered from 1")
+	http3 := fs.Bool("http3", true, "serve HTTP/3 over QUIC on UDP at the port of each TLS 1.3 profile's listener")
 	c.live.add(fs)
 	c.mtls.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
+	cfg.NoHTTP3 = !*http3
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
@@ -281,7 +283,8 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 	fmt.Fprintln(tw, "PROFILE\tADDRESS\tSUITE\tGROUP\tCERT")
 	for _, l := range t.Listeners {
 		if p := l.Profile; p != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, l.Addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
+			addr := l.Addr + map[bool]string{true: " +udp (h3)"}[l.QUICAddr != ""]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", l.Name(), l.Addr)
 		}
@@ -309,7 +312,7 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 // printServeStats prints the listeners' counters, and the faults injected.
 func printServeStats(stdout io.Writer, stats []target.Stats) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHANDSHAKE ERRORS\tINJECTED")
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHTTP/3\tHANDSHAKE ERRORS\tINJECTED")
 	for _, s := range stats {
 		var inj []string
 		for _, k := range target.FaultKinds {
@@ -317,8 +320,8 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
-			s.ByProtocol["http/2"], s.HandshakeErrors, strings.Join(inj, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
+			s.ByProtocol["http/2"], s.ByProtocol["http/3"], s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
