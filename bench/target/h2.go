@@ -37,13 +37,15 @@ import (
 //     1 MiB per stream, and streams × 1 MiB on the connection, gets 1 MiB
 //     objects without waiting for a WINDOW_UPDATE;
 //   - HTTP/1's timeouts: a connection idle 60 s gets a GOAWAY (h2Server);
-//     a response not written in 30 s (flow control stalled) is reset; a
-//     write that makes no progress for 30 s ends the connection;
+//     a response not written in 30 s (flow control stalled) is reset, the
+//     30 s counted from its HEADERS when the target delays it; a write
+//     that makes no progress for 30 s ends the connection;
 //   - the suites RFC 9113 Appendix A prohibits are served (the RFC's MAY):
 //     the profile chooses the suite, as over HTTP/1.1.
 //
-// No log lines: they would go to the standard logger.
-var h2Base = &http.Server{ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, ErrorLog: quiet,
+// No log lines: they would go to the standard logger. No ReadTimeout: it
+// would arm a timer per stream for request bodies, which are never read.
+var h2Base = &http.Server{WriteTimeout: 30 * time.Second, ErrorLog: quiet,
 	HTTP2: &http.HTTP2Config{
 		MaxConcurrentStreams:          h2MaxStreams,
 		MaxReceiveBufferPerConnection: 1 << 20,
@@ -104,18 +106,29 @@ func (h h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// connection once the streams opened before it are done.
 		w.Header().Set("Connection", "close")
 	}
-	h.t.route(h2Reply{w, r, c}, h.l, c, []byte(r.URL.Path), h.n)
+	var rc *http.ResponseController
+	if cfg := &h.t.cfg; cfg.Delay > 0 || cfg.DelayRamp > 0 || cfg.DelayJitter > 0 || c.fault == "slow" {
+		// The delay is not the write's, as over HTTP/1 (x/net's write
+		// deadline runs from the stream's start): head sets it.
+		rc = http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(time.Time{})
+	}
+	h.t.route(h2Reply{w, r, c, rc}, h.l, c, []byte(r.URL.Path), h.n)
 }
 
 // h2Reply writes HTTP/2 responses, with the headers HTTP/1's carry.
 type h2Reply struct {
-	w http.ResponseWriter
-	r *http.Request
-	c *tlsConn
+	w  http.ResponseWriter
+	r  *http.Request
+	c  *tlsConn
+	rc *http.ResponseController // with a delay: the write deadline to set
 }
 
 // head writes the response's HEADERS.
 func (r h2Reply) head(status int, ctype string, size int64) {
+	if r.rc != nil {
+		_ = r.rc.SetWriteDeadline(time.Now().Add(h2Base.WriteTimeout))
+	}
 	h := r.w.Header()
 	h["Server"] = []string{"tlsbench"}
 	h["Content-Type"] = []string{ctype}

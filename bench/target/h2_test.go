@@ -459,3 +459,17 @@ func TestH2Load(t *testing.T) {
 		t.Errorf("requests %d %v, handshakes %d; want 160 %v, 7", st.Requests, st.ByProtocol, st.Handshakes, want)
 	}
 }
+
+// TestH2SlowResponse: a response delayed beyond HTTP/2's write timeout
+// (the slow fault, Config.Delay) still comes, as over HTTP/1.1: the
+// timeout runs from the first byte written, not from the stream's start.
+func TestH2SlowResponse(t *testing.T) {
+	target.SetH2WriteTimeout(t, 300*time.Millisecond)
+	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: 700 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	getN(t, h2Client(tg, p), "https://"+tg.Listeners[0].Addr+"/1k", 1, 1024, 2, "h2")
+}

@@ -20,8 +20,10 @@ const serveUsage = `tlsbench serve [flags]
 
 Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
-session cache and tickets off unless --resumption). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
-returns the listener's counters. Once listening it prints a table of the
+session cache and tickets off unless --resumption). Each listener serves
+HTTP/2 and HTTP/1.1, chosen by ALPN (h2, then http/1.1; a client that
+offers no ALPN gets HTTP/1.1). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+returns the listener's counters, requests by protocol among them. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
 the counters.
@@ -38,7 +40,7 @@ get the alert, 1 a 503 and 1 none.
 ports from --port (the server side of "client TLS, server plain", behind a
 device that terminates TLS; docs/BACKENDS.md), each counting its requests
 exactly and by second; --admin serves the counts (/stats, /seconds,
-/metrics).`
+/metrics). --plain and --backends serve HTTP/1.x only.`
 
 // serveCmd is a parsed serve command line: the target's configuration,
 // and the files it reads (--cert, --key) and writes (--ca-out) when run.
