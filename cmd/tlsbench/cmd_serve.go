@@ -22,7 +22,8 @@ Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
 session cache and tickets off unless --resumption). Each listener serves
 HTTP/2 and HTTP/1.1, chosen by ALPN (h2, then http/1.1; a client that
-offers no ALPN gets HTTP/1.1). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+offers no ALPN gets HTTP/1.1); a TLS 1.3 profile's listener serves HTTP/3
+(QUIC, ALPN h3) on UDP at the same port too (--http3=false: not). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
 returns the listener's counters, requests by protocol among them. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
