@@ -99,7 +99,7 @@ lint:
 # floor), then the comparison with the peers. `make scale` (not part of it) checks 20,000
 # connections.
 bench: build
-	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/engine/cps ./bench/metrics ./bench/engine/tlsconn ./bench/promexp ./cmd/peerbench
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./bench/engine/cps ./bench/protocol/http2 ./bench/protocol/http3 ./bench/metrics ./bench/engine/tlsconn ./bench/promexp ./cmd/peerbench
 	$(MAKE) --no-print-directory peers
 
 # Client CPU per transaction (tlsbench cps vs ab) and per GB of 1 MiB bodies

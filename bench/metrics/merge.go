@@ -58,6 +58,7 @@ func Merge(runs []*Run) (*Run, error) {
 	m := &Run{
 		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
 		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
+		HTTP2: ref.HTTP2, Transport: ref.Transport,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
@@ -119,6 +120,7 @@ func Merge(runs []*Run) (*Run, error) {
 	if m.TCP, err = mergeTCP(ins); err != nil {
 		return nil, err
 	}
+	m.QUIC = mergeQUIC(ins)
 	return m, nil
 }
 

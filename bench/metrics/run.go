@@ -451,6 +451,13 @@ type Run struct {
 	// Closes says how the connections ended (CPS only; nil otherwise),
 	// the preflight's included (unlike Whole).
 	Closes *Closes `json:"closes,omitempty"`
+	// HTTP2 is what an HTTP/2 run's first connection to answer exchanged
+	// in SETTINGS; nil over HTTP/1.1.
+	HTTP2 *HTTP2 `json:"http2,omitempty"`
+	// Transport is "quic" for a run over QUIC (HTTP/3: no TCP connect
+	// phase in its latencies), "" over TCP; QUIC is its statistics.
+	Transport string `json:"transport,omitempty"`
+	QUIC      *QUIC  `json:"quic,omitempty"`
 	// Resumption splits the handshakes into full and resumed ones in a run
 	// that offered sessions; nil in one that did not (SR=0).
 	Resumption *Resumption `json:"resumption,omitempty"`
@@ -737,6 +744,17 @@ type Load struct {
 	StartLagMaterial bool `json:"start_lag_material,omitempty"`
 }
 
+// HTTP2 is the SETTINGS (RFC 9113 §6.5) of an HTTP/2 run's first
+// connection to answer a request, by their names (MAX_CONCURRENT_STREAMS):
+// the server's, whether it acknowledged the client's, and the client's
+// own, with the connection's flow-control window the client opened.
+type HTTP2 struct {
+	ServerSettings   map[string]uint32 `json:"server_settings"`
+	SettingsAcked    bool              `json:"settings_acked"`
+	ClientSettings   map[string]uint32 `json:"client_settings"`
+	ConnectionWindow uint32            `json:"connection_window"`
+}
+
 // Closes counts how the connections that read a complete response ended,
 // whole run (CPS). The server closes first: after its close_notify alert the
 // client waits (within the read deadline) for its TCP FIN, so that the
@@ -1019,4 +1037,72 @@ func (r *Run) WriteJSON(ctx context.Context, file string, stdout, stderr io.Writ
 		return err
 	}
 	return outfile.WriteOut(ctx, file, append(data, '\n'), 0o644, stdout, stderr)
+}
+
+// QUIC is an HTTP/3 run's own account of its QUIC connections in place of
+// TCP_INFO: quic-go's connection statistics summed at each connection's
+// close, whole run (the preflight's included). Bytes are UDP payload (QUIC
+// packets, without UDP and IP headers); packets declared lost may arrive
+// later (quic-go's counts do not take them back).
+type QUIC struct {
+	Connections     int64  `json:"connections"`
+	PacketsSent     int64  `json:"packets_sent"`
+	PacketsReceived int64  `json:"packets_received"`
+	PacketsLost     int64  `json:"packets_lost"`
+	BytesSent       int64  `json:"bytes_sent"`
+	BytesReceived   int64  `json:"bytes_received"`
+	BytesLost       int64  `json:"bytes_lost"`
+	Version         string `json:"version,omitempty"` // the QUIC version of the first connection closed (v1)
+	GSO             bool   `json:"gso"`               // a connection sent with UDP GSO
+	// Sockets: "per_connection" (a UDP socket per connection) or
+	// "shared" (one socket, demultiplexed by connection ID).
+	Sockets string `json:"sockets"`
+}
+
+// SetQUIC makes r the record of a run over QUIC: its transport and
+// statistics, and no TCP connect phase (none happened: its percentiles
+// and histogram are dropped rather than shown as zeros).
+func (r *Run) SetQUIC(q *QUIC) {
+	r.Transport, r.QUIC = "quic", q
+	delete(r.Latency, vocab.PhaseConnect.String())
+	delete(r.Histograms, vocab.PhaseConnect.String())
+	r.TCP = nil
+}
+
+// mergeQUIC sums the agents' QUIC statistics; nil when none has any.
+func mergeQUIC(ins []*mergeInput) *QUIC {
+	var m *QUIC
+	for _, in := range ins {
+		q := in.r.QUIC
+		switch {
+		case q == nil:
+		case m == nil:
+			c := *q
+			m = &c
+		default:
+			m.Connections += q.Connections
+			m.PacketsSent += q.PacketsSent
+			m.PacketsReceived += q.PacketsReceived
+			m.PacketsLost += q.PacketsLost
+			m.BytesSent += q.BytesSent
+			m.BytesReceived += q.BytesReceived
+			m.BytesLost += q.BytesLost
+			m.GSO = m.GSO || q.GSO
+		}
+	}
+	return m
+}
+
+// checkQUIC checks a record's transport: "" (TCP) or "quic", whose
+// record has its statistics, and neither a connect phase nor TCP_INFO.
+func (r *Run) checkQUIC(c *Checker) {
+	_, connect := r.Latency[vocab.PhaseConnect.String()]
+	switch {
+	case r.Transport != "" && r.Transport != "quic":
+		c.Failf("transport", "%q, want quic or none (TCP)", r.Transport)
+	case r.Transport == "" && r.QUIC != nil:
+		c.Failf("quic", "set in a record whose transport is TCP")
+	case r.Transport == "quic" && (connect || r.TCP != nil):
+		c.Failf("transport", "quic, but the record has a TCP connect phase or TCP_INFO")
+	}
 }

@@ -155,6 +155,7 @@ func (r *Run) check(c *Checker) {
 	checkClient(c, "client", r.Client)
 	checkNoise(c, "noise", r.Noise)
 	checkTCP(c, r.TCP)
+	r.checkQUIC(c)
 	checkNames(c, r.Names)
 	r.checkLatency(c)
 	r.checkSeries(c)

@@ -60,7 +60,8 @@ type Protocol struct {
 	// New builds an operation per engine the protocol carries.
 	New map[vocab.Engine]func(Args) (Op, error)
 	// Check, if set, reports the first of a's settings this protocol
-	// cannot do for engine e, a *vocab.FieldError (a.Conn is not set).
+	// cannot do for engine e, a *vocab.FieldError (of a.Conn, only
+	// its Settings are set).
 	Check func(e vocab.Engine, a *Args) error
 }
 

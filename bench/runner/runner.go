@@ -24,6 +24,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/protocol"
 	_ "github.com/tlsbench/tlsbench/bench/protocol/http1" // registers HTTP/1.1
 	_ "github.com/tlsbench/tlsbench/bench/protocol/http2" // registers HTTP/2
+	_ "github.com/tlsbench/tlsbench/bench/protocol/http3" // registers HTTP/3
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/profiles"
 )
@@ -200,6 +201,12 @@ func fillRecord(r *metrics.Run, res *engine.Outcome, op op) error {
 		closes := c.Closes()
 		r.Closes = &closes
 	}
+	if h, ok := op.(interface{ HTTP2() *metrics.HTTP2 }); ok {
+		r.HTTP2 = h.HTTP2()
+	}
+	if q, ok := op.(interface{ QUIC() *metrics.QUIC }); ok {
+		r.SetQUIC(q.QUIC())
+	}
 	if n := op.Negotiated(); n != nil {
 		r.Negotiated = *n
 	}
@@ -347,7 +354,7 @@ func (s *Spec) Validate() error {
 			return err
 		}
 	}
-	if err := proto.Validate(s.Engine, s.args(tlsconn.Config{})); err != nil {
+	if err := proto.Validate(s.Engine, s.args(tlsconn.Config{Settings: s.Settings})); err != nil {
 		return err
 	}
 	if a := s.Agent; a != nil {
@@ -369,8 +376,8 @@ func (s *Spec) Validate() error {
 		return err
 	}
 	if max := p.MaxTLS(); uint16(max) < proto.MinTLS {
-		return &vocab.FieldError{Field: "profile", Value: p.Name, Msg: fmt.Sprintf("%s runs over TLS 1.2 or later, "+
-			"but the profile's max_version is %s", proto.Name, max.Short())}
+		return &vocab.FieldError{Field: "profile", Value: p.Name, Msg: fmt.Sprintf("%s runs over %s or later, "+
+			"but the profile's max_version is %s", proto.Name, tls.VersionName(proto.MinTLS), max.Short())}
 	}
 	conn := tlsconn.Config{Settings: s.Settings, Profile: p}
 	if _, err = conn.ResumptionMode(); err == nil && s.Engine == vocab.EngineThroughput && s.Resume > 0 &&

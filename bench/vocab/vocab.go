@@ -81,6 +81,29 @@ const (
 	ClassCertName Class = "cert_name"
 )
 
+// HTTP/2's own failures (RFC 9113); the error names the code (e.g.
+// PROTOCOL_ERROR): a stream the server reset (RST_STREAM), a connection it
+// ended with an error (GOAWAY) or with streams unanswered, and frames or
+// header blocks the client refused (malformed, or against the protocol).
+const (
+	ClassH2StreamReset Class = "h2_stream_reset"
+	ClassH2GoAway      Class = "h2_goaway"
+	ClassH2Protocol    Class = "h2_protocol"
+)
+
+// QUIC's and HTTP/3's own failures (RFC 9000, RFC 9114); the error names
+// the code (e.g. PROTOCOL_VIOLATION, H3_INTERNAL_ERROR): a handshake that
+// did not complete in time, no common QUIC version, a stateless reset, a
+// CONNECTION_CLOSE with a transport error code, and one (or a stream reset)
+// with an HTTP/3 error code or a response against HTTP/3.
+const (
+	ClassQUICHandshakeTimeout Class = "quic_handshake_timeout"
+	ClassQUICVersion          Class = "quic_version"
+	ClassQUICStatelessReset   Class = "quic_stateless_reset"
+	ClassQUICTransport        Class = "quic_transport_error"
+	ClassH3                   Class = "h3_error"
+)
+
 // ClassClientCertRefused: the server refused the client's certificate (or
 // its absence) with a certificate alert (mutual TLS, docs/MTLS.md); the
 // error names the alert.

@@ -42,10 +42,11 @@ func TestDependencyRules(t *testing.T) {
 		// operations (HTTP/1.1: cps and throughput, the reference target's body pattern).
 		"bench/protocol":       {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq"},
 		"bench/protocol/http1": {"bench/protocol", "bench/engine/cps", "bench/engine/throughput", "bench/target"},
-		"bench/protocol/http2": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics"},
+		"bench/protocol/http2": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "golang.org/x/net/http2", "golang.org/x/net/http2/hpack"},
+		"bench/protocol/http3": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "profiles", "github.com/quic-go/quic-go", "github.com/quic-go/quic-go/http3"},
 		// The one package that makes a run: the spec, the operation (through
 		// the protocol registry), the engine.
-		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/protocol", "bench/protocol/http1", "bench/protocol/http2", "profiles", "bench/devcount"},
+		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/protocol", "bench/protocol/http1", "bench/protocol/http2", "bench/protocol/http3", "profiles", "bench/devcount"},
 		// Plans are data: no run is made there.
 		"bench/method/plan": {"profiles", "go.yaml.in/yaml/v3", "golang.org/x/net/idna", "bench/devcount", "bench/engine/httpreq"},
 		"bench/stats":       {"gonum.org/v1/gonum/stat/distuv"},

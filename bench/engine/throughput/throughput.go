@@ -432,7 +432,7 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 		k, err := bs.Read(buf)
 		if k > 0 {
 			if check != nil && check.Pattern != nil && !mismatch {
-				mismatch = !matchesPattern(buf[:k], check.Pattern, n)
+				mismatch = !MatchesPattern(buf[:k], check.Pattern, n)
 			}
 			if w.sum != nil {
 				w.sum.Write(buf[:k])
@@ -456,8 +456,9 @@ func (w *worker) readBody(s *metrics.Sample) (int64, error) {
 	return n, nil
 }
 
-// matchesPattern checks p, which starts at body offset off.
-func matchesPattern(p, pattern []byte, off int64) bool {
+// MatchesPattern checks p, which starts at body offset off, against the
+// pattern (ParseVerify's; the HTTP/2 engine's too).
+func MatchesPattern(p, pattern []byte, off int64) bool {
 	period := int64(len(pattern))
 	i := int(off % period)
 	for len(p) > 0 {

@@ -6,7 +6,6 @@ package http2
 
 import (
 	"crypto/tls"
-	"errors"
 
 	"github.com/tlsbench/tlsbench/bench/protocol"
 	"github.com/tlsbench/tlsbench/bench/vocab"
@@ -42,11 +41,4 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
 	}
 	return nil
-}
-
-// TODO(h2-engine): the engines.
-func newCPS(protocol.Args) (protocol.Op, error) { return nil, errors.New("http/2 cps: not built yet") }
-
-func newThroughput(protocol.Args) (protocol.Op, error) {
-	return nil, errors.New("http/2 throughput: not built yet")
 }

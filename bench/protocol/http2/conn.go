@@ -1,0 +1,463 @@
+package http2
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// The flow-control windows the client opens to the server (RFC 9113 §6.9):
+// 2^30−1 bytes for each stream (SETTINGS_INITIAL_WINDOW_SIZE) and for the
+// connection (a WINDOW_UPDATE after the preface), h2load's defaults (its
+// -w 30 -W 30). A 1 MiB object fits its stream's window a thousand times,
+// so no server ever waits for a WINDOW_UPDATE: the windows are given back
+// (WINDOW_UPDATE) whenever half of one has been consumed.
+const (
+	streamWindow = 1<<30 - 1
+	connWindow   = 1<<30 - 1
+	// maxHeaderList bounds a response's header list (decoded, as
+	// SETTINGS_MAX_HEADER_LIST_SIZE counts it) and each of its strings:
+	// above it, the response is a header_size error.
+	maxHeaderList = 64 << 10
+	// maxFrame is the largest frame read or written (the protocol's
+	// default SETTINGS_MAX_FRAME_SIZE, which the client does not raise):
+	// the framer's one read buffer.
+	maxFrame = 16 << 10
+)
+
+// clientSettings are the SETTINGS the client sends after the preface.
+var clientSettings = []http2.Setting{{ID: http2.SettingEnablePush, Val: 0},
+	{ID: http2.SettingInitialWindowSize, Val: streamWindow}, {ID: http2.SettingMaxHeaderListSize, Val: maxHeaderList}}
+
+// The classes of HTTP/2's own failures; the error names the code
+// (http2.ErrCode's name, e.g. PROTOCOL_ERROR).
+const (
+	classReset    = vocab.ClassH2StreamReset
+	classGoAway   = vocab.ClassH2GoAway
+	classProtocol = vocab.ClassH2Protocol
+)
+
+// classed is an error whose class is known where it happens.
+type classed struct {
+	class vocab.Class
+	err   error
+}
+
+func (e *classed) Error() string { return e.err.Error() }
+func (e *classed) Unwrap() error { return e.err }
+
+func fail(c vocab.Class, format string, a ...any) error {
+	return &classed{class: c, err: fmt.Errorf(format, a...)}
+}
+
+// classOf is err's class: HTTP/2's own, else the connection's (tlsconn).
+func classOf(err error) vocab.Class {
+	if ce, ok := errors.AsType[*classed](err); ok {
+		return ce.class
+	}
+	return tlsconn.Class(err)
+}
+
+// goAway is a GOAWAY the server sent: streams above Last were not
+// processed.
+type goAway struct {
+	Code  http2.ErrCode
+	Last  uint32
+	Debug string
+}
+
+func (g *goAway) Error() string {
+	return fmt.Sprintf("GOAWAY %s (last stream %d)%s", g.Code, g.Last, g.Debug)
+}
+
+// stream is one request and its response.
+type stream struct {
+	id          uint32
+	obj         int   // the object it drew (-1: none)
+	want        int64 // the body size it expects (-1: any)
+	clen        int64 // the response's content-length (-1: none)
+	sent, first time.Time
+	status      int // the final status (0: not yet)
+	body        int64
+	unacked     int64 // window consumed and not given back
+	err         error // how it ended, if not well
+	sum         hash.Hash
+	mismatch    bool // the body failed its check
+}
+
+// conn is one HTTP/2 connection over a verified TLS connection: a framer
+// writing into a buffer that flush sends in one write, and reading through
+// the connection's tlsconn.Reader (deadlines, the first byte's arrival).
+type conn struct {
+	tc      *tlsconn.Conn
+	rd      tlsconn.Reader
+	timeout time.Duration
+	in, out int64 // application bytes read and written on the connection
+	wbuf    bytes.Buffer
+	hbuf    bytes.Buffer
+	fr      *http2.Framer
+	enc     *hpack.Encoder
+	next    uint32    // the next stream's ID
+	ss      []*stream // the streams open
+	unacked int64     // connection window consumed and not given back
+	// What the server said: its SETTINGS, whether it acknowledged the
+	// client's, its concurrent streams' limit (0: none), its GOAWAY.
+	settings   []http2.Setting
+	acked      bool
+	maxStreams uint32
+	goaway     *goAway
+	eof        bool   // the server closed the connection
+	server     string // the last response's Server header
+}
+
+// open starts HTTP/2 on tc: the preface, the client's SETTINGS and the
+// connection window's WINDOW_UPDATE are buffered, sent with the first
+// request.
+func open(tc *tlsconn.Conn, timeout time.Duration) *conn {
+	c := &conn{tc: tc, timeout: timeout, next: 1}
+	c.rd.Reset(tc, timeout)
+	c.fr = http2.NewFramer(&c.wbuf, (*frameReader)(c))
+	c.fr.SetReuseFrames()
+	c.fr.SetMaxReadFrameSize(maxFrame)
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = maxHeaderList
+	c.enc = hpack.NewEncoder(&c.hbuf)
+	c.wbuf.WriteString(http2.ClientPreface)
+	_ = c.fr.WriteSettings(clientSettings...)
+	_ = c.fr.WriteWindowUpdate(0, connWindow-65535)
+	return c
+}
+
+// frameReader is what the framer reads: the connection's Reader, counted.
+type frameReader conn
+
+func (r *frameReader) Read(p []byte) (int, error) {
+	n, err := r.rd.Read(p)
+	r.in += int64(n)
+	if errors.Is(err, io.EOF) {
+		r.eof = true
+	}
+	return n, err
+}
+
+// flush sends what the framer wrote, within the read timeout.
+func (c *conn) flush() error {
+	if c.wbuf.Len() == 0 {
+		return nil
+	}
+	_ = c.tc.SetDeadline(time.Now().Add(c.timeout))
+	n, err := c.tc.Write(c.wbuf.Bytes())
+	c.out += int64(n)
+	c.wbuf.Reset()
+	return err
+}
+
+// request buffers a GET's HEADERS (and CONTINUATIONs), its header block
+// encoded from fields, and opens its stream.
+func (c *conn) request(fields []hpack.HeaderField, st *stream) error {
+	c.hbuf.Reset()
+	for _, f := range fields {
+		if err := c.enc.WriteField(f); err != nil {
+			return err
+		}
+	}
+	st.id, c.next = c.next, c.next+2
+	block := c.hbuf.Bytes()
+	k := min(len(block), maxFrame)
+	err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: st.id, BlockFragment: block[:k], EndStream: true,
+		EndHeaders: k == len(block)})
+	for block = block[k:]; len(block) > 0 && err == nil; block = block[k:] {
+		k = min(len(block), maxFrame)
+		err = c.fr.WriteContinuation(st.id, k == len(block), block[:k])
+	}
+	c.ss = append(c.ss, st)
+	return err
+}
+
+// waiting reports whether a stream open has not had its first frame.
+func (c *conn) waiting() bool {
+	for _, st := range c.ss {
+		if st.first.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+// step reads one frame and applies it: the connection's own frames are
+// answered (SETTINGS, PING) or noted (GOAWAY), a stream's go to it. It
+// returns the stream the frame ended (END_STREAM, RST_STREAM, or a
+// response the client refuses), taken out of the open ones, if any. An
+// error is the connection's (a *goAway among them: c.goaway).
+func (c *conn) step(maxBody int64, data func(*stream, []byte)) (*stream, error) {
+	if c.waiting() {
+		c.rd.Mark() // the next frame's first byte's arrival
+	}
+	f, err := c.fr.ReadFrame()
+	if err != nil {
+		return nil, c.readError(f, err)
+	}
+	switch f := f.(type) {
+	case *http2.SettingsFrame:
+		return nil, c.settingsFrame(f)
+	case *http2.PingFrame:
+		if !f.IsAck() {
+			_ = c.fr.WritePing(true, f.Data)
+			return nil, c.flush()
+		}
+	case *http2.GoAwayFrame:
+		g := &goAway{Code: f.ErrCode, Last: f.LastStreamID}
+		if d := f.DebugData(); len(d) > 0 {
+			g.Debug = ": " + strconv.Quote(string(d[:min(len(d), 128)]))
+		}
+		c.goaway = g
+		if g.Code != http2.ErrCodeNo {
+			return nil, &classed{class: classGoAway, err: g}
+		}
+		for _, st := range c.ss {
+			if st.id > g.Last {
+				return nil, g
+			}
+		}
+	case *http2.PushPromiseFrame:
+		return nil, fail(classProtocol, "PUSH_PROMISE with push disabled (PROTOCOL_ERROR)")
+	case *http2.RSTStreamFrame:
+		if st := c.find(f.StreamID); st != nil {
+			return c.end(st, fail(classReset, "RST_STREAM %s on stream %d", f.ErrCode, st.id)), nil
+		}
+	case *http2.MetaHeadersFrame:
+		return c.headers(f)
+	case *http2.DataFrame:
+		return c.data(f, maxBody, data)
+	}
+	return nil, nil
+}
+
+// readError is the connection's error for ReadFrame's.
+func (c *conn) readError(f http2.Frame, err error) error {
+	var ce http2.ConnectionError
+	var se http2.StreamError
+	detail := ""
+	if d := c.fr.ErrorDetail(); d != nil {
+		detail = ": " + d.Error()
+	}
+	switch {
+	case errors.As(err, &ce):
+		if mh, ok := f.(*http2.MetaHeadersFrame); ok && mh.Truncated {
+			return fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList)
+		}
+		return fail(classProtocol, "malformed frame: %s%s", http2.ErrCode(ce), detail)
+	case errors.As(err, &se):
+		return fail(classProtocol, "malformed response on stream %d: %s%s", se.StreamID, se.Code, detail)
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		return fail(classProtocol, "frame above %d bytes (FRAME_SIZE_ERROR)", maxFrame)
+	}
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() && len(c.ss) > 0 {
+		// Stalled: its windows are the client's to open, and they are.
+		return fmt.Errorf("stream %d stalled: no frame for %s, %d bytes of the connection's window open: %w",
+			c.ss[0].id, c.timeout, connWindow-c.unacked, err)
+	}
+	return err
+}
+
+// settingsFrame notes the server's SETTINGS and acknowledges them.
+func (c *conn) settingsFrame(f *http2.SettingsFrame) error {
+	if f.IsAck() {
+		c.acked = true
+		return nil
+	}
+	_ = f.ForeachSetting(func(s http2.Setting) error {
+		c.settings = append(c.settings, s)
+		switch s.ID {
+		case http2.SettingHeaderTableSize:
+			c.enc.SetMaxDynamicTableSizeLimit(s.Val)
+		case http2.SettingMaxConcurrentStreams:
+			c.maxStreams = max(s.Val, 1)
+		}
+		return nil
+	})
+	// The ACK goes with the client's next write (a request, a
+	// WINDOW_UPDATE, the GOAWAY): a write of its own cost 5% of a CPS
+	// transaction's CPU.
+	return c.fr.WriteSettingsAck()
+}
+
+// find returns the open stream id, or nil.
+func (c *conn) find(id uint32) *stream {
+	for _, st := range c.ss {
+		if st.id == id {
+			return st
+		}
+	}
+	return nil
+}
+
+// end takes st out of the open streams, ended with err (nil: well).
+func (c *conn) end(st *stream, err error) *stream {
+	for i, o := range c.ss {
+		if o == st {
+			c.ss = append(c.ss[:i], c.ss[i+1:]...)
+			break
+		}
+	}
+	st.err = err
+	return st
+}
+
+// abort ends st with err, resetting it (CANCEL) so that the server stops.
+func (c *conn) abort(st *stream, err error) (*stream, error) {
+	_ = c.fr.WriteRSTStream(st.id, http2.ErrCodeCancel)
+	return c.end(st, err), c.flush()
+}
+
+// headers applies a response's HEADERS (or trailers) to its stream.
+func (c *conn) headers(f *http2.MetaHeadersFrame) (*stream, error) {
+	st := c.find(f.StreamID)
+	if st == nil {
+		return nil, c.unknown(f.StreamID, "HEADERS")
+	}
+	c.stamp(st)
+	switch {
+	case f.Truncated:
+		return c.abort(st, fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList))
+	case st.status == 0:
+		code, err := strconv.Atoi(f.PseudoValue("status"))
+		if err != nil || code < 100 || code > 999 {
+			return c.abort(st, fail(classProtocol, "bad :status %q on stream %d (PROTOCOL_ERROR)",
+				f.PseudoValue("status"), st.id))
+		}
+		if code < 200 {
+			return nil, nil // informational: the final response comes next
+		}
+		st.status, st.clen = code, -1
+		c.server = ""
+		for _, h := range f.RegularFields() {
+			switch h.Name {
+			case "server":
+				c.server = h.Value
+			case "content-length":
+				if st.clen, err = strconv.ParseInt(h.Value, 10, 64); err != nil || st.clen < 0 {
+					return c.abort(st, fail(classProtocol, "bad content-length %q (PROTOCOL_ERROR)", h.Value))
+				}
+			}
+		}
+	case !f.StreamEnded():
+		return c.abort(st, fail(classProtocol, "trailers without END_STREAM on stream %d (PROTOCOL_ERROR)", st.id))
+	}
+	if f.StreamEnded() {
+		return c.ended(st), nil
+	}
+	return nil, nil
+}
+
+// unknown is a frame for a stream that is not open: one the client reset
+// or the server ended (ignored), or one the client never opened.
+func (c *conn) unknown(id uint32, what string) error {
+	if id%2 == 1 && id < c.next {
+		return nil
+	}
+	return fail(classProtocol, "%s on stream %d, which the client did not open (PROTOCOL_ERROR)", what, id)
+}
+
+// stamp notes when st's first frame came.
+func (c *conn) stamp(st *stream) {
+	if st.first.IsZero() {
+		st.first = c.rd.First
+		if st.first.IsZero() {
+			st.first = time.Now()
+		}
+	}
+}
+
+// data applies a DATA frame: the body counted (and given to data, if
+// set), the windows given back as they are consumed.
+func (c *conn) data(f *http2.DataFrame, maxBody int64, data func(*stream, []byte)) (*stream, error) {
+	n := int64(f.Length) // padding included: flow control counts it
+	if c.unacked += n; c.unacked >= connWindow/2 {
+		_ = c.fr.WriteWindowUpdate(0, uint32(c.unacked))
+		c.unacked = 0
+		if err := c.flush(); err != nil {
+			return nil, err
+		}
+	}
+	st := c.find(f.StreamID)
+	if st == nil {
+		return nil, c.unknown(f.StreamID, "DATA")
+	}
+	c.stamp(st)
+	if st.status == 0 {
+		return c.abort(st, fail(classProtocol, "DATA before the response's HEADERS on stream %d (PROTOCOL_ERROR)",
+			st.id))
+	}
+	p := f.Data()
+	if data != nil {
+		data(st, p)
+	}
+	st.body += int64(len(p))
+	switch {
+	case st.clen >= 0 && st.body > st.clen:
+		return c.abort(st, fail(vocab.ClassBodySize, "body above its content-length of %d bytes", st.clen))
+	case st.status == 200 && st.want >= 0 && st.body > st.want:
+		return c.abort(st, fail(vocab.ClassBodySize, "body above the %d bytes expected", st.want))
+	case st.body > maxBody:
+		return c.abort(st, fail(vocab.ClassBodySize, "body above %d bytes", maxBody))
+	case f.StreamEnded():
+		return c.ended(st), nil
+	}
+	if st.unacked += n; st.unacked >= streamWindow/2 {
+		_ = c.fr.WriteWindowUpdate(st.id, uint32(st.unacked))
+		st.unacked = 0
+		return nil, c.flush()
+	}
+	return nil, nil
+}
+
+// ended ends st at its END_STREAM, judging its body's size.
+func (c *conn) ended(st *stream) *stream {
+	var err error
+	switch {
+	case st.status != 200:
+		err = fail(vocab.ClassStatus, "status %d", st.status)
+	case st.clen >= 0 && st.body != st.clen:
+		err = fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", st.body, st.clen)
+	case st.want >= 0 && st.body != st.want:
+		err = fail(vocab.ClassBodySize, "body of %d bytes, expected %d", st.body, st.want)
+	}
+	return c.end(st, err)
+}
+
+// fields appends the HTTP/2 header fields of an HTTP/1 request head
+// (httpreq's): the request line and Host become pseudo-header fields, the
+// names are lowercased, and the connection-specific fields are dropped
+// (RFC 9113 §8.2.2).
+func fields(dst []hpack.HeaderField, head []byte) []hpack.HeaderField {
+	lines := strings.Split(strings.TrimRight(string(head), "\r\n"), "\r\n")
+	method, rest, _ := strings.Cut(lines[0], " ")
+	path, _, _ := strings.Cut(rest, " ")
+	dst = append(dst, hpack.HeaderField{Name: ":method", Value: method}, hpack.HeaderField{Name: ":scheme",
+		Value: "https"}, hpack.HeaderField{Name: ":authority"}, hpack.HeaderField{Name: ":path", Value: path})
+	for _, l := range lines[1:] {
+		name, value, _ := strings.Cut(l, ":")
+		name, value = strings.ToLower(strings.TrimSpace(name)), strings.TrimSpace(value)
+		switch name {
+		case "host":
+			dst[2].Value = value
+		case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade", "te":
+		default:
+			dst = append(dst, hpack.HeaderField{Name: name, Value: value})
+		}
+	}
+	return dst
+}

@@ -1,0 +1,316 @@
+package http2
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/protocol"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// tputOp is throughput over HTTP/2: each worker's connection, opened with
+// a full handshake, carries Streams concurrent streams of repeated GETs; a
+// sample is a stream, from its request to its END_STREAM, as a sample of
+// HTTP/1.1 is a response of its pipeline.
+type tputOp struct {
+	*base
+	streams         int
+	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
+	reconnects      atomic.Int64
+}
+
+// Reconnects is how many connections the steady window opened because the
+// device ended one (GOAWAY, or its close between responses), not
+// RequestsPerConn's.
+func (op *tputOp) Reconnects() int64 { return op.reconnects.Load() }
+
+func newThroughput(a protocol.Args) (protocol.Op, error) {
+	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBase(vocab.EngineThroughput, a, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	op := &tputOp{base: b, streams: cmp.Or(a.Streams, DefaultStreams)}
+	if check != nil {
+		op.pattern, op.sha256 = check.Pattern, check.SHA256
+	}
+	return op, nil
+}
+
+func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
+	w := &tputWorker{op: op, dialer: op.NewDialer(id), requester: requester{gen: httpreq.NewGen(rand.Uint64())}}
+	if op.pattern != nil || op.sha256 != nil {
+		w.data = w.check
+	}
+	return w, nil
+}
+
+type tputWorker struct {
+	requester
+	op     *tputOp
+	dialer *tlsconn.Dialer
+	c      *conn
+	n      counts
+	nsent  int       // requests made on the connection
+	free   []*stream // ended streams, for reuse
+	data   func(*stream, []byte)
+	sum    []byte
+	server string
+	// opened carries a connection opened ahead of the load (Open) into
+	// the next sample: connect and handshake times.
+	opened       bool
+	openedPhases tlsconn.Phases // the last connection's opening
+	openedAt     time.Time      // its connect's start
+	byDevice     bool           // the device ended the last connection: the next is a reconnection
+}
+
+var _ engine.Opener = (*tputWorker)(nil)
+
+// Server is the last response's Server header (the preflight records it).
+func (w *tputWorker) Server() string { return w.server }
+
+// Open opens the worker's connection ahead of the load (engine.Opener); the
+// next sample carries its connect and handshake times.
+func (w *tputWorker) Open(ctx context.Context, s *metrics.Sample) bool {
+	at, fresh := time.Now(), w.c == nil
+	ok := w.connect(ctx, s)
+	if fresh && ok {
+		w.opened, w.openedAt = true, at
+	}
+	return ok
+}
+
+// Do reads one stream's response, the worker's connection kept full of
+// streams (opened first if it has none). When the device ended a
+// kept-alive connection before answering (a GOAWAY, or its close), it
+// opens a new one and asks again (a new connection is not retried).
+// Every way out of the loop ends s; it goes round at most three times.
+func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
+	for try := 0; ; try++ {
+		dialed, carried := w.c == nil, w.opened
+		var t0 time.Time // the first packet of a transaction that opened its connection
+		if dialed {
+			t0 = time.Now()
+		} else if carried {
+			t0 = w.openedAt
+		}
+		if !w.connect(ctx, s) {
+			return
+		}
+		err := w.fill()
+		if err == nil && len(w.c.ss) == 0 { // the budget is spent and every response read: start afresh
+			w.closeIn(s, true)
+			continue
+		}
+		var st *stream
+		if err == nil {
+			st, err = w.wait()
+		}
+		_, refused := err.(*goAway)
+		if closed := classOf(err); !dialed && try < 2 && (refused || w.c.in == w.n.in &&
+			(closed == vocab.ClassEOF || closed == vocab.ClassReset)) {
+			// The device ended a kept-alive connection (GOAWAY, or
+			// its close) before answering: ask again on a new one.
+			in, out := w.c.tc.WireIn()-w.n.wireIn, w.c.tc.WireOut()-w.n.wireOut
+			w.closeIn(s, false)
+			s.WireIn, s.WireOut, w.byDevice = s.WireIn+in, s.WireOut+out, true
+			continue
+		}
+		if err != nil {
+			w.fail(s, err)
+			return
+		}
+		w.ended(s, st, cmp.Or(t0, st.sent))
+		return
+	}
+}
+
+// ended closes sample s with its stream st.
+func (w *tputWorker) ended(s *metrics.Sample, st *stream, t0 time.Time) {
+	c := w.c
+	end(s, st, t0, time.Now())
+	w.server = c.server
+	if s.Class == "" && (st.mismatch || w.sha256Mismatch(st)) {
+		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
+	}
+	if s.Class == "" {
+		w.op.observe(c)
+	}
+	w.n.account(s, c)
+	w.free = append(w.free, st)
+	switch per := w.op.args.RequestsPerConn; {
+	case len(c.ss) > 0:
+	case c.goaway != nil || c.eof: // the device ends it
+		w.closeIn(s, false)
+		w.byDevice = true
+	case per > 0 && w.nsent >= per:
+		w.closeIn(s, true)
+	}
+}
+
+// sha256Mismatch reports a body whose SHA-256 is not the one expected.
+func (w *tputWorker) sha256Mismatch(st *stream) bool {
+	if w.op.sha256 == nil {
+		return false
+	}
+	w.sum = st.sum.Sum(w.sum[:0])
+	return !bytes.Equal(w.sum, w.op.sha256)
+}
+
+// check is the body check of a DATA frame's payload p.
+func (w *tputWorker) check(st *stream, p []byte) {
+	if st.sum != nil {
+		st.sum.Write(p)
+	}
+	if w.op.pattern != nil && !st.mismatch {
+		st.mismatch = !throughput.MatchesPattern(p, w.op.pattern, st.body)
+	}
+}
+
+// connect gives the worker a connection if it has none, or carries the
+// one Open opened ahead into s (its connect and handshake times). False:
+// the dial failed and s is ended.
+func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) bool {
+	switch {
+	case w.c == nil:
+		if w.byDevice && s.Steady {
+			w.op.reconnects.Add(1)
+		}
+		w.byDevice = false
+		tc, ph, err := w.dialer.Dial(ctx)
+		if err == nil {
+			w.c, w.n, w.nsent, w.openedPhases = open(tc, w.op.args.Request.ReadTimeout), counts{}, 0, ph
+		}
+		return ph.Fill(s, err)
+	case w.opened:
+		w.opened = false
+		w.openedPhases.Fill(s, nil)
+	}
+	return true
+}
+
+// fill keeps the connection's streams at Streams (or the server's
+// MAX_CONCURRENT_STREAMS), within its request budget, in one write.
+func (w *tputWorker) fill() error {
+	c := w.c
+	n := w.op.streams - len(c.ss)
+	if c.maxStreams > 0 {
+		n = min(n, int(c.maxStreams)-len(c.ss))
+	}
+	if per := w.op.args.RequestsPerConn; per > 0 {
+		n = min(n, per-w.nsent)
+	}
+	if n <= 0 || c.goaway != nil || c.eof {
+		return nil
+	}
+	for i := 0; i < n; i++ {
+		st := &stream{}
+		if k := len(w.free); k > 0 {
+			st, w.free = w.free[k-1], w.free[:k-1]
+			*st = stream{sum: st.sum}
+		}
+		if w.op.sha256 != nil {
+			if st.sum == nil {
+				st.sum = sha256.New()
+			}
+			st.sum.Reset()
+		}
+		if err := w.request(w.op.base, c, st); err != nil {
+			return err
+		}
+	}
+	now := time.Now() // a stream's TTFB starts before its request is written
+	for _, st := range c.ss[len(c.ss)-n:] {
+		st.sent = now
+	}
+	w.nsent += n
+	return c.flush()
+}
+
+// wait reads frames until a stream ends. A GOAWAY without an error drops
+// the streams the server will not answer (asked again on the next
+// connection); when none is left, it is the error.
+func (w *tputWorker) wait() (*stream, error) {
+	for {
+		st, err := w.c.step(w.op.maxBody, w.data)
+		if g, ok := err.(*goAway); ok {
+			kept := w.c.ss[:0]
+			for _, st := range w.c.ss {
+				if st.id <= g.Last {
+					kept = append(kept, st)
+				}
+			}
+			if w.c.ss = kept; len(kept) > 0 {
+				continue
+			}
+			return nil, g
+		}
+		if st != nil || err != nil {
+			return st, err
+		}
+	}
+}
+
+// fail ends s with the connection's error and drops the connection: the
+// streams open on it are abandoned.
+func (w *tputWorker) fail(s *metrics.Sample, err error) {
+	if _, refused := err.(*goAway); refused {
+		err = fail(classGoAway, "%s before any stream was answered", err)
+	}
+	if len(w.c.ss) > 0 {
+		st := w.c.ss[0]
+		s.Object, s.Payload = uint16(st.obj+1), st.body
+	}
+	failed(s, err)
+	w.n.account(s, w.c)
+	w.closeIn(s, false)
+}
+
+// closeIn closes the worker's connection within sample s (a GOAWAY first
+// when it is healthy), noting the kernel's account of it in s.
+func (w *tputWorker) closeIn(s *metrics.Sample, goaway bool) {
+	if goaway {
+		_ = w.c.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+		_ = w.c.flush()
+	}
+	w.c.tc.CloseIn(s)
+	w.c, w.opened = nil, false
+}
+
+// Close closes the worker's connection; streams open are abandoned.
+func (w *tputWorker) Close() error {
+	if w.c == nil {
+		return nil
+	}
+	err := w.c.tc.Close()
+	w.c, w.opened = nil, false
+	return err
+}
+
+// CloseTCP closes the worker's connection when it will run no more
+// (engine.TCPCloser), with the kernel's account of it.
+func (w *tputWorker) CloseTCP() (metrics.TCPConn, bool) {
+	if w.c == nil {
+		return metrics.TCPConn{}, false
+	}
+	t, ok := w.c.tc.CloseTCP()
+	w.c, w.opened = nil, false
+	return t, ok
+}

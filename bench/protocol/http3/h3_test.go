@@ -1,0 +1,257 @@
+package http3_test
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/protocol"
+	_ "github.com/tlsbench/tlsbench/bench/protocol/http3"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+const testProfile = "tls13-aes128-gcm-x25519"
+
+// h3Server is quic-go's HTTP/3 server on loopback, serving the reference
+// target's pattern: /1k, /1m, /bytes/N; it counts the requests it
+// answered, their bodies' bytes, its QUIC connections and its requests
+// being answered at once (peak).
+type h3Server struct {
+	addr                string
+	ca                  *cipher.CA
+	requests, bytes, cn atomic.Int64
+	open, peak          atomic.Int64
+	handler             http.Handler
+}
+
+// anyProto makes the server answer HTTP/1.1 and HTTP/2 too (the benchmark's
+// TCP side).
+var anyProto bool
+
+func body(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = target.Pattern[i%len(target.Pattern)]
+	}
+	return b
+}
+
+// serveH3 starts the server; alpn is what it offers (nil: h3), h replaces
+// its handler when set.
+func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
+	t.Helper()
+	p, _ := profiles.Builtin().Get(testProfile)
+	srv := &h3Server{}
+	bodies := map[int][]byte{}
+	for _, n := range []int{1 << 10, 1 << 20, 100, 3000} {
+		bodies[n] = body(n)
+	}
+	if h == nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			size := map[string]int{"/1k": 1 << 10, "/1m": 1 << 20}[r.URL.Path]
+			if n, ok := strings.CutPrefix(r.URL.Path, "/bytes/"); ok {
+				size, _ = strconv.Atoi(n)
+			}
+			b, ok := bodies[size]
+			if !ok || r.ProtoMajor != 3 && !anyProto || r.Host == "" {
+				w.WriteHeader(http.StatusNotFound)
+				return
+			}
+			srv.requests.Add(1)
+			srv.bytes.Add(int64(len(b)))
+			n := srv.open.Add(1)
+			defer srv.open.Add(-1)
+			for p := srv.peak.Load(); n > p && !srv.peak.CompareAndSwap(p, n); p = srv.peak.Load() {
+			}
+			w.Header().Set("Server", "h3test")
+			w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+			_, _ = w.Write(b)
+		})
+	}
+	var err error
+	if srv.ca, err = cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := p.Speaking("h3").ServerConfig(leaf)
+	cfg.SessionTicketsDisabled = false // for the resumption test: the others offer no session
+	if alpn != nil {
+		cfg.NextProtos = alpn
+	}
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &quic.Transport{Conn: udp}
+	ln, err := tr.ListenEarly(cfg, &quic.Config{MaxIdleTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.handler = h
+	hs := &http3.Server{Handler: h}
+	go func() {
+		for {
+			c, err := ln.Accept(context.Background())
+			if err != nil {
+				return
+			}
+			srv.cn.Add(1)
+			go func() { _ = hs.ServeQUICConn(c) }()
+		}
+	}()
+	t.Cleanup(func() { _ = hs.Close(); _ = ln.Close(); _ = tr.Close(); _ = udp.Close() })
+	srv.addr = udp.LocalAddr().String()
+	return srv
+}
+
+// args are the protocol arguments of a run against addr, with short
+// deadlines.
+func args(e vocab.Engine, addr string, roots *x509.CertPool) protocol.Args {
+	p, _ := profiles.Builtin().Get(testProfile)
+	req := httpreq.Defaults(e.DefaultPath())
+	req.ReadTimeout = 2 * time.Second
+	return protocol.Args{Request: req, Conn: tlsconn.Config{Profile: p.Speaking("h3"), Address: addr,
+		Settings: tlsconn.Settings{ConnectTimeout: 2 * time.Second, HandshakeTimeout: 2 * time.Second},
+		TLS:      &tls.Config{ServerName: "localhost", RootCAs: roots}}}
+}
+
+func build(t testing.TB, e vocab.Engine, a protocol.Args) protocol.Op {
+	t.Helper()
+	proto, err := protocol.Lookup("http/3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := proto.Build(e, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return op
+}
+
+// do runs n transactions on one worker of op, sequentially, and returns
+// their samples.
+func do(t testing.TB, op protocol.Op, n int) []metrics.Sample {
+	t.Helper()
+	w, err := op.NewWorker(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if c, ok := w.(interface{ Close() error }); ok {
+			_ = c.Close()
+		}
+	}()
+	out := make([]metrics.Sample, n)
+	for i := range out {
+		out[i].Start = time.Now()
+		w.Do(context.Background(), &out[i])
+	}
+	return out
+}
+
+// TestCPS: each transaction is a new QUIC connection (the server counts
+// as many as samples), its handshake verified and timed, no connect phase,
+// one GET whose body has the exact size; RequestsPerConn 3 makes three
+// requests per connection; the run's QUIC account counts every connection
+// and its packets.
+func TestCPS(t *testing.T) {
+	srv := serveH3(t, nil, nil)
+	for _, per := range []int{0, 3} {
+		a := args(vocab.EngineCPS, srv.addr, srv.ca.Pool())
+		a.Request.Path, a.Request.ExpectSize, a.RequestsPerConn = "/bytes/3000", 3000, per
+		op := build(t, vocab.EngineCPS, a)
+		cn0, rq0, b0 := srv.cn.Load(), srv.requests.Load(), srv.bytes.Load()
+		ss := do(t, op, 6)
+		opened := 0
+		for i, s := range ss {
+			if s.Class != "" || s.Payload != 3000 || s.Dur[vocab.PhaseConnect] != 0 || s.Dur[vocab.PhaseTTFB] <= 0 {
+				t.Fatalf("per %d, sample %d: class %q (%v), payload %d, connect %v, ttfb %v", per, i, s.Class, s.Err,
+					s.Payload, s.Dur[vocab.PhaseConnect], s.Dur[vocab.PhaseTTFB])
+			}
+			if s.Opened {
+				opened++
+				if !s.Handshake || s.Dur[vocab.PhaseHandshake] <= 0 || s.WireIn <= 3000 {
+					t.Errorf("per %d, sample %d: handshake %v %v, wire in %d", per, i, s.Handshake,
+						s.Dur[vocab.PhaseHandshake], s.WireIn)
+				}
+			}
+		}
+		want := 6 / max(per, 1)
+		if opened != want || srv.cn.Load()-cn0 != int64(want) || srv.requests.Load()-rq0 != 6 ||
+			srv.bytes.Load()-b0 != 6*3000 {
+			t.Errorf("per %d: %d samples opened, server: %d connections, %d requests, %d bytes; want %d, 6, 18000",
+				per, opened, srv.cn.Load()-cn0, srv.requests.Load()-rq0, srv.bytes.Load()-b0, want)
+		}
+		q := op.(interface{ QUIC() *metrics.QUIC }).QUIC()
+		if q.Connections != int64(want) || q.PacketsSent == 0 || q.Version != "v1" || q.Sockets != "per_connection" {
+			t.Errorf("per %d: quic %+v", per, q)
+		}
+		if n := op.Negotiated(); n == nil || n.ALPN != "h3" || n.Version != "TLS1.3" || n.Group != "X25519" {
+			t.Errorf("negotiated %+v", n)
+		}
+		if now, _ := op.(interface{ OpenConns() (int64, int64) }).OpenConns(); now != 0 {
+			t.Errorf("per %d: %d connections open after the worker closed", per, now)
+		}
+	}
+}
+
+// TestThroughput: Streams concurrent request streams on one connection
+// (the server sees S at once), each sample one response of exact size, its
+// wire bytes counted from the connection's UDP payload; RequestsPerConn
+// makes new connections; the body check sees a corrupt byte.
+func TestThroughput(t *testing.T) {
+	srv := serveH3(t, nil, nil)
+	for _, streams := range []int{1, 4} {
+		a := args(vocab.EngineThroughput, srv.addr, srv.ca.Pool())
+		a.Request.Path, a.Request.ExpectSize, a.Streams, a.VerifyBody = "/1m", 1<<20, streams, "pattern"
+		op := build(t, vocab.EngineThroughput, a)
+		cn0, rq0 := srv.cn.Load(), srv.requests.Load()
+		srv.peak.Store(0)
+		w, err := op.NewWorker(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wire int64
+		for i := range 20 {
+			s := metrics.Sample{Start: time.Now()}
+			w.Do(context.Background(), &s)
+			if s.Class != "" || s.Payload != 1<<20 || s.Opened != (i == 0) {
+				t.Fatalf("streams %d, sample %d: class %q (%v), payload %d, opened %v", streams, i, s.Class, s.Err,
+					s.Payload, s.Opened)
+			}
+			wire += s.WireIn
+		}
+		_ = w.(interface{ Close() error }).Close()
+		// The streams still open when the worker stopped were answered too
+		// (or cancelled): the server counts at least the samples.
+		if got := srv.requests.Load() - rq0; got < 20 || got > 20+int64(streams) || srv.cn.Load()-cn0 != 1 ||
+			srv.peak.Load() != int64(streams) {
+			t.Errorf("streams %d: server answered %d requests on %d connections, %d at once", streams, got,
+				srv.cn.Load()-cn0, srv.peak.Load())
+		}
+		// The wire counts what arrived by the last sample: the streams
+		// still in flight then had some of their bodies.
+		if wire < 20<<20 || wire > int64(20+streams)<<20+1<<20 {
+			t.Errorf("streams %d: wire bytes in %d for 20 MiB of bodies", streams, wire)
+		}
+	}
+}

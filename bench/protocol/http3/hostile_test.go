@@ -1,0 +1,169 @@
+package http3_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quic-go/quic-go"
+
+	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/profiles"
+)
+
+// serveRaw starts a QUIC server speaking h3 whose every connection is
+// given to handle, and returns its address and CA.
+func serveRaw(t *testing.T, handle func(*quic.Conn)) (string, *cipher.CA) {
+	t.Helper()
+	p, _ := profiles.Builtin().Get(testProfile)
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := quic.ListenAddr("127.0.0.1:0", p.Speaking("h3").ServerConfig(leaf), &quic.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept(context.Background())
+			if err != nil {
+				return
+			}
+			go handle(c)
+		}
+	}()
+	return ln.Addr().String(), ca
+}
+
+// request accepts c's next request stream and reads the request.
+func request(c *quic.Conn) *quic.Stream {
+	s, err := c.AcceptStream(context.Background())
+	if err != nil {
+		return nil
+	}
+	buf := make([]byte, 4096)
+	_ = s.SetReadDeadline(time.Now().Add(time.Second))
+	_, _ = s.Read(buf)
+	return s
+}
+
+// TestHostile: servers that misbehave fail their transactions with a
+// class naming what they did, within the deadlines (no hang), without the
+// client holding what they send (the endless body is judged, not kept).
+func TestHostile(t *testing.T) {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	endless := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		chunk := make([]byte, 64<<10)
+		for {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})
+	silent := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	})
+	reset := http.HandlerFunc(func(_ http.ResponseWriter, _ *http.Request) { panic(http.ErrAbortHandler) })
+	status := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) })
+	short := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		_, _ = w.Write(make([]byte, 10))
+	})
+	closing := func(c *quic.Conn) {
+		if request(c) != nil {
+			_ = c.CloseWithError(0x101, "hostile") // H3_GENERAL_PROTOCOL_ERROR
+		}
+	}
+	garbage := func(c *quic.Conn) {
+		if s := request(c); s != nil {
+			_, _ = s.Write([]byte{0x00, 0x03, 'a', 'b', 'c'}) // DATA before HEADERS
+			_ = s.Close()
+			time.Sleep(time.Second)
+		}
+	}
+	blackhole, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = blackhole.Close() })
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := blackhole.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	type server struct {
+		addr string
+		ca   *cipher.CA
+	}
+	h3 := func(h http.Handler) server { s := serveH3(t, nil, h); return server{s.addr, s.ca} }
+	raw := func(f func(*quic.Conn)) server { a, ca := serveRaw(t, f); return server{a, ca} }
+	for _, tc := range []struct {
+		name   string
+		srv    server
+		expect int64
+		class  vocab.Class
+		naming string
+	}{
+		{"endless body", h3(endless), 1024, vocab.ClassBodySize, "above the 1024 bytes"},
+		{"no response", h3(silent), -1, vocab.ClassReadTimeout, "deadline"},
+		{"stream reset", h3(reset), -1, vocab.ClassH3, "H3_"},
+		{"status", h3(status), -1, vocab.ClassStatus, "status 403"},
+		{"short body", h3(short), -1, vocab.ClassBodySize, "content-length 100"},
+		{"CONNECTION_CLOSE H3 error", raw(closing), -1, vocab.ClassH3, "H3_GENERAL_PROTOCOL_ERROR"},
+		{"DATA before HEADERS", raw(garbage), -1, vocab.ClassH3, "HEADERS"},
+		{"no handshake", server{blackhole.LocalAddr().String(), nil}, -1, vocab.ClassQUICHandshakeTimeout, "no QUIC handshake"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
+				a := args(e, tc.srv.addr, nil)
+				if tc.srv.ca != nil {
+					a = args(e, tc.srv.addr, tc.srv.ca.Pool())
+				}
+				a.Request.ReadTimeout, a.Conn.HandshakeTimeout = 300*time.Millisecond, time.Second
+				if tc.srv.ca == nil {
+					a.Conn.HandshakeTimeout = 300 * time.Millisecond
+				}
+				a.Request.ExpectSize = tc.expect
+				if e == vocab.EngineThroughput {
+					a.Streams = 2
+				}
+				op := build(t, e, a)
+				var before runtime.MemStats
+				runtime.ReadMemStats(&before)
+				start := time.Now()
+				s := do(t, op, 2)
+				var after runtime.MemStats
+				runtime.ReadMemStats(&after)
+				for i := range s {
+					if s[i].Class != tc.class || s[i].Err == nil || !strings.Contains(s[i].Err.Error(), tc.naming) {
+						t.Errorf("%s, sample %d: %q (%v), want %s naming %q", e, i, s[i].Class, s[i].Err, tc.class, tc.naming)
+					}
+				}
+				if d := time.Since(start); d > 3*time.Second {
+					t.Errorf("%s: two transactions took %v", e, d)
+				}
+				if grew := int64(after.HeapInuse) - int64(before.HeapInuse); grew > 64<<20 {
+					t.Errorf("%s: the heap grew by %d bytes", e, grew)
+				}
+			}
+		})
+	}
+}

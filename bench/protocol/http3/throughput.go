@@ -1,0 +1,190 @@
+package http3
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"hash"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/engine"
+	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
+	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/metrics"
+	"github.com/tlsbench/tlsbench/bench/protocol"
+	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+)
+
+// tputOp is throughput over HTTP/3: each worker's QUIC connection carries
+// Streams concurrent request streams of repeated GETs, each read by a
+// goroutine of its own (quic-go's streams are read apart); a sample is a
+// stream, from its request to its end, as over HTTP/2.
+type tputOp struct {
+	*base
+	streams         int
+	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
+}
+
+func newThroughput(a protocol.Args) (protocol.Op, error) {
+	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBase(vocab.EngineThroughput, a, 1<<30)
+	if err != nil {
+		return nil, err
+	}
+	op := &tputOp{base: b, streams: cmp.Or(a.Streams, DefaultStreams)}
+	if check != nil {
+		op.pattern, op.sha256 = check.Pattern, check.SHA256
+	}
+	return op, nil
+}
+
+func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
+	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()),
+		done: make(chan *tstream, op.streams), free: make(chan *tstream, op.streams)}
+	for range op.streams {
+		w.free <- &tstream{buf: make([]byte, readBuf)}
+	}
+	return w, nil
+}
+
+// tstream is a stream's request, response and reading buffer.
+type tstream struct {
+	result
+	buf      []byte
+	sum      hash.Hash
+	mismatch bool
+}
+
+type tputWorker struct {
+	op         *tputOp
+	dialer     *tlsconn.Dialer
+	gen        *httpreq.Gen
+	head       []byte
+	c          *conn
+	done, free chan *tstream // streams ended, and free
+	inflight   int
+	nsent      int // requests made on the connection
+	server     string
+	opened     *metrics.Sample // a connection's opening ahead of the load (Open), for the next sample
+}
+
+var _ engine.Opener = (*tputWorker)(nil)
+
+// Server is the last response's Server header (the preflight records it).
+func (w *tputWorker) Server() string { return w.server }
+
+// Open opens the worker's connection ahead of the load (engine.Opener); the
+// next sample carries its handshake.
+func (w *tputWorker) Open(ctx context.Context, s *metrics.Sample) bool {
+	if w.c != nil {
+		return true
+	}
+	if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+		return false
+	}
+	w.opened, w.nsent = &metrics.Sample{Start: time.Now()}, 0
+	*w.opened = *s
+	return true
+}
+
+// Do reads one stream's response, the worker's connection kept full of
+// streams (opened first if it has none).
+func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
+	t0 := time.Time{} // the first packet of a transaction that opened its connection
+	switch {
+	case w.opened != nil:
+		o := w.opened
+		w.opened, t0 = nil, o.Start
+		s.Opened, s.Handshake, s.Resumed = true, o.Handshake, o.Resumed
+		s.Dur[vocab.PhaseHandshake], s.WireIn, s.WireOut = o.Dur[vocab.PhaseHandshake], o.WireIn, o.WireOut
+	case w.c == nil:
+		t0 = time.Now()
+		if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+			return
+		}
+		w.nsent = 0
+	}
+	per := w.op.args.RequestsPerConn
+	for w.inflight < w.op.streams && (per == 0 || w.nsent < per) {
+		w.start()
+	}
+	var st *tstream
+	select {
+	case st = <-w.done:
+	case <-ctx.Done(): // abandoned: every stream ends within its deadlines
+		return
+	}
+	w.inflight--
+	st.end(s, cmp.Or(t0, st.sent))
+	w.server = st.server
+	if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
+		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
+	}
+	w.c.account(s)
+	w.free <- st
+	if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
+		w.closeConn(s)
+	}
+}
+
+// start makes the next request on a stream of its own, read by a
+// goroutine that hands it to done.
+func (w *tputWorker) start() {
+	st := <-w.free
+	st.result, st.mismatch = result{}, false
+	req, obj, want, head, err := w.op.next(w.gen, w.head)
+	w.head, st.obj, st.want = head, obj, want
+	var data func([]byte, int64)
+	if w.op.sha256 != nil || w.op.pattern != nil {
+		if w.op.sha256 != nil {
+			st.sum = cmp.Or(st.sum, hash.Hash(sha256.New()))
+			st.sum.Reset()
+		}
+		data = func(p []byte, off int64) {
+			if st.sum != nil {
+				st.sum.Write(p)
+			}
+			if w.op.pattern != nil && !st.mismatch {
+				st.mismatch = !throughput.MatchesPattern(p, w.op.pattern, off)
+			}
+		}
+	}
+	w.inflight++
+	w.nsent++
+	c := w.c
+	go func() {
+		if err != nil {
+			st.sent, st.last, st.err = time.Now(), time.Now(), err
+		} else {
+			w.op.exchange(c, req, &st.result, st.buf, data)
+		}
+		w.done <- st
+	}()
+}
+
+// closeConn closes the worker's connection (CONNECTION_CLOSE) within
+// sample s, once its streams have ended (the close ends them at once).
+func (w *tputWorker) closeConn(s *metrics.Sample) {
+	c := w.c
+	w.c = nil
+	w.op.close(c, s, true)
+	for ; w.inflight > 0; w.inflight-- {
+		w.free <- <-w.done
+	}
+}
+
+// Close closes the worker's connection; streams open are abandoned.
+func (w *tputWorker) Close() error {
+	if w.c != nil {
+		w.closeConn(nil)
+	}
+	return nil
+}
