@@ -1,0 +1,114 @@
+package runner_test
+
+// HTTP/3 against a real device nobody here wrote: Caddy (quic-go) serving
+// HTTP/1.1, HTTP/2 and HTTP/3 on one port; and nginx, which offers no
+// HTTP/3, refused at the preflight.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tlsbench/tlsbench/bench/devcount"
+	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
+)
+
+// h3Profile is the TLS 1.3 profile of these tests: X25519, a P-256 ECDSA
+// certificate.
+const h3Profile = "tls13-aes128-gcm-x25519"
+
+// protoSpec is a short cps run of h3Profile over protocol against addr:
+// 200 ms of warm-up, 500 ms measured, 2 connections at once.
+func protoSpec(protocol, addr string, ca *cipher.CA) *runner.Spec {
+	s := deviceSpec(vocab.EngineCPS, h3Profile, addr, ca, devcount.Source{})
+	s.Protocol, s.Device = protocol, nil
+	s.Concurrency, s.Duration, s.Warmup = 2, 500*time.Millisecond, 200*time.Millisecond
+	return s
+}
+
+// TestCaddyProtocols: cps of one TLS 1.3 profile over HTTP/1.1, HTTP/2 and
+// HTTP/3 against one Caddy: each run's requests, preflight included,
+// equal what Caddy's own access log counts for that protocol, exactly,
+// and nothing over the others; every transaction a new connection and a
+// full handshake with the protocol's ALPN.
+func TestCaddyProtocols(t *testing.T) {
+	dir := t.TempDir()
+	ca := testdut.NewCA(t)
+	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	c := testdut.StartCaddyT(t, testdut.CaddyConfig{Dir: dir, Cert: cert, Curves: []string{"x25519"}})
+	var logged int64
+	var table []string
+	for _, tc := range []struct{ protocol, proto, alpn string }{
+		{"http/1.1", "HTTP/1.0", ""}, // the cps engine's one request a connection
+		{"http/2", "HTTP/2.0", "h2"},
+		{"http/3", "HTTP/3.0", "h3"},
+	} {
+		t.Run(tc.protocol, func(t *testing.T) {
+			before := c.Requests(t, logged)
+			r, err := runner.Run(context.Background(), protoSpec(tc.protocol, c.Addr, ca))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Preflight.OK || r.Errors.Total != 0 || r.Whole.Transactions == 0 || r.Negotiated.ALPN != tc.alpn {
+				t.Fatalf("preflight %+v, errors %+v, %d transactions, alpn %q; want %q", r.Preflight, r.Errors,
+					r.Whole.Transactions, r.Negotiated.ALPN, tc.alpn)
+			}
+			want := r.Whole.Transactions + r.Preflight.Requests
+			logged += want
+			got := c.Requests(t, logged)
+			for k, n := range got {
+				d := n - before[k]
+				if k == tc.proto+" 200" && d != want || k != tc.proto+" 200" && d != 0 {
+					t.Errorf("caddy logged %d more %q, tlsbench made %d %s requests (%v, before %v)", d, k, want,
+						tc.proto, got, before)
+				}
+			}
+			if got[tc.proto+" 200"]-before[tc.proto+" 200"] != want {
+				t.Errorf("caddy logged %v, tlsbench made %d %s requests", got, want, tc.proto)
+			}
+			table = append(table, fmt.Sprintf("%-9s %6d requests (caddy: %d) %8.0f CPS", tc.protocol, want,
+				got[tc.proto+" 200"]-before[tc.proto+" 200"], *r.CPS))
+		})
+	}
+	t.Log("caddy, " + h3Profile + ":\n" + strings.Join(table, "\n"))
+}
+
+// TestNginxNoHTTP3: nginx, serving the same TLS 1.3 profile over TCP with
+// no UDP listener, fails an HTTP/3 run's preflight at once (nothing
+// listens on its UDP port), before any load, and logs no request.
+func TestNginxNoHTTP3(t *testing.T) {
+	dir := t.TempDir()
+	ca := testdut.NewCA(t)
+	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	accessLog := filepath.Join(dir, "access.log")
+	n := testdut.StartNginxT(t, testdut.NginxConfig{Dir: dir, Servers: []testdut.NginxServer{{Cert: cert,
+		Ciphers: "DEFAULT", Protocols: "TLSv1.3", Extra: []string{"access_log " + accessLog + ";"}}}})
+	spec := protoSpec("http/3", n.Addrs[0], ca)
+	spec.Duration = 10 * time.Second
+	begin := time.Now()
+	r, err := runner.Run(context.Background(), spec)
+	took := time.Since(begin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := r.Preflight
+	if pf == nil || pf.OK || !strings.Contains(pf.Answer(), "UDP") {
+		t.Fatalf("preflight %+v (%q), want failed: nothing on UDP", pf, pf.Answer())
+	}
+	if r.Load.Attempts != 0 || r.Whole.Transactions+r.Whole.Errors != 0 || r.Failed() == "" || took > 3*time.Second {
+		t.Errorf("load attempts %d, whole run %+v, failed %q, %s: want no load after the preflight",
+			r.Load.Attempts, r.Whole, r.Failed(), took)
+	}
+	t.Logf("preflight: %s: %s (%s)", pf.Class, pf.Answer(), took.Round(time.Millisecond))
+	time.Sleep(100 * time.Millisecond)
+	if data, err := os.ReadFile(accessLog); err == nil && len(data) > 0 {
+		t.Errorf("nginx logged requests: %s", data)
+	}
+}
