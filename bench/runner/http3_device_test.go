@@ -15,6 +15,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/devcount"
 	"github.com/tlsbench/tlsbench/bench/runner"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
@@ -110,5 +111,42 @@ func TestNginxNoHTTP3(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	if data, err := os.ReadFile(accessLog); err == nil && len(data) > 0 {
 		t.Errorf("nginx logged requests: %s", data)
+	}
+}
+
+// TestTargetHTTP3: cps and throughput (4 streams) over HTTP/3 against the
+// reference target: its QUIC handshakes equal the client's, preflight
+// included, exactly; its HTTP/3 requests equal the transactions (cps)
+// or are within the streams left in flight at the closes (throughput);
+// nothing over TCP.
+func TestTargetHTTP3(t *testing.T) {
+	tg := testdut.StartTargetWith(t, target.Config{}, h3Profile)
+	l := tg.Listener(h3Profile)
+	for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
+		t.Run(string(e), func(t *testing.T) {
+			before := l.Stats()
+			spec := protoSpec("http/3", l.Addr, tg.CA)
+			if spec.Engine = e; e == vocab.EngineThroughput {
+				spec.Streams = 4
+			}
+			r, err := runner.Run(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := l.Stats()
+			hs, rq := st.QUIC.Handshakes-before.QUIC.Handshakes, st.ByProtocol["http/3"]-before.ByProtocol["http/3"]
+			wantHS, wantRq := r.Handshakes+r.Preflight.Handshakes, r.Whole.Transactions+r.Preflight.Requests
+			slack := int64(0)
+			if e == vocab.EngineThroughput {
+				slack = int64(spec.Streams) * (r.Whole.ConnectionsOpened + 1)
+			}
+			if !r.Preflight.OK || r.Errors.Total != 0 || hs != wantHS || rq < wantRq || rq > wantRq+slack ||
+				st.Handshakes-before.Handshakes != hs || st.Requests-before.Requests != rq {
+				t.Errorf("target: %d QUIC handshakes, %d HTTP/3 requests (%+v); tlsbench: %d handshakes, %d requests "+
+					"(+ up to %d); preflight %+v, errors %+v", hs, rq, st, wantHS, wantRq, slack, r.Preflight, r.Errors)
+			}
+			t.Logf("target: %d QUIC handshakes, %d HTTP/3 requests; tlsbench: %d, %d (+ up to %d)", hs, rq, wantHS,
+				wantRq, slack)
+		})
 	}
 }
