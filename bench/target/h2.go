@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -79,10 +78,7 @@ func (t *Target) serveH2(tl *tlsListener) fasthttp.ServeHandler {
 	}
 	h := h2Handler{t: t, l: tl.l, n: &tl.l.requestsH2}
 	return func(nc net.Conn) error {
-		c, ok := nc.(*tlsConn)
-		if !ok {
-			return errors.New("target: h2 on a connection without TLS")
-		}
+		c := nc.(*tlsConn)
 		stop := context.AfterFunc(t.ctx, func() { _ = c.raw.Close() }) // Close ends the connection
 		defer stop()
 		//lint:ignore SA1019 see h2Server
@@ -113,14 +109,13 @@ func (h h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc = http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
 	}
-	h.t.route(h2Reply{w, r, c, rc}, h.l, c, []byte(r.URL.Path), h.n)
+	h.t.route(h2Reply{w, r, rc}, h.l, c, []byte(r.URL.Path), h.n)
 }
 
 // h2Reply writes HTTP/2 responses, with the headers HTTP/1's carry.
 type h2Reply struct {
 	w  http.ResponseWriter
 	r  *http.Request
-	c  *tlsConn
 	rc *http.ResponseController // with a delay: the write deadline to set
 }
 
@@ -187,13 +182,11 @@ func (r h2Reply) cut(c *tlsConn, body []byte, rst bool) {
 // goroutine, soon after.
 func (c *tlsConn) endAfterWrites(rst bool) {
 	last := c.wrote.Load()
-	for range cutMax / cutQuiet {
-		time.Sleep(cutQuiet)
-		n := c.wrote.Load()
-		if n == last {
+	for i := 0; i < int(cutMax/cutQuiet); i++ {
+		if time.Sleep(cutQuiet); c.wrote.Load() == last {
 			break
 		}
-		last = n
+		last = c.wrote.Load()
 	}
 	if rst {
 		resetClose(c.raw.Conn)

@@ -473,3 +473,25 @@ func TestH2SlowResponse(t *testing.T) {
 	defer tg.Close()
 	getN(t, h2Client(tg, p), "https://"+tg.Listeners[0].Addr+"/1k", 1, 1024, 2, "h2")
 }
+
+// TestH2Resumption: an HTTP/2 connection that resumes a session is
+// counted as resumed, not as a full handshake, as over HTTP/1.1.
+func TestH2Resumption(t *testing.T) {
+	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Resumption: target.Resumption{PSK: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tg.Close()
+	cache := tls.NewLRUClientSessionCache(4)
+	for range 2 { // a new client, so a new connection, each (not the profile's, which refuses to resume)
+		c := h2Client(tg, p)
+		c.Transport.(*http.Transport).TLSClientConfig = &tls.Config{RootCAs: tg.CA.Pool(), ServerName: "localhost",
+			NextProtos: []string{"h2"}, ClientSessionCache: cache}
+		getN(t, c, "https://"+tg.Listeners[0].Addr+"/1k", 1, 1024, 2, "h2")
+	}
+	if st := tg.Listeners[0].Stats(); st.Handshakes != 1 || st.Resumed != 1 || st.ByProtocol["http/2"] != 2 {
+		t.Errorf("handshakes %d, resumed %d, requests %v; want 1, 1, 2 over HTTP/2", st.Handshakes, st.Resumed,
+			st.ByProtocol)
+	}
+}
