@@ -21,7 +21,7 @@ const PreflightAttempts = 3
 // flaky are the failures the preflight tries again.
 var flaky = map[vocab.Class]bool{
 	vocab.ClassConnectTimeout: true, vocab.ClassHandshakeTimeout: true, vocab.ClassReadTimeout: true,
-	vocab.ClassReset: true,
+	vocab.ClassReset: true, vocab.ClassQUICHandshakeTimeout: true, // QUIC's Initial lost (HTTP/3)
 }
 
 // preflightResult is what the preflight saw.

@@ -34,6 +34,11 @@ const (
 	// default SETTINGS_MAX_FRAME_SIZE, which the client does not raise):
 	// the framer's one read buffer.
 	maxFrame = 16 << 10
+	// maxIdleFrames bounds the frames in a row that bring no response
+	// data (SETTINGS, PING, WINDOW_UPDATE, empty DATA, 1xx HEADERS…): a
+	// flood of them would hold a transaction forever, each within its
+	// deadline, and the ACKs the client owes pile up.
+	maxIdleFrames = 1000
 )
 
 // clientSettings are the SETTINGS the client sends after the preface.
@@ -111,6 +116,7 @@ type conn struct {
 	next    uint32    // the next stream's ID
 	ss      []*stream // the streams open
 	unacked int64     // connection window consumed and not given back
+	idle    int       // frames in a row without response data (maxIdleFrames)
 	// What the server said: its SETTINGS, whether it acknowledged the
 	// client's, its concurrent streams' limit (0: none), its GOAWAY.
 	settings   []http2.Setting
@@ -208,6 +214,17 @@ func (c *conn) step(maxBody int64, data func(*stream, []byte)) (*stream, error) 
 	if err != nil {
 		return nil, c.readError(f, err)
 	}
+	st, err := c.apply(f, maxBody, data)
+	if h := f.Header(); st != nil || h.Type == http2.FrameData && h.Length > 0 {
+		c.idle = 0
+	} else if c.idle++; c.idle > maxIdleFrames && err == nil {
+		err = fail(classProtocol, "%d frames in a row without a response's data (ENHANCE_YOUR_CALM)", c.idle)
+	}
+	return st, err
+}
+
+// apply applies frame f (step's).
+func (c *conn) apply(f http2.Frame, maxBody int64, data func(*stream, []byte)) (*stream, error) {
 	switch f := f.(type) {
 	case *http2.SettingsFrame:
 		return nil, c.settingsFrame(f)
@@ -279,7 +296,14 @@ func (c *conn) settingsFrame(f *http2.SettingsFrame) error {
 		return nil
 	}
 	_ = f.ForeachSetting(func(s http2.Setting) error {
-		c.settings = append(c.settings, s)
+		i := 0
+		for i < len(c.settings) && c.settings[i].ID != s.ID {
+			i++
+		}
+		if i == len(c.settings) {
+			c.settings = append(c.settings, s)
+		}
+		c.settings[i] = s
 		switch s.ID {
 		case http2.SettingHeaderTableSize:
 			c.enc.SetMaxDynamicTableSizeLimit(s.Val)

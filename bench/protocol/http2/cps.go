@@ -2,6 +2,7 @@ package http2
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -201,7 +202,8 @@ func (w *cpsWorker) Do(ctx context.Context, s *metrics.Sample) {
 			w.n.account(s, w.c)
 			return
 		}
-		_, refused := err.(*goAway)
+		var g *goAway
+		refused := errors.As(err, &g) && g.Code == http2.ErrCodeNo
 		w.close(s, ok)
 		if !refused || !reused {
 			return
@@ -231,7 +233,7 @@ func (w *cpsWorker) exchange(s *metrics.Sample, t0 time.Time) (bool, error) {
 	w.server = c.server
 	if err != nil {
 		if _, refused := err.(*goAway); refused {
-			err = fail(classGoAway, "%s before stream %d was answered", err, st.id)
+			err = fail(classGoAway, "%w before stream %d was answered", err, st.id)
 		}
 		failed(s, err)
 		return false, err

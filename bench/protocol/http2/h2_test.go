@@ -77,7 +77,7 @@ func serveH2(t testing.TB) *h2Server {
 	if srv.ca, err = cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
+	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost", "a.localhost", "b.localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,5 +292,45 @@ func TestCPSResume(t *testing.T) {
 		if s.Resumed != (i > 0) || s.Payload != 1024 {
 			t.Errorf("transaction %d: resumed %v, body %d", i, s.Resumed, s.Payload)
 		}
+	}
+}
+
+// TestCPSServerNames: a list of server names (--sni-list) goes through
+// tlsconn over HTTP/2 as over HTTP/1.1: one name per connection, in turn,
+// each verified.
+func TestCPSServerNames(t *testing.T) {
+	srv := serveH2(t)
+	a := args(vocab.EngineCPS, srv.addr, srv.ca.Pool())
+	a.Conn.ServerNames = []string{"a.localhost", "b.localhost"}
+	op := build(t, vocab.EngineCPS, a)
+	do(t, op, 4)
+	n := op.(interface{ Names() *metrics.Names }).Names()
+	if srv.requests.Load() != 4 || n == nil || n.Count != 2 || n.ConnectionsMin != 2 || n.ConnectionsMax != 2 {
+		t.Errorf("%d requests, names %+v", srv.requests.Load(), n)
+	}
+}
+
+// TestCheck: HTTP/2's settings refused before any connection, each naming
+// its field.
+func TestCheck(t *testing.T) {
+	p, _ := protocol.Lookup("http/2")
+	for _, tc := range []struct {
+		e    vocab.Engine
+		a    protocol.Args
+		want string
+	}{
+		{vocab.EngineThroughput, protocol.Args{Streams: -1}, "streams"},
+		{vocab.EngineCPS, protocol.Args{Streams: 2}, "streams"},
+		{vocab.EngineThroughput, protocol.Args{Pipeline: 2}, "pipeline"},
+		{vocab.EngineCPS, protocol.Args{RequestsPerConn: -1}, "requests_per_conn"},
+		{vocab.EngineThroughput, protocol.Args{VerifyBody: "md5:00"}, "verify_body"},
+	} {
+		fe, ok := p.Validate(tc.e, &tc.a).(*vocab.FieldError)
+		if !ok || fe.Field != tc.want {
+			t.Errorf("%s %+v: %v, want a %s error", tc.e, tc.a, p.Validate(tc.e, &tc.a), tc.want)
+		}
+	}
+	if err := p.Validate(vocab.EngineThroughput, &protocol.Args{Streams: 8, VerifyBody: "pattern"}); err != nil {
+		t.Errorf("streams 8, pattern: %v", err)
 	}
 }

@@ -85,6 +85,7 @@ func TestHostileServers(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		engine   vocab.Engine
+		perConn  int // requests per connection
 		settings []http2.Setting
 		serve    func(h *rawH2)
 		class    vocab.Class
@@ -136,6 +137,12 @@ func TestHostileServers(t *testing.T) {
 				_ = h.fr.WriteData(id, false, chunk[:512])
 				time.Sleep(3 * time.Second) // the rest never comes
 			}},
+		{name: "SETTINGS flood", class: vocab.ClassH2Protocol, naming: "ENHANCE_YOUR_CALM",
+			serve: func(h *rawH2) {
+				h.request()
+				for i := 0; i < 100000 && h.fr.WriteSettings() == nil; i++ {
+				}
+			}},
 		{name: "RST_STREAM", class: vocab.ClassH2StreamReset, naming: "RST_STREAM INTERNAL_ERROR",
 			serve: func(h *rawH2) { _ = h.fr.WriteRSTStream(h.request(), http2.ErrCodeInternal) }},
 		{name: "GOAWAY", class: vocab.ClassH2GoAway, naming: "GOAWAY ENHANCE_YOUR_CALM",
@@ -144,6 +151,12 @@ func TestHostileServers(t *testing.T) {
 			}},
 		{name: "GOAWAY unanswered", class: vocab.ClassH2GoAway, naming: "GOAWAY NO_ERROR",
 			serve: func(h *rawH2) { h.request(); _ = h.fr.WriteGoAway(0, http2.ErrCodeNo, nil) }},
+		{name: "GOAWAY after each response, cps 3 per connection", perConn: 3, serve: func(h *rawH2) {
+			id := h.request() // the next stream is refused: the client asks again on a new connection
+			h.headers(id, false, "200", "content-length", "1024")
+			_ = h.fr.WriteData(id, true, chunk[:1024])
+			_ = h.fr.WriteGoAway(id, http2.ErrCodeNo, nil)
+		}},
 		{name: "RST_STREAM, throughput", engine: vocab.EngineThroughput, class: vocab.ClassH2StreamReset,
 			naming: "RST_STREAM REFUSED_STREAM", serve: func(h *rawH2) {
 				for id := h.request(); id != 0; id = h.request() {
@@ -173,7 +186,7 @@ func TestHostileServers(t *testing.T) {
 			addr, ca := serveRaw(t, tc.settings, tc.serve)
 			e := cmp.Or(tc.engine, vocab.EngineCPS)
 			a := args(e, addr, ca.Pool())
-			a.Request.Path = "/"
+			a.Request.Path, a.RequestsPerConn = "/", tc.perConn
 			op := build(t, e, a)
 			var before runtime.MemStats
 			runtime.GC()

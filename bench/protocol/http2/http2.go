@@ -7,12 +7,18 @@ package http2
 import (
 	"crypto/tls"
 
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/protocol"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
 // DefaultStreams is the concurrent streams per throughput connection when
-// the run names none.
+// the run names none: 1, as HTTP/1.1's default pipeline, so that -c N puts
+// the same N requests in flight over both protocols and a comparison
+// measures the protocol rather than the queue depth (and h2load's -m 1).
+// With windows that never limit (conn.go), one stream of a 1 MiB object
+// keeps its connection busy; more multiplex (docs/HTTP2.md).
 const DefaultStreams = 1
 
 func init() {
@@ -39,6 +45,9 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return &vocab.FieldError{Field: "pipeline", Value: a.Pipeline, Msg: "HTTP/2 multiplexes streams: use streams"}
 	case a.RequestsPerConn < 0:
 		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
+	}
+	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
+		return bad("verify_body", a.VerifyBody, "be pattern or sha256: and 64 hex digits")
 	}
 	return nil
 }

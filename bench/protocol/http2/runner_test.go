@@ -31,32 +31,40 @@ func spec(e vocab.Engine, addr string, ca *cipher.CA) runner.Spec {
 	return s
 }
 
-// TestRunRecord: runner.Run over HTTP/2 (as `cps --http 2` makes it):
-// the preflight and the load succeed, the server's request count is the
-// record's transactions plus the preflight's, the record keeps the
-// SETTINGS and the negotiated h2, and it is valid against the schema.
+// TestRunRecord: runner.Run over HTTP/2 (as `cps --http 2` and
+// `throughput --http 2` make it): the preflight and the load succeed, the
+// server's request count is the record's transactions plus the
+// preflight's (one stream per connection: none left open), the record
+// keeps the SETTINGS and the negotiated h2, and it is valid against the
+// schema.
 func TestRunRecord(t *testing.T) {
-	srv := serveH2(t)
-	s := spec(vocab.EngineCPS, srv.addr, srv.ca)
-	s.Path, s.ExpectSize = "/1k", 1024
-	r, err := runner.Run(context.Background(), &s)
-	if err != nil {
-		t.Fatal(err)
+	for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
+		t.Run(e.String(), func(t *testing.T) {
+			srv := serveH2(t)
+			s := spec(e, srv.addr, srv.ca)
+			s.ExpectSize = map[vocab.Engine]int64{vocab.EngineCPS: 1 << 10, vocab.EngineThroughput: 1 << 20}[e]
+			r, err := runner.Run(context.Background(), &s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Preflight.OK || r.Errors.Total != 0 || r.Whole.Transactions == 0 || r.Preflight.Server != "h2test" {
+				t.Fatalf("preflight %+v, errors %+v, %d transactions", r.Preflight, r.Errors, r.Whole.Transactions)
+			}
+			if got, want := srv.requests.Load(), r.Whole.Transactions+r.Preflight.Requests; got != want {
+				t.Errorf("server answered %d requests, the record has %d", got, want)
+			}
+			if r.Negotiated.ALPN != "h2" || r.HTTP2 == nil || !r.HTTP2.SettingsAcked ||
+				(r.Closes != nil) != (e == vocab.EngineCPS) || (r.Reconnects != nil) != (e == vocab.EngineThroughput) {
+				t.Errorf("negotiated %+v, http2 %+v, closes %+v, reconnects %v", r.Negotiated, r.HTTP2, r.Closes,
+					r.Reconnects)
+			}
+			data, err := json.Marshal(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			schematest.Valid(t, schemas.Run, "the record", data)
+		})
 	}
-	if !r.Preflight.OK || r.Errors.Total != 0 || r.Whole.Transactions == 0 || r.Preflight.Server != "h2test" {
-		t.Fatalf("preflight %+v, errors %+v, %d transactions", r.Preflight, r.Errors, r.Whole.Transactions)
-	}
-	if got, want := srv.requests.Load(), r.Whole.Transactions+r.Preflight.Requests; got != want {
-		t.Errorf("server answered %d requests, the record has %d", got, want)
-	}
-	if r.Negotiated.ALPN != "h2" || r.HTTP2 == nil || !r.HTTP2.SettingsAcked || r.Closes == nil {
-		t.Errorf("negotiated %+v, http2 %+v, closes %+v", r.Negotiated, r.HTTP2, r.Closes)
-	}
-	data, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schematest.Valid(t, schemas.Run, "the record", data)
 }
 
 // TestPreflightRefusesOtherProtocols: a device that negotiates no ALPN

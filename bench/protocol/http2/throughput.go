@@ -272,7 +272,7 @@ func (w *tputWorker) wait() (*stream, error) {
 // streams open on it are abandoned.
 func (w *tputWorker) fail(s *metrics.Sample, err error) {
 	if _, refused := err.(*goAway); refused {
-		err = fail(classGoAway, "%s before any stream was answered", err)
+		err = fail(classGoAway, "%w before any stream was answered", err)
 	}
 	if len(w.c.ss) > 0 {
 		st := w.c.ss[0]

@@ -156,6 +156,46 @@ func BenchmarkCPSHTTP3(b *testing.B) {
 	}
 }
 
+// BenchmarkThroughputHTTP3 is one 1 MiB response on a kept connection over
+// HTTP/3 (one stream at a time) and over TCP with the same TLS 1.3 profile,
+// HTTP/1.1 and HTTP/2, against the same server in another process:
+// cpu-ms/GB is the client process's CPU per GB of bodies (10^9 bytes).
+func BenchmarkThroughputHTTP3(b *testing.B) {
+	addr, pool := benchServer(b)
+	for _, name := range []string{"http/3", "http/1.1", "http/2"} {
+		b.Run(strings.ReplaceAll(name, "/", ""), func(b *testing.B) {
+			a := args(vocab.EngineThroughput, addr, pool)
+			a.Request.Path, a.Request.ExpectSize, a.Request.Host, a.Pipeline = "/1m", 1<<20, "localhost", 1
+			p, _ := profiles.Builtin().Get(testProfile)
+			proto, err := protocol.Lookup(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if a.Conn.Profile = p; proto.OfferALPN {
+				a.Conn.Profile = p.Speaking(proto.ALPN)
+			}
+			op, err := proto.Build(vocab.EngineThroughput, a)
+			if err != nil {
+				b.Fatal(err)
+			}
+			w, _ := op.NewWorker(0)
+			defer func() { _ = w.(interface{ Close() error }).Close() }()
+			s := new(metrics.Sample)
+			b.SetBytes(1 << 20)
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				*s = metrics.Sample{Start: time.Now()}
+				w.Do(context.Background(), s)
+				if s.Class != "" {
+					b.Fatalf("%s: %v", s.Class, s.Err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/1e3/(float64(b.N)*(1<<20)/1e9), "cpu-ms/GB")
+		})
+	}
+}
+
 // processCPU is the process's CPU time so far, user and system.
 func processCPU() time.Duration {
 	var ru syscall.Rusage

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -253,5 +254,31 @@ func TestThroughput(t *testing.T) {
 		if wire < 20<<20 || wire > int64(20+streams)<<20+1<<20 {
 			t.Errorf("streams %d: wire bytes in %d for 20 MiB of bodies", streams, wire)
 		}
+	}
+}
+
+// TestSources: --source binds each connection's UDP socket to the next
+// source address in turn: the server sees the requests come from each.
+func TestSources(t *testing.T) {
+	var mu sync.Mutex
+	from := map[string]int{}
+	srv := serveH3(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		mu.Lock()
+		from[host]++
+		mu.Unlock()
+		_, _ = w.Write([]byte("ok"))
+	}))
+	a := args(vocab.EngineCPS, srv.addr, srv.ca.Pool())
+	a.Conn.Sources = []net.IP{net.IPv4(127, 0, 0, 2), net.IPv4(127, 0, 0, 3)}
+	for i, s := range do(t, build(t, vocab.EngineCPS, a), 4) {
+		if s.Class != "" {
+			t.Fatalf("sample %d: %s (%v)", i, s.Class, s.Err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(from) != 2 || from["127.0.0.2"] != 2 || from["127.0.0.3"] != 2 {
+		t.Errorf("requests came from %v, want 2 from each source", from)
 	}
 }

@@ -80,6 +80,7 @@ func TestHostile(t *testing.T) {
 	})
 	reset := http.HandlerFunc(func(_ http.ResponseWriter, _ *http.Request) { panic(http.ErrAbortHandler) })
 	status := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusForbidden) })
+	small := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(make([]byte, 100)) })
 	short := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Length", "100")
 		_, _ = w.Write(make([]byte, 10))
@@ -126,6 +127,7 @@ func TestHostile(t *testing.T) {
 		{"no response", h3(silent), -1, vocab.ClassReadTimeout, "deadline"},
 		{"stream reset", h3(reset), -1, vocab.ClassH3, "H3_"},
 		{"status", h3(status), -1, vocab.ClassStatus, "status 403"},
+		{"smaller body than expected", h3(small), 1024, vocab.ClassBodySize, "body of 100 bytes, expected 1024"},
 		{"short body", h3(short), -1, vocab.ClassBodySize, "content-length 100"},
 		{"CONNECTION_CLOSE H3 error", raw(closing), -1, vocab.ClassH3, "H3_GENERAL_PROTOCOL_ERROR"},
 		{"DATA before HEADERS", raw(garbage), -1, vocab.ClassH3, "HEADERS"},

@@ -9,8 +9,10 @@ package http3
 import (
 	"crypto/tls"
 
+	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/protocol"
+	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -46,6 +48,9 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return bad("linger0", true, "HTTP/3 runs over UDP: there is no TCP connection to reset")
 	case a.Conn.Resumption == tlsconn.ResumeTickets:
 		return bad("resumption", a.Conn.Resumption, "HTTP/3 runs over TLS 1.3, which resumes with psk")
+	}
+	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
+		return &vocab.FieldError{Field: "verify_body", Value: a.VerifyBody, Want: "be pattern or sha256: and 64 hex digits"}
 	}
 	return nil
 }

@@ -84,7 +84,7 @@ func TestRunRecord(t *testing.T) {
 
 // TestBadInput: what HTTP/3 cannot do is refused before any load, one
 // line naming it: a TLS 1.2 profile, linger0, TLS 1.2 tickets, streams
-// with cps.
+// with cps, a body check that is none.
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		name, want string
@@ -96,6 +96,7 @@ func TestBadInput(t *testing.T) {
 		{"tickets", "HTTP/3 runs over TLS 1.3, which resumes with psk",
 			func(s *runner.Spec) { s.Resume, s.Resumption = 0.5, "tickets" }},
 		{"streams with cps", "streams are throughput's", func(s *runner.Spec) { s.Streams = 4 }},
+		{"verify_body", "verify_body must be pattern or sha256", func(s *runner.Spec) { s.VerifyBody = "md5:x" }},
 	} {
 		s := spec(vocab.EngineCPS, "127.0.0.1:1", nil)
 		tc.set(&s)
@@ -166,5 +167,38 @@ func TestResume(t *testing.T) {
 	if res.Mode != "psk" || res.Resumed == 0 || res.Full == 0 ||
 		res.Resumed > res.Full+2 || res.Full > res.Resumed+2 {
 		t.Errorf("resumption %+v: want psk, about half resumed", res)
+	}
+}
+
+// TestPreflightRetriesLostHandshake: a device that never answers the
+// Initial (a UDP black hole) fails the preflight as quic_handshake_timeout
+// after three attempts (a lost Initial is tried again, as a TCP handshake
+// timeout is), each within the handshake deadline, and no load is sent.
+func TestPreflightRetriesLostHandshake(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	go func() {
+		buf := make([]byte, 2048)
+		for {
+			if _, _, err := pc.ReadFrom(buf); err != nil {
+				return
+			}
+		}
+	}()
+	s := spec(vocab.EngineCPS, pc.LocalAddr().String(), nil)
+	s.HandshakeTimeout = 200 * time.Millisecond
+	start := time.Now()
+	r, err := runner.Run(context.Background(), &s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := r.Preflight
+	if pf.OK || pf.Class != vocab.ClassQUICHandshakeTimeout || pf.Transactions != 3 || len(pf.FailedAttempts) != 3 ||
+		r.Whole.Transactions != 0 || time.Since(start) > 2*time.Second {
+		t.Errorf("preflight %+v, %d transactions, %v: want 3 quic_handshake_timeout attempts and no load", pf,
+			r.Whole.Transactions, time.Since(start))
 	}
 }
