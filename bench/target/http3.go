@@ -83,6 +83,10 @@ func (t *Target) listenBoth(p *profiles.Profile, i int) (net.Listener, *net.UDPC
 	}
 }
 
+// h3CloseWait bounds the wait for HTTP/3's handlers at Close, as the TCP
+// side's shutdown's.
+var h3CloseWait = 5 * time.Second
+
 // serveH3 serves HTTP/3 on pc for tl's listener, with tl's TLS
 // configuration (ALPN h3, TLS 1.3), until the target closes.
 func (t *Target) serveH3(tl *tlsListener, pc *net.UDPConn) error {
@@ -111,10 +115,22 @@ func (t *Target) serveH3(tl *tlsListener, pc *net.UDPConn) error {
 			return context.WithValue(ctx, connKey{}, countQUIC(tl, qc))
 		},
 	}
-	t.wg.Go(func() {
-		_ = srv.ServeListener(ln) // returns when the target closes
+	// Not in t.wg: it returns when the target closes, once srv.Close
+	// has (which waits for the handlers, h3CloseWait at most for Close).
+	go func() { _ = srv.ServeListener(ln) }()
+	t.closers = append(t.closers, func() error {
+		// Close waits for the handlers, a delayed response's too: at
+		// most h3CloseWait.
+		done := make(chan struct{})
+		go func() { _ = srv.Close(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(h3CloseWait):
+		}
+		_ = ln.Close()
+		_ = tr.Close()
+		return pc.Close()
 	})
-	t.closers = append(t.closers, srv.Close, ln.Close, tr.Close, pc.Close)
 	return nil
 }
 

@@ -172,3 +172,44 @@ func TestNoH3(t *testing.T) {
 		}
 	}
 }
+
+// TestH3CloseBounded: Close does not wait for an HTTP/3 response the
+// target delays (10 s) beyond its bound (300 ms here, 5 s otherwise); the
+// client's request ends.
+func TestH3CloseBounded(t *testing.T) {
+	target.SetH3CloseWait(t, 300*time.Millisecond)
+	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
+	tg, err := target.Start(target.Config{Profiles: []*profiles.Profile{p}, Delay: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, tr := h3Client(tg, p, nil)
+	defer tr.Close()
+	got := make(chan error, 1)
+	go func() {
+		resp, err := c.Get(h3URL(t, tg, p) + "/1k")
+		if err == nil {
+			resp.Body.Close()
+		}
+		got <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); tg.Listeners[0].Stats().Requests == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the target")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	start := time.Now()
+	tg.Close()
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %s with a response delayed 10 s", d)
+	}
+	select {
+	case err := <-got:
+		if err == nil {
+			t.Error("the delayed request succeeded")
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("the client's request did not end at Close")
+	}
+}
