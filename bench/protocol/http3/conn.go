@@ -334,6 +334,14 @@ func (b *base) exchange(c *conn, req *http.Request, r *result, buf []byte, data 
 	}
 }
 
+// ended reports whether the device ended c before answering r: it closed
+// the connection, or sent a GOAWAY (http3's unexported errGoAway, known by
+// its message) before r's stream was opened.
+func (c *conn) ended(r *result) bool {
+	return r.err != nil && r.first.IsZero() &&
+		(c.qc.Context().Err() != nil || r.err.Error() == "connection in graceful shutdown")
+}
+
 // end fills s from r: the phases from the request to the response's
 // header section (ttfb) and on to its end (transfer), RFC 9411's TTFB and
 // TTLB from t0 (the transaction's first packet), the body, the failure.

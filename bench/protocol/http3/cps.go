@@ -55,39 +55,50 @@ func (w *cpsWorker) Server() string { return w.server }
 
 // Do is one transaction: a GET on a new request stream of the worker's
 // connection, opened first (QUIC handshake) if it has none, and closed
-// (CONNECTION_CLOSE) after its RequestsPerConn-th stream or a failure.
+// (CONNECTION_CLOSE) after its RequestsPerConn-th stream or a failure. A
+// kept connection the device ended before the request was answered (its
+// close, or a GOAWAY) is replaced once.
 func (w *cpsWorker) Do(ctx context.Context, s *metrics.Sample) {
-	t0 := time.Now() // the transaction's first packet (RFC 9411's TTFB and TTLB)
-	if w.c == nil {
-		if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+	for try := 0; try < 2; try++ {
+		t0 := time.Now() // the transaction's first packet (RFC 9411's TTFB and TTLB)
+		reused := w.c != nil
+		if !reused {
+			if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
+				return
+			}
+			w.nreq = 0
+		}
+		w.nreq++
+		r := result{}
+		req, obj, want, head, err := w.op.next(w.gen, w.head)
+		w.head, r.obj, r.want = head, obj, want
+		if err != nil {
+			r.err = err
+		} else {
+			w.op.exchange(w.c, req, &r, w.buf, nil)
+		}
+		if reused && w.c.ended(&r) {
+			w.op.close(w.c, nil, true)
+			w.c = nil
+			continue
+		}
+		if !s.Opened {
+			t0 = r.sent
+		}
+		w.server = r.server
+		r.end(s, t0)
+		if r.err == nil && w.nreq < max(w.op.args.RequestsPerConn, 1) {
+			w.c.account(s)
 			return
 		}
-		w.nreq = 0
-	}
-	w.nreq++
-	r := result{}
-	req, obj, want, head, err := w.op.next(w.gen, w.head)
-	w.head, r.obj, r.want = head, obj, want
-	if err != nil {
-		r.err = err
-	} else {
-		w.op.exchange(w.c, req, &r, w.buf, nil)
-	}
-	if !s.Opened {
-		t0 = r.sent
-	}
-	w.server = r.server
-	r.end(s, t0)
-	if r.err == nil && w.nreq < max(w.op.args.RequestsPerConn, 1) {
-		w.c.account(s)
+		if r.err == nil {
+			w.op.clientFirst.Add(1)
+		}
+		w.op.close(w.c, s, true)
+		w.c = nil
+		s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 		return
 	}
-	if r.err == nil {
-		w.op.clientFirst.Add(1)
-	}
-	w.op.close(w.c, s, true)
-	w.c = nil
-	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
 // Close closes the connection the worker holds, if any.

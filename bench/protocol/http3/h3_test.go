@@ -41,6 +41,9 @@ type h3Server struct {
 	handler             http.Handler
 }
 
+// connKey is the request context's key of its QUIC connection.
+type connKey struct{}
+
 // anyProto makes the server answer HTTP/1.1 and HTTP/2 too (the benchmark's
 // TCP side).
 var anyProto bool
@@ -108,7 +111,9 @@ func serveH3(t testing.TB, alpn []string, h http.Handler) *h3Server {
 		t.Fatal(err)
 	}
 	srv.handler = h
-	hs := &http3.Server{Handler: h}
+	hs := &http3.Server{Handler: h, ConnContext: func(ctx context.Context, c *quic.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}}
 	go func() {
 		for {
 			c, err := ln.Accept(context.Background())
@@ -280,5 +285,56 @@ func TestSources(t *testing.T) {
 	defer mu.Unlock()
 	if len(from) != 2 || from["127.0.0.2"] != 2 || from["127.0.0.3"] != 2 {
 		t.Errorf("requests came from %v, want 2 from each source", from)
+	}
+}
+
+// TestDeviceEndsKeptConnection: a device that closes each connection
+// (CONNECTION_CLOSE, H3_NO_ERROR) after its second response: the request
+// the client then makes on it is asked again on a new connection, once,
+// and succeeds (cps with 3 requests per connection; throughput, whose
+// steady window counts the reconnections).
+func TestDeviceEndsKeptConnection(t *testing.T) {
+	var mu sync.Mutex
+	served := map[*quic.Conn]int{}
+	var srv *h3Server
+	srv = serveH3(t, nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := r.Context().Value(connKey{}).(*quic.Conn)
+		mu.Lock()
+		served[c]++
+		n := served[c]
+		mu.Unlock()
+		srv.requests.Add(1)
+		_, _ = w.Write([]byte("ok"))
+		if n == 2 {
+			time.AfterFunc(10*time.Millisecond, func() { _ = c.CloseWithError(0x100, "enough") })
+		}
+	}))
+	for _, e := range []vocab.Engine{vocab.EngineCPS, vocab.EngineThroughput} {
+		a := args(e, srv.addr, srv.ca.Pool())
+		a.Request.Path, a.Request.ExpectSize, a.RequestsPerConn = "/", 2, 3
+		if e == vocab.EngineThroughput {
+			a.RequestsPerConn = 0
+		}
+		op := build(t, e, a)
+		w, err := op.NewWorker(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rq0, cn0 := srv.requests.Load(), srv.cn.Load()
+		for i := range 6 {
+			s := metrics.Sample{Start: time.Now(), Steady: true}
+			w.Do(context.Background(), &s)
+			if s.Class != "" {
+				t.Fatalf("%s, sample %d: %s (%v)", e, i, s.Class, s.Err)
+			}
+			time.Sleep(50 * time.Millisecond) // the device's close arrives
+		}
+		_ = w.(interface{ Close() error }).Close()
+		if rq, cn := srv.requests.Load()-rq0, srv.cn.Load()-cn0; rq != 6 || cn != 3 {
+			t.Errorf("%s: server answered %d requests on %d connections, want 6 on 3", e, rq, cn)
+		}
+		if r, ok := op.(interface{ Reconnects() int64 }); ok && r.Reconnects() != 2 {
+			t.Errorf("%s: %d reconnections, want 2", e, r.Reconnects())
+		}
 	}
 }

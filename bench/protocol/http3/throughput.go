@@ -8,6 +8,7 @@ import (
 	"errors"
 	"hash"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/engine"
@@ -28,7 +29,12 @@ type tputOp struct {
 	*base
 	streams         int
 	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
+	reconnects      atomic.Int64
 }
+
+// Reconnects is how many connections the steady window opened because the
+// device ended one (its close, or a GOAWAY), not RequestsPerConn's.
+func (op *tputOp) Reconnects() int64 { return op.reconnects.Load() }
 
 func newThroughput(a protocol.Args) (protocol.Op, error) {
 	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
@@ -96,43 +102,68 @@ func (w *tputWorker) Open(ctx context.Context, s *metrics.Sample) bool {
 }
 
 // Do reads one stream's response, the worker's connection kept full of
-// streams (opened first if it has none).
+// streams (opened first if it has none). When the device ended a kept
+// connection before answering (its close, or a GOAWAY), it opens a new one
+// and asks again, at most twice (a new connection is not retried).
 func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
-	t0 := time.Time{} // the first packet of a transaction that opened its connection
+	for try := 0; ; try++ {
+		t0, dialed, ok := w.connect(ctx, s)
+		if !ok {
+			return
+		}
+		per := w.op.args.RequestsPerConn
+		for w.inflight < w.op.streams && (per == 0 || w.nsent < per) {
+			w.start()
+		}
+		var st *tstream
+		select {
+		case st = <-w.done:
+		case <-ctx.Done(): // abandoned: every stream ends within its deadlines
+			return
+		}
+		w.inflight--
+		w.free <- st
+		if !dialed && try < 2 && w.c.ended(&st.result) {
+			w.closeConn(s)
+			if s.Steady {
+				w.op.reconnects.Add(1)
+			}
+			continue
+		}
+		st.end(s, cmp.Or(t0, st.sent))
+		w.server = st.server
+		if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
+			s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
+		}
+		w.c.account(s)
+		if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
+			w.closeConn(s)
+		}
+		return
+	}
+}
+
+// connect gives the worker a connection if it has none, or carries the one
+// Open opened into s; t0 is the first packet of a transaction that opened
+// its connection (zero: none did), dialed whether this one dialled now.
+// False: the dial failed and s is ended.
+func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) (t0 time.Time, dialed, ok bool) {
 	switch {
 	case w.opened != nil:
 		o := w.opened
-		w.opened, t0 = nil, o.Start
+		w.opened = nil
 		s.Opened, s.Handshake, s.Resumed = true, o.Handshake, o.Resumed
 		s.Dur[vocab.PhaseHandshake], s.WireIn, s.WireOut = o.Dur[vocab.PhaseHandshake], o.WireIn, o.WireOut
+		return o.Start, false, true // opened ahead: the device may have ended it since
 	case w.c == nil:
 		t0 = time.Now()
 		if w.c = w.op.open(ctx, w.dialer, s); w.c == nil {
-			return
+			return t0, true, false
 		}
 		w.nsent = 0
+		return t0, true, true
 	}
-	per := w.op.args.RequestsPerConn
-	for w.inflight < w.op.streams && (per == 0 || w.nsent < per) {
-		w.start()
-	}
-	var st *tstream
-	select {
-	case st = <-w.done:
-	case <-ctx.Done(): // abandoned: every stream ends within its deadlines
-		return
-	}
-	w.inflight--
-	st.end(s, cmp.Or(t0, st.sent))
-	w.server = st.server
-	if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
-		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
-	}
-	w.c.account(s)
-	w.free <- st
-	if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
-		w.closeConn(s)
-	}
+	return t0, false, true
 }
 
 // start makes the next request on a stream of its own, read by a
