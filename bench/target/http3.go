@@ -47,7 +47,7 @@ type quicCounts struct {
 	handshakes, resumed, early atomic.Int64
 }
 
-// stats is q's /stats entry, nil without HTTP/3.
+// quicStats is l's HTTP/3 side in /stats, nil without.
 func (l *Listener) quicStats() *QUICStats {
 	q := l.quic
 	if q == nil {
@@ -72,8 +72,10 @@ func (t *Target) listenBoth(p *profiles.Profile, i int) (net.Listener, *net.UDPC
 		if err != nil || !t.servesH3(p) {
 			return ln, nil, err
 		}
-		pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: ln.Addr().(*net.TCPAddr).IP, Port: ln.Addr().(*net.TCPAddr).Port})
+		a := ln.Addr().(*net.TCPAddr)
+		pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: a.IP, Port: a.Port})
 		if err == nil {
+			t.closers = append(t.closers, pc.Close) // also when Start fails after this
 			return ln, pc, nil
 		}
 		ln.Close()
@@ -88,7 +90,8 @@ func (t *Target) listenBoth(p *profiles.Profile, i int) (net.Listener, *net.UDPC
 var h3CloseWait = 5 * time.Second
 
 // serveH3 serves HTTP/3 on pc for tl's listener, with tl's TLS
-// configuration (ALPN h3, TLS 1.3), until the target closes.
+// configuration (ALPN h3, TLS 1.3), until the target closes (pc is closed
+// then, as the target's closers run in reverse).
 func (t *Target) serveH3(tl *tlsListener, pc *net.UDPConn) error {
 	cfg := http3.ConfigureTLSConfig(tl.cfg) // a clone, ALPN h3
 	cfg.MinVersion = tls.VersionTLS13
@@ -103,7 +106,6 @@ func (t *Target) serveH3(tl *tlsListener, pc *net.UDPConn) error {
 		Allow0RTT:            t.cfg.Resumption.PSK,
 	})
 	if err != nil {
-		pc.Close()
 		return err
 	}
 	l := tl.l
@@ -128,8 +130,7 @@ func (t *Target) serveH3(tl *tlsListener, pc *net.UDPConn) error {
 		case <-time.After(h3CloseWait):
 		}
 		_ = ln.Close()
-		_ = tr.Close()
-		return pc.Close()
+		return tr.Close()
 	})
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/quic-go/quic-go/http3"
 
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -212,4 +213,34 @@ func TestH3CloseBounded(t *testing.T) {
 	case <-time.After(3 * time.Second):
 		t.Error("the client's request did not end at Close")
 	}
+}
+
+// TestH3FailedStartFreesUDP: a Start that fails after a listener took its
+// UDP port (server names with a given certificate) gives the port back.
+func TestH3FailedStartFreesUDP(t *testing.T) {
+	p, _ := profiles.Builtin().Get("tls13-aes128-gcm-x25519")
+	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "ca", time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := ca.Leaf(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, []string{"localhost"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	cfg := target.Config{Profiles: []*profiles.Profile{p}, Port: port, Cert: &cert, Names: []string{"a.test"}}
+	if tg, err := target.Start(cfg); err == nil {
+		tg.Close()
+		t.Fatal("server names with a given certificate started")
+	}
+	pc, err = net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+	if err != nil {
+		t.Fatalf("UDP port %d after the failed start: %v", port, err)
+	}
+	pc.Close()
 }

@@ -97,7 +97,7 @@ type Target struct {
 
 	servers []*fasthttp.Server
 	lns     []net.Listener
-	closers []func() error // HTTP/3's servers and sockets
+	closers []func() error // HTTP/3's servers and sockets, closed in reverse
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
@@ -425,8 +425,8 @@ func (t *Target) Close() error {
 	for _, ln := range t.lns {
 		ln.Close()
 	}
-	for _, c := range t.closers {
-		_ = c()
+	for i := len(t.closers) - 1; i >= 0; i-- { // in reverse: a socket after its server
+		_ = t.closers[i]()
 	}
 	t.wg.Wait()
 	return nil
