@@ -7,7 +7,7 @@ BIN      := bin/tlsbench
 # implementation the percentiles are checked against, the PDF's checkers, the
 # shells the completions are tried in, the man page's renderers and R, which
 # the rank test and Welch's interval are checked against (Debian packages).
-TEST_PACKAGES := haproxy nginx nghttp2-client apache2 apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus r-base-core
+TEST_PACKAGES := haproxy nginx nghttp2-client caddy apache2 apache2-utils chromium poppler-utils iproute2 libhdrhistogram-java default-jre-headless tcpdump nftables zsh fish groff-base man-db prometheus r-base-core
 
 .PHONY: all build agent completions run test deps-test fmt-check vet staticcheck lint fuzz-short bench peers perf-ab scale soak clean
 

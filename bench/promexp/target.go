@@ -26,7 +26,7 @@ var (
 	descTgtConns  = targetDesc("target_connections_total", "TCP connections accepted, per listener.")
 	descTgtFaults = targetDesc("target_faults_injected_total", "Faults injected, per listener and kind.", "kind")
 	descTgtReqsBy = targetDesc("target_requests_by_protocol_total",
-		"HTTP requests served, per listener and protocol (http/1.1, http/2).", "protocol")
+		"HTTP requests served, per listener and protocol (http/1.1, http/2, http/3).", "protocol")
 )
 
 // targetDesc describes a counter of the target's listeners (labels

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -75,7 +76,7 @@ func (t *Target) serveH2(tl *tlsListener) fasthttp.ServeHandler {
 	case len(tl.cfg.NextProtos) == 0 || tl.cfg.NextProtos[0] != "h2":
 		return nil
 	}
-	h := h2Handler{t: t, l: tl.l}
+	h := h2Handler{t: t, l: tl.l, n: &tl.l.requestsH2}
 	return func(nc net.Conn) error {
 		c := nc.(*tlsConn)
 		stop := context.AfterFunc(t.ctx, func() { _ = c.raw.Close() }) // Close ends the connection
@@ -87,15 +88,16 @@ func (t *Target) serveH2(tl *tlsListener) fasthttp.ServeHandler {
 	}
 }
 
-// h2Handler serves listener l's HTTP/2 requests.
+// h2Handler serves listener l's HTTP/2 (and HTTP/3) requests, counted in n.
 type h2Handler struct {
 	t *Target
 	l *Listener
+	n *atomic.Int64
 }
 
 func (h h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c := r.Context().Value(connKey{}).(*tlsConn)
-	if m := h.t.cfg.MaxRequestsPerConn; m > 0 && c.served.Add(1) == int64(m) {
+	if m := h.t.cfg.MaxRequestsPerConn; m > 0 && !c.quic && c.served.Add(1) == int64(m) {
 		// x/net's server sends a GOAWAY for it, and closes the
 		// connection once the streams opened before it are done.
 		w.Header().Set("Connection", "close")
@@ -107,7 +109,7 @@ func (h h2Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rc = http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(time.Time{})
 	}
-	h.t.route(h2Reply{w, r, rc}, h.l, c, []byte(r.URL.Path), &h.l.requestsH2)
+	h.t.route(h2Reply{w, r, rc}, h.l, c, []byte(r.URL.Path), h.n)
 }
 
 // h2Reply writes HTTP/2 responses, with the headers HTTP/1's carry.

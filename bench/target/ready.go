@@ -23,6 +23,7 @@ type Ready struct {
 type readyListener struct {
 	Profile string `json:"profile"`
 	Addr    string `json:"addr"`
+	QUIC    string `json:"quic,omitempty"` // UDP host:port of its HTTP/3 side
 }
 
 // Addr returns the address of the profile's listener ("" if none).
@@ -40,7 +41,7 @@ func (r *Ready) Addr(profile string) string {
 func WriteReady(w io.Writer, t *Target, caFile string) error {
 	r := Ready{Ready: true, CA: caFile, Admin: t.AdminAddr}
 	for _, l := range t.Listeners {
-		r.Listeners = append(r.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr})
+		r.Listeners = append(r.Listeners, readyListener{Profile: l.Name(), Addr: l.Addr, QUIC: l.QUICAddr})
 	}
 	return json.NewEncoder(w).Encode(r) // json.Marshal's bytes and a newline
 }

@@ -1,9 +1,9 @@
 // Package target is the reference TLS target: fasthttp over crypto/tls, one
 // listener per cipher profile, each configured exactly as its profile, with
 // certificates generated in memory, session cache and tickets off. It serves
-// sized objects from preallocated memory over HTTP/1.1 and HTTP/2 (h2.go),
-// and counts what it sees, so that the engines' counts can be tested
-// against it.
+// sized objects from preallocated memory over HTTP/1.1, HTTP/2 (h2.go)
+// and, for TLS 1.3 profiles, HTTP/3 over QUIC (http3.go), and counts what
+// it sees, so that the engines' counts can be tested against it.
 package target
 
 import (
@@ -84,6 +84,8 @@ type Config struct {
 	// after that many responses, the last with Connection: close (Apache's
 	// MaxKeepAliveRequests, nginx's keepalive_requests).
 	MaxRequestsPerConn int
+	// NoHTTP3 serves no HTTP/3 (http3.go): no UDP listener.
+	NoHTTP3 bool
 }
 
 // Target is a running reference target. Close stops it.
@@ -95,6 +97,7 @@ type Target struct {
 
 	servers []*fasthttp.Server
 	lns     []net.Listener
+	closers []func() error // HTTP/3's servers and sockets, closed in reverse
 	wg      sync.WaitGroup
 	bodies  bodies
 	closed  atomic.Bool
@@ -108,12 +111,16 @@ type Target struct {
 type Listener struct {
 	Profile *profiles.Profile
 	Addr    string // host:port
+	// QUICAddr is the UDP host:port of its HTTP/3 side ("" without).
+	QUICAddr string
 
 	connections     atomic.Int64 // TCP connections accepted, whatever came next
 	handshakes      atomic.Int64 // full handshakes (client traffic; /stats connections excluded)
 	resumed         atomic.Int64
 	requests        atomic.Int64 // HTTP/1.x
 	requestsH2      atomic.Int64
+	requestsH3      atomic.Int64
+	quic            *quicCounts  // nil without HTTP/3
 	handshakeErrors atomic.Int64 // failed after the client sent something
 	clientCerts     atomic.Int64 // full handshakes with a verified client certificate
 	injected        injected
@@ -139,9 +146,11 @@ type Stats struct {
 	// Names counts the handshakes by server name, with Config.Names.
 	Names *NameStats `json:"names,omitempty"`
 	// ByProtocol splits Requests by protocol, named as the engines name
-	// them ("http/1.1": HTTP/1.0 and 1.1; "http/2"), those with none left
-	// out.
+	// them ("http/1.1": HTTP/1.0 and 1.1; "http/2"; "http/3"), those with
+	// none left out.
 	ByProtocol map[string]int64 `json:"requests_by_protocol,omitempty"`
+	// QUIC is the HTTP/3 side's address and counters, nil without.
+	QUIC *QUICStats `json:"quic,omitempty"`
 }
 
 // Name is the listener's profile name, or "plain".
@@ -154,13 +163,13 @@ func (l *Listener) Name() string {
 
 // Stats returns the listener's counters.
 func (l *Listener) Stats() Stats {
-	h1, h2 := l.requests.Load(), l.requestsH2.Load()
-	by := map[string]int64{"http/1.1": h1, "http/2": h2}
+	h1, h2, h3 := l.requests.Load(), l.requestsH2.Load(), l.requestsH3.Load()
+	by := map[string]int64{"http/1.1": h1, "http/2": h2, "http/3": h3}
 	maps.DeleteFunc(by, func(_ string, n int64) bool { return n == 0 })
 	return Stats{
 		Profile: l.Name(), Address: l.Addr, Connections: l.connections.Load(),
 		Handshakes: l.handshakes.Load(), Resumed: l.resumed.Load(),
-		Requests: h1 + h2, ByProtocol: by, HandshakeErrors: l.handshakeErrors.Load(),
+		Requests: h1 + h2 + h3, ByProtocol: by, QUIC: l.quicStats(), HandshakeErrors: l.handshakeErrors.Load(),
 		Injected: l.injected.snapshot(), ClientCerts: l.clientCerts.Load(), Names: l.nameStats(),
 	}
 }
@@ -271,7 +280,7 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 	if err != nil {
 		return err
 	}
-	ln, err := listenNth(cfg.Host, cfg.Port, i)
+	ln, pc, err := t.listenBoth(p, i)
 	if err != nil {
 		return fmt.Errorf("target: profile %s: %w", p.Name, err)
 	}
@@ -300,6 +309,12 @@ func (t *Target) listenProfile(i int, p *profiles.Profile, hosts []string, certs
 				return err
 			}
 			tl.expired = &exp
+		}
+	}
+	if pc != nil {
+		if err := t.serveH3(tl, pc); err != nil {
+			ln.Close()
+			return fmt.Errorf("target: profile %s: HTTP/3: %w", p.Name, err)
 		}
 	}
 	t.serve(tl, t.handler(l), t.serveH2(tl))
@@ -410,6 +425,9 @@ func (t *Target) Close() error {
 	for _, ln := range t.lns {
 		ln.Close()
 	}
+	for i := len(t.closers) - 1; i >= 0; i-- { // in reverse: a socket after its server
+		_ = t.closers[i]()
+	}
 	t.wg.Wait()
 	return nil
 }
@@ -450,6 +468,9 @@ func (t *Target) route(r reply, l *Listener, c *tlsConn, path []byte, n *atomic.
 			// This connection came to read the counters: it is not
 			// client traffic.
 			l.handshakes.Add(-1)
+			if c.quic {
+				l.quic.handshakes.Add(-1)
+			}
 			c.uncountClientCert()
 		}
 		r.json(l.Stats())
@@ -575,6 +596,7 @@ type tlsConn struct {
 	cut     atomic.Bool // an HTTP/2 stream is ending the connection (h2Reply.cut)
 	wrote   atomic.Int64
 	served  atomic.Int64 // HTTP/2 requests, for MaxRequestsPerConn
+	quic    bool         // an HTTP/3 connection (countQUIC): no *tls.Conn
 }
 
 // Handshake runs the counted handshake (fasthttp calls it directly).

@@ -22,7 +22,8 @@ Runs the reference TLS target: one listener per profile on consecutive ports,
 each configured exactly as its profile (certificates generated in memory,
 session cache and tickets off unless --resumption). Each listener serves
 HTTP/2 and HTTP/1.1, chosen by ALPN (h2, then http/1.1; a client that
-offers no ALPN gets HTTP/1.1). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
+offers no ALPN gets HTTP/1.1); a TLS 1.3 profile's listener serves HTTP/3
+(QUIC, ALPN h3) on UDP at the same port too (--http3=false: not). Objects: /1k, /1m, /bytes/N[k|m|g]; /stats
 returns the listener's counters, requests by protocol among them. Once listening it prints a table of the
 listeners, then one JSON line {"ready":true,"listeners":[{"profile":..,
 "addr":..}],"ca":..} for programs. Stops on SIGINT or SIGTERM and prints
@@ -120,11 +121,13 @@ func parseServe(args []string, stdout io.Writer) (*serveCmd, error) {
 		"the default certificate)")
 	namesPattern := fs.String("names-pattern", target.DefaultNamePattern, "the names of --names: `PATTERN` with one %d, "+
 		"numbered from 1")
+	http3 := fs.Bool("http3", true, "serve HTTP/3 over QUIC on UDP at the port of each TLS 1.3 profile's listener")
 	c.live.add(fs)
 	c.mtls.add(fs)
 	if err := parseFlags(fs, serveUsage, args, stdout); err != nil {
 		return nil, err
 	}
+	cfg.NoHTTP3 = !*http3
 	if fs.NArg() > 0 {
 		return nil, usagef("unexpected arguments %q", fs.Args())
 	}
@@ -283,7 +286,8 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 	fmt.Fprintln(tw, "PROFILE\tADDRESS\tSUITE\tGROUP\tCERT")
 	for _, l := range t.Listeners {
 		if p := l.Profile; p != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, l.Addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
+			addr := l.Addr + map[bool]string{true: " +udp (h3)"}[l.QUICAddr != ""]
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, addr, p.SuiteLabel(), p.GroupLabel(), p.ServerCertKey())
 		} else {
 			fmt.Fprintf(tw, "%s\t%s\t-\t-\t-\n", l.Name(), l.Addr)
 		}
@@ -311,7 +315,7 @@ func (c *serveCmd) printListeners(stdout io.Writer, t *target.Target) error {
 // printServeStats prints the listeners' counters, and the faults injected.
 func printServeStats(stdout io.Writer, stats []target.Stats) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHANDSHAKE ERRORS\tINJECTED")
+	fmt.Fprintln(tw, "PROFILE\tHANDSHAKES\tRESUMED\tREQUESTS\tHTTP/2\tHTTP/3\tHANDSHAKE ERRORS\tINJECTED")
 	for _, s := range stats {
 		var inj []string
 		for _, k := range target.FaultKinds {
@@ -319,8 +323,8 @@ func printServeStats(stdout io.Writer, stats []target.Stats) error {
 				inj = append(inj, fmt.Sprintf("%s ×%d", k, n))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
-			s.ByProtocol["http/2"], s.HandshakeErrors, strings.Join(inj, ", "))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Profile, s.Handshakes, s.Resumed, s.Requests,
+			s.ByProtocol["http/2"], s.ByProtocol["http/3"], s.HandshakeErrors, strings.Join(inj, ", "))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -36,7 +36,8 @@ func TestDependencyRules(t *testing.T) {
 		"bench/engine/httpreq":    {},
 		"bench/engine/cps":        {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
 		"bench/engine/throughput": {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq", "github.com/valyala/fasthttp"},
-		"bench/target":            {"profiles", "cipher", "bench/engine/httpreq", "github.com/valyala/fasthttp", "golang.org/x/net/http2"},
+		"bench/target": {"profiles", "cipher", "bench/engine/httpreq", "github.com/valyala/fasthttp", "golang.org/x/net/http2",
+			"github.com/quic-go/quic-go", "github.com/quic-go/quic-go/http3"},
 		// The protocol registry; a protocol's package registers its engines'
 		// operations (HTTP/1.1: cps and throughput, the reference target's body pattern).
 		"bench/protocol":       {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq"},

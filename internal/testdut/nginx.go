@@ -99,18 +99,8 @@ func StartNginxT(t testing.TB, cfg NginxConfig) *nginx {
 // StartNginx writes the configuration and the objects into cfg.Dir, starts
 // nginx (bin) in the foreground and waits until every server accepts.
 func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*nginx, error) {
-	www := filepath.Join(cfg.Dir, "www")
-	if err := os.MkdirAll(www, 0o755); err != nil {
+	if err := writeObjects(filepath.Join(cfg.Dir, "www")); err != nil {
 		return nil, err
-	}
-	body := make([]byte, 1<<20)
-	for i := range body {
-		body[i] = byte('a' + i%26)
-	}
-	for name, size := range map[string]int{"1k": 1 << 10, "1m": 1 << 20} {
-		if err := os.WriteFile(filepath.Join(www, name), body[:size], 0o644); err != nil {
-			return nil, err
-		}
 	}
 	ports, err := FreePorts(len(cfg.Servers) + 1)
 	if err != nil {
@@ -146,6 +136,24 @@ func StartNginx(ctx context.Context, bin string, cfg NginxConfig) (*nginx, error
 		return nil, err
 	}
 	return n, nil
+}
+
+// writeObjects writes the objects 1k (1024 bytes) and 1m (1 MiB) into
+// www: a..z over and over.
+func writeObjects(www string) error {
+	if err := os.MkdirAll(www, 0o755); err != nil {
+		return err
+	}
+	body := make([]byte, 1<<20)
+	for i := range body {
+		body[i] = byte('a' + i%26)
+	}
+	for name, size := range map[string]int{"1k": 1 << 10, "1m": 1 << 20} {
+		if err := os.WriteFile(filepath.Join(www, name), body[:size], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Text is nginx.conf. The workers run as root when nginx is started by

@@ -171,24 +171,35 @@ func (p *Process) Close() error {
 func (p *Process) waitListening(ctx context.Context, addrs []string) error {
 	deadline := time.Now().Add(startTimeout)
 	for _, addr := range addrs {
-		for {
+		err := p.waitUntil(ctx, deadline, "listen on "+addr, func() bool {
 			c, err := net.DialTimeout("tcp", addr, time.Second)
 			if err == nil {
 				_ = c.(*net.TCPConn).SetLinger(0)
 				c.Close()
-				break
 			}
-			if err := p.Alive(); err != nil {
-				return err
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if time.Now().After(deadline) {
-				return fmt.Errorf("%s does not listen on %s after %s: %s", p.Name, addr, startTimeout, p.Tail())
-			}
-			time.Sleep(50 * time.Millisecond)
+			return err == nil
+		})
+		if err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// waitUntil polls ready every 50 ms until it holds, the child exits, ctx
+// ends or deadline passes (an error naming what the child does not do).
+func (p *Process) waitUntil(ctx context.Context, deadline time.Time, what string, ready func() bool) error {
+	for !ready() {
+		if err := p.Alive(); err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s does not %s after %s: %s", p.Name, what, startTimeout, p.Tail())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	return nil
 }
