@@ -58,7 +58,7 @@ func Merge(runs []*Run) (*Run, error) {
 	m := &Run{
 		Schema: Schema, Engine: ref.Engine, Profile: ref.Profile, ProfileSpec: slices.Clone(ref.ProfileSpec),
 		Target: ref.Target, Config: slices.Clone(ref.Config), Tool: ref.Tool, Negotiated: ref.Negotiated,
-		HTTP2: ref.HTTP2, Transport: ref.Transport,
+		HTTP2: ref.HTTP2, Transport: ref.Transport, Protocol: ref.Protocol,
 		Started: ref.Started, Ended: ref.Ended, Complete: true, WarmupS: ref.WarmupS,
 		Load:   Load{Mode: ref.Load.Mode},
 		Errors: Errors{ByClass: map[vocab.Class]int64{}, Examples: map[vocab.Class]string{}},
@@ -72,7 +72,6 @@ func Merge(runs []*Run) (*Run, error) {
 			m.Ended = in.r.Ended
 		}
 	}
-	m.Protocol = ref.Protocol
 	var agents []AgentRun
 	var weight, duration, steady float64
 	for _, in := range ins {

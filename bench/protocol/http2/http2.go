@@ -22,8 +22,8 @@ import (
 const DefaultStreams = 1
 
 func init() {
-	protocol.Register(protocol.Protocol{Name: "http/2", ALPN: "h2", OfferALPN: true, Fallback: []string{"http/1.1"}, MinTLS: tls.VersionTLS12,
-		Check: check,
+	protocol.Register(protocol.Protocol{Name: "http/2", ALPN: "h2", OfferALPN: true, Fallback: []string{"http/1.1"},
+		MinTLS: tls.VersionTLS12, Check: check,
 		New: map[vocab.Engine]func(protocol.Args) (protocol.Op, error){
 			vocab.EngineCPS:        newCPS,
 			vocab.EngineThroughput: newThroughput,
