@@ -61,6 +61,16 @@ type Opener interface {
 	Open(ctx context.Context, s *metrics.Sample) bool
 }
 
+// Drainer is a Worker whose transactions overlap (HTTP/2's streams): one
+// it is to run no more may still have some under way, which the device
+// answers. The engine then calls Drain until it returns false, each call
+// ending one of them into s (recorded, outside the window), so that every
+// request the device answered is counted. Drain returns false, s untouched,
+// when none is left or ctx is done.
+type Drainer interface {
+	Drain(ctx context.Context, s *metrics.Sample) bool
+}
+
 // connCounter is an Op that counts its open connections: now, and the most
 // at once.
 type connCounter interface {
@@ -426,6 +436,15 @@ func (l *load) work(id int, w Worker, sched schedule) {
 		// due meanwhile are dropped (and counted).
 		if d := bo.after(s.Class == ""); d > 0 {
 			wait(d, l.stop)
+		}
+	}
+	for d, ok := w.(Drainer); ok; {
+		now := time.Now()
+		*s = metrics.Sample{Intended: now, Start: now}
+		if ok = d.Drain(l.opCtx, s); ok {
+			s.Dur[vocab.PhaseUncorrected] = s.Dur[vocab.PhaseTotal]
+			n++
+			l.record(id, s)
 		}
 	}
 	l.attempts.Add(n)

@@ -523,3 +523,45 @@ func TestAtWindow(t *testing.T) {
 		t.Errorf("interrupted in its warm-up: calls %v, want none", calls)
 	}
 }
+
+// drainWorker is a worker with 3 transactions under way after each Do
+// (HTTP/2's streams): Drain ends them, one a call.
+type drainWorker struct {
+	fakeOp
+	open, drained int
+	steady        bool // a drained sample was in the window
+}
+
+func (w *drainWorker) NewWorker(int) (engine.Worker, error) { return w, nil }
+
+func (w *drainWorker) Do(ctx context.Context, s *metrics.Sample) { w.fakeOp.Do(ctx, s); w.open = 3 }
+
+func (w *drainWorker) Drain(ctx context.Context, s *metrics.Sample) bool {
+	if w.open == 0 {
+		return false
+	}
+	w.open--
+	w.drained++
+	w.steady = w.steady || s.Steady
+	s.Dur[vocab.PhaseTotal] = time.Millisecond
+	return true
+}
+
+// TestDrainer: a worker's transactions still under way when it is to run
+// no more are drained, each recorded in the whole run (not the window) and
+// counted as an attempt.
+func TestDrainer(t *testing.T) {
+	w := &drainWorker{fakeOp: fakeOp{sleep: time.Millisecond}}
+	res, err := engine.Run(context.Background(), engine.Config{Load: engine.Load{Concurrency: 1,
+		Duration: 50 * time.Millisecond}}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, s := w.calls.Load(), res.Snapshot
+	if w.drained != 3 || w.open != 0 || w.steady {
+		t.Errorf("drained %d (%d left, in the window: %v), want 3 outside the window", w.drained, w.open, w.steady)
+	}
+	if s.AllOK != calls+3 || s.OK > calls || res.Attempts != calls+3 {
+		t.Errorf("recorded %d (window %d), attempts %d; %d made and 3 drained", s.AllOK, s.OK, res.Attempts, calls)
+	}
+}

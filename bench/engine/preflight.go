@@ -45,9 +45,11 @@ func (p *preflightResult) OK() bool { return p.Attempts > 0 && p.Sample.Class ==
 
 // Preflight checks op before any load with transactions made exactly as a
 // worker of the load makes them: one worker of op (id 0, the first source
-// address) runs Do, then is closed. Nothing is recorded. It stops at the
-// first success, at the first failure that is not flaky, or after
-// PreflightAttempts flaky ones. An error means no worker could be made.
+// address) runs Do, then is closed; a worker whose transactions overlap
+// (a Single method) is asked to make them one at a time. Nothing is
+// recorded. It stops at the first success, at the first failure that is
+// not flaky, or after PreflightAttempts flaky ones. An error means no
+// worker could be made.
 //
 // When op resumes sessions (a Resumes method that says so), a success whose
 // connection made a full handshake is followed by one more transaction on a
@@ -63,6 +65,9 @@ func Preflight(ctx context.Context, op Op) (preflightResult, error) {
 		return res, err
 	}
 	defer closeWorker(w)
+	if d, ok := w.(interface{ Single() }); ok {
+		d.Single() // one transaction under way at a time: none is left unread at the close
+	}
 	r, ok := op.(interface{ Resumes() bool })
 	resumes := ok && r.Resumes()
 	begin := time.Now()

@@ -75,10 +75,13 @@ func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 		return nil, nil
 	}
 	m := &deviceMeter{src: spec.Device.For(spec.Profile)}
-	if spec.Engine == vocab.EngineThroughput { // requests in flight a connection: pipelined, or streams
-		m.pipeline = int64(max(spec.Pipeline, spec.Streams, 1))
+	inFlight := int64(1) // requests in flight a connection: pipelined, or streams
+	if spec.Engine == vocab.EngineThroughput {
+		// Only a pipeline leaves requests unread at a close: HTTP/2
+		// reads its streams to the end (engine.Drainer).
+		m.pipeline, inFlight = int64(max(spec.Pipeline, 1)), int64(max(spec.Pipeline, spec.Streams, 1))
 	}
-	m.inFlight = int64(spec.Concurrency) * max(m.pipeline, 1)
+	m.inFlight = int64(spec.Concurrency) * inFlight
 	m.version = m.src.Version(ctx) // before the first read: a page the device counts is not in the run's counts
 	if m.first = read(ctx, &m.src); m.first.err != nil {
 		if ctx.Err() != nil {

@@ -300,3 +300,32 @@ func (t *tcpDialer) setup(d *net.Dialer) {
 	t.dup, t.dupFn = -1, t.dupFD
 	d.ControlContext = t.control
 }
+
+// SetRcvLowat sets how many bytes the kernel queues before it wakes the
+// connection's reader (SO_RCVLOWAT; n ≤ 1: at the first byte, the
+// default), or wakes it when the peer closes. A reader that knows that many
+// are coming reads a bulk transfer in fewer, larger wake-ups.
+func (c *Conn) SetRcvLowat(n int) {
+	c.control(func(fd int) { _ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVLOWAT, max(n, 1)) })
+}
+
+// Queued is how many bytes the kernel holds for the connection, unread
+// (SIOCINQ, alias TIOCINQ); 0 when it cannot tell.
+func (c *Conn) Queued() (n int) {
+	var v int32
+	c.control(func(fd int) {
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCINQ, uintptr(unsafe.Pointer(&v))); e == 0 {
+			n = int(v)
+		}
+	})
+	return n
+}
+
+// control runs f on the connection's socket, if it has one.
+func (c *Conn) control(f func(fd int)) {
+	if sc, ok := c.raw.Conn.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) { f(int(fd)) })
+		}
+	}
+}

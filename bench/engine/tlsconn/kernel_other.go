@@ -35,3 +35,9 @@ type tcpDialer struct{}
 func (t *tcpDialer) setup(*net.Dialer)               {}
 func (t *tcpDialer) failed() (metrics.TCPConn, bool) { return metrics.TCPConn{}, false }
 func (t *tcpDialer) release()                        {}
+
+// SetRcvLowat does nothing elsewhere than Linux.
+func (c *Conn) SetRcvLowat(int) {}
+
+// Queued is 0 elsewhere than Linux: unknown.
+func (c *Conn) Queued() int { return 0 }

@@ -171,6 +171,18 @@ func TestHostileServers(t *testing.T) {
 					}
 				}
 			}},
+		{name: "RST_STREAM midway, throughput", engine: vocab.EngineThroughput, class: vocab.ClassH2StreamReset,
+			naming: "RST_STREAM INTERNAL_ERROR", serve: func(h *rawH2) {
+				// 1 MiB promised, 448 KiB sent: the client's SO_RCVLOWAT
+				// (conn.wake) waits for bytes that never come; the reset
+				// is read when that wait times out, not as a stall.
+				for id := h.request(); id != 0; id = h.request() {
+					h.headers(id, false, "200", "content-length", strconv.Itoa(1<<20))
+					for i := 0; i < 28 && h.fr.WriteData(id, false, chunk) == nil; i++ {
+					}
+					_ = h.fr.WriteRSTStream(id, http2.ErrCodeInternal)
+				}
+			}},
 		{name: "GOAWAY after 3 streams, throughput", engine: vocab.EngineThroughput, serve: func(h *rawH2) {
 			for i := 0; i < 3; i++ { // as nginx's keepalive_requests does
 				id := h.request()

@@ -79,9 +79,13 @@ type tputWorker struct {
 	openedPhases tlsconn.Phases // the last connection's opening
 	openedAt     time.Time      // its connect's start
 	byDevice     bool           // the device ended the last connection: the next is a reconnection
+	single       bool           // one stream at a time (Single)
 }
 
-var _ engine.Opener = (*tputWorker)(nil)
+var (
+	_ engine.Opener  = (*tputWorker)(nil)
+	_ engine.Drainer = (*tputWorker)(nil)
+)
 
 // Server is the last response's Server header (the preflight records it).
 func (w *tputWorker) Server() string { return w.server }
@@ -141,6 +145,30 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 		return
 	}
 }
+
+// Drain reads one of the streams still open when the worker is to run no
+// more (engine.Drainer): the device answers them, so they are read to the
+// end and counted, as samples outside the window. False when none is left
+// (or the server will not answer them: a GOAWAY below them).
+func (w *tputWorker) Drain(ctx context.Context, s *metrics.Sample) bool {
+	if w.c == nil || len(w.c.ss) == 0 || ctx.Err() != nil {
+		return false
+	}
+	st, err := w.wait()
+	switch _, refused := err.(*goAway); {
+	case refused:
+		return false
+	case err != nil:
+		w.fail(s, err)
+	default:
+		w.ended(s, st, st.sent)
+	}
+	return true
+}
+
+// Single makes the worker keep one stream open, not Streams: the
+// preflight's, which reads one response and closes.
+func (w *tputWorker) Single() { w.single = true }
 
 // ended closes sample s with its stream st.
 func (w *tputWorker) ended(s *metrics.Sample, st *stream, t0 time.Time) {
@@ -211,6 +239,9 @@ func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) bool {
 func (w *tputWorker) fill() error {
 	c := w.c
 	n := w.op.streams - len(c.ss)
+	if w.single {
+		n = 1 - len(c.ss)
+	}
 	if c.maxStreams > 0 {
 		n = min(n, int(c.maxStreams)-len(c.ss))
 	}
@@ -294,7 +325,8 @@ func (w *tputWorker) closeIn(s *metrics.Sample, goaway bool) {
 	w.c, w.opened = nil, false
 }
 
-// Close closes the worker's connection; streams open are abandoned.
+// Close closes the worker's connection; streams open are abandoned (the
+// engine drains them first).
 func (w *tputWorker) Close() error {
 	if w.c == nil {
 		return nil
