@@ -89,7 +89,7 @@ method:
 	}
 	// compare: the SR cell is a cell of its own, not the SR=0 one's.
 	if code, text, errs := invoke(t, context.Background(), "compare", out, out); code != exitOK ||
-		!strings.Contains(text, "2 of 2 cells confirmed") || !strings.Contains(text, "cps "+p+" SR=0.5 ") {
+		!strings.Contains(text, "2 of 2 cells confirmed") || !strings.Contains(text, "cps HTTP/1.1 "+p+" SR=0.5 ") {
 		t.Errorf("compare: exit %d: %s\n%s", code, errs, text)
 	}
 	md := filepath.Join(t.TempDir(), "r.md")
