@@ -176,7 +176,7 @@ func CheckPlan(p *plan.Plan, set *profiles.Set) error {
 			if suiteSpec(&spec, Request{Test: t}) != nil || suiteSpec(&h1, Request{Test: t}) != nil {
 				continue // the plan's check words it
 			}
-			h1.Protocol, h1.Streams = "", 0
+			h1.Protocol, h1.Streams, h1.EarlyData = "", 0, false
 			if err := spec.Validate(); err != nil && h1.Validate() == nil {
 				return fmt.Errorf("plan: tests[%d]: %s of %s over %s: %w", i, t.Engine, name, t.Protocol(), err)
 			}
