@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tlsbench/tlsbench/bench/method"
+	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
+)
+
+// TestQualifyCaddyProtocols: issue 43's published table. A campaign of one
+// TLS 1.3 profile's cps over HTTP/1.1, HTTP/2 and HTTP/3 against Caddy (a
+// DUT by URL) publishes one table with a row per protocol, and Caddy's own
+// access log counts, per protocol, exactly the requests of the ledger's
+// runs, their preflights included.
+func TestQualifyCaddyProtocols(t *testing.T) {
+	dir := t.TempDir()
+	ca := testdut.NewCA(t)
+	cert := testdut.Leaf(t, ca, dir, cipher.KeyType{Alg: "ECDSA", Curve: "P-256"})
+	c := testdut.StartCaddyT(t, testdut.CaddyConfig{Dir: filepath.Join(dir, "caddy"), Cert: cert,
+		Curves: []string{"x25519"}})
+	caFile := filepath.Join(dir, "ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const profile = "tls13-aes128-gcm-x25519"
+	var tests []string
+	for _, h := range []string{"1.1", "2", "3"} {
+		tests = append(tests, fmt.Sprintf("  - {engine: cps, path: /1k, http: %q, profiles: [%s]}", h, profile))
+	}
+	planFile := filepath.Join(dir, "plan.yaml")
+	pl := fmt.Sprintf(`name: caddy-protocols
+duts:
+  - {name: caddy, url: "https://localhost:%s/", cacert: %s}
+tests:
+%s
+method:
+  duration: 500ms
+  warmup: 200ms
+  cooldown: 0s
+  explore: {concurrency: {min: 2, max: 4}, probe_duration: 300ms, min_gain: 5%%}
+  accept: {max_generator_cpu: 100%%}
+  final: {min_accepted: 2, max_runs: 3, tolerance: 50%%}
+`, c.Addr[strings.LastIndex(c.Addr, ":")+1:], caFile, strings.Join(tests, "\n"))
+	if err := os.WriteFile(planFile, []byte(pl), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "campaign")
+	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", planFile, "--out", out)
+	t.Logf("qualify: exit %d\n%s\n%s", code, stdout, stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	entries, err := method.ReadLedger(filepath.Join(out, method.LedgerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{}
+	var total int64
+	for _, e := range entries {
+		r := e.Run
+		n := r.Whole.Transactions
+		if pf := r.Preflight; pf != nil {
+			n += pf.Requests
+		}
+		want[map[string]string{"http/1.1": "HTTP/1.0", "http/2": "HTTP/2.0", "http/3": "HTTP/3.0"}[r.ProtocolName()]+
+			" 200"] += n
+		total += n
+		// The preliminary run's resumption probe (runner.ProbeResumption):
+		// two HTTP/1.1 GETs over TCP, Connection: close, each answered;
+		// over HTTP/2 its connections negotiate h2 and Caddy logs no
+		// request, over HTTP/3 there is none (no TCP).
+		if e.Resumption != nil && r.ProtocolName() == "http/1.1" {
+			want["HTTP/1.1 200"] += 2
+			total += 2
+		}
+		if e.Phase == "preliminary" {
+			t.Logf("%s preliminary: resumption %v %q", r.ProtocolName(), e.Resumption, e.ResumptionErr)
+		}
+	}
+	got := c.Requests(t, total)
+	t.Logf("ledger %v, caddy %v", want, got)
+	for k, n := range got {
+		if want[k] != n {
+			t.Errorf("caddy logged %d %q, the ledger's runs made %d", n, k, want[k])
+		}
+	}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("the ledger's runs made %d %q, caddy logged %d", n, k, got[k])
+		}
+	}
+}
