@@ -707,6 +707,10 @@ func chosenBlocks(s *section, ch *chosen) []block {
 	t := newTable("Latency", ">Count", ">p50", ">p90", ">p99", ">p99.9", ">Max")
 	for _, phase := range latencyPhases {
 		l, ok := ch.Latency[phase.String()]
+		if phase == vocab.PhaseConnect && ch.Transport == "quic" {
+			t.add(phase.String(), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a") // QUIC: no TCP connect
+			continue
+		}
 		if !ok || l.Count == 0 {
 			continue
 		}

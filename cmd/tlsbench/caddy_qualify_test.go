@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,6 +56,28 @@ method:
 	t.Logf("qualify: exit %d\n%s\n%s", code, stdout, stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d", code)
+	}
+	// The published table: a row per protocol.
+	for _, p := range []string{"HTTP/1.1", "HTTP/2", "HTTP/3"} {
+		if !regexp.MustCompile(`(?m)^caddy +` + profile + ` +` + p + ` +TLS_AES_128_GCM_SHA256 `).MatchString(stdout) {
+			t.Errorf("the published table has no %s row:\n%s", p, stdout)
+		}
+	}
+	// Every format shows HTTP/3's connect phase as n/a (QUIC: no TCP
+	// connect), never 0 or absent unexplained.
+	for f, re := range map[string]string{"text": `(?m)^connect +n/a +n/a`, "md": `\| connect \| n/a \| n/a \|`,
+		"html": `connect</td><td class="r n">n/a</td>`, "json": `"transport": "quic"`} {
+		file := filepath.Join(dir, "report."+f)
+		if code, _, stderr := invoke(t, context.Background(), "report", out, "--format", f, "-o", file); code != exitOK {
+			t.Fatalf("report --format %s: exit %d: %s", f, code, stderr)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !regexp.MustCompile(re).Match(data) {
+			t.Errorf("report --format %s: no %s", f, re)
+		}
 	}
 	entries, err := method.ReadLedger(filepath.Join(out, method.LedgerFile))
 	if err != nil {
