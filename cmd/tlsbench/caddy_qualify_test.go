@@ -12,6 +12,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/method"
 	"github.com/tlsbench/tlsbench/cipher"
 	"github.com/tlsbench/tlsbench/internal/testdut"
+	"github.com/tlsbench/tlsbench/profiles"
 )
 
 // TestQualifyCaddyProtocols: issue 43's published table. A campaign of one
@@ -118,6 +119,37 @@ method:
 	for k, n := range want {
 		if got[k] != n {
 			t.Errorf("the ledger's runs made %d %q, caddy logged %d", n, k, got[k])
+		}
+	}
+}
+
+// TestQualifyHTTP3Profiles: qualify --http 3 without --profile qualifies
+// the built-in TLS 1.3 profiles (the seed profiles are TLS 1.2, which
+// HTTP/3 cannot carry), in the default plan and the RFC 9411 suite's;
+// --profile still chooses.
+func TestQualifyHTTP3Profiles(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "tls13-aes128-gcm-x25519 tls13-x25519mlkem768"},
+		{[]string{"--suite", "rfc9411"}, "tls13-aes128-gcm-x25519 tls13-x25519mlkem768"},
+		{[]string{"--profile", "tls13-x25519mlkem768"}, "tls13-x25519mlkem768"},
+	} {
+		var q qualifyFlags
+		fs := q.define()
+		if err := fs.Parse(append([]string{"--http", "3", "--dut", "a=https://127.0.0.1:1/"}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		pl, err := q.readPlan(profiles.Builtin(), false)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		for _, x := range pl.Tests {
+			if got := strings.Join(x.Profiles, " "); got != tc.want || x.HTTP != "3" {
+				t.Errorf("%q: test %s over http %q: profiles %s, want %s over http 3", tc.args, x.Engine, x.HTTP, got,
+					tc.want)
+			}
 		}
 	}
 }
