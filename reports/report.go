@@ -300,6 +300,9 @@ func testedList(r *Report) []string {
 			if t.Resume > 0 {
 				name = fmt.Sprintf("%s%s at SR=%g %s (SSL TPS with session reuse)", t.Engine, vocab.OverProtocol(t.Protocol()),
 					t.Resume, t.Resumption)
+				if t.EarlyData {
+					name += " with 0-RTT early data"
+				}
 			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
 				strings.ReplaceAll(name, "  ", " "), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
