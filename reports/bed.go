@@ -261,6 +261,9 @@ func footnote(r *metrics.Run, perConn int, objects string) string {
 	if x := r.Resumption; x != nil {
 		sr = fmt.Sprintf("SR=%g (%s)", x.Ratio, x.Mode)
 	}
+	if q := r.QUIC; q != nil && q.EarlyDataAccepted+q.EarlyDataRejected > 0 {
+		sr += fmt.Sprintf(", 0-RTT early data (%d accepted, %d rejected)", q.EarlyDataAccepted, q.EarlyDataRejected)
+	}
 	if pf := r.Preflight; objects == "" && pf != nil {
 		objects = fmt.Sprintf("%d B", pf.BodySize)
 	}
@@ -287,7 +290,7 @@ func cellReuse(it *item, c *Campaign, cell *method.Cell, run *metrics.Run) {
 	var t plan.Test
 	if c.Plan != nil {
 		if i := slices.IndexFunc(c.Plan.Tests, func(t plan.Test) bool {
-			return t.Engine == cell.Engine && t.Name == cell.Test && t.Resume == cell.SR &&
+			return t.Engine == cell.Engine && t.Name == cell.Test && t.Resume == cell.SR && t.EarlyData == cell.EarlyData &&
 				t.Protocol() == cmp.Or(cell.Protocol, vocab.DefaultProtocol) && slices.Contains(t.Profiles, cell.Profile)
 		}); i >= 0 {
 			t = c.Plan.Tests[i]

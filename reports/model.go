@@ -245,6 +245,8 @@ type chosen struct {
 	DurationS    float64                        `json:"duration_s"`
 	Timeline     *metrics.Timeline              `json:"timeline,omitempty"` // its ramps, if any
 	Latency      map[string]metrics.Percentiles `json:"latency_us"`
+	// Transport is the run's ("quic": no connect phase, shown n/a).
+	Transport string `json:"transport,omitempty"`
 	// Series is the value (CPS or Gbps) of each whole second of the run,
 	// by completion time, warm-up included; the partial last second (the
 	// drain's) is left out.
@@ -709,6 +711,7 @@ func chosenOf(r *metrics.Run, seq int) (*chosen, error) {
 		DurationS:    r.DurationS,
 		Timeline:     r.Timeline,
 		Latency:      r.Latency,
+		Transport:    r.Transport,
 		Client:       r.Client,
 		Series:       analysis.Series(r),
 		Curves:       curves,

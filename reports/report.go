@@ -300,6 +300,9 @@ func testedList(r *Report) []string {
 			if t.Resume > 0 {
 				name = fmt.Sprintf("%s%s at SR=%g %s (SSL TPS with session reuse)", t.Engine, vocab.OverProtocol(t.Protocol()),
 					t.Resume, t.Resumption)
+				if t.EarlyData {
+					name += " with 0-RTT early data"
+				}
 			}
 			tests = append(tests, fmt.Sprintf("%s (%s): GET %s with the profiles %s",
 				strings.ReplaceAll(name, "  ", " "), c.Name, dash(t.Path), strings.Join(t.Profiles, ", ")))
@@ -707,6 +710,10 @@ func chosenBlocks(s *section, ch *chosen) []block {
 	t := newTable("Latency", ">Count", ">p50", ">p90", ">p99", ">p99.9", ">Max")
 	for _, phase := range latencyPhases {
 		l, ok := ch.Latency[phase.String()]
+		if phase == vocab.PhaseConnect && ch.Transport == "quic" {
+			t.add(phase.String(), "n/a", "n/a", "n/a", "n/a", "n/a", "n/a") // QUIC: no TCP connect
+			continue
+		}
 		if !ok || l.Count == 0 {
 			continue
 		}

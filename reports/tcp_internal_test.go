@@ -44,3 +44,14 @@ func TestRunTCP(t *testing.T) {
 		t.Errorf("the clean run is noted: %q", got)
 	}
 }
+
+// TestFootnoteEarlyData: a run that sent 0-RTT data says so in its
+// footnote, with the device's answers.
+func TestFootnoteEarlyData(t *testing.T) {
+	r := &metrics.Run{Protocol: "http/3", Resumption: &metrics.Resumption{Ratio: 1, Mode: "psk"},
+		QUIC: &metrics.QUIC{EarlyDataAccepted: 513, EarlyDataRejected: 2}}
+	want := "SR=1 (psk), 0-RTT early data (513 accepted, 2 rejected), 1 request(s) per connection"
+	if got := footnote(r, 0, ""); !strings.HasPrefix(got, want) {
+		t.Errorf("footnote %q, want it to begin %q", got, want)
+	}
+}

@@ -144,6 +144,10 @@ func summaryLatency(w *strings.Builder, r *metrics.Run) {
 	}
 	for _, ph := range phases {
 		l := r.Percentiles(ph)
+		if ph == vocab.PhaseConnect && r.Transport == "quic" {
+			fmt.Fprintf(w, "  %-12s %9s  (QUIC: no TCP connect; its handshake starts with the first Initial)\n", ph, "n/a")
+			continue
+		}
 		if l.Count == 0 {
 			fmt.Fprintf(w, "  %-12s %9s\n", ph, "-")
 			continue

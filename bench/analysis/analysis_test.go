@@ -81,6 +81,11 @@ func TestCompare(t *testing.T) {
 	if got, want := c.Rows[0].Metric, "transactions"; got != want {
 		t.Errorf("first row %q, want %q", got, want)
 	}
+	// Over QUIC there is no connect phase: no row, rather than zeros.
+	b.Transport = "quic"
+	if d, ok := analysis.CompareRuns("a", "b", a, b).Row("connect p50"); ok {
+		t.Errorf("a connect row beside a run over QUIC: %+v", d)
+	}
 }
 
 func TestNewDelta(t *testing.T) {

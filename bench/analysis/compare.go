@@ -72,8 +72,12 @@ func comparedMetrics() []compared {
 			{"p90", func(p metrics.Percentiles) int64 { return p.P90 }},
 			{"p99", func(p metrics.Percentiles) int64 { return p.P99 }},
 		} {
-			ms = append(ms, compared{metric: phase.String() + " " + q.name, unit: "ms",
-				value: func(r *metrics.Run) float64 { return float64(q.get(r.Percentiles(phase))) / 1e3 }})
+			c := compared{metric: phase.String() + " " + q.name, unit: "ms",
+				value: func(r *metrics.Run) float64 { return float64(q.get(r.Percentiles(phase))) / 1e3 }}
+			if phase == vocab.PhaseConnect { // none over QUIC: no row rather than zeros
+				c.has = func(r *metrics.Run) bool { return r.Transport != "quic" }
+			}
+			ms = append(ms, c)
 		}
 	}
 	return append(append(ms,

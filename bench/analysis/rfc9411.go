@@ -157,6 +157,9 @@ func resetCriterion(r *metrics.Run) Criterion {
 	c := Criterion{Name: CriterionResets, Limit: MaxResetPercent, Level: LevelMust,
 		Rule: "connections terminated by an unexpected TCP RST from the DUT MUST be less than 0.001% " +
 			"of initiated connections"}
+	if r.QUIC != nil {
+		return quicResetCriterion(r, c)
+	}
 	failed := r.Errors.ByClass[vocab.ClassReset]
 	var kernel int64
 	for _, s := range r.Series {
@@ -187,6 +190,27 @@ func resetCriterion(r *metrics.Run) Criterion {
 		"%d connections measured in the window; %d transactions of the window failed by a reset)",
 		resets, initiated, kernel, r.TCP.Connections, failed)
 	c.Pass = c.Value < c.Limit
+	return c
+}
+
+// quicResetCriterion is criterion b over QUIC, which has no TCP RST: the
+// connections the device ended abruptly (a stateless reset or its
+// CONNECTION_CLOSE with a transport error) per connection initiated.
+// Each fails the transaction it carried, so the error classes see them
+// all: measured without TCP_INFO.
+func quicResetCriterion(r *metrics.Run, c Criterion) Criterion {
+	c.Rule = "connections terminated by an unexpected stateless reset or transport CONNECTION_CLOSE from the DUT " +
+		"(QUIC's RST) MUST be less than 0.001% of initiated connections"
+	resets := r.Errors.ByClass[vocab.ClassQUICStatelessReset] + r.Errors.ByClass[vocab.ClassQUICTransport]
+	initiated := max(r.Whole.ConnectionsOpened, r.ConnectionsOpened, r.QUIC.Connections)
+	if initiated == 0 {
+		c.Note = "not measured: the run opened no connection"
+		return c
+	}
+	c.Value = 100 * float64(resets) / float64(initiated)
+	c.Pass = c.Value < c.Limit
+	c.Note = fmt.Sprintf("%d of %d QUIC connections ended by a stateless reset or a transport error "+
+		"(over QUIC: no TCP RST, no TCP_INFO)", resets, initiated)
 	return c
 }
 

@@ -143,6 +143,24 @@ func TestRFC9411Resets(t *testing.T) {
 	}
 }
 
+// TestRFC9411ResetsQUIC: over QUIC (no tcp block, no RST) criterion b is
+// measured from the error classes: the connections a stateless reset or a
+// transport CONNECTION_CLOSE ended, per QUIC connection.
+func TestRFC9411ResetsQUIC(t *testing.T) {
+	r := steady()
+	r.TCP, r.Transport, r.QUIC = nil, "quic", &metrics.QUIC{Connections: 100001}
+	if c := criterion(t, analysis.RFC9411(r, "7.6", 0), analysis.CriterionResets); !c.Pass || c.Value != 0 ||
+		!strings.Contains(c.Note, "0 of 100001 QUIC connections") {
+		t.Errorf("no reset over QUIC: %+v", c)
+	}
+	r.Errors.ByClass[vocab.ClassQUICStatelessReset], r.Errors.ByClass[vocab.ClassQUICTransport] = 1, 1
+	r.Errors.ByClass[vocab.ClassReset] = 5 // no TCP over QUIC: never counted
+	if c := criterion(t, analysis.RFC9411(r, "7.6", 0), analysis.CriterionResets); c.Pass ||
+		math.Abs(c.Value-200.0/100001) > 1e-12 {
+		t.Errorf("a stateless reset over QUIC: %+v, want a failure", c)
+	}
+}
+
 // Criterion c: the whole seconds of the window (T 4 to 7, not 3 and 8,
 // which its bounds cut, nor a partial one) within 5% of their mean.
 func TestRFC9411Rate(t *testing.T) {

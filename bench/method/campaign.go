@@ -532,6 +532,7 @@ type Cell struct {
 	// Resumption its mode, if the plan names one: SSL TPS with session reuse.
 	SR         float64 `json:"sr,omitempty"`
 	Resumption string  `json:"resumption,omitempty"`
+	EarlyData  bool    `json:"early_data,omitempty"` // the resuming connections sent 0-RTT data
 }
 
 // Probe is one exploratory run.

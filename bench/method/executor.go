@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -82,8 +83,11 @@ func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
 	return runner.Run(ctx, spec)
 }
 
-// Resumption implements Executor.
+// Resumption implements Executor; over HTTP/3 it does not probe.
 func (l *Local) Resumption(ctx context.Context, req Request) (bool, error) {
+	if req.Test.Protocol() == "http/3" { // the probe is TLS over TCP: it would ask the DUT's TCP listener
+		return false, errors.New("over QUIC: the probe speaks TLS over TCP; a test with resume measures QUIC's")
+	}
 	spec, err := l.Spec(req)
 	if err != nil {
 		return false, err
@@ -176,7 +180,7 @@ func CheckPlan(p *plan.Plan, set *profiles.Set) error {
 			if suiteSpec(&spec, Request{Test: t}) != nil || suiteSpec(&h1, Request{Test: t}) != nil {
 				continue // the plan's check words it
 			}
-			h1.Protocol, h1.Streams = "", 0
+			h1.Protocol, h1.Streams, h1.EarlyData = "", 0, false
 			if err := spec.Validate(); err != nil && h1.Validate() == nil {
 				return fmt.Errorf("plan: tests[%d]: %s of %s over %s: %w", i, t.Engine, name, t.Protocol(), err)
 			}

@@ -156,3 +156,38 @@ func TestCheckPlanProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestEarlyDataTest: a cps test over HTTP/3 with resume and early_data
+// checks, and its runs' spec asks 0-RTT; early_data over HTTP/2 or
+// without resume is refused before any run.
+func TestEarlyDataTest(t *testing.T) {
+	set := profiles.Builtin()
+	const tls13 = "tls13-aes128-gcm-x25519"
+	p := testPlan("a")
+	h3 := plan.Test{Engine: vocab.EngineCPS, HTTP: "3", Resume: 1, EarlyData: true, Profiles: []string{tls13}}
+	p.Tests = []plan.Test{h3}
+	if err := method.CheckPlan(p, set); err != nil {
+		t.Fatalf("0-RTT over HTTP/3: %v", err)
+	}
+	prof, err := set.Get(tls13)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := (&method.Local{Profiles: set}).Spec(method.Request{DUT: plan.DUT{Name: "a",
+		URL: "https://127.0.0.1:1/"}, Test: h3, Profile: prof, Concurrency: 1})
+	if err != nil || !spec.EarlyData || spec.Resume != 1 || spec.Protocol != "http/3" {
+		t.Fatalf("spec %+v, %v: want early data, resume 1 over http/3", spec, err)
+	}
+	for _, c := range []struct {
+		http   string
+		resume float64
+		want   string
+	}{{"2", 1, "http/2 sends no 0-RTT data"}, {"3", 0, "0-RTT data goes with a resumed session"}} {
+		x := h3
+		x.HTTP, x.Resume = c.http, c.resume
+		p.Tests = []plan.Test{x}
+		if err := method.CheckPlan(p, set); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("http %s resume %g: %v, want %q", c.http, c.resume, err, c.want)
+		}
+	}
+}

@@ -44,18 +44,21 @@ func cellKey(dut string, t plan.Test, profile string) string {
 	if t.Resume > 0 {
 		k += fmt.Sprintf("|SR=%g", t.Resume)
 	}
+	if t.EarlyData {
+		k += "|0-RTT"
+	}
 	return k
 }
 
 // newCell is test t's cell of DUT dut and a profile.
 func newCell(dut string, t plan.Test, profile string) *Cell {
 	return &Cell{DUT: dut, Engine: t.Engine, Protocol: t.Protocol(), Profile: profile, Test: t.Name, SR: t.Resume,
-		Resumption: t.Resumption}
+		Resumption: t.Resumption, EarlyData: t.EarlyData}
 }
 
 // key is the cell's cellKey.
 func (c *Cell) key() string {
-	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, Resume: c.SR,
+	return cellKey(c.DUT, plan.Test{Engine: c.Engine, Name: c.Test, Resume: c.SR, EarlyData: c.EarlyData,
 		HTTP: strings.TrimPrefix(c.Protocol, "http/")}, c.Profile)
 }
 
@@ -129,7 +132,7 @@ func suiteSpec(spec *runner.Spec, req Request) error {
 	if t.RequestsPerConn > 0 {
 		spec.RequestsPerConn = t.RequestsPerConn
 	}
-	spec.Resume, spec.Resumption = t.Resume, t.Resumption
+	spec.Resume, spec.Resumption, spec.EarlyData = t.Resume, t.Resumption, t.EarlyData
 	spec.Protocol, spec.Streams = t.Protocol(), t.Streams
 	spec.Rate, spec.RampUp, spec.RampDown = req.Rate, req.RampUp, req.RampDown
 	if req.Rate == 0 {

@@ -88,3 +88,20 @@ func TestRetransmitsRejectedInCampaign(t *testing.T) {
 		t.Errorf("%d rejected, %d accepted, published %v", rejected, accepted, c.Value)
 	}
 }
+
+// TestJudgeQUIC: over QUIC (no tcp block) max_retransmit_rate judges the
+// share of packets sent that were lost, with the figures in the reason; at
+// the limit it passes.
+func TestJudgeQUIC(t *testing.T) {
+	r := &metrics.Run{Engine: vocab.EngineCPS, Complete: true, Transactions: 1000, Transport: "quic",
+		QUIC: &metrics.QUIC{Connections: 1001, PacketsSent: 7000, PacketsLost: 140}}
+	a := plan.DefaultMethod().Accept
+	want := "QUIC losses: 140 of 7000 packets sent lost (2.00%), above max_retransmit_rate 1%"
+	if why := strings.Join(method.Judge(a, r), "; "); why != want {
+		t.Errorf("reasons %q, want %q", why, want)
+	}
+	r.QUIC.PacketsLost = 70 // 1%: at the limit
+	if why := method.Judge(a, r); len(why) != 0 {
+		t.Errorf("at the limit: %q", why)
+	}
+}

@@ -96,7 +96,7 @@ func TestALPNRun(t *testing.T) {
 	}{
 		{[]string{"cps", "--profile-file", bad}, `bad.yaml:7: expect.alpn "spdy" is not offered`},
 		{[]string{"throughput", "--profile-file", file, "--profile", "alpn-h2"}, "profile alpn-h2 expects alpn h2, " +
-			"but the run speaks http/1.1 (protocols: http/1.1, http/2)"},
+			"but the run speaks http/1.1 (protocols: http/1.1, http/2, http/3)"},
 	} {
 		code, stderr, timedOut := invokeBounded(t, 10*time.Second, append(tc.args, "https://127.0.0.1:1/")...)
 		if timedOut || code != exitBadUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want) {

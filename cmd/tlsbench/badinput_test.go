@@ -178,6 +178,26 @@ func TestBadInputTable(t *testing.T) {
 	add("--streams 4: HTTP/1.1 has no streams", "throughput", "--http", "1.1", "--streams", "4", url)
 	add("--streams 4: HTTP/1.1 has no streams", "throughput", "--streams", "4", url)
 	add("--pipeline 2: HTTP/2 multiplexes streams", "throughput", "--pipeline", "2", "--http", "2", url)
+	// Issue 43: HTTP/3 over QUIC and its 0-RTT, refused before any load.
+	const tls13 = "tls13-aes128-gcm-x25519"
+	add("--profile "+rsa+": http/3 runs over TLS 1.3 or later, but the profile's max_version is TLS1.2",
+		"cps", "--http", "3", "--profile", rsa, url)
+	add("--linger0: HTTP/3 runs over UDP: there is no TCP connection to reset", "cps", "--http", "3", "--profile",
+		tls13, "--linger0", url)
+	add("--resumption tickets: HTTP/3 runs over TLS 1.3, which resumes with psk", "cps", "--http", "3", "--profile",
+		tls13, "--resume", "1", "--resumption", "tickets", url)
+	add("--early-data: needs a resume share above 0", "cps", "--http", "3", "--profile", tls13, "--early-data", url)
+	add("--early-data: http/1.1 sends no 0-RTT data", "cps", "--profile", tls13, "--resume", "1", "--early-data", url)
+	add("--early-data: http/2 sends no 0-RTT data", "cps", "--http", "2", "--profile", tls13, "--resume", "1",
+		"--early-data", url)
+	add("--early-data: needs a resume share above 0", "impact", "--http", "3", "--profile", tls13, "--early-data",
+		"--baseline", url, "--candidate", url)
+	add("unknown flag: --early-data", "throughput", "--http", "3", "--profile", tls13, "--early-data", url)
+	add("unknown flag: --streams", "cps", "--http", "3", "--profile", tls13, "--streams", "4", url)
+	add("unknown flag: --streams", "impact", "--http", "3", "--profile", tls13, "--streams", "4",
+		"--baseline", url, "--candidate", url)
+	add("cps of "+rsa+" over http/3: profile: http/3 runs over TLS 1.3", "qualify", "--http", "3", "--profile", rsa,
+		"--dut", "a="+url, "--out", filepath.Join(dir, "q-h3"))
 	add("--resume 1: throughput keeps its connections open, so none would resume", "throughput", "--resume", "1", url)
 	add("--pipeline", "throughput", "--pipeline", "0", url)
 	add("--pipeline", "throughput", "--pipeline", "-3", url)
@@ -304,6 +324,9 @@ func TestBadInputTable(t *testing.T) {
 		{"resumption-alone", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resumption: tickets, profiles: [" + rsa + "]}]\n" + method, "resumption needs resume"},
 		{"resumption-psk", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1, resumption: psk, profiles: [" + rsa + "]}]\n" + method, "negotiates TLS1.2, which resumes with tickets"},
 		{"resumption-id", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1, resumption: session-id, profiles: [" + rsa + "]}]\n" + method, "never resumes by session ID"},
+		{"early-data-h1", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, resume: 1, early_data: true, profiles: [tls13-aes128-gcm-x25519]}]\n" + method, "over http/1.1: early_data: http/1.1 sends no 0-RTT data"},
+		{"early-data-no-resume", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, http: 3, early_data: true, profiles: [tls13-aes128-gcm-x25519]}]\n" + method, "0-RTT data goes with a resumed session"},
+		{"h3-tls12", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{engine: cps, http: 3, profiles: [" + rsa + "]}]\n" + method, "http/3 runs over TLS 1.3 or later"},
 		{"suite-ramp", "name: x\nduts: [{name: a, url: \"https://a.test/\"}]\ntests: [{name: t, engine: cps, ramp_up: 10s, profiles: [" + rsa + "]}]\n" + method, "ramp_up 10s is longer than the run"},
 	}
 	for _, m := range []struct{ from, to, want string }{

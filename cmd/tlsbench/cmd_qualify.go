@@ -157,7 +157,7 @@ func (q *qualifyFlags) define() *pflag.FlagSet {
 	fs.BoolVar(&q.allowDiff, "allow-differences", false, "go on when the DUTs negotiate or serve different things")
 	fs.StringArrayVar(&q.files, "profile-file", nil, "add the profiles of a YAML `FILE` (repeatable)")
 	fs.StringArrayVar(&q.names, "profile", nil, "without --plan: qualify this profile `NAME` (repeatable; default: the "+
-		"three seed profiles)")
+		"three seed profiles; --http 3: the TLS 1.3 built-ins)")
 	fs.Var(&q.tests, "test", "without --plan: run this `TEST`, cps or throughput (repeatable; default: both)")
 	addHTTPFlag(fs, &q.h)
 	fs.BoolVarP(&q.quiet, "quiet", "q", false, "no per-second status line inside runs")
@@ -219,10 +219,18 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 	if len(list) == 0 {
 		list = []plan.DUT{{Name: "reference", URL: plan.Reference}}
 	}
+	names := q.names
+	if len(names) == 0 && q.h == "http/3" { // the seed profiles are TLS 1.2: HTTP/3's are the TLS 1.3 built-ins
+		for _, p := range profiles.Builtin().All() {
+			if p.ExpectedVersion() == tls.VersionTLS13 {
+				names = append(names, p.Name)
+			}
+		}
+	}
 	var pl *plan.Plan
 	if q.sf.set() {
 		var err error
-		if pl, err = q.sf.plan(q.quick, list, q.names, q.tests.engines); err != nil {
+		if pl, err = q.sf.plan(q.quick, list, names, q.tests.engines); err != nil {
 			return nil, err
 		}
 	} else if q.quick {
@@ -230,7 +238,7 @@ func (q *qualifyFlags) readPlan(set *profiles.Set, repeat bool) (*plan.Plan, err
 	} else {
 		pl = plan.DefaultPlan(list, plan.DefaultMethod())
 	}
-	if err := narrowPlan(pl, q.names, q.tests.engines); err != nil {
+	if err := narrowPlan(pl, names, q.tests.engines); err != nil {
 		return nil, err
 	}
 	for i := range pl.Tests {

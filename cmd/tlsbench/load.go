@@ -99,8 +99,8 @@ response bodies; wire Gbps the TLS bytes read. URL is https://host[:port]/path
 // the run s, as given (nil for cps).
 func engineEcho(s *runner.Spec) any {
 	if s.Engine != vocab.EngineThroughput {
-		if s.RequestsPerConn > 0 {
-			return &cpsEcho{RequestsPerConn: s.RequestsPerConn}
+		if s.RequestsPerConn > 0 || s.EarlyData {
+			return &cpsEcho{RequestsPerConn: s.RequestsPerConn, EarlyData: s.EarlyData}
 		}
 		return nil
 	}
@@ -110,7 +110,8 @@ func engineEcho(s *runner.Spec) any {
 
 // cpsEcho is cps's part of the echoed configuration, when it has one.
 type cpsEcho struct {
-	RequestsPerConn int `json:"requests_per_conn"`
+	RequestsPerConn int  `json:"requests_per_conn"`
+	EarlyData       bool `json:"early_data,omitempty"`
 }
 
 // throughputEcho is the engine-specific part of the echoed configuration.
@@ -222,6 +223,10 @@ func addLoadFlags(fs *pflag.FlagSet, engine vocab.Engine, conc int, unit string)
 		"0: every handshake full, SR=0); a connection that offers one and gets a full handshake is a not_resumed error")
 	fs.StringVar(&s.Resumption, "resumption", "", "with --resume: `MODE` tickets (TLS 1.2) or psk (TLS 1.3); "+
 		"default: the profile's version's")
+	if engine == vocab.EngineCPS {
+		fs.BoolVar(&s.EarlyData, "early-data", false, "with --resume and --http 3: send each resuming connection's "+
+			"request as 0-RTT early data (accepted and rejected counted apart)")
+	}
 	fs.StringVar(&lf.keylog, "keylog", "", "debug: append TLS secrets to `FILE` (serialises handshakes)")
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no live status line")
 	fs.StringVar(&lf.cpuProf, "cpuprofile", "", "debug: write the generator's CPU profile (pprof) to `FILE`")
@@ -318,7 +323,7 @@ var specFlags = map[string]string{
 	"start_tolerance": "--start-tolerance", "shard": "--shard", "engine": "the engine", "verify_body": "--verify-body",
 	"resume": "--resume", "resumption": "--resumption", "objects": "--objects", "object_path": "--object-path",
 	"server_names": "the server names", "streams": "--streams", "protocol": "--http", "http": "--http",
-	"profile": "--profile",
+	"profile": "--profile", "linger0": "--linger0", "early_data": "--early-data",
 }
 
 // specError words an error of runner.Spec.Validate or ForShard in flags.
@@ -326,6 +331,8 @@ func specError(err error) error {
 	var fe *vocab.FieldError
 	var se *runner.ShardError
 	switch {
+	case errors.As(err, &fe) && fe.Want == "" && fe.Value == true: // a switch: its name says it
+		return usagef("%s: %s", specFlags[fe.Field], fe.Msg)
 	case errors.As(err, &fe) && fe.Want == "":
 		return usagef("%s %v: %s", specFlags[fe.Field], fe.Value, fe.Msg)
 	case errors.As(err, &fe):

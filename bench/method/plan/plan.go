@@ -103,6 +103,9 @@ type Test struct {
 	// version's. Such a test publishes SSL TPS with session reuse (SR=R).
 	Resume     float64 `yaml:"resume,omitempty" json:"resume,omitempty"`
 	Resumption string  `yaml:"resumption,omitempty" json:"resumption,omitempty"`
+	// EarlyData: the resuming connections send their request as 0-RTT data
+	// (cps --early-data: http 3 and resume only).
+	EarlyData bool `yaml:"early_data,omitempty" json:"early_data,omitempty"`
 	// RampUp and RampDown are each run's ramps (RFC 9411 §4.3.4).
 	RampUp   Duration `yaml:"ramp_up,omitempty" json:"ramp_up,omitempty"`
 	RampDown Duration `yaml:"ramp_down,omitempty" json:"ramp_down,omitempty"`
