@@ -80,9 +80,13 @@ type tputWorker struct {
 	nsent      int // requests made on the connection
 	server     string
 	opened     *metrics.Sample // a connection's opening ahead of the load (Open), for the next sample
+	single     bool            // one stream at a time (Single)
 }
 
-var _ engine.Opener = (*tputWorker)(nil)
+var (
+	_ engine.Opener  = (*tputWorker)(nil)
+	_ engine.Drainer = (*tputWorker)(nil)
+)
 
 // Server is the last response's Server header (the preflight records it).
 func (w *tputWorker) Server() string { return w.server }
@@ -111,18 +115,17 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 		if !ok {
 			return
 		}
-		per := w.op.args.RequestsPerConn
-		for w.inflight < w.op.streams && (per == 0 || w.nsent < per) {
+		per, streams := w.op.args.RequestsPerConn, w.op.streams
+		if w.single {
+			streams = 1
+		}
+		for w.inflight < streams && (per == 0 || w.nsent < per) {
 			w.start()
 		}
-		var st *tstream
-		select {
-		case st = <-w.done:
-		case <-ctx.Done(): // abandoned: every stream ends within its deadlines
-			return
+		st := w.next(ctx)
+		if st == nil {
+			return // abandoned: every stream ends within its deadlines
 		}
-		w.inflight--
-		w.free <- st
 		if !dialed && try < 2 && w.c.ended(&st.result) {
 			w.closeConn(s)
 			if s.Steady {
@@ -130,16 +133,55 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 			}
 			continue
 		}
-		st.end(s, cmp.Or(t0, st.sent))
-		w.server = st.server
-		if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
-			s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
-		}
-		w.c.account(s)
-		if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
-			w.closeConn(s)
-		}
+		w.ended(s, st, cmp.Or(t0, st.sent))
 		return
+	}
+}
+
+// Drain reads one of the streams still open when the worker is to run no
+// more (engine.Drainer): the device answers them, so they are read to the
+// end and counted, as samples outside the window. False when none is left
+// (or the device ended the connection before answering it).
+func (w *tputWorker) Drain(ctx context.Context, s *metrics.Sample) bool {
+	if w.c == nil || w.inflight == 0 {
+		return false
+	}
+	st := w.next(ctx)
+	if st == nil || w.c.ended(&st.result) {
+		return false
+	}
+	w.ended(s, st, st.sent)
+	return true
+}
+
+// Single makes the worker keep one stream open, not Streams: the
+// preflight's, which reads one response and closes.
+func (w *tputWorker) Single() { w.single = true }
+
+// next is the next stream to end, back among the free ones (read before
+// the next start); nil if ctx is done first.
+func (w *tputWorker) next(ctx context.Context) *tstream {
+	select {
+	case st := <-w.done:
+		w.inflight--
+		w.free <- st
+		return st
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// ended closes sample s with stream st, t0 its transaction's first packet.
+func (w *tputWorker) ended(s *metrics.Sample, st *tstream, t0 time.Time) {
+	st.end(s, t0)
+	w.server = st.server
+	if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
+		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
+	}
+	w.c.account(s)
+	per := w.op.args.RequestsPerConn
+	if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
+		w.closeConn(s)
 	}
 }
 
@@ -212,7 +254,8 @@ func (w *tputWorker) closeConn(s *metrics.Sample) {
 	}
 }
 
-// Close closes the worker's connection; streams open are abandoned.
+// Close closes the worker's connection; streams open are abandoned (the
+// engine drains them first).
 func (w *tputWorker) Close() error {
 	if w.c != nil {
 		w.closeConn(nil)
