@@ -1,14 +1,10 @@
 package http3
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"errors"
 	"hash"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/engine"
@@ -27,17 +23,11 @@ import (
 // stream, from its request to its end, as over HTTP/2.
 type tputOp struct {
 	*base
-	streams         int
-	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
-	reconnects      atomic.Int64
+	*throughput.Streamed
 }
 
-// Reconnects is how many connections the steady window opened because the
-// device ended one (its close, or a GOAWAY), not RequestsPerConn's.
-func (op *tputOp) Reconnects() int64 { return op.reconnects.Load() }
-
 func newThroughput(a protocol.Args) (protocol.Op, error) {
-	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
+	st, err := throughput.NewStreamed(cmp.Or(a.Streams, DefaultStreams), a.VerifyBody, target.Pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -45,17 +35,13 @@ func newThroughput(a protocol.Args) (protocol.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &tputOp{base: b, streams: cmp.Or(a.Streams, DefaultStreams)}
-	if check != nil {
-		op.pattern, op.sha256 = check.Pattern, check.SHA256
-	}
-	return op, nil
+	return &tputOp{base: b, Streamed: st}, nil
 }
 
 func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
 	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()),
-		done: make(chan *tstream, op.streams), free: make(chan *tstream, op.streams)}
-	for range op.streams {
+		done: make(chan *tstream, op.Streams), free: make(chan *tstream, op.Streams)}
+	for range op.Streams {
 		w.free <- &tstream{buf: make([]byte, readBuf)}
 	}
 	return w, nil
@@ -115,7 +101,7 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 		if !ok {
 			return
 		}
-		per, streams := w.op.args.RequestsPerConn, w.op.streams
+		per, streams := w.op.args.RequestsPerConn, w.op.Streams
 		if w.single {
 			streams = 1
 		}
@@ -129,7 +115,7 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 		if !dialed && try < 2 && w.c.ended(&st.result) {
 			w.closeConn(s)
 			if s.Steady {
-				w.op.reconnects.Add(1)
+				w.op.Reconnections.Add(1)
 			}
 			continue
 		}
@@ -175,9 +161,7 @@ func (w *tputWorker) next(ctx context.Context) *tstream {
 func (w *tputWorker) ended(s *metrics.Sample, st *tstream, t0 time.Time) {
 	st.end(s, t0)
 	w.server = st.server
-	if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
-		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
-	}
+	w.op.Ended(s, st.mismatch, st.sum, nil)
 	w.c.account(s)
 	per := w.op.args.RequestsPerConn
 	if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
@@ -216,19 +200,9 @@ func (w *tputWorker) start() {
 	req, obj, want, head, err := w.op.next(w.gen, w.head)
 	w.head, st.obj, st.want = head, obj, want
 	var data func([]byte, int64)
-	if w.op.sha256 != nil || w.op.pattern != nil {
-		if w.op.sha256 != nil {
-			st.sum = cmp.Or(st.sum, hash.Hash(sha256.New()))
-			st.sum.Reset()
-		}
-		data = func(p []byte, off int64) {
-			if st.sum != nil {
-				st.sum.Write(p)
-			}
-			if w.op.pattern != nil && !st.mismatch {
-				st.mismatch = !throughput.MatchesPattern(p, w.op.pattern, off)
-			}
-		}
+	if w.op.Pattern != nil || w.op.SHA256 != nil {
+		st.sum = w.op.Sum(st.sum)
+		data = func(p []byte, off int64) { st.mismatch = w.op.Feed(st.sum, p, off, st.mismatch) }
 	}
 	w.inflight++
 	w.nsent++
