@@ -25,6 +25,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -90,10 +91,7 @@ func serveH3(t testing.TB, alpn []string, h http.Handler, tweak ...func(*tls.Con
 			_, _ = w.Write(b)
 		})
 	}
-	var err error
-	if srv.ca, err = cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	srv.ca = testdut.NewCA(t)
 	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
