@@ -39,7 +39,7 @@ func newThroughput(a protocol.Args) (protocol.Op, error) {
 }
 
 func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
-	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()),
+	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()), streams: op.Streams,
 		done: make(chan *tstream, op.Streams), free: make(chan *tstream, op.Streams)}
 	for range op.Streams {
 		w.free <- &tstream{buf: make([]byte, readBuf)}
@@ -66,7 +66,7 @@ type tputWorker struct {
 	nsent      int // requests made on the connection
 	server     string
 	opened     *metrics.Sample // a connection's opening ahead of the load (Open), for the next sample
-	single     bool            // one stream at a time (Single)
+	streams    int             // open at once: Streams, or 1 (Single)
 }
 
 var (
@@ -101,11 +101,8 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 		if !ok {
 			return
 		}
-		per, streams := w.op.args.RequestsPerConn, w.op.Streams
-		if w.single {
-			streams = 1
-		}
-		for w.inflight < streams && (per == 0 || w.nsent < per) {
+		per := w.op.args.RequestsPerConn
+		for w.inflight < w.streams && (per == 0 || w.nsent < per) {
 			w.start()
 		}
 		st := w.next(ctx)
@@ -142,7 +139,7 @@ func (w *tputWorker) Drain(ctx context.Context, s *metrics.Sample) bool {
 
 // Single makes the worker keep one stream open, not Streams: the
 // preflight's, which reads one response and closes.
-func (w *tputWorker) Single() { w.single = true }
+func (w *tputWorker) Single() { w.streams = 1 }
 
 // next is the next stream to end, back among the free ones (read before
 // the next start); nil if ctx is done first.
