@@ -194,3 +194,35 @@ func (p *Protocol) CheckALPN(profile, want string) error {
 	return fmt.Errorf("profile %s expects alpn %s, but the run speaks %s (protocols: %s)", profile, want, p.ALPN,
 		strings.Join(Names(), ", "))
 }
+
+// Classed is an error whose class is known where it happens (HTTP/2's and
+// HTTP/3's, which multiplex streams, as CheckStreams checks).
+type Classed struct {
+	Class vocab.Class
+	Err   error
+}
+
+func (e *Classed) Error() string { return e.Err.Error() }
+func (e *Classed) Unwrap() error { return e.Err }
+
+// Fail is an error of class c.
+func Fail(c vocab.Class, format string, a ...any) error {
+	return &Classed{Class: c, Err: fmt.Errorf(format, a...)}
+}
+
+// CheckStreams checks the settings of a protocol (named name: "HTTP/2")
+// that multiplexes streams: streams are throughput's, there is no pipeline.
+func CheckStreams(e vocab.Engine, a *Args, name string) error {
+	switch {
+	case a.Streams < 0:
+		return &vocab.FieldError{Field: "streams", Value: a.Streams, Want: "not be negative"}
+	case e == vocab.EngineCPS && a.Streams > 0:
+		return &vocab.FieldError{Field: "streams", Value: a.Streams,
+			Msg: "cps makes one request at a time on each connection: streams are throughput's"}
+	case a.Pipeline > 1:
+		return &vocab.FieldError{Field: "pipeline", Value: a.Pipeline, Msg: name + " multiplexes streams: use streams"}
+	case a.RequestsPerConn < 0:
+		return &vocab.FieldError{Field: "requests_per_conn", Value: a.RequestsPerConn, Want: "not be negative"}
+	}
+	return nil
+}

@@ -77,8 +77,8 @@ func newDeviceMeter(ctx context.Context, spec *Spec) (*deviceMeter, error) {
 	m := &deviceMeter{src: spec.Device.For(spec.Profile)}
 	inFlight := int64(1) // requests in flight a connection: pipelined, or streams
 	if spec.Engine == vocab.EngineThroughput {
-		// Only a pipeline leaves requests unread at a close: HTTP/2
-		// reads its streams to the end (engine.Drainer).
+		// Only a pipeline leaves requests unread at a close: HTTP/2 and 3
+		// read their streams to the end (engine.Drainer).
 		m.pipeline, inFlight = int64(max(spec.Pipeline, 1)), int64(max(spec.Pipeline, spec.Streams, 1))
 	}
 	m.inFlight = int64(spec.Concurrency) * inFlight

@@ -1,22 +1,18 @@
 package cps_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/engine/cps"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/target"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -32,8 +28,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveForBenchmark prints "profile addr" lines, the CA PEM file, then
-// "ready", and serves until SIGTERM.
+// serveForBenchmark serves the reference target, a "profile addr" line a
+// listener, until SIGTERM (testdut.ServeChild).
 func serveForBenchmark() {
 	tg, err := target.Start(target.Config{Profiles: profiles.Builtin().All(),
 		Resumption: target.Resumption{Tickets: true, PSK: true}})
@@ -41,56 +37,18 @@ func serveForBenchmark() {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	f, _ := os.CreateTemp("", "bench-ca*.pem")
-	f.Write(tg.CA.CertPEM())
-	f.Close()
+	var lines []string
 	for _, l := range tg.Listeners {
-		fmt.Println(l.Profile.Name, l.Addr)
+		lines = append(lines, l.Profile.Name+" "+l.Addr)
 	}
-	fmt.Println("ca", f.Name())
-	fmt.Println("ready")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	select {
-	case <-sig:
-	case <-time.After(10 * time.Minute):
-	}
+	testdut.ServeChild(tg.CA.CertPEM(), lines...)
 	tg.Close()
-	os.Remove(f.Name())
 }
 
-// benchTarget starts the reference target in a child process.
+// benchTarget starts the reference target in a child process: each
+// profile's address, and the CA's pool.
 func benchTarget(b *testing.B) (addrs map[string]string, pool *x509.CertPool) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchTargetEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
-	addrs = map[string]string{}
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "ready" {
-		name, v, _ := strings.Cut(sc.Text(), " ")
-		if name == "ca" {
-			pem, err := os.ReadFile(v)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pool = x509.NewCertPool()
-			pool.AppendCertsFromPEM(pem)
-			continue
-		}
-		addrs[name] = v
-	}
-	if pool == nil {
-		b.Fatal("the target process did not start")
-	}
-	return addrs, pool
+	return testdut.StartChild(b, benchTargetEnv)
 }
 
 // BenchmarkTransaction is one CPS transaction (connect, full handshake,
@@ -164,19 +122,12 @@ func BenchmarkResumption(b *testing.B) {
 				w.Do(ctx, s) // the worker's first connection is full
 				b.ReportAllocs()
 				b.ResetTimer()
-				cpu0 := processCPU()
+				cpu0 := testdut.ProcessCPU()
 				for i := 0; i < b.N; i++ {
 					do()
 				}
-				b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64((testdut.ProcessCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			})
 		}
 	}
-}
-
-// processCPU is the process's CPU time so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

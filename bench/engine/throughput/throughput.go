@@ -88,6 +88,14 @@ func ParseVerify(spec string, pattern []byte) (*bodyCheck, error) {
 	return nil, fmt.Errorf("bad body check %q (want pattern or sha256:HEX)", spec)
 }
 
+// CheckVerify is ParseVerify's verdict on spec, as a field error.
+func CheckVerify(spec string) error {
+	if _, err := ParseVerify(spec, nil); err != nil {
+		return &vocab.FieldError{Field: "verify_body", Value: spec, Want: "be pattern or sha256: and 64 hex digits"}
+	}
+	return nil
+}
+
 // errBodyMismatch reports a body that failed its check.
 var errBodyMismatch = errors.New("body does not match")
 
@@ -521,4 +529,72 @@ func (w *worker) CloseTCP() (metrics.TCPConn, bool) {
 	t, ok := w.conn.CloseTCP()
 	w.Close()
 	return t, ok
+}
+
+// Streamed is what throughput over a protocol that multiplexes streams
+// (HTTP/2, HTTP/3) keeps beside its connections: the streams a connection,
+// the body check (Pattern, SHA256: none if both are nil), the connections
+// the steady window opened because the device ended one (its close, or a
+// GOAWAY), not RequestsPerConn's.
+type Streamed struct {
+	Streams int
+	bodyCheck
+	Reconnections atomic.Int64
+}
+
+// NewStreamed is the throughput of streams a connection, with the body
+// check verify (ParseVerify's, of pattern).
+func NewStreamed(streams int, verify string, pattern []byte) (*Streamed, error) {
+	check, err := ParseVerify(verify, pattern)
+	if err != nil {
+		return nil, err
+	}
+	s := &Streamed{Streams: streams}
+	if check != nil {
+		s.bodyCheck = *check
+	}
+	return s, nil
+}
+
+func (s *Streamed) Reconnects() int64 { return s.Reconnections.Load() }
+
+// Sum is sum (made if nil) reset for a new body; nil without a SHA-256.
+func (s *Streamed) Sum(sum hash.Hash) hash.Hash {
+	switch {
+	case s.SHA256 == nil:
+		return nil
+	case sum == nil:
+		return sha256.New()
+	}
+	sum.Reset()
+	return sum
+}
+
+// Feed checks p, a body's bytes from offset off: sum (if any) takes them;
+// mismatch, whether the body broke the pattern before, is returned with p.
+func (s *Streamed) Feed(sum hash.Hash, p []byte, off int64, mismatch bool) bool {
+	if sum != nil {
+		sum.Write(p)
+	}
+	if s.Pattern != nil && !mismatch {
+		mismatch = !MatchesPattern(p, s.Pattern, off)
+	}
+	return mismatch
+}
+
+// Ended fails sample m, unless it failed already, if its body broke the
+// pattern (mismatch) or sum's SHA-256 is not the one expected; buf takes
+// the sum and is returned, for reuse.
+func (s *Streamed) Ended(m *metrics.Sample, mismatch bool, sum hash.Hash, buf []byte) []byte {
+	if m.Class != "" {
+		return buf
+	}
+	if !mismatch && s.SHA256 != nil {
+		buf = sum.Sum(buf[:0])
+		mismatch = !bytes.Equal(buf, s.SHA256)
+	}
+	if mismatch {
+		m.Class, m.Err = vocab.ClassBodyMismatch, errBodyMismatch
+	}
+	return buf
 }

@@ -44,8 +44,5 @@ func check(e vocab.Engine, a *protocol.Args) error {
 		return &vocab.FieldError{Field: "streams", Value: a.Streams,
 			Msg: "HTTP/1.1 has no streams (it pipelines requests): streams are HTTP/2's"}
 	}
-	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
-		return bad("verify_body", a.VerifyBody, "be pattern or sha256: and 64 hex digits")
-	}
-	return nil
+	return throughput.CheckVerify(a.VerifyBody)
 }

@@ -1,15 +1,11 @@
 package http2_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -33,24 +30,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// serveForBenchmark prints the address, the CA's PEM file and "ready",
-// and serves (h2 and HTTP/1.x on one listener) until SIGTERM.
+// serveForBenchmark serves (h2 and HTTP/1.x on one listener) until
+// SIGTERM, a child process (testdut.ServeChild).
 func serveForBenchmark() {
-	tb := &testing.B{} // serveH2 needs a testing.TB only to fail and clean up
-	srv := serveH2(tb)
-	f, _ := os.CreateTemp("", "h2bench-ca*.pem")
-	_, _ = f.Write(srv.ca.CertPEM())
-	f.Close()
-	fmt.Println("addr", srv.addr)
-	fmt.Println("ca", f.Name())
-	fmt.Println("ready")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	select {
-	case <-sig:
-	case <-time.After(10 * time.Minute):
-	}
-	os.Remove(f.Name())
+	srv := serveH2(&testing.B{}) // serveH2 needs a testing.TB only to fail and clean up
+	testdut.ServeChild(srv.ca.CertPEM(), "addr "+srv.addr)
 }
 
 // benchServer starts serveForBenchmark in a child process, or names the
@@ -59,43 +43,10 @@ func serveForBenchmark() {
 func benchServer(b *testing.B) (addr string, pool *x509.CertPool) {
 	b.Helper()
 	if addr, ca, ok := strings.Cut(os.Getenv("TLSBENCH_H2_BENCH_TARGET"), ","); ok {
-		pem, err := os.ReadFile(ca)
-		if err != nil {
-			b.Fatal(err)
-		}
-		pool = x509.NewCertPool()
-		pool.AppendCertsFromPEM(pem)
-		return addr, pool
+		return addr, testdut.ReadPool(b, ca)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "ready" {
-		k, v, _ := strings.Cut(sc.Text(), " ")
-		switch k {
-		case "addr":
-			addr = v
-		case "ca":
-			pem, err := os.ReadFile(v)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pool = x509.NewCertPool()
-			pool.AppendCertsFromPEM(pem)
-		}
-	}
-	if pool == nil {
-		b.Fatal("the server process did not start")
-	}
-	return addr, pool
+	said, pool := testdut.StartChild(b, benchServerEnv)
+	return said["addr"], pool
 }
 
 // BenchmarkCPSHTTP2 is one CPS transaction over HTTP/2 (connect, full
@@ -146,7 +97,7 @@ func benchmark(b *testing.B, e vocab.Engine, path string, size int64, streams []
 			s := new(metrics.Sample)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := processCPU()
+			cpu0 := testdut.ProcessCPU()
 			for i := 0; i < b.N; i++ {
 				*s = metrics.Sample{Start: time.Now()}
 				w.Do(context.Background(), s)
@@ -154,17 +105,10 @@ func benchmark(b *testing.B, e vocab.Engine, path string, size int64, streams []
 					b.Fatalf("%s: %v", s.Class, s.Err)
 				}
 			}
-			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((testdut.ProcessCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 			if c, ok := w.(interface{ Close() error }); ok {
 				_ = c.Close()
 			}
 		})
 	}
-}
-
-// processCPU is the process's CPU time so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
+	"github.com/tlsbench/tlsbench/bench/protocol"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -62,23 +63,10 @@ const (
 	classProtocol = vocab.ClassH2Protocol
 )
 
-// classed is an error whose class is known where it happens.
-type classed struct {
-	class vocab.Class
-	err   error
-}
-
-func (e *classed) Error() string { return e.err.Error() }
-func (e *classed) Unwrap() error { return e.err }
-
-func fail(c vocab.Class, format string, a ...any) error {
-	return &classed{class: c, err: fmt.Errorf(format, a...)}
-}
-
 // classOf is err's class: HTTP/2's own, else the connection's (tlsconn).
 func classOf(err error) vocab.Class {
-	if ce, ok := errors.AsType[*classed](err); ok {
-		return ce.class
+	if ce, ok := errors.AsType[*protocol.Classed](err); ok {
+		return ce.Class
 	}
 	return tlsconn.Class(err)
 }
@@ -237,7 +225,7 @@ func (c *conn) step(maxBody int64, data func(*stream, []byte)) (*stream, error) 
 	if h := f.Header(); st != nil || h.Type == http2.FrameData && h.Length > 0 {
 		c.idle = 0
 	} else if c.idle++; c.idle > maxIdleFrames && err == nil {
-		err = fail(classProtocol, "%d frames in a row without a response's data (ENHANCE_YOUR_CALM)", c.idle)
+		err = protocol.Fail(classProtocol, "%d frames in a row without a response's data (ENHANCE_YOUR_CALM)", c.idle)
 	}
 	return st, err
 }
@@ -294,7 +282,7 @@ func (c *conn) apply(f http2.Frame, maxBody int64, data func(*stream, []byte)) (
 		}
 		c.goaway = g
 		if g.Code != http2.ErrCodeNo {
-			return nil, &classed{class: classGoAway, err: g}
+			return nil, &protocol.Classed{Class: classGoAway, Err: g}
 		}
 		for _, st := range c.ss {
 			if st.id > g.Last {
@@ -302,10 +290,10 @@ func (c *conn) apply(f http2.Frame, maxBody int64, data func(*stream, []byte)) (
 			}
 		}
 	case *http2.PushPromiseFrame:
-		return nil, fail(classProtocol, "PUSH_PROMISE with push disabled (PROTOCOL_ERROR)")
+		return nil, protocol.Fail(classProtocol, "PUSH_PROMISE with push disabled (PROTOCOL_ERROR)")
 	case *http2.RSTStreamFrame:
 		if st := c.find(f.StreamID); st != nil {
-			return c.end(st, fail(classReset, "RST_STREAM %s on stream %d", f.ErrCode, st.id)), nil
+			return c.end(st, protocol.Fail(classReset, "RST_STREAM %s on stream %d", f.ErrCode, st.id)), nil
 		}
 	case *http2.MetaHeadersFrame:
 		return c.headers(f)
@@ -326,13 +314,13 @@ func (c *conn) readError(f http2.Frame, err error) error {
 	switch {
 	case errors.As(err, &ce):
 		if mh, ok := f.(*http2.MetaHeadersFrame); ok && mh.Truncated {
-			return fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList)
+			return protocol.Fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList)
 		}
-		return fail(classProtocol, "malformed frame: %s%s", http2.ErrCode(ce), detail)
+		return protocol.Fail(classProtocol, "malformed frame: %s%s", http2.ErrCode(ce), detail)
 	case errors.As(err, &se):
-		return fail(classProtocol, "malformed response on stream %d: %s%s", se.StreamID, se.Code, detail)
+		return protocol.Fail(classProtocol, "malformed response on stream %d: %s%s", se.StreamID, se.Code, detail)
 	case errors.Is(err, http2.ErrFrameTooLarge):
-		return fail(classProtocol, "frame above %d bytes (FRAME_SIZE_ERROR)", maxFrame)
+		return protocol.Fail(classProtocol, "frame above %d bytes (FRAME_SIZE_ERROR)", maxFrame)
 	}
 	var te interface{ Timeout() bool }
 	if errors.As(err, &te) && te.Timeout() && len(c.ss) > 0 {
@@ -409,11 +397,11 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) (*stream, error) {
 	c.stamp(st)
 	switch {
 	case f.Truncated:
-		return c.abort(st, fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList))
+		return c.abort(st, protocol.Fail(vocab.ClassHeaderSize, "response header list above %d bytes", maxHeaderList))
 	case st.status == 0:
 		code, err := strconv.Atoi(f.PseudoValue("status"))
 		if err != nil || code < 100 || code > 999 {
-			return c.abort(st, fail(classProtocol, "bad :status %q on stream %d (PROTOCOL_ERROR)",
+			return c.abort(st, protocol.Fail(classProtocol, "bad :status %q on stream %d (PROTOCOL_ERROR)",
 				f.PseudoValue("status"), st.id))
 		}
 		if code < 200 {
@@ -427,12 +415,12 @@ func (c *conn) headers(f *http2.MetaHeadersFrame) (*stream, error) {
 				c.server = h.Value
 			case "content-length":
 				if st.clen, err = strconv.ParseInt(h.Value, 10, 64); err != nil || st.clen < 0 {
-					return c.abort(st, fail(classProtocol, "bad content-length %q (PROTOCOL_ERROR)", h.Value))
+					return c.abort(st, protocol.Fail(classProtocol, "bad content-length %q (PROTOCOL_ERROR)", h.Value))
 				}
 			}
 		}
 	case !f.StreamEnded():
-		return c.abort(st, fail(classProtocol, "trailers without END_STREAM on stream %d (PROTOCOL_ERROR)", st.id))
+		return c.abort(st, protocol.Fail(classProtocol, "trailers without END_STREAM on stream %d (PROTOCOL_ERROR)", st.id))
 	}
 	if f.StreamEnded() {
 		return c.ended(st), nil
@@ -446,7 +434,7 @@ func (c *conn) unknown(id uint32, what string) error {
 	if id%2 == 1 && id < c.next {
 		return nil
 	}
-	return fail(classProtocol, "%s on stream %d, which the client did not open (PROTOCOL_ERROR)", what, id)
+	return protocol.Fail(classProtocol, "%s on stream %d, which the client did not open (PROTOCOL_ERROR)", what, id)
 }
 
 // stamp notes when st's first frame came.
@@ -476,7 +464,7 @@ func (c *conn) data(f *http2.DataFrame, maxBody int64, data func(*stream, []byte
 	}
 	c.stamp(st)
 	if st.status == 0 {
-		return c.abort(st, fail(classProtocol, "DATA before the response's HEADERS on stream %d (PROTOCOL_ERROR)",
+		return c.abort(st, protocol.Fail(classProtocol, "DATA before the response's HEADERS on stream %d (PROTOCOL_ERROR)",
 			st.id))
 	}
 	p := f.Data()
@@ -486,11 +474,11 @@ func (c *conn) data(f *http2.DataFrame, maxBody int64, data func(*stream, []byte
 	st.body += int64(len(p))
 	switch {
 	case st.clen >= 0 && st.body > st.clen:
-		return c.abort(st, fail(vocab.ClassBodySize, "body above its content-length of %d bytes", st.clen))
+		return c.abort(st, protocol.Fail(vocab.ClassBodySize, "body above its content-length of %d bytes", st.clen))
 	case st.status == 200 && st.want >= 0 && st.body > st.want:
-		return c.abort(st, fail(vocab.ClassBodySize, "body above the %d bytes expected", st.want))
+		return c.abort(st, protocol.Fail(vocab.ClassBodySize, "body above the %d bytes expected", st.want))
 	case st.body > maxBody:
-		return c.abort(st, fail(vocab.ClassBodySize, "body above %d bytes", maxBody))
+		return c.abort(st, protocol.Fail(vocab.ClassBodySize, "body above %d bytes", maxBody))
 	case f.StreamEnded():
 		return c.ended(st), nil
 	}
@@ -507,11 +495,11 @@ func (c *conn) ended(st *stream) *stream {
 	var err error
 	switch {
 	case st.status != 200:
-		err = fail(vocab.ClassStatus, "status %d", st.status)
+		err = protocol.Fail(vocab.ClassStatus, "status %d", st.status)
 	case st.clen >= 0 && st.body != st.clen:
-		err = fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", st.body, st.clen)
+		err = protocol.Fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", st.body, st.clen)
 	case st.want >= 0 && st.body != st.want:
-		err = fail(vocab.ClassBodySize, "body of %d bytes, expected %d", st.body, st.want)
+		err = protocol.Fail(vocab.ClassBodySize, "body of %d bytes, expected %d", st.body, st.want)
 	}
 	return c.end(st, err)
 }

@@ -233,7 +233,7 @@ func (w *cpsWorker) exchange(s *metrics.Sample, t0 time.Time) (bool, error) {
 	w.server = c.server
 	if err != nil {
 		if _, refused := err.(*goAway); refused {
-			err = fail(classGoAway, "%w before stream %d was answered", err, st.id)
+			err = protocol.Fail(classGoAway, "%w before stream %d was answered", err, st.id)
 		}
 		failed(s, err)
 		return false, err

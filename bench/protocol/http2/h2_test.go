@@ -22,6 +22,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -73,10 +74,7 @@ func serveH2(t testing.TB) *h2Server {
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 		_, _ = w.Write(b)
 	})
-	var err error
-	if srv.ca, err = cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	srv.ca = testdut.NewCA(t)
 	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost", "a.localhost", "b.localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -5,11 +5,11 @@
 package http2
 
 import (
+	"cmp"
 	"crypto/tls"
 
 	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/protocol"
-	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -23,31 +23,11 @@ const DefaultStreams = 1
 
 func init() {
 	protocol.Register(protocol.Protocol{Name: "http/2", ALPN: "h2", OfferALPN: true, Fallback: []string{"http/1.1"},
-		MinTLS: tls.VersionTLS12, Check: check,
+		MinTLS: tls.VersionTLS12, Check: func(e vocab.Engine, a *protocol.Args) error {
+			return cmp.Or(protocol.CheckStreams(e, a, "HTTP/2"), throughput.CheckVerify(a.VerifyBody))
+		},
 		New: map[vocab.Engine]func(protocol.Args) (protocol.Op, error){
 			vocab.EngineCPS:        newCPS,
 			vocab.EngineThroughput: newThroughput,
 		}})
-}
-
-// check is HTTP/2's settings.
-func check(e vocab.Engine, a *protocol.Args) error {
-	bad := func(field string, v any, want string) error {
-		return &vocab.FieldError{Field: field, Value: v, Want: want}
-	}
-	switch {
-	case a.Streams < 0:
-		return bad("streams", a.Streams, "not be negative")
-	case e == vocab.EngineCPS && a.Streams > 0:
-		return &vocab.FieldError{Field: "streams", Value: a.Streams,
-			Msg: "cps makes one request at a time on each connection: streams are throughput's"}
-	case a.Pipeline > 1:
-		return &vocab.FieldError{Field: "pipeline", Value: a.Pipeline, Msg: "HTTP/2 multiplexes streams: use streams"}
-	case a.RequestsPerConn < 0:
-		return bad("requests_per_conn", a.RequestsPerConn, "not be negative")
-	}
-	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
-		return bad("verify_body", a.VerifyBody, "be pattern or sha256: and 64 hex digits")
-	}
-	return nil
 }

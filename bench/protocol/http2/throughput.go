@@ -1,13 +1,9 @@
 package http2
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"errors"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -28,18 +24,11 @@ import (
 // HTTP/1.1 is a response of its pipeline.
 type tputOp struct {
 	*base
-	streams         int
-	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
-	reconnects      atomic.Int64
+	*throughput.Streamed
 }
 
-// Reconnects is how many connections the steady window opened because the
-// device ended one (GOAWAY, or its close between responses), not
-// RequestsPerConn's.
-func (op *tputOp) Reconnects() int64 { return op.reconnects.Load() }
-
 func newThroughput(a protocol.Args) (protocol.Op, error) {
-	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
+	st, err := throughput.NewStreamed(cmp.Or(a.Streams, DefaultStreams), a.VerifyBody, target.Pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -47,16 +36,12 @@ func newThroughput(a protocol.Args) (protocol.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &tputOp{base: b, streams: cmp.Or(a.Streams, DefaultStreams)}
-	if check != nil {
-		op.pattern, op.sha256 = check.Pattern, check.SHA256
-	}
-	return op, nil
+	return &tputOp{base: b, Streamed: st}, nil
 }
 
 func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
 	w := &tputWorker{op: op, dialer: op.NewDialer(id), requester: requester{gen: httpreq.NewGen(rand.Uint64())}}
-	if op.pattern != nil || op.sha256 != nil {
+	if op.Pattern != nil || op.SHA256 != nil {
 		w.data = w.check
 	}
 	return w, nil
@@ -175,9 +160,7 @@ func (w *tputWorker) ended(s *metrics.Sample, st *stream, t0 time.Time) {
 	c := w.c
 	end(s, st, t0, time.Now())
 	w.server = c.server
-	if s.Class == "" && (st.mismatch || w.sha256Mismatch(st)) {
-		s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
-	}
+	w.sum = w.op.Ended(s, st.mismatch, st.sum, w.sum)
 	if s.Class == "" {
 		w.op.observe(c)
 	}
@@ -193,23 +176,9 @@ func (w *tputWorker) ended(s *metrics.Sample, st *stream, t0 time.Time) {
 	}
 }
 
-// sha256Mismatch reports a body whose SHA-256 is not the one expected.
-func (w *tputWorker) sha256Mismatch(st *stream) bool {
-	if w.op.sha256 == nil {
-		return false
-	}
-	w.sum = st.sum.Sum(w.sum[:0])
-	return !bytes.Equal(w.sum, w.op.sha256)
-}
-
 // check is the body check of a DATA frame's payload p.
 func (w *tputWorker) check(st *stream, p []byte) {
-	if st.sum != nil {
-		st.sum.Write(p)
-	}
-	if w.op.pattern != nil && !st.mismatch {
-		st.mismatch = !throughput.MatchesPattern(p, w.op.pattern, st.body)
-	}
+	st.mismatch = w.op.Feed(st.sum, p, st.body, st.mismatch)
 }
 
 // connect gives the worker a connection if it has none, or carries the
@@ -219,7 +188,7 @@ func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) bool {
 	switch {
 	case w.c == nil:
 		if w.byDevice && s.Steady {
-			w.op.reconnects.Add(1)
+			w.op.Reconnections.Add(1)
 		}
 		w.byDevice = false
 		tc, ph, err := w.dialer.Dial(ctx)
@@ -238,7 +207,7 @@ func (w *tputWorker) connect(ctx context.Context, s *metrics.Sample) bool {
 // MAX_CONCURRENT_STREAMS), within its request budget, in one write.
 func (w *tputWorker) fill() error {
 	c := w.c
-	n := w.op.streams - len(c.ss)
+	n := w.op.Streams - len(c.ss)
 	if w.single {
 		n = 1 - len(c.ss)
 	}
@@ -257,12 +226,7 @@ func (w *tputWorker) fill() error {
 			st, w.free = w.free[k-1], w.free[:k-1]
 			*st = stream{sum: st.sum}
 		}
-		if w.op.sha256 != nil {
-			if st.sum == nil {
-				st.sum = sha256.New()
-			}
-			st.sum.Reset()
-		}
+		st.sum = w.op.Sum(st.sum)
 		if err := w.request(w.op.base, c, st); err != nil {
 			return err
 		}
@@ -303,7 +267,7 @@ func (w *tputWorker) wait() (*stream, error) {
 // streams open on it are abandoned.
 func (w *tputWorker) fail(s *metrics.Sample, err error) {
 	if _, refused := err.(*goAway); refused {
-		err = fail(classGoAway, "%w before any stream was answered", err)
+		err = protocol.Fail(classGoAway, "%w before any stream was answered", err)
 	}
 	if len(w.c.ss) > 0 {
 		st := w.c.ss[0]

@@ -1,18 +1,13 @@
 package http3_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +17,7 @@ import (
 	_ "github.com/tlsbench/tlsbench/bench/protocol/http2"
 	"github.com/tlsbench/tlsbench/bench/protocol/http3"
 	"github.com/tlsbench/tlsbench/bench/vocab"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -39,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // serveForBenchmark prints the address, the CA's PEM file and "ready",
-// and serves until SIGTERM.
+// and serves until SIGTERM (testdut.ServeChild).
 func serveForBenchmark() {
 	tb := &testing.B{} // serveH3 needs a testing.TB only to fail and clean up
 	anyProto = true
@@ -60,53 +56,13 @@ func serveForBenchmark() {
 		panic("no port free over both UDP and TCP")
 	}
 	go func() { _ = (&http.Server{Handler: srv.handler}).Serve(ln) }()
-	f, _ := os.CreateTemp("", "h3bench-ca*.pem")
-	_, _ = f.Write(srv.ca.CertPEM())
-	f.Close()
-	fmt.Println("addr", srv.addr)
-	fmt.Println("ca", f.Name())
-	fmt.Println("ready")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
-	select {
-	case <-sig:
-	case <-time.After(10 * time.Minute):
-	}
-	os.Remove(f.Name())
+	testdut.ServeChild(srv.ca.CertPEM(), "addr "+srv.addr)
 }
 
 // benchServer starts serveForBenchmark in a child process.
 func benchServer(b *testing.B) (addr string, pool *x509.CertPool) {
-	b.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), benchServerEnv+"=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() && sc.Text() != "ready" {
-		k, v, _ := strings.Cut(sc.Text(), " ")
-		switch k {
-		case "addr":
-			addr = v
-		case "ca":
-			pem, err := os.ReadFile(v)
-			if err != nil {
-				b.Fatal(err)
-			}
-			pool = x509.NewCertPool()
-			pool.AppendCertsFromPEM(pem)
-		}
-	}
-	if pool == nil {
-		b.Fatal("the server process did not start")
-	}
-	return addr, pool
+	said, pool := testdut.StartChild(b, benchServerEnv)
+	return said["addr"], pool
 }
 
 // BenchmarkCPSHTTP3 is one CPS transaction over HTTP/3 (a UDP socket, the
@@ -173,7 +129,7 @@ func measure(b *testing.B, name string, e vocab.Engine, addr string, pool *x509.
 	s := new(metrics.Sample)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := testdut.ProcessCPU()
 	for i := 0; i < b.N; i++ {
 		*s = metrics.Sample{Start: time.Now()}
 		w.Do(context.Background(), s)
@@ -181,12 +137,5 @@ func measure(b *testing.B, name string, e vocab.Engine, addr string, pool *x509.
 			b.Fatalf("%s: %v", s.Class, s.Err)
 		}
 	}
-	return processCPU() - cpu0
-}
-
-// processCPU is the process's CPU time so far, user and system.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return testdut.ProcessCPU() - cpu0
 }

@@ -190,7 +190,7 @@ func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config, early bool
 	case te != nil && te.ErrorCode == noApplicationProtocol:
 		return nil, fmt.Errorf("the device does not speak h3 (ALPN): %w", err)
 	case ctx.Err() != nil || isType[*quic.IdleTimeoutError](err) || isType[*quic.HandshakeTimeoutError](err):
-		return nil, fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v (%v)",
+		return nil, protocol.Fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v (%v)",
 			b.args.Conn.HandshakeTimeout, err)
 	default:
 		return nil, err
@@ -240,7 +240,7 @@ func (b *base) confirm(c *conn, d *tlsconn.Dialer, s *metrics.Sample, t0 time.Ti
 				err = context.Cause(c.qc.Context())
 			}
 		case <-time.After(time.Until(t0.Add(b.args.Conn.HandshakeTimeout))):
-			err = fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v", b.args.Conn.HandshakeTimeout)
+			err = protocol.Fail(vocab.ClassQUICHandshakeTimeout, "no QUIC handshake within %v", b.args.Conn.HandshakeTimeout)
 		}
 	}
 	s.Dur[vocab.PhaseHandshake] = time.Since(t0)
@@ -375,9 +375,9 @@ func (b *base) receive(str *http3.RequestStream, err error, r *result, buf []byt
 		r.body += int64(n)
 		switch {
 		case r.body > limit:
-			r.err = fail(vocab.ClassBodySize, "body above the %d bytes expected", limit)
+			r.err = protocol.Fail(vocab.ClassBodySize, "body above the %d bytes expected", limit)
 		case err == io.ErrUnexpectedEOF && rsp.ContentLength > r.body: // http3's check
-			r.err = fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", r.body, rsp.ContentLength)
+			r.err = protocol.Fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", r.body, rsp.ContentLength)
 		case err != nil && err != io.EOF:
 			r.err = err
 		}
@@ -389,11 +389,11 @@ func (b *base) receive(str *http3.RequestStream, err error, r *result, buf []byt
 	switch {
 	case r.err != nil:
 	case r.status != http.StatusOK:
-		r.err = fail(vocab.ClassStatus, "status %d", r.status)
+		r.err = protocol.Fail(vocab.ClassStatus, "status %d", r.status)
 	case rsp.ContentLength >= 0 && r.body != rsp.ContentLength:
-		r.err = fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", r.body, rsp.ContentLength)
+		r.err = protocol.Fail(vocab.ClassBodySize, "body of %d bytes, content-length %d", r.body, rsp.ContentLength)
 	case r.want >= 0 && r.body != r.want:
-		r.err = fail(vocab.ClassBodySize, "body of %d bytes, expected %d", r.body, r.want)
+		r.err = protocol.Fail(vocab.ClassBodySize, "body of %d bytes, expected %d", r.body, r.want)
 	}
 }
 
@@ -424,26 +424,13 @@ func (r *result) end(s *metrics.Sample, t0 time.Time) {
 	s.Dur[vocab.PhaseTotal] = time.Since(s.Start)
 }
 
-// classed is an error whose class is known where it happens.
-type classed struct {
-	class vocab.Class
-	err   error
-}
-
-func (e *classed) Error() string { return e.err.Error() }
-func (e *classed) Unwrap() error { return e.err }
-
-func fail(c vocab.Class, format string, a ...any) error {
-	return &classed{class: c, err: fmt.Errorf(format, a...)}
-}
-
 // classOf is err's class: a verification's (tlsconn's), QUIC's and
 // HTTP/3's own, a TLS alert the server sent, a closed port (refused), a
 // deadline; response: err came after the handshake (an error of no other
 // class is then HTTP/3's).
 func classOf(err error, response bool) vocab.Class {
-	if ce, ok := errors.AsType[*classed](err); ok {
-		return ce.class
+	if ce, ok := errors.AsType[*protocol.Classed](err); ok {
+		return ce.Class
 	}
 	var me *profiles.MismatchError
 	if errors.As(err, &me) || errors.Is(err, profiles.ErrResumed) || errors.Is(err, profiles.ErrNotResumed) {

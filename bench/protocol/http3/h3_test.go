@@ -16,6 +16,7 @@ import (
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/engine/httpreq"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/metrics"
@@ -24,6 +25,7 @@ import (
 	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -89,10 +91,7 @@ func serveH3(t testing.TB, alpn []string, h http.Handler, tweak ...func(*tls.Con
 			_, _ = w.Write(b)
 		})
 	}
-	var err error
-	if srv.ca, err = cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour); err != nil {
-		t.Fatal(err)
-	}
+	srv.ca = testdut.NewCA(t)
 	leaf, err := srv.ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -250,18 +249,29 @@ func TestThroughput(t *testing.T) {
 			}
 			wire += s.WireIn
 		}
-		_ = w.(interface{ Close() error }).Close()
-		// The streams still open when the worker stopped were answered too
-		// (or cancelled): the server counts at least the samples.
-		if got := srv.requests.Load() - rq0; got < 20 || got > 20+int64(streams) || srv.cn.Load()-cn0 != 1 ||
-			srv.peak.Load() != int64(streams) {
-			t.Errorf("streams %d: server answered %d requests on %d connections, %d at once", streams, got,
-				srv.cn.Load()-cn0, srv.peak.Load())
+		// The streams still open when the worker is to run no more are
+		// read to the end (engine.Drainer), each a sample: the server
+		// answered exactly the samples.
+		d, ok := w.(engine.Drainer)
+		if !ok {
+			t.Fatal("the throughput worker is no engine.Drainer")
 		}
-		// The wire counts what arrived by the last sample: the streams
-		// still in flight then had some of their bodies.
-		if wire < 20<<20 || wire > int64(20+streams)<<20+1<<20 {
-			t.Errorf("streams %d: wire bytes in %d for 20 MiB of bodies", streams, wire)
+		n := 20
+		for s := (metrics.Sample{Start: time.Now()}); d.Drain(context.Background(), &s); n++ {
+			if s.Class != "" || s.Payload != 1<<20 {
+				t.Fatalf("streams %d, drained sample %d: class %q (%v), payload %d", streams, n, s.Class, s.Err, s.Payload)
+			}
+			wire += s.WireIn
+			s = metrics.Sample{Start: time.Now()}
+		}
+		_ = w.(interface{ Close() error }).Close()
+		if got := srv.requests.Load() - rq0; got != int64(n) || n != 20+streams-1 || srv.cn.Load()-cn0 != 1 ||
+			srv.peak.Load() != int64(streams) {
+			t.Errorf("streams %d: %d samples; server answered %d requests on %d connections, %d at once", streams, n,
+				got, srv.cn.Load()-cn0, srv.peak.Load())
+		}
+		if wire < int64(n)<<20 || wire > int64(n)<<20+1<<20 {
+			t.Errorf("streams %d: wire bytes in %d for %d MiB of bodies", streams, wire, n)
 		}
 	}
 }

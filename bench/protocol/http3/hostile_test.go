@@ -14,6 +14,7 @@ import (
 
 	"github.com/tlsbench/tlsbench/bench/vocab"
 	"github.com/tlsbench/tlsbench/cipher"
+	"github.com/tlsbench/tlsbench/internal/testdut"
 	"github.com/tlsbench/tlsbench/profiles"
 )
 
@@ -22,10 +23,7 @@ import (
 func serveRaw(t *testing.T, handle func(*quic.Conn)) (string, *cipher.CA) {
 	t.Helper()
 	p, _ := profiles.Builtin().Get(testProfile)
-	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testdut.NewCA(t)
 	leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -178,10 +176,7 @@ func TestHostile(t *testing.T) {
 // reset: the transaction fails as quic_stateless_reset, at once.
 func TestStatelessReset(t *testing.T) {
 	p, _ := profiles.Builtin().Get(testProfile)
-	ca, err := cipher.NewCA(cipher.KeyType{Alg: "ECDSA", Curve: "P-256"}, "test CA", time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testdut.NewCA(t)
 	leaf, err := ca.Leaf(p.ServerCertKey(), []string{"localhost"}, time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/tlsbench/tlsbench/bench/engine/throughput"
 	"github.com/tlsbench/tlsbench/bench/engine/tlsconn"
 	"github.com/tlsbench/tlsbench/bench/protocol"
-	"github.com/tlsbench/tlsbench/bench/target"
 	"github.com/tlsbench/tlsbench/bench/vocab"
 )
 
@@ -29,21 +28,15 @@ func init() {
 		}})
 }
 
-// check is HTTP/3's settings: those of TCP (linger0) and of TLS 1.2
+// check is HTTP/3's settings: protocol.CheckStreams's, the body check; those of TCP (linger0) and of TLS 1.2
 // (tickets) have no meaning over QUIC.
 func check(e vocab.Engine, a *protocol.Args) error {
 	bad := func(field string, v any, msg string) error {
 		return &vocab.FieldError{Field: field, Value: v, Msg: msg}
 	}
-	switch {
-	case a.Streams < 0:
-		return &vocab.FieldError{Field: "streams", Value: a.Streams, Want: "not be negative"}
-	case e == vocab.EngineCPS && a.Streams > 0:
-		return bad("streams", a.Streams, "cps makes one request at a time on each connection: streams are throughput's")
-	case a.Pipeline > 1:
-		return bad("pipeline", a.Pipeline, "HTTP/3 multiplexes streams: use streams")
-	case a.RequestsPerConn < 0:
-		return &vocab.FieldError{Field: "requests_per_conn", Value: a.RequestsPerConn, Want: "not be negative"}
+	switch err := protocol.CheckStreams(e, a, "HTTP/3"); {
+	case err != nil:
+		return err
 	case a.Conn.LingerZero:
 		return bad("linger0", true, "HTTP/3 runs over UDP: there is no TCP connection to reset")
 	case e == vocab.EngineThroughput && a.Conn.EarlyData:
@@ -51,8 +44,5 @@ func check(e vocab.Engine, a *protocol.Args) error {
 	case a.Conn.Resumption == tlsconn.ResumeTickets:
 		return bad("resumption", a.Conn.Resumption, "HTTP/3 runs over TLS 1.3, which resumes with psk")
 	}
-	if _, err := throughput.ParseVerify(a.VerifyBody, target.Pattern); err != nil {
-		return &vocab.FieldError{Field: "verify_body", Value: a.VerifyBody, Want: "be pattern or sha256: and 64 hex digits"}
-	}
-	return nil
+	return throughput.CheckVerify(a.VerifyBody)
 }

@@ -1,14 +1,10 @@
 package http3
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"errors"
 	"hash"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/tlsbench/tlsbench/bench/engine"
@@ -27,17 +23,11 @@ import (
 // stream, from its request to its end, as over HTTP/2.
 type tputOp struct {
 	*base
-	streams         int
-	pattern, sha256 []byte // the body check (Args.VerifyBody), if any
-	reconnects      atomic.Int64
+	*throughput.Streamed
 }
 
-// Reconnects is how many connections the steady window opened because the
-// device ended one (its close, or a GOAWAY), not RequestsPerConn's.
-func (op *tputOp) Reconnects() int64 { return op.reconnects.Load() }
-
 func newThroughput(a protocol.Args) (protocol.Op, error) {
-	check, err := throughput.ParseVerify(a.VerifyBody, target.Pattern)
+	st, err := throughput.NewStreamed(cmp.Or(a.Streams, DefaultStreams), a.VerifyBody, target.Pattern)
 	if err != nil {
 		return nil, err
 	}
@@ -45,17 +35,13 @@ func newThroughput(a protocol.Args) (protocol.Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	op := &tputOp{base: b, streams: cmp.Or(a.Streams, DefaultStreams)}
-	if check != nil {
-		op.pattern, op.sha256 = check.Pattern, check.SHA256
-	}
-	return op, nil
+	return &tputOp{base: b, Streamed: st}, nil
 }
 
 func (op *tputOp) NewWorker(id int) (engine.Worker, error) {
-	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()),
-		done: make(chan *tstream, op.streams), free: make(chan *tstream, op.streams)}
-	for range op.streams {
+	w := &tputWorker{op: op, dialer: op.NewDialer(id), gen: httpreq.NewGen(rand.Uint64()), streams: op.Streams,
+		done: make(chan *tstream, op.Streams), free: make(chan *tstream, op.Streams)}
+	for range op.Streams {
 		w.free <- &tstream{buf: make([]byte, readBuf)}
 	}
 	return w, nil
@@ -80,9 +66,13 @@ type tputWorker struct {
 	nsent      int // requests made on the connection
 	server     string
 	opened     *metrics.Sample // a connection's opening ahead of the load (Open), for the next sample
+	streams    int             // open at once: Streams, or 1 (Single)
 }
 
-var _ engine.Opener = (*tputWorker)(nil)
+var (
+	_ engine.Opener  = (*tputWorker)(nil)
+	_ engine.Drainer = (*tputWorker)(nil)
+)
 
 // Server is the last response's Server header (the preflight records it).
 func (w *tputWorker) Server() string { return w.server }
@@ -112,34 +102,67 @@ func (w *tputWorker) Do(ctx context.Context, s *metrics.Sample) {
 			return
 		}
 		per := w.op.args.RequestsPerConn
-		for w.inflight < w.op.streams && (per == 0 || w.nsent < per) {
+		for w.inflight < w.streams && (per == 0 || w.nsent < per) {
 			w.start()
 		}
-		var st *tstream
-		select {
-		case st = <-w.done:
-		case <-ctx.Done(): // abandoned: every stream ends within its deadlines
-			return
+		st := w.next(ctx)
+		if st == nil {
+			return // abandoned: every stream ends within its deadlines
 		}
-		w.inflight--
-		w.free <- st
 		if !dialed && try < 2 && w.c.ended(&st.result) {
 			w.closeConn(s)
 			if s.Steady {
-				w.op.reconnects.Add(1)
+				w.op.Reconnections.Add(1)
 			}
 			continue
 		}
-		st.end(s, cmp.Or(t0, st.sent))
-		w.server = st.server
-		if s.Class == "" && (st.mismatch || w.op.sha256 != nil && !bytes.Equal(st.sum.Sum(nil), w.op.sha256)) {
-			s.Class, s.Err = vocab.ClassBodyMismatch, errors.New("body does not match")
-		}
-		w.c.account(s)
-		if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
-			w.closeConn(s)
-		}
+		w.ended(s, st, cmp.Or(t0, st.sent))
 		return
+	}
+}
+
+// Drain reads one of the streams still open when the worker is to run no
+// more (engine.Drainer): the device answers them, so they are read to the
+// end and counted, as samples outside the window. False when none is left
+// (or the device ended the connection before answering it).
+func (w *tputWorker) Drain(ctx context.Context, s *metrics.Sample) bool {
+	if w.c == nil || w.inflight == 0 {
+		return false
+	}
+	st := w.next(ctx)
+	if st == nil || w.c.ended(&st.result) {
+		return false
+	}
+	w.ended(s, st, st.sent)
+	return true
+}
+
+// Single makes the worker keep one stream open, not Streams: the
+// preflight's, which reads one response and closes.
+func (w *tputWorker) Single() { w.streams = 1 }
+
+// next is the next stream to end, back among the free ones (read before
+// the next start); nil if ctx is done first.
+func (w *tputWorker) next(ctx context.Context) *tstream {
+	select {
+	case st := <-w.done:
+		w.inflight--
+		w.free <- st
+		return st
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// ended closes sample s with stream st, t0 its transaction's first packet.
+func (w *tputWorker) ended(s *metrics.Sample, st *tstream, t0 time.Time) {
+	st.end(s, t0)
+	w.server = st.server
+	w.op.Ended(s, st.mismatch, st.sum, nil)
+	w.c.account(s)
+	per := w.op.args.RequestsPerConn
+	if st.err != nil && w.c.qc.Context().Err() != nil || per > 0 && w.nsent >= per && w.inflight == 0 {
+		w.closeConn(s)
 	}
 }
 
@@ -174,19 +197,9 @@ func (w *tputWorker) start() {
 	req, obj, want, head, err := w.op.next(w.gen, w.head)
 	w.head, st.obj, st.want = head, obj, want
 	var data func([]byte, int64)
-	if w.op.sha256 != nil || w.op.pattern != nil {
-		if w.op.sha256 != nil {
-			st.sum = cmp.Or(st.sum, hash.Hash(sha256.New()))
-			st.sum.Reset()
-		}
-		data = func(p []byte, off int64) {
-			if st.sum != nil {
-				st.sum.Write(p)
-			}
-			if w.op.pattern != nil && !st.mismatch {
-				st.mismatch = !throughput.MatchesPattern(p, w.op.pattern, off)
-			}
-		}
+	if w.op.Pattern != nil || w.op.SHA256 != nil {
+		st.sum = w.op.Sum(st.sum)
+		data = func(p []byte, off int64) { st.mismatch = w.op.Feed(st.sum, p, off, st.mismatch) }
 	}
 	w.inflight++
 	w.nsent++
@@ -212,7 +225,8 @@ func (w *tputWorker) closeConn(s *metrics.Sample) {
 	}
 }
 
-// Close closes the worker's connection; streams open are abandoned.
+// Close closes the worker's connection; streams open are abandoned (the
+// engine drains them first).
 func (w *tputWorker) Close() error {
 	if w.c != nil {
 		w.closeConn(nil)
