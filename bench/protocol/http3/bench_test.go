@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tlsbench/tlsbench/bench/engine"
 	"github.com/tlsbench/tlsbench/bench/metrics"
 	"github.com/tlsbench/tlsbench/bench/protocol"
 	_ "github.com/tlsbench/tlsbench/bench/protocol/http1"
@@ -71,13 +73,18 @@ func benchServer(b *testing.B) (addr string, pool *x509.CertPool) {
 // (the engine's) and with one shared socket, and the same transaction over
 // TCP with the same profile, HTTP/1.1 and HTTP/2, against the same server
 // in another process: cpu-µs/op is the client process's CPU per
-// transaction, their ratios QUIC's cost against TCP's.
+// transaction, their ratios QUIC's cost against TCP's. One worker, then
+// four at once (-c4: the transactions shared among them, as a loaded run's
+// workers keep the client's processors busy); pkts-out/op and pkts-in/op
+// are QUIC's packets per transaction.
 func BenchmarkCPSHTTP3(b *testing.B) {
 	addr, pool := benchServer(b)
-	for _, proto := range []string{"http/3", "http/3-shared", "http/1.1", "http/2"} {
+	for _, proto := range []string{"http/3", "http/3-shared", "http/1.1", "http/2", "http/3-c4", "http/1.1-c4",
+		"http/2-c4"} {
 		b.Run(strings.ReplaceAll(proto, "/", ""), func(b *testing.B) {
-			name, _, shared := strings.Cut(proto, "-")
-			cpu := measure(b, name, vocab.EngineCPS, addr, pool, "/1k", 1024, shared)
+			name, mode, _ := strings.Cut(proto, "-")
+			workers := map[string]int{"c4": 4}[mode]
+			cpu := measure(b, name, vocab.EngineCPS, addr, pool, "/1k", 1024, mode == "shared", max(workers, 1))
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
@@ -92,7 +99,7 @@ func BenchmarkThroughputHTTP3(b *testing.B) {
 	for _, name := range []string{"http/3", "http/1.1", "http/2"} {
 		b.Run(strings.ReplaceAll(name, "/", ""), func(b *testing.B) {
 			b.SetBytes(1 << 20)
-			cpu := measure(b, name, vocab.EngineThroughput, addr, pool, "/1m", 1<<20, false)
+			cpu := measure(b, name, vocab.EngineThroughput, addr, pool, "/1m", 1<<20, false, 1)
 			b.ReportMetric(float64(cpu.Microseconds())/1e3/(float64(b.N)*(1<<20)/1e9), "cpu-ms/GB")
 		})
 	}
@@ -100,9 +107,10 @@ func BenchmarkThroughputHTTP3(b *testing.B) {
 
 // measure makes b.N transactions of engine e over the protocol named name
 // (shared: HTTP/3 on one shared socket) with the profile, GET path of size
-// bytes, on one worker, and returns the client process's CPU meanwhile.
+// bytes, shared among workers at once, and returns the client process's
+// CPU meanwhile.
 func measure(b *testing.B, name string, e vocab.Engine, addr string, pool *x509.CertPool, path string, size int64,
-	shared bool) time.Duration {
+	shared bool, workers int) time.Duration {
 	a := args(e, addr, pool)
 	a.Request.Path, a.Request.ExpectSize, a.Request.Host, a.Pipeline = path, size, "localhost", 1
 	proto, err := protocol.Lookup(name)
@@ -124,18 +132,38 @@ func measure(b *testing.B, name string, e vocab.Engine, addr string, pool *x509.
 		}
 		defer release()
 	}
-	w, _ := op.NewWorker(0)
-	defer func() { _ = w.(interface{ Close() error }).Close() }()
-	s := new(metrics.Sample)
+	ws := make([]engine.Worker, workers)
+	for i := range ws {
+		ws[i], _ = op.NewWorker(i)
+		defer func() { _ = ws[i].(interface{ Close() error }).Close() }()
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := testdut.ProcessCPU()
-	for i := 0; i < b.N; i++ {
-		*s = metrics.Sample{Start: time.Now()}
-		w.Do(context.Background(), s)
-		if s.Class != "" {
-			b.Fatalf("%s: %v", s.Class, s.Err)
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		n := b.N / workers
+		if i < b.N%workers {
+			n++
 		}
+		wg.Go(func() {
+			s := new(metrics.Sample)
+			for range n {
+				*s = metrics.Sample{Start: time.Now()}
+				w.Do(context.Background(), s)
+				if s.Class != "" {
+					b.Errorf("%s: %v", s.Class, s.Err)
+					return
+				}
+			}
+		})
 	}
-	return testdut.ProcessCPU() - cpu0
+	wg.Wait()
+	cpu := testdut.ProcessCPU() - cpu0
+	if q, ok := op.(interface{ QUIC() *metrics.QUIC }); ok && b.N > 0 {
+		st := q.QUIC()
+		b.ReportMetric(float64(st.PacketsSent)/float64(b.N), "pkts-out/op")
+		b.ReportMetric(float64(st.PacketsReceived)/float64(b.N), "pkts-in/op")
+	}
+	return cpu
 }

@@ -123,12 +123,11 @@ func (b *base) QUIC() *metrics.QUIC {
 	return &q
 }
 
-// conn is one QUIC connection and its HTTP/3 client side; with a socket of
-// its own, its transport and socket.
+// conn is one QUIC connection, its HTTP/3 client side and, unless shared,
+// its socket.
 type conn struct {
 	qc      *quic.Conn
 	cc      *http3.ClientConn
-	tr      *quic.Transport
 	udp     *net.UDPConn
 	in, out uint64 // wire bytes already given to samples
 	// early: dialled for 0-RTT data; pending: its handshake not complete
@@ -157,17 +156,19 @@ func (c udpConn) WriteMsgUDP(b, oob []byte, _ *net.UDPAddr) (int, int, error) {
 // spreads flows by 4-tuple sees as many as there are connections), ICMP
 // errors reach it, and its close releases everything; it costs a socket,
 // its setup and a reading goroutine per connection (11% more client CPU
-// per CPS transaction, docs/HTTP3.md).
+// per CPS transaction, docs/HTTP3.md). The socket being the connection's
+// alone, the client's connection ID is empty (quic.Dial's single-use
+// transport, RFC 9000 §5.1): the client issues no NEW_CONNECTION_ID.
 func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config, early bool) (*conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.args.Conn.HandshakeTimeout)
 	defer cancel()
 	c := &conn{}
 	var err error
-	dial := (*quic.Transport).Dial
-	if early {
-		dial = (*quic.Transport).DialEarly
-	}
 	if b.shared != nil {
+		dial := (*quic.Transport).Dial
+		if early {
+			dial = (*quic.Transport).DialEarly
+		}
 		c.qc, err = dial(b.shared, ctx, b.addr, cfg, b.qconf)
 	} else {
 		var laddr *net.UDPAddr
@@ -177,8 +178,11 @@ func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config, early bool
 		if c.udp, err = net.DialUDP("udp", laddr, b.addr); err != nil {
 			return nil, err
 		}
-		c.tr = &quic.Transport{Conn: udpConn{c.udp}}
-		if c.qc, err = dial(c.tr, ctx, b.addr, cfg, b.qconf); err != nil {
+		dial := quic.Dial
+		if early {
+			dial = quic.DialEarly
+		}
+		if c.qc, err = dial(ctx, udpConn{c.udp}, b.addr, cfg, b.qconf); err != nil {
 			c.release()
 		}
 	}
@@ -298,10 +302,10 @@ func (b *base) close(c *conn, s *metrics.Sample, verified bool) {
 	}
 }
 
-// release closes c's own transport and socket, if it has them.
+// release closes c's own socket, if it has one (quic.Dial's transport
+// closes with its connection).
 func (c *conn) release() {
-	if c.tr != nil {
-		_ = c.tr.Close()
+	if c.udp != nil {
 		_ = c.udp.Close()
 	}
 }

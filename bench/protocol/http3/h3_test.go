@@ -223,6 +223,37 @@ func TestCPS(t *testing.T) {
 	}
 }
 
+// TestClientConnectionID: a connection's UDP socket being its own, the
+// client's connection ID is empty (RFC 9000 §5.1): its Initial's source
+// connection ID has length 0. A silent port takes the Initial.
+func TestClientConnectionID(t *testing.T) {
+	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = udp.Close() })
+	got := make(chan []byte, 1)
+	go func() {
+		b := make([]byte, 2048)
+		if n, _, err := udp.ReadFromUDP(b); err == nil {
+			got <- b[:n]
+		}
+		close(got)
+	}()
+	a := args(vocab.EngineCPS, udp.LocalAddr().String(), nil)
+	a.Conn.HandshakeTimeout = 300 * time.Millisecond
+	if s := do(t, build(t, vocab.EngineCPS, a), 1)[0]; s.Class != vocab.ClassQUICHandshakeTimeout {
+		t.Errorf("class %q (%v), want the handshake's timeout", s.Class, s.Err)
+	}
+	p := <-got
+	if len(p) < 7 || p[0]&0x80 == 0 || len(p) < 7+int(p[5]) {
+		t.Fatalf("not a long header packet: % x", p[:min(len(p), 16)])
+	}
+	if n := p[6+int(p[5])]; n != 0 {
+		t.Errorf("the client's Initial has a source connection ID of %d bytes, want 0", n)
+	}
+}
+
 // TestThroughput: Streams concurrent request streams on one connection
 // (the server sees S at once), each sample one response of exact size, its
 // wire bytes counted from the connection's UDP payload; RequestsPerConn
