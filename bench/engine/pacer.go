@@ -55,15 +55,25 @@ func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomi
 // behind counts the starts from the i-th on that were due when the load
 // stopped but not sent (the pacer itself ran late, e.g. descheduled on a
 // busy machine) as dropped, and returns how many starts were scheduled: the
-// schedule's count does not depend on the pacer's own lateness.
+// schedule's count does not depend on the pacer's own lateness. The first
+// start not due is found by doubling, then bisection (starts are in time
+// order): a few dozen steps whatever the rate, never one per start.
 func behind(c *curve, i int64, dropped *atomic.Int64) int64 {
 	now := time.Now()
-	for ; ; i++ {
-		if due, ok := c.at(i); !ok || due.After(now) {
-			return i
-		}
-		dropped.Add(1)
+	due := func(j int64) bool { t, ok := c.at(j); return ok && !t.After(now) }
+	lo, hi := i, i // starts before lo are due; hi is the first not due once found
+	for step := int64(1); due(hi); step *= 2 {
+		lo, hi = hi+1, hi+step
 	}
+	for lo < hi {
+		if m := lo + (hi-lo)/2; due(m) {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	dropped.Add(hi - i)
+	return hi
 }
 
 // handoffLead is how far ahead of its start a tick is handed to a worker,
