@@ -64,7 +64,7 @@ type dut struct {
 
 func (d *dut) describe() string {
 	var parts []string
-	for _, p := range seedProfiles {
+	for _, p := range knownProfiles() {
 		if a, ok := d.addrs[p.Name]; ok {
 			s := p.Name + " " + a
 			if t, ok := d.tpAddrs[p.Name]; ok && t != a {

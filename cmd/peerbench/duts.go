@@ -128,7 +128,7 @@ method:
   cooldown: 0s
   explore: {concurrency: {min: 2, max: 16}, probe_duration: 700ms, min_gain: 5%%}
   accept: {max_generator_cpu: 100%%}
-  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(seedNames(), ", "))
+  final: {min_accepted: 3, max_runs: 5, tolerance: 10%%`, strings.Join(profileNames(seedProfiles), ", "))
 	if *order != "" {
 		fmt.Fprintf(&b, ", order: %s", *order)
 	}

@@ -74,17 +74,26 @@ var seedProfiles = []profileSpec{
 	{Name: "rsa2048-aes128-gcm-sha256", CertKey: "rsa", Ciphers: "AES128-GCM-SHA256", Bulk: bulkGCM},
 }
 
+// moreProfiles are run only when named (--profiles): AES-GCM with ECDHE,
+// the HTTP/2 engine's figures in docs/PERFORMANCE.md.
+var moreProfiles = []profileSpec{{Name: "ecdhe-ecdsa-aes128-gcm-sha256-p256",
+	CertKey: "ecdsa", Ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256", Curve: "prime256v1", Group: "P-256", Bulk: bulkGCM}}
+
+// knownProfiles are the seed profiles, then moreProfiles.
+func knownProfiles() []profileSpec { return slices.Concat(seedProfiles, moreProfiles) }
+
 func lookupProfile(name string) (profileSpec, bool) {
-	i := slices.IndexFunc(seedProfiles, func(p profileSpec) bool { return p.Name == name })
+	known := knownProfiles()
+	i := slices.IndexFunc(known, func(p profileSpec) bool { return p.Name == name })
 	if i < 0 {
 		return profileSpec{}, false
 	}
-	return seedProfiles[i], true
+	return known[i], true
 }
 
-func seedNames() []string {
+func profileNames(ps []profileSpec) []string {
 	var names []string
-	for _, p := range seedProfiles {
+	for _, p := range ps {
 		names = append(names, p.Name)
 	}
 	return names
@@ -160,7 +169,8 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	// One stream a connection is wrk's and h2load's default: each of the 8
 	// connections waits for its own 1 MiB response.
 	fs.IntVar(&o.streams, "streams", 1, "HTTP/2 throughput: `S` concurrent streams per connection (h2load -m S)")
-	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles)")
+	names := fs.StringSlice("profiles", nil, "comma-separated profile `NAMES` (default: the three seed profiles; "+
+		"also ecdhe-ecdsa-aes128-gcm-sha256-p256)")
 	fs.StringVar(&o.out, "out", "peerbench.json", "write raw samples and medians to `FILE` (JSON)")
 	err := fs.Parse(args)
 	if errors.Is(err, pflag.ErrHelp) {
@@ -206,7 +216,7 @@ func parseOptions(args []string, stdout io.Writer) (*options, error) {
 	for _, n := range *names {
 		p, ok := lookupProfile(strings.TrimSpace(n))
 		if !ok {
-			return nil, usagef("unknown profile %q (known: %s)", n, strings.Join(seedNames(), ", "))
+			return nil, usagef("unknown profile %q (known: %s)", n, strings.Join(profileNames(knownProfiles()), ", "))
 		}
 		o.profiles = append(o.profiles, p)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -187,5 +188,21 @@ func TestH2loadConns(t *testing.T) {
 		if got := h2loadConns(tc.prev, c, tc.secs); got != tc.want {
 			t.Errorf("%d samples, %ds: %d, want %d", len(tc.prev), tc.secs, got, tc.want)
 		}
+	}
+}
+
+// TestMoreProfiles: a profile beyond the seed ones runs when named, and
+// only then.
+func TestMoreProfiles(t *testing.T) {
+	o, err := parseOptions([]string{"--http", "2", "--dut", "nginx", "--profiles",
+		"ecdhe-ecdsa-aes128-gcm-sha256-p256"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.profiles) != 1 || o.profiles[0].Ciphers != "ECDHE-ECDSA-AES128-GCM-SHA256" || o.profiles[0].Bulk != bulkGCM {
+		t.Errorf("profiles %+v", o.profiles)
+	}
+	if o, err = parseOptions(nil, io.Discard); err != nil || len(o.profiles) != len(seedProfiles) {
+		t.Errorf("default profiles %d (%v), want the %d seed ones", len(o.profiles), err, len(seedProfiles))
 	}
 }

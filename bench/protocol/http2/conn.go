@@ -2,6 +2,7 @@ package http2
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash"
@@ -115,6 +116,7 @@ type conn struct {
 	unacked int64     // connection window consumed and not given back
 	idle    int       // frames in a row without response data (maxIdleFrames)
 	lowat   int       // the socket's SO_RCVLOWAT (0: the default)
+	arrived time.Time // the last socket read's first byte's arrival, if the level was raised (stamp)
 	// What the server said: its SETTINGS, whether it acknowledged the
 	// client's, its concurrent streams' limit (0: none), its GOAWAY.
 	settings   []http2.Setting
@@ -216,8 +218,15 @@ func (c *conn) step(maxBody int64, data func(*stream, []byte)) (*stream, error) 
 	if waiting {
 		c.rd.Mark() // the next frame's first byte's arrival
 	}
-	c.wake(waiting)
+	c.wake()
+	raised := c.lowat > 0
 	f, err := c.fr.ReadFrame()
+	if a := c.rd.First; waiting && !a.IsZero() { // a socket read
+		c.arrived = time.Time{}
+		if raised {
+			c.arrived = a
+		}
+	}
 	if err != nil {
 		return nil, c.readError(f, err)
 	}
@@ -237,27 +246,32 @@ func (c *conn) step(maxBody int64, data func(*stream, []byte)) (*stream, error) 
 // exceeds what the server has promised and not yet sent: the open streams'
 // bodies still to come (content-length), less what the socket may already
 // have given up (readAhead); the kernel also wakes the reader when the
-// server closes. While a stream waits for its first frame (waiting), the
-// level is the default, so that its arrival is seen at once (ttfb). A server
-// that breaks its promise is read when the read times out with bytes
-// queued (frameReader).
-func (c *conn) wake(waiting bool) {
+// server closes. A stream that waits for its first frame promises nothing,
+// so with one stream the level is the default (a byte) until its HEADERS;
+// with more, the others' bodies keep it raised, and the waiting stream's
+// first frame is stamped with the kernel's receive time of the read that
+// brought it (stamp), not with the wake-up. A server that breaks its
+// promise is read when the read times out with bytes queued (frameReader).
+func (c *conn) wake() {
+	if level := c.level(); level != c.lowat {
+		c.setLowat(level)
+	}
+}
+
+// level is wake's level for the streams open.
+func (c *conn) level() int {
 	var promised int64
 	for _, st := range c.ss {
 		if st.status != 0 && st.clen >= 0 {
 			promised += st.clen - st.body
 		}
 	}
-	level := 0
 	for _, l := range lowats {
-		if !waiting && promised-readAhead >= int64(l) {
-			level = l
-			break
+		if promised-readAhead >= int64(l) {
+			return l
 		}
 	}
-	if level != c.lowat {
-		c.setLowat(level)
-	}
+	return 0
 }
 
 func (c *conn) setLowat(n int) {
@@ -437,12 +451,15 @@ func (c *conn) unknown(id uint32, what string) error {
 	return protocol.Fail(classProtocol, "%s on stream %d, which the client did not open (PROTOCOL_ERROR)", what, id)
 }
 
-// stamp notes when st's first frame came.
+// stamp notes when st's first frame came: when the kernel received the
+// first byte of the socket read that brought it. A frame crypto/tls had
+// already read is stamped now, unless the level was raised (wake) when it
+// was read: it came with that read, and the wake-up was put off by design.
 func (c *conn) stamp(st *stream) {
 	if st.first.IsZero() {
-		st.first = c.rd.First
-		if st.first.IsZero() {
-			st.first = time.Now()
+		st.first = cmp.Or(c.rd.First, c.arrived, time.Now())
+		if st.first.Before(st.sent) {
+			st.first = st.sent // the read began with bytes queued before the request
 		}
 	}
 }
