@@ -706,3 +706,34 @@ func TestMergePreflight(t *testing.T) {
 		t.Errorf("Tries() = %q", pf.Tries())
 	}
 }
+
+// TestMergeQUIC: agents' QUIC accounts are summed, PTOs too where counted
+// (an agent without them adds none; none counted: none merged); a record
+// whose PTO counts contradict each other is invalid.
+func TestMergeQUIC(t *testing.T) {
+	_, agents := play(t, [playAgents]int{})
+	for i, r := range agents {
+		q := &metrics.QUIC{Connections: 10, PacketsSent: 100, PacketsLost: int64(i), Sockets: "per_connection"}
+		if i > 0 {
+			q.PTOs = &metrics.QUICPTOs{Count: int64(2 * i), Handshake: int64(i), Connections: 1}
+		}
+		r.SetQUIC(q)
+	}
+	m := merge(t, agents...)
+	want := metrics.QUICPTOs{Count: 12, Handshake: 6, Connections: 3}
+	if q := m.QUIC; q == nil || q.Connections != 40 || q.PacketsLost != 6 || q.PTOs == nil || *q.PTOs != want {
+		t.Fatalf("merged quic %+v, want 40 connections, 6 lost, PTOs %+v", q, want)
+	}
+	for _, r := range agents {
+		r.QUIC.PTOs = nil
+	}
+	if m := merge(t, agents...); m.QUIC.PTOs != nil {
+		t.Errorf("merged PTOs %+v from agents that counted none", m.QUIC.PTOs)
+	}
+	for _, bad := range []metrics.QUICPTOs{{Count: 1, Handshake: 2}, {Count: 1, Connections: 2}, {Count: -1}} {
+		m.QUIC.PTOs = &bad
+		if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "quic.ptos.") {
+			t.Errorf("PTOs %+v: %v", bad, err)
+		}
+	}
+}

@@ -67,6 +67,10 @@ type Sample struct {
 	// TCP is the kernel's account of the connections the transaction
 	// closed (Linux; none elsewhere).
 	TCP tcpClosed
+	// QUICLost and QUICPTOs are, over QUIC, the packets its connection
+	// declared lost and the probe timeouts it had since its previous
+	// sample (quic-go's account, HTTP/3; PTOs: cps only).
+	QUICLost, QUICPTOs int32
 	// Object is 1 + the index of the object the request drew
 	// (httpreq.Request.Objects); 0 when the run has no objects.
 	Object uint16
@@ -172,6 +176,8 @@ func (r *Recorder) Record(i int, s *Sample) {
 	for k := range s.TCP.N {
 		sh.TCP.add(&s.TCP.Conns[k], s.Steady, &sh.iv.Second)
 	}
+	sh.iv.QUICPacketsLost += int64(s.QUICLost)
+	sh.iv.QUICPTOs += int64(s.QUICPTOs)
 	if s.Steady {
 		sh.recordRFC(s)
 		sh.Bytes.add(s)
@@ -272,6 +278,12 @@ type Second struct {
 	TCPRetransmits    int64 `json:"tcp_retransmits,omitempty"`
 	TCPSynRetransmits int64 `json:"tcp_syn_retransmits,omitempty"`
 	TCPResets         int64 `json:"tcp_resets_received,omitempty"`
+	// Over QUIC, quic-go's account of the packets the connections
+	// declared lost and of their probe timeouts (PTOs, cps only) in the
+	// second, given with each transaction's sample (a kept connection's
+	// since its previous one).
+	QUICPacketsLost int64 `json:"quic_packets_lost,omitempty"`
+	QUICPTOs        int64 `json:"quic_ptos,omitempty"`
 	// Phase is the part of the run's timeline the second ended in
 	// (vocab.TimelinePhase: ramp_up, warmup, sustain, ramp_down, drain);
 	// "" in a run without ramps. OpenConns is how many connections were
@@ -295,6 +307,8 @@ func (s *Second) addCounts(o *Second) {
 	s.TCPRetransmits += o.TCPRetransmits
 	s.TCPSynRetransmits += o.TCPSynRetransmits
 	s.TCPResets += o.TCPResets
+	s.QUICPacketsLost += o.QUICPacketsLost
+	s.QUICPTOs += o.QUICPTOs
 }
 
 // Tick closes the current interval: it returns the counts since the last
@@ -1057,6 +1071,8 @@ type QUIC struct {
 	BytesSent       int64 `json:"bytes_sent"`
 	BytesReceived   int64 `json:"bytes_received"`
 	BytesLost       int64 `json:"bytes_lost"`
+	// PTOs is cps's probe timeouts (absent over throughput).
+	PTOs *QUICPTOs `json:"ptos,omitempty"`
 	// EarlyData*: cps with early data (0-RTT): the connections whose
 	// request the server took as 0-RTT data, and those it refused (the
 	// request then made again in 1-RTT); absent without.
@@ -1067,6 +1083,18 @@ type QUIC struct {
 	// Sockets: "per_connection" (a UDP socket per connection) or
 	// "shared" (one socket, demultiplexed by connection ID).
 	Sockets string `json:"sockets"`
+}
+
+// QUICPTOs is the probe timeouts of a cps run's QUIC connections (RFC 9002
+// §6.2: no acknowledgment in time, probes sent): all of them, those in the
+// Initial and Handshake packet number spaces (TCP's SYN retransmissions'
+// counterpart), and the connections that had any. quic-go reports them as
+// qlog events only, which cost client CPU per packet (http3's trace.go):
+// throughput, whose connections carry many packets, does not count them.
+type QUICPTOs struct {
+	Count       int64 `json:"count"`
+	Handshake   int64 `json:"handshake"`
+	Connections int64 `json:"connections"`
 }
 
 // SetQUIC makes r the record of a run over QUIC: its transport and
@@ -1097,6 +1125,7 @@ func mergeQUIC(ins []*mergeInput) *QUIC {
 			m.BytesSent += q.BytesSent
 			m.BytesReceived += q.BytesReceived
 			m.BytesLost += q.BytesLost
+			m.PTOs = m.PTOs.Add(q.PTOs)
 			m.EarlyDataAccepted += q.EarlyDataAccepted
 			m.EarlyDataRejected += q.EarlyDataRejected
 			m.GSO = m.GSO || q.GSO
@@ -1117,4 +1146,40 @@ func (r *Run) checkQUIC(c *Checker) {
 	case r.Transport == "quic" && (connect || r.TCP != nil):
 		c.Failf("transport", "quic, but the record has a TCP connect phase or TCP_INFO")
 	}
+	if q := r.QUIC; q != nil {
+		c.nums("quic.", []num{{"connections", q.Connections}, {"packets_sent", q.PacketsSent},
+			{"packets_received", q.PacketsReceived}, {"packets_lost", q.PacketsLost}})
+	}
+	if p := r.QUIC.ptos(); p != nil {
+		c.nums("quic.ptos.", []num{{"count", p.Count}, {"handshake", p.Handshake}, {"connections", p.Connections}})
+		switch {
+		case p.Handshake > p.Count:
+			c.Failf("quic.ptos.handshake", "%d, more than count (%d)", p.Handshake, p.Count)
+		case p.Connections > min(r.QUIC.Connections, p.Count):
+			c.Failf("quic.ptos.connections", "%d, more than quic.connections (%d) or count (%d)",
+				p.Connections, r.QUIC.Connections, p.Count)
+		}
+	}
+}
+
+// ptos is q's PTOs, nil without q.
+func (q *QUIC) ptos() *QUICPTOs {
+	if q == nil {
+		return nil
+	}
+	return q.PTOs
+}
+
+// Add returns p's counts plus o's in a new QUICPTOs; nil when both are nil.
+func (p *QUICPTOs) Add(o *QUICPTOs) *QUICPTOs {
+	if p == nil && o == nil {
+		return nil
+	}
+	var s QUICPTOs
+	for _, x := range []*QUICPTOs{p, o} {
+		if x != nil {
+			s.Count, s.Handshake, s.Connections = s.Count+x.Count, s.Handshake+x.Handshake, s.Connections+x.Connections
+		}
+	}
+	return &s
 }

@@ -452,7 +452,8 @@ func (r *Run) checkSeries(c *Checker) {
 		}
 		c.nums(p+".", []num{{"transactions", s.Transactions}, {"errors", s.Errors}, {"payload_bytes", s.PayloadBytes},
 			{"wire_in_bytes", s.WireInBytes}, {"tcp_retransmits", s.TCPRetransmits},
-			{"tcp_syn_retransmits", s.TCPSynRetransmits}, {"tcp_resets_received", s.TCPResets}})
+			{"tcp_syn_retransmits", s.TCPSynRetransmits}, {"tcp_resets_received", s.TCPResets},
+			{"quic_packets_lost", s.QUICPacketsLost}, {"quic_ptos", s.QUICPTOs}})
 		if s.TCPSynRetransmits > s.TCPRetransmits {
 			c.Failf(p+".tcp_syn_retransmits", "%d, more than tcp_retransmits (%d)", s.TCPSynRetransmits, s.TCPRetransmits)
 		}

@@ -60,6 +60,9 @@ func generate(ctx context.Context, o *options) (*generated, error) {
 	spec.Sources, spec.Roots, spec.Host, spec.UserAgent = sourceIPs(o.sources), ca, "localhost", "tlsbench-scale"
 	spec.ConnectTimeout, spec.HandshakeTimeout, spec.ReadTimeout = o.deadline, o.deadline, o.deadline
 	spec.Concurrency = o.conns
+	if o.http == 3 {
+		spec.Protocol = "http/3"
+	}
 	spec.Duration = o.duration
 	spec.Warmup = o.warmup
 	spec.Drain = 3 * o.deadline

@@ -19,6 +19,10 @@
 // are as many generator processes as RLIMIT_NOFILE requires (raiseNoFile);
 // their RSS is summed.
 //
+// With --http 3 the connections are QUIC's (HTTP/3, a UDP socket each)
+// against the reference target's HTTP/3 listeners, TLS 1.3, within a budget
+// of their own (quicMaxKB).
+//
 // The parent samples from outside every second (startSampler: connections
 // ESTABLISHED towards the target, the generators' RSS and descriptors),
 // prints and writes (--out, JSON) per engine what was held and used
@@ -67,6 +71,7 @@ type options struct {
 	cpuprof  string
 	procs    int
 	target   string // "nginx" or "serve"
+	http     int    // 1 (TLS over TCP) or 3 (QUIC)
 	// Children only.
 	addr, ca      string
 	shard, shards int
@@ -86,7 +91,8 @@ func parse(args []string) (*options, error) {
 	fs.StringVar(&o.path, "path", "/1k", "throughput: the object requested")
 	fs.DurationVar(&o.deadline, "deadline", 0,
 		"connect, handshake and read deadlines (default: 1 s per 250 connections, at least 5 s: the handshakes queue)")
-	fs.Float64Var(&o.maxKB, "max-kb", 40, "the budget: generator RSS per connection, `KB` (1000 bytes)")
+	fs.Float64Var(&o.maxKB, "max-kb", 40,
+		fmt.Sprintf("the budget: generator RSS per connection, `KB` (1000 bytes; --http 3: %d)", quicMaxKB))
 	fs.StringVar(&o.out, "out", "", "write the results as JSON to `FILE`")
 	fs.StringVar(&o.memprof, "memprofile", "",
 		"write each generator's heap profile at its highest RSS to `PREFIX`-ENGINE.pprof")
@@ -96,6 +102,8 @@ func parse(args []string) (*options, error) {
 		"generator (and target) `P`rocesses sharing the connections (default: as RLIMIT_NOFILE requires)")
 	fs.StringVar(&o.target, "target", "",
 		"`TARGET`: nginx (workers with reuseport) or serve (tlsbench serve processes); default nginx when installed")
+	fs.IntVar(&o.http, "http", 1, "HTTP `VERSION`: 1 (TLS over TCP) or 3 (QUIC, against tlsbench serve; "+
+		"default profile tls13-aes128-gcm-x25519)")
 	fs.StringVar(&o.addr, "addr", "", "")
 	fs.StringVar(&o.ca, "ca", "", "")
 	fs.IntVar(&o.shard, "shard", 0, "")
@@ -118,6 +126,20 @@ func parse(args []string) (*options, error) {
 		return nil, fmt.Errorf("--sources must be 1 to 65000")
 	case o.duration <= 0 || o.warmup < 0:
 		return nil, fmt.Errorf("--duration must be positive and --warmup not negative")
+	}
+	switch {
+	case o.http != 1 && o.http != 3:
+		return nil, fmt.Errorf("--http %d: 1 or 3", o.http)
+	case o.http == 3 && o.target == "nginx":
+		return nil, fmt.Errorf("--http 3 --target nginx: this nginx serves no QUIC; the target is tlsbench serve")
+	case o.http == 3:
+		o.target = "serve"
+		if !fs.Changed("profile") {
+			o.profile = "tls13-aes128-gcm-x25519"
+		}
+		if !fs.Changed("max-kb") {
+			o.maxKB = quicMaxKB
+		}
 	}
 	switch o.target {
 	case "":
@@ -213,6 +235,11 @@ func raiseNoFile(need uint64) (syscall.Rlimit, error) {
 	return want, nil
 }
 
+// quicMaxKB is the budget of a QUIC connection (--http 3), generator RSS in
+// KB: quic-go's connection state, its goroutines and a UDP socket's
+// reading, measured in docs/PERFORMANCE.md.
+const quicMaxKB = 150
+
 // fdOverhead is the descriptors a process needs besides its connections.
 const fdOverhead = 64
 
@@ -240,7 +267,7 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 	if o.target == "nginx" {
 		tg, err = startNginx(ctx, o, procs, lim.Cur)
 	} else {
-		tg, err = startServe(ctx, args, procs, stderr)
+		tg, err = startServe(ctx, args, procs, o.http == 3, stderr)
 	}
 	if tg != nil {
 		defer tg.close()
@@ -283,7 +310,7 @@ func parent(ctx context.Context, o *options, args []string, stderr io.Writer) ([
 				parts[i], errs[i] = runGenerator(cctx, self, cargs, stderr, pids)
 			}()
 		}
-		stopSampler := startSampler(tg.addrs, pids, procs, o.verbose, stderr)
+		stopSampler := startSampler(tg.addrs, o.http == 3, pids, procs, o.verbose, stderr)
 		for range procs {
 			<-done
 		}
@@ -454,9 +481,9 @@ func printTable(w io.Writer, o *options, rs []*result) {
 			r.Run.Whole.ConnectionsOpened, r.Run.Whole.Transactions, r.steadyRate(), r.Run.Whole.Errors,
 			r.RSSPeakMB, r.KBPerConn, r.HeapMB, r.StacksMB, verdict)
 	}
-	fmt.Fprintf(w, "(%s, %d source addresses, deadlines %s; "+
-		"held/min: ESTABLISHED to the target, most and fewest in the window;\n"+
+	fmt.Fprintf(w, "(HTTP/%d, %s, %d source addresses, deadlines %s; "+
+		"held/min: ESTABLISHED to the target (QUIC: connected UDP sockets), most and fewest in the window;\n"+
 		" open/end: the engine's count, most and at the window's end; "+
 		"KB = 1000 bytes of the generator's peak RSS per connection, budget %.0f)\n",
-		o.profile, o.sources, o.deadline, o.maxKB)
+		o.http, o.profile, o.sources, o.deadline, o.maxKB)
 }

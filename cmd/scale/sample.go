@@ -21,9 +21,9 @@ type sample struct {
 }
 
 // startSampler samples the generators whose pids arrive on pids (n of
-// them; 0 for one that did not start) and the connections to addrs, once a
-// second from the parent, until stop.
-func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Writer) (stop func() []sample) {
+// them; 0 for one that did not start) and the connections to addrs (udp:
+// connected UDP sockets, QUIC's), once a second from the parent, until stop.
+func startSampler(addrs []string, udp bool, pids <-chan int, n int, verbose bool, w io.Writer) (stop func() []sample) {
 	var all []sample
 	var procs []int
 	stopTicks := everySecond(func() {
@@ -38,8 +38,8 @@ func startSampler(addrs []string, pids <-chan int, n int, verbose bool, w io.Wri
 				break started
 			}
 		}
-		s := sample{at: time.Now(), established: countState("established", addrs),
-			closeWait: countState("close-wait", addrs)}
+		s := sample{at: time.Now(), established: countState("established", addrs, udp),
+			closeWait: countState("close-wait", addrs, udp)}
 		for _, pid := range procs {
 			s.rss += testdut.RSS(pid)
 			s.fds += testdut.FDs(pid)
@@ -98,14 +98,20 @@ func (r *result) summarize(samples []sample) {
 // walks its hash table in batches and skips entries when others leave the
 // table meanwhile (thousands of TIME_WAIT sockets expiring after a CPS run):
 // the count is the higher of two dumps.
-func countState(state string, addrs []string) int64 {
-	return max(countStateOnce(state, addrs), countStateOnce(state, addrs))
+// udp: the connected UDP sockets (ss's state ESTAB; never close-wait)
+// instead, QUIC's connections.
+func countState(state string, addrs []string, udp bool) int64 {
+	return max(countStateOnce(state, addrs, udp), countStateOnce(state, addrs, udp))
 }
 
-func countStateOnce(state string, addrs []string) int64 {
+func countStateOnce(state string, addrs []string, udp bool) int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	args := []string{"-Htn", "state", state, "("}
+	flags := "-Htn"
+	if udp {
+		flags = "-Hun"
+	}
+	args := []string{flags, "state", state, "("}
 	for i, a := range addrs {
 		if i > 0 {
 			args = append(args, "or")

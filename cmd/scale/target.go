@@ -39,8 +39,9 @@ func (t *targets) close() {
 
 // startServe starts n reference targets (`tlsbench serve`'s code, in this
 // program's target role), one per generator process: one process cannot
-// hold more connections than it has descriptors.
-func startServe(ctx context.Context, args []string, n int, stderr io.Writer) (*targets, error) {
+// hold more connections than it has descriptors. quic: their HTTP/3
+// (UDP) addresses are the generators'.
+func startServe(ctx context.Context, args []string, n int, quic bool, stderr io.Writer) (*targets, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -55,7 +56,11 @@ func startServe(ctx context.Context, args []string, n int, stderr io.Writer) (*t
 			return t, err
 		}
 		t.procs = append(t.procs, s.Process)
-		t.addrs, t.cas = append(t.addrs, s.Listeners[0].Addr), append(t.cas, s.CA)
+		addr := s.Listeners[0].Addr
+		if quic {
+			addr = s.Listeners[0].QUIC
+		}
+		t.addrs, t.cas = append(t.addrs, addr), append(t.cas, s.CA)
 	}
 	return t, nil
 }

@@ -116,6 +116,7 @@ func (b *base) QUIC() *metrics.QUIC {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := b.acct
+	q.PTOs = q.PTOs.Add(nil) // a copy
 	q.Sockets = "per_connection"
 	if b.shared != nil {
 		q.Sockets = "shared"
@@ -160,7 +161,7 @@ func (c udpConn) WriteMsgUDP(b, oob []byte, _ *net.UDPAddr) (int, int, error) {
 // alone, the client's connection ID is empty (quic.Dial's single-use
 // transport, RFC 9000 §5.1): the client issues no NEW_CONNECTION_ID.
 func (b *base) dial(ctx context.Context, src net.IP, cfg *tls.Config, early bool) (*conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, b.args.Conn.HandshakeTimeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, lossKey{}, &losses{}), b.args.Conn.HandshakeTimeout)
 	defer cancel()
 	c := &conn{}
 	var err error
@@ -266,12 +267,14 @@ func (b *base) confirm(c *conn, d *tlsconn.Dialer, s *metrics.Sample, t0 time.Ti
 	return false
 }
 
-// account gives s c's wire bytes (UDP payload) since the last sample.
+// account gives s c's wire bytes (UDP payload), packets lost and PTOs
+// since the last sample.
 func (c *conn) account(s *metrics.Sample) {
 	st := c.qc.ConnectionStats()
 	s.WireIn += int64(st.BytesReceived - c.in)
 	s.WireOut += int64(st.BytesSent - c.out)
 	c.in, c.out = st.BytesReceived, st.BytesSent
+	lossesOf(c.qc).give(s, st.PacketsLost)
 }
 
 // close ends c: a CONNECTION_CLOSE with H3_NO_ERROR, its wire bytes given
@@ -291,6 +294,7 @@ func (b *base) close(c *conn, s *metrics.Sample, verified bool) {
 	a.BytesSent += int64(st.BytesSent)
 	a.BytesReceived += int64(st.BytesReceived)
 	a.BytesLost += int64(st.BytesLost)
+	lossesOf(c.qc).addTo(a)
 	a.GSO = a.GSO || state.GSO
 	if a.Version == "" {
 		a.Version = state.Version.String()

@@ -31,6 +31,7 @@ func newCPS(a protocol.Args) (protocol.Op, error) {
 	if err != nil {
 		return nil, err
 	}
+	b.countPTOs()
 	return &cpsOp{base: b}, nil
 }
 
