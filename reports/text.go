@@ -101,13 +101,31 @@ func summaryRate(w *strings.Builder, r *metrics.Run) {
 		}
 		fmt.Fprintln(w)
 	}
-	if c := r.Closes; c != nil {
-		fmt.Fprintf(w, "  closes       server first %d, client first (deadline) %d, no close_notify %d\n",
-			c.ServerFirst, c.ClientFirst, c.NoCloseNotify)
+	if r.Closes != nil {
+		fmt.Fprintf(w, "  closes       %s\n", closesText(r))
 	}
 	if p := r.Preflight; p != nil && p.OK && len(p.FailedAttempts) > 0 {
 		fmt.Fprintf(w, "  preflight    ok; %s (%s)\n", p.Tries(), p.FailedAttempts[0].Error)
 	}
+}
+
+// closesText is the record's closes in the words of its transport. Over
+// HTTP/1.x the client waits for the server's FIN after its close_notify
+// (the deadline coming first, it closes first); over HTTP/2 the client
+// closes after its GOAWAY unless the server had closed, and no
+// close_notify is counted; QUIC has neither FIN nor close_notify, and the
+// client ends each connection with a CONNECTION_CLOSE (http3's cps counts
+// no other close).
+func closesText(r *metrics.Run) string {
+	c := r.Closes
+	switch r.ProtocolName() {
+	case "http/2":
+		return fmt.Sprintf("server first %d, client first (GOAWAY, then close) %d", c.ServerFirst, c.ClientFirst)
+	case "http/3":
+		return fmt.Sprintf("client first (CONNECTION_CLOSE) %d", c.ClientFirst)
+	}
+	return fmt.Sprintf("server first %d, client first (deadline) %d, no close_notify %d", c.ServerFirst,
+		c.ClientFirst, c.NoCloseNotify)
 }
 
 // reconnects is Run.Reconnects and its share of the requests ("-": none).

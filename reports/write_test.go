@@ -3,7 +3,9 @@ package reports_test
 import (
 	"bytes"
 	"errors"
+	"html"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +111,47 @@ func TestPreliminaryMix(t *testing.T) {
 	if out := buf.String(); !strings.Contains(out, "; objects 1k:2,64k") || strings.Contains(out, "body 0 bytes") ||
 		!strings.Contains(out, "HTTP/1.1; body 1024 bytes") || !strings.Contains(out, "HTTP/2; body 2048 bytes") {
 		t.Errorf("preliminary table:\n%s", out)
+	}
+}
+
+// TestClosesWording: a run summary's closes line says what its transport
+// counts, in every format: over HTTP/1.1 the server's FIN, the client's
+// deadline and close_notify (unchanged); over HTTP/2 the client's GOAWAY,
+// no close_notify; over HTTP/3 the client's CONNECTION_CLOSE, nothing of a
+// FIN or a close_notify.
+func TestClosesWording(t *testing.T) {
+	for _, tc := range []struct {
+		protocol, want string
+		not            []string
+	}{
+		{"", "  closes       server first 3, client first (deadline) 2, no close_notify 1\n", []string{"GOAWAY"}},
+		{"http/2", "  closes       server first 3, client first (GOAWAY, then close) 2\n", []string{"close_notify",
+			"deadline"}},
+		{"http/3", "  closes       client first (CONNECTION_CLOSE) 2\n", []string{"close_notify", "deadline",
+			"server first"}},
+	} {
+		run := reporttest.Run(reporttest.RunSpec{Engine: "cps", Profile: reporttest.P384, Host: "dut", Level: 4,
+			Value: 100})
+		run.Protocol, run.Closes = tc.protocol, &metrics.Closes{ServerFirst: 3, ClientFirst: 2, NoCloseNotify: 1}
+		if tc.protocol == "http/3" {
+			run.Closes.ServerFirst, run.Closes.NoCloseNotify = 0, 0 // as http3's cps counts them
+		}
+		d := reports.RunSummary(run)
+		var text, md, page bytes.Buffer
+		for _, err := range []error{d.Text(&text), d.Markdown(&md, "x-", nil), d.HTML(&page)} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for name, out := range map[string]string{"text": text.String(), "md": md.String(),
+			"html": html.UnescapeString(page.String())} {
+			_, closes, _ := strings.Cut(out, "  closes ")
+			closes, _, _ = strings.Cut(closes, "\n")
+			if !strings.Contains(out, tc.want) || slices.ContainsFunc(tc.not, func(w string) bool {
+				return strings.Contains(closes, w)
+			}) {
+				t.Errorf("%s %s: no %q (nor any of %q in it):\n%s", tc.protocol, name, tc.want, tc.not, out)
+			}
+		}
 	}
 }

@@ -69,7 +69,7 @@ type Executor struct {
 var _ method.Executor = (*Executor)(nil)
 
 // Resumption implements method.Executor: the coordinator probes itself.
-func (e *Executor) Resumption(ctx context.Context, req method.Request) (bool, error) {
+func (e *Executor) Resumption(ctx context.Context, req method.Request) (*metrics.Preflight, error) {
 	return e.Local.Resumption(ctx, req)
 }
 

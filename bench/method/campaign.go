@@ -267,12 +267,8 @@ func (c *Campaign) do(ctx context.Context, key string, req Request, e Entry) (*E
 	e.Device = run.DeviceCheck().Lines()
 	e.Accepted = len(e.Reasons) == 0
 	if req.Phase == vocab.Preliminary {
-		ok, err := c.Exec.Resumption(ctx, req)
-		e.Resumption = &ok
-		if err != nil {
-			e.ResumptionErr = err.Error()
-			e.Resumption = nil
-		}
+		pf, err := c.Exec.Resumption(ctx, req)
+		e.probed(pf, err)
 	}
 	if ctx.Err() != nil {
 		return nil, cutShort(req, e.Seq)

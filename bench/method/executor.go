@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -46,8 +45,12 @@ type Executor interface {
 	// Run makes the run and returns its record; an error means it could
 	// not be made at all.
 	Run(ctx context.Context, req Request) (*metrics.Run, error)
-	// Resumption reports whether the DUT would resume a TLS session.
-	Resumption(ctx context.Context, req Request) (bool, error)
+	// Resumption asks whether the DUT would resume a TLS session, in the
+	// request's protocol, and returns the probe's transactions as a
+	// preflight's record (runner.ProbeResumption: Resumed above 0, the
+	// DUT resumed; class not_resumed, it refused; Requests, the GETs it
+	// answered); an error means no probe was made.
+	Resumption(ctx context.Context, req Request) (*metrics.Preflight, error)
 }
 
 // Local makes runs in this process with bench/runner.
@@ -83,14 +86,11 @@ func (l *Local) Run(ctx context.Context, req Request) (*metrics.Run, error) {
 	return runner.Run(ctx, spec)
 }
 
-// Resumption implements Executor; over HTTP/3 it does not probe.
-func (l *Local) Resumption(ctx context.Context, req Request) (bool, error) {
-	if req.Test.Protocol() == "http/3" { // the probe is TLS over TCP: it would ask the DUT's TCP listener
-		return false, errors.New("over QUIC: the probe speaks TLS over TCP; a test with resume measures QUIC's")
-	}
+// Resumption implements Executor.
+func (l *Local) Resumption(ctx context.Context, req Request) (*metrics.Preflight, error) {
 	spec, err := l.Spec(req)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	return runner.ProbeResumption(ctx, spec)
 }

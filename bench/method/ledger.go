@@ -30,9 +30,13 @@ type Entry struct {
 	Reasons  []string          `json:"reasons,omitempty"`
 	Time     time.Time         `json:"time"`
 	Run      *metrics.Run      `json:"run"`
-	// Preliminary phase only: whether the DUT would resume a session.
-	Resumption    *bool  `json:"resumption,omitempty"`
-	ResumptionErr string `json:"resumption_error,omitempty"`
+	// Preliminary phase only: whether the DUT would resume a session, or
+	// why that is not known; ResumptionProbe is the probe's transactions
+	// (Executor.Resumption), its Requests the GETs the DUT answered beside
+	// the run's (absent before it was recorded: two HTTP/1.1 GETs).
+	Resumption      *bool              `json:"resumption,omitempty"`
+	ResumptionErr   string             `json:"resumption_error,omitempty"`
+	ResumptionProbe *metrics.Preflight `json:"resumption_probe,omitempty"`
 	// Round is 1 for a re-exploration's runs and the final runs after it.
 	Round int `json:"round,omitempty"`
 	// Repeat is the final phase's repeat (final.repeat), from 2.
@@ -46,6 +50,22 @@ type Entry struct {
 	// failed. Preliminary runs are not judged.
 	Verdict   string `json:"verdict,omitempty"`
 	Criterion string `json:"criterion,omitempty"`
+}
+
+// probed records the resumption probe's answer pf (err: none made): the
+// DUT resumed a session, or refused one (not_resumed), or the probe failed
+// otherwise and says how.
+func (e *Entry) probed(pf *metrics.Preflight, err error) {
+	e.ResumptionProbe = pf
+	switch {
+	case err != nil:
+		e.ResumptionErr = err.Error()
+	case pf == nil:
+	case pf.OK || pf.Class == vocab.ClassNotResumed:
+		e.Resumption = new(pf.Resumed > 0)
+	default:
+		e.ResumptionErr = "the probe failed: " + pf.Answer()
+	}
 }
 
 // ledger is a campaign's append-only record of runs (ledger.jsonl), one

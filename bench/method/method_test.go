@@ -96,7 +96,9 @@ func (f *fakeExec) Run(_ context.Context, req method.Request) (*metrics.Run, err
 	return r, nil
 }
 
-func (f *fakeExec) Resumption(context.Context, method.Request) (bool, error) { return false, nil }
+func (f *fakeExec) Resumption(context.Context, method.Request) (*metrics.Preflight, error) {
+	return &metrics.Preflight{Transactions: 2, Handshakes: 2, Requests: 1, Class: vocab.ClassNotResumed}, nil
+}
 
 // curve rises to 16 connections and falls after.
 func curve(level int) float64 {

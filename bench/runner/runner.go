@@ -509,22 +509,19 @@ func (s *Spec) conn(p *profiles.Profile, cc *tlsconn.ClientCert) (tlsconn.Config
 	return tlsconn.Config{Settings: s.Settings, Profile: p, Address: t.Address, TLS: base}, err
 }
 
-// ProbeResumption reports whether the target of spec would resume a TLS
-// session (tlsconn.ProbeResumption).
-func ProbeResumption(ctx context.Context, spec *Spec) (bool, error) {
-	p, err := spec.profile()
-	if err != nil {
-		return false, err
-	}
-	cc, err := spec.ClientAuth.ClientCertificate(p)
-	if err != nil {
-		return false, err
-	}
-	conn, err := spec.conn(p, cc)
-	if err != nil {
-		return false, err
-	}
-	return tlsconn.ProbeResumption(ctx, conn, spec.Host, spec.Path)
+// ProbeResumption asks whether the target of spec would resume a session,
+// in the spec's protocol (HTTP/1.1, HTTP/2, or HTTP/3 with QUIC's session
+// tickets): the preflight (engine.Preflight) of the spec's cps with every
+// connection after the first offering a session, one request a connection
+// and no 0-RTT data. A server that resumes answers a full handshake's
+// request, then a resumed one's (Resumed 1, Requests 2); one that does not
+// fails it with not_resumed after the first request (Requests 1). Every
+// request is a GET the device counts, as a run's preflight is.
+func ProbeResumption(ctx context.Context, spec *Spec) (*metrics.Preflight, error) {
+	s := *spec
+	s.Engine, s.RequestsPerConn, s.Pipeline, s.Streams, s.VerifyBody = vocab.EngineCPS, 0, 1, 0, ""
+	s.Resume, s.EarlyData, s.ServerNames = 1, false, nil
+	return Preflight(ctx, &s)
 }
 
 // Echo encodes the configuration a run's record echoes (Spec.Config).

@@ -146,6 +146,6 @@ func (w *campaignExec) Run(ctx context.Context, req method.Request) (*metrics.Ru
 }
 
 // Resumption implements method.Executor.
-func (w *campaignExec) Resumption(ctx context.Context, req method.Request) (bool, error) {
+func (w *campaignExec) Resumption(ctx context.Context, req method.Request) (*metrics.Preflight, error) {
 	return w.inner.Resumption(ctx, req)
 }

@@ -330,7 +330,9 @@ func (e *Exec) Run(_ context.Context, req method.Request) (*metrics.Run, error) 
 }
 
 // Resumption implements method.Executor: no DUT resumes sessions.
-func (e *Exec) Resumption(context.Context, method.Request) (bool, error) { return false, nil }
+func (e *Exec) Resumption(context.Context, method.Request) (*metrics.Preflight, error) {
+	return &metrics.Preflight{Transactions: 2, Handshakes: 2, Requests: 1, Class: vocab.ClassNotResumed}, nil
+}
 
 // Plan is the synthetic campaigns' plan: CPS of P384 and RSA, Throughput
 // of P384, on the DUTs, with a short method (levels 4 to 64, three runs
