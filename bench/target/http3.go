@@ -3,6 +3,7 @@ package target
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"sync/atomic"
@@ -80,10 +81,14 @@ func (t *Target) listenBoth(p *profiles.Profile, i int) (net.Listener, *net.UDPC
 		}
 		ln.Close()
 		if t.cfg.Port != 0 || try == 5 {
-			return nil, nil, fmt.Errorf("HTTP/3 (turn off with --http3=false): %w", err)
+			return nil, nil, fmt.Errorf("%w: %w", ErrHTTP3Listen, err)
 		}
 	}
 }
+
+// ErrHTTP3Listen is the error of a listener whose HTTP/3 side (its UDP
+// port) could not be opened; Config.NoHTTP3 does without it.
+var ErrHTTP3Listen = errors.New("HTTP/3 on UDP")
 
 // h3CloseWait bounds the wait for HTTP/3's handlers at Close, as the TCP
 // side's shutdown's.

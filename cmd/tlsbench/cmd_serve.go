@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -249,6 +250,9 @@ func (c *serveCmd) run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	t, err := target.Start(cfg)
+	if errors.Is(err, target.ErrHTTP3Listen) {
+		return fmt.Errorf("%w (--http3=false serves without it)", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,8 @@ func TestDependencyRules(t *testing.T) {
 		"bench/protocol":       {"bench/engine", "bench/metrics", "bench/engine/tlsconn", "bench/engine/httpreq"},
 		"bench/protocol/http1": {"bench/protocol", "bench/engine/cps", "bench/engine/throughput", "bench/target"},
 		"bench/protocol/http2": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "golang.org/x/net/http2", "golang.org/x/net/http2/hpack"},
-		"bench/protocol/http3": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "profiles", "github.com/quic-go/quic-go", "github.com/quic-go/quic-go/http3"},
+		"bench/protocol/http3": {"bench/protocol", "bench/engine", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/metrics", "bench/engine/throughput", "bench/target", "profiles", "github.com/quic-go/quic-go", "github.com/quic-go/quic-go/http3",
+			"github.com/quic-go/quic-go/qlog", "github.com/quic-go/quic-go/qlogwriter"}, // qlog: PTOs counted, nothing written
 		// The one package that makes a run: the spec, the operation (through
 		// the protocol registry), the engine.
 		"bench/runner": {"bench/engine", "bench/metrics", "bench/sysnoise", "bench/engine/tlsconn", "bench/engine/httpreq", "bench/protocol", "bench/protocol/http1", "bench/protocol/http2", "bench/protocol/http3", "profiles", "bench/devcount"},
