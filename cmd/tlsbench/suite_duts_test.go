@@ -45,14 +45,18 @@ func suiteObjectSizes(t *testing.T) []int64 {
 }
 
 // suitePlanFile writes the quick suite's plan against dut (and the pool of
-// backends, if any) and returns its path.
-func suitePlanFile(t *testing.T, dir string, dut plan.DUT, backends *plan.Backends) string {
+// backends, if any), its tests carried over http ("": HTTP/1.1), and
+// returns its path.
+func suitePlanFile(t *testing.T, dir string, dut plan.DUT, backends *plan.Backends, http string) string {
 	t.Helper()
 	pl, err := plan.SuitePlan(plan.SuiteRFC9411, true, []plan.DUT{dut}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	pl.Backends = backends
+	for i := range pl.Tests {
+		pl.Tests[i].HTTP = http
+	}
 	data, err := pl.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -66,8 +70,9 @@ func suitePlanFile(t *testing.T, dir string, dut plan.DUT, backends *plan.Backen
 
 // runSuite runs the plan and checks the campaign: every test published,
 // every run's device counts exact over the run, ramps in the series, the
-// mix's objects all drawn, the report's RFC 9411 section.
-func runSuite(t *testing.T, planFile, out string) {
+// mix's objects all drawn, the report's RFC 9411 section; every run over
+// http ("": HTTP/1.1), as its record says.
+func runSuite(t *testing.T, planFile, out, http string) {
 	t.Helper()
 	start := time.Now()
 	code, stdout, stderr := invoke(t, context.Background(), "qualify", "-q", "--plan", planFile, "--out", out)
@@ -98,6 +103,12 @@ func runSuite(t *testing.T, planFile, out string) {
 		t.Fatal(err)
 	}
 	checkSuiteRuns(t, entries)
+	want := map[string]string{"": "http/1.1", "2": "http/2"}[http]
+	for _, e := range entries {
+		if e.Run != nil && e.Run.ProtocolName() != want {
+			t.Errorf("%s: a run over %s, want %s", e.Key, e.Run.ProtocolName(), want)
+		}
+	}
 	code, text, stderr := invoke(t, context.Background(), "report", out)
 	if code != exitOK {
 		t.Fatalf("report: exit %d: %s", code, stderr)
@@ -188,11 +199,17 @@ func rfcLeaf(t *testing.T, dir string) (*cipher.CA, string, string) {
 	return ca, cert, caFile
 }
 
-func TestSuiteNginx(t *testing.T) {
+func TestSuiteNginx(t *testing.T) { suiteNginx(t, "") }
+
+// TestSuiteNginxHTTP2: the same suite over HTTP/2 (nginx's http2 on its
+// TLS listener), every run's device counts exact.
+func TestSuiteNginxHTTP2(t *testing.T) { suiteNginx(t, "2") }
+
+func suiteNginx(t *testing.T, http string) {
 	if testing.Short() {
 		t.Skip("a campaign of about a minute")
 	}
-	t.Parallel() // with the other campaign: each waits on its runs' durations
+	t.Parallel() // with the other campaigns: each waits on its runs' durations
 	testdut.RequireNginx(t)
 	dir := t.TempDir()
 	_, cert, caFile := rfcLeaf(t, dir)
@@ -207,23 +224,32 @@ func TestSuiteNginx(t *testing.T) {
 	}
 	n := testdut.StartNginxT(t, testdut.NginxConfig{Dir: dir, NoFile: 4096, StubStatus: true,
 		Servers: []testdut.NginxServer{{Cert: cert, Ciphers: "ECDHE-RSA-AES128-GCM-SHA256", Curve: "prime256v1",
-			KeepAlive: true}}})
+			KeepAlive: true, HTTP2: http == "2"}}})
 	port := n.Addrs[0][strings.LastIndex(n.Addrs[0], ":")+1:]
 	dut := plan.DUT{Name: "nginx", URL: "https://localhost:" + port + "/", CACert: caFile,
 		Counters: &devcount.Source{Kind: devcount.KindNginx, URL: n.StubStatusURL()}}
-	runSuite(t, suitePlanFile(t, dir, dut, nil), filepath.Join(dir, "campaign"))
+	runSuite(t, suitePlanFile(t, dir, dut, nil, http), filepath.Join(dir, "campaign"), http)
 }
 
-func TestSuiteHAProxyBackends(t *testing.T) {
+func TestSuiteHAProxyBackends(t *testing.T) { suiteHAProxy(t, "") }
+
+// TestSuiteHAProxyHTTP2: the same suite over HTTP/2 (HAProxy's alpn
+// h2,http/1.1 in front of the plain HTTP/1.1 pool).
+func TestSuiteHAProxyHTTP2(t *testing.T) { suiteHAProxy(t, "2") }
+
+func suiteHAProxy(t *testing.T, http string) {
 	if testing.Short() {
 		t.Skip("a campaign of about a minute")
 	}
-	t.Parallel() // with the other campaign: each waits on its runs' durations
+	t.Parallel() // with the other campaigns: each waits on its runs' durations
 	testdut.RequireHAProxy(t)
 	dir := t.TempDir()
 	_, cert, caFile := rfcLeaf(t, dir)
 	first := consecutivePorts(t, 4)
 	fe := testdut.Frontend{Name: "fe_rfc9411", Cert: cert, Ciphers: "ECDHE-RSA-AES128-GCM-SHA256", Curves: "P-256"}
+	if http == "2" {
+		fe.ALPN = "h2,http/1.1"
+	}
 	for i := range 4 {
 		fe.Backends = append(fe.Backends, fmt.Sprintf("127.0.0.1:%d", first+i))
 	}
@@ -231,8 +257,8 @@ func TestSuiteHAProxyBackends(t *testing.T) {
 	port := h.Addr(fe.Name)[strings.LastIndex(h.Addr(fe.Name), ":")+1:]
 	dut := plan.DUT{Name: "haproxy", URL: "https://localhost:" + port + "/", CACert: caFile}
 	out := filepath.Join(dir, "campaign")
-	runSuite(t, suitePlanFile(t, dir, dut, &plan.Backends{Count: 4, Listen: fmt.Sprintf("127.0.0.1:%d", first)}),
-		out)
+	runSuite(t, suitePlanFile(t, dir, dut, &plan.Backends{Count: 4, Listen: fmt.Sprintf("127.0.0.1:%d", first)}, http),
+		out, http)
 	data, err := os.ReadFile(filepath.Join(out, reports.BackendsFile))
 	if err != nil {
 		t.Fatal(err)
