@@ -35,12 +35,12 @@ func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomi
 			select {
 			case <-timer.C:
 			case <-stop:
-				return behind(c, i, dropped)
+				return behind(c.at, i, dropped)
 			}
 		}
 		select {
 		case <-stop:
-			return behind(c, i, dropped)
+			return behind(c.at, i, dropped)
 		default:
 		}
 		waitUntil(due.Add(-lead))
@@ -58,9 +58,9 @@ func pace(c *curve, stop <-chan struct{}, ticks chan<- time.Time, dropped *atomi
 // schedule's count does not depend on the pacer's own lateness. The first
 // start not due is found by doubling, then bisection (starts are in time
 // order): a few dozen steps whatever the rate, never one per start.
-func behind(c *curve, i int64, dropped *atomic.Int64) int64 {
+func behind(at func(int64) (time.Time, bool), i int64, dropped *atomic.Int64) int64 {
 	now := time.Now()
-	due := func(j int64) bool { t, ok := c.at(j); return ok && !t.After(now) }
+	due := func(j int64) bool { t, ok := at(j); return ok && !t.After(now) }
 	lo, hi := i, i // starts before lo are due; hi is the first not due once found
 	for step := int64(1); due(hi); step *= 2 {
 		lo, hi = hi+1, hi+step
